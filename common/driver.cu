@@ -1,0 +1,167 @@
+/* driver.cu — full scans from a lab's entry point; known-good carry propagation (driver.h).
+ *
+ * The code here is deliberately plain: it is the trusted part every tile lab leans on, so
+ * clarity wins over speed. The carries are tiny (n / tile values); the add-back touches every
+ * element once, as the textbook three-kernel hierarchy does.
+ */
+#include "driver.h"
+#include "cuda_check.h"
+
+#include <stdint.h>
+
+/* ---- the reference scan of the tile totals ---------------------------- */
+
+#define REF_THREADS 256
+#define REF_ITEMS 4
+#define REF_TILE (REF_THREADS * REF_ITEMS)
+
+/* Rounds a byte count up to 256 so every sub-buffer keeps cudaMalloc's alignment. */
+static size_t align256(size_t bytes)
+{
+    return (bytes + 255) & ~(size_t)255;
+}
+
+/* Exclusive scan of each REF_TILE-element block of data, in place; block b's total goes to
+ * block_sums[b] when block_sums is not NULL. Each thread scans REF_ITEMS consecutive values,
+ * then a two-barrier Kogge-Stone over the REF_THREADS thread totals gives each thread its
+ * offset. */
+__global__ void ref_block_scan_kernel(int *data, int *block_sums, size_t m)
+{
+    __shared__ unsigned s[REF_THREADS];
+    const unsigned tid = threadIdx.x;
+    const size_t base = (size_t)blockIdx.x * REF_TILE + (size_t)tid * REF_ITEMS;
+    unsigned v[REF_ITEMS];
+    unsigned sum = 0;
+
+    for (int k = 0; k < REF_ITEMS; k++) {
+        v[k] = base + k < m ? (unsigned)data[base + k] : 0u;
+        sum += v[k];
+    }
+    s[tid] = sum;
+    __syncthreads();
+    for (unsigned off = 1; off < REF_THREADS; off *= 2) {
+        unsigned add = tid >= off ? s[tid - off] : 0u;
+        __syncthreads(); /* everyone has read before anyone writes */
+        s[tid] += add;
+        __syncthreads(); /* everyone has written before the next read */
+    }
+    unsigned prefix = s[tid] - sum; /* exclusive: the totals of the threads before this one */
+    for (int k = 0; k < REF_ITEMS; k++) {
+        if (base + k < m)
+            data[base + k] = (int)prefix;
+        prefix += v[k];
+    }
+    if (block_sums && tid == REF_THREADS - 1)
+        block_sums[blockIdx.x] = (int)s[REF_THREADS - 1];
+}
+
+/* data[i] += sums[i / REF_TILE] for REF_TILE <= i < m. */
+__global__ void ref_block_add_kernel(int *data, const int *sums, size_t m)
+{
+    const size_t i = REF_TILE + (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < m)
+        data[i] = (int)((unsigned)data[i] + (unsigned)sums[i / REF_TILE]);
+}
+
+extern "C" size_t ref_scan_temp_bytes(size_t m)
+{
+    size_t bytes = 0;
+    while (m > 1) { /* one level of block sums per REF_TILE-fold reduction */
+        m = CEIL_DIV(m, (size_t)REF_TILE);
+        bytes += align256(m * sizeof(int));
+        if (m <= 1)
+            break;
+    }
+    return bytes;
+}
+
+extern "C" void ref_exclusive_scan_inplace(int *d_data, size_t m, void *d_temp)
+{
+    if (m == 0)
+        return;
+    const size_t blocks = CEIL_DIV(m, (size_t)REF_TILE);
+    int *d_sums = blocks > 1 ? (int *)d_temp : NULL;
+
+    ref_block_scan_kernel<<<(unsigned)blocks, REF_THREADS>>>(d_data, d_sums, m);
+    LAUNCH_CHECK();
+    if (blocks > 1) {
+        ref_exclusive_scan_inplace(d_sums, blocks, (char *)d_temp + align256(blocks * sizeof(int)));
+        const size_t rest = m - REF_TILE;
+        ref_block_add_kernel<<<(unsigned)CEIL_DIV(rest, (size_t)REF_THREADS), REF_THREADS>>>(
+            d_data, d_sums, m);
+        LAUNCH_CHECK();
+    }
+}
+
+/* ---- carry add-back ---------------------------------------------------- */
+
+#define ADD_THREADS 256
+#define ADD_MAX_BLOCKS 8192
+
+/* out[i] += carry[i >> log2_tile] for first <= i < n; a grid-stride loop so the grid stays small
+ * for any n. */
+__global__ void add_carries_kernel(int *out, const int *carry, size_t first, size_t n,
+                                   unsigned log2_tile)
+{
+    const size_t stride = (size_t)gridDim.x * blockDim.x;
+    for (size_t i = first + (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+        out[i] = (int)((unsigned)out[i] + (unsigned)carry[i >> log2_tile]);
+}
+
+extern "C" void ref_add_carries(int *d_out, const int *d_carry, size_t n, size_t tile)
+{
+    if (n <= tile)
+        return;
+    unsigned log2_tile = 0;
+    while (((size_t)1 << log2_tile) < tile)
+        log2_tile++;
+    size_t blocks = CEIL_DIV(n - tile, (size_t)ADD_THREADS);
+    if (blocks > ADD_MAX_BLOCKS)
+        blocks = ADD_MAX_BLOCKS;
+    add_carries_kernel<<<(unsigned)blocks, ADD_THREADS>>>(d_out, d_carry, tile, n, log2_tile);
+    LAUNCH_CHECK();
+}
+
+/* ---- full scans --------------------------------------------------------- */
+
+/* Tile labs' scratch: the tile totals, then the reference scan's temp. */
+static size_t tile_count(const lab_info *lab, size_t n)
+{
+    return CEIL_DIV(n, lab->tile);
+}
+
+extern "C" size_t lab_scratch_bytes(const lab_info *lab, const lab_variant *v, size_t n)
+{
+    if (lab->shape == LAB_TILE) {
+        size_t tiles = tile_count(lab, n);
+        return align256(tiles * sizeof(int)) + ref_scan_temp_bytes(tiles);
+    }
+    return v->temp_bytes ? v->temp_bytes(n) : 0;
+}
+
+extern "C" lab_result lab_device_tile_pass(const lab_info *lab, const lab_variant *v,
+                                           const int *d_in, int *d_out, size_t n, void *d_scratch,
+                                           int **d_tile_sums)
+{
+    (void)lab;
+    int *sums = (int *)d_scratch;
+    if (d_tile_sums)
+        *d_tile_sums = sums;
+    return v->scan_tiles(d_in, d_out, sums, n);
+}
+
+extern "C" lab_result lab_device_scan(const lab_info *lab, const lab_variant *v, const int *d_in,
+                                      int *d_out, size_t n, void *d_scratch)
+{
+    if (lab->shape != LAB_TILE)
+        return v->scan(d_in, d_out, n, d_scratch);
+
+    int *sums = NULL;
+    lab_result r = lab_device_tile_pass(lab, v, d_in, d_out, n, d_scratch, &sums);
+    if (r != LAB_OK || n <= lab->tile)
+        return r;
+    const size_t tiles = tile_count(lab, n);
+    ref_exclusive_scan_inplace(sums, tiles, (char *)d_scratch + align256(tiles * sizeof(int)));
+    ref_add_carries(d_out, sums, n, lab->tile);
+    return LAB_OK;
+}

@@ -1,0 +1,32 @@
+/* harness.h — runs one lab case end to end: inputs, device buffers with canaries, the lab's code,
+ * validation against the CPU reference, and timing against a copy of the same bytes.
+ *
+ * lab_main() is the main of every lab binary (common/main.c calls it). lab_run() is the same
+ * work without argument parsing or printing, for the Criterion tests.
+ */
+#ifndef SCAN_HARNESS_H
+#define SCAN_HARNESS_H
+
+#include "check.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Runs variant vi of lab on the case o describes (o->n is used as given) and fills r: status,
+ * first mismatch, and timings when o->reps > 0. Returns r->status. A failing CUDA call ends the
+ * process through CUDA_CHECK with LAB_EXIT_CUDA_ERROR. */
+lab_status lab_run(const lab_info *lab, int vi, const lab_options *o, lab_report *r);
+
+/* 1 when a CUDA device is usable (always 1 in CPU mode); otherwise 0 and, if why is not NULL,
+ * the reason. */
+int lab_have_device(char *why, size_t whylen);
+
+/* The whole program: parse, run, print one line or one JSON object, exit with the status's code. */
+int lab_main(int argc, char **argv);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SCAN_HARNESS_H */

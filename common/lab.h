@@ -1,0 +1,108 @@
+/* lab.h — the contract between a lab's scan.cu and everything that runs it.
+ *
+ * Every lab computes the same function: a scan (prefix sum) of n int32 values, n a size_t that
+ * may be 0. Sums wrap modulo 2^32, and the CPU reference wraps the same way, so results are
+ * compared exactly.
+ *
+ * A lab's scan.cu defines one object, `const lab_info LAB`, describing the lab and listing its
+ * variants. The harness (common/harness.c, the only main), the Criterion tests and the grader
+ * all reach the student's code through that object and nothing else.
+ *
+ * Three shapes of lab:
+ *   LAB_HOST   (01)          scan(in, out, n, temp) on host arrays.
+ *   LAB_WHOLE  (02, 07, 08)  scan(d_in, d_out, n, d_temp) on device arrays: the whole scan.
+ *   LAB_TILE   (03–06)       scan_tiles(d_in, d_out, d_tile_sums, n): scan each tile of
+ *                            LAB.tile consecutive elements on its own and write each tile's
+ *                            total; common/driver.cu propagates the carries between tiles.
+ *
+ * Rules every entry point follows (the tests check them):
+ *   - Return LAB_OK when the output is written, LAB_NOT_IMPLEMENTED when the student has not
+ *     written the code yet (skeletons return it before touching memory).
+ *   - n == 0 is legal: return LAB_OK without launching anything (a 0-block launch is an error).
+ *   - Write out[0..n) only, never past n (the harness checks canary words around the output),
+ *     and never modify the input.
+ *   - Work on the default stream; the caller synchronises and checks errors.
+ *   - A tile lab writes tile_sums[t] = sum of tile t's input (for every tile, also the last,
+ *     ragged one), whatever its scan type.
+ *
+ * Include this from C or CUDA/C++; the names have C linkage.
+ */
+#ifndef SCAN_LAB_H
+#define SCAN_LAB_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* What a lab entry point returns. */
+typedef enum {
+    LAB_OK = 0,
+    LAB_NOT_IMPLEMENTED = 1,
+} lab_result;
+
+typedef enum {
+    LAB_HOST,  /* host arrays, no GPU (lab 01) */
+    LAB_WHOLE, /* device arrays, the whole scan */
+    LAB_TILE,  /* device arrays, one tile at a time plus tile totals */
+} lab_shape;
+
+typedef enum {
+    SCAN_INCLUSIVE, /* out[i] = in[0] + ... + in[i]   */
+    SCAN_EXCLUSIVE, /* out[i] = in[0] + ... + in[i-1], out[0] = 0 */
+} scan_type;
+
+/* Whole scan (LAB_HOST, LAB_WHOLE). temp points at temp_bytes(n) bytes of scratch (device memory
+ * for LAB_WHOLE), zero-filled once when the caller allocates it; it may keep state between calls
+ * with the same n. temp is NULL when the variant has no temp_bytes. */
+typedef lab_result (*lab_scan_fn)(const int *in, int *out, size_t n, void *temp);
+
+/* Tile scan (LAB_TILE): for each tile t of LAB.tile elements (the last one may be short), scan
+ * in[t*tile ..] into out[t*tile ..] and write the tile's total to tile_sums[t]. */
+typedef lab_result (*lab_tile_fn)(const int *d_in, int *d_out, int *d_tile_sums, size_t n);
+
+/* Bytes of scratch a whole scan needs for n elements. */
+typedef size_t (*lab_temp_fn)(size_t n);
+
+/* One way of computing the lab's scan; variants[0] is the default, the one the grader times. */
+typedef struct {
+    const char *name;    /* short, for --variant: "double_buffer" */
+    const char *summary; /* one line for --list */
+    lab_scan_fn scan;        /* LAB_HOST, LAB_WHOLE */
+    lab_tile_fn scan_tiles;  /* LAB_TILE */
+    lab_temp_fn temp_bytes;  /* optional (NULL: no scratch) */
+} lab_variant;
+
+/* The description of one lab; its scan.cu defines `const lab_info LAB`. */
+typedef struct {
+    const char *id;    /* directory name: "03_kogge_stone" */
+    const char *title; /* "Kogge-Stone with double buffering" */
+    lab_shape shape;
+    scan_type type;
+    size_t tile;    /* elements per tile (LAB_TILE, a power of two); 0 otherwise */
+    size_t max_n;   /* largest n the lab is practical for (0: as much as memory holds) */
+    size_t bench_n; /* the size it is timed at by the harness's default and the grader */
+    int n_variants;
+    const lab_variant *variants;
+} lab_info;
+
+extern const lab_info LAB;
+
+/* Exit codes of a lab binary (documented in README.md; the grader relies on them). */
+enum {
+    LAB_EXIT_OK = 0,              /* ran, output correct (or --list / --help) */
+    LAB_EXIT_WRONG = 1,           /* wrong output, write outside [0, n), or input modified */
+    LAB_EXIT_USAGE = 2,           /* bad command line */
+    LAB_EXIT_NOT_IMPLEMENTED = 3, /* the lab's code returns LAB_NOT_IMPLEMENTED */
+    LAB_EXIT_CUDA_ERROR = 4,      /* a CUDA call or kernel launch failed */
+    LAB_EXIT_NO_DEVICE = 5,       /* no usable CUDA device */
+    LAB_EXIT_NO_MEMORY = 6,       /* n does not fit in device or host memory */
+    LAB_EXIT_TOO_LARGE = 7,       /* n is over the lab's max_n (pass --force to run anyway) */
+};
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SCAN_LAB_H */

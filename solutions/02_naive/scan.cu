@@ -1,0 +1,57 @@
+/* 02_naive — one GPU thread per output element, each summing its own prefix.
+ *
+ * What changes from 01: all n outputs are computed at once, each by its own thread, with no
+ * cooperation at all: thread i reads in[0..i] from global memory and adds it up. The answer is
+ * right and the parallelism is perfect, but the work is n(n+1)/2 additions and as many loads
+ * (O(n^2)), against n - 1 for the serial loop. Doubling n quadruples the time; that is why
+ * max_n is small. The labs that follow keep the parallelism and cut the work back to O(n).
+ *
+ * Run: make run LAB=02      Test: make test      Grade: make grade
+ */
+#include "lab.h"
+#include "cuda_check.h"
+
+#define BLOCK_SIZE 256 /* threads per block; any multiple of 32 works the same here */
+
+/* ---- kernel ------------------------------------------------------------ */
+
+/* Thread i writes out[i] = in[0] + ... + in[i] (wrapping). The grid covers n threads; the
+ * extra threads of the last block do nothing. */
+__global__ void naive_scan_kernel(const int *__restrict__ in, int *__restrict__ out, size_t n)
+{
+    const size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n)
+        return;
+    unsigned sum = 0;
+    for (size_t j = 0; j <= i; j++)
+        sum += (unsigned)in[j];
+    out[i] = (int)sum;
+}
+
+/* ---- launcher ------------------------------------------------------------ */
+
+/* Inclusive scan of d_in[0..n) into d_out[0..n); both on the device. */
+static lab_result naive_scan(const int *d_in, int *d_out, size_t n, void *d_temp)
+{
+    (void)d_temp;
+    if (n == 0)
+        return LAB_OK;
+    const unsigned blocks = (unsigned)CEIL_DIV(n, (size_t)BLOCK_SIZE);
+    naive_scan_kernel<<<blocks, BLOCK_SIZE>>>(d_in, d_out, n);
+    LAUNCH_CHECK();
+    return LAB_OK;
+}
+
+/* ---- the lab ------------------------------------------------------------ */
+
+static const lab_variant VARIANTS[] = {
+    {"naive", "thread i sums in[0..i] by itself: O(n^2) work", naive_scan, NULL, NULL},
+};
+
+extern "C" const lab_info LAB = {
+    "02_naive", "Naive parallel scan", LAB_WHOLE, SCAN_INCLUSIVE,
+    0,                        /* no tiles */
+    (size_t)1 << 20,          /* practical limit: 2^20 elements is ~5.5e11 loads */
+    (size_t)1 << 16,          /* benchmark n */
+    sizeof(VARIANTS) / sizeof(VARIANTS[0]), VARIANTS,
+};

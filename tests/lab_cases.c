@@ -1,0 +1,66 @@
+/* lab_cases.c — edge sizes and the case runner for the kernel tests (see lab_cases.h). */
+#include "lab_cases.h"
+
+#include <stdlib.h>
+
+static int cmp_size(const void *a, const void *b)
+{
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    return (x > y) - (x < y);
+}
+
+size_t lab_edge_sizes(const lab_info *lab, int large, size_t *sizes, size_t cap)
+{
+    const size_t t = lab->tile ? lab->tile : 1024;
+    size_t cand[LAB_CASES_MAX];
+    size_t c = 0;
+    const size_t fixed[] = {0, 1, 2, 3, 31, 32, 33, 63, 64, 65, 1009, 65521, 1000003};
+    for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
+        cand[c++] = fixed[i];
+    cand[c++] = t - 1;
+    cand[c++] = t;
+    cand[c++] = t + 1;
+    cand[c++] = 2 * t - 1;
+    cand[c++] = 2 * t + 1;
+    cand[c++] = 3 * t + 5;
+    const int ks[] = {10, 12, 16, 20};
+    for (size_t i = 0; i < sizeof(ks) / sizeof(ks[0]); i++) {
+        cand[c++] = ((size_t)1 << ks[i]) - 1;
+        cand[c++] = ((size_t)1 << ks[i]) + 1;
+    }
+    if (large)
+        cand[c++] = ((size_t)1 << 24) + 7;
+
+    size_t limit = lab->max_n ? lab->max_n : (size_t)-1;
+    const char *env = getenv("LAB_TEST_MAX_N");
+    if (env && *env) {
+        size_t e = (size_t)strtoull(env, NULL, 10);
+        if (e < limit)
+            limit = e;
+    }
+    qsort(cand, c, sizeof(cand[0]), cmp_size);
+    size_t k = 0;
+    for (size_t i = 0; i < c && k < cap; i++)
+        if (cand[i] <= limit && (k == 0 || cand[i] != sizes[k - 1]))
+            sizes[k++] = cand[i];
+    return k;
+}
+
+uint64_t lab_test_seed(void)
+{
+    const char *env = getenv("LAB_TEST_SEED");
+    return env && *env ? (uint64_t)strtoull(env, NULL, 10) : 1u;
+}
+
+int lab_case_ok(const lab_info *lab, int vi, size_t n, lab_dist d, uint64_t seed, lab_report *r)
+{
+    lab_options o;
+    lab_default_options(&o);
+    o.n = n;
+    o.n_given = 1;
+    o.dist = d;
+    o.seed = seed;
+    o.reps = 0;
+    o.force = 1;
+    return lab_run(lab, vi, &o, r) == ST_OK;
+}

@@ -1,0 +1,292 @@
+/* test_check.c — the harness's host-side helpers: generators, reference, validation, canaries,
+ * size and argument parsing, reports. No GPU needed. */
+#include "check.h"
+
+#include <criterion/criterion.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- generators --------------------------------------------------------- */
+
+Test(inputs, deterministic, .description = "same seed, same input; other seed, other input")
+{
+    int a[1000], b[1000], c[1000];
+    for (int d = 0; d < DIST_COUNT; d++) {
+        lab_fill_input(a, 1000, (lab_dist)d, 42);
+        lab_fill_input(b, 1000, (lab_dist)d, 42);
+        cr_expect(memcmp(a, b, sizeof(a)) == 0, "dist %s is not deterministic", lab_dist_name(d));
+        if (d != DIST_ONES) {
+            lab_fill_input(c, 1000, (lab_dist)d, 43);
+            cr_expect(memcmp(a, c, sizeof(a)) != 0, "dist %s ignores the seed", lab_dist_name(d));
+        }
+    }
+}
+
+Test(inputs, prefix_stable, .description = "element i does not depend on n")
+{
+    int a[100], b[37];
+    lab_fill_input(a, 100, DIST_RANDOM, 7);
+    lab_fill_input(b, 37, DIST_RANDOM, 7);
+    cr_expect(memcmp(a, b, sizeof(b)) == 0);
+}
+
+Test(inputs, ranges, .description = "each distribution stays in its documented range")
+{
+    enum { N = 20000 };
+    static int v[N];
+    lab_fill_input(v, N, DIST_SMALL, 3);
+    int lo = 0, hi = 0;
+    for (int i = 0; i < N; i++) {
+        cr_assert(v[i] >= -16 && v[i] <= 16, "small: v[%d] = %d", i, v[i]);
+        lo |= v[i] == -16;
+        hi |= v[i] == 16;
+    }
+    cr_expect(lo && hi, "small never reaches its ends");
+    lab_fill_input(v, N, DIST_ONES, 3);
+    for (int i = 0; i < N; i++)
+        cr_assert_eq(v[i], 1);
+    lab_fill_input(v, N, DIST_ALT, 3);
+    for (int i = 0; i < N; i++)
+        cr_assert(i % 2 == 0 ? v[i] > 0 : v[i] < 0, "alt: v[%d] = %d has the wrong sign", i, v[i]);
+    lab_fill_input(v, N, DIST_LARGE, 3);
+    int neg = 0;
+    for (int i = 0; i < N; i++) {
+        long long m = v[i] < 0 ? -(long long)v[i] : v[i];
+        cr_assert(m >= (1 << 29), "large: v[%d] = %d is small", i, v[i]);
+        neg += v[i] < 0;
+    }
+    cr_expect(neg > N / 3 && neg < 2 * N / 3, "large: signs are not mixed (%d negative)", neg);
+}
+
+Test(inputs, names, .description = "distribution names round-trip; unknown names are refused")
+{
+    for (int d = 0; d < DIST_COUNT; d++)
+        cr_expect_eq(lab_dist_from_name(lab_dist_name((lab_dist)d)), d);
+    cr_expect_eq(lab_dist_from_name("zeros"), -1);
+}
+
+/* ---- reference ---------------------------------------------------------- */
+
+Test(reference, inclusive_exclusive, .description = "hand-checked inclusive and exclusive scans")
+{
+    const int in[] = {3, 1, 7, 0, 4, 1, 6, 3};
+    const int inc[] = {3, 4, 11, 11, 15, 16, 22, 25};
+    const int exc[] = {0, 3, 4, 11, 11, 15, 16, 22};
+    int out[8];
+    lab_reference_scan(in, out, 8, SCAN_INCLUSIVE);
+    cr_expect(memcmp(out, inc, sizeof(out)) == 0);
+    lab_reference_scan(in, out, 8, SCAN_EXCLUSIVE);
+    cr_expect(memcmp(out, exc, sizeof(out)) == 0);
+    lab_reference_scan(in, out, 0, SCAN_INCLUSIVE); /* n = 0 touches nothing */
+}
+
+Test(reference, wraps, .description = "sums wrap modulo 2^32 like int32 on the GPU")
+{
+    const int in[] = {INT_MAX, 1, INT_MIN, -1};
+    int out[4];
+    lab_reference_scan(in, out, 4, SCAN_INCLUSIVE);
+    cr_expect_eq(out[0], INT_MAX);
+    cr_expect_eq(out[1], INT_MIN);
+    cr_expect_eq(out[2], 0);
+    cr_expect_eq(out[3], -1);
+}
+
+Test(reference, ones, .description = "all ones give 1, 2, 3, ...")
+{
+    enum { N = 5000 };
+    static int in[N], out[N];
+    lab_fill_input(in, N, DIST_ONES, 1);
+    lab_reference_scan(in, out, N, SCAN_INCLUSIVE);
+    for (int i = 0; i < N; i++)
+        cr_assert_eq(out[i], i + 1);
+}
+
+/* ---- validation and canaries --------------------------------------------- */
+
+Test(validation, first_mismatch, .description = "finds the first differing index, or n")
+{
+    enum { N = 10000 };
+    static int a[N], b[N];
+    lab_fill_input(a, N, DIST_RANDOM, 5);
+    memcpy(b, a, sizeof(a));
+    cr_expect_eq(lab_first_mismatch(a, b, N), (size_t)N);
+    b[9999] ^= 1;
+    cr_expect_eq(lab_first_mismatch(a, b, N), (size_t)9999);
+    b[4096] ^= 1;
+    cr_expect_eq(lab_first_mismatch(a, b, N), (size_t)4096);
+    b[0] ^= 1;
+    cr_expect_eq(lab_first_mismatch(a, b, N), (size_t)0);
+    cr_expect_eq(lab_first_mismatch(a, b, 0), (size_t)0);
+}
+
+Test(validation, canaries, .description = "a changed guard word is found, and which one")
+{
+    int g[64];
+    lab_canary_fill(g, 64);
+    cr_expect_eq(lab_canary_check(g, 64), (size_t)64);
+    g[17] = lab_canary_word(18); /* a shifted copy is also caught */
+    cr_expect_eq(lab_canary_check(g, 64), (size_t)17);
+    cr_expect_neq(lab_canary_word(0), LAB_POISON);
+}
+
+Test(validation, median, .description = "median of odd and even counts; order does not matter")
+{
+    double a[] = {5, 1, 3};
+    double b[] = {4, 1, 3, 2};
+    cr_expect_float_eq(lab_median(a, 3), 3.0, 1e-12);
+    cr_expect_float_eq(lab_median(b, 4), 2.5, 1e-12);
+    cr_expect_float_eq(lab_median(NULL, 0), 0.0, 1e-12);
+}
+
+/* ---- sizes and arguments --------------------------------------------------- */
+
+Test(args, sizes, .description = "decimal, 2^k+-c and K/M/G sizes")
+{
+    size_t n;
+    char err[200];
+    cr_expect_eq(lab_parse_size("0", &n, err, sizeof(err)), 0);
+    cr_expect_eq(n, (size_t)0);
+    cr_expect_eq(lab_parse_size("1000", &n, err, sizeof(err)), 0);
+    cr_expect_eq(n, (size_t)1000);
+    cr_expect_eq(lab_parse_size("2^24+7", &n, err, sizeof(err)), 0);
+    cr_expect_eq(n, ((size_t)1 << 24) + 7);
+    cr_expect_eq(lab_parse_size("2^31-1", &n, err, sizeof(err)), 0);
+    cr_expect_eq(n, ((size_t)1 << 31) - 1);
+    cr_expect_eq(lab_parse_size("64M", &n, err, sizeof(err)), 0);
+    cr_expect_eq(n, (size_t)64 << 20);
+    cr_expect_eq(lab_parse_size("2^40", &n, err, sizeof(err)), 0);
+}
+
+Test(args, bad_sizes, .description = "negative, non-numeric and absurd sizes are refused with a reason")
+{
+    const char *bad[] = {"-5", "abc", "12x", "", "2^", "3^4", "2^41", "2^3-9", "99999999999999999999",
+                         "1e6", "2^10+", "1T"};
+    size_t n;
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        char err[200] = "";
+        cr_expect_eq(lab_parse_size(bad[i], &n, err, sizeof(err)), -1, "'%s' was accepted", bad[i]);
+        cr_expect(strlen(err) > 10 && !strchr(err, '\n'), "'%s': no one-line reason", bad[i]);
+    }
+}
+
+Test(args, parse, .description = "every option, in both --flag value and --flag=value forms")
+{
+    char *argv[] = {"scan", "--n", "2^10+1", "--seed=9", "--dist", "large", "--reps", "0",
+                    "--warmup=5", "--variant", "two_barrier", "--json", "--force", NULL};
+    lab_options o;
+    char err[200];
+    lab_default_options(&o);
+    cr_assert_eq(lab_parse_args(13, argv, &o, err, sizeof(err)), 0, "%s", err);
+    cr_expect_eq(o.n, (size_t)1025);
+    cr_expect(o.n_given);
+    cr_expect_eq(o.seed, 9u);
+    cr_expect_eq(o.dist, DIST_LARGE);
+    cr_expect_eq(o.reps, 0);
+    cr_expect_eq(o.warmup, 5);
+    cr_expect_str_eq(o.variant, "two_barrier");
+    cr_expect(o.json && o.force && !o.list && !o.help);
+}
+
+Test(args, defaults, .description = "no options: default seed, reps, distribution")
+{
+    char *argv[] = {"scan", NULL};
+    lab_options o;
+    char err[200];
+    lab_default_options(&o);
+    cr_assert_eq(lab_parse_args(1, argv, &o, err, sizeof(err)), 0);
+    cr_expect_eq(o.seed, LAB_DEFAULT_SEED);
+    cr_expect_eq(o.reps, LAB_DEFAULT_REPS);
+    cr_expect_geq(o.reps, 20, "the median needs at least 20 repetitions by default");
+    cr_expect_eq(o.dist, DIST_SMALL);
+    cr_expect(!o.n_given);
+}
+
+Test(args, errors, .description = "each bad command line gives exit code 2 and a one-line reason")
+{
+    char *cases[][3] = {{"scan", "--bogus", NULL},   {"scan", "--n", NULL},
+                        {"scan", "--n", "-1"},       {"scan", "--dist", "zeros"},
+                        {"scan", "--reps", "many"},  {"scan", "--seed", "-3"},
+                        {"scan", "--warmup", "-1"},  {"scan", "--variant", ""},
+                        {"scan", "n=5", NULL}};
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        int argc = cases[i][2] ? 3 : 2;
+        lab_options o;
+        char err[200] = "";
+        lab_default_options(&o);
+        cr_expect_eq(lab_parse_args(argc, cases[i], &o, err, sizeof(err)), LAB_EXIT_USAGE,
+                     "'%s %s' was accepted", cases[i][1], cases[i][2] ? cases[i][2] : "");
+        cr_expect(strlen(err) > 10 && !strchr(err, '\n'), "case %zu: no one-line reason", i);
+    }
+}
+
+/* ---- reports ---------------------------------------------------------------- */
+
+/* Prints r as JSON into buf. */
+static void json_of(const lab_report *r, char *buf, size_t len)
+{
+    FILE *f = tmpfile();
+    cr_assert(f);
+    lab_print_report_json(f, r);
+    rewind(f);
+    size_t got = fread(buf, 1, len - 1, f);
+    buf[got] = '\0';
+    fclose(f);
+}
+
+Test(reports, json_fields, .description = "JSON carries status, mismatch and timings")
+{
+    lab_report r;
+    lab_options o;
+    char buf[2048];
+    lab_default_options(&o);
+    o.n = 1025;
+    lab_report_init(&r, NULL, "double_buffer", &o);
+    r.lab = "03_kogge_stone";
+    r.status = ST_WRONG;
+    r.has_mismatch = 1;
+    r.mismatch_index = 1024;
+    r.expected = 5;
+    r.got = -3;
+    snprintf(r.message, sizeof(r.message), "out[1024] expected 5, got -3 \"quoted\"");
+    json_of(&r, buf, sizeof(buf));
+    cr_expect(strstr(buf, "\"lab\":\"03_kogge_stone\""), "%s", buf);
+    cr_expect(strstr(buf, "\"status\":\"wrong\""), "%s", buf);
+    cr_expect(strstr(buf, "\"mismatch\":{\"index\":1024,\"expected\":5,\"got\":-3}"), "%s", buf);
+    cr_expect(strstr(buf, "\\\"quoted\\\""), "quotes must be escaped: %s", buf);
+    cr_expect(strstr(buf, "\"ms\":null"), "untimed runs have null times: %s", buf);
+    cr_expect_eq(strchr(buf, '\n'), buf + strlen(buf) - 1, "one line: %s", buf);
+
+    r.status = ST_OK;
+    r.has_mismatch = 0;
+    r.message[0] = '\0';
+    r.reps = 20;
+    r.ms = 2.0;
+    r.memcpy_ms = 1.0;
+    json_of(&r, buf, sizeof(buf));
+    cr_expect(strstr(buf, "\"mismatch\":null"), "%s", buf);
+    cr_expect(strstr(buf, "\"pct_memcpy\":50.000"), "%s", buf);
+    cr_expect(strstr(buf, "\"gbps\":0.004"), "8n bytes / time: %s", buf); /* 8200 B / 2 ms */
+}
+
+Test(reports, status_codes, .description = "every status has a name and a distinct documented exit code")
+{
+    cr_expect_eq(lab_status_exit_code(ST_OK), 0);
+    cr_expect_eq(lab_status_exit_code(ST_WRONG), 1);
+    cr_expect_eq(lab_status_exit_code(ST_OUT_OF_BOUNDS), 1);
+    cr_expect_eq(lab_status_exit_code(ST_INPUT_MODIFIED), 1);
+    cr_expect_eq(lab_status_exit_code(ST_USAGE), 2);
+    cr_expect_eq(lab_status_exit_code(ST_NOT_IMPLEMENTED), 3);
+    cr_expect_eq(lab_status_exit_code(ST_CUDA_ERROR), 4);
+    cr_expect_eq(lab_status_exit_code(ST_NO_DEVICE), 5);
+    cr_expect_eq(lab_status_exit_code(ST_NO_MEMORY), 6);
+    cr_expect_eq(lab_status_exit_code(ST_TOO_LARGE), 7);
+    for (int s = 0; s < ST_COUNT; s++)
+        cr_expect_neq(strcmp(lab_status_name((lab_status)s), "?"), 0);
+}
+
+Test(reports, gbps, .description = "bandwidth counts 8 bytes per element")
+{
+    cr_expect_float_eq(lab_gbps((size_t)1 << 28, 1.0), 2147.483648, 1e-6);
+    cr_expect_float_eq(lab_gbps(1000, 0.0), 0.0, 1e-12);
+}

@@ -1,0 +1,260 @@
+/* test_harness.c — the harness catches each kind of broken lab, on host fixture labs, so it is
+ * tested on any machine. Also the program's exit codes and output, through lab_main. */
+#include "harness.h"
+
+#include <criterion/criterion.h>
+#include <criterion/redirect.h>
+#include <string.h>
+
+/* ---- fixture labs (host arrays) -------------------------------------------- */
+
+static lab_result good_scan(const int *in, int *out, size_t n, void *t)
+{
+    (void)t;
+    unsigned s = 0;
+    for (size_t i = 0; i < n; i++)
+        out[i] = (int)(s += (unsigned)in[i]);
+    return LAB_OK;
+}
+
+static lab_result exclusive_instead(const int *in, int *out, size_t n, void *t)
+{
+    (void)t;
+    unsigned s = 0;
+    for (size_t i = 0; i < n; i++) {
+        out[i] = (int)s;
+        s += (unsigned)in[i];
+    }
+    return LAB_OK;
+}
+
+static lab_result writes_past_n(const int *in, int *out, size_t n, void *t)
+{
+    good_scan(in, out, n, t);
+    out[n + 3] = 0; /* like a ragged last tile stored in full */
+    return LAB_OK;
+}
+
+static lab_result writes_before(const int *in, int *out, size_t n, void *t)
+{
+    good_scan(in, out, n, t);
+    out[-1] = 0;
+    return LAB_OK;
+}
+
+static lab_result modifies_input(const int *in, int *out, size_t n, void *t)
+{
+    good_scan(in, out, n, t);
+    if (n > 5)
+        ((int *)in)[5] += 1; /* scanning in place, say */
+    return LAB_OK;
+}
+
+static lab_result skips_last(const int *in, int *out, size_t n, void *t)
+{
+    good_scan(in, out, n > 0 ? n - 1 : 0, t); /* an off-by-one loop bound */
+    return LAB_OK;
+}
+
+static lab_result not_written(const int *in, int *out, size_t n, void *t)
+{
+    (void)in; (void)out; (void)n; (void)t;
+    return LAB_NOT_IMPLEMENTED;
+}
+
+static int calls;
+/* Right the first time, wrong afterwards: caught by the check after timing. */
+static lab_result wrong_when_timed(const int *in, int *out, size_t n, void *t)
+{
+    good_scan(in, out, n, t);
+    if (calls++ > 0 && n > 0)
+        out[n / 2] += 1;
+    return LAB_OK;
+}
+
+#define HOST_LAB(name, fn)                                                                    \
+    static const lab_variant name##_v[] = {{#name, "fixture", fn, NULL, NULL}};               \
+    static const lab_info name = {#name, "fixture", LAB_HOST, SCAN_INCLUSIVE, 0, 0, 1000, 1, name##_v}
+
+HOST_LAB(lab_exclusive, exclusive_instead);
+HOST_LAB(lab_past_n, writes_past_n);
+HOST_LAB(lab_before, writes_before);
+HOST_LAB(lab_modifies, modifies_input);
+HOST_LAB(lab_skips_last, skips_last);
+HOST_LAB(lab_not_impl, not_written);
+HOST_LAB(lab_timed_wrong, wrong_when_timed);
+
+static const lab_variant GOOD_V[] = {
+    {"first", "fixture", good_scan, NULL, NULL},
+    {"second", "fixture", good_scan, NULL, NULL},
+};
+/* The binary's own lab, for lab_main: a correct host scan with two variants and max_n 5000. */
+const lab_info LAB = {"00_fixture", "fixture", LAB_HOST, SCAN_INCLUSIVE, 0, 5000, 1000, 2, GOOD_V};
+
+static lab_report run(const lab_info *lab, size_t n, int reps)
+{
+    lab_options o;
+    lab_report r;
+    lab_default_options(&o);
+    o.n = n;
+    o.n_given = 1;
+    o.reps = reps;
+    o.warmup = 1;
+    o.dist = DIST_RANDOM;
+    lab_run(lab, 0, &o, &r);
+    return r;
+}
+
+/* ---- what lab_run catches ---------------------------------------------------- */
+
+Test(harness, correct, .description = "a correct scan is ok at every edge size, timed too")
+{
+    const size_t ns[] = {0, 1, 31, 1025, 5000};
+    for (size_t i = 0; i < sizeof(ns) / sizeof(ns[0]); i++) {
+        lab_report r = run(&LAB, ns[i], 0);
+        cr_expect_eq(r.status, ST_OK, "n=%zu: %s", ns[i], r.message);
+    }
+    lab_report r = run(&LAB, 5000, 21);
+    cr_expect_eq(r.status, ST_OK, "%s", r.message);
+    cr_expect_eq(r.reps, 21);
+    cr_expect_gt(r.ms, 0.0);
+    cr_expect_gt(r.memcpy_ms, 0.0);
+}
+
+Test(harness, exclusive_for_inclusive, .description = "an exclusive scan fails an inclusive lab at index 0")
+{
+    lab_report r = run(&lab_exclusive, 100, 0);
+    cr_expect_eq(r.status, ST_WRONG);
+    cr_expect(r.has_mismatch);
+    cr_expect_eq(r.mismatch_index, 0);
+    cr_expect(strstr(r.message, "out[0] expected"), "%s", r.message);
+}
+
+Test(harness, write_past_n, .description = "a write past n is named as out[n+3]")
+{
+    lab_report r = run(&lab_past_n, 1000, 0);
+    cr_expect_eq(r.status, ST_OUT_OF_BOUNDS);
+    cr_expect_eq(r.mismatch_index, 1003);
+    cr_expect(strstr(r.message, "out[1003]"), "%s", r.message);
+}
+
+Test(harness, write_before_start, .description = "a write before out[0] is named as out[-1]")
+{
+    lab_report r = run(&lab_before, 1000, 0);
+    cr_expect_eq(r.status, ST_OUT_OF_BOUNDS);
+    cr_expect_eq(r.mismatch_index, -1);
+}
+
+Test(harness, input_modified, .description = "changing the input is caught and named")
+{
+    lab_report r = run(&lab_modifies, 1000, 0);
+    cr_expect_eq(r.status, ST_INPUT_MODIFIED);
+    cr_expect_eq(r.mismatch_index, 5);
+    cr_expect(strstr(r.message, "in[5]"), "%s", r.message);
+}
+
+Test(harness, unwritten_element, .description = "an element never written shows as poison")
+{
+    lab_report r = run(&lab_skips_last, 1000, 0);
+    cr_expect_eq(r.status, ST_WRONG);
+    cr_expect_eq(r.mismatch_index, 999);
+    cr_expect_eq(r.got, LAB_POISON);
+    cr_expect(strstr(r.message, "never written"), "%s", r.message);
+}
+
+Test(harness, not_implemented, .description = "LAB_NOT_IMPLEMENTED is reported as such, not as wrong")
+{
+    lab_report r = run(&lab_not_impl, 1000, 20);
+    cr_expect_eq(r.status, ST_NOT_IMPLEMENTED);
+    cr_expect_eq(r.reps, 0);
+    cr_expect(strstr(r.message, "TODO(student)"), "%s", r.message);
+}
+
+Test(harness, validated_after_timing, .description = "output is checked again after the timed runs")
+{
+    calls = 0;
+    lab_report r = run(&lab_timed_wrong, 1000, 20);
+    cr_expect_eq(r.status, ST_WRONG);
+    cr_expect(strstr(r.message, "after timing"), "%s", r.message);
+}
+
+Test(harness, too_large, .description = "n over max_n is refused unless forced")
+{
+    lab_report r = run(&LAB, 5001, 0);
+    cr_expect_eq(r.status, ST_TOO_LARGE);
+    cr_expect(strstr(r.message, "--force"), "%s", r.message);
+}
+
+/* ---- the program: exit codes and output --------------------------------------- */
+
+static int main_of(char **argv)
+{
+    int argc = 0;
+    while (argv[argc])
+        argc++;
+    return lab_main(argc, argv);
+}
+
+static void redirect_all(void)
+{
+    cr_redirect_stdout();
+    cr_redirect_stderr();
+}
+
+Test(program, ok_line, .init = redirect_all, .description = "a correct run prints one line and exits 0")
+{
+    char *argv[] = {"scan", "--n", "1000", "--reps", "0", NULL};
+    cr_expect_eq(main_of(argv), LAB_EXIT_OK);
+    fflush(stdout);
+    cr_expect_stdout_eq_str("00_fixture/first n=1000 seed=1 dist=small: ok\n");
+}
+
+Test(program, json, .init = redirect_all, .description = "--json prints one object with the status")
+{
+    char *argv[] = {"scan", "--n", "7", "--reps", "0", "--json", "--variant", "second", NULL};
+    cr_expect_eq(main_of(argv), LAB_EXIT_OK);
+    fflush(stdout);
+    cr_expect_stdout_eq_str("{\"lab\":\"00_fixture\",\"variant\":\"second\",\"mode\":\"host\","
+                            "\"device\":\"CPU (serial)\",\"n\":7,\"seed\":1,\"dist\":\"small\","
+                            "\"status\":\"ok\",\"message\":\"\",\"mismatch\":null,\"reps\":0,"
+                            "\"ms\":null,\"tile_ms\":null,\"memcpy_ms\":null,\"gbps\":null,"
+                            "\"pct_memcpy\":null}\n");
+}
+
+Test(program, usage_exit, .init = redirect_all, .description = "unknown flag: exit 2, one line on stderr")
+{
+    char *argv[] = {"scan", "--frobnicate", NULL};
+    cr_expect_eq(main_of(argv), LAB_EXIT_USAGE);
+    fflush(stderr);
+    cr_expect_stderr_eq_str("scan: unknown option '--frobnicate' (see --help)\n");
+}
+
+Test(program, unknown_variant, .init = redirect_all, .description = "unknown variant: exit 2")
+{
+    char *argv[] = {"scan", "--variant", "nope", NULL};
+    cr_expect_eq(main_of(argv), LAB_EXIT_USAGE);
+}
+
+Test(program, too_large_exit, .init = redirect_all, .description = "n over max_n: exit 7")
+{
+    char *argv[] = {"scan", "--n", "2^20", NULL};
+    cr_expect_eq(main_of(argv), LAB_EXIT_TOO_LARGE);
+}
+
+Test(program, absurd_n, .init = redirect_all, .description = "absurd n: exit 2 before any allocation")
+{
+    char *argv[] = {"scan", "--n", "2^50", "--force", NULL};
+    cr_expect_eq(main_of(argv), LAB_EXIT_USAGE);
+}
+
+Test(program, list, .init = redirect_all, .description = "--list names every variant and the default")
+{
+    char *argv[] = {"scan", "--list", NULL};
+    cr_expect_eq(main_of(argv), LAB_EXIT_OK);
+    fflush(stdout);
+    cr_expect_stdout_eq_str("00_fixture: fixture\n"
+                            "  inclusive scan, host arrays, benchmark n=1000, practical up to n=5000\n"
+                            "variants:\n"
+                            "  0 first                  fixture (default, graded)\n"
+                            "  1 second                 fixture\n");
+}
