@@ -14,7 +14,7 @@ CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
 GPU_CC := $(shell nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n1 | tr -d '. ')
 ARCH   ?= $(if $(GPU_CC),sm_$(GPU_CC),sm_90)
 
-BUILD  := build
+BUILD  ?= build
 LABS   := $(sort $(notdir $(wildcard labs/[0-9][0-9]_*)))
 
 DEBUG_FLAGS := $(if $(filter 1,$(DEBUG)),-DLAB_DEBUG_SYNC -g,-O3)
@@ -50,7 +50,7 @@ LAB_BINS = $(LABS:%=$(BUILD)/$(SRC)/%/scan)
 # LAB=03 or LAB=03_kogge_stone both name lab 03.
 LAB_DIR = $(firstword $(filter $(LAB)%,$(LABS)))
 
-.PHONY: help all run test grade clean check-criterion
+.PHONY: help all run test test-extended grade clean check-criterion
 .SECONDARY:  # keep objects between builds
 
 help:
@@ -58,6 +58,7 @@ help:
 	@echo ""
 	@echo "  make grade              build and grade every lab in labs/ (SRC=solutions: the references)"
 	@echo "  make test               the test suite (installs Criterion if it can)"
+	@echo "  make test-extended      GPU only: the kernel tests plus n = 2^31 + 7 (needs ~35 GB RAM)"
 	@echo "  make run LAB=03         build and run one lab; ARGS='--n 2^20+7 --variant 1' passes options"
 	@echo "  make all                build every lab binary of SRC (labs by default)"
 	@echo "  make clean              remove build/"
@@ -83,7 +84,8 @@ clean:
 # ---- tests ---------------------------------------------------------------------------------------
 # Criterion: found, installed (root or sudo without a password), or one clear message.
 check-criterion:
-	@if [ -f /usr/include/criterion/criterion.h ] || [ -f /usr/local/include/criterion/criterion.h ]; then :; \
+	@if [ -f /usr/include/criterion/criterion.h ] || [ -f /usr/local/include/criterion/criterion.h ] \
+	   || [ -n "$(CRITERION_PREFIX)" -a -f "$(CRITERION_PREFIX)/include/criterion/criterion.h" ]; then :; \
 	elif command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
 	  echo "Criterion is missing; installing libcriterion-dev with apt-get" >&2; \
 	  (apt-get install -y libcriterion-dev >/dev/null 2>&1 || (apt-get update >/dev/null && apt-get install -y libcriterion-dev >/dev/null)) \
@@ -96,16 +98,20 @@ check-criterion:
 	  echo "Criterion (the C test framework) is missing: run 'sudo apt-get install libcriterion-dev', then make test again" >&2; exit 1; \
 	fi
 
-TEST_LIBS := -lcriterion
+# CRITERION_PREFIX: a folder with include/criterion and lib/ (for machines without the package,
+# such as the GPU machine: see tests/README.md).
+CRITERION_PREFIX ?=
+CRIT_CFLAGS := $(if $(CRITERION_PREFIX),-I$(CRITERION_PREFIX)/include)
+TEST_LIBS := $(if $(CRITERION_PREFIX),-L$(CRITERION_PREFIX)/lib -Xlinker -rpath=$(abspath $(CRITERION_PREFIX))/lib) -lcriterion
 TEST_SUPPORT := $(BUILD)/tests/lab_cases.o
 
 $(BUILD)/tests/%.o: tests/%.c $(COMMON_DEPS) tests/lab_cases.h | check-criterion
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -Itests -c $< -o $@
+	$(CC) $(CFLAGS) $(CRIT_CFLAGS) -Itests -c $< -o $@
 
 # Host-only tests of the helpers and the harness (fixture labs inside the test file).
 $(BUILD)/tests/test_check: $(BUILD)/tests/test_check.o $(BUILD)/common/check.o
-	$(CC) $^ -o $@ $(TEST_LIBS)
+	$(NVCC) $(LDFLAGS) $^ -o $@ $(TEST_LIBS)
 $(BUILD)/tests/test_harness: $(BUILD)/tests/test_harness.o $(COMMON_OBJ)
 	$(NVCC) $(LDFLAGS) $^ -o $@ $(TEST_LIBS)
 
@@ -120,4 +126,8 @@ $(BUILD)/tests/kernels_%: $(BUILD)/tests/test_lab.o $(TEST_SUPPORT) \
 TEST_BINS := $(BUILD)/tests/test_check $(BUILD)/tests/test_harness $(LABS:%=$(BUILD)/tests/kernels_%)
 
 test: check-criterion $(TEST_BINS) $(LABS:%=$(BUILD)/labs/%/scan) $(LABS:%=$(BUILD)/solutions/%/scan)
-	$(PYTHON) tests/run_tests.py --build $(BUILD) $(TEST_BINS)
+	LAB_BUILD_DIR=$(abspath $(BUILD)) $(PYTHON) tests/run_tests.py --build $(BUILD) $(TEST_BINS)
+
+# The extended suite: the kernel tests again with LAB_TEST_EXTENDED=1 (adds n = 2^31 + 7).
+test-extended: check-criterion $(LABS:%=$(BUILD)/tests/kernels_%)
+	LAB_TEST_EXTENDED=1 LAB_BUILD_DIR=$(abspath $(BUILD)) $(PYTHON) tests/run_tests.py --build $(BUILD) --no-python $(LABS:%=$(BUILD)/tests/kernels_%)

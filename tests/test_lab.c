@@ -178,3 +178,22 @@ Test(kernel, repeated_calls, .description = "ten calls in a row on the same buff
                      LAB.variants[v].name, o.n, lab_status_name(r.status), r.message);
     }
 }
+
+/* The extended suite (make test-extended, GPU machine only): n = 2^31 + 7, past what a 32-bit
+ * index can address, for every lab with no practical size limit. Needs ~35 GB of host memory and
+ * ~18 GB of device memory. */
+Test(kernel, huge_n, .timeout = 600,
+     .description = "extended suite: n = 2^31 + 7 (size_t indexing), default variant")
+{
+    const char *ext = getenv("LAB_TEST_EXTENDED");
+    if (!ext || strcmp(ext, "1") != 0)
+        cr_skip_test("extended suite only (make test-extended)");
+    if (LAB.max_n)
+        cr_skip_test("%s is practical only up to n=%zu", LAB.id, LAB.max_n);
+    need_device();
+    lab_report r;
+    size_t n = ((size_t)1 << 31) + 7;
+    int ok = lab_case_ok(&LAB, 0, n, DIST_RANDOM, lab_test_seed() + 31, &r);
+    cr_expect(ok, "%s/%s n=%zu: %s: %s", LAB.id, LAB.variants[0].name, n, lab_status_name(r.status),
+              r.message);
+}
