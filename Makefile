@@ -102,7 +102,8 @@ check-criterion:
 # such as the GPU machine: see tests/README.md).
 CRITERION_PREFIX ?=
 CRIT_CFLAGS := $(if $(CRITERION_PREFIX),-I$(CRITERION_PREFIX)/include)
-TEST_LIBS := $(if $(CRITERION_PREFIX),-L$(CRITERION_PREFIX)/lib -Xlinker -rpath=$(abspath $(CRITERION_PREFIX))/lib) -lcriterion
+# DT_RPATH (--disable-new-dtags) also covers Criterion's own dependencies (libgit2, nanomsg, ...).
+TEST_LIBS := $(if $(CRITERION_PREFIX),-L$(CRITERION_PREFIX)/lib -Xlinker --disable-new-dtags -Xlinker -rpath=$(abspath $(CRITERION_PREFIX))/lib) -lcriterion
 TEST_SUPPORT := $(BUILD)/tests/lab_cases.o
 
 $(BUILD)/tests/%.o: tests/%.c $(COMMON_DEPS) tests/lab_cases.h | check-criterion
