@@ -50,7 +50,7 @@ LAB_BINS = $(LABS:%=$(BUILD)/$(SRC)/%/scan)
 # LAB=03 or LAB=03_kogge_stone both name lab 03.
 LAB_DIR = $(firstword $(filter $(LAB)%,$(LABS)))
 
-.PHONY: help all run test test-extended grade clean check-criterion
+.PHONY: help all run test test-extended grade clean check-criterion lab-common lab-binary
 .SECONDARY:  # keep objects between builds
 
 help:
@@ -76,7 +76,18 @@ run:
 	./$(BUILD)/$(SRC)/$(LAB_DIR)/scan $(ARGS)
 
 grade:
-	$(PYTHON) grader/grade.py --src $(SRC) $(GRADE_ARGS)
+	$(PYTHON) grader/grade.py --src $(SRC) --work $(BUILD)/grader $(GRADE_ARGS)
+
+# The grader's private builds (grader/grade.py calls these; see grader/README.md).
+# lab-common: the harness objects in $(BUILD). lab-binary: one scan.cu compiled with the lab flags
+# and linked with those objects: make lab-binary LAB_SRC=x/scan.cu LAB_OUT=y/scan BUILD=z
+lab-common: $(COMMON_OBJ) $(MAIN_OBJ)
+
+lab-binary: $(COMMON_OBJ) $(MAIN_OBJ)
+	@test -n "$(LAB_SRC)" -a -n "$(LAB_OUT)" || { echo "make lab-binary: set LAB_SRC=path/scan.cu and LAB_OUT=path/binary" >&2; exit 2; }
+	@mkdir -p $(dir $(LAB_OUT))
+	$(NVCC) $(NVFLAGS) -c $(LAB_SRC) -o $(LAB_OUT).o
+	$(NVCC) $(LDFLAGS) $(LAB_OUT).o $(COMMON_OBJ) $(MAIN_OBJ) -o $(LAB_OUT)
 
 clean:
 	rm -rf $(BUILD)
