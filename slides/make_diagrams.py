@@ -1,0 +1,569 @@
+#!/usr/bin/env python3
+"""Draws the course's scan networks as SVG by running the algorithms themselves.
+
+Every algorithm below is written as a program over an array of "lanes" (array elements): a list
+of steps, each step a list of operations that all read the array as it was before the step (what
+a barrier guarantees on the GPU). The script runs each program on symbolic values (the input
+range each lane holds, e.g. x2..x5), checks that the result is the scan it claims to be, counts
+the additions and steps, and draws what happened: one column per element, one row per step,
+each operation coloured by its step. Nothing in a picture is typed in by hand.
+
+Usage:  python3 slides/make_diagrams.py [--out DIR] [--list]   (make diagrams calls it)
+Writes: DIR/<name>.svg for every diagram in DIAGRAMS (default DIR: slides/diagrams).
+Exit codes: 0 written, 1 an algorithm did not compute a scan (a bug in this script), 2 usage.
+
+tests/test_diagrams.py imports this file and checks its counts against the work formulas the
+handouts state, so the pictures, the counts and the text cannot drift apart.
+"""
+import argparse
+import os
+import sys
+from xml.sax.saxutils import escape
+
+# ---- symbolic values ---------------------------------------------------------------------------
+# A lane holds the sum of a contiguous input range (lo, hi), both inclusive, or ZERO (the
+# identity). Adding two ranges that do not touch is an error: a correct scan network never does.
+ZERO = None
+
+
+class NotAScan(Exception):
+    """An algorithm combined ranges that do not touch, or ended with the wrong prefixes."""
+
+
+def add(a, b):
+    """a + b where a covers the input just before b (or either is the identity)."""
+    if a is ZERO:
+        return b
+    if b is ZERO:
+        return a
+    if a[1] + 1 != b[0]:
+        raise NotAScan("adds x%d..x%d to x%d..x%d: the ranges do not touch" % (a + b))
+    return (a[0], b[1])
+
+
+def fmt_range(v):
+    """x3, x0..x5, or 0 for the identity."""
+    if v is ZERO:
+        return "0"
+    return "x%d" % v[0] if v[0] == v[1] else "x%d..%d" % v
+
+
+# ---- operations and networks -------------------------------------------------------------------
+
+class Op:
+    """One operation of one step: lanes[dst] = lanes[src[0]] + lanes[src[1]] ('add'),
+    lanes[dst] = lanes[src[0]] ('copy'), lanes[dst] = 0 ('zero'), or, for the naive scan,
+    acc[dst] += input[k] ('load_add': src = [dst], k = the input index)."""
+
+    def __init__(self, kind, dst, src=(), k=None, hazard=False):
+        self.kind, self.dst, self.src, self.k, self.hazard = kind, dst, list(src), k, hazard
+
+
+class Step:
+    """Operations that run together; all read the lanes as they were before the step."""
+
+    def __init__(self, ops, label="", phase=""):
+        self.ops, self.label, self.phase = ops, label, phase
+
+    @property
+    def additions(self):
+        return sum(1 for op in self.ops if op.kind in ("add", "load_add"))
+
+
+class Network:
+    """An algorithm's whole program on n elements plus what running it produced."""
+
+    def __init__(self, name, title, n, steps, scan="inclusive", lanes=None, lane_labels=None,
+                 groups=(), note=""):
+        self.name, self.title, self.n, self.steps = name, title, n, steps
+        self.scan = scan                      # "inclusive" or "exclusive"
+        self.lanes = lanes if lanes is not None else n   # data lanes plus any extra lanes
+        self.lane_labels = lane_labels or ["x%d" % i for i in range(self.lanes)]
+        self.groups = list(groups)            # (first lane, last lane, label) brackets on top
+        self.note = note
+        self.history = run(self)              # lane values before step 0 and after each step
+
+    @property
+    def additions(self):
+        """Additions that combine two values (adding to a zero start value is not counted)."""
+        return sum(s.additions for s in self.steps)
+
+    @property
+    def depth(self):
+        """Steps that contain at least one addition: the length of the longest chain."""
+        return sum(1 for s in self.steps if s.additions)
+
+    @property
+    def hazards(self):
+        return sum(1 for s in self.steps for op in s.ops if op.hazard)
+
+
+def run(net):
+    """Runs net's steps on symbolic inputs; returns the lane values before and after each step.
+    Raises NotAScan if an addition joins ranges that do not touch or the end result is not the
+    network's scan of its n data lanes."""
+    lanes = [(i, i) if i < net.n else ZERO for i in range(net.lanes)]
+    history = [list(lanes)]
+    for step in net.steps:
+        new = list(lanes)
+        written = set()
+        for op in step.ops:
+            if op.dst in written:
+                raise NotAScan("two operations write lane %d in one step" % op.dst)
+            written.add(op.dst)
+            if op.kind == "add":
+                new[op.dst] = add(lanes[op.src[0]], lanes[op.src[1]])
+            elif op.kind == "copy":
+                new[op.dst] = lanes[op.src[0]]
+            elif op.kind == "zero":
+                new[op.dst] = ZERO
+            elif op.kind == "load_add":
+                new[op.dst] = add((op.k, op.k), lanes[op.dst])
+            else:
+                raise ValueError(op.kind)
+        lanes = new
+        history.append(list(lanes))
+    want = [(0, i) if net.scan == "inclusive" else ((0, i - 1) if i else ZERO)
+            for i in range(net.n)]
+    if lanes[:net.n] != want:
+        bad = next(i for i in range(net.n) if lanes[i] != want[i])
+        raise NotAScan("%s: lane %d ends as %s, not %s" % (net.name, bad, fmt_range(lanes[bad]),
+                                                         fmt_range(want[bad])))
+    return history
+
+
+def log2_exact(n):
+    k = n.bit_length() - 1
+    if n <= 0 or 1 << k != n:
+        raise ValueError("n must be a power of two (is %d)" % n)
+    return k
+
+
+# ---- the algorithms ----------------------------------------------------------------------------
+
+def serial(n):
+    """Lab 01: one running total; step i adds x[i] to the total of x[0..i-1]."""
+    steps = [Step([Op("add", i, [i - 1, i])], "i = %d" % i) for i in range(1, n)]
+    return Network("serial", "Serial scan: one running total", n, steps,
+                   note="each addition needs the one before it")
+
+
+def naive(n):
+    """Lab 02: thread i sums x[i], x[i-1], ..., x[0] by itself; in step k every thread i >= k
+    loads x[i-k] and adds it. No thread shares anything, so the work is n(n-1)/2."""
+    steps = []
+    for k in range(1, n):
+        ops = [Op("load_add", i, [i], k=i - k) for i in range(k, n)]
+        steps.append(Step(ops, "load %d" % k))
+    return Network("naive", "Naive scan: thread i adds up x0..xi alone", n, steps,
+                   note="a dot in column i: thread i loads the input named in it and adds it")
+
+
+def kogge_stone(n, hazard_demo=False):
+    """Lab 03: in step d = 1, 2, 4, ... every i >= d sets x[i] = x[i-d] + x[i]. With double
+    buffering every read sees the previous step; in place, thread i reads x[i-d] while thread
+    i-d may be writing it (a hazard whenever i - d >= d)."""
+    steps = []
+    d = 1
+    while d < n:
+        ops = [Op("add", i, [i - d, i], hazard=hazard_demo and i - d >= d) for i in range(d, n)]
+        steps.append(Step(ops, "d = %d" % d))
+        d *= 2
+    if hazard_demo:
+        return Network("kogge_stone_hazard", "Kogge-Stone in place: reads that race with writes",
+                       n, steps, note="without a second buffer, what a red read sees depends on "
+                       "which thread runs first")
+    return Network("kogge_stone", "Kogge-Stone scan (double-buffered)", n, steps)
+
+
+def up_sweep(n):
+    """The reduction tree shared by Brent-Kung and Blelloch: with stride d = 1, 2, ..., n/2 the
+    element at every (k+1)*2d - 1 adds the one d to its left."""
+    steps = []
+    d = 1
+    while d < n:
+        ops = [Op("add", i, [i - d, i]) for i in range(2 * d - 1, n, 2 * d)]
+        steps.append(Step(ops, "d = %d" % d, "reduction"))
+        d *= 2
+    return steps
+
+
+def brent_kung(n):
+    """Lab 04: the reduction tree, then the reverse tree: with d = n/4, ..., 1 every element at
+    (k+1)*2d - 1 passes its prefix to the element d to its right."""
+    steps = up_sweep(n)
+    d = n // 4
+    while d >= 1:
+        ops = [Op("add", i + d, [i, i + d]) for i in range(2 * d - 1, n - d, 2 * d)]
+        steps.append(Step(ops, "d = %d" % d, "reverse tree"))
+        d //= 2
+    return Network("brent_kung", "Brent-Kung scan: reduction tree, then reverse tree", n, steps)
+
+
+def blelloch(n):
+    """Lab 05: the reduction tree, the last element set to 0, then the down-sweep: with
+    d = n/2, ..., 1, at every i = (k+1)*2d - 1 the pair (left = x[i-d], right = x[i]) becomes
+    (right, left + right). The result is the exclusive scan."""
+    steps = up_sweep(n)
+    steps.append(Step([Op("zero", n - 1)], "clear", "down-sweep"))
+    d = n // 2
+    while d >= 1:
+        ops = []
+        for i in range(2 * d - 1, n, 2 * d):
+            ops.append(Op("copy", i - d, [i]))
+            ops.append(Op("add", i, [i, i - d]))   # prefix before the pair + left half
+        steps.append(Step(ops, "d = %d" % d, "down-sweep"))
+        d //= 2
+    return Network("blelloch", "Blelloch scan: up-sweep, clear, down-sweep (exclusive)", n, steps,
+                   scan="exclusive")
+
+
+def coarsened(n, threads=4):
+    """Lab 06: each of `threads` threads owns c = n/threads consecutive elements. Phase 1: each
+    thread scans its own elements serially (c - 1 steps). Phase 2: a Kogge-Stone scan of the
+    threads' totals (the last element of each chunk). Phase 3: every thread but the first adds
+    the previous chunk's prefix to its other c - 1 elements."""
+    c = n // threads
+    if c * threads != n:
+        raise ValueError("n must be a multiple of the thread count")
+    steps = []
+    for j in range(1, c):
+        ops = [Op("add", t * c + j, [t * c + j - 1, t * c + j]) for t in range(threads)]
+        steps.append(Step(ops, "j = %d" % j, "1: scan own chunk"))
+    d = 1
+    while d < threads:
+        ops = [Op("add", t * c + c - 1, [(t - d) * c + c - 1, t * c + c - 1])
+               for t in range(d, threads)]
+        steps.append(Step(ops, "d = %d" % d, "2: scan chunk totals"))
+        d *= 2
+    ops = [Op("add", t * c + j, [t * c - 1, t * c + j]) for t in range(1, threads)
+           for j in range(c - 1)]
+    steps.append(Step(ops, "fix-up", "3: add carry-in"))
+    groups = [(t * c, t * c + c - 1, "thread %d" % t) for t in range(threads)]
+    return Network("coarsened", "Coarsened three-phase scan: %d threads x %d elements"
+                   % (threads, c), n, steps, groups=groups)
+
+
+def hierarchical(n, tile=4):
+    """Lab 07: kernel 1 scans each tile (Kogge-Stone inside the tile) and copies each tile's
+    total into a small array S; kernel 2 scans S; kernel 3 adds S[t-1] to every element of
+    tile t. S sits in extra lanes n .. n + tiles - 1."""
+    tiles = n // tile
+    if tiles * tile != n:
+        raise ValueError("n must be a multiple of the tile")
+    steps = []
+    d = 1
+    while d < tile:
+        ops = [Op("add", t * tile + i, [t * tile + i - d, t * tile + i])
+               for t in range(tiles) for i in range(d, tile)]
+        steps.append(Step(ops, "d = %d" % d, "kernel 1: scan tiles"))
+        d *= 2
+    steps.append(Step([Op("copy", n + t, [t * tile + tile - 1]) for t in range(tiles)],
+                      "S[t] = total", "kernel 1: scan tiles"))
+    d = 1
+    while d < tiles:
+        ops = [Op("add", n + t, [n + t - d, n + t]) for t in range(d, tiles)]
+        steps.append(Step(ops, "d = %d" % d, "kernel 2: scan S"))
+        d *= 2
+    ops = [Op("add", t * tile + i, [n + t - 1, t * tile + i]) for t in range(1, tiles)
+           for i in range(tile)]
+    steps.append(Step(ops, "+ S[t-1]", "kernel 3: add carries"))
+    labels = ["x%d" % i for i in range(n)] + ["S%d" % t for t in range(tiles)]
+    groups = [(t * tile, t * tile + tile - 1, "tile %d" % t) for t in range(tiles)]
+    groups.append((n, n + tiles - 1, "tile sums S"))
+    return Network("hierarchical", "Hierarchical scan: tiles, tile sums, carries", n, steps,
+                   lanes=n + tiles, lane_labels=labels, groups=groups)
+
+
+# ---- decoupled look-back: a small simulation of tile states ------------------------------------
+# States a tile publishes: X (nothing yet), A (its aggregate: the sum of its own elements), P (its
+# inclusive prefix: the sum of everything up to and including it).
+
+def lookback(tiles=8, start=(0, 0, 2, 0, 1, 3, 1, 4)):
+    """Simulates single-pass scan with decoupled look-back, one tick at a time. Tile t starts at
+    tick start[t]; on its first tick it reduces its elements and publishes A (tile 0 publishes
+    P directly); then it looks back one predecessor per tick: a P ends the look-back (publish
+    own P), an A is added and the look-back moves one tile further left, an X means wait and
+    look at the same tile again next tick. Returns (ticks, events): ticks[k][t] is tile t's
+    state after tick k; events[k] lists (tile, looked_at, what it saw)."""
+    state = ["X"] * tiles
+    phase = ["idle"] * tiles        # idle -> looking -> done
+    look = [t - 1 for t in range(tiles)]
+    carry = [ZERO] * tiles          # what the look-back has gathered so far (symbolic)
+    published = [ZERO] * tiles      # the value behind A or P
+    ticks, events = [], []
+    tick = 0
+    while "X" in state or "A" in state:
+        snapshot = list(state)      # all tiles read the flags as they were at the tick's start
+        values = list(published)
+        ev = []
+        for t in range(tiles):
+            if tick < start[t] or phase[t] == "done":
+                continue
+            if phase[t] == "idle":
+                published[t] = (t, t)
+                state[t] = "P" if t == 0 else "A"
+                phase[t] = "done" if t == 0 else "looking"
+                ev.append((t, None, "publish " + state[t]))
+                continue
+            j = look[t]
+            seen = snapshot[j]
+            ev.append((t, j, seen))
+            if seen == "X":
+                continue
+            carry[t] = add(values[j] if seen == "P" else (j, j), carry[t])
+            if seen == "P":
+                published[t] = add(carry[t], (t, t))
+                state[t] = "P"
+                phase[t] = "done"
+            else:
+                look[t] = j - 1
+        ticks.append(list(state))
+        events.append(ev)
+        tick += 1
+        if tick > 10 * tiles:
+            raise NotAScan("look-back did not finish")
+    for t in range(tiles):
+        if published[t] != (0, t):
+            raise NotAScan("tile %d published %s" % (t, fmt_range(published[t])))
+    return ticks, events
+
+
+# ---- SVG drawing -------------------------------------------------------------------------------
+
+# Okabe-Ito colours (readable for the common kinds of colour blindness), one per step.
+PALETTE = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#8C6D00",
+           "#444444", "#7B3294", "#1B7837"]
+HAZARD = "#D00000"
+FONT = "font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\""
+
+
+def colour(i):
+    return PALETTE[i % len(PALETTE)]
+
+
+class Svg:
+    def __init__(self, width, height):
+        self.w, self.h, self.parts = width, height, []
+
+    def add(self, s):
+        self.parts.append(s)
+
+    def text(self, x, y, s, size=13, anchor="middle", fill="#222", weight="normal"):
+        self.add('<text x="%.1f" y="%.1f" font-size="%d" text-anchor="%s" fill="%s" '
+                 'font-weight="%s">%s</text>' % (x, y, size, anchor, fill, weight, escape(s)))
+
+    def line(self, x1, y1, x2, y2, stroke, width=1.5, dash=None):
+        extra = ' stroke-dasharray="%s"' % dash if dash else ""
+        self.add('<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-width="%.1f"'
+                 ' stroke-linecap="round"%s/>' % (x1, y1, x2, y2, stroke, width, extra))
+
+    def circle(self, x, y, r, fill, stroke="none"):
+        self.add('<circle cx="%.1f" cy="%.1f" r="%.1f" fill="%s" stroke="%s" stroke-width="1.5"/>'
+                 % (x, y, r, fill, stroke))
+
+    def rect(self, x, y, w, h, fill, stroke="none", rx=3):
+        self.add('<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" rx="%d" fill="%s" '
+                 'stroke="%s" stroke-width="1.2"/>' % (x, y, w, h, rx, fill, stroke))
+
+    def render(self):
+        return ('<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d"'
+                ' %s>\n<rect width="100%%" height="100%%" fill="white"/>\n%s\n</svg>\n'
+                % (self.w, self.h, self.w, self.h, FONT, "\n".join(self.parts)))
+
+
+def draw_network(net):
+    """One column per lane, one row per step; an operation is a coloured line from the lane it
+    reads (at the step's top) to the lane it writes (at the step's bottom), ending in a dot."""
+    extra = net.lanes - net.n
+    gap = 30 if extra else 0                  # space between the data and the extra lanes
+    dx = 58 if net.lanes <= 8 else (46 if net.lanes <= 16 else 40)
+    dy = 34 if len(net.steps) > 10 else 54
+    left, right = 150, 120
+    top = 92 + (22 if net.groups else 0)
+    width = left + dx * (net.lanes - 1) + gap + right
+    height = top + dy * len(net.steps) + 120
+
+    def lx(i):
+        return left + dx * i + (gap if i >= net.n else 0)
+
+    svg = Svg(width, height)
+    svg.text(16, 28, net.title, size=18, anchor="start", weight="bold")
+    summary = "n = %d: %d additions in %d steps" % (net.n, net.additions, net.depth)
+    if net.hazards:
+        summary += ", %d reads that race with a write" % net.hazards
+    svg.text(16, 52, summary + " (%s result)" % net.scan, size=14, anchor="start", fill="#333")
+    if net.note:
+        svg.text(16, height - 14, net.note, size=12, anchor="start", fill="#555")
+    for a, b, label in net.groups:
+        y = top - 44
+        svg.line(lx(a) - 12, y, lx(b) + 12, y, "#888", 1.2)
+        svg.line(lx(a) - 12, y, lx(a) - 12, y + 6, "#888", 1.2)
+        svg.line(lx(b) + 12, y, lx(b) + 12, y + 6, "#888", 1.2)
+        svg.text((lx(a) + lx(b)) / 2, y - 5, label, size=12, fill="#555")
+    y_end = top + dy * len(net.steps)
+    for i in range(net.lanes):
+        svg.text(lx(i), top - 16, net.lane_labels[i], size=13, weight="bold")
+        svg.line(lx(i), top - 8, lx(i), y_end + 8, "#D8D8D8", 2)
+    # a band on the left names each phase once
+    phase_prev = None
+    for s, step in enumerate(net.steps):
+        y0, y1 = top + dy * s, top + dy * (s + 1)
+        c = colour(s)
+        if step.phase and step.phase != phase_prev:
+            svg.line(12, y0 + 2, 12, y0 + 2, "#000", 0)
+            svg.text(16, y0 + 12, step.phase, size=11, anchor="start", fill="#666")
+            if s:
+                svg.line(16, y0, width - 16, y0, "#BBBBBB", 1, dash="4 4")
+        phase_prev = step.phase
+        svg.text(left - 34, (y0 + y1) / 2 + 9, step.label, size=12, anchor="end", fill=c)
+        n_add = step.additions
+        if n_add:
+            svg.text(width - right + 36, (y0 + y1) / 2 + 9, "+%d" % n_add, size=12,
+                     anchor="start", fill=c)
+        for op in step.ops:
+            x1 = lx(op.dst)
+            if op.kind in ("add", "copy"):
+                for src in op.src:
+                    if src == op.dst:
+                        svg.line(x1, y0, x1, y1 - 7, c, 2.2)
+                    else:
+                        hz = op.hazard
+                        svg.line(lx(src), y0, x1, y1 - 7, HAZARD if hz else c, 2.2 if hz else 1.8,
+                                 dash="5 3" if hz else None)
+                if op.kind == "add":
+                    svg.circle(x1, y1, 8, c)
+                    svg.text(x1, y1 + 4.6, "+", size=14, fill="white", weight="bold")
+                else:
+                    svg.rect(x1 - 6, y1 - 6, 12, 12, "white", c)
+            elif op.kind == "zero":
+                svg.rect(x1 - 8, y1 - 8, 16, 16, "white", c)
+                svg.text(x1, y1 + 4.5, "0", size=12, fill=c, weight="bold")
+            elif op.kind == "load_add":
+                svg.line(x1, y0 + 6, x1, y1 - 10, c, 1.5)
+                svg.circle(x1, y1, 10, c)
+                svg.text(x1, y1 + 4, "x%d" % op.k, size=10, fill="white", weight="bold")
+    # what each lane holds at the end
+    final = net.history[-1]
+    for i in range(net.lanes):
+        y = y_end + 30 + (14 if i % 2 else 0) * (net.lanes > 8)
+        svg.text(lx(i), y, fmt_range(final[i]), size=11, fill="#222")
+    svg.text(left - 34, y_end + 30, "result", size=12, anchor="end", fill="#222")
+    kinds = set(op.kind for step in net.steps for op in step.ops)
+    if kinds & {"copy", "zero"}:
+        x = left
+        y = height - 40
+        svg.circle(x, y - 4, 8, "#555")
+        svg.text(x, y + 0.6, "+", size=14, fill="white", weight="bold")
+        svg.text(x + 14, y, "addition (lines: the values it reads)", size=12, anchor="start",
+                 fill="#444")
+        x += 270
+        svg.rect(x - 6, y - 10, 12, 12, "white", "#555")
+        svg.text(x + 14, y, "copy", size=12, anchor="start", fill="#444")
+        if "zero" in kinds:
+            x += 70
+            svg.rect(x - 8, y - 12, 16, 16, "white", "#555")
+            svg.text(x, y + 0.5, "0", size=12, fill="#555", weight="bold")
+            svg.text(x + 14, y, "set to 0 (the identity)", size=12, anchor="start", fill="#444")
+    if net.hazards:
+        svg.line(16, height - 40, 46, height - 40, HAZARD, 2.2, dash="5 3")
+        svg.text(54, height - 36, "thread i reads x[i-d] in the step in which thread i-d "
+                 "overwrites it", size=12, anchor="start", fill=HAZARD)
+    return svg.render()
+
+
+STATE_FILL = {"X": "#EEEEEE", "A": "#F6C86B", "P": "#6BBF8E"}
+
+
+def draw_lookback(tiles=8):
+    """A grid: one row per tick, one column per tile, each cell the tile's published state; an
+    arrow shows which predecessor a tile inspected during that tick."""
+    ticks, events = lookback(tiles)
+    dx, dy, left, top = 96, 50, 80, 100
+    width = max(left + dx * tiles + 40, 900)
+    height = top + dy * len(ticks) + 90
+    svg = Svg(width, height)
+    svg.text(16, 28, "Decoupled look-back: what each tile has published, tick by tick", size=18,
+             anchor="start", weight="bold")
+    looks = sum(1 for ev in events for e in ev if e[1] is not None)
+    svg.text(16, 52, "%d tiles, %d ticks, %d look-back reads; X = nothing yet, A = own aggregate, "
+             "P = inclusive prefix" % (tiles, len(ticks), looks), size=14, anchor="start",
+             fill="#333")
+    for t in range(tiles):
+        svg.text(left + dx * t + dx / 2, top - 14, "tile %d" % t, size=13, weight="bold")
+    for k, row in enumerate(ticks):
+        y = top + dy * k
+        svg.text(left - 14, y + dy / 2 + 4, "tick %d" % k, size=12, anchor="end", fill="#333")
+        did = {t: (j, what) for t, j, what in events[k]}
+        for t, st in enumerate(row):
+            svg.rect(left + dx * t + 4, y + 4, dx - 8, dy - 8, STATE_FILL[st], "#999")
+            svg.text(left + dx * t + dx / 2, y + dy / 2 - 2, st, size=15, weight="bold")
+            if t in did:
+                j, what = did[t]
+                # what the tile did during this tick, under its state
+                msg = what if j is None else "read %d: %s" % (j, what)
+                svg.text(left + dx * t + dx / 2, y + dy - 11, msg, size=10,
+                         fill=HAZARD if what == "X" else "#222")
+    y = top + dy * len(ticks) + 30
+    svg.text(16, y, "Under each state: what the tile did during that tick. It reads one "
+             "predecessor per tick: A = add it and read the next one to the left,", size=12,
+             anchor="start", fill="#444")
+    svg.text(16, y + 18, "P = add it and stop (the tile then publishes its own P), X = not "
+             "ready yet, read the same tile again next tick.", size=12, anchor="start",
+             fill="#444")
+    return svg.render()
+
+
+# ---- the diagram list (file names fixed by the course's shared agreements) ---------------------
+
+def networks():
+    """name -> Network for every lane diagram."""
+    nets = {
+        "serial_n8": serial(8),
+        "naive_n8": naive(8),
+        "kogge_stone_n8": kogge_stone(8),
+        "kogge_stone_n16": kogge_stone(16),
+        "kogge_stone_hazard_n8": kogge_stone(8, hazard_demo=True),
+        "brent_kung_n8": brent_kung(8),
+        "brent_kung_n16": brent_kung(16),
+        "blelloch_n8": blelloch(8),
+        "blelloch_n16": blelloch(16),
+        "coarsened_n16": coarsened(16, threads=4),
+        "hierarchical_n16": hierarchical(16, tile=4),
+    }
+    return nets
+
+
+DIAGRAMS = ["serial_n8", "naive_n8", "kogge_stone_n8", "kogge_stone_n16", "kogge_stone_hazard_n8",
+            "brent_kung_n8", "brent_kung_n16", "blelloch_n8", "blelloch_n16", "coarsened_n16",
+            "hierarchical_n16", "lookback_states"]
+
+
+def main(argv=None):
+    here = os.path.dirname(os.path.abspath(__file__))
+    ap = argparse.ArgumentParser(description="Writes the course's scan diagrams as SVG.")
+    ap.add_argument("--out", default=os.path.join(here, "diagrams"), help="output folder")
+    ap.add_argument("--list", action="store_true", help="print name, additions, steps and stop")
+    args = ap.parse_args(argv)
+    try:
+        nets = networks()
+        lookback_svg = draw_lookback()
+    except NotAScan as e:
+        print("make_diagrams: an algorithm did not compute a scan: %s" % e, file=sys.stderr)
+        return 1
+    if args.list:
+        for name, net in nets.items():
+            print("%-24s n=%-3d additions=%-4d steps=%d" % (name, net.n, net.additions, net.depth))
+        return 0
+    os.makedirs(args.out, exist_ok=True)
+    for name, net in nets.items():
+        with open(os.path.join(args.out, name + ".svg"), "w", encoding="utf-8") as f:
+            f.write(draw_network(net))
+    with open(os.path.join(args.out, "lookback_states.svg"), "w", encoding="utf-8") as f:
+        f.write(lookback_svg)
+    print("make_diagrams: wrote %d diagrams to %s" % (len(nets) + 1, args.out), file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
