@@ -1,0 +1,183 @@
+/* 06_coarsened — thread coarsening: a three-phase scan inside one block.
+ *
+ * What changes from 05: each thread owns a run of C consecutive elements instead of one or two.
+ *   Phase 1: every thread scans its own run sequentially, in registers (C - 1 adds, no barrier).
+ *   Phase 2: the block scans the BLOCK per-thread run totals (a Kogge-Stone over BLOCK values,
+ *            not over the whole tile: log2(BLOCK) steps instead of log2(BLOCK * C)).
+ *   Phase 3: every thread adds the total of all runs before its own to each element of its run.
+ * Global memory is read and written coalesced: the block first copies its tile into shared
+ * memory with consecutive threads on consecutive addresses (16 bytes each when aligned), and
+ * only then does each thread pick up its own run from shared memory.
+ * Work ~ 2n adds (plus BLOCK log2 BLOCK for phase 2), 3 barriers; tile = BLOCK x C = 2048.
+ *
+ * Run: make run LAB=06      Test: make test      Grade: make grade
+ */
+#include "lab.h"
+#include "cuda_check.h"
+
+#include <stdint.h>
+
+#define TILE 2048 /* elements per tile, the same for every variant: BLOCK x C */
+#define WARP 32
+
+/* Shared memory is 32 banks of 4 bytes. Thread t reads its run at t * C: with C a power of two,
+ * the threads of a warp would all hit a handful of banks. One padding word after every 32 words
+ * spreads them over all 32 banks, for the coalesced copy and for the runs alike. */
+__device__ __forceinline__ unsigned padded(unsigned i)
+{
+    return i + i / WARP;
+}
+
+/* ---- given: the coalesced copies between global and shared memory --------------------------- */
+
+/* Copies the tile's len input elements into s (padded), zero past len. Consecutive threads read
+ * consecutive addresses: 16-byte int4 loads when the tile is full and the pointer aligned, all
+ * of a thread's loads issued before the first store to shared memory. */
+template <int BLOCK, int C>
+__device__ void load_tile(const int *__restrict__ in, unsigned len, bool vec, unsigned *s)
+{
+    if constexpr (C % 4 == 0) {
+        if (vec && len == BLOCK * C) {
+            const int4 *in4 = reinterpret_cast<const int4 *>(in);
+            int4 q[C / 4];
+#pragma unroll
+            for (int j = 0; j < C / 4; j++)
+                q[j] = in4[j * BLOCK + threadIdx.x];
+#pragma unroll
+            for (int j = 0; j < C / 4; j++) {
+                const unsigned i = 4 * (j * BLOCK + threadIdx.x);
+                s[padded(i)] = (unsigned)q[j].x;
+                s[padded(i + 1)] = (unsigned)q[j].y;
+                s[padded(i + 2)] = (unsigned)q[j].z;
+                s[padded(i + 3)] = (unsigned)q[j].w;
+            }
+            return;
+        }
+    }
+#pragma unroll
+    for (int j = 0; j < C; j++) {
+        const unsigned i = j * BLOCK + threadIdx.x;
+        s[padded(i)] = i < len ? (unsigned)in[i] : 0u;
+    }
+}
+
+/* Copies s (padded) back to out[0..len), coalesced like load_tile; never writes past len. */
+template <int BLOCK, int C>
+__device__ void store_tile(int *__restrict__ out, unsigned len, bool vec, const unsigned *s)
+{
+    if constexpr (C % 4 == 0) {
+        if (vec && len == BLOCK * C) {
+            int4 *out4 = reinterpret_cast<int4 *>(out);
+#pragma unroll
+            for (int j = 0; j < C / 4; j++) {
+                const unsigned i = 4 * (j * BLOCK + threadIdx.x);
+                out4[j * BLOCK + threadIdx.x] = make_int4((int)s[padded(i)], (int)s[padded(i + 1)],
+                                                          (int)s[padded(i + 2)], (int)s[padded(i + 3)]);
+            }
+            return;
+        }
+    }
+#pragma unroll
+    for (int j = 0; j < C; j++) {
+        const unsigned i = j * BLOCK + threadIdx.x;
+        if (i < len)
+            out[i] = (int)s[padded(i)];
+    }
+}
+
+/* ---- phase 2: scan of the per-thread totals ------------------------------------------------ */
+
+/* Exclusive scan of one value per thread across the block: returns the sum of x over the threads
+ * before this one, and the sum over the whole block in *block_total. s_warp holds BLOCK / 32
+ * words. Every thread of the block must call it (it has barriers). */
+template <int BLOCK>
+__device__ unsigned block_exclusive_scan(unsigned x, unsigned *s_warp, unsigned *block_total)
+{
+    // TODO(student): phase 2. Scan the BLOCK values x across the block and return, to each
+    // thread, the sum of x over the threads before it (exclusive); store the sum over all BLOCK
+    // threads in *block_total. Either way passes: (a) the Kogge-Stone of lab 03 over a shared
+    // array of BLOCK words (declare it here, `__shared__ unsigned s[BLOCK];`), or (b) the same
+    // Kogge-Stone inside each warp with __shfl_up_sync, each warp's total into s_warp, a second
+    // warp-level scan of those BLOCK / 32 totals, then add the totals of the warps before yours.
+    // Every thread of the block must reach every __syncthreads().
+    (void)x; (void)s_warp;
+    *block_total = 0;
+    return 0;
+}
+
+/* ---- kernel ---------------------------------------------------------------------------------- */
+
+/* Block b scans tile b (BLOCK x C elements, the last one possibly short) of in into out and
+ * writes the tile's total to tile_sums[b]. vec: in and out are 16-byte aligned. */
+template <int BLOCK, int C>
+__global__ void __launch_bounds__(BLOCK)
+    coarsened_scan_kernel(const int *__restrict__ in, int *__restrict__ out,
+                          int *__restrict__ tile_sums, size_t n, bool vec)
+{
+    __shared__ unsigned s_tile[BLOCK * C + BLOCK * C / WARP];
+    __shared__ unsigned s_warp[BLOCK / WARP];
+    const size_t base = (size_t)blockIdx.x * (BLOCK * C);
+    const unsigned len = n - base < (size_t)(BLOCK * C) ? (unsigned)(n - base) : BLOCK * C;
+    const unsigned first = threadIdx.x * C; /* this thread's run: tile elements first .. first+C-1 */
+
+    load_tile<BLOCK, C>(in + base, len, vec, s_tile);
+    __syncthreads(); /* the whole tile is in shared memory before anyone reads a run */
+
+    /* Phase 1: scan this thread's run in registers; run_total is its last value. */
+    unsigned v[C];
+    unsigned run_total = 0;
+    // TODO(student): phase 1. For k = 0 .. C-1 read element first + k of the tile from s_tile
+    // (always through padded()), add it to run_total and keep the running value in v[k], so that
+    // v[] is the inclusive scan of your run and run_total its sum. Unroll the loop (#pragma
+    // unroll): with C a template constant, v[] then lives in registers.
+    (void)first;
+
+    /* Phase 2: what the runs before this one add up to. */
+    unsigned tile_total;
+    const unsigned before = block_exclusive_scan<BLOCK>(run_total, s_warp, &tile_total);
+
+    /* Phase 3: add it to the run, put the run back where it came from; one thread writes the
+     * tile's total (the padding zeros past len add nothing to it). */
+    // TODO(student): phase 3. Write v[k] + before back to element first + k of s_tile (through
+    // padded()) for every k, and let one thread store tile_total to tile_sums[blockIdx.x].
+    (void)v; (void)before; (void)tile_total; (void)tile_sums;
+    __syncthreads(); /* every run is back before the coalesced store reads them */
+
+    store_tile<BLOCK, C>(out + base, len, vec, s_tile);
+}
+
+/* ---- launcher ---------------------------------------------------------------------------------- */
+
+/* Inclusive scan of each TILE-element tile of d_in into d_out, tile totals into d_tile_sums. */
+template <int BLOCK, int C>
+static lab_result scan_tiles_coarsened(const int *d_in, int *d_out, int *d_tile_sums, size_t n)
+{
+    static_assert(BLOCK * C == TILE, "every variant covers one TILE per block");
+    // TODO(student): return LAB_OK at once when n == 0. Otherwise set vec to whether d_in and
+    // d_out are both 16-byte aligned ((uintptr_t)p % 16 == 0), launch coarsened_scan_kernel<BLOCK,
+    // C> with one BLOCK-thread block per tile (CEIL_DIV(n, (size_t)TILE) blocks), follow it with
+    // LAUNCH_CHECK(), and return LAB_OK instead of the lines below.
+    (void)d_in; (void)d_out; (void)d_tile_sums; (void)n;
+    return LAB_NOT_IMPLEMENTED;
+}
+
+/* ---- the lab ------------------------------------------------------------------------------------ */
+
+/* The same tile split differently between threads and runs: the coarsening sweep. */
+static const lab_variant VARIANTS[] = {
+    {"c8_b256", "C = 8 elements per thread, 256 threads per block", NULL,
+     scan_tiles_coarsened<256, 8>, NULL},
+    {"c2_b1024", "C = 2, 1024 threads", NULL, scan_tiles_coarsened<1024, 2>, NULL},
+    {"c4_b512", "C = 4, 512 threads", NULL, scan_tiles_coarsened<512, 4>, NULL},
+    {"c16_b128", "C = 16, 128 threads", NULL, scan_tiles_coarsened<128, 16>, NULL},
+    {"c32_b64", "C = 32, 64 threads", NULL, scan_tiles_coarsened<64, 32>, NULL},
+    {"c64_b32", "C = 64, one warp per block", NULL, scan_tiles_coarsened<32, 64>, NULL},
+};
+
+extern "C" const lab_info LAB = {
+    "06_coarsened", "Coarsened three-phase scan", LAB_TILE, SCAN_INCLUSIVE,
+    TILE,
+    0,               /* no practical limit: the driver handles any n */
+    (size_t)1 << 28, /* benchmark n */
+    sizeof(VARIANTS) / sizeof(VARIANTS[0]), VARIANTS,
+};

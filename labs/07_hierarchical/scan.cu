@@ -1,0 +1,324 @@
+/* 07_hierarchical — the whole scan of any length: tiles, a scan of the tile totals, a carry each.
+ *
+ * What changes from 06: no common code propagates carries any more; this file does it all.
+ *   scan_then_propagate (default): scan every tile and write its total; scan the totals (the same
+ *     function, recursively, until they fit in one tile); add each tile's carry back into it.
+ *     Device memory traffic ~16n bytes: read n, write n, then read n and write n again.
+ *   reduce_then_scan: only add up every tile (read n); scan the totals the same way; then scan
+ *     every tile again, starting from its carry (read n, write n). ~12n bytes.
+ * Every index is a size_t, so n can pass 2^31; the scratch for every level of totals is sized
+ * once per call by hier_temp_bytes(n) and handed in by the caller: nothing is allocated here.
+ * Tile = BLOCK x ITEMS = 4096: two levels of totals reach past n = 2^31, three past 2^36.
+ *
+ * Run: make run LAB=07      Test: make test      Grade: make grade
+ */
+#include "lab.h"
+#include "cuda_check.h"
+
+#include <stdint.h>
+
+#define BLOCK 256  /* threads per block */
+#define ITEMS 16   /* consecutive elements per thread */
+#define TILE (BLOCK * ITEMS)
+#define WARP 32
+#define WARPS (BLOCK / WARP)
+
+/* ---- given: shared-memory layout, coalesced copies, block-wide sums -------------------------- */
+
+/* One padding word after every 32 shared words, so that threads reading runs of ITEMS
+ * consecutive words (and the coalesced copy) land on 32 different banks. */
+__device__ __forceinline__ unsigned padded(unsigned i)
+{
+    return i + i / WARP;
+}
+
+/* Elements of the tile that starts at base (TILE, or fewer for the last tile). */
+__device__ __forceinline__ unsigned tile_len(size_t base, size_t n)
+{
+    return n - base < (size_t)TILE ? (unsigned)(n - base) : (unsigned)TILE;
+}
+
+/* Copies len input elements into s (padded), zero past len: consecutive threads on consecutive
+ * 16-byte words when the tile is full and the pointer aligned (vec), one int at a time if not. */
+__device__ void load_tile(const int *__restrict__ in, unsigned len, bool vec, unsigned *s)
+{
+    if (vec && len == TILE) {
+        const int4 *in4 = reinterpret_cast<const int4 *>(in);
+        int4 q[ITEMS / 4];
+#pragma unroll
+        for (int j = 0; j < ITEMS / 4; j++) /* all loads in flight before the first use */
+            q[j] = in4[j * BLOCK + threadIdx.x];
+#pragma unroll
+        for (int j = 0; j < ITEMS / 4; j++) {
+            const unsigned i = 4 * (j * BLOCK + threadIdx.x);
+            s[padded(i)] = (unsigned)q[j].x;
+            s[padded(i + 1)] = (unsigned)q[j].y;
+            s[padded(i + 2)] = (unsigned)q[j].z;
+            s[padded(i + 3)] = (unsigned)q[j].w;
+        }
+        return;
+    }
+#pragma unroll
+    for (int j = 0; j < ITEMS; j++) {
+        const unsigned i = j * BLOCK + threadIdx.x;
+        s[padded(i)] = i < len ? (unsigned)in[i] : 0u;
+    }
+}
+
+/* Copies s (padded) back to out[0..len), the same way; never writes past len. */
+__device__ void store_tile(int *__restrict__ out, unsigned len, bool vec, const unsigned *s)
+{
+    if (vec && len == TILE) {
+        int4 *out4 = reinterpret_cast<int4 *>(out);
+#pragma unroll
+        for (int j = 0; j < ITEMS / 4; j++) {
+            const unsigned i = 4 * (j * BLOCK + threadIdx.x);
+            out4[j * BLOCK + threadIdx.x] = make_int4((int)s[padded(i)], (int)s[padded(i + 1)],
+                                                      (int)s[padded(i + 2)], (int)s[padded(i + 3)]);
+        }
+        return;
+    }
+#pragma unroll
+    for (int j = 0; j < ITEMS; j++) {
+        const unsigned i = j * BLOCK + threadIdx.x;
+        if (i < len)
+            out[i] = (int)s[padded(i)];
+    }
+}
+
+/* Exclusive scan of one value per thread over the block (Kogge-Stone with warp shuffles, then
+ * over the warp totals): returns the sum of x over the threads before this one and the block's
+ * sum in *block_total. Every thread must call it (it has barriers). */
+__device__ unsigned block_exclusive_scan(unsigned x, unsigned *s_warp, unsigned *block_total)
+{
+    const unsigned lane = threadIdx.x % WARP, warp = threadIdx.x / WARP;
+    unsigned inc = x;
+#pragma unroll
+    for (int d = 1; d < WARP; d *= 2) {
+        unsigned left = __shfl_up_sync(0xffffffffu, inc, d);
+        if (lane >= (unsigned)d)
+            inc += left;
+    }
+    if (lane == WARP - 1)
+        s_warp[warp] = inc;
+    __syncthreads();
+    if (warp == 0) {
+        unsigned w = lane < WARPS ? s_warp[lane] : 0u;
+#pragma unroll
+        for (int d = 1; d < WARPS; d *= 2) {
+            unsigned left = __shfl_up_sync(0xffffffffu, w, d);
+            if (lane >= (unsigned)d)
+                w += left;
+        }
+        if (lane < WARPS)
+            s_warp[lane] = w;
+    }
+    __syncthreads();
+    *block_total = s_warp[WARPS - 1];
+    return (warp > 0 ? s_warp[warp - 1] : 0u) + inc - x;
+}
+
+/* Sum of one value per thread over the block, returned to every thread. */
+__device__ unsigned block_sum(unsigned x, unsigned *s_warp)
+{
+#pragma unroll
+    for (int d = WARP / 2; d > 0; d /= 2)
+        x += __shfl_xor_sync(0xffffffffu, x, d);
+    if (threadIdx.x % WARP == 0)
+        s_warp[threadIdx.x / WARP] = x;
+    __syncthreads();
+    unsigned total = 0;
+#pragma unroll
+    for (int w = 0; w < WARPS; w++)
+        total += s_warp[w];
+    return total;
+}
+
+/* Rounds a byte count up to 256, so that every level's arrays keep cudaMalloc's alignment. */
+static inline size_t align256(size_t bytes)
+{
+    return (bytes + 255) & ~(size_t)255;
+}
+
+/* 1 when both pointers allow 16-byte vector accesses. */
+static inline bool aligned16(const void *a, const void *b)
+{
+    return (uintptr_t)a % 16 == 0 && (uintptr_t)b % 16 == 0;
+}
+
+/* ---- kernels -------------------------------------------------------------------------------------- */
+
+/* Block b scans tile b of in into out (inclusive). When tile_sums is not NULL it writes the
+ * tile's total to tile_sums[b]; when carries is not NULL it starts tile b (b > 0) from
+ * carries[b - 1], the inclusive scan of the totals of tiles 0..b-1. */
+__global__ void __launch_bounds__(BLOCK)
+    tile_scan_kernel(const int *__restrict__ in, int *__restrict__ out, int *__restrict__ tile_sums,
+                     const int *__restrict__ carries, size_t n, bool vec)
+{
+    __shared__ unsigned s_tile[TILE + TILE / WARP];
+    const size_t base = (size_t)blockIdx.x * TILE;
+    const unsigned len = tile_len(base, n);
+    const unsigned first = threadIdx.x * ITEMS;
+
+    load_tile(in + base, len, vec, s_tile);
+    __syncthreads();
+
+    // TODO(student): the three phases of lab 06 on s_tile. (1) Scan this thread's ITEMS elements
+    // first .. first+ITEMS-1 (through padded()) in registers. (2) block_exclusive_scan of the run
+    // totals gives what precedes the run, and the tile's total. (3) Add it, plus the carry
+    // carries[blockIdx.x - 1] when carries is not NULL and blockIdx.x > 0, to the run and write
+    // the run back to s_tile; when tile_sums is not NULL, one thread writes the total (without
+    // the carry) to tile_sums[blockIdx.x]. Use unsigned arithmetic so sums wrap.
+    (void)first; (void)tile_sums; (void)carries;
+    __syncthreads();
+
+    store_tile(out + base, len, vec, s_tile);
+}
+
+/* Block b writes the total of tile b of in to tile_sums[b]; nothing else. */
+__global__ void __launch_bounds__(BLOCK)
+    tile_reduce_kernel(const int *__restrict__ in, int *__restrict__ tile_sums, size_t n, bool vec)
+{
+    const size_t base = (size_t)blockIdx.x * TILE;
+    const unsigned len = tile_len(base, n);
+    // TODO(student): add up in[base .. base+len) with every thread reading consecutive addresses
+    // (int4 loads as in load_tile when vec && len == TILE, single ints otherwise), combine the
+    // threads' sums with block_sum(), and let one thread write it to tile_sums[blockIdx.x].
+    (void)in; (void)tile_sums; (void)vec; (void)len;
+}
+
+/* Block b adds carries[b] (the inclusive scan of the totals of tiles 0..b) to every element of
+ * tile b + 1 of out: tile 0 needs nothing. */
+__global__ void __launch_bounds__(BLOCK)
+    add_back_kernel(int *__restrict__ out, const int *__restrict__ carries, size_t n, bool vec)
+{
+    const size_t base = ((size_t)blockIdx.x + 1) * TILE;
+    const unsigned len = tile_len(base, n);
+    // TODO(student): read carries[blockIdx.x] once, then add it to out[base .. base+len):
+    // consecutive threads on consecutive int4 words when vec && len == TILE, single ints with a
+    // bound check otherwise (the last tile is short; never touch out past n).
+    (void)out; (void)carries; (void)vec; (void)len;
+}
+
+/* ---- launchers -------------------------------------------------------------------------------------- */
+
+/* Scans every tile of d_in[0..n) into d_out (n > 0), as tile_scan_kernel says. */
+static lab_result launch_tile_scan(const int *d_in, int *d_out, int *d_tile_sums,
+                                   const int *d_carries, size_t n)
+{
+    // TODO(student): launch tile_scan_kernel with one BLOCK-thread block per tile
+    // (CEIL_DIV(n, (size_t)TILE) blocks, vec = aligned16(d_in, d_out)), then LAUNCH_CHECK() and
+    // return LAB_OK instead of the lines below.
+    (void)d_in; (void)d_out; (void)d_tile_sums; (void)d_carries; (void)n; (void)aligned16;
+    return LAB_NOT_IMPLEMENTED;
+}
+
+/* Writes the total of every tile of d_in[0..n) to d_tile_sums (n > 0). */
+static lab_result launch_tile_reduce(const int *d_in, int *d_tile_sums, size_t n)
+{
+    // TODO(student): launch tile_reduce_kernel, one block per tile, then LAUNCH_CHECK().
+    (void)d_in; (void)d_tile_sums; (void)n;
+    return LAB_NOT_IMPLEMENTED;
+}
+
+/* Adds d_carries[t - 1] to every element of tile t of d_out[0..n), for every tile t >= 1. */
+static lab_result launch_add_back(int *d_out, const int *d_carries, size_t n)
+{
+    // TODO(student): with fewer than two tiles there is nothing to add: return LAB_OK. Otherwise
+    // launch add_back_kernel with one block per tile after the first (tiles - 1 blocks), then
+    // LAUNCH_CHECK().
+    (void)d_out; (void)d_carries; (void)n;
+    return LAB_NOT_IMPLEMENTED;
+}
+
+/* ---- the hierarchy ---------------------------------------------------------------------------------- */
+
+/* Bytes of scratch for a scan of n elements: at every level with more than one tile, the tile
+ * totals and their scan (two arrays of ceil(n / TILE) ints), then the same for those totals. */
+static size_t hier_temp_bytes(size_t n)
+{
+    // TODO(student): while n is more than one tile, add 2 * align256(tiles * sizeof(int)) for
+    // tiles = CEIL_DIV(n, TILE) and go on with n = tiles. Return the sum (0 when n <= TILE).
+    (void)n; (void)align256;
+    return 0;
+}
+
+/* Inclusive scan of d_in[0..n) into d_out: tiles, then the totals (recursively), then add back.
+ * d_temp holds hier_temp_bytes(n) bytes: this level's totals and their scan first, then the
+ * scratch of the level below. */
+static lab_result scan_then_propagate(const int *d_in, int *d_out, size_t n, void *d_temp)
+{
+    // TODO(student): n == 0: return LAB_OK. One tile (n <= TILE): launch_tile_scan with no totals
+    // and no carries, done. Otherwise carve this level's arrays out of d_temp: d_sums at d_temp,
+    // d_carries align256(tiles * sizeof(int)) bytes further, the level below after both. Then
+    // launch_tile_scan writing d_sums, scan d_sums into d_carries by calling this function on
+    // the totals (the level below's scratch), and launch_add_back with d_carries. Pass on any
+    // result that is not LAB_OK. Never cudaMalloc here: the caller sized d_temp.
+    (void)d_in; (void)d_out; (void)n; (void)d_temp;
+    return LAB_NOT_IMPLEMENTED;
+}
+
+/* The same result in one pass fewer over the output: add the tiles up, scan the totals, then
+ * scan every tile once more, starting from its carry. Same scratch layout as above. */
+static lab_result reduce_then_scan(const int *d_in, int *d_out, size_t n, void *d_temp)
+{
+    // TODO(student) (extension): as scan_then_propagate, with the same layout of d_temp, but
+    // launch_tile_reduce into d_sums first, scan d_sums into d_carries (recursively), and then
+    // launch_tile_scan of d_in into d_out seeded with d_carries (no totals, no add-back).
+    (void)d_in; (void)d_out; (void)n; (void)d_temp;
+    return LAB_NOT_IMPLEMENTED;
+}
+
+/* ---- test hooks — do not edit ---------------------------------------------------------------------
+ * Known-good entry points into the phases above for tests/lab_07_phases.c, which checks each
+ * phase on its own against a CPU model. They only forward to your functions. */
+
+extern "C" size_t lab07_tile(void)
+{
+    return TILE;
+}
+
+extern "C" size_t lab07_temp_bytes(size_t n)
+{
+    return hier_temp_bytes(n);
+}
+
+extern "C" lab_result lab07_tile_scan(const int *d_in, int *d_out, int *d_tile_sums,
+                                      const int *d_carries, size_t n)
+{
+    return n == 0 ? LAB_OK : launch_tile_scan(d_in, d_out, d_tile_sums, d_carries, n);
+}
+
+extern "C" lab_result lab07_tile_reduce(const int *d_in, int *d_tile_sums, size_t n)
+{
+    return n == 0 ? LAB_OK : launch_tile_reduce(d_in, d_tile_sums, n);
+}
+
+extern "C" lab_result lab07_add_back(int *d_out, const int *d_carries, size_t n)
+{
+    return n == 0 ? LAB_OK : launch_add_back(d_out, d_carries, n);
+}
+
+extern "C" lab_result lab07_scan_totals(const int *d_in, int *d_out, size_t m, void *d_temp,
+                                        int reduce_first)
+{
+    return reduce_first ? reduce_then_scan(d_in, d_out, m, d_temp)
+                        : scan_then_propagate(d_in, d_out, m, d_temp);
+}
+
+/* ---- the lab -------------------------------------------------------------------------------------- */
+
+static const lab_variant VARIANTS[] = {
+    {"scan_then_propagate", "scan tiles, scan totals, add carries back: ~16n bytes",
+     scan_then_propagate, NULL, hier_temp_bytes},
+    {"reduce_then_scan", "add tiles up, scan totals, scan tiles from their carry: ~12n bytes",
+     reduce_then_scan, NULL, hier_temp_bytes},
+};
+
+extern "C" const lab_info LAB = {
+    "07_hierarchical", "Hierarchical scan of any length", LAB_WHOLE, SCAN_INCLUSIVE,
+    0,               /* no tiles visible to the harness: this lab does its own carries */
+    0,               /* no practical limit: as much as device memory holds */
+    (size_t)1 << 28, /* benchmark n */
+    sizeof(VARIANTS) / sizeof(VARIANTS[0]), VARIANTS,
+};
