@@ -17,17 +17,60 @@ ARCH   ?= $(if $(GPU_CC),sm_$(GPU_CC),sm_90)
 BUILD  ?= build
 LABS   := $(sort $(notdir $(wildcard labs/[0-9][0-9]_*)))
 
+# CPU mode (CPU=1): the same .cu files compiled as host C++ against common/cpu/; kernels run as
+# fibers on the CPU, for correctness only (common/cpu/README.md). Chosen automatically for
+# `make test` and `make grade` when nvidia-smi finds no GPU; CPU=0 forces the GPU build. Objects
+# and binaries then live under $(BUILD)/cpu.
+ifeq ($(origin CPU),undefined)
+  ifeq ($(GPU_CC),)
+    ifneq ($(filter test grade,$(MAKECMDGOALS)),)
+      CPU := 1
+      export CPU
+      $(info make: no GPU found (nvidia-smi), so the kernels run in CPU mode: correctness only, no speed (CPU=1))
+    endif
+  endif
+endif
+CPU_MODE := $(filter 1,$(CPU))
+ifneq ($(CPU_MODE),)
+  override BUILD := $(BUILD)/cpu
+endif
+
 DEBUG_FLAGS := $(if $(filter 1,$(DEBUG)),-DLAB_DEBUG_SYNC -g,-O3)
 CFLAGS   := -std=c11 -Wall -Wextra -pedantic $(DEBUG_FLAGS) -Icommon -I$(CUDA_HOME)/include
 NVFLAGS  := -std=c++17 -arch=$(ARCH) -lineinfo $(DEBUG_FLAGS) -Icommon \
             -Xcompiler -Wall,-Wextra --expt-relaxed-constexpr
 LDFLAGS  := -arch=$(ARCH)
+ifneq ($(CPU_MODE),)
+  CFLAGS       := -std=c11 -Wall -Wextra -pedantic $(DEBUG_FLAGS) -DLAB_CPU_MODE -Icommon -Icommon/cpu
+  CPU_CXXFLAGS := -x c++ -std=c++20 -fwrapv -fno-threadsafe-statics $(DEBUG_FLAGS) -DLAB_CPU_MODE \
+                  -Icommon -Icommon/cpu -Wall -Wextra -Wno-unknown-pragmas
+  override NVCC := $(CXX)
+  LDFLAGS      :=
+endif
 
 # ---- the common objects ------------------------------------------------------------------------
 COMMON_C   := check cuda_check harness
 COMMON_OBJ := $(COMMON_C:%=$(BUILD)/common/%.o) $(BUILD)/common/driver.o
 MAIN_OBJ   := $(BUILD)/common/main.o
 COMMON_DEPS := $(wildcard common/*.h)
+ifneq ($(CPU_MODE),)
+  COMMON_OBJ  += $(BUILD)/common/cpu_runtime.o
+  COMMON_DEPS += $(wildcard common/cpu/*.h) common/cpu/cuda/atomic common/cpu/rewrite.py
+  override GRADE_ARGS += --cpu
+endif
+
+# How a .cu file becomes an object: nvcc, or in CPU mode common/cpu/rewrite.py (launches and
+# __shared__ arrays) followed by the host C++ compiler.
+ifeq ($(CPU_MODE),)
+CU_COMPILE = $(NVCC) $(NVFLAGS) -c $(1) -o $(2)
+else
+CU_COMPILE = $(PYTHON) common/cpu/rewrite.py $(1) -o $(2:.o=.cpu.cpp) && \
+             $(CXX) $(CPU_CXXFLAGS) -iquote $(dir $(1)) -c $(2:.o=.cpu.cpp) -o $(2)
+endif
+
+$(BUILD)/common/cpu_runtime.o: common/cpu/runtime.cpp $(COMMON_DEPS)
+	@mkdir -p $(@D)
+	$(CXX) $(CPU_CXXFLAGS) -c $< -o $@
 
 $(BUILD)/common/%.o: common/%.c $(COMMON_DEPS)
 	@mkdir -p $(@D)
@@ -35,12 +78,12 @@ $(BUILD)/common/%.o: common/%.c $(COMMON_DEPS)
 
 $(BUILD)/common/%.o: common/%.cu $(COMMON_DEPS)
 	@mkdir -p $(@D)
-	$(NVCC) $(NVFLAGS) -c $< -o $@
+	$(call CU_COMPILE,$<,$@)
 
 # ---- lab binaries: build/<labs|solutions>/<NN_name>/scan ----------------------------------------
 $(BUILD)/%/scan.o: %/scan.cu $(COMMON_DEPS)
 	@mkdir -p $(@D)
-	$(NVCC) $(NVFLAGS) -c $< -o $@
+	$(call CU_COMPILE,$<,$@)
 
 $(BUILD)/%/scan: $(BUILD)/%/scan.o $(COMMON_OBJ) $(MAIN_OBJ)
 	$(NVCC) $(LDFLAGS) $^ -o $@
@@ -60,6 +103,7 @@ help:
 	@echo "  make test               the test suite (installs Criterion if it can)"
 	@echo "  make test-extended      GPU only: the kernel tests plus n = 2^31 + 7 (needs ~35 GB RAM)"
 	@echo "  make run LAB=03         build and run one lab; ARGS='--n 2^20+7 --variant 1' passes options"
+	@echo "  make run LAB=03 CPU=1   the same in CPU mode: no GPU needed, correctness only (also CPU=1 for test, grade)"
 	@echo "  make all                build every lab binary of SRC (labs by default)"
 	@echo "  make clean              remove build/"
 	@echo ""
@@ -86,7 +130,7 @@ lab-common: $(COMMON_OBJ) $(MAIN_OBJ)
 lab-binary: $(COMMON_OBJ) $(MAIN_OBJ)
 	@test -n "$(LAB_SRC)" -a -n "$(LAB_OUT)" || { echo "make lab-binary: set LAB_SRC=path/scan.cu and LAB_OUT=path/binary" >&2; exit 2; }
 	@mkdir -p $(dir $(LAB_OUT))
-	$(NVCC) $(NVFLAGS) -c $(LAB_SRC) -o $(LAB_OUT).o
+	$(call CU_COMPILE,$(LAB_SRC),$(LAB_OUT).o)
 	$(NVCC) $(LDFLAGS) $(LAB_OUT).o $(COMMON_OBJ) $(MAIN_OBJ) -o $(LAB_OUT)
 
 clean:
@@ -131,15 +175,87 @@ $(BUILD)/tests/test_harness: $(BUILD)/tests/test_harness.o $(COMMON_OBJ)
 # with the reference solution.
 .SECONDEXPANSION:
 $(BUILD)/tests/kernels_%: $(BUILD)/tests/test_lab.o $(TEST_SUPPORT) \
-    $$(patsubst tests/%.c,$(BUILD)/tests/%.o,$$(wildcard tests/lab_$$(firstword $$(subst _, ,$$*))_*.c)) \
+    $$(addprefix $(BUILD)/,$$(addsuffix .o,$$(basename $$(wildcard tests/lab_$$(firstword $$(subst _, ,$$*))_*.c)))) \
     $(BUILD)/solutions/%/scan.o $(COMMON_OBJ)
 	$(NVCC) $(LDFLAGS) $^ -o $@ $(TEST_LIBS)
 
 TEST_BINS := $(BUILD)/tests/test_check $(BUILD)/tests/test_harness $(LABS:%=$(BUILD)/tests/kernels_%)
 
-test: check-criterion $(TEST_BINS) $(LABS:%=$(BUILD)/labs/%/scan) $(LABS:%=$(BUILD)/solutions/%/scan)
+test: check-criterion $(TEST_BINS) $(LABS:%=$(BUILD)/labs/%/scan) $(LABS:%=$(BUILD)/solutions/%/scan) cpu-fixtures
 	LAB_BUILD_DIR=$(abspath $(BUILD)) $(PYTHON) tests/run_tests.py --build $(BUILD) $(TEST_BINS)
 
 # The extended suite: the kernel tests again with LAB_TEST_EXTENDED=1 (adds n = 2^31 + 7).
 test-extended: check-criterion $(LABS:%=$(BUILD)/tests/kernels_%)
 	LAB_TEST_EXTENDED=1 LAB_BUILD_DIR=$(abspath $(BUILD)) $(PYTHON) tests/run_tests.py --build $(BUILD) --no-python $(LABS:%=$(BUILD)/tests/kernels_%)
+
+# CPU mode's own tests (tests/test_cpu_mode.py) run deliberately broken kernels,
+# tests/cpu_fixtures/*.cu, built as lab binaries in CPU mode: $(BUILD)/cpu/cpu_fixtures/NAME/scan
+# (a GPU build makes them with a CPU-mode sub-make). In CPU mode the kernel tests run up to
+# n = LAB_TEST_MAX_N (CPU_TEST_MAX_N, default 70000; tests/lab_cases.c keeps every tile edge case).
+CPU_FIXTURES := $(sort $(basename $(notdir $(wildcard tests/cpu_fixtures/*.cu))))
+CPU_TEST_MAX_N ?= 70000
+.PHONY: cpu-fixtures
+ifneq ($(CPU_MODE),)
+cpu-fixtures: $(CPU_FIXTURES:%=$(BUILD)/cpu_fixtures/%/scan)
+
+$(BUILD)/cpu_fixtures/%/scan.o: tests/cpu_fixtures/%.cu $(COMMON_DEPS) tests/cpu_fixtures/fixture.h
+	@mkdir -p $(@D)
+	$(call CU_COMPILE,$<,$@)
+
+test test-extended: export LAB_TEST_MAX_N := $(or $(LAB_TEST_MAX_N),$(CPU_TEST_MAX_N))
+test test-extended: export CPU_SCHED_QUIET := 1
+else
+cpu-fixtures:
+	@$(MAKE) --no-print-directory CPU=1 BUILD=$(BUILD) cpu-fixtures
+endif
+
+# ---- slides and diagrams (owned by the handouts/slides work; see slides/README.md) ---------------
+# make diagrams: regenerate slides/diagrams/*.svg from slides/make_diagrams.py (standard library).
+# make slides:   render every deck slides/NN_*.md to HTML under $(BUILD)/slides with the Marp CLI
+#                (installed on first use into slides/node_modules from slides/package-lock.json),
+#                and to PDF as well when a Chromium or Chrome is installed (CHROME_PATH overrides).
+SLIDES_OUT   := $(BUILD)/slides
+SLIDE_DECKS  := $(sort $(wildcard slides/[0-9][0-9]_*.md))
+MARP         := slides/node_modules/.bin/marp
+CHROME_PATH  ?= $(firstword $(foreach b,chromium chromium-browser google-chrome google-chrome-stable,$(shell command -v $(b) 2>/dev/null)))
+
+.PHONY: diagrams slides
+diagrams:
+	$(PYTHON) slides/make_diagrams.py
+
+$(MARP): slides/package.json
+	@command -v npm >/dev/null 2>&1 || { echo "make slides: npm is missing: install Node.js 18 or newer with npm (Debian/Ubuntu: sudo apt-get install nodejs npm), then run make slides again" >&2; exit 1; }
+	@echo "make slides: installing the Marp CLI into slides/node_modules (once)" >&2
+	cd slides && npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+slides: $(MARP)
+	@mkdir -p $(SLIDES_OUT)/diagrams
+	cp slides/diagrams/*.svg $(SLIDES_OUT)/diagrams/
+	@for deck in $(SLIDE_DECKS); do \
+	  name=$$(basename $$deck .md); \
+	  $(MARP) --no-stdin --html --allow-local-files $$deck -o $(SLIDES_OUT)/$$name.html >/dev/null 2>&1 \
+	    || { echo "make slides: marp failed on $$deck (run $(MARP) $$deck to see why)" >&2; exit 1; }; \
+	  if [ -n "$(CHROME_PATH)" ]; then \
+	    CHROME_PATH="$(CHROME_PATH)" CHROME_NO_SANDBOX=1 $(MARP) --no-stdin --pdf --allow-local-files $$deck -o $(SLIDES_OUT)/$$name.pdf >/dev/null 2>&1 \
+	      || { echo "make slides: PDF of $$deck failed (HTML is fine); set CHROME_PATH to a working Chromium" >&2; exit 1; }; \
+	  fi; \
+	  echo "  $(SLIDES_OUT)/$$name.html$(if $(CHROME_PATH), and .pdf)"; \
+	done
+	@$(if $(CHROME_PATH),:,echo "make slides: no Chromium or Chrome found, so HTML only (install chromium for PDF)")
+
+# ---- benchmark (lab 08 / issue 8): every lab against CUB DeviceScan and a device memcpy -----------
+# make bench: the reference solutions (SRC=labs on the command line: the student's labs) for
+# n = 2^10 ... 2^28, table on stdout, CSV and SVG plot under $(BUILD)/bench. BENCH_ARGS passes
+# options to grader/bench.py ('--step 1', '--huge' for 2^31 + 7, '--labs 07,08'); see
+# grader/BENCH.md. CUB is used by the anchor program only, never by a lab or a test.
+BENCH_SRC  := $(if $(filter file,$(origin SRC)),solutions,$(SRC))
+BENCH_ARGS ?=
+
+$(BUILD)/bench/bench_cub: $(BUILD)/common/bench_cub.o $(BUILD)/common/check.o $(BUILD)/common/cuda_check.o
+	@mkdir -p $(@D)
+	$(NVCC) $(LDFLAGS) $^ -o $@
+
+.PHONY: bench
+bench: $(BUILD)/bench/bench_cub $(LABS:%=$(BUILD)/$(BENCH_SRC)/%/scan)
+	$(PYTHON) grader/bench.py --build $(BUILD) --src $(BENCH_SRC) --out $(BUILD)/bench $(BENCH_ARGS)

@@ -17,6 +17,7 @@ handouts state, so the pictures, the counts and the text cannot drift apart.
 """
 import argparse
 import os
+import re
 import sys
 from xml.sax.saxutils import escape
 
@@ -74,13 +75,14 @@ class Network:
     """An algorithm's whole program on n elements plus what running it produced."""
 
     def __init__(self, name, title, n, steps, scan="inclusive", lanes=None, lane_labels=None,
-                 groups=(), note=""):
+                 groups=(), note="", init=None):
         self.name, self.title, self.n, self.steps = name, title, n, steps
         self.scan = scan                      # "inclusive" or "exclusive"
         self.lanes = lanes if lanes is not None else n   # data lanes plus any extra lanes
         self.lane_labels = lane_labels or ["x%d" % i for i in range(self.lanes)]
         self.groups = list(groups)            # (first lane, last lane, label) brackets on top
         self.note = note
+        self.init = init                      # lane values before step 0 (default: x_i in lane i)
         self.history = run(self)              # lane values before step 0 and after each step
 
     @property
@@ -99,10 +101,11 @@ class Network:
 
 
 def run(net):
-    """Runs net's steps on symbolic inputs; returns the lane values before and after each step.
+    """Runs net's steps on symbolic inputs (lane i starts as x_i unless net.init says otherwise); returns the lane values before and after each step.
     Raises NotAScan if an addition joins ranges that do not touch or the end result is not the
     network's scan of its n data lanes."""
-    lanes = [(i, i) if i < net.n else ZERO for i in range(net.lanes)]
+    lanes = list(net.init) if net.init else [(i, i) if i < net.n else ZERO
+                                             for i in range(net.lanes)]
     history = [list(lanes)]
     for step in net.steps:
         new = list(lanes)
@@ -118,7 +121,7 @@ def run(net):
             elif op.kind == "zero":
                 new[op.dst] = ZERO
             elif op.kind == "load_add":
-                new[op.dst] = add((op.k, op.k), lanes[op.dst])
+                new[op.dst] = add(lanes[op.dst], (op.k, op.k))
             else:
                 raise ValueError(op.kind)
         lanes = new
@@ -149,14 +152,17 @@ def serial(n):
 
 
 def naive(n):
-    """Lab 02: thread i sums x[i], x[i-1], ..., x[0] by itself; in step k every thread i >= k
-    loads x[i-k] and adds it. No thread shares anything, so the work is n(n-1)/2."""
+    """Lab 02: thread i sums x[0], x[1], ..., x[i] by itself, as the lab's loop does: it starts
+    from x[0] (added to a zero total: not counted) and in step k every thread i >= k loads x[k]
+    and adds it. No thread shares anything, so the work is n(n-1)/2."""
     steps = []
     for k in range(1, n):
-        ops = [Op("load_add", i, [i], k=i - k) for i in range(k, n)]
-        steps.append(Step(ops, "load %d" % k))
+        ops = [Op("load_add", i, [i], k=k) for i in range(k, n)]
+        steps.append(Step(ops, "j = %d" % k))
     return Network("naive", "Naive scan: thread i adds up x0..xi alone", n, steps,
-                   note="a dot in column i: thread i loads the input named in it and adds it")
+                   init=[(0, 0)] * n, lane_labels=["thread %d" % i for i in range(n)],
+                   note="every thread starts from x0; a dot in column i: thread i loads the input "
+                   "named in it and adds it")
 
 
 def kogge_stone(n, hazard_demo=False):
@@ -329,6 +335,224 @@ def lookback(tiles=8, start=(0, 0, 2, 0, 1, 3, 1, 4)):
     return ticks, events
 
 
+# ---- the work tables in the handouts ------------------------------------------------------------
+# A handout's "Work and steps" section holds a Markdown table whose rows named exactly
+# "additions" and "steps" give a formula in one size variable (n, or e.g. T for a tile) and the
+# values for concrete sizes under headers such as "n = 8" or "n = 2^16":
+#     | quantity | formula | n = 8 | n = 16 |
+#     | additions | n·log2 n − (n − 1) | 17 | 49 |
+# tests/test_diagrams.py compares those formulas with the counts of the networks above, and
+# tests/test_handouts.py checks every number in such a row against its formula.
+
+WORK_ROWS = ("additions", "steps")   # also "additions, phase 1" etc.: the phases add up
+
+
+class FormulaError(ValueError):
+    pass
+
+
+def _tokens(text):
+    """Splits a formula written for people (n·log2 n − (n − 1), n(n+1)/2, 2^16) into tokens."""
+    t = text.strip().strip("`$").replace("**", "")
+    for a, b in (("\u2212", "-"), ("\u2013", "-"), ("\u00b7", "*"), ("\u22c5", "*"),
+                 ("\u00d7", "*"), ("\u00b2", "^2"), ("\u00b3", "^3"), ("\\cdot", "*"),
+                 ("\\times", "*"), ("\\log_2", "log2"), ("log_2", "log2"), ("log\u2082", "log2"),
+                 ("lg", "log2"), ("{", "("), ("}", ")"), ("`", ""), ("$", ""), (",", ""),
+                 ("\u2009", ""), ("\u202f", ""), ("_", "")):
+        t = t.replace(a, b)
+    out, i = [], 0
+    while i < len(t):
+        c = t[i]
+        if c.isspace():
+            i += 1
+        elif t.startswith("log2", i):
+            out.append(("log2", None))
+            i += 4
+        elif c.isdigit():
+            j = i
+            while j < len(t) and (t[j].isdigit() or t[j] == "."):
+                j += 1
+            out.append(("num", t[i:j]))
+            i = j
+        elif c.isalpha():
+            out.append(("var", c))
+            i += 1
+        elif c in "+-*/^()":
+            out.append((c, None))
+            i += 1
+        else:
+            raise FormulaError("unexpected %r in %r" % (c, text))
+    return out
+
+
+def parse_formula(text):
+    """Returns (variables used, f) where f(env) evaluates the formula exactly (a Fraction); env
+    maps each variable to its value, or is one number given to every variable. Raises
+    FormulaError when it cannot read the text."""
+    from fractions import Fraction
+    toks = _tokens(text)
+    pos = [0]
+    used = set()
+
+    def peek():
+        return toks[pos[0]][0] if pos[0] < len(toks) else None
+
+    def take(kind=None):
+        if pos[0] >= len(toks) or (kind and toks[pos[0]][0] != kind):
+            raise FormulaError("cannot read %r" % text)
+        pos[0] += 1
+        return toks[pos[0] - 1]
+
+    def expr():
+        f = term()
+        while peek() in ("+", "-"):
+            op = take()[0]
+            g = term()
+            f = (lambda a, b: lambda v: a(v) + b(v))(f, g) if op == "+" else \
+                (lambda a, b: lambda v: a(v) - b(v))(f, g)
+        return f
+
+    def term():
+        f = unary()
+        while peek() in ("*", "/", "num", "var", "(", "log2"):
+            op = take()[0] if peek() in ("*", "/") else "*"   # 2(n - 1): implicit product
+            g = unary()
+            f = (lambda a, b: lambda v: a(v) * b(v))(f, g) if op == "*" else \
+                (lambda a, b: lambda v: a(v) / b(v))(f, g)
+        return f
+
+    def unary():
+        if peek() == "-":
+            take()
+            g = unary()
+            return lambda v: -g(v)
+        return power()
+
+    def power():
+        f = primary()
+        if peek() == "^":
+            take()
+            g = unary()
+            return lambda v: f(v) ** int(g(v))
+        return f
+
+    def primary():
+        kind, val = take()
+        if kind == "num":
+            c = Fraction(val)
+            return lambda v: c
+        if kind == "var":
+            used.add(val)
+
+            def var(v, name=val):
+                if isinstance(v, dict):
+                    if name not in v:
+                        raise FormulaError("no value for %s in %r" % (name, text))
+                    return Fraction(v[name])
+                return Fraction(v)
+            return var
+        if kind == "(":
+            f = expr()
+            take(")")
+            return f
+        if kind == "log2":
+            g = power()
+
+            def log2(v):
+                x = g(v)
+                k = int(x).bit_length() - 1
+                if x.denominator != 1 or x <= 0 or 1 << k != x:
+                    raise FormulaError("log2 of %s is not a whole number" % x)
+                return Fraction(k)
+            return log2
+        raise FormulaError("cannot read %r" % text)
+
+    f = expr()
+    if pos[0] != len(toks):
+        raise FormulaError("cannot read %r" % text)
+    return used, f
+
+
+def parse_number(cell):
+    """A table cell as an integer ("1,048,576", "2^16", "67108863"), or None if it is not one."""
+    try:
+        used, f = parse_formula(cell)
+    except FormulaError:
+        return None
+    if used:
+        return None
+    v = f(0)
+    return int(v) if v.denominator == 1 else None
+
+
+def markdown_section(text, title):
+    """The body of the level-2 section whose heading starts with title, or None."""
+    lines = text.splitlines()
+    body, inside = [], False
+    for line in lines:
+        if line.startswith("## "):
+            if inside:
+                break
+            inside = line[3:].strip().lower().startswith(title.lower())
+            continue
+        if inside:
+            body.append(line)
+    return "\n".join(body) if inside or body else None
+
+
+def parse_sizes(header):
+    """A column header such as "n = 8", "n = 2^16" or "B = 256, C = 8" as {variable: value},
+    or None when it is not one."""
+    env = {}
+    for part in header.replace("`", "").replace("*", "").split(","):
+        m = re.match(r"^\s*([A-Za-z])\s*=\s*(.+?)\s*$", part)
+        if not m:
+            return None
+        v = parse_number(m.group(2))
+        if v is None:
+            return None
+        env[m.group(1)] = v
+    return env or None
+
+
+def work_rows(section):
+    """Rows of the section's Markdown tables named "additions", "steps", or "additions, <part>":
+    a list of dicts with name, formula, vars (its variables), f (f(env)), error (why the formula
+    could not be read, else None) and cells [(env, text)] for every column whose header names
+    the sizes ("n = 8", "B = 256, C = 8")."""
+    rows = []
+    header = None
+    for line in section.splitlines():
+        s = line.strip()
+        if not s.startswith("|"):
+            header = None
+            continue
+        cells = [c.strip() for c in s.strip("|").split("|")]
+        if header is None:
+            header = cells
+            continue
+        if all(set(c) <= set("-: ") for c in cells):
+            continue
+        name = cells[0].replace("*", "").replace("`", "").strip().lower()
+        if not (name in WORK_ROWS or name.startswith("additions,")) or len(cells) < 2:
+            continue
+        row = {"name": name, "formula": cells[1], "vars": set(), "f": None, "error": None,
+               "cells": []}
+        try:
+            used, f = parse_formula(cells[1])
+            if not used:
+                raise FormulaError("the formula uses no size variable")
+            row["vars"], row["f"] = used, f
+        except FormulaError as e:
+            row["error"] = str(e)
+        for h, c in zip(header[2:], cells[2:]):
+            env = parse_sizes(h)
+            if env and row["vars"] <= set(env):
+                row["cells"].append((env, c))
+        rows.append(row)
+    return rows
+
+
 # ---- SVG drawing -------------------------------------------------------------------------------
 
 # Okabe-Ito colours (readable for the common kinds of colour blindness), one per step.
@@ -403,7 +627,8 @@ def draw_network(net):
         svg.text((lx(a) + lx(b)) / 2, y - 5, label, size=12, fill="#555")
     y_end = top + dy * len(net.steps)
     for i in range(net.lanes):
-        svg.text(lx(i), top - 16, net.lane_labels[i], size=13, weight="bold")
+        label = net.lane_labels[i]
+        svg.text(lx(i), top - 16, label, size=13 if len(label) <= 4 else 11, weight="bold")
         svg.line(lx(i), top - 8, lx(i), y_end + 8, "#D8D8D8", 2)
     # a band on the left names each phase once
     phase_prev = None

@@ -1,0 +1,266 @@
+"""Tests of the handouts (labs/NN_name/README.md), their answers and the course overview
+(unittest, standard library, no GPU).
+
+A handout fails when it lacks a required section or its solutions/NN_name/ANSWERS.md, when its
+Grading table or speed sentence disagrees with grader/config.json (the lab's entry merged over
+"defaults"), when a number in its work table disagrees with the row's own formula, when it
+embeds a diagram that does not exist, when "What to write" leaves out a function that holds a
+TODO(student) hole, or when "Run, test, grade" leaves out one of the agreed commands.
+A lab whose handout does not exist yet is skipped, naming it; the config comparison is skipped
+while grader/config.json does not exist.
+"""
+import glob
+import importlib.util
+import json
+import os
+import re
+import unittest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CONFIG = os.path.join(ROOT, "grader", "config.json")
+
+_spec = importlib.util.spec_from_file_location(
+    "make_diagrams", os.path.join(ROOT, "slides", "make_diagrams.py"))
+md = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(md)
+
+SECTIONS = ["Objective", "Background", "Data flow", "Work and steps", "What to write",
+            "Run, test, grade", "Grading", "Common mistakes", "Questions"]
+POINT_ROWS = [("correctness", "correctness"), ("memory safety and races", "sanitizer"),
+              ("speed", "speed")]
+
+
+def lab_dirs():
+    return sorted(d for d in glob.glob(os.path.join(ROOT, "labs", "[0-9][0-9]_*"))
+                  if os.path.isdir(d))
+
+
+def read(path):
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
+def merged(defaults, override):
+    """defaults with override merged in, key by key (as the grader merges a lab's entry)."""
+    out = dict(defaults)
+    for k, v in override.items():
+        out[k] = merged(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
+    return out
+
+
+def lab_settings(lab_id):
+    """The grading settings of one lab, or None while grader/config.json does not exist."""
+    if not os.path.exists(CONFIG):
+        return None
+    cfg = json.loads(read(CONFIG))
+    return merged(cfg["defaults"], cfg.get("labs", {}).get(lab_id) or {})
+
+
+def number(text):
+    return float(text.strip().rstrip("×x").strip())
+
+
+def check_grading(tc, text, settings, where):
+    """The Grading table's points and the speed sentence equal the settings."""
+    table = {}
+    for line in text.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if line.strip().startswith("|") and len(cells) == 2:
+            table[cells[0].lower()] = cells[1]
+    for label, key in POINT_ROWS:
+        tc.assertIn(label, table, "%s: the Grading table has no row '%s'" % (where, label))
+        tc.assertEqual(number(table[label]), float(settings["points"][key]),
+                       "%s: %s is %s points in the handout but %s in grader/config.json"
+                       % (where, label, table[label], settings["points"][key]))
+    m = re.search(r"Speed points are full at or below ([0-9.]+)× the reference solution's time "
+                  r"and fall linearly to 0 at ([0-9.]+)×\.", text)
+    tc.assertIsNotNone(m, "%s: the speed sentence of the Grading section is missing or reworded"
+                       % where)
+    tc.assertEqual(float(m.group(1)), float(settings["speed"]["full_at"]),
+                   "%s: full speed points at %s× in the handout, %s× in grader/config.json"
+                   % (where, m.group(1), settings["speed"]["full_at"]))
+    tc.assertEqual(float(m.group(2)), float(settings["speed"]["zero_at"]),
+                   "%s: zero speed points at %s× in the handout, %s× in grader/config.json"
+                   % (where, m.group(2), settings["speed"]["zero_at"]))
+
+
+def hole_functions(source):
+    """Names of the functions that contain a TODO(student) marker in a scan.cu: the last
+    definition that starts at column 0 before each marker (qualifiers such as __global__,
+    templates and __launch_bounds__(...) are skipped)."""
+    names = []
+    current = None
+    for line in source.splitlines():
+        head = re.sub(r"__launch_bounds__\s*\([^)]*\)|template\s*<[^>]*>", "", line)
+        m = re.match(r"^[A-Za-z_][\w\s\*:<>,]*?\b([A-Za-z_]\w*)\s*\(", head)
+        if m and not line.rstrip().endswith(";") and not line.startswith(("#", "//", "/*", " ")):
+            current = m.group(1)
+        if "TODO(student)" in line and current and current not in names:
+            names.append(current)
+    return names
+
+
+class Handouts(unittest.TestCase):
+    def each_handout(self):
+        """(lab directory, lab id, handout text) for the labs that have a handout; skips the
+        test, naming the labs, when some have none yet (after checking the others)."""
+        missing = []
+        for d in lab_dirs():
+            lab_id = os.path.basename(d)
+            path = os.path.join(d, "README.md")
+            if not os.path.exists(path):
+                missing.append(lab_id)
+                continue
+            yield d, lab_id, read(path)
+        if missing:
+            self.skipTest("no handout yet for %s" % ", ".join(missing))
+
+    def test_sections_in_order(self):
+        for d, lab_id, text in self.each_handout():
+            with self.subTest(lab=lab_id):
+                heads = [h.strip() for h in re.findall(r"(?m)^## (.+)$", text)]
+                at = []
+                for want in SECTIONS:
+                    idx = [i for i, h in enumerate(heads) if h.lower().startswith(want.lower())]
+                    self.assertTrue(idx, "labs/%s/README.md has no '## %s' section" % (lab_id, want))
+                    at.append(idx[0])
+                self.assertEqual(at, sorted(at), "labs/%s/README.md: sections out of order (%s)"
+                                 % (lab_id, ", ".join(heads)))
+
+    def test_answers_exist(self):
+        for d, lab_id, text in self.each_handout():
+            with self.subTest(lab=lab_id):
+                questions = re.findall(r"(?m)^\d+\. ", md.markdown_section(text, "Questions") or "")
+                self.assertTrue(3 <= len(questions) <= 5, "labs/%s/README.md: %d questions, want "
+                                "3 to 5 (numbered '1. ')" % (lab_id, len(questions)))
+                path = os.path.join(ROOT, "solutions", lab_id, "ANSWERS.md")
+                self.assertTrue(os.path.exists(path), "solutions/%s/ANSWERS.md is missing" % lab_id)
+                answers = re.findall(r"(?m)^\d+\. ", read(path))
+                self.assertGreaterEqual(len(answers), len(questions),
+                                        "solutions/%s/ANSWERS.md answers %d of %d questions"
+                                        % (lab_id, len(answers), len(questions)))
+
+    def test_grading_agrees_with_config(self):
+        if not os.path.exists(CONFIG):
+            self.skipTest("grader/config.json does not exist yet")
+        for d, lab_id, text in self.each_handout():
+            with self.subTest(lab=lab_id):
+                section = md.markdown_section(text, "Grading")
+                self.assertIsNotNone(section)
+                check_grading(self, section, lab_settings(lab_id), "labs/%s/README.md" % lab_id)
+
+    def test_diagrams_embedded_and_present(self):
+        for d, lab_id, text in self.each_handout():
+            with self.subTest(lab=lab_id):
+                flow = md.markdown_section(text, "Data flow") or ""
+                self.assertRegex(flow, r"!\[[^\]]*\]\(\.\./\.\./slides/diagrams/[\w]+\.svg\)",
+                                 "labs/%s/README.md: Data flow embeds no generated diagram"
+                                 % lab_id)
+                for img in re.findall(r"!\[[^\]]*\]\(([^)\s]+)\)", text):
+                    if "://" not in img:
+                        self.assertTrue(os.path.exists(os.path.join(d, img)),
+                                        "labs/%s/README.md: image %s does not exist" % (lab_id, img))
+
+    def test_work_table_numbers_follow_their_formulas(self):
+        for d, lab_id, text in self.each_handout():
+            with self.subTest(lab=lab_id):
+                work = md.markdown_section(text, "Work and steps")
+                self.assertTrue(work and "|" in work,
+                                "labs/%s/README.md: Work and steps has no table" % lab_id)
+                for row in md.work_rows(work):
+                    if row["f"] is None:
+                        self.fail("labs/%s/README.md, row '%s': cannot read the formula %r: %s"
+                                  % (lab_id, row["name"], row["formula"], row["error"]))
+                    for env, cell in row["cells"]:
+                        got = md.parse_number(cell)
+                        if got is None:
+                            continue  # a remark rather than a number
+                        at = ", ".join("%s = %d" % kv for kv in sorted(env.items()))
+                        self.assertEqual(got, row["f"](env),
+                                         "labs/%s/README.md: %s at %s is %s in the table but %s "
+                                         "by its formula %s" % (lab_id, row["name"], at, cell,
+                                                                row["f"](env), row["formula"]))
+
+    def test_what_to_write_names_every_hole(self):
+        for d, lab_id, text in self.each_handout():
+            src = os.path.join(d, "scan.cu")
+            if not os.path.exists(src):
+                continue
+            with self.subTest(lab=lab_id):
+                holes = hole_functions(read(src))
+                self.assertTrue(holes, "labs/%s/scan.cu has no TODO(student) marker" % lab_id)
+                section = md.markdown_section(text, "What to write") or ""
+                for name in holes:
+                    self.assertRegex(section, r"\b%s\b" % re.escape(name),
+                                     "labs/%s/README.md: What to write does not mention %s, "
+                                     "which holds a TODO(student)" % (lab_id, name))
+
+    def test_run_section_has_the_commands(self):
+        for d, lab_id, text in self.each_handout():
+            nn = lab_id[:2]
+            with self.subTest(lab=lab_id):
+                section = md.markdown_section(text, "Run, test, grade") or ""
+                for cmd in ("make run LAB=%s" % nn, "make run LAB=%s SRC=solutions" % nn,
+                            "make test", "make grade", "make run LAB=%s CPU=1" % nn):
+                    self.assertIn(cmd, section, "labs/%s/README.md: Run, test, grade lacks `%s`"
+                                  % (lab_id, cmd))
+
+
+class Overview(unittest.TestCase):
+    PATH = os.path.join(ROOT, "labs", "README.md")
+
+    def test_overview_lists_every_lab(self):
+        self.assertTrue(os.path.exists(self.PATH), "labs/README.md (the course overview) is missing")
+        text = read(self.PATH)
+        for d in lab_dirs():
+            self.assertIn(os.path.basename(d), text, "labs/README.md does not list %s"
+                          % os.path.basename(d))
+        for want in ("Prerequisites", "Grading", "CPU mode"):
+            self.assertIn(want, text)
+
+    def test_overview_grading_agrees_with_config(self):
+        if not os.path.exists(CONFIG):
+            self.skipTest("grader/config.json does not exist yet")
+        section = md.markdown_section(read(self.PATH), "Grading")
+        self.assertIsNotNone(section, "labs/README.md has no '## Grading' section")
+        check_grading(self, section, lab_settings("defaults-only"), "labs/README.md")
+
+
+class CheckerCatchesDisagreement(unittest.TestCase):
+    """The checks above are not vacuous: they fail on a handout that disagrees."""
+
+    GOOD = ("| part | points |\n|---|---|\n| correctness | 60 |\n| memory safety and races | 10 |\n"
+            "| speed | 30 |\n\nSpeed points are full at or below 1.25× the reference solution's "
+            "time and fall linearly to 0 at 3×.\n")
+    SETTINGS = {"points": {"correctness": 60, "sanitizer": 10, "speed": 30},
+                "speed": {"full_at": 1.25, "zero_at": 3.0}}
+
+    def test_grading_checker(self):
+        check_grading(self, self.GOOD, self.SETTINGS, "good")
+        for bad in (self.GOOD.replace("| 60 |", "| 50 |"), self.GOOD.replace("1.25×", "1.5×"),
+                    self.GOOD.replace("at 3×", "at 4×"), self.GOOD.replace("| speed | 30 |\n", "")):
+            with self.assertRaises(AssertionError):
+                check_grading(self, bad, self.SETTINGS, "bad")
+
+    def test_work_rows(self):
+        table = ("| quantity | formula | n = 8 | n = 2^16 |\n|---|---|---|---|\n"
+                 "| additions | n·log2 n − (n − 1) | 17 | 983041 |\n| steps | log2 n | 3 | 16 |\n")
+        rows = {r["name"]: r for r in md.work_rows(table)}
+        self.assertEqual(rows["additions"]["cells"], [({"n": 8}, "17"), ({"n": 65536}, "983041")])
+        self.assertEqual(rows["additions"]["f"]({"n": 65536}), 983041)
+        self.assertEqual(rows["steps"]["f"](8), 3)
+        two = ("| quantity | formula | B = 4, C = 4 |\n|---|---|---|\n"
+               "| additions, phase 2 | `B log2 B − B + 1` | 5 |\n| steps | (C − 1) + log2 B + 1 | 6 |\n")
+        rows = md.work_rows(two)
+        self.assertEqual([r["f"](env) for r in rows for env, _ in r["cells"]], [5, 6])
+
+    def test_hole_functions(self):
+        src = ("template <int C>\n__global__ void __launch_bounds__(256) k_kernel(const int *in)\n{\n"
+               "    // TODO(student): x\n}\n"
+               "static lab_result launch(const int *d_in, size_t n)\n{\n    foo(n);\n"
+               "    // TODO(student): y\n}\n")
+        self.assertEqual(hole_functions(src), ["k_kernel", "launch"])
+
+
+if __name__ == "__main__":
+    unittest.main()
