@@ -1,0 +1,356 @@
+/* 08_decoupled_lookback — a single-pass scan: each tile learns its carry from its predecessors'
+ * published sums instead of from a second kernel.
+ *
+ * What changes from 07: 07 reads the input twice (once to sum the tiles, once to scan them) and
+ * launches several kernels. Here one kernel reads each element once and writes it once, about
+ * 8n bytes, so it can run close to the speed of a plain copy. Each tile publishes a 64-bit
+ * descriptor {status, epoch, value}: first its own total (status AGGREGATE), later its inclusive
+ * prefix (status PREFIX). A tile finds its carry by looking back over its predecessors, a warp
+ * reading a window of 32 descriptors at once, adding aggregates until it meets a prefix.
+ * Tiles are numbered by an atomic ticket, not by blockIdx, so a tile only ever waits for tiles
+ * whose blocks are already running (the forward-progress argument in README.md).
+ *
+ * Scratch (temp_bytes): word 0 = (epoch << 32) | next ticket; words 16.. = one descriptor per
+ * tile. Zero-filled once; each call leaves word 0 ready for the next call (ticket 0, epoch + 1),
+ * so stale descriptors from the last call are recognised by their epoch and no reset pass runs.
+ *
+ * Run: make run LAB=08      Test: make test      Grade: make grade
+ */
+#include "lab.h"
+#include "cuda_check.h"
+
+#include <cuda/atomic>
+#include <stdint.h>
+
+/* Tile shape. Each thread owns LB_VECS 16-byte vectors (4 ints each) per tile; a warp's vectors
+ * in one round are 32 consecutive int4, so every load and store is a fully coalesced 512 bytes.
+ * Overridable (-DLB_THREADS=128 -DLB_VECS=6) for tuning sweeps. */
+#ifndef LB_THREADS
+#define LB_THREADS 256
+#endif
+#ifndef LB_VECS
+#define LB_VECS 4
+#endif
+/* LB_ORDERED=1: release stores and acquire loads on the descriptors instead of relaxed ones (see
+ * look_back for why relaxed is enough here; README.md measures the difference).
+ * LB_PERSISTENT=0: one block per tile instead of a grid the size of the GPU. */
+#ifndef LB_ORDERED
+#define LB_ORDERED 0
+#endif
+#ifndef LB_PERSISTENT
+#define LB_PERSISTENT 1
+#endif
+#ifndef LB_MIN_BLOCKS /* __launch_bounds__ minimum blocks per multiprocessor; 0: none */
+#define LB_MIN_BLOCKS 0
+#endif
+#if LB_MIN_BLOCKS > 0
+#define LB_LAUNCH_BOUNDS __launch_bounds__(LB_THREADS, LB_MIN_BLOCKS)
+#else
+#define LB_LAUNCH_BOUNDS __launch_bounds__(LB_THREADS)
+#endif
+#define WARP_SIZE 32
+#define VEC_INTS 4                                  /* ints in one int4 */
+#define ITEMS_PER_THREAD (LB_VECS * VEC_INTS)       /* 16 */
+#define TILE_ITEMS (LB_THREADS * ITEMS_PER_THREAD)  /* 4096 elements, 16 KB */
+#define WARPS (LB_THREADS / WARP_SIZE)
+#define WARP_ITEMS (WARP_SIZE * ITEMS_PER_THREAD)   /* one warp's consecutive share of a tile */
+#define ROUND_ITEMS (WARP_SIZE * VEC_INTS)          /* 128: what a warp loads in one round */
+#define FULL_MASK 0xffffffffu
+
+/* Descriptor: bits 63..62 status, 61..32 epoch, 31..0 value. One word, so a reader sees the
+ * status and the value of the same write, never one without the other. */
+typedef unsigned long long u64;
+#define ST_INVALID 0u   /* nothing published (or published by an earlier call) */
+#define ST_AGGREGATE 1u /* value = this tile's own total */
+#define ST_PREFIX 2u    /* value = sum of all elements up to and including this tile */
+#define EPOCH_BITS 30
+#define EPOCH_MASK ((1u << EPOCH_BITS) - 1u)
+#define STATE_WORDS 16 /* word 0 the ticket counter; the rest pads the descriptors to 128 bytes */
+
+typedef cuda::atomic_ref<u64, cuda::thread_scope_device> atomic_u64;
+#define PUBLISH_ORDER (LB_ORDERED ? cuda::memory_order_release : cuda::memory_order_relaxed)
+#define READ_ORDER (LB_ORDERED ? cuda::memory_order_acquire : cuda::memory_order_relaxed)
+
+__device__ __forceinline__ u64 pack_descriptor(unsigned status, unsigned epoch, unsigned value)
+{
+    return ((u64)status << 62) | ((u64)(epoch & EPOCH_MASK) << 32) | (u64)value;
+}
+
+/* ---- building blocks ------------------------------------------------------- */
+
+/* Thread 0 only: takes the next ticket from the counter and returns it. Its low 32 bits are a
+ * tile number (ntiles or more: no tiles left), its high bits the call's epoch. Every block takes
+ * tickets until it gets one past the last tile, so a call hands out exactly ntiles + gridDim.x
+ * tickets; the block that takes the last of them resets the counter for the next call: ticket 0,
+ * epoch + 1. (No block of this call takes a ticket after that one, and the next launch starts
+ * only after this one ends.) */
+__device__ u64 take_ticket(u64 *d_counter, unsigned ntiles)
+{
+    atomic_u64 counter(*d_counter);
+    const u64 ticket = counter.fetch_add(1, cuda::memory_order_relaxed);
+    if ((unsigned)ticket == ntiles + gridDim.x - 1) {
+        const unsigned epoch = (unsigned)(ticket >> 32) & EPOCH_MASK;
+        counter.store((u64)((epoch + 1) & EPOCH_MASK) << 32, cuda::memory_order_relaxed);
+    }
+    return ticket;
+}
+
+/* Warp-wide inclusive scan of one value per lane (Kogge-Stone over shuffles, 5 steps). */
+__device__ __forceinline__ unsigned warp_inclusive_scan(unsigned x, unsigned lane)
+{
+#pragma unroll
+    for (unsigned d = 1; d < WARP_SIZE; d *= 2) {
+        const unsigned y = __shfl_up_sync(FULL_MASK, x, d);
+        if (lane >= d)
+            x += y;
+    }
+    return x;
+}
+
+/* Warp-wide sum of one value per lane; every lane gets the total. */
+__device__ __forceinline__ unsigned warp_sum(unsigned x)
+{
+#pragma unroll
+    for (unsigned d = WARP_SIZE / 2; d > 0; d /= 2)
+        x += __shfl_xor_sync(FULL_MASK, x, d);
+    return x;
+}
+
+/* Warp-wide (one warp of the block): publishes the tile's aggregate, looks back for its
+ * exclusive prefix, publishes its inclusive prefix, and returns the exclusive prefix to every
+ * lane.
+ *
+ * The window: lane i reads the descriptor of tile top - 31 + i, so lane 31 holds the nearest
+ * predecessor. Tiles before 0 count as a prefix of 0. Let p be the highest lane holding a
+ * PREFIX; the tile needs lanes p..31 (all 32 if there is none). If any of those is still
+ * INVALID, it reads the window again; otherwise it adds their values, and either stops (a prefix
+ * was among them) or slides the window 32 tiles further back.
+ *
+ * Ordering: each descriptor is one 64-bit atomic, so a reader gets the status and the value of
+ * the same store, and the value is all it needs from the writer: nothing else the writer stored
+ * is read by another block. So relaxed atomics are enough, and cheaper than release/acquire (a
+ * release store waits for the writer's earlier stores, an acquire load invalidates L1). If the
+ * value and the flag lived in two words, the writer would need a release store of the flag after
+ * the value and the reader an acquire load of the flag before the value (README.md shows the
+ * interleaving that goes wrong otherwise). LB_ORDERED=1 builds the release/acquire version. */
+__device__ unsigned look_back(u64 *d_desc, unsigned tile, unsigned epoch, unsigned aggregate,
+                              unsigned lane)
+{
+    if (lane == 0)
+        atomic_u64(d_desc[tile]).store(
+            pack_descriptor(tile == 0 ? ST_PREFIX : ST_AGGREGATE, epoch, aggregate), PUBLISH_ORDER);
+    if (tile == 0)
+        return 0;
+
+    unsigned exclusive = 0;
+    long long top = (long long)tile - 1;
+    for (;;) {
+        const long long idx = top - (WARP_SIZE - 1) + (long long)lane;
+        unsigned status = ST_PREFIX, value = 0; /* tiles before 0: a prefix of 0 */
+        if (idx >= 0) {
+            const u64 d = atomic_u64(d_desc[idx]).load(READ_ORDER);
+            const unsigned hi = (unsigned)(d >> 32);
+            status = (hi & EPOCH_MASK) == epoch ? hi >> 30 : ST_INVALID;
+            value = (unsigned)d;
+        }
+        const unsigned prefixes = __ballot_sync(FULL_MASK, status == ST_PREFIX);
+        const unsigned invalid = __ballot_sync(FULL_MASK, status == ST_INVALID);
+        const unsigned needed = prefixes ? FULL_MASK << (31 - __clz((int)prefixes)) : FULL_MASK;
+        if (invalid & needed)
+            continue; /* a needed predecessor has published nothing yet: read the window again */
+        exclusive += warp_sum((needed >> lane) & 1u ? value : 0u);
+        if (prefixes)
+            break;
+        top -= WARP_SIZE;
+    }
+    if (lane == 0)
+        atomic_u64(d_desc[tile]).store(pack_descriptor(ST_PREFIX, epoch, exclusive + aggregate),
+                                       PUBLISH_ORDER);
+    return exclusive;
+}
+
+/* ---- kernel ------------------------------------------------------------------ */
+
+/* Scans one tile of TILE_ITEMS elements with the whole block. Warp w owns elements
+ * [w * WARP_ITEMS, (w + 1) * WARP_ITEMS) of the tile; in round j lane l holds the 4 elements
+ * starting at w * WARP_ITEMS + j * ROUND_ITEMS + 4 l. ALIGNED: in and out are 16-byte aligned,
+ * so full tiles move as int4; the last, ragged tile (or any tile when not ALIGNED) uses guarded
+ * scalar accesses in the same layout. Thread 0 passes next_ticket in and it lands in *s_ticket
+ * before the block's last barrier (waiting for it only there hides the atomic's latency). */
+template <bool ALIGNED>
+__device__ __forceinline__ void scan_tile(const int *__restrict__ in, int *__restrict__ out,
+                                          size_t n, u64 *d_desc, unsigned tile, unsigned epoch,
+                                          u64 next_ticket, u64 *s_ticket,
+                                          unsigned *s_warp_total, unsigned *s_exclusive)
+{
+    const unsigned lane = threadIdx.x % WARP_SIZE, warp = threadIdx.x / WARP_SIZE;
+
+    /* load: the thread's LB_VECS vectors (identity 0 past n) */
+    const size_t tile_start = (size_t)tile * TILE_ITEMS;
+    const size_t first = tile_start + (size_t)warp * WARP_ITEMS + (size_t)lane * VEC_INTS;
+    const bool full = ALIGNED && tile_start + TILE_ITEMS <= n;
+    uint4 v[LB_VECS];
+    if (full) {
+#pragma unroll
+        for (int j = 0; j < LB_VECS; j++)
+            v[j] = *reinterpret_cast<const uint4 *>(in + first + (size_t)j * ROUND_ITEMS);
+    } else {
+#pragma unroll
+        for (int j = 0; j < LB_VECS; j++) {
+            const size_t i = first + (size_t)j * ROUND_ITEMS;
+            v[j].x = i < n ? (unsigned)in[i] : 0u;
+            v[j].y = i + 1 < n ? (unsigned)in[i + 1] : 0u;
+            v[j].z = i + 2 < n ? (unsigned)in[i + 2] : 0u;
+            v[j].w = i + 3 < n ? (unsigned)in[i + 3] : 0u;
+        }
+    }
+
+    /* scan inside the warp: each vector serially, then the vector totals across the warp;
+     * before[j] = what precedes vector j within the warp's share */
+    unsigned before[LB_VECS], running = 0;
+#pragma unroll
+    for (int j = 0; j < LB_VECS; j++) {
+        v[j].y += v[j].x;
+        v[j].z += v[j].y;
+        v[j].w += v[j].z;
+        const unsigned incl = warp_inclusive_scan(v[j].w, lane);
+        before[j] = running + incl - v[j].w;
+        running += __shfl_sync(FULL_MASK, incl, WARP_SIZE - 1);
+    }
+
+    /* scan across the warps through shared memory; running is now the warp's total */
+    if (lane == 0)
+        s_warp_total[warp] = running;
+    __syncthreads();
+    unsigned warp_prefix = 0, tile_total = 0;
+#pragma unroll
+    for (unsigned w = 0; w < WARPS; w++) {
+        const unsigned t = s_warp_total[w];
+        warp_prefix += w < warp ? t : 0u;
+        tile_total += t;
+    }
+
+    /* the carry from the predecessors: warp 0 looks back while the others wait */
+    if (warp == 0) {
+        const unsigned exclusive = look_back(d_desc, tile, epoch, tile_total, lane);
+        if (lane == 0) {
+            *s_exclusive = exclusive;
+            *s_ticket = next_ticket;
+        }
+    }
+    __syncthreads();
+    const unsigned carry = *s_exclusive + warp_prefix;
+
+    /* store */
+    if (full) {
+#pragma unroll
+        for (int j = 0; j < LB_VECS; j++) {
+            const unsigned c = carry + before[j];
+            const uint4 o = make_uint4(v[j].x + c, v[j].y + c, v[j].z + c, v[j].w + c);
+            *reinterpret_cast<uint4 *>(out + first + (size_t)j * ROUND_ITEMS) = o;
+        }
+    } else {
+#pragma unroll
+        for (int j = 0; j < LB_VECS; j++) {
+            const size_t i = first + (size_t)j * ROUND_ITEMS;
+            const unsigned c = carry + before[j];
+            if (i < n)
+                out[i] = (int)(v[j].x + c);
+            if (i + 1 < n)
+                out[i + 1] = (int)(v[j].y + c);
+            if (i + 2 < n)
+                out[i + 2] = (int)(v[j].z + c);
+            if (i + 3 < n)
+                out[i + 3] = (int)(v[j].w + c);
+        }
+    }
+}
+
+/* Each block scans tiles until the tickets run out. Thread 0 takes the block's next ticket as soon
+ * as the current tile is known, so the atomic's round trip overlaps the tile's loads. */
+template <bool ALIGNED>
+__global__ void LB_LAUNCH_BOUNDS
+lookback_scan_kernel(const int *__restrict__ in, int *__restrict__ out, size_t n,
+                     u64 *d_counter, u64 *d_desc, unsigned ntiles)
+{
+    __shared__ u64 s_ticket;
+    __shared__ unsigned s_exclusive;
+    __shared__ unsigned s_warp_total[WARPS];
+
+    if (threadIdx.x == 0)
+        s_ticket = take_ticket(d_counter, ntiles);
+    __syncthreads();
+    for (;;) {
+        /* every thread reads s_ticket here, before the tile's first barrier; thread 0 writes the
+         * next one only after that barrier */
+        const u64 ticket = s_ticket;
+        const unsigned tile = (unsigned)ticket, epoch = (unsigned)(ticket >> 32) & EPOCH_MASK;
+        if (tile >= ntiles)
+            break;
+        const u64 next = threadIdx.x == 0 ? take_ticket(d_counter, ntiles) : 0;
+        scan_tile<ALIGNED>(in, out, n, d_desc, tile, epoch, next, &s_ticket, s_warp_total,
+                           &s_exclusive);
+    }
+}
+
+/* ---- launcher ------------------------------------------------------------------ */
+
+/* Scratch: the counter word, padding, and one descriptor per tile. */
+static size_t lookback_temp_bytes(size_t n)
+{
+    return (STATE_WORDS + CEIL_DIV(n, (size_t)TILE_ITEMS)) * sizeof(u64);
+}
+
+/* Blocks to launch: as many as fit on the GPU at once (the occupancy calculator's count per
+ * multiprocessor, from the kernel's registers and threads), but no more than there are tiles.
+ * Correct for any grid size: a block only ever waits for tiles that running blocks hold. */
+template <bool ALIGNED>
+static unsigned lookback_grid(size_t ntiles)
+{
+    static int resident = 0; /* blocks that fit at once, computed on the first call */
+    if (!LB_PERSISTENT)
+        return (unsigned)ntiles;
+    if (resident == 0) {
+        int dev = 0, sms = 0, per_sm = 0;
+        CUDA_CHECK(cudaGetDevice(&dev));
+        CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+        CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+            &per_sm, lookback_scan_kernel<ALIGNED>, LB_THREADS, 0));
+        resident = sms * (per_sm > 0 ? per_sm : 1);
+    }
+    return (unsigned)(ntiles < (size_t)resident ? ntiles : (size_t)resident);
+}
+
+/* Inclusive scan of d_in[0..n) into d_out[0..n) in one kernel launch; d_temp holds
+ * lookback_temp_bytes(n) bytes, zero-filled before the first call and left ready by each call. */
+static lab_result lookback_scan(const int *d_in, int *d_out, size_t n, void *d_temp)
+{
+    if (n == 0)
+        return LAB_OK;
+    const size_t ntiles = CEIL_DIV(n, (size_t)TILE_ITEMS);
+    u64 *d_counter = (u64 *)d_temp, *d_desc = (u64 *)d_temp + STATE_WORDS;
+    const bool aligned = ((uintptr_t)d_in % sizeof(uint4)) == 0 && ((uintptr_t)d_out % sizeof(uint4)) == 0;
+    if (aligned)
+        lookback_scan_kernel<true><<<lookback_grid<true>(ntiles), LB_THREADS>>>(
+            d_in, d_out, n, d_counter, d_desc, (unsigned)ntiles);
+    else
+        lookback_scan_kernel<false><<<lookback_grid<false>(ntiles), LB_THREADS>>>(
+            d_in, d_out, n, d_counter, d_desc, (unsigned)ntiles);
+    LAUNCH_CHECK();
+    return LAB_OK;
+}
+
+/* ---- the lab ------------------------------------------------------------------ */
+
+static const lab_variant VARIANTS[] = {
+    {"lookback", "one pass: tiles by ticket, 64-bit descriptors, 32-tile look-back window",
+     lookback_scan, NULL, lookback_temp_bytes},
+};
+
+extern "C" const lab_info LAB = {
+    "08_decoupled_lookback", "Single-pass scan with decoupled look-back", LAB_WHOLE, SCAN_INCLUSIVE,
+    0,                        /* no tiles for the driver: the lab carries between its own tiles */
+    0,                        /* no practical limit: size_t indexing, tested at 2^31 + 7 */
+    (size_t)1 << 26,          /* benchmark n */
+    sizeof(VARIANTS) / sizeof(VARIANTS[0]), VARIANTS,
+};
