@@ -1,0 +1,167 @@
+/* 03_kogge_stone — Kogge-Stone scan of one tile in shared memory, double-buffered.
+ *
+ * What changes from 02: threads now cooperate. A block scans one tile of KS_TILE consecutive
+ * elements in shared memory in log2(KS_TILE) steps; at the step with offset d every position
+ * p >= d adds the value d places to its left. After the step with d = KS_TILE / 2 each
+ * position holds the sum of everything up to it (inclusive scan). Work: about
+ * KS_TILE * log2(KS_TILE) additions per tile instead of 02's O(n^2) in total; the tiles are
+ * joined by the known-good carry pass in common/driver.cu.
+ *
+ * Two variants, both written by the student:
+ *   double_buffer (default, graded)  steps read one buffer and write the other: 1 barrier/step.
+ *   two_barrier                      one buffer; a step's reads must all finish before anyone
+ *                                    overwrites a value (write-after-read): 2 barriers/step.
+ *
+ * Thread t owns the KS_ITEMS positions t, t + KS_THREADS, t + 2*KS_THREADS, ... of its tile and
+ * keeps their running sums in registers; shared memory is only for passing values between
+ * threads. With this "strided" ownership each load and store instruction of a warp touches 32
+ * consecutive words (coalesced) and 32 different banks. Sizes, chosen by measurement on an H100
+ * at n = 2^28 (tile pass as % of a device memcpy; the handout has the whole table):
+ *   KS_THREADS = 128, KS_ITEMS = 4 -> KS_TILE = 512: 81 % (1 item per thread: 52-60 %).
+ *   Items per thread matter most: each thread's KS_ITEMS loads are independent, so they are all
+ *   in flight at once, and a memory-bound kernel is only as fast as the bytes it keeps in
+ *   flight. The tile size matters less: a bigger tile costs one more step per doubling, on
+ *   every element; 512 and 1024 measured the same within 1 %.
+ * Override them to experiment: nvcc ... -DKS_THREADS=128 -DKS_ITEMS=4.
+ *
+ * Run: make run LAB=03      Test: make test      Grade: make grade
+ */
+#include "lab.h"
+#include "cuda_check.h"
+
+#ifndef KS_THREADS
+#define KS_THREADS 128 /* threads per block (a multiple of 32) */
+#endif
+#ifndef KS_ITEMS
+#define KS_ITEMS 4 /* positions per thread */
+#endif
+#define KS_TILE (KS_THREADS * KS_ITEMS) /* elements per tile: a power of two */
+
+static_assert((KS_TILE & (KS_TILE - 1)) == 0, "KS_TILE must be a power of two");
+static_assert(KS_THREADS % 32 == 0, "KS_THREADS must be a whole number of warps");
+
+/* The barrier of this lab. Every launch in the lab uses SYNC = true, which makes it
+ * __syncthreads(); only the test hooks at the end of the file build SYNC = false, to prove that
+ * the tests notice when the barriers are missing. */
+template <bool SYNC> __device__ __forceinline__ void tile_barrier()
+{
+    if (SYNC)
+        __syncthreads();
+}
+
+/* ---- kernels ------------------------------------------------------------ */
+
+/* Block b scans tile b: in[b*KS_TILE ..] into out[b*KS_TILE ..] (inclusive, wrapping) and
+ * writes the tile's total to tile_sums[b]. Positions at or past n read as 0, the identity, and
+ * are never written. Sums are unsigned so that overflow wraps (signed overflow is undefined).
+ *
+ * Double buffering: step k reads buf[k % 2] and writes buf[(k + 1) % 2]. The barrier at the
+ * start of a step makes the previous step's writes visible (read-after-write); it also means
+ * that nobody can still be reading the buffer this step overwrites, since that buffer was last
+ * read two steps ago (so no write-after-read barrier is needed). */
+template <bool SYNC>
+__global__ void __launch_bounds__(KS_THREADS)
+    ks_double_buffer_kernel(const int *__restrict__ in, int *__restrict__ out,
+                            int *__restrict__ tile_sums, size_t n)
+{
+    __shared__ unsigned buf[2][KS_TILE];
+    const unsigned t = threadIdx.x;
+    const size_t base = (size_t)blockIdx.x * KS_TILE; /* size_t: n may pass 2^31 */
+    unsigned x[KS_ITEMS];                             /* x[j]: position t + j*KS_THREADS */
+
+    // TODO(student): the double-buffered Kogge-Stone scan of this tile.
+    //  1. Load: for j = 0 .. KS_ITEMS-1, position p = t + j*KS_THREADS: x[j] = in[base + p] as
+    //     unsigned, or 0 when base + p >= n; also store it in buf[0][p].
+    //  2. Steps: for d = 1, 2, 4, ... < KS_TILE, with src starting at 0: tile_barrier<SYNC>();
+    //     then for each of your positions p: if p >= d, x[j] += buf[src][p - d]; write x[j] to
+    //     buf[src ^ 1][p] (always, so the other buffer is complete); then src ^= 1.
+    //     Exactly one barrier per step.
+    //  3. Store: out[base + p] = x[j] where base + p < n. Thread KS_THREADS - 1 owns position
+    //     KS_TILE - 1: it writes x[KS_ITEMS - 1], the tile's total, to tile_sums[blockIdx.x].
+    (void)in; (void)out; (void)tile_sums; (void)n; (void)buf; (void)t; (void)base; (void)x;
+}
+
+/* The same scan with a single buffer s. A step first reads every s[p - d] it needs into a
+ * register, waits until all threads have read (otherwise a fast thread could overwrite a value
+ * a slow one has yet to read: the write-after-read hazard), then writes, and waits again before
+ * the next step reads (read-after-write). */
+template <bool SYNC>
+__global__ void __launch_bounds__(KS_THREADS)
+    ks_two_barrier_kernel(const int *__restrict__ in, int *__restrict__ out,
+                          int *__restrict__ tile_sums, size_t n)
+{
+    __shared__ unsigned s[KS_TILE];
+    const unsigned t = threadIdx.x;
+    const size_t base = (size_t)blockIdx.x * KS_TILE;
+    unsigned x[KS_ITEMS];
+
+    // TODO(student): the single-buffer Kogge-Stone scan of this tile.
+    //  Load as in the double-buffered kernel (x[j] and s[p]). Then for d = 1, 2, 4, ... < KS_TILE:
+    //  tile_barrier<SYNC>(); read left[j] = s[p - d] (0 when p < d) for each of your positions;
+    //  tile_barrier<SYNC>(); then x[j] += left[j] and s[p] = x[j]. Store and write the tile's
+    //  total as in the double-buffered kernel.
+    (void)in; (void)out; (void)tile_sums; (void)n; (void)s; (void)t; (void)base; (void)x;
+}
+
+/* ---- launchers ------------------------------------------------------------ */
+
+/* Scans every tile of d_in[0..n) into d_out and writes d_tile_sums[0 .. ceil(n / KS_TILE)). */
+static lab_result ks_double_buffer_scan(const int *d_in, int *d_out, int *d_tile_sums, size_t n)
+{
+    // TODO(student): return LAB_OK at once when n == 0; otherwise launch
+    // ks_double_buffer_kernel<true> on one KS_THREADS-thread block per tile (CEIL_DIV(n, KS_TILE) blocks),
+    // follow it with LAUNCH_CHECK(), and return LAB_OK instead of the lines below.
+    (void)d_in; (void)d_out; (void)d_tile_sums; (void)n;
+    return LAB_NOT_IMPLEMENTED;
+}
+
+static lab_result ks_two_barrier_scan(const int *d_in, int *d_out, int *d_tile_sums, size_t n)
+{
+    // TODO(student): return LAB_OK at once when n == 0; otherwise launch
+    // ks_two_barrier_kernel<true> on one KS_THREADS-thread block per tile (CEIL_DIV(n, KS_TILE) blocks),
+    // follow it with LAUNCH_CHECK(), and return LAB_OK instead of the lines below.
+    (void)d_in; (void)d_out; (void)d_tile_sums; (void)n;
+    return LAB_NOT_IMPLEMENTED;
+}
+
+/* ---- the lab ------------------------------------------------------------ */
+
+static const lab_variant VARIANTS[] = {
+    {"double_buffer", "Kogge-Stone, two shared buffers: one barrier per step", NULL,
+     ks_double_buffer_scan, NULL},
+    {"two_barrier", "Kogge-Stone, one shared buffer: two barriers per step", NULL,
+     ks_two_barrier_scan, NULL},
+};
+
+extern "C" const lab_info LAB = {
+    "03_kogge_stone", "Kogge-Stone with double buffering", LAB_TILE, SCAN_INCLUSIVE,
+    KS_TILE,         /* elements per tile */
+    0,               /* no size limit */
+    (size_t)1 << 28, /* benchmark n */
+    sizeof(VARIANTS) / sizeof(VARIANTS[0]), VARIANTS,
+};
+
+/* ==== test hooks — do not edit ===========================================================
+ * Used only by tests/lab_03_*.c, which link with the reference solution. They launch the
+ * kernels above exactly as the launchers do, except that sync = 0 builds them without their
+ * barriers: the tests run that broken build and require that the race is detected, which shows
+ * that they would catch a missing barrier. */
+
+/* variant: 0 double_buffer, 1 two_barrier; sync: 1 normal, 0 every tile_barrier removed. */
+extern "C" lab_result ks_hook_scan_tiles(int variant, int sync, const int *d_in, int *d_out,
+                                         int *d_tile_sums, size_t n)
+{
+    if (n == 0)
+        return LAB_OK;
+    const unsigned tiles = (unsigned)CEIL_DIV(n, (size_t)KS_TILE);
+    if (variant == 0 && sync)
+        ks_double_buffer_kernel<true><<<tiles, KS_THREADS>>>(d_in, d_out, d_tile_sums, n);
+    else if (variant == 0)
+        ks_double_buffer_kernel<false><<<tiles, KS_THREADS>>>(d_in, d_out, d_tile_sums, n);
+    else if (sync)
+        ks_two_barrier_kernel<true><<<tiles, KS_THREADS>>>(d_in, d_out, d_tile_sums, n);
+    else
+        ks_two_barrier_kernel<false><<<tiles, KS_THREADS>>>(d_in, d_out, d_tile_sums, n);
+    LAUNCH_CHECK();
+    return LAB_OK;
+}

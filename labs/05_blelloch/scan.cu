@@ -1,0 +1,197 @@
+/* 05_blelloch — exclusive work-efficient scan of one tile: up-sweep, clear the root, down-sweep.
+ *
+ * What changes from 04: the same reduction tree ("up-sweep"), but the way back down is
+ * different. The root is replaced by 0, the identity, and each level of the down-sweep hands
+ * every left child its parent's value and every right child its parent's value plus the old
+ * left child. The result is the EXCLUSIVE scan, and both trees are perfectly balanced: level by
+ * level the down-sweep is the up-sweep backwards, which the reverse tree of 04 is not. About 2T
+ * additions and 2 log2(T) + 1 barriers for a tile of T elements. The root's value before it is
+ * cleared is the tile's total.
+ *
+ * Bank conflicts. Shared memory has 32 banks; word i lives in bank i % 32. At a tree level
+ * with stride d, thread t touches words d*(2t+1) - 1 and d*(2t+2) - 1: 2d words apart, so for
+ * d >= 16 every thread of a warp lands in the same bank and the warp's access is split into up
+ * to 32 serial ones. The second variant stores word i at slot(i) = i + i / 32: one padding word
+ * after every 32, which shifts each run of 32 words by one more bank and spreads those accesses
+ * out. Same algorithm, same code; only the index map differs (template parameter PADDED).
+ *
+ * Two elements per thread: BL_THREADS threads scan a tile of BL_TILE = 2 * BL_THREADS. Size,
+ * chosen by measurement on an H100 at n = 2^28 (tile pass as % of a device memcpy; the handout
+ * has the whole table): BL_THREADS = 128 -> BL_TILE = 256, padded 53 %, plain 31 %. Tiles of
+ * 512 to 2048 were 3 to 11 points slower: each level is a barrier at which fewer and fewer
+ * threads work, and small blocks let more blocks share a multiprocessor to hide it.
+ * Override it to experiment: nvcc ... -DBL_THREADS=256.
+ *
+ * Run: make run LAB=05      Test: make test      Grade: make grade
+ */
+#include "lab.h"
+#include "cuda_check.h"
+
+#ifndef BL_THREADS
+#define BL_THREADS 128 /* threads per block (a multiple of 32) */
+#endif
+#define BL_TILE (2 * BL_THREADS)                /* elements per tile: a power of two */
+#define LOG_BANKS 5                             /* 32 banks of shared memory */
+#define BL_SLOTS (BL_TILE + (BL_TILE >> LOG_BANKS)) /* shared words, padding included */
+
+static_assert((BL_TILE & (BL_TILE - 1)) == 0, "BL_TILE must be a power of two");
+static_assert(BL_THREADS % 32 == 0, "BL_THREADS must be a whole number of warps");
+
+/* The barrier of this lab. Every launch in the lab uses SYNC = true, which makes it
+ * __syncthreads(); only the test hooks at the end of the file build SYNC = false, to prove that
+ * the tests notice when the barriers are missing. */
+template <bool SYNC> __device__ __forceinline__ void tile_barrier()
+{
+    if (SYNC)
+        __syncthreads();
+}
+
+/* ---- shared-memory layout ------------------------------------------------ */
+
+/* Where element i of the tile lives in shared memory: at i itself, or (PADDED) after one
+ * padding word per 32 elements before it, i + i / 32. Every shared access in this lab goes
+ * through slot(), so the two variants differ only here. */
+template <bool PADDED> __device__ __forceinline__ unsigned slot(unsigned i)
+{
+    // TODO(student): return i for the plain layout; for PADDED, i plus one word for every
+    // 32 elements before it: i + (i >> LOG_BANKS).
+    (void)PADDED;
+    return i;
+}
+
+/* ---- the two sweeps ------------------------------------------------------ */
+
+/* Up-sweep (reduction tree) over the tile in s, in place, run by all BL_THREADS threads. At the
+ * level with stride d (1, 2, ..., BL_TILE / 2) thread t adds element d*(2t+1) - 1 (the left
+ * child) into element d*(2t+2) - 1 (the right child, which becomes the parent), when that is
+ * inside the tile. Afterwards element BL_TILE - 1 is the tile's total. On entry s is visible to
+ * every thread; each level ends with a barrier, so the results are visible on return. */
+template <bool PADDED, bool SYNC> __device__ void blelloch_up_sweep(unsigned *s)
+{
+    // TODO(student): for d = 1, 2, 4, ... < BL_TILE: left = d * (2t + 1) - 1,
+    // right = d * (2t + 2) - 1; if right < BL_TILE, add element left into element right; then
+    // tile_barrier<SYNC>() (every thread, every level). Index s only through slot<PADDED>().
+    (void)s;
+}
+
+/* Down-sweep over the tile in s, in place, after the up-sweep and after element BL_TILE - 1
+ * (the root) was set to 0. At the level with stride d (BL_TILE / 2, ..., 2, 1), for the same
+ * pairs as the up-sweep: the left child gets the parent's value, the right child (which held
+ * the parent) gets parent + old left child. Afterwards element i holds the sum of elements
+ * 0..i-1 (exclusive scan). Entry and exit as for the up-sweep. */
+template <bool PADDED, bool SYNC> __device__ void blelloch_down_sweep(unsigned *s)
+{
+    // TODO(student): for d = BL_TILE / 2, ..., 2, 1 and the same left and right as the
+    // up-sweep: if right < BL_TILE, save element left, copy element right into it, and add the
+    // saved value to element right; then tile_barrier<SYNC>(). Index s only through slot().
+    (void)s;
+}
+
+/* ---- kernel ------------------------------------------------------------ */
+
+/* Block b scans tile b: in[b*BL_TILE ..] into out[b*BL_TILE ..] (exclusive, wrapping) and
+ * writes the tile's total to tile_sums[b]. Thread t loads and stores elements t and
+ * t + BL_THREADS (coalesced). Elements at or past n read as 0 and are never written. */
+template <bool PADDED, bool SYNC>
+__global__ void __launch_bounds__(BL_THREADS)
+    blelloch_kernel(const int *__restrict__ in, int *__restrict__ out,
+                    int *__restrict__ tile_sums, size_t n)
+{
+    __shared__ unsigned s[BL_SLOTS];
+    const unsigned t = threadIdx.x;
+    const size_t base = (size_t)blockIdx.x * BL_TILE; /* size_t: n may pass 2^31 */
+    const size_t a = base + t, b = base + t + BL_THREADS;
+
+    // TODO(student): load in[a] and in[b] (0 past n) into elements t and t + BL_THREADS;
+    // tile_barrier<SYNC>(); up-sweep; thread 0 writes the root (element BL_TILE - 1), the
+    // tile's total, to tile_sums[blockIdx.x] and then sets it to 0; tile_barrier<SYNC>();
+    // down-sweep; store elements t and t + BL_THREADS to out[a] and out[b] where < n.
+    // Every shared index goes through slot<PADDED>().
+    (void)in; (void)out; (void)tile_sums; (void)n; (void)s; (void)a; (void)b;
+}
+
+/* ---- launchers ------------------------------------------------------------ */
+
+/* Scans every tile of d_in[0..n) into d_out and writes d_tile_sums[0 .. ceil(n / BL_TILE)). */
+template <bool PADDED>
+static lab_result blelloch_scan(const int *d_in, int *d_out, int *d_tile_sums, size_t n)
+{
+    // TODO(student): return LAB_OK at once when n == 0; otherwise launch
+    // blelloch_kernel<PADDED, true> on one BL_THREADS-thread block per tile (CEIL_DIV(n, BL_TILE)
+    // blocks), follow it with LAUNCH_CHECK(), and return LAB_OK instead of the lines below.
+    (void)d_in; (void)d_out; (void)d_tile_sums; (void)n;
+    return LAB_NOT_IMPLEMENTED;
+}
+
+/* ---- the lab ------------------------------------------------------------ */
+
+static const lab_variant VARIANTS[] = {
+    {"padded", "up-sweep and down-sweep, shared indices padded against bank conflicts", NULL,
+     blelloch_scan<true>, NULL},
+    {"plain", "up-sweep and down-sweep, no padding (bank conflicts)", NULL, blelloch_scan<false>,
+     NULL},
+};
+
+extern "C" const lab_info LAB = {
+    "05_blelloch", "Blelloch (up-sweep, down-sweep)", LAB_TILE, SCAN_EXCLUSIVE,
+    BL_TILE,         /* elements per tile */
+    0,               /* no size limit */
+    (size_t)1 << 28, /* benchmark n */
+    sizeof(VARIANTS) / sizeof(VARIANTS[0]), VARIANTS,
+};
+
+/* ==== test hooks — do not edit ===========================================================
+ * Used only by tests/lab_05_*.c, which link with the reference solution. */
+
+/* Runs the selected sweeps on `tiles` tiles of shared-memory state: tile k's BL_TILE elements
+ * are copied from d_state_in into shared memory at slot<PADDED>(i), phases & 1 runs the
+ * up-sweep, phases & 2 then runs the down-sweep, and element i is copied back from
+ * slot<PADDED>(i) to d_state_out. (The root is cleared by whoever prepares the state.) */
+template <bool PADDED> __global__ void bl_hook_phase_kernel(const int *state_in, int *state_out,
+                                                             int phases)
+{
+    __shared__ unsigned s[BL_SLOTS];
+    const size_t base = (size_t)blockIdx.x * BL_TILE;
+    for (unsigned i = threadIdx.x; i < BL_TILE; i += blockDim.x)
+        s[slot<PADDED>(i)] = (unsigned)state_in[base + i];
+    __syncthreads();
+    if (phases & 1)
+        blelloch_up_sweep<PADDED, true>(s);
+    if (phases & 2)
+        blelloch_down_sweep<PADDED, true>(s);
+    __syncthreads();
+    for (unsigned i = threadIdx.x; i < BL_TILE; i += blockDim.x)
+        state_out[base + i] = (int)s[slot<PADDED>(i)];
+}
+
+extern "C" void bl_hook_phase(int padded, int phases, const int *d_state_in, int *d_state_out,
+                              size_t tiles)
+{
+    if (tiles == 0)
+        return;
+    if (padded)
+        bl_hook_phase_kernel<true><<<(unsigned)tiles, BL_THREADS>>>(d_state_in, d_state_out, phases);
+    else
+        bl_hook_phase_kernel<false><<<(unsigned)tiles, BL_THREADS>>>(d_state_in, d_state_out, phases);
+    LAUNCH_CHECK();
+}
+
+/* The launchers' launch, with sync = 0 building the kernel with every tile_barrier removed: the
+ * tests require that this broken build is detected. */
+extern "C" lab_result bl_hook_scan_tiles(int padded, int sync, const int *d_in, int *d_out,
+                                         int *d_tile_sums, size_t n)
+{
+    if (n == 0)
+        return LAB_OK;
+    const unsigned tiles = (unsigned)CEIL_DIV(n, (size_t)BL_TILE);
+    if (padded && sync)
+        blelloch_kernel<true, true><<<tiles, BL_THREADS>>>(d_in, d_out, d_tile_sums, n);
+    else if (padded)
+        blelloch_kernel<true, false><<<tiles, BL_THREADS>>>(d_in, d_out, d_tile_sums, n);
+    else if (sync)
+        blelloch_kernel<false, true><<<tiles, BL_THREADS>>>(d_in, d_out, d_tile_sums, n);
+    else
+        blelloch_kernel<false, false><<<tiles, BL_THREADS>>>(d_in, d_out, d_tile_sums, n);
+    LAUNCH_CHECK();
+    return LAB_OK;
+}

@@ -1,0 +1,215 @@
+/* 03_kogge_stone — Kogge-Stone scan of one tile in shared memory, double-buffered.
+ *
+ * What changes from 02: threads now cooperate. A block scans one tile of KS_TILE consecutive
+ * elements in shared memory in log2(KS_TILE) steps; at the step with offset d every position
+ * p >= d adds the value d places to its left. After the step with d = KS_TILE / 2 each
+ * position holds the sum of everything up to it (inclusive scan). Work: about
+ * KS_TILE * log2(KS_TILE) additions per tile instead of 02's O(n^2) in total; the tiles are
+ * joined by the known-good carry pass in common/driver.cu.
+ *
+ * Two variants, both written by the student:
+ *   double_buffer (default, graded)  steps read one buffer and write the other: 1 barrier/step.
+ *   two_barrier                      one buffer; a step's reads must all finish before anyone
+ *                                    overwrites a value (write-after-read): 2 barriers/step.
+ *
+ * Thread t owns the KS_ITEMS positions t, t + KS_THREADS, t + 2*KS_THREADS, ... of its tile and
+ * keeps their running sums in registers; shared memory is only for passing values between
+ * threads. With this "strided" ownership each load and store instruction of a warp touches 32
+ * consecutive words (coalesced) and 32 different banks. Sizes, chosen by measurement on an H100
+ * at n = 2^28 (tile pass as % of a device memcpy; the handout has the whole table):
+ *   KS_THREADS = 128, KS_ITEMS = 4 -> KS_TILE = 512: 81 % (1 item per thread: 52-60 %).
+ *   Items per thread matter most: each thread's KS_ITEMS loads are independent, so they are all
+ *   in flight at once, and a memory-bound kernel is only as fast as the bytes it keeps in
+ *   flight. The tile size matters less: a bigger tile costs one more step per doubling, on
+ *   every element; 512 and 1024 measured the same within 1 %.
+ * Override them to experiment: nvcc ... -DKS_THREADS=128 -DKS_ITEMS=4.
+ *
+ * Run: make run LAB=03      Test: make test      Grade: make grade
+ */
+#include "lab.h"
+#include "cuda_check.h"
+
+#ifndef KS_THREADS
+#define KS_THREADS 128 /* threads per block (a multiple of 32) */
+#endif
+#ifndef KS_ITEMS
+#define KS_ITEMS 4 /* positions per thread */
+#endif
+#define KS_TILE (KS_THREADS * KS_ITEMS) /* elements per tile: a power of two */
+
+static_assert((KS_TILE & (KS_TILE - 1)) == 0, "KS_TILE must be a power of two");
+static_assert(KS_THREADS % 32 == 0, "KS_THREADS must be a whole number of warps");
+
+/* The barrier of this lab. Every launch in the lab uses SYNC = true, which makes it
+ * __syncthreads(); only the test hooks at the end of the file build SYNC = false, to prove that
+ * the tests notice when the barriers are missing. */
+template <bool SYNC> __device__ __forceinline__ void tile_barrier()
+{
+    if (SYNC)
+        __syncthreads();
+}
+
+/* ---- kernels ------------------------------------------------------------ */
+
+/* Block b scans tile b: in[b*KS_TILE ..] into out[b*KS_TILE ..] (inclusive, wrapping) and
+ * writes the tile's total to tile_sums[b]. Positions at or past n read as 0, the identity, and
+ * are never written. Sums are unsigned so that overflow wraps (signed overflow is undefined).
+ *
+ * Double buffering: step k reads buf[k % 2] and writes buf[(k + 1) % 2]. The barrier at the
+ * start of a step makes the previous step's writes visible (read-after-write); it also means
+ * that nobody can still be reading the buffer this step overwrites, since that buffer was last
+ * read two steps ago (so no write-after-read barrier is needed). */
+template <bool SYNC>
+__global__ void __launch_bounds__(KS_THREADS)
+    ks_double_buffer_kernel(const int *__restrict__ in, int *__restrict__ out,
+                            int *__restrict__ tile_sums, size_t n)
+{
+    __shared__ unsigned buf[2][KS_TILE];
+    const unsigned t = threadIdx.x;
+    const size_t base = (size_t)blockIdx.x * KS_TILE; /* size_t: n may pass 2^31 */
+    unsigned x[KS_ITEMS];                             /* x[j]: position t + j*KS_THREADS */
+
+    /* load: the KS_ITEMS loads are independent, so they are all in flight at once */
+#pragma unroll
+    for (int j = 0; j < KS_ITEMS; j++) {
+        const unsigned p = t + j * KS_THREADS;
+        x[j] = base + p < n ? (unsigned)in[base + p] : 0u;
+        buf[0][p] = x[j];
+    }
+
+    int src = 0;
+    for (unsigned d = 1; d < KS_TILE; d *= 2) {
+        tile_barrier<SYNC>(); /* buf[src] is complete (and buf[src ^ 1] no longer read) */
+#pragma unroll
+        for (int j = 0; j < KS_ITEMS; j++) {
+            const unsigned p = t + j * KS_THREADS;
+            if (p >= d)
+                x[j] += buf[src][p - d];
+            buf[src ^ 1][p] = x[j];
+        }
+        src ^= 1;
+    }
+
+    /* store from registers: no barrier needed, each thread writes only its own positions */
+#pragma unroll
+    for (int j = 0; j < KS_ITEMS; j++) {
+        const unsigned p = t + j * KS_THREADS;
+        if (base + p < n)
+            out[base + p] = (int)x[j];
+    }
+    if (t == KS_THREADS - 1) /* it owns position KS_TILE - 1, the tile's total */
+        tile_sums[blockIdx.x] = (int)x[KS_ITEMS - 1];
+}
+
+/* The same scan with a single buffer s. A step first reads every s[p - d] it needs into a
+ * register, waits until all threads have read (otherwise a fast thread could overwrite a value
+ * a slow one has yet to read: the write-after-read hazard), then writes, and waits again before
+ * the next step reads (read-after-write). */
+template <bool SYNC>
+__global__ void __launch_bounds__(KS_THREADS)
+    ks_two_barrier_kernel(const int *__restrict__ in, int *__restrict__ out,
+                          int *__restrict__ tile_sums, size_t n)
+{
+    __shared__ unsigned s[KS_TILE];
+    const unsigned t = threadIdx.x;
+    const size_t base = (size_t)blockIdx.x * KS_TILE;
+    unsigned x[KS_ITEMS];
+
+#pragma unroll
+    for (int j = 0; j < KS_ITEMS; j++) {
+        const unsigned p = t + j * KS_THREADS;
+        x[j] = base + p < n ? (unsigned)in[base + p] : 0u;
+        s[p] = x[j];
+    }
+
+    for (unsigned d = 1; d < KS_TILE; d *= 2) {
+        unsigned left[KS_ITEMS];
+        tile_barrier<SYNC>(); /* read-after-write: last step's values are all written */
+#pragma unroll
+        for (int j = 0; j < KS_ITEMS; j++) {
+            const unsigned p = t + j * KS_THREADS;
+            left[j] = p >= d ? s[p - d] : 0u;
+        }
+        tile_barrier<SYNC>(); /* write-after-read: everyone has read before anyone writes */
+#pragma unroll
+        for (int j = 0; j < KS_ITEMS; j++) {
+            const unsigned p = t + j * KS_THREADS;
+            x[j] += left[j];
+            s[p] = x[j];
+        }
+    }
+
+#pragma unroll
+    for (int j = 0; j < KS_ITEMS; j++) {
+        const unsigned p = t + j * KS_THREADS;
+        if (base + p < n)
+            out[base + p] = (int)x[j];
+    }
+    if (t == KS_THREADS - 1)
+        tile_sums[blockIdx.x] = (int)x[KS_ITEMS - 1];
+}
+
+/* ---- launchers ------------------------------------------------------------ */
+
+/* Scans every tile of d_in[0..n) into d_out and writes d_tile_sums[0 .. ceil(n / KS_TILE)). */
+static lab_result ks_double_buffer_scan(const int *d_in, int *d_out, int *d_tile_sums, size_t n)
+{
+    if (n == 0)
+        return LAB_OK;
+    const unsigned tiles = (unsigned)CEIL_DIV(n, (size_t)KS_TILE);
+    ks_double_buffer_kernel<true><<<tiles, KS_THREADS>>>(d_in, d_out, d_tile_sums, n);
+    LAUNCH_CHECK();
+    return LAB_OK;
+}
+
+static lab_result ks_two_barrier_scan(const int *d_in, int *d_out, int *d_tile_sums, size_t n)
+{
+    if (n == 0)
+        return LAB_OK;
+    const unsigned tiles = (unsigned)CEIL_DIV(n, (size_t)KS_TILE);
+    ks_two_barrier_kernel<true><<<tiles, KS_THREADS>>>(d_in, d_out, d_tile_sums, n);
+    LAUNCH_CHECK();
+    return LAB_OK;
+}
+
+/* ---- the lab ------------------------------------------------------------ */
+
+static const lab_variant VARIANTS[] = {
+    {"double_buffer", "Kogge-Stone, two shared buffers: one barrier per step", NULL,
+     ks_double_buffer_scan, NULL},
+    {"two_barrier", "Kogge-Stone, one shared buffer: two barriers per step", NULL,
+     ks_two_barrier_scan, NULL},
+};
+
+extern "C" const lab_info LAB = {
+    "03_kogge_stone", "Kogge-Stone with double buffering", LAB_TILE, SCAN_INCLUSIVE,
+    KS_TILE,         /* elements per tile */
+    0,               /* no size limit */
+    (size_t)1 << 28, /* benchmark n */
+    sizeof(VARIANTS) / sizeof(VARIANTS[0]), VARIANTS,
+};
+
+/* ==== test hooks — do not edit ===========================================================
+ * Used only by tests/lab_03_*.c, which link with the reference solution. They launch the
+ * kernels above exactly as the launchers do, except that sync = 0 builds them without their
+ * barriers: the tests run that broken build and require that the race is detected, which shows
+ * that they would catch a missing barrier. */
+
+/* variant: 0 double_buffer, 1 two_barrier; sync: 1 normal, 0 every tile_barrier removed. */
+extern "C" lab_result ks_hook_scan_tiles(int variant, int sync, const int *d_in, int *d_out,
+                                         int *d_tile_sums, size_t n)
+{
+    if (n == 0)
+        return LAB_OK;
+    const unsigned tiles = (unsigned)CEIL_DIV(n, (size_t)KS_TILE);
+    if (variant == 0 && sync)
+        ks_double_buffer_kernel<true><<<tiles, KS_THREADS>>>(d_in, d_out, d_tile_sums, n);
+    else if (variant == 0)
+        ks_double_buffer_kernel<false><<<tiles, KS_THREADS>>>(d_in, d_out, d_tile_sums, n);
+    else if (sync)
+        ks_two_barrier_kernel<true><<<tiles, KS_THREADS>>>(d_in, d_out, d_tile_sums, n);
+    else
+        ks_two_barrier_kernel<false><<<tiles, KS_THREADS>>>(d_in, d_out, d_tile_sums, n);
+    LAUNCH_CHECK();
+    return LAB_OK;
+}
