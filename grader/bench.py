@@ -60,8 +60,9 @@ def size_label(n):
     k = n.bit_length() - 1
     if n == 1 << k:
         return f"2^{k}"
-    if n - (1 << k) < 1024:
-        return f"2^{k}+{n - (1 << k)}"
+    d = n - (1 << k)
+    if d < 1024 and d * 64 < (1 << k):  # just above a power of two: 2^31+7
+        return f"2^{k}+{d}"
     return str(n)
 
 

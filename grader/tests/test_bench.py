@@ -1,0 +1,153 @@
+"""Tests of grader/bench.py (make bench) with fake lab and anchor programs: no GPU needed.
+
+The fakes print the same one-line JSON a lab binary prints, with times chosen by the test, so
+the table, the CSV ratios, the skipped cases, the SVG and the exit codes can be checked exactly.
+"""
+import csv
+import importlib.util
+import io
+import json
+import os
+import stat
+import sys
+import tempfile
+import unittest
+import xml.etree.ElementTree as ET
+from contextlib import redirect_stderr, redirect_stdout
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+_spec = importlib.util.spec_from_file_location("bench", os.path.join(ROOT, "grader", "bench.py"))
+bench = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(bench)
+
+# A fake program: prints a report whose ms is MS_PER_ELEM * n (status STATUS), memcpy half that.
+FAKE = """#!{python}
+import json, sys
+n = int(sys.argv[sys.argv.index("--n") + 1])
+status = {status!r}
+if status == "too_large" and n <= {max_n}:
+    status = "ok"
+ms = {per_elem!r} * n if status == "ok" else 0
+print(json.dumps({{"lab": {name!r}, "status": status, "mode": {mode!r}, "device": "Fake GPU",
+                  "message": "" if status == "ok" else "fake " + status, "n": n, "ms": ms,
+                  "memcpy_ms": ms / 2 if ms else 0, "tile_ms": 0}}))
+sys.exit(0 if status == "ok" else 3)
+"""
+
+
+def make_fake(path, name, per_elem, status="ok", mode="gpu", max_n=0):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        f.write(FAKE.format(python=sys.executable, status=status, per_elem=per_elem, name=name,
+                            mode=mode, max_n=max_n))
+    os.chmod(path, os.stat(path).st_mode | stat.S_IXUSR)
+
+
+def first_lab(prefix):
+    return next(d for d in sorted(os.listdir(os.path.join(ROOT, "labs"))) if d.startswith(prefix))
+
+
+class Sizes(unittest.TestCase):
+    def test_default_sizes_hold_the_quoted_ones(self):
+        ns = bench.sizes(10, 28, 2, False)
+        self.assertEqual(ns[0], 1 << 10)
+        self.assertEqual(ns[-1], 1 << 28)
+        for k in (20, 24, 28):
+            self.assertIn(1 << k, ns)
+
+    def test_odd_step_still_ends_at_max_and_huge_is_last(self):
+        ns = bench.sizes(10, 27, 4, True)
+        self.assertEqual(ns[-2], 1 << 27)
+        self.assertEqual(ns[-1], (1 << 31) + 7)
+
+    def test_labels(self):
+        self.assertEqual(bench.size_label(1 << 20), "2^20")
+        self.assertEqual(bench.size_label((1 << 31) + 7), "2^31+7")
+        self.assertEqual(bench.size_label(1000), "1000")
+
+
+class EndToEnd(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.build = self.tmp.name
+        self.fast = first_lab("08")   # twice as fast as CUB
+        self.host = first_lab("01")   # host lab, 4 times slower than CUB
+        self.limited = first_lab("02")  # too_large above 2^12
+        make_fake(os.path.join(self.build, "bench", "bench_cub"), "cub", 1e-6)
+        make_fake(os.path.join(self.build, "solutions", self.fast, "scan"), self.fast, 0.5e-6)
+        make_fake(os.path.join(self.build, "solutions", self.host, "scan"), self.host, 4e-6,
+                  mode="host")
+        make_fake(os.path.join(self.build, "solutions", self.limited, "scan"), self.limited, 2e-6,
+                  status="too_large", max_n=1 << 12)
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def run_bench(self, *extra):
+        out, err = io.StringIO(), io.StringIO()
+        with redirect_stdout(out), redirect_stderr(err):
+            rc = bench.main(["--build", self.build, "--labs", "01,02,08", "--min", "10",
+                             "--max", "14", "--step", "2", "--reps", "1", *extra])
+        return rc, out.getvalue(), err.getvalue()
+
+    def read_csv(self):
+        with open(os.path.join(self.build, "bench", "bench.csv")) as f:
+            return list(csv.DictReader(f))
+
+    def test_ratios_skips_and_plot(self):
+        rc, out, err = self.run_bench()
+        self.assertEqual(rc, 0, out + err)
+        rows = self.read_csv()
+        fast = [r for r in rows if r["lab"] == self.fast]
+        self.assertEqual([int(r["n"]) for r in fast], [1 << 10, 1 << 12, 1 << 14])
+        for r in fast:
+            self.assertAlmostEqual(float(r["x_cub"]), 2.0, places=3)
+            self.assertAlmostEqual(float(r["pct_memcpy"]), 50.0, places=1)
+            self.assertAlmostEqual(float(r["gbps"]), 8 * int(r["n"]) / (0.5e-6 * int(r["n"]) * 1e6),
+                                   places=1)
+        host = [r for r in rows if r["lab"] == self.host]
+        self.assertAlmostEqual(float(host[0]["x_cub"]), 0.25, places=3)
+        limited = {int(r["n"]): r["status"] for r in rows if r["lab"] == self.limited}
+        self.assertEqual(limited, {1 << 10: "ok", 1 << 12: "ok", 1 << 14: "too_large"})
+        # the table: every ok case, the host lab marked, the skipped one listed below
+        self.assertIn("x CUB", out)
+        self.assertIn(self.host + " (host)", out)
+        self.assertIn("%s n=2^14: too_large" % self.limited, out)
+        table_lines = [ln for ln in out.splitlines() if ln.startswith(self.fast)]
+        self.assertEqual(len(table_lines), 3)
+        self.assertTrue(table_lines[0].rstrip().endswith("2.000"), table_lines[0])
+        # the plot: well-formed SVG with one polyline per lab, CUB and memcpy
+        tree = ET.parse(os.path.join(self.build, "bench", "bench.svg"))
+        lines = tree.getroot().findall("{http://www.w3.org/2000/svg}polyline")
+        titles = sorted(p.find("{http://www.w3.org/2000/svg}title").text for p in lines)
+        self.assertEqual(titles, sorted([self.fast, self.host, self.limited, "cub", "memcpy"]))
+
+    def test_a_failing_lab_fails_the_bench(self):
+        make_fake(os.path.join(self.build, "solutions", self.fast, "scan"), self.fast, 0.5e-6,
+                  status="wrong")
+        rc, out, _ = self.run_bench()
+        self.assertEqual(rc, 1)
+        self.assertIn("%s n=2^10: wrong" % self.fast, out)
+
+    def test_not_implemented_is_left_out_not_failed(self):
+        make_fake(os.path.join(self.build, "solutions", self.fast, "scan"), self.fast, 0.5e-6,
+                  status="not_implemented")
+        rc, out, _ = self.run_bench()
+        self.assertEqual(rc, 0)
+        self.assertIn("%s n=2^10: not_implemented" % self.fast, out)
+
+    def test_no_device_stops_with_5(self):
+        make_fake(os.path.join(self.build, "bench", "bench_cub"), "cub", 1e-6, status="no_device")
+        rc, _, err = self.run_bench()
+        self.assertEqual(rc, 5)
+        self.assertIn("needs a CUDA GPU", err)
+
+    def test_missing_anchor_is_a_usage_error(self):
+        os.remove(os.path.join(self.build, "bench", "bench_cub"))
+        rc, _, err = self.run_bench()
+        self.assertEqual(rc, 2)
+        self.assertIn("not built", err)
+
+
+if __name__ == "__main__":
+    unittest.main()
