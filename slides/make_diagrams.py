@@ -336,8 +336,8 @@ def lookback(tiles=8, start=(0, 0, 2, 0, 1, 3, 1, 4)):
 
 
 # ---- the work tables in the handouts ------------------------------------------------------------
-# A handout's "Work and steps" section holds a Markdown table whose rows named exactly
-# "additions" and "steps" give a formula in one size variable (n, or e.g. T for a tile) and the
+# A handout's "Work and steps" section holds a Markdown table whose rows named "additions" (or
+# "additions, total", or parts "additions, phase 1", ...) and "steps" (or "levels") give a formula in one size variable (n, or e.g. T for a tile) and the
 # values for concrete sizes under headers such as "n = 8" or "n = 2^16":
 #     | quantity | formula | n = 8 | n = 16 |
 #     | additions | n·log2 n − (n − 1) | 17 | 49 |
@@ -534,6 +534,8 @@ def work_rows(section):
         if all(set(c) <= set("-: ") for c in cells):
             continue
         name = cells[0].replace("*", "").replace("`", "").strip().lower()
+        if name == "levels" or name.endswith("(steps)"):
+            name = "steps"      # "levels", "levels (steps)": the same count
         if not (name in WORK_ROWS or name.startswith("additions,")) or len(cells) < 2:
             continue
         row = {"name": name, "formula": cells[1], "vars": set(), "f": None, "error": None,

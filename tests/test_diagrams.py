@@ -182,8 +182,9 @@ class CountsMatchFormulas(unittest.TestCase):
             rows = md.work_rows(section)
             named = {r["name"]: r for r in rows}
             build = FORMULAS[name][0]
-            # "additions", or its parts "additions, phase 1", "additions, phase 2", ...
-            parts = [named["additions"]] if "additions" in named else \
+            # "additions" (or "additions, total"), else its parts "additions, phase 1", ...
+            total = named.get("additions") or named.get("additions, total")
+            parts = [total] if total else \
                 [r for r in rows if r["name"].startswith("additions,")]
             with self.subTest(handout=rel):
                 self.assertTrue(parts, "%s: the Work and steps table needs a row named "
