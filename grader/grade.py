@@ -1,5 +1,299 @@
 #!/usr/bin/env python3
-"""Placeholder until the grader lands: builds every lab and runs a few sizes (see issue 5)."""
+"""grade.py — the autograder of Parallel Scan Labs (see grader/README.md).
+
+Builds each lab's scan.cu against the course's own harness in a private folder, checks the
+source and object for forbidden libraries and shadowed functions, runs the edge-size matrix
+(each case its own process with a timeout), compute-sanitizer memcheck and racecheck, and times
+the student's code against the reference solution on the same GPU. Points follow
+grader/config.json.
+
+Usage:
+  grade.py --src labs                     grade your labs (make grade)
+  grade.py --src solutions                grade the reference solutions (make grade SRC=solutions)
+  grade.py --src DIR --labs 03 05         a folder laid out like labs/, some labs only
+  grade.py --submissions DIR              a whole class: DIR/<student>/ or DIR/<student>.zip|.tar.gz
+  grade.py ... --format gradescope --out /autograder/results/results.json
+
+Data (the table, or --format json|gradescope|junit) goes to stdout or --out; progress to stderr.
+
+Exit codes:
+  0  graded (whatever the score)
+  1  the grader itself failed (a bug: please report it)
+  2  usage error (bad option, unknown lab, bad config file)
+  3  infrastructure error: no nvcc, no GPU (without CPU mode), the harness or a reference
+     solution does not build or run. Never reported as a score.
+"""
+import argparse
+import concurrent.futures as cf
+import os
 import sys
-print("grader: not written yet", file=sys.stderr)
-sys.exit(2)
+import time
+import traceback
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+
+from gradelib import batch, config as configmod, reports  # noqa: E402
+from gradelib.build import InfraError, NoGpu  # noqa: E402
+from gradelib.grading import Grader, course_labs, lab_result_template, select_labs  # noqa: E402
+
+EXIT_GRADED, EXIT_INTERNAL, EXIT_USAGE, EXIT_INFRA = 0, 1, 2, 3
+
+
+def log(msg):
+    print(f"grade: {msg}", file=sys.stderr, flush=True)
+
+
+def parse_args(argv):
+    ap = argparse.ArgumentParser(prog="grade.py", description=__doc__.splitlines()[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter,
+                                 epilog="\n".join(__doc__.splitlines()[7:]))
+    what = ap.add_mutually_exclusive_group()
+    what.add_argument("--src", default="labs",
+                      help="labs, solutions, or a folder laid out like labs/ (default: labs)")
+    what.add_argument("--submissions", metavar="DIR",
+                      help="grade every submission in DIR (folders, .zip, .tar.gz)")
+    ap.add_argument("--labs", nargs="+", metavar="LAB", help="only these labs (03 or 03_kogge_stone)")
+    ap.add_argument("--format", choices=reports.FORMATS, default="table")
+    ap.add_argument("--out", metavar="FILE", help="write the --format output here instead of stdout")
+    ap.add_argument("--config", default=os.path.join(HERE, "config.json"), help="grading config (JSON)")
+    ap.add_argument("--seed", type=int, help="input seed (default: a fresh one, printed)")
+    ap.add_argument("--work", default=os.path.join(ROOT, "build", "grader"),
+                    help="the grader's private build folder (default: build/grader)")
+    mode = ap.add_mutually_exclusive_group()
+    mode.add_argument("--cpu", action="store_true",
+                      help="CPU mode: correctness only (also chosen when there is no GPU)")
+    mode.add_argument("--gpu", action="store_true",
+                      help="insist on a GPU: no GPU is an infrastructure error, never CPU mode")
+    ap.add_argument("--no-sanitizer", action="store_true", help="skip compute-sanitizer (not for real grades)")
+    ap.add_argument("--jobs", type=int, help="parallel builds (default: CPU count)")
+    ap.add_argument("--gpu-jobs", type=int, help="correctness cases run at once (default: up to 6)")
+    ap.add_argument("--results", metavar="DIR", help="batch: where results go (default: DIR-results)")
+    ap.add_argument("--force", action="store_true", help="batch: regrade submissions already graded")
+    ap.add_argument("--only-submitted", action="store_true",
+                    help="grade only the labs a submission contains (the others are not counted)")
+    args = ap.parse_args(argv)
+    if args.seed is not None and not 0 <= args.seed < 2**63:
+        ap.error("--seed must be a non-negative whole number below 2^63")
+    for name in ("jobs", "gpu_jobs"):
+        v = getattr(args, name)
+        if v is not None and v < 1:
+            ap.error(f"--{name.replace('_', '-')} must be at least 1")
+    return args, ap
+
+
+def resolve_src(src):
+    """'labs' / 'solutions' name the course's folders; anything else is a path."""
+    if src in ("labs", "solutions") and not os.path.isdir(src):
+        return os.path.join(ROOT, src)
+    if os.path.isdir(src):
+        return os.path.abspath(src)
+    if os.path.isdir(os.path.join(ROOT, src)):
+        return os.path.join(ROOT, src)
+    return None
+
+
+def emit(text, out):
+    """Writes text to out (atomically) or stdout."""
+    if out:
+        d = os.path.dirname(os.path.abspath(out))
+        os.makedirs(d, exist_ok=True)
+        tmp = out + ".tmp"
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, out)
+    else:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+
+
+def infra_result(args, seed, message, config):
+    return {"grader": "grader/grade.py", "course": config.course if config else "", "mode": "cpu" if args.cpu else "gpu",
+            "device": None, "seed": seed, "status": "infrastructure error", "message": message,
+            "points": None, "max_points": None, "labs": []}
+
+
+def make_grader(args, config, seed, labs, mode, progress):
+    return Grader(ROOT, config, args.work, mode=mode, seed=seed, jobs=args.jobs, gpu_jobs=args.gpu_jobs,
+                  labs=labs, progress=progress, sanitizer=not args.no_sanitizer)
+
+
+def prepared_grader(args, config, seed, labs, progress):
+    """A Grader with the harness and references built, in GPU mode or (with --cpu, or when there
+    is no GPU and --gpu was not given) CPU mode."""
+    if args.cpu:
+        g = make_grader(args, config, seed, labs, "cpu", progress)
+        g.prepare()
+        return g
+    g = make_grader(args, config, seed, labs, "gpu", progress)
+    try:
+        g.prepare()
+        return g
+    except NoGpu as e:
+        if args.gpu:
+            raise
+        log(f"{e}; trying CPU mode (correctness only)")
+        g = make_grader(args, config, seed, labs, "cpu", progress)
+        try:
+            g.prepare()
+        except InfraError as e2:
+            raise InfraError(f"{e}, and CPU mode is unavailable: {e2}")
+        log("speed not graded: no GPU")
+        return g
+
+
+def assemble(grader, lab_results, seed, t0, student=None, fp=None):
+    graded = [r for r in lab_results]
+    res = {"grader": "grader/grade.py", "course": grader.config.course, "mode": grader.mode,
+           "device": grader.device, "seed": seed, "status": "graded", "message": "",
+           "points": round(sum(r["points"] for r in graded), 2),
+           "max_points": round(sum(r["max_points"] for r in graded), 2),
+           "elapsed_s": round(time.monotonic() - t0, 1), "labs": graded}
+    if grader.mode == "cpu":
+        res["message"] = "speed not graded: no GPU (CPU mode grades correctness only)"
+    if student is not None:
+        res["student"] = student
+    if fp is not None:
+        res["submission_sha256"] = fp
+    return res
+
+
+def grade_one(args, config, seed, labs):
+    src_dir = resolve_src(args.src)
+    if src_dir is None:
+        log(f"--src {args.src}: no such folder (use labs, solutions, or a folder laid out like labs/)")
+        return EXIT_USAGE
+    t0 = time.monotonic()
+    grader = prepared_grader(args, config, seed, labs, log)
+    sources = {lab: (os.path.join(src_dir, lab, "scan.cu") if os.path.exists(os.path.join(src_dir, lab, "scan.cu"))
+                     else None) for lab in labs}
+    chosen = [lab for lab in labs if sources[lab]] if args.only_submitted else labs
+    log(f"building {len(chosen)} labs from {os.path.relpath(src_dir)}")
+    built = grader.build_submission(os.path.basename(src_dir.rstrip("/")) or "src", sources, chosen)
+    results = grader.evaluate(built)
+    result = assemble(grader, results, seed, t0)
+    log(f"done in {result['elapsed_s']} s")
+    emit(reports.render(result, args.format, sys.stdout, to_terminal=not args.out), args.out)
+    if args.out and args.format != "table":
+        sys.stdout.write(reports.table(result, colour=reports.use_colour(sys.stdout)))
+    return EXIT_GRADED
+
+
+def grade_batch(args, config, seed, labs):
+    folder = args.submissions
+    if not os.path.isdir(folder):
+        log(f"--submissions {folder}: no such folder")
+        return EXIT_USAGE
+    subs = batch.list_submissions(folder)
+    if not subs:
+        log(f"--submissions {folder}: no submissions (folders, .zip, .tar.gz) in it")
+        return EXIT_USAGE
+    results_dir = args.results or (os.path.abspath(folder).rstrip("/") + "-results")
+    os.makedirs(results_dir, exist_ok=True)
+    bar = batch.Progress(len(subs))
+    grader = prepared_grader(args, config, seed, labs, lambda m: bar.show(m))
+    todo = []
+    for student, path in subs:
+        fp = batch.fingerprint(path)
+        if not args.force and batch.already_graded(results_dir, student, fp):
+            bar.advance()
+            bar.step(student)
+            bar.show("already graded (--force regrades)")
+            continue
+        todo.append((student, path, fp))
+
+    def unpack_and_build(student, path):
+        """CPU part of one submission: (sources, built) or raises BadSubmission."""
+        tag = "".join(c if c.isalnum() or c in "-_." else "_" for c in student)
+        if os.path.isfile(path):
+            dest = os.path.join(grader.work, "unpacked", tag)
+            batch.extract(path, dest)
+            root = dest
+        else:
+            root = path
+        sources = batch.find_lab_sources(root, labs)
+        chosen = [lab for lab in labs if sources[lab]] if args.only_submitted else labs
+        return sources, grader.build_submission(student, sources, chosen)
+
+    summary = []
+    with cf.ThreadPoolExecutor(2) as pool:  # builds of the next submission overlap this one's GPU runs
+        futs = [pool.submit(unpack_and_build, s, p) for s, p, _ in todo]
+        for (student, path, fp), fut in zip(todo, futs):
+            bar.step(student)
+            t0 = time.monotonic()
+            try:
+                try:
+                    sources, built = fut.result()
+                    lab_results = grader.evaluate(built)
+                except batch.BadSubmission as e:
+                    lab_results = []
+                    for lab in labs:
+                        r = lab_result_template(lab, config.lab(lab), grader.mode)
+                        r["status"] = "missing"
+                        r["summary"] = f"the submission cannot be read: {e}"
+                        lab_results.append(r)
+                result = assemble(grader, lab_results, seed, t0, student, fp)
+            except InfraError:
+                raise
+            except Exception as e:  # a hostile submission must never stop the batch
+                traceback.print_exc(file=sys.stderr)
+                result = {"student": student, "status": "grader error", "message": f"{type(e).__name__}: {e}",
+                          "points": 0, "max_points": 0, "labs": [], "submission_sha256": fp, "seed": seed}
+            emit(reports.to_json(result), os.path.join(results_dir, student + ".json"))
+            if args.format in ("gradescope", "junit"):
+                ext = "gradescope.json" if args.format == "gradescope" else "junit.xml"
+                emit(reports.render(result, args.format), os.path.join(results_dir, f"{student}.{ext}"))
+            bar.advance()
+            bar.show(f"{result.get('points')}/{result.get('max_points')} points")
+            summary.append((student, result.get("points"), result.get("max_points"), result.get("status")))
+    bar.close()
+    rows = batch.write_class_csv(results_dir, os.path.join(results_dir, "class.csv"))
+    log(f"{len(summary)} graded now, {len(subs) - len(summary)} skipped; class CSV: "
+        f"{os.path.join(results_dir, 'class.csv')} ({rows} rows)")
+    lines = [f"{'student':24} {'points':>8} {'max':>6}  status"]
+    for student, pts, mx, st in summary:
+        lines.append(f"{student:24} {pts if pts is not None else '-':>8} {mx if mx is not None else '-':>6}  {st}")
+    emit("\n".join(lines) + "\n", args.out)
+    return EXIT_GRADED
+
+
+def main(argv=None):
+    args, ap = parse_args(argv)
+    try:
+        config = configmod.load(args.config)
+    except configmod.ConfigError as e:
+        log(f"bad config: {e}")
+        return EXIT_USAGE
+    try:
+        labs = select_labs(course_labs(ROOT), args.labs)
+    except ValueError as e:
+        log(str(e))
+        return EXIT_USAGE
+    seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "little")
+    log(f"seed {seed} (pass --seed {seed} to reproduce these inputs)")
+    try:
+        if args.submissions:
+            return grade_batch(args, config, seed, labs)
+        return grade_one(args, config, seed, labs)
+    except InfraError as e:
+        log(f"infrastructure error, not a grade: {e}")
+        if not args.submissions:
+            result = infra_result(args, seed, str(e), config)
+            if args.format != "table" or args.out:
+                emit(reports.render(result, args.format), args.out)
+        return EXIT_INFRA
+    except KeyboardInterrupt:
+        log("interrupted")
+        return 130
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except SystemExit:
+        raise
+    except BaseException:  # a bug in the grader: say so, with the traceback, exit 1
+        traceback.print_exc()
+        print("grade: internal error (a bug in the grader, not your code): please report it", file=sys.stderr)
+        sys.exit(EXIT_INTERNAL)

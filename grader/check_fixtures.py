@@ -1,0 +1,137 @@
+#!/usr/bin/env python3
+"""Grades the bad submissions in grader/fixtures/submissions/ and checks that each gets the
+diagnosis recorded in grader/fixtures/expected.json. Prints a table (fixture, lab, expected,
+got, points, verdict).
+
+Usage: check_fixtures.py [--cpu] [--only NAME ...] [--work DIR] [--json FILE] [grade.py options]
+Exit codes: 0 every fixture diagnosed as expected, 1 some were not, 2 usage error,
+3 infrastructure error (as grade.py).
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+FIXTURES = os.path.join(HERE, "fixtures")
+
+
+def lab_text(lab):
+    return json.dumps(lab)
+
+
+def check(lab, expect):
+    """[] when the lab result matches expect, else the reasons it does not."""
+    bad = []
+    c = lab["correctness"]
+    kinds = {f["kind"] for f in c["failures"]}
+    if "status" in expect and lab["status"] != expect["status"]:
+        bad.append(f"status is {lab['status']!r}, expected {expect['status']!r}")
+    if "kind" in expect and expect["kind"] not in kinds:
+        bad.append(f"no {expect['kind']} failure (got {sorted(kinds) or 'none'})")
+    if "contains" in expect and expect["contains"] not in lab_text(lab):
+        bad.append(f"the result does not mention {expect['contains']!r}")
+    if "sanitizer" in expect and lab["sanitizer"]["status"] != expect["sanitizer"]:
+        bad.append(f"sanitizer is {lab['sanitizer']['status']!r}, expected {expect['sanitizer']!r}")
+    if "speed_points" in expect and lab["speed"]["points"] != expect["speed_points"]:
+        bad.append(f"speed points are {lab['speed']['points']}, expected {expect['speed_points']}")
+    if "all_pass_up_to" in expect:
+        if c["total"] == 0:
+            bad.append("no correctness cases ran")
+        low = [f for f in c["failures"] if f["n"] <= expect["all_pass_up_to"]]
+        if low:
+            bad.append(f"a case at n={low[0]['n']} failed: {low[0]['message']}")
+    if expect.get("powers_of_two_pass"):
+        p2 = [f for f in c["failures"] if f["n"] and f["n"] & (f["n"] - 1) == 0]
+        if p2:
+            bad.append(f"failed at the power of two n={p2[0]['n']}")
+    if lab["max_points"] and lab["points"] >= lab["max_points"]:
+        bad.append("it got full marks")
+    return bad
+
+
+def got_text(lab):
+    if lab["status"] in ("build failed", "static check failed", "missing", "not implemented"):
+        return lab["summary"]
+    c = lab["correctness"]
+    parts = [f"{c['passed']}/{c['total']} cases"]
+    if c["failures"]:
+        parts.append(c["failures"][0]["message"])
+    if lab["sanitizer"]["status"] == "failed":
+        parts.append("sanitizer: " + lab["sanitizer"]["note"])
+    if lab["speed"]["status"] in ("graded", "failed"):
+        parts.append(f"speed {lab['speed']['points']}/{lab['speed']['max']}: {lab['speed']['note']}")
+    return "; ".join(parts)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--cpu", action="store_true", help="CPU mode: only the fixtures marked for it")
+    ap.add_argument("--only", nargs="+", metavar="NAME", help="only these fixtures")
+    ap.add_argument("--work", default=None, help="grade.py's private build folder")
+    ap.add_argument("--json", metavar="FILE", help="also write the rows as JSON here")
+    ap.add_argument("--config", help="grade.py --config")
+    args = ap.parse_args(argv)
+    with open(os.path.join(FIXTURES, "expected.json"), encoding="utf-8") as f:
+        expected = {k: v for k, v in json.load(f).items() if not k.startswith("_")}
+    mode = "cpu" if args.cpu else "gpu"
+    names = [n for n in sorted(expected) if mode in expected[n]["modes"]]
+    if args.only:
+        unknown = [n for n in args.only if n not in expected]
+        if unknown:
+            print(f"check_fixtures: unknown fixture {unknown[0]} (known: {', '.join(sorted(expected))})", file=sys.stderr)
+            return 2
+        names = [n for n in names if n in args.only]
+    tmp = tempfile.mkdtemp(prefix="fixtures-")
+    try:
+        subs = os.path.join(tmp, "submissions")
+        for n in names:
+            shutil.copytree(os.path.join(FIXTURES, "submissions", n), os.path.join(subs, n))
+        results = os.path.join(tmp, "results")
+        cmd = [sys.executable, os.path.join(HERE, "grade.py"), "--submissions", subs, "--results", results,
+               "--only-submitted", "--force", "--seed", "1"]
+        cmd.append("--cpu" if args.cpu else "--gpu")
+        if args.work:
+            cmd += ["--work", args.work]
+        if args.config:
+            cmd += ["--config", args.config]
+        p = subprocess.run(cmd, stdout=subprocess.PIPE)
+        if p.returncode != 0:
+            print(f"check_fixtures: grade.py exited with {p.returncode}", file=sys.stderr)
+            return p.returncode if p.returncode in (2, 3) else 1
+        rows = []
+        for n in names:
+            spec = expected[n]
+            try:
+                with open(os.path.join(results, n + ".json"), encoding="utf-8") as f:
+                    res = json.load(f)
+                lab = next(lab for lab in res["labs"] if lab["lab"] == spec["lab"])
+                bad = check(lab, spec["expect"])
+                got, pts = got_text(lab), f"{lab['points']:g}/{lab['max_points']:g}"
+            except (OSError, ValueError, StopIteration, KeyError) as e:
+                bad, got, pts = [f"no result: {e}"], "-", "-"
+            rows.append({"fixture": n, "lab": spec["lab"], "bug": spec["bug"], "expect": spec["expect"],
+                         "got": got, "points": pts, "ok": not bad, "why": bad})
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    print(f"| fixture | lab | bug | diagnosis | points | verdict |")
+    print("|---|---|---|---|---|---|")
+    for r in rows:
+        got = r["got"].replace("|", "/").replace("\n", " ")
+        if len(got) > 160:
+            got = got[:157] + "..."
+        verdict = "ok" if r["ok"] else "WRONG: " + "; ".join(r["why"])
+        print(f"| {r['fixture']} | {r['lab'][:2]} | {r['bug']} | {got} | {r['points']} | {verdict} |")
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as f:
+            json.dump(rows, f, indent=2)
+    failed = [r for r in rows if not r["ok"]]
+    print(f"{len(rows) - len(failed)}/{len(rows)} fixtures diagnosed as expected ({mode} mode)")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,228 @@
+"""Class batch mode: a folder of submissions (each a copy of labs/, or a .zip / .tar.gz of one),
+extracted safely, built in parallel, graded one at a time on the GPU, resumable.
+"""
+import csv
+import hashlib
+import json
+import os
+import shutil
+import stat
+import sys
+import tarfile
+import time
+import zipfile
+
+ARCHIVE_EXTS = (".zip", ".tar.gz", ".tgz", ".tar")
+MAX_MEMBERS = 2000
+MAX_FILE_BYTES = 8 << 20
+MAX_TOTAL_BYTES = 64 << 20
+
+
+class BadSubmission(Exception):
+    """A submission that cannot be read (one line): it is graded 0, the batch goes on."""
+
+
+def student_name(entry):
+    for ext in ARCHIVE_EXTS:
+        if entry.lower().endswith(ext):
+            return entry[: -len(ext)]
+    return entry
+
+
+def list_submissions(folder):
+    """[(student, path)] for every submission in folder, sorted by student."""
+    out = []
+    for e in sorted(os.listdir(folder)):
+        if e.startswith("."):
+            continue
+        p = os.path.join(folder, e)
+        if os.path.isdir(p) and not os.path.islink(p):
+            out.append((e, p))
+        elif os.path.isfile(p) and e.lower().endswith(ARCHIVE_EXTS):
+            out.append((student_name(e), p))
+    return out
+
+
+def _safe_rel(name):
+    """The member name as a safe relative path, or None (absolute, '..', drive letter, empty)."""
+    n = name.replace("\\", "/")
+    if n.startswith("/") or (len(n) > 1 and n[1] == ":"):
+        return None
+    parts = [p for p in n.split("/") if p not in ("", ".")]
+    if not parts or any(p == ".." for p in parts):
+        return None
+    return os.path.join(*parts)
+
+
+def _write_member(dest, rel, data_stream, size):
+    target = os.path.realpath(os.path.join(dest, rel))
+    root = os.path.realpath(dest)
+    if not target.startswith(root + os.sep):
+        raise BadSubmission(f"archive member {rel!r} points outside the submission")
+    os.makedirs(os.path.dirname(target), exist_ok=True)
+    written = 0
+    with open(target, "wb") as f:
+        while True:
+            chunk = data_stream.read(1 << 16)
+            if not chunk:
+                break
+            written += len(chunk)
+            if written > MAX_FILE_BYTES:
+                raise BadSubmission(f"archive member {rel!r} is over {MAX_FILE_BYTES >> 20} MiB")
+            f.write(chunk)
+
+
+def extract(archive, dest):
+    """Extracts regular files of a .zip or .tar(.gz) into dest, refusing path traversal, links,
+    devices and archive bombs. Raises BadSubmission with the reason."""
+    if os.path.exists(dest):
+        shutil.rmtree(dest)
+    os.makedirs(dest)
+    total = 0
+    try:
+        if archive.lower().endswith(".zip"):
+            with zipfile.ZipFile(archive) as z:
+                infos = z.infolist()
+                if len(infos) > MAX_MEMBERS:
+                    raise BadSubmission(f"the archive has over {MAX_MEMBERS} members")
+                for info in infos:
+                    if info.is_dir():
+                        continue
+                    mode = info.external_attr >> 16
+                    if mode and not stat.S_ISREG(mode):
+                        continue  # links and special files are not extracted
+                    rel = _safe_rel(info.filename)
+                    if rel is None:
+                        raise BadSubmission(f"unsafe path in the archive: {info.filename!r}")
+                    total += info.file_size
+                    if total > MAX_TOTAL_BYTES:
+                        raise BadSubmission(f"the archive unpacks to over {MAX_TOTAL_BYTES >> 20} MiB")
+                    with z.open(info) as src:
+                        _write_member(dest, rel, src, info.file_size)
+        else:
+            with tarfile.open(archive, "r:*") as t:
+                count = 0
+                for m in t:
+                    count += 1
+                    if count > MAX_MEMBERS:
+                        raise BadSubmission(f"the archive has over {MAX_MEMBERS} members")
+                    if not m.isreg():
+                        continue  # directories are made as needed; links, devices are skipped
+                    rel = _safe_rel(m.name)
+                    if rel is None:
+                        raise BadSubmission(f"unsafe path in the archive: {m.name!r}")
+                    total += m.size
+                    if total > MAX_TOTAL_BYTES:
+                        raise BadSubmission(f"the archive unpacks to over {MAX_TOTAL_BYTES >> 20} MiB")
+                    src = t.extractfile(m)
+                    if src is not None:
+                        _write_member(dest, rel, src, m.size)
+    except (zipfile.BadZipFile, tarfile.TarError, EOFError, OSError, RuntimeError) as e:
+        raise BadSubmission(f"the archive cannot be read: {e}")
+
+
+def find_lab_sources(folder, labs, max_depth=4):
+    """{lab: path of its scan.cu or None}: a folder named after the lab id, at most max_depth
+    levels below folder (a copy of labs/, or one wrapped in a top folder)."""
+    found = {}
+    base_depth = folder.rstrip(os.sep).count(os.sep)
+    for dirpath, dirnames, filenames in os.walk(folder, followlinks=False):
+        depth = dirpath.count(os.sep) - base_depth
+        if depth >= max_depth:
+            dirnames[:] = []
+        dirnames.sort()
+        name = os.path.basename(dirpath)
+        if name in labs and name not in found and "scan.cu" in filenames:
+            found[name] = os.path.join(dirpath, "scan.cu")
+    return {lab: found.get(lab) for lab in labs}
+
+
+def fingerprint(path):
+    """A hash of a submission: the archive's bytes, or every scan.cu under a folder."""
+    h = hashlib.sha256()
+    if os.path.isfile(path):
+        with open(path, "rb") as f:
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                h.update(chunk)
+    else:
+        for dirpath, dirnames, filenames in os.walk(path, followlinks=False):
+            dirnames.sort()
+            for fn in sorted(filenames):
+                if fn == "scan.cu":
+                    p = os.path.join(dirpath, fn)
+                    h.update(os.path.relpath(p, path).encode())
+                    try:
+                        with open(p, "rb") as f:
+                            h.update(f.read(4 << 20))
+                    except OSError:
+                        pass
+    return h.hexdigest()
+
+
+def already_graded(results_dir, student, fp):
+    """True when results_dir holds a complete result for this exact submission."""
+    p = os.path.join(results_dir, student + ".json")
+    try:
+        with open(p, encoding="utf-8") as f:
+            r = json.load(f)
+    except (OSError, ValueError):
+        return False
+    return r.get("status") == "graded" and r.get("submission_sha256") == fp
+
+
+def write_class_csv(results_dir, path):
+    """One row per student and lab (student, lab, points, max_points, status) from every result
+    in results_dir, plus a TOTAL row per student."""
+    rows = []
+    for fn in sorted(os.listdir(results_dir)):
+        if not fn.endswith(".json"):
+            continue
+        try:
+            with open(os.path.join(results_dir, fn), encoding="utf-8") as f:
+                r = json.load(f)
+        except (OSError, ValueError):
+            continue
+        student = r.get("student") or fn[:-5]
+        for lab in r.get("labs", []):
+            rows.append([student, lab["lab"], lab["points"], lab["max_points"], lab["status"]])
+        rows.append([student, "TOTAL", r.get("points", 0), r.get("max_points", 0), r.get("status", "")])
+    tmp = path + ".tmp"
+    with open(tmp, "w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        w.writerow(["student", "lab", "points", "max_points", "status"])
+        w.writerows(rows)
+    os.replace(tmp, path)
+    return len(rows)
+
+
+class Progress:
+    """A progress bar on stderr (redrawn in place on a terminal, one line per step otherwise)."""
+
+    def __init__(self, total, stream=sys.stderr, width=24):
+        self.total = max(1, total)
+        self.done = 0
+        self.stream = stream
+        self.width = width
+        self.tty = hasattr(stream, "isatty") and stream.isatty()
+        self.label = ""
+
+    def show(self, msg):
+        filled = int(self.width * self.done / self.total)
+        bar = "#" * filled + "." * (self.width - filled)
+        line = f"[{bar}] {self.done}/{self.total} {self.label}: {msg}"
+        if self.tty:
+            self.stream.write("\r\033[K" + line[:160])
+        else:
+            self.stream.write(line + "\n")
+        self.stream.flush()
+
+    def step(self, label):
+        self.label = label
+
+    def advance(self):
+        self.done += 1
+
+    def close(self):
+        if self.tty:
+            self.stream.write("\n")
+            self.stream.flush()

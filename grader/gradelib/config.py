@@ -1,0 +1,175 @@
+"""The course's grading configuration (grader/config.json): loading, defaults, validation.
+
+"defaults" holds the settings of every lab; "labs" maps a lab id to overrides of any of them
+(merged key by key). "static" holds the anti-cheat lists. Unknown keys are errors, so a typo in
+the file is caught instead of silently ignored.
+"""
+import copy
+import json
+import math
+import re
+
+DISTS = ("small", "ones", "alt", "large", "random")
+SANITIZER_TOOLS = ("memcheck", "racecheck")
+SIZE_NAMES = ("tile+1", "2tile+1", "2^16+1", "large")
+
+# The shape of "defaults" (and of each lab's overrides): key -> checker.
+def _number(lo=0.0, allow_none=False, integer=False, lo_open=False):
+    def check(v, where):
+        if v is None and allow_none:
+            return
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or (isinstance(v, float) and not math.isfinite(v)):
+            raise ConfigError(f"{where} must be a number (got {json.dumps(v)})")
+        if integer and int(v) != v:
+            raise ConfigError(f"{where} must be a whole number (got {json.dumps(v)})")
+        if v < lo or (lo_open and v == lo):
+            raise ConfigError(f"{where} must be {'>' if lo_open else '>='} {lo:g} (got {json.dumps(v)})")
+    return check
+
+
+def _list_of(choices):
+    def check(v, where):
+        if not isinstance(v, list) or not v:
+            raise ConfigError(f"{where} must be a non-empty list")
+        for x in v:
+            if x not in choices:
+                raise ConfigError(f"{where}: unknown entry {json.dumps(x)} (choose from {', '.join(choices)})")
+    return check
+
+
+def _tool_list(v, where):
+    if not isinstance(v, list):
+        raise ConfigError(f"{where} must be a list (may be empty)")
+    for x in v:
+        if x not in SANITIZER_TOOLS:
+            raise ConfigError(f"{where}: unknown tool {json.dumps(x)} (choose from {', '.join(SANITIZER_TOOLS)})")
+
+
+SCHEMA = {
+    "points": {"correctness": _number(), "sanitizer": _number(), "speed": _number()},
+    "speed": {
+        "full_at": _number(1.0),
+        "zero_at": _number(1.0, lo_open=True),
+        "min_speedup": _number(0.0, allow_none=True),
+        "reps": _number(1, integer=True),
+        "warmup": _number(0, integer=True),
+        "rounds": _number(1, integer=True),
+        "serial_reps": _number(1, integer=True),
+    },
+    "timeouts": {"build_s": _number(1), "case_s": _number(1), "sanitizer_s": _number(1),
+                 "speed_s": _number(1)},
+    "correctness": {"dists": _list_of(DISTS), "large_n": _number(1, integer=True),
+                    "all_dists_sizes": None},
+    "sanitizer": {"tools": _tool_list},
+}
+
+STATIC_KEYS = {
+    "forbidden_include_prefixes": list, "forbidden_includes": list,
+    "forbidden_symbol_prefixes": list, "forbidden_calls": list, "shadow_names": list,
+    "shadow_patterns": list, "allowed_definitions": list, "host_memory_calls": list,
+    "max_source_bytes": int,
+}
+
+
+class ConfigError(Exception):
+    """A one-line description of what is wrong in the config file."""
+
+
+def _check_section(obj, schema, where, partial):
+    if not isinstance(obj, dict):
+        raise ConfigError(f"{where} must be an object")
+    for k, v in obj.items():
+        if k not in schema:
+            raise ConfigError(f"{where}: unknown key {json.dumps(k)} (known: {', '.join(schema)})")
+        sub = schema[k]
+        if isinstance(sub, dict):
+            _check_section(v, sub, f"{where}.{k}", partial)
+        elif sub is not None:
+            sub(v, f"{where}.{k}")
+        elif k == "all_dists_sizes":
+            if not isinstance(v, list) or any(x not in SIZE_NAMES for x in v):
+                raise ConfigError(f"{where}.{k} must be a list of {', '.join(SIZE_NAMES)}")
+    if not partial:
+        for k, sub in schema.items():
+            if k not in obj:
+                raise ConfigError(f"{where}: missing key {json.dumps(k)}")
+
+
+def _merge(base, over):
+    out = copy.deepcopy(base)
+    for k, v in over.items():
+        if isinstance(v, dict) and isinstance(out.get(k), dict):
+            out[k] = _merge(out[k], v)
+        else:
+            out[k] = copy.deepcopy(v)
+    return out
+
+
+class Config:
+    """A validated config. lab(lab_id) returns the merged settings of one lab."""
+
+    def __init__(self, data, path="config"):
+        self.path = path
+        if not isinstance(data, dict):
+            raise ConfigError(f"{path}: the top level must be an object")
+        for k in data:
+            if k not in ("course", "defaults", "labs", "static"):
+                raise ConfigError(f"{path}: unknown key {json.dumps(k)} (known: course, defaults, labs, static)")
+        if "defaults" not in data:
+            raise ConfigError(f"{path}: missing key \"defaults\"")
+        _check_section(data["defaults"], SCHEMA, "defaults", partial=False)
+        labs = data.get("labs", {})
+        if not isinstance(labs, dict):
+            raise ConfigError("labs must be an object mapping lab ids to overrides")
+        for lab_id, over in labs.items():
+            if not re.fullmatch(r"[0-9][0-9]_[A-Za-z0-9_]+", lab_id):
+                raise ConfigError(f"labs: {json.dumps(lab_id)} is not a lab id such as \"03_kogge_stone\"")
+            _check_section(over, SCHEMA, f"labs.{lab_id}", partial=True)
+        static = data.get("static", {})
+        if not isinstance(static, dict):
+            raise ConfigError("static must be an object")
+        for k, v in static.items():
+            if k not in STATIC_KEYS:
+                raise ConfigError(f"static: unknown key {json.dumps(k)}")
+            want = STATIC_KEYS[k]
+            if want is list and not (isinstance(v, list) and all(isinstance(x, str) for x in v)):
+                raise ConfigError(f"static.{k} must be a list of strings")
+            if want is int and (isinstance(v, bool) or not isinstance(v, int) or v < 0):
+                raise ConfigError(f"static.{k} must be a non-negative whole number")
+        for k in static.get("shadow_patterns", []):
+            try:
+                re.compile(k)
+            except re.error as e:
+                raise ConfigError(f"static.shadow_patterns: {json.dumps(k)} is not a regular expression: {e}")
+        self.course = data.get("course", "")
+        self.defaults = data["defaults"]
+        self.labs = labs
+        self.static = static
+        for lab_id in list(labs) + [None]:
+            s = self.lab(lab_id)
+            if s["speed"]["full_at"] >= s["speed"]["zero_at"]:
+                raise ConfigError(f"{'labs.' + lab_id if lab_id else 'defaults'}.speed: full_at "
+                                  f"({s['speed']['full_at']}) must be below zero_at ({s['speed']['zero_at']})")
+
+    def lab(self, lab_id):
+        """The settings of lab_id: defaults merged with its overrides."""
+        return _merge(self.defaults, self.labs.get(lab_id, {}) if lab_id else {})
+
+    def max_points(self, lab_id):
+        p = self.lab(lab_id)["points"]
+        return p["correctness"] + p["sanitizer"] + p["speed"]
+
+
+def load(path):
+    """Reads and validates path; raises ConfigError with a one-line reason."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+    except OSError as e:
+        raise ConfigError(f"cannot read {path}: {e.strerror}")
+    except json.JSONDecodeError as e:
+        raise ConfigError(f"{path} is not valid JSON: {e.msg} at line {e.lineno}")
+    try:
+        return Config(data, path)
+    except ConfigError as e:
+        raise ConfigError(f"{path}: {e}")

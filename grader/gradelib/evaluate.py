@@ -1,0 +1,251 @@
+"""Running a built lab binary: its description, the correctness cases, the sanitizers, timing.
+
+Everything here talks to a lab binary only through its command line (--list, --json): the
+harness owns main, the buffers, the inputs and the timers, and reports one JSON object per run
+(common/check.c: lab_print_report_json; exit codes in common/lab.h).
+"""
+import hashlib
+import json
+import os
+import re
+import tempfile
+
+from . import proc
+
+# Exit codes of a lab binary (common/lab.h).
+EXIT_OK, EXIT_WRONG, EXIT_USAGE, EXIT_NOT_IMPLEMENTED = 0, 1, 2, 3
+EXIT_CUDA_ERROR, EXIT_NO_DEVICE, EXIT_NO_MEMORY, EXIT_TOO_LARGE = 4, 5, 6, 7
+SANITIZER_EXIT = 86  # the --error-exitcode the grader gives compute-sanitizer
+
+
+class LabInfo:
+    """What `scan --list` says about a lab."""
+
+    def __init__(self, lab_id, title, scan_type, shape, tile, bench_n, max_n):
+        self.id = lab_id
+        self.title = title
+        self.type = scan_type      # "inclusive" | "exclusive"
+        self.shape = shape         # "host" | "whole" | "tile"
+        self.tile = tile           # 0 unless shape == "tile"
+        self.bench_n = bench_n
+        self.max_n = max_n         # 0: no limit
+
+    @property
+    def device(self):
+        return self.shape != "host"
+
+    def to_json(self):
+        return dict(id=self.id, title=self.title, type=self.type, shape=self.shape, tile=self.tile,
+                    bench_n=self.bench_n, max_n=self.max_n)
+
+
+def parse_list(text):
+    """LabInfo from the output of `scan --list`, or None when it is not in that form."""
+    lines = text.splitlines()
+    if len(lines) < 2:
+        return None
+    m = re.match(r"^(\S+): (.*)$", lines[0])
+    if not m:
+        return None
+    desc = lines[1]
+    t = re.search(r"\b(inclusive|exclusive) scan", desc)
+    bench = re.search(r"benchmark n=(\d+)", desc)
+    if not t or not bench:
+        return None
+    if "host arrays" in desc:
+        shape = "host"
+    elif "tile scan" in desc:
+        shape = "tile"
+    else:
+        shape = "whole"
+    tile = re.search(r"\btile (\d+)", desc)
+    max_n = re.search(r"practical up to n=(\d+)", desc)
+    return LabInfo(m.group(1), m.group(2), t.group(1), shape, int(tile.group(1)) if tile else 0,
+                   int(bench.group(1)), int(max_n.group(1)) if max_n else 0)
+
+
+def describe(binary, timeout=30):
+    """LabInfo of a built binary; None with the reason when --list fails."""
+    try:
+        r = proc.run([binary, "--list"], timeout)
+    except OSError as e:
+        return None, f"cannot run the lab binary: {e.strerror}"
+    if r.timed_out:
+        return None, f"`scan --list` timed out after {timeout:g} s"
+    info = parse_list(r.stdout) if r.returncode == 0 else None
+    if info is None:
+        why = (r.stderr or r.stdout).strip().splitlines()
+        return None, "`scan --list` failed: " + (why[-1] if why else f"exit code {r.returncode}")
+    return info, ""
+
+
+# ---- the correctness matrix ------------------------------------------------------------------
+
+def edge_sizes(info, large_n, limit=None):
+    """The edge sizes for a lab (the same families as tests/lab_cases.c), with names for the
+    ones the config can refer to: {n: name}."""
+    t = info.tile or 1024
+    named = {}
+    for n in (0, 1, 2, 3, 31, 32, 33, 63, 64, 65, 1009, 65521, 1000003):
+        named.setdefault(n, str(n))
+    for n, name in ((t - 1, "tile-1"), (t, "tile"), (t + 1, "tile+1"), (2 * t - 1, "2tile-1"),
+                    (2 * t + 1, "2tile+1"), (3 * t + 5, "3tile+5")):
+        named[n] = name
+    for k in (10, 12, 16, 20):
+        named.setdefault((1 << k) - 1, f"2^{k}-1")
+        named.setdefault((1 << k) + 1, f"2^{k}+1")
+    named[(1 << 16) + 1] = "2^16+1"
+    named[large_n] = "large"
+    cap = info.max_n or None
+    if limit is not None:
+        cap = min(cap, limit) if cap else limit
+    return {n: name for n, name in sorted(named.items()) if cap is None or n <= cap}
+
+
+def case_seed(run_seed, lab_id, n, dist):
+    """The seed of one case: a fixed function of the run's seed, so --seed reproduces it."""
+    h = hashlib.sha256(f"{run_seed}:{lab_id}:{n}:{dist}".encode()).hexdigest()
+    return int(h[:8], 16)
+
+
+def make_cases(info, settings, run_seed, limit=None):
+    """[(n, dist, seed)] for a lab: every edge size with one distribution (rotating through the
+    list) and the sizes named in all_dists_sizes with every distribution."""
+    c = settings["correctness"]
+    dists = c["dists"]
+    sizes = edge_sizes(info, c["large_n"], limit)
+    every = set(c.get("all_dists_sizes", []))
+    cases = []
+    for i, (n, name) in enumerate(sizes.items()):
+        chosen = dists if name in every else [dists[i % len(dists)]]
+        for d in chosen:
+            cases.append((n, d, case_seed(run_seed, info.id, n, d)))
+    return cases
+
+
+def reproduce_cmd(lab_id, n, dist, seed):
+    return f"make run LAB={lab_id[:2]} ARGS='--n {n} --dist {dist} --seed {seed} --reps 0'"
+
+
+def parse_report(stdout):
+    """The harness's JSON object from a run's stdout (the last line that parses), or None."""
+    for ln in reversed(stdout.strip().splitlines()):
+        ln = ln.strip()
+        if ln.startswith("{"):
+            try:
+                obj = json.loads(ln)
+            except ValueError:
+                continue
+            if isinstance(obj, dict) and "status" in obj:
+                return obj
+    return None
+
+
+def _tail(text, lines=3):
+    ls = [ln for ln in text.strip().splitlines() if ln.strip()]
+    return " | ".join(ls[-lines:])
+
+
+def diagnose(r, timeout):
+    """(kind, message, report) for one finished run of a lab binary. kind is one of ok,
+    not_implemented, wrong, out_of_bounds, input_modified, runtime_error, timeout, crash,
+    no_device, no_memory, error."""
+    if r.timed_out:
+        return "timeout", f"timed out after {timeout:g} s (the process group was killed)", None
+    rep = parse_report(r.stdout)
+    sig = r.signal_name()
+    if rep is None:
+        if sig:
+            return "crash", f"crashed with {sig}" + (f": {_tail(r.stderr)}" if r.stderr.strip() else ""), None
+        return "error", f"exit code {r.returncode} without a result" + (
+            f": {_tail(r.stderr)}" if r.stderr.strip() else ""), None
+    st = rep.get("status")
+    msg = rep.get("message") or ""
+    if st == "ok" and r.returncode == EXIT_OK:
+        return "ok", "", rep
+    if st == "not_implemented":
+        return "not_implemented", "not implemented (the lab's code returns LAB_NOT_IMPLEMENTED)", rep
+    if st == "wrong":
+        return "wrong", "wrong answer: " + msg, rep
+    if st == "out_of_bounds":
+        return "out_of_bounds", "out-of-bounds write: " + msg, rep
+    if st == "input_modified":
+        return "input_modified", "input modified: " + msg, rep
+    if st == "cuda_error":
+        return "runtime_error", "runtime error: " + msg, rep
+    if st == "no_device":
+        return "no_device", msg or "no CUDA device", rep
+    if st == "no_memory":
+        return "no_memory", "out of memory: " + msg, rep
+    if sig:
+        return "crash", f"crashed with {sig} after reporting {st}", rep
+    return "error", f"status {st} (exit code {r.returncode}): {msg}", rep
+
+
+def run_case(binary, n, dist, seed, timeout):
+    """One correctness case in its own process: (kind, message, report)."""
+    argv = [binary, "--n", str(n), "--dist", dist, "--seed", str(seed), "--reps", "0", "--json",
+            "--force"]
+    return diagnose(proc.run(argv, timeout), timeout)
+
+
+# ---- sanitizers ----------------------------------------------------------------------------
+
+def sanitizer_sizes(info):
+    """{tool: [n]}: memcheck on one tile and on a few tiles with a ragged tail; racecheck (the
+    expensive one) on one tile and on two tiles plus one element."""
+    t = info.tile or 1024
+    return {"memcheck": [t, 3 * t + 5], "racecheck": [t, 2 * t + 1]}
+
+
+def _sanitizer_findings(log, limit=4):
+    keep = []
+    for ln in log.splitlines():
+        s = ln.strip("= ").strip()
+        if not s:
+            continue
+        if re.search(r"(Invalid|hazard|Race|race|Error|error|detected|SUMMARY|at 0x|by thread)", s):
+            keep.append(s)
+    summary = [s for s in keep if "SUMMARY" in s]
+    other = [s for s in keep if "SUMMARY" not in s][:limit]
+    return other + summary[:1]
+
+
+def run_sanitizer(sanitizer, tool, binary, n, seed, timeout):
+    """(verdict, detail): verdict 'clean', 'errors' (only when the sanitizer exits with the
+    grader's --error-exitcode) or 'timeout'/'failed' (could not check)."""
+    fd, log = tempfile.mkstemp(prefix="sanitizer-", suffix=".log")
+    os.close(fd)
+    try:
+        argv = [sanitizer, "--tool", tool, "--error-exitcode", str(SANITIZER_EXIT), "--log-file", log,
+                "--print-limit", "10", binary, "--n", str(n), "--seed", str(seed), "--reps", "0",
+                "--json", "--force"]
+        if tool == "racecheck":
+            argv[3:3] = ["--racecheck-report", "hazard"]
+        r = proc.run(argv, timeout)
+        try:
+            with open(log, encoding="utf-8", errors="replace") as f:
+                text = f.read(200000)
+        except OSError:
+            text = ""
+    finally:
+        try:
+            os.remove(log)
+        except OSError:
+            pass
+    if r.timed_out:
+        return "timeout", f"{tool} at n={n} timed out after {timeout:g} s"
+    if r.returncode == SANITIZER_EXIT:
+        found = _sanitizer_findings(text) or [_tail(text or r.stderr, 4)]
+        return "errors", f"{tool} at n={n}: " + " | ".join(found)
+    return "clean", f"{tool} at n={n}: no errors"
+
+
+# ---- timing ----------------------------------------------------------------------------------
+
+def run_timed(binary, n, reps, warmup, seed, timeout):
+    """One timed run at n: (kind, message, report) as diagnose gives; the report holds ms,
+    tile_ms, memcpy_ms and gbps when kind is 'ok' (the output was checked again after timing)."""
+    argv = [binary, "--n", str(n), "--reps", str(reps), "--warmup", str(warmup), "--seed", str(seed),
+            "--json", "--force"]
+    return diagnose(proc.run(argv, timeout), timeout)

@@ -1,0 +1,513 @@
+"""Grading one submission: build (CPU, parallel), then cases and sanitizers (GPU, a few processes
+at a time), then speed (GPU, one process at a time, student and reference interleaved).
+
+A submission is a mapping lab id -> path of its scan.cu (None: not submitted). The result is a
+plain dict (see lab_result_template) that every output format is written from.
+"""
+import concurrent.futures as cf
+import hashlib
+import os
+import shutil
+import threading
+import time
+
+from . import build as buildmod
+from . import evaluate as ev
+from . import proc
+from .build import InfraError, NoGpu
+from .scoring import correctness_points, median, round_points, speed_fraction
+
+CASE_KINDS_STOP = ("not_implemented", "timeout")  # after one of these, a lab's other cases are moot
+
+
+def course_labs(root):
+    """The course's lab ids: labs/NN_name folders (the Makefile discovers them the same way)."""
+    d = os.path.join(root, "labs")
+    return sorted(x for x in os.listdir(d) if len(x) > 3 and x[:2].isdigit() and x[2] == "_"
+                  and os.path.isdir(os.path.join(d, x)))
+
+
+def select_labs(all_labs, wanted):
+    """Filters lab ids by a list like ['03', '05_blelloch']; raises ValueError on an unknown one."""
+    if not wanted:
+        return list(all_labs)
+    out = []
+    for w in wanted:
+        hits = [lab for lab in all_labs if lab == w or lab[:2] == w or lab.startswith(w)]
+        if not hits:
+            raise ValueError(f"no lab matches '{w}' (labs: {', '.join(all_labs)})")
+        out.extend(h for h in hits if h not in out)
+    return sorted(out)
+
+
+def gpu_visible():
+    """A cheap first look for an NVIDIA GPU, before anything is built."""
+    if any(os.path.exists(p) for p in ("/dev/nvidia0", "/dev/nvidiactl", "/dev/dxg")):
+        return True
+    smi = shutil.which("nvidia-smi")
+    if smi:
+        r = proc.run([smi, "-L"], 30)
+        return r.returncode == 0 and "GPU" in r.stdout
+    return False
+
+
+def _file_hash(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        h.update(f.read())
+    return h.hexdigest()[:16]
+
+
+def lab_result_template(lab_id, settings, mode):
+    p = settings["points"]
+    gpu = mode == "gpu"
+    return {
+        "lab": lab_id,
+        "title": "",
+        "status": "graded",
+        "summary": "",
+        "points": 0.0,
+        "max_points": p["correctness"] + (p["sanitizer"] + p["speed"] if gpu else 0),
+        "build": {"ok": False, "seconds": 0.0, "message": ""},
+        "static": {"ok": False, "violations": []},
+        "correctness": {"passed": 0, "total": 0, "points": 0.0, "max": p["correctness"],
+                        "failures": [], "note": ""},
+        "sanitizer": {"status": "not run", "points": 0.0, "max": p["sanitizer"] if gpu else 0,
+                      "checks": [], "note": ""},
+        "speed": {"status": "not run", "points": 0.0, "max": p["speed"] if gpu else 0, "ratio": None,
+                  "metric": None, "student_ms": None, "reference_ms": None, "gbps": None,
+                  "serial_ms": None, "speedup_vs_serial": None, "bench_n": None, "note": ""},
+    }
+
+
+class Grader:
+    """Grades submissions against the course in root. mode 'gpu' or 'cpu'."""
+
+    def __init__(self, root, config, work, mode="gpu", seed=None, jobs=None, gpu_jobs=None,
+                 labs=None, progress=None, sanitizer=True):
+        self.root = root
+        self.config = config
+        self.work = os.path.abspath(work)
+        self.mode = mode
+        self.seed = seed
+        self.jobs = jobs or max(1, os.cpu_count() or 1)
+        self.gpu_jobs = gpu_jobs or max(1, min(6, os.cpu_count() or 1))
+        self.labs = labs if labs is not None else course_labs(root)
+        self.progress = progress or (lambda msg: None)
+        self.want_sanitizer = sanitizer
+        self.builder = buildmod.Builder(root, os.path.join(self.work, "build"), mode,
+                                        config.lab(None)["timeouts"]["build_s"])
+        self.refs = {}       # lab -> (binary, LabInfo)
+        self.serial_cache = {}
+        self.device = None
+        self.sanitizer = None
+        self._lock = threading.Lock()
+
+    # ---- once per grading session ----------------------------------------------------------
+
+    def prepare(self):
+        """Builds the harness and the reference solutions and checks the device. Raises
+        InfraError when grading is impossible on this machine."""
+        if self.mode == "gpu" and not gpu_visible():
+            raise NoGpu("no GPU: no NVIDIA device or driver is visible on this machine")
+        self.progress(f"building the harness ({self.mode} mode)")
+        self.builder.prepare()
+        self.progress("building the reference solutions")
+        todo = [lab for lab in self.labs if os.path.isfile(os.path.join(self.root, "solutions", lab, "scan.cu"))]
+        with cf.ThreadPoolExecutor(self.jobs) as pool:
+            futs = {lab: pool.submit(self._build_reference, lab) for lab in todo}
+        for lab, fut in futs.items():
+            res = fut.result()
+            if not res.ok:
+                raise InfraError(f"the reference solution of {lab} does not build: {res.message}")
+            info, why = ev.describe(res.binary)
+            if info is None:
+                raise InfraError(f"the reference solution of {lab}: {why}")
+            self.refs[lab] = (res.binary, info)
+        self._check_device()
+        if self.mode == "gpu" and self.want_sanitizer:
+            self.sanitizer = buildmod.find_tool("compute-sanitizer", self.builder.nvcc)
+
+    def _build_reference(self, lab):
+        src = os.path.join(self.root, "solutions", lab, "scan.cu")
+        out = os.path.join(self.work, "ref-" + self.mode, lab)
+        stamp = os.path.join(out, "source.sha256")
+        h = _file_hash(src)
+        binary = os.path.join(out, "scan")
+        try:
+            with open(stamp) as f:
+                if f.read().strip() == h and os.path.exists(binary):
+                    return buildmod.BuildResult(True, binary=binary, obj=binary + ".o")
+        except OSError:
+            pass
+        res = self.builder.build(src, out, f"solutions/{lab}/scan.cu")
+        if res.ok:
+            with open(stamp, "w") as f:
+                f.write(h + "\n")
+        return res
+
+    def _check_device(self):
+        """Runs one reference GPU lab at n = 1: no device is an infrastructure error."""
+        for lab, (binary, info) in self.refs.items():
+            if not info.device:
+                continue
+            kind, msg, rep = ev.run_case(binary, 1, "ones", 1, 60)
+            if kind == "no_device":
+                raise NoGpu(f"no GPU: {msg}") if self.mode == "gpu" else InfraError(msg)
+            if rep:
+                self.device = rep.get("device")
+                if self.mode == "cpu" and rep.get("mode") != "cpu":
+                    raise InfraError("CPU mode is not available in this checkout: `make CPU=1` still "
+                                     "builds GPU binaries")
+            if kind != "ok":
+                raise InfraError(f"the reference solution of {lab} fails at n=1: {msg}")
+            return
+
+    # ---- one submission --------------------------------------------------------------------
+
+    def build_submission(self, name, sources, labs=None):
+        """CPU part: builds and statically checks every lab of a submission. Returns
+        {lab: result dict} with build/static filled, and the binaries in result['_binary']."""
+        results = {}
+        tag = "".join(c if c.isalnum() or c in "-_." else "_" for c in name) or "submission"
+        base = os.path.join(self.work, "submissions", tag)
+
+        def one(lab):
+            settings = self.config.lab(lab)
+            res = lab_result_template(lab, settings, self.mode)
+            src = sources.get(lab)
+            if src is None:
+                res["status"] = "missing"
+                res["summary"] = "not submitted"
+                res["build"]["message"] = "no scan.cu for this lab in the submission"
+                return lab, res
+            shown = f"{lab}/scan.cu"
+            try:
+                with open(src, "rb") as f:
+                    text = f.read(2_000_000).decode("utf-8", errors="replace")
+            except OSError as e:
+                text = None
+                why = e.strerror
+            if text is None or os.path.islink(src):
+                res["status"] = "build failed"
+                res["build"]["message"] = f"{shown}: " + ("a symbolic link" if os.path.islink(src) else why)
+                res["summary"] = "build failed: " + res["build"]["message"]
+                return lab, res
+            if not text.strip():
+                res["status"] = "build failed"
+                res["build"]["message"] = f"{shown} is empty"
+                res["summary"] = "build failed: the file is empty"
+                return lab, res
+            static = self.config.static
+            violations = buildmod.check_source(text, static)
+            if violations:  # before the build: a forbidden #include may not even compile
+                res["static"]["violations"] = violations
+                res["status"] = "static check failed"
+                res["summary"] = "static check failed: " + violations[0]
+                return lab, res
+            b = self.builder.build(src, os.path.join(base, lab), shown)
+            res["build"].update(ok=b.ok, seconds=round(b.seconds, 2), message=b.message)
+            if not b.ok and os.path.exists(os.path.join(base, lab, "scan.o")):
+                # compiled but did not link: a shadowed runtime function is the likely cause
+                syms = buildmod.read_symbols(os.path.join(base, lab, "scan.o")) or []
+                bad = buildmod.check_symbols(syms, self.config.static, True, self.mode == "gpu")
+                bad = [v for v in bad if not v.startswith("launches no kernel")]
+                if bad:
+                    res["static"]["violations"] = bad
+                    res["status"] = "static check failed"
+                    res["summary"] = "static check failed: " + bad[0]
+                    return lab, res
+            if not b.ok:
+                res["status"] = "build failed"
+                first = b.message.splitlines()[0] if b.message else ""
+                res["summary"] = "build failed: " + first
+                return lab, res
+            ref = self.refs.get(lab)
+            device_lab = ref[1].device if ref else True
+            syms = buildmod.read_symbols(b.obj)
+            if syms is None:
+                res["static"]["note"] = "nm not found: symbol checks skipped"
+            else:
+                violations += buildmod.check_symbols(syms, static, device_lab, self.mode == "gpu")
+            if self.mode == "gpu":
+                violations += buildmod.check_binary(b.binary)
+            info, why = ev.describe(b.binary)
+            if info is None:
+                violations.append(f"the LAB descriptor is unusable: {why}")
+            elif ref:
+                rinfo = ref[1]
+                for field in ("id", "type", "shape", "bench_n", "max_n"):
+                    if getattr(info, field) != getattr(rinfo, field):
+                        violations.append(f"LAB.{field} is {getattr(info, field)}, the course's is "
+                                          f"{getattr(rinfo, field)}: keep the descriptor as handed out")
+            res["static"]["ok"] = not violations
+            res["static"]["violations"] = violations
+            if violations:
+                res["status"] = "static check failed"
+                res["summary"] = "static check failed: " + violations[0]
+                return lab, res
+            res["title"] = info.title
+            res["_binary"] = b.binary
+            res["_info"] = info
+            return lab, res
+
+        with cf.ThreadPoolExecutor(self.jobs) as pool:
+            for lab, res in pool.map(one, self.labs if labs is None else labs):
+                results[lab] = res
+        return results
+
+    def evaluate(self, built):
+        """GPU part: correctness, sanitizers and speed for labs that built; fills points and
+        status. Returns the list of lab results in lab order."""
+        labs = sorted(built)
+        runnable = [lab for lab in labs if "_binary" in built[lab]]
+        self._correctness(built, runnable)
+        if self.mode == "gpu":
+            self._sanitize(built, runnable)
+            for lab in runnable:
+                self._speed(built[lab], lab)
+        else:
+            for lab in runnable:
+                built[lab]["sanitizer"].update(status="not graded", note="not graded in CPU mode")
+                built[lab]["speed"].update(status="not graded", note="speed not graded: no GPU")
+        out = []
+        for lab in labs:
+            res = built[lab]
+            self._finish(res)
+            res.pop("_binary", None)
+            res.pop("_info", None)
+            res.pop("_stop", None)
+            out.append(res)
+        return out
+
+    # ---- correctness -----------------------------------------------------------------------
+
+    def _correctness(self, built, labs):
+        tasks = []
+        for lab in labs:
+            res = built[lab]
+            settings = self.config.lab(lab)
+            cpu_limit = None
+            if self.mode == "cpu":  # fibers on a CPU: a sixteenth of a size-limited lab's limit
+                max_n = self.refs[lab][1].max_n if lab in self.refs else res["_info"].max_n
+                cpu_limit = max_n // 16 if max_n else (1 << 20) + 1
+            cases = ev.make_cases(res["_info"], settings, self.seed, cpu_limit)
+            if self.refs.get(lab):  # the course's sizes, whatever the student's descriptor says
+                rinfo = self.refs[lab][1]
+                cases = [c for c in cases if not rinfo.max_n or c[0] <= rinfo.max_n]
+            res["correctness"]["total"] = len(cases)
+            res["_stop"] = None
+            res["_cases"] = []
+            for c in cases:
+                tasks.append((lab, c, settings["timeouts"]["case_s"]))
+        done = [0]
+
+        def one(task):
+            lab, (n, dist, seed), timeout = task
+            res = built[lab]
+            with self._lock:
+                if res["_stop"]:
+                    return
+            kind, msg, rep = ev.run_case(res["_binary"], n, dist, seed, timeout)
+            with self._lock:
+                done[0] += 1
+                if done[0] % 20 == 0 or done[0] == len(tasks):
+                    self.progress(f"correctness: {done[0]}/{len(tasks)} cases")
+                res["_cases"].append((n, dist, seed, kind, msg))
+                if kind in CASE_KINDS_STOP and not res["_stop"]:
+                    res["_stop"] = kind
+                if kind == "no_device":
+                    res["_stop"] = "no_device"
+
+        with cf.ThreadPoolExecutor(self.gpu_jobs) as pool:
+            list(pool.map(one, tasks))
+        for lab in labs:
+            res = built[lab]
+            cases = sorted(res.pop("_cases"))
+            if any(k == "no_device" for *_, k, _ in cases):
+                raise InfraError("the GPU disappeared while grading (a case reported no CUDA device)")
+            c = res["correctness"]
+            if res["_stop"] == "not_implemented":
+                res["status"] = "not implemented"
+                res["summary"] = "not implemented (the TODO(student) parts are not written)"
+                c["note"] = "not implemented"
+                continue
+            c["passed"] = sum(1 for *_, k, _ in cases if k == "ok")
+            for n, dist, seed, kind, msg in cases:
+                if kind != "ok":
+                    c["failures"].append({"n": n, "dist": dist, "seed": seed, "kind": kind,
+                                          "message": msg, "reproduce": ev.reproduce_cmd(lab, n, dist, seed)})
+            if res["_stop"] == "timeout":
+                c["note"] = "the remaining cases were not run after a timeout"
+
+    # ---- sanitizers ------------------------------------------------------------------------
+
+    def _sanitize(self, built, labs):
+        tasks = []
+        for lab in labs:
+            res = built[lab]
+            s = res["sanitizer"]
+            settings = self.config.lab(lab)
+            info = res["_info"]
+            if res["status"] == "not implemented":
+                s.update(status="not graded", note="not implemented")
+                continue
+            if res["_stop"] == "timeout":
+                s.update(status="failed", note="not run: the code hangs (a correctness case timed out)")
+                continue
+            if not info.device:
+                s.update(status="passed", note="host lab: no device code; the harness's canary words check its memory")
+                continue
+            if not self.want_sanitizer:
+                s.update(status="skipped", note="skipped (--no-sanitizer)")
+                continue
+            if not self.sanitizer:
+                s.update(status="skipped", note="compute-sanitizer not found: memory and race checks skipped")
+                continue
+            sizes = ev.sanitizer_sizes(info)
+            for tool in settings["sanitizer"]["tools"]:
+                for n in sizes[tool]:
+                    tasks.append((lab, tool, n, settings["timeouts"]["sanitizer_s"]))
+            s["_checks"] = []
+
+        def one(task):
+            lab, tool, n, timeout = task
+            res = built[lab]
+            verdict, detail = ev.run_sanitizer(self.sanitizer, tool, res["_binary"], n,
+                                               ev.case_seed(self.seed, lab, n, tool), timeout)
+            with self._lock:
+                res["sanitizer"]["_checks"].append((tool, n, verdict, detail))
+
+        if tasks:
+            self.progress(f"sanitizers: {len(tasks)} runs")
+        with cf.ThreadPoolExecutor(self.gpu_jobs) as pool:
+            list(pool.map(one, tasks))
+        for lab in labs:
+            s = built[lab]["sanitizer"]
+            checks = sorted(s.pop("_checks", []), key=lambda x: (x[0], x[1]))
+            if not checks:
+                continue
+            s["checks"] = [{"tool": t, "n": n, "verdict": v, "detail": d} for t, n, v, d in checks]
+            bad = [d for _, _, v, d in checks if v != "clean"]
+            s["status"] = "failed" if bad else "passed"
+            s["note"] = bad[0] if bad else "memcheck and racecheck found no errors"
+
+    # ---- speed -----------------------------------------------------------------------------
+
+    def _serial_ms(self, n, settings):
+        """Median time of the reference serial lab (01) at n, measured once per session."""
+        serial = next((lab for lab in self.refs if not self.refs[lab][1].device), None)
+        if serial is None:
+            return None
+        if n not in self.serial_cache:
+            kind, msg, rep = ev.run_timed(self.refs[serial][0], n, settings["speed"]["serial_reps"], 1,
+                                          1, settings["timeouts"]["speed_s"])
+            self.serial_cache[n] = rep["ms"] if kind == "ok" and rep.get("ms") else None
+        return self.serial_cache[n]
+
+    def _speed(self, res, lab):
+        sp = res["speed"]
+        c = res["correctness"]
+        if res["status"] == "not implemented":
+            sp.update(status="not graded", note="not implemented")
+            return
+        if c["passed"] < c["total"]:
+            sp.update(status="not graded", note="not graded: correctness cases failed")
+            return
+        if lab not in self.refs:
+            sp.update(status="not graded", note="not graded: the course has no reference solution for this lab")
+            return
+        settings = self.config.lab(lab)
+        spc, to = settings["speed"], settings["timeouts"]["speed_s"]
+        ref_bin, rinfo = self.refs[lab]
+        n = rinfo.bench_n
+        metric = "tile_ms" if rinfo.shape == "tile" else "ms"
+        sp.update(bench_n=n, metric=metric)
+        seed = ev.case_seed(self.seed, lab, n, "bench")
+        self.progress(f"speed: {lab} at n={n}")
+
+        def timed(binary, reps, warmup):
+            kind, msg, rep = ev.run_timed(binary, n, reps, warmup, seed, to)
+            val = rep.get(metric) if rep and kind == "ok" else None
+            if kind == "ok" and not val:
+                val = rep.get("ms")
+            return kind, msg, rep, val
+
+        kind, msg, rep, s_probe = timed(res["_binary"], 1, 0)
+        if kind != "ok":
+            sp.update(status="failed", note=f"at the benchmark size n={n}: {msg}")
+            c["failures"].append({"n": n, "dist": "small", "seed": seed, "kind": kind, "message": msg,
+                                  "reproduce": ev.reproduce_cmd(lab, n, "small", seed)})
+            c["passed"] = max(0, c["passed"] - 1)
+            return
+        rkind, rmsg, _, r_probe = timed(ref_bin, 1, 0)
+        if rkind != "ok":
+            raise InfraError(f"the reference solution of {lab} fails at its benchmark size: {rmsg}")
+        zero_at, full_at = spc["zero_at"], spc["full_at"]
+        if r_probe and s_probe / r_probe > 2 * zero_at:
+            sp.update(status="graded", ratio=round(s_probe / r_probe, 3), student_ms=s_probe,
+                      reference_ms=r_probe, points=0.0,
+                      note=f"too slow to time in full: {s_probe / r_probe:.1f}x the reference's time in a single run")
+            serial = self._serial_ms(rinfo.bench_n, settings)
+            if serial:
+                sp["serial_ms"] = serial
+                sp["speedup_vs_serial"] = round(serial / rep["ms"], 3) if rep.get("ms") else None
+            return
+        s_vals, r_vals, s_full = [], [], []
+        for rnd in range(spc["rounds"]):
+            order = ("s", "r") if rnd % 2 == 0 else ("r", "s")
+            for who in order:
+                binary = res["_binary"] if who == "s" else ref_bin
+                kind, msg, rep, val = timed(binary, spc["reps"], spc["warmup"])
+                if who == "r":
+                    if kind != "ok":
+                        raise InfraError(f"the reference solution of {lab} fails while timed: {msg}")
+                    r_vals.append(val)
+                    continue
+                if kind != "ok":  # includes a wrong output found when re-validated after timing
+                    sp.update(status="failed", note=f"while timed at n={n}: {msg}")
+                    c["failures"].append({"n": n, "dist": "small", "seed": seed, "kind": kind,
+                                          "message": msg, "reproduce": ev.reproduce_cmd(lab, n, "small", seed)})
+                    c["passed"] = max(0, c["passed"] - 1)
+                    return
+                s_vals.append(val)
+                s_full.append(rep.get("ms") or val)
+        s_ms, r_ms, full_ms = median(s_vals), median(r_vals), median(s_full)
+        ratio = s_ms / r_ms if r_ms else None
+        frac = speed_fraction(ratio, full_at, zero_at)
+        serial = self._serial_ms(n, settings)
+        speedup = serial / full_ms if serial and full_ms else None
+        note = (f"{ratio:.2f}x the reference's {'tile pass' if metric == 'tile_ms' else 'time'} "
+                f"(full points at <= {full_at:g}x, none at >= {zero_at:g}x)")
+        if spc["min_speedup"] is not None and speedup is not None and speedup < spc["min_speedup"]:
+            frac = 0.0
+            note = f"speedup {speedup:.1f}x over the serial lab is below this lab's minimum of {spc['min_speedup']:g}x"
+        sp.update(status="graded", ratio=round(ratio, 3) if ratio else None, student_ms=s_ms,
+                  reference_ms=r_ms, gbps=round(8.0 * n / (full_ms * 1e6), 2) if full_ms else None,
+                  serial_ms=serial, speedup_vs_serial=round(speedup, 3) if speedup else None,
+                  points=round_points(sp["max"] * frac), note=note)
+
+    # ---- points ----------------------------------------------------------------------------
+
+    def _finish(self, res):
+        c, s, sp = res["correctness"], res["sanitizer"], res["speed"]
+        if res["status"] in ("missing", "build failed", "static check failed", "not implemented"):
+            c["points"] = s["points"] = sp["points"] = 0.0
+            res["points"] = 0.0
+            return
+        c["points"] = round_points(correctness_points(c["passed"], c["total"], c["max"]))
+        s["points"] = s["max"] if s["status"] in ("passed",) and c["passed"] > 0 else 0.0
+        if s["status"] == "skipped" and c["passed"] > 0:
+            s["points"] = s["max"]  # the machine lacks the tool: never the student's loss
+        if sp["status"] != "graded":
+            sp["points"] = 0.0
+        res["points"] = round_points(c["points"] + s["points"] + sp["points"])
+        parts = []
+        if c["passed"] < c["total"]:
+            first = c["failures"][0]["message"] if c["failures"] else ""
+            parts.append(f"{c['total'] - c['passed']} of {c['total']} cases failed: {first}")
+        if s["status"] == "failed":
+            parts.append("sanitizer: " + s["note"])
+        if sp["status"] in ("graded", "failed") and sp["points"] < sp["max"]:
+            parts.append("speed: " + sp["note"])
+        res["summary"] = "; ".join(parts) if parts else "all checks passed"
