@@ -102,6 +102,7 @@ help:
 	@echo "  make grade              build and grade every lab in labs/ (SRC=solutions: the references)"
 	@echo "  make test               the test suite (installs Criterion if it can)"
 	@echo "  make test-extended      GPU only: the kernel tests plus n = 2^31 + 7 (needs ~35 GB RAM)"
+	@echo "  make bench              GPU only: every reference against CUB and a memcpy (SRC=labs: yours)"
 	@echo "  make run LAB=03         build and run one lab; ARGS='--n 2^20+7 --variant 1' passes options"
 	@echo "  make run LAB=03 CPU=1   the same in CPU mode: no GPU needed, correctness only (also CPU=1 for test, grade)"
 	@echo "  make all                build every lab binary of SRC (labs by default)"
