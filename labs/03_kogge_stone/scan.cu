@@ -56,9 +56,9 @@ template <bool SYNC> __device__ __forceinline__ void tile_barrier()
  * are never written. Sums are unsigned so that overflow wraps (signed overflow is undefined).
  *
  * Double buffering: step k reads buf[k % 2] and writes buf[(k + 1) % 2]. The barrier at the
- * start of a step makes the previous step's writes visible (read-after-write); it also means
- * that nobody can still be reading the buffer this step overwrites, since that buffer was last
- * read two steps ago (so no write-after-read barrier is needed). */
+ * start of a step makes the previous step's writes visible (read-after-write), and it also
+ * guarantees that the previous step, the last one to read the buffer this step overwrites, has
+ * finished reading it (write-after-read): one barrier per step does both jobs. */
 template <bool SYNC>
 __global__ void __launch_bounds__(KS_THREADS)
     ks_double_buffer_kernel(const int *__restrict__ in, int *__restrict__ out,
