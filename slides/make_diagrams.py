@@ -575,9 +575,13 @@ class Svg:
     def add(self, s):
         self.parts.append(s)
 
-    def text(self, x, y, s, size=13, anchor="middle", fill="#222", weight="normal"):
+    def text(self, x, y, s, size=13, anchor="middle", fill="#222", weight="normal",
+             centred=False):
+        """centred: y is the middle of the glyphs (for a label inside a dot), not the baseline."""
+        extra = ' dominant-baseline="central"' if centred else ""
         self.add('<text x="%.1f" y="%.1f" font-size="%d" text-anchor="%s" fill="%s" '
-                 'font-weight="%s">%s</text>' % (x, y, size, anchor, fill, weight, escape(s)))
+                 'font-weight="%s"%s>%s</text>' % (x, y, size, anchor, fill, weight, extra,
+                                                  escape(s)))
 
     def line(self, x1, y1, x2, y2, stroke, width=1.5, dash=None):
         extra = ' stroke-dasharray="%s"' % dash if dash else ""
@@ -660,16 +664,16 @@ def draw_network(net):
                                  dash="5 3" if hz else None)
                 if op.kind == "add":
                     svg.circle(x1, y1, 8, c)
-                    svg.text(x1, y1 + 4.6, "+", size=14, fill="white", weight="bold")
+                    svg.text(x1, y1, "+", size=14, fill="white", weight="bold", centred=True)
                 else:
                     svg.rect(x1 - 6, y1 - 6, 12, 12, "white", c)
             elif op.kind == "zero":
                 svg.rect(x1 - 8, y1 - 8, 16, 16, "white", c)
-                svg.text(x1, y1 + 4.5, "0", size=12, fill=c, weight="bold")
+                svg.text(x1, y1, "0", size=12, fill=c, weight="bold", centred=True)
             elif op.kind == "load_add":
                 svg.line(x1, y0 + 6, x1, y1 - 10, c, 1.5)
                 svg.circle(x1, y1, 10, c)
-                svg.text(x1, y1 + 4, "x%d" % op.k, size=10, fill="white", weight="bold")
+                svg.text(x1, y1, "x%d" % op.k, size=10, fill="white", weight="bold", centred=True)
     # what each lane holds at the end
     final = net.history[-1]
     for i in range(net.lanes):
@@ -681,7 +685,7 @@ def draw_network(net):
         x = left
         y = height - 40
         svg.circle(x, y - 4, 8, "#555")
-        svg.text(x, y + 0.6, "+", size=14, fill="white", weight="bold")
+        svg.text(x, y - 4, "+", size=14, fill="white", weight="bold", centred=True)
         svg.text(x + 14, y, "addition (lines: the values it reads)", size=12, anchor="start",
                  fill="#444")
         x += 270
@@ -690,7 +694,7 @@ def draw_network(net):
         if "zero" in kinds:
             x += 70
             svg.rect(x - 8, y - 12, 16, 16, "white", "#555")
-            svg.text(x, y + 0.5, "0", size=12, fill="#555", weight="bold")
+            svg.text(x, y - 4, "0", size=12, fill="#555", weight="bold", centred=True)
             svg.text(x + 14, y, "set to 0 (the identity)", size=12, anchor="start", fill="#444")
     if net.hazards:
         svg.line(16, height - 40, 46, height - 40, HAZARD, 2.2, dash="5 3")
