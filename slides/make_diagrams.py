@@ -375,6 +375,11 @@ def _tokens(text):
             out.append(("num", t[i:j]))
             i = j
         elif c.isalpha():
+            j = i
+            while j < len(t) and t[j].isalpha():
+                j += 1
+            if j - i != 1:      # "T or 2T" is prose, not a product of T, o and r
+                raise FormulaError("%r is not a formula variable in %r" % (t[i:j], text))
             out.append(("var", c))
             i += 1
         elif c in "+-*/^()":
@@ -515,11 +520,12 @@ def parse_sizes(header):
     return env or None
 
 
-def work_rows(section):
+def work_rows(section, every=False):
     """Rows of the section's Markdown tables named "additions", "steps", or "additions, <part>":
     a list of dicts with name, formula, vars (its variables), f (f(env)), error (why the formula
     could not be read, else None) and cells [(env, text)] for every column whose header names
-    the sizes ("n = 8", "B = 256, C = 8")."""
+    the sizes ("n = 8", "B = 256, C = 8"). every=True also returns the table's other rows whose
+    second column is a formula this module can read (memory bytes, barriers, ...)."""
     rows = []
     header = None
     for line in section.splitlines():
@@ -536,7 +542,8 @@ def work_rows(section):
         name = cells[0].replace("*", "").replace("`", "").strip().lower()
         if name == "levels" or name.endswith("(steps)"):
             name = "steps"      # "levels", "levels (steps)": the same count
-        if not (name in WORK_ROWS or name.startswith("additions,")) or len(cells) < 2:
+        marked = name in WORK_ROWS or name.startswith("additions,")
+        if not (marked or every) or len(cells) < 2:
             continue
         row = {"name": name, "formula": cells[1], "vars": set(), "f": None, "error": None,
                "cells": []}
@@ -546,6 +553,8 @@ def work_rows(section):
                 raise FormulaError("the formula uses no size variable")
             row["vars"], row["f"] = used, f
         except FormulaError as e:
+            if not marked:
+                continue        # a remark, not a formula ("T or 2T", "4: after the load")
             row["error"] = str(e)
         for h, c in zip(header[2:], cells[2:]):
             env = parse_sizes(h)

@@ -167,14 +167,16 @@ class Handouts(unittest.TestCase):
                 work = md.markdown_section(text, "Work and steps")
                 self.assertTrue(work and "|" in work,
                                 "labs/%s/README.md: Work and steps has no table" % lab_id)
-                for row in md.work_rows(work):
+                for row in md.work_rows(work, every=True):
                     if row["f"] is None:
                         self.fail("labs/%s/README.md, row '%s': cannot read the formula %r: %s"
                                   % (lab_id, row["name"], row["formula"], row["error"]))
                     for env, cell in row["cells"]:
-                        got = md.parse_number(cell)
+                        plain = re.fullmatch(r"[0-9][0-9,\s\u2009\u202f]*|[0-9]+\^[0-9]+",
+                                             cell.strip().strip("`*"))
+                        got = md.parse_number(cell) if plain else None
                         if got is None:
-                            continue  # a remark rather than a number
+                            continue  # a remark or a pair ("8 / 16") rather than one number
                         at = ", ".join("%s = %d" % kv for kv in sorted(env.items()))
                         self.assertEqual(got, row["f"](env),
                                          "labs/%s/README.md: %s at %s is %s in the table but %s "
@@ -241,6 +243,14 @@ class CheckerCatchesDisagreement(unittest.TestCase):
                     self.GOOD.replace("at 3×", "at 4×"), self.GOOD.replace("| speed | 30 |\n", "")):
             with self.assertRaises(AssertionError):
                 check_grading(self, bad, self.SETTINGS, "bad")
+
+    def test_every_row_with_a_formula_is_checked(self):
+        table = ("| quantity | formula | T = 8 | T = 1024 |\n|---|---|---|---|\n"
+                 "| global bytes | 8T + 4 | 68 | 4100 |\n| shared words | T or 2T | 8 / 16 | x |\n")
+        rows = md.work_rows(table, every=True)
+        self.assertEqual([r["name"] for r in rows], ["global bytes"])
+        self.assertNotEqual(rows[0]["f"](rows[0]["cells"][1][0]), 4100)  # the wrong cell is seen
+        self.assertEqual(md.work_rows(table), [])
 
     def test_work_rows(self):
         table = ("| quantity | formula | n = 8 | n = 2^16 |\n|---|---|---|---|\n"
