@@ -1,0 +1,172 @@
+/* cuda_runtime_api.h (CPU mode) — the part of the CUDA runtime API the labs, the harness and the
+ * tests call, implemented on the host by common/cpu/runtime.cpp.
+ *
+ * In CPU mode (make CPU=1) the compiler finds this header instead of the CUDA Toolkit's, so the
+ * same sources build without nvcc and without a GPU. Usable from C and C++; the names, types and
+ * error codes match the real ones so code that checks them behaves the same.
+ */
+#ifndef LAB_CPU_CUDA_RUNTIME_API_H
+#define LAB_CPU_CUDA_RUNTIME_API_H
+
+#include <stddef.h>
+
+#ifndef LAB_CPU_MODE
+#define LAB_CPU_MODE 1
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The error codes keep the CUDA runtime's numbers. */
+typedef enum cudaError {
+    cudaSuccess = 0,
+    cudaErrorInvalidValue = 1,
+    cudaErrorMemoryAllocation = 2,
+    cudaErrorInitializationError = 3,
+    cudaErrorInvalidConfiguration = 9,
+    cudaErrorInvalidDevicePointer = 17,
+    cudaErrorInvalidMemcpyDirection = 21,
+    cudaErrorInvalidDeviceFunction = 98,
+    cudaErrorNoDevice = 100,
+    cudaErrorInvalidDevice = 101,
+    cudaErrorInvalidResourceHandle = 400,
+    cudaErrorNotReady = 600,
+    cudaErrorIllegalAddress = 700,
+    cudaErrorLaunchOutOfResources = 701,
+    cudaErrorLaunchTimeout = 702,
+    cudaErrorAssert = 710,
+    cudaErrorIllegalInstruction = 715,
+    cudaErrorLaunchFailure = 719,
+    cudaErrorNotSupported = 801,
+    cudaErrorUnknown = 999,
+} cudaError_t;
+
+typedef enum cudaMemcpyKind {
+    cudaMemcpyHostToHost = 0,
+    cudaMemcpyHostToDevice = 1,
+    cudaMemcpyDeviceToHost = 2,
+    cudaMemcpyDeviceToDevice = 3,
+    cudaMemcpyDefault = 4,
+} cudaMemcpyKind;
+
+typedef enum cudaFuncAttribute {
+    cudaFuncAttributeMaxDynamicSharedMemorySize = 8,
+    cudaFuncAttributePreferredSharedMemoryCarveout = 9,
+} cudaFuncAttribute;
+
+typedef enum cudaDeviceAttr {
+    cudaDevAttrMaxThreadsPerBlock = 1,
+    cudaDevAttrMaxSharedMemoryPerBlock = 8,
+    cudaDevAttrWarpSize = 10,
+    cudaDevAttrMultiProcessorCount = 16,
+    cudaDevAttrComputeCapabilityMajor = 75,
+    cudaDevAttrComputeCapabilityMinor = 76,
+    cudaDevAttrL2CacheSize = 89,
+    cudaDevAttrMaxThreadsPerMultiProcessor = 39,
+    cudaDevAttrMaxSharedMemoryPerBlockOptin = 97,
+} cudaDeviceAttr;
+
+/* The fields of cudaDeviceProp that code commonly reads, with CPU-mode values (see runtime.cpp). */
+struct cudaDeviceProp {
+    char name[256];
+    size_t totalGlobalMem;
+    size_t sharedMemPerBlock;
+    int regsPerBlock;
+    int warpSize;
+    size_t memPitch;
+    int maxThreadsPerBlock;
+    int maxThreadsDim[3];
+    int maxGridSize[3];
+    int clockRate;
+    size_t totalConstMem;
+    int major;
+    int minor;
+    int multiProcessorCount;
+    int integrated;
+    int canMapHostMemory;
+    int concurrentKernels;
+    int memoryClockRate;
+    int memoryBusWidth;
+    int l2CacheSize;
+    int persistingL2CacheMaxSize;
+    int maxThreadsPerMultiProcessor;
+    int unifiedAddressing;
+    int managedMemory;
+    size_t sharedMemPerMultiprocessor;
+    int regsPerMultiprocessor;
+    size_t sharedMemPerBlockOptin;
+    int pciBusID;
+    int ECCEnabled;
+};
+typedef struct cudaDeviceProp cudaDeviceProp;
+
+typedef struct lab_cpu_event *cudaEvent_t;
+typedef struct lab_cpu_stream *cudaStream_t;
+
+cudaError_t cudaMalloc(void **ptr, size_t bytes);
+cudaError_t cudaMallocHost(void **ptr, size_t bytes);
+cudaError_t cudaFree(void *ptr);
+cudaError_t cudaFreeHost(void *ptr);
+cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind);
+cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind,
+                            cudaStream_t stream);
+cudaError_t cudaMemset(void *ptr, int value, size_t bytes);
+cudaError_t cudaMemsetAsync(void *ptr, int value, size_t bytes, cudaStream_t stream);
+cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total_bytes);
+
+cudaError_t cudaGetLastError(void);
+cudaError_t cudaPeekAtLastError(void);
+const char *cudaGetErrorString(cudaError_t err);
+const char *cudaGetErrorName(cudaError_t err);
+
+cudaError_t cudaDeviceSynchronize(void);
+cudaError_t cudaDeviceReset(void);
+cudaError_t cudaGetDeviceCount(int *count);
+cudaError_t cudaGetDevice(int *device);
+cudaError_t cudaSetDevice(int device);
+cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device);
+cudaError_t cudaDeviceGetAttribute(int *value, cudaDeviceAttr attr, int device);
+
+/* Events record host time: in CPU mode the numbers say nothing about GPU speed. */
+cudaError_t cudaEventCreate(cudaEvent_t *event);
+cudaError_t cudaEventDestroy(cudaEvent_t event);
+cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream);
+cudaError_t cudaEventSynchronize(cudaEvent_t event);
+cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end);
+
+/* Streams exist only as names: all work runs at once, in order. */
+cudaError_t cudaStreamCreate(cudaStream_t *stream);
+cudaError_t cudaStreamDestroy(cudaStream_t stream);
+cudaError_t cudaStreamSynchronize(cudaStream_t stream);
+
+/* Kernel attributes: the dynamic shared-memory opt-in is checked at launch, the rest ignored. */
+cudaError_t lab_cpu_func_set_attribute(const void *func, cudaFuncAttribute attr, int value);
+
+#ifdef __cplusplus
+}
+
+template <class T>
+static inline cudaError_t cudaFuncSetAttribute(T *func, cudaFuncAttribute attr, int value)
+{
+    return lab_cpu_func_set_attribute((const void *)func, attr, value);
+}
+
+/* Blocks of blockSize threads that fit on one multiprocessor: 2048 threads' worth (an H100's
+ * limit), at least 1. CPU mode reports one multiprocessor. */
+template <class T>
+static inline cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *num_blocks, T func,
+                                                                        int block_size, size_t dynamic_smem)
+{
+    (void)func;
+    (void)dynamic_smem;
+    if (!num_blocks || block_size <= 0 || block_size > 1024)
+        return cudaErrorInvalidValue;
+    *num_blocks = 2048 / block_size;
+    return cudaSuccess;
+}
+#else
+#define cudaFuncSetAttribute(func, attr, value) lab_cpu_func_set_attribute((const void *)(func), attr, value)
+#endif
+
+#endif /* LAB_CPU_CUDA_RUNTIME_API_H */

@@ -1,0 +1,286 @@
+/* lab_cpu.h (CPU mode) — the device side of CUDA C++ on the host: qualifiers, built-in variables,
+ * vector types, barriers, warp operations, atomics, shared-memory arrays and kernel launches.
+ *
+ * A .cu file is compiled in CPU mode as C++ after common/cpu/rewrite.py has turned each
+ * `kernel<<<grid, block, shmem>>>(args)` into `::lab_cpu::launch(kernel, ...)` and each
+ * `__shared__` array into a bounds-checked lab_cpu::shared_array. Every thread of a block then runs
+ * the kernel as a fiber (common/cpu/runtime.cpp): barriers and warp operations switch fibers, and
+ * the order in which threads run between two barriers is shuffled by CPU_SCHED_SEED.
+ *
+ * Do not include this directly: cuda_runtime.h (the CPU-mode one) does.
+ */
+#ifndef LAB_CPU_H
+#define LAB_CPU_H
+
+#ifndef __cplusplus
+#error "lab_cpu.h is C++: CPU mode compiles .cu files with a C++ compiler"
+#endif
+
+#include "cuda_runtime_api.h"
+
+#include <cassert>
+#include <climits>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+/* ---- qualifiers: all code is host code here ------------------------------------------------ */
+#define __global__
+#define __device__
+#define __host__
+#define __constant__
+#define __managed__
+#define __forceinline__ inline __attribute__((always_inline))
+#define __noinline__ __attribute__((noinline))
+#define __launch_bounds__(...)
+#define __align__(n) alignas(n)
+/* rewrite.py turns __shared__ arrays into checked lab_cpu::shared_array objects; anything it did
+ * not recognise (a scalar, say) falls back to a static variable: one copy, reused block after
+ * block, which is right because blocks run one at a time. */
+#define __shared__ static
+
+/* ---- built-in types and variables ---------------------------------------------------------- */
+struct uint3 {
+    unsigned x, y, z;
+};
+
+struct dim3 {
+    unsigned x, y, z;
+    constexpr dim3(unsigned vx = 1, unsigned vy = 1, unsigned vz = 1) : x(vx), y(vy), z(vz) {}
+    constexpr dim3(uint3 v) : x(v.x), y(v.y), z(v.z) {}
+    constexpr operator uint3() const { return uint3{x, y, z}; }
+};
+
+/* Set by the scheduler before it resumes each thread's fiber. */
+extern uint3 threadIdx;
+extern uint3 blockIdx;
+extern dim3 blockDim;
+extern dim3 gridDim;
+static constexpr int warpSize = 32;
+
+#define LAB_CPU_VEC2(T, N)                                                                       \
+    struct alignas(2 * sizeof(T)) N##2 {                                                         \
+        T x, y;                                                                                  \
+    };                                                                                           \
+    static inline N##2 make_##N##2(T x, T y) { return N##2{x, y}; }
+#define LAB_CPU_VEC4(T, N)                                                                       \
+    struct alignas(4 * sizeof(T) > 16 ? 16 : 4 * sizeof(T)) N##4 {                               \
+        T x, y, z, w;                                                                            \
+    };                                                                                           \
+    static inline N##4 make_##N##4(T x, T y, T z, T w) { return N##4{x, y, z, w}; }
+LAB_CPU_VEC2(int, int)
+LAB_CPU_VEC4(int, int)
+LAB_CPU_VEC2(unsigned, uint)
+LAB_CPU_VEC4(unsigned, uint)
+LAB_CPU_VEC2(float, float)
+LAB_CPU_VEC4(float, float)
+LAB_CPU_VEC2(long long, longlong)
+LAB_CPU_VEC2(unsigned long long, ulonglong)
+#undef LAB_CPU_VEC2
+#undef LAB_CPU_VEC4
+static inline uint3 make_uint3(unsigned x, unsigned y, unsigned z) { return uint3{x, y, z}; }
+
+/* ---- the runtime's entry points (runtime.cpp) ---------------------------------------------- */
+namespace lab_cpu {
+
+enum warp_kind { W_SYNC, W_SHFL, W_SHFL_UP, W_SHFL_DOWN, W_SHFL_XOR, W_BALLOT, W_ANY, W_ALL };
+enum bar_kind { B_PLAIN, B_COUNT, B_AND, B_OR };
+
+/* __syncthreads and friends: returns the count/and/or of pred over the block for those kinds. */
+int block_barrier(int kind, int pred, const char *file, int line);
+/* One warp-level operation by the calling lane; returns that lane's result. */
+unsigned long long warp_op(int kind, unsigned mask, unsigned long long value, int arg, int width,
+                           const char *file, int line);
+/* Called by atomics: every so often it lets other threads run, so a spin-wait on a flag another
+ * thread of the same block sets can finish. */
+void spin_point();
+/* A shared-memory index outside its array: reports kernel, block, thread and index; never returns
+ * (the kernel is abandoned and cudaGetLastError reports cudaErrorIllegalAddress). */
+[[noreturn]] void shared_index_fault(const void *array, long long index, unsigned long long count,
+                                     const char *file, int line);
+void register_shared(void *p, size_t bytes, const char *name);
+void *dynamic_shared_base();
+size_t dynamic_shared_bytes();
+void thread_fence();
+
+struct launch_config {
+    dim3 grid, block;
+    size_t shmem;
+    cudaStream_t stream;
+};
+static inline launch_config config(dim3 grid, dim3 block, size_t shmem = 0, cudaStream_t stream = 0)
+{
+    return launch_config{grid, block, shmem, stream};
+}
+
+/* Runs thunk(ctx) once per thread of every block, blocks in blockIdx order. */
+void run_kernel(const char *name, const char *file, int line, const void *fn,
+                const launch_config &cfg, void (*thunk)(void *), void *ctx);
+
+/* What rewrite.py makes of kernel<<<cfg>>>(args...): the arguments are converted to the kernel's
+ * parameter types once, as a launch does, and every thread gets its own copy. */
+template <class... P, class... A>
+void launch(void (*kernel)(P...), const char *name, const char *file, int line,
+            const launch_config &cfg, A &&...args)
+{
+    static_assert(sizeof...(P) == sizeof...(A), "kernel launched with the wrong number of arguments");
+    struct ctx_t {
+        void (*kernel)(P...);
+        std::tuple<std::decay_t<P>...> args;
+    } ctx{kernel, std::tuple<std::decay_t<P>...>(std::forward<A>(args)...)};
+    run_kernel(name, file, line, (const void *)kernel, cfg,
+               [](void *p) {
+                   ctx_t *c = (ctx_t *)p;
+                   std::apply(c->kernel, c->args);
+               },
+               &ctx);
+}
+
+/* A static __shared__ array: same layout as T[N], every subscript checked. The outer array is
+ * aligned to 16 bytes (CUDA aligns shared arrays at least that much), nested ones are not padded. */
+template <class T, size_t N, size_t Align = alignof(T)>
+struct shared_array {
+    alignas(Align) T data[N];
+
+    shared_array() = default;
+    explicit shared_array(const char *name) { register_shared(data, sizeof(data), name); }
+
+    template <class I>
+    __attribute__((always_inline)) T &operator[](I i)
+    {
+        if ((unsigned long long)i >= N)
+            shared_index_fault(this, (long long)i, N, nullptr, 0);
+        return data[i];
+    }
+    template <class I>
+    __attribute__((always_inline)) const T &operator[](I i) const
+    {
+        if ((unsigned long long)i >= N)
+            shared_index_fault(this, (long long)i, N, nullptr, 0);
+        return data[i];
+    }
+    operator T *() { return data; }
+    operator const T *() const { return data; }
+};
+
+/* extern __shared__ T name[]: the launch's dynamic shared memory, checked against its size. */
+template <class T>
+struct extern_shared {
+    explicit extern_shared(const char *) {}
+    template <class I>
+    __attribute__((always_inline)) T &operator[](I i) const
+    {
+        const unsigned long long count = dynamic_shared_bytes() / sizeof(T);
+        if ((unsigned long long)i >= count)
+            shared_index_fault(dynamic_shared_base(), (long long)i, count, nullptr, 0);
+        return ((T *)dynamic_shared_base())[i];
+    }
+    operator T *() const { return (T *)dynamic_shared_base(); }
+};
+
+/* An optional trailing macro argument (a mask or a width) or its default. */
+static inline unsigned long long opt_arg(unsigned long long def) { return def; }
+static inline unsigned long long opt_arg(unsigned long long, unsigned long long v) { return v; }
+
+template <class T>
+static inline unsigned long long to_bits(T v)
+{
+    static_assert(sizeof(T) <= 8, "warp shuffles move at most 8 bytes");
+    unsigned long long b = 0;
+    std::memcpy(&b, &v, sizeof(T));
+    return b;
+}
+template <class T>
+static inline T from_bits(unsigned long long b)
+{
+    T v;
+    std::memcpy(&v, &b, sizeof(T));
+    return v;
+}
+template <class T>
+static inline T shfl(int kind, unsigned mask, T v, int arg, int width, const char *file, int line)
+{
+    return from_bits<T>(warp_op(kind, mask, to_bits(v), arg, width, file, line));
+}
+
+} /* namespace lab_cpu */
+
+/* ---- barriers and warp operations (macros so a report names the file and line) -------------- */
+#define __syncthreads() ((void)::lab_cpu::block_barrier(::lab_cpu::B_PLAIN, 0, __FILE__, __LINE__))
+#define __syncthreads_count(p) ::lab_cpu::block_barrier(::lab_cpu::B_COUNT, (p) != 0, __FILE__, __LINE__)
+#define __syncthreads_and(p) ::lab_cpu::block_barrier(::lab_cpu::B_AND, (p) != 0, __FILE__, __LINE__)
+#define __syncthreads_or(p) ::lab_cpu::block_barrier(::lab_cpu::B_OR, (p) != 0, __FILE__, __LINE__)
+#define __syncwarp(...) ((void)::lab_cpu::warp_op(::lab_cpu::W_SYNC, ::lab_cpu::opt_arg(0xffffffffu __VA_OPT__(, ) __VA_ARGS__) , 0, 0, 32, __FILE__, __LINE__))
+#define __shfl_sync(mask, v, lane, ...) ::lab_cpu::shfl(::lab_cpu::W_SHFL, mask, v, lane, (int)::lab_cpu::opt_arg(32 __VA_OPT__(, ) __VA_ARGS__), __FILE__, __LINE__)
+#define __shfl_up_sync(mask, v, d, ...) ::lab_cpu::shfl(::lab_cpu::W_SHFL_UP, mask, v, d, (int)::lab_cpu::opt_arg(32 __VA_OPT__(, ) __VA_ARGS__), __FILE__, __LINE__)
+#define __shfl_down_sync(mask, v, d, ...) ::lab_cpu::shfl(::lab_cpu::W_SHFL_DOWN, mask, v, d, (int)::lab_cpu::opt_arg(32 __VA_OPT__(, ) __VA_ARGS__), __FILE__, __LINE__)
+#define __shfl_xor_sync(mask, v, m, ...) ::lab_cpu::shfl(::lab_cpu::W_SHFL_XOR, mask, v, m, (int)::lab_cpu::opt_arg(32 __VA_OPT__(, ) __VA_ARGS__), __FILE__, __LINE__)
+#define __ballot_sync(mask, p) ((unsigned)::lab_cpu::warp_op(::lab_cpu::W_BALLOT, mask, (p) != 0, 0, 32, __FILE__, __LINE__))
+#define __any_sync(mask, p) ((int)::lab_cpu::warp_op(::lab_cpu::W_ANY, mask, (p) != 0, 0, 32, __FILE__, __LINE__))
+#define __all_sync(mask, p) ((int)::lab_cpu::warp_op(::lab_cpu::W_ALL, mask, (p) != 0, 0, 32, __FILE__, __LINE__))
+
+static inline unsigned __activemask() { return 0xffffffffu; }
+static inline void __threadfence() { ::lab_cpu::thread_fence(); }
+static inline void __threadfence_block() { ::lab_cpu::thread_fence(); }
+static inline void __threadfence_system() { ::lab_cpu::thread_fence(); }
+static inline int __popc(unsigned x) { return __builtin_popcount(x); }
+static inline int __popcll(unsigned long long x) { return __builtin_popcountll(x); }
+static inline int __clz(int x) { return x ? __builtin_clz((unsigned)x) : 32; }
+static inline int __clzll(long long x) { return x ? __builtin_clzll((unsigned long long)x) : 64; }
+static inline int __ffs(int x) { return __builtin_ffs(x); }
+static inline int __ffsll(long long x) { return __builtin_ffsll(x); }
+static inline unsigned __brev(unsigned x)
+{
+    unsigned r = 0;
+    for (int i = 0; i < 32; i++, x >>= 1)
+        r = (r << 1) | (x & 1u);
+    return r;
+}
+template <class T>
+static inline T __ldg(const T *p) { return *p; }
+
+/* CUDA's min/max overloads for device code (mixed integer types pick the common type). */
+template <class A, class B>
+static inline std::common_type_t<A, B> min(A a, B b) { return b < a ? b : a; }
+template <class A, class B>
+static inline std::common_type_t<A, B> max(A a, B b) { return a < b ? b : a; }
+
+/* ---- atomics: fibers of one OS thread never interleave inside a call, so plain code is atomic -- */
+#define LAB_CPU_ATOMIC(name, expr)                                                               \
+    template <class T, class U>                                                                  \
+    static inline T name(T *p, U u)                                                              \
+    {                                                                                            \
+        ::lab_cpu::spin_point();                                                                 \
+        const T v = (T)u;                                                                        \
+        const T old = *p;                                                                        \
+        *p = (expr);                                                                             \
+        return old;                                                                              \
+    }
+LAB_CPU_ATOMIC(atomicAdd, (T)(old + v))
+LAB_CPU_ATOMIC(atomicSub, (T)(old - v))
+LAB_CPU_ATOMIC(atomicExch, v)
+LAB_CPU_ATOMIC(atomicMax, old < v ? v : old)
+LAB_CPU_ATOMIC(atomicMin, v < old ? v : old)
+LAB_CPU_ATOMIC(atomicAnd, (T)(old & v))
+LAB_CPU_ATOMIC(atomicOr, (T)(old | v))
+LAB_CPU_ATOMIC(atomicXor, (T)(old ^ v))
+LAB_CPU_ATOMIC(atomicInc, old >= v ? (T)0 : (T)(old + 1))
+LAB_CPU_ATOMIC(atomicDec, (old == 0 || old > v) ? v : (T)(old - 1))
+#undef LAB_CPU_ATOMIC
+template <class T, class U, class V>
+static inline T atomicCAS(T *p, U compare, V value)
+{
+    ::lab_cpu::spin_point();
+    const T old = *p;
+    if (old == (T)compare)
+        *p = (T)value;
+    return old;
+}
+
+#endif /* LAB_CPU_H */

@@ -1,0 +1,240 @@
+#!/usr/bin/env python3
+"""CPU mode's build step: turns a .cu file into C++ the host compiler accepts, line for line.
+
+    rewrite.py SRC.cu -o OUT.cpp
+
+What changes (nothing else does; `#line` keeps every message pointing into SRC.cu):
+  kernel<<<grid, block[, shmem[, stream]]>>>(args)
+      -> ::lab_cpu::launch(kernel, "kernel", __FILE__, __LINE__, ::lab_cpu::config(grid, block...), args)
+  [static] __shared__ T name[A][B];   -> static ::lab_cpu::shared_array<...> name("name");  (checked)
+  extern __shared__ T name[];         -> static ::lab_cpu::extern_shared<T> name("name");   (checked)
+  #pragma unroll                      -> an empty line (GCC would warn about it)
+  #include "x.h" (next to the file) with launches or __shared__ arrays -> its rewritten text
+Comments and string literals are left alone. Exit codes: 0 written, 1 a launch it cannot parse
+(the message names the line), 2 bad command line. Python 3.9+, standard library only.
+"""
+import argparse
+import os
+import re
+import sys
+
+IDENT = re.compile(r"[A-Za-z_0-9]")
+
+
+def mask_code(src):
+    """The source with comments and string/char literals blanked (newlines kept), same length."""
+    out = list(src)
+    i, n = 0, len(src)
+    while i < n:
+        c = src[i]
+        if src.startswith("//", i):
+            j = src.find("\n", i)
+            j = n if j < 0 else j
+            for k in range(i, j):
+                out[k] = " "
+            i = j
+        elif src.startswith("/*", i):
+            j = src.find("*/", i + 2)
+            j = n if j < 0 else j + 2
+            for k in range(i, j):
+                if out[k] != "\n":
+                    out[k] = " "
+            i = j
+        elif c in "\"'":
+            j = i + 1
+            while j < n and src[j] != c and src[j] != "\n":
+                j += 2 if src[j] == "\\" else 1
+            for k in range(i + 1, min(j, n)):
+                out[k] = " "
+            i = j + 1
+        else:
+            i += 1
+    return "".join(out)
+
+
+def line_of(text, pos):
+    return text.count("\n", 0, pos) + 1
+
+
+def callee_start(code, pos):
+    """Start of the kernel expression that ends just before code[pos] (the '<<<')."""
+    i = pos - 1
+    while i >= 0 and code[i].isspace():
+        i -= 1
+    if i >= 0 and code[i] == ">":  # explicit template arguments: kernel<T, 256>
+        depth = 0
+        while i >= 0:
+            if code[i] in ">)":
+                depth += 1
+            elif code[i] in "<(":
+                depth -= 1
+                if depth == 0:
+                    i -= 1
+                    break
+            i -= 1
+        while i >= 0 and code[i].isspace():
+            i -= 1
+    while i >= 0 and (IDENT.match(code[i]) or code[i] == ":"):
+        i -= 1
+    return i + 1
+
+
+def config_end(code, start):
+    """Index of the '>>>' that closes the launch configuration opened before start."""
+    depth = 0
+    i = start
+    while i < len(code):
+        c = code[i]
+        if c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+        elif depth == 0 and code.startswith(">>>", i):
+            return i
+        i += 1
+    return -1
+
+
+def rewrite_launches(src, code, path):
+    out = []
+    last = 0
+    pos = code.find("<<<")
+    while pos >= 0:
+        s = callee_start(code, pos)
+        e = config_end(code, pos + 3)
+        if s == pos or e < 0:
+            raise SyntaxError(f"{path}:{line_of(src, pos)}: cannot read this kernel launch")
+        p = e + 3
+        while p < len(code) and code[p].isspace():
+            p += 1
+        if p >= len(code) or code[p] != "(":
+            raise SyntaxError(f"{path}:{line_of(src, pos)}: a kernel launch needs its (arguments) after >>>")
+        q = p + 1
+        while q < len(code) and code[q].isspace():
+            q += 1
+        no_args = q < len(code) and code[q] == ")"
+        callee = src[s:pos].strip()
+        name = " ".join(callee.split()).replace('"', "")
+        cfg = src[pos + 3:e]
+        repl = (f'::lab_cpu::launch({callee}, "{name}", __FILE__, __LINE__, ::lab_cpu::config({cfg})'
+                + ("" if no_args else ", "))
+        lost = src.count("\n", s, p + 1) - repl.count("\n")
+        out.append(src[last:s])
+        out.append(repl + "\n" * max(lost, 0))
+        last = p + 1
+        pos = code.find("<<<", last)
+    out.append(src[last:])
+    return "".join(out)
+
+
+SHARED = re.compile(
+    r"(?P<ext>\bextern\s+)?(?:\bstatic\s+)?__shared__\s+(?P<type>[A-Za-z_][\w\s:<>,*()]*?)\s*"
+    r"\b(?P<name>[A-Za-z_]\w*)\s*(?P<dims>(?:\[[^\[\];]*\]\s*)+);")
+ALIGN = re.compile(r"__align__\s*\(\s*[^)]*\)")
+
+
+def shared_repl(m, src):
+    """The checked replacement of one __shared__ declaration, or None to leave it to the macro."""
+    text = src[m.start():m.end()]
+    mm = SHARED.match(text)
+    if not mm:
+        return None
+    ty = " ".join(ALIGN.sub("", mm.group("type")).split())
+    name = mm.group("name")
+    dims = re.findall(r"\[([^\[\]]*)\]", mm.group("dims"))
+    if not ty or ty in ("static", "extern"):
+        return None
+    if mm.group("ext"):
+        if len(dims) != 1 or dims[0].strip():
+            return None
+        return f'static ::lab_cpu::extern_shared<{ty}> {name}("{name}");'
+    if any(not d.strip() for d in dims):
+        return None
+    inner = ty
+    for d in reversed(dims[1:]):
+        inner = f"::lab_cpu::shared_array<{inner}, (size_t)({d.strip()})>"
+    full = f"::lab_cpu::shared_array<{inner}, (size_t)({dims[0].strip()}), 16>"
+    return f'static {full} {name}("{name}");'
+
+
+def rewrite_shared(src):
+    code = mask_code(src)
+    out = []
+    last = 0
+    for m in SHARED.finditer(code):
+        line_start = code.rfind("\n", 0, m.start()) + 1
+        if code[line_start:m.start()].lstrip().startswith("#"):
+            continue  # a macro definition: leave it
+        repl = shared_repl(m, src)
+        if repl is None:
+            continue
+        repl += "\n" * src.count("\n", m.start(), m.end())
+        out.append(src[last:m.start()])
+        out.append(repl)
+        last = m.end()
+    out.append(src[last:])
+    return "".join(out)
+
+
+PRAGMA_UNROLL = re.compile(r"^[ \t]*#[ \t]*pragma[ \t]+unroll\b[^\n]*$", re.M)
+INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"]+)"[^\n]*$', re.M)
+
+
+def inline_includes(src, path, seen):
+    """Replaces #include "x" of a file next to path that launches kernels or declares __shared__
+    arrays with its rewritten text (between #line markers), so those are rewritten too."""
+    out = []
+    last = 0
+    for m in INCLUDE.finditer(src):
+        inc = os.path.join(os.path.dirname(path), m.group(1))
+        if not os.path.isfile(inc) or os.path.abspath(inc) in seen:
+            continue
+        with open(inc, encoding="utf-8") as f:
+            text = f.read()
+        code = mask_code(text)
+        if "<<<" not in code and "__shared__" not in code:
+            continue
+        body = rewrite_body(text, inc, seen | {os.path.abspath(inc)})
+        line = src.count("\n", 0, m.end()) + 2
+        out.append(src[last:m.start()])
+        out.append(f'#line 1 "{inc}"\n{body}\n#line {line} "{path}"')
+        last = m.end()
+    out.append(src[last:])
+    return "".join(out)
+
+
+def rewrite_body(src, path, seen):
+    src = PRAGMA_UNROLL.sub("", src)
+    src = rewrite_launches(src, mask_code(src), path)
+    src = rewrite_shared(src)
+    return inline_includes(src, path, seen)
+
+
+def rewrite(src, path):
+    body = rewrite_body(src, path, {os.path.abspath(path)})
+    return f'#include "cuda_runtime.h"\n#line 1 "{path}"\n' + body
+
+
+def main():
+    ap = argparse.ArgumentParser(description="CPU mode: rewrite a .cu file into host C++")
+    ap.add_argument("src")
+    ap.add_argument("-o", "--output", required=True)
+    args = ap.parse_args()
+    try:
+        with open(args.src, encoding="utf-8") as f:
+            src = f.read()
+    except OSError as e:
+        print(f"rewrite.py: cannot read {args.src}: {e.strerror}", file=sys.stderr)
+        return 2
+    try:
+        text = rewrite(src, args.src)
+    except SyntaxError as e:
+        print(f"rewrite.py: {e}", file=sys.stderr)
+        return 1
+    with open(args.output, "w", encoding="utf-8") as f:
+        f.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

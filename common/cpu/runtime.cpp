@@ -1,0 +1,1112 @@
+/* runtime.cpp (CPU mode) — runs CUDA kernels on the host, one fiber per GPU thread, and provides
+ * the runtime API of cuda_runtime_api.h. See common/cpu/README.md for the design and its limits.
+ *
+ * Scheduling. Blocks run one after another in blockIdx order (x fastest). Within a block each
+ * thread is a fiber: a glibc ucontext (makecontext) gives it its own stack, and from then on the
+ * switches are _setjmp/_longjmp between the scheduler and the fibers (no signal-mask system call,
+ * ~30 times faster than swapcontext). A fiber runs until it reaches __syncthreads, a warp operation
+ * or its end; the scheduler always picks the next fiber at random among those that can run, from a
+ * generator seeded by CPU_SCHED_SEED, the launch number and the block index. A missing barrier
+ * therefore shows as a wrong result for some seed, and the same seed gives the same order again.
+ *
+ * Errors. A barrier that cannot complete (some threads returned, or wait at another barrier) is
+ * reported with kernel, block and threads, as is a warp operation some lanes never reach. Every
+ * cudaMalloc buffer lies between two inaccessible pages, its end against the upper one, so an
+ * access past the end faults at once; the SIGSEGV handler names kernel, block, thread, offset and
+ * index. The few bytes of padding around a buffer are filled with a pattern and checked after each
+ * kernel. Shared-memory arrays are checked on every subscript (lab_cpu.h). A kernel that makes no
+ * progress for CPU_KERNEL_TIMEOUT seconds (default 120) is stopped and reported. After any of these
+ * the kernel is abandoned and the error is sticky, as on a GPU: every later call returns it, and
+ * cudaGetErrorString gives the full report.
+ */
+#include "cuda_runtime.h"
+
+#include <algorithm>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+uint3 threadIdx;
+uint3 blockIdx;
+dim3 blockDim;
+dim3 gridDim;
+
+namespace {
+
+/* ---- errors ---------------------------------------------------------------------------------- */
+
+cudaError_t g_sticky = cudaSuccess; /* a kernel fault: every later call returns it */
+cudaError_t g_last = cudaSuccess;   /* the last error, cleared by cudaGetLastError */
+char g_report[2048];                /* the full description of g_sticky */
+
+cudaError_t set_error(cudaError_t e)
+{
+    if (e != cudaSuccess && g_last == cudaSuccess)
+        g_last = e;
+    return e;
+}
+
+/* Every API call starts here: after a kernel fault nothing works any more (as on a GPU). */
+#define API_ENTER()                                                                              \
+    do {                                                                                         \
+        if (g_sticky != cudaSuccess)                                                             \
+            return g_sticky;                                                                     \
+    } while (0)
+
+/* ---- memory ------------------------------------------------------------------------------------ */
+
+const unsigned char PAD_BYTE = 0xCB; /* fills the padding next to a buffer and fresh buffers */
+size_t g_page;
+
+struct allocation {
+    char *map;       /* the whole mapping: guard page, data pages, guard page */
+    size_t map_len;
+    char *user;      /* what cudaMalloc returned */
+    size_t bytes;    /* what was asked for */
+    char *data;      /* first data page */
+    size_t data_len; /* data pages */
+};
+std::map<uintptr_t, allocation> g_allocs; /* by user address */
+
+size_t page_size()
+{
+    if (!g_page)
+        g_page = (size_t)sysconf(_SC_PAGESIZE);
+    return g_page;
+}
+
+/* The allocation whose mapping (guards included) holds p, or NULL. */
+const allocation *find_mapping(const void *p)
+{
+    const uintptr_t a = (uintptr_t)p;
+    auto it = g_allocs.upper_bound(a + page_size()); /* user > a + page cannot hold a in its mapping */
+    while (it != g_allocs.begin()) {
+        --it;
+        const allocation &al = it->second;
+        if (a >= (uintptr_t)al.map && a < (uintptr_t)al.map + al.map_len)
+            return &al;
+        if ((uintptr_t)al.map + al.map_len + 2 * page_size() < a)
+            break;
+    }
+    return NULL;
+}
+
+/* Checks that [p, p + bytes) stays inside its buffer when p points into one. */
+bool range_ok(const void *p, size_t bytes)
+{
+    const allocation *al = find_mapping(p);
+    if (!al)
+        return true; /* host memory: the caller's business */
+    const char *c = (const char *)p;
+    return c >= al->user && c + bytes <= al->user + al->bytes;
+}
+
+/* Describes where a faulting address lies: "byte offset 4100 (int index 1025) past the end of a
+ * cudaMalloc buffer of 4096 bytes (1024 ints)". */
+void describe_address(const void *p, char *buf, size_t len)
+{
+    const allocation *al = find_mapping(p);
+    if (!al) {
+        snprintf(buf, len, "address %p, which is in no cudaMalloc buffer (a null, host or wild pointer?)", p);
+        return;
+    }
+    const long long off = (long long)((const char *)p - al->user);
+    snprintf(buf, len,
+             "byte offset %lld (int index %lld) %s a cudaMalloc buffer of %zu bytes (%zu ints)", off,
+             off >= 0 ? off / 4 : -((-off + 3) / 4), off < 0 ? "before the start of" : "past the end of",
+             al->bytes, al->bytes / 4);
+}
+
+/* ---- fibers and the scheduler ---------------------------------------------------------------- */
+
+enum fiber_state { F_READY, F_BARRIER, F_WARP, F_DONE };
+
+struct fiber {
+    jmp_buf jb;      /* where the fiber continues when resumed */
+    ucontext_t uc;   /* only to start it on its stack */
+    char *stack;
+    bool started;    /* false: the next resume starts it afresh */
+    int state;
+    int linear;      /* thread index within the block */
+    uint3 tid;
+    const char *file; /* where it waits */
+    int line;
+    /* the warp operation it waits in */
+    int wkind;
+    unsigned wmask;
+    unsigned long long wval, wres;
+    int warg, wwidth;
+    int pred;
+    unsigned spins;
+};
+
+const size_t STACK_BYTES = 256 * 1024; /* per thread; kernels keep small arrays there */
+const int MAX_THREADS = 1024;
+
+std::vector<fiber *> g_fibers;
+char *g_stack_area;       /* MAX_THREADS stacks, each above a guard page */
+ucontext_t g_template_uc; /* a getcontext result, copied for each start */
+ucontext_t g_sched_uc;
+jmp_buf g_sched_jb;
+fiber *g_cur; /* the running fiber; NULL on the scheduler */
+bool g_aborted;
+char *g_altstack;
+
+struct launch_t {
+    const char *name, *file;
+    int line;
+    dim3 grid, block;
+    size_t shmem;
+    void (*thunk)(void *);
+    void *ctx;
+    unsigned long long number;
+};
+launch_t *g_launch;
+unsigned long long g_launches;
+unsigned long long g_seed = 1;
+bool g_seed_read, g_seed_printed;
+int g_timeout_s = 120;
+
+/* this block */
+int g_nthreads, g_ndone, g_nbar;
+const char *g_bar_file;
+int g_bar_line;
+bool g_bar_divergent;
+int g_bar_result;
+std::vector<int> g_pool; /* fibers that can run */
+unsigned long long g_rng;
+char *g_dyn;
+size_t g_dyn_bytes;
+struct shared_reg {
+    void *p;
+    size_t bytes;
+    const char *name;
+};
+std::vector<shared_reg> g_shared;
+std::map<const void *, int> g_func_smem; /* cudaFuncAttributeMaxDynamicSharedMemorySize */
+
+unsigned long long splitmix(unsigned long long &s)
+{
+    unsigned long long z = (s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+void read_settings()
+{
+    if (g_seed_read)
+        return;
+    g_seed_read = true;
+    const char *s = getenv("CPU_SCHED_SEED");
+    if (s && *s)
+        g_seed = strtoull(s, NULL, 10);
+    const char *t = getenv("CPU_KERNEL_TIMEOUT");
+    if (t && *t)
+        g_timeout_s = atoi(t);
+}
+
+/* "0..31, 40, 42..63" for a sorted list of thread numbers. */
+std::string ranges(const std::vector<int> &v)
+{
+    std::string out;
+    char buf[48];
+    for (size_t i = 0; i < v.size();) {
+        size_t j = i;
+        while (j + 1 < v.size() && v[j + 1] == v[j] + 1)
+            j++;
+        if (j == i)
+            snprintf(buf, sizeof(buf), "%s%d", out.empty() ? "" : ", ", v[i]);
+        else
+            snprintf(buf, sizeof(buf), "%s%d..%d", out.empty() ? "" : ", ", v[i], v[j]);
+        out += buf;
+        i = j + 1;
+        if (out.size() > 400) {
+            out += ", ...";
+            break;
+        }
+    }
+    return out;
+}
+
+std::string where(const char *file, int line)
+{
+    if (!file)
+        return "an unknown place";
+    const char *slash = strrchr(file, '/');
+    char buf[300];
+    snprintf(buf, sizeof(buf), "%s:%d", slash ? slash + 1 : file, line);
+    return buf;
+}
+
+/* "kernel k (launched at scan.cu:40), block (3,0,0)" */
+std::string kernel_and_block()
+{
+    char buf[400];
+    snprintf(buf, sizeof(buf), "kernel %s (launched at %s), block (%u,%u,%u)", g_launch->name,
+             where(g_launch->file, g_launch->line).c_str(), blockIdx.x, blockIdx.y, blockIdx.z);
+    return buf;
+}
+
+/* Records a kernel error: the sticky error, its report (printed once to stderr), the end of the
+ * launch. Does not return to the caller when called from a fiber. */
+void kernel_error(cudaError_t err, const char *fmt, ...)
+{
+    char what[1400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof(what), fmt, ap);
+    va_end(ap);
+    snprintf(g_report, sizeof(g_report), "CPU mode: %s (CPU_SCHED_SEED=%llu)", what, g_seed);
+    fprintf(stderr, "%s\n", g_report);
+    fflush(stderr);
+    g_sticky = err;
+    set_error(err);
+    g_aborted = true;
+    if (g_cur) {
+        g_cur->started = false;
+        _longjmp(g_sched_jb, 1);
+    }
+}
+
+void thread_error(cudaError_t err, const char *what)
+{
+    kernel_error(err, "%s, thread (%u,%u,%u): %s", kernel_and_block().c_str(), threadIdx.x,
+                 threadIdx.y, threadIdx.z, what);
+}
+
+void fiber_main()
+{
+    for (;;) {
+        g_launch->thunk(g_launch->ctx);
+        fiber *f = g_cur;
+        f->state = F_DONE;
+        g_ndone++;
+        if (!_setjmp(f->jb))
+            _longjmp(g_sched_jb, 1);
+    }
+}
+
+/* Returns to the scheduler; comes back when the scheduler resumes this fiber. */
+void yield()
+{
+    fiber *f = g_cur;
+    if (!_setjmp(f->jb))
+        _longjmp(g_sched_jb, 1);
+}
+
+void resume(fiber *f)
+{
+    g_cur = f;
+    threadIdx = f->tid;
+    if (!_setjmp(g_sched_jb)) {
+        if (!f->started) {
+            f->started = true;
+            f->uc = g_template_uc;
+            f->uc.uc_stack.ss_sp = f->stack;
+            f->uc.uc_stack.ss_size = STACK_BYTES;
+            f->uc.uc_link = NULL;
+            makecontext(&f->uc, fiber_main, 0);
+            swapcontext(&g_sched_uc, &f->uc);
+        } else {
+            _longjmp(f->jb, 1);
+        }
+    }
+    g_cur = NULL;
+}
+
+/* SIGSEGV/SIGBUS/SIGFPE in a kernel: a report instead of a crash. Outside a kernel the signal
+ * takes its default action. */
+void on_signal(int sig, siginfo_t *si, void *uctx)
+{
+    if (!g_cur || !g_launch) {
+        signal(sig, SIG_DFL);
+        return; /* the faulting instruction runs again and the default action ends the process */
+    }
+    char where_buf[400], what[600];
+    if (sig == SIGFPE) {
+        snprintf(what, sizeof(what), "integer division by zero (a GPU gives an unspecified value; the CPU traps)");
+        thread_error(cudaErrorIllegalInstruction, what);
+    }
+    const char *addr = (const char *)si->si_addr;
+    const char *kind = "access";
+#if defined(__x86_64__) && defined(REG_ERR)
+    kind = (((ucontext_t *)uctx)->uc_mcontext.gregs[REG_ERR] & 2) ? "write" : "read";
+#else
+    (void)uctx;
+#endif
+    if (g_stack_area && addr >= g_stack_area &&
+        addr < g_stack_area + (size_t)MAX_THREADS * (STACK_BYTES + page_size())) {
+        snprintf(what, sizeof(what), "stack overflow (over %zu KiB of local variables?)", STACK_BYTES / 1024);
+    } else {
+        describe_address(addr, where_buf, sizeof(where_buf));
+        snprintf(what, sizeof(what), "out-of-bounds global memory %s at %s", kind, where_buf);
+    }
+    thread_error(cudaErrorIllegalAddress, what);
+}
+
+void on_alarm(int)
+{
+    if (!g_launch)
+        return;
+    char what[300];
+    snprintf(what, sizeof(what),
+             "no progress after %d s: a spin-wait that never ends? (blocks run one at a time in blockIdx order, so a block can only wait for earlier ones; CPU_KERNEL_TIMEOUT sets the limit)",
+             g_timeout_s);
+    if (g_cur)
+        thread_error(cudaErrorLaunchTimeout, what);
+    fprintf(stderr, "CPU mode: %s: %s\n", kernel_and_block().c_str(), what);
+    _exit(4);
+}
+
+void init_once()
+{
+    static bool done;
+    if (done)
+        return;
+    done = true;
+    read_settings();
+    const size_t per = STACK_BYTES + page_size();
+    g_stack_area = (char *)mmap(NULL, per * MAX_THREADS, PROT_READ | PROT_WRITE,
+                                MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (g_stack_area == MAP_FAILED) {
+        fprintf(stderr, "CPU mode: cannot map %zu MiB for thread stacks\n", per * MAX_THREADS >> 20);
+        exit(4);
+    }
+    g_fibers.resize(MAX_THREADS);
+    for (int i = 0; i < MAX_THREADS; i++) {
+        char *base = g_stack_area + (size_t)i * per;
+        mprotect(base, page_size(), PROT_NONE); /* below the stack: overflow faults */
+        g_fibers[i] = new fiber();
+        g_fibers[i]->stack = base + page_size();
+    }
+    getcontext(&g_template_uc);
+
+    const size_t alt = 64 * 1024;
+    g_altstack = (char *)malloc(alt);
+    stack_t ss;
+    ss.ss_sp = g_altstack;
+    ss.ss_size = alt;
+    ss.ss_flags = 0;
+    sigaltstack(&ss, NULL);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_sigaction = on_signal;
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGSEGV, &sa, NULL);
+    sigaction(SIGBUS, &sa, NULL);
+    sigaction(SIGFPE, &sa, NULL);
+    struct sigaction al;
+    memset(&al, 0, sizeof(al));
+    al.sa_handler = on_alarm;
+    al.sa_flags = SA_ONSTACK | SA_NODEFER;
+    sigemptyset(&al.sa_mask);
+    sigaction(SIGALRM, &al, NULL);
+}
+
+/* Fills the block's shared memory with a pattern: shared memory starts undefined on a GPU. */
+void poison_shared()
+{
+    for (const shared_reg &r : g_shared)
+        memset(r.p, PAD_BYTE, r.bytes);
+    if (g_dyn_bytes)
+        memset(g_dyn, PAD_BYTE, g_dyn_bytes);
+}
+
+/* Everyone left waits and nothing can run: say why, and end the launch. */
+void report_stuck()
+{
+    std::vector<int> done, at_bar, at_warp;
+    for (int i = 0; i < g_nthreads; i++) {
+        const fiber *f = g_fibers[i];
+        (f->state == F_DONE ? done : f->state == F_BARRIER ? at_bar : at_warp).push_back(i);
+    }
+    std::string kb = kernel_and_block();
+    if (!at_warp.empty()) {
+        const fiber *f = g_fibers[at_warp[0]];
+        const int warp = f->linear / 32;
+        std::vector<int> missing, waiting;
+        for (int l = 0; l < 32; l++) {
+            const int t = warp * 32 + l;
+            if (!((f->wmask >> l) & 1u) || t >= g_nthreads)
+                continue;
+            const fiber *g = g_fibers[t];
+            if (g->state == F_WARP && g->wmask == f->wmask)
+                waiting.push_back(t);
+            else
+                missing.push_back(t);
+        }
+        kernel_error(cudaErrorLaunchFailure,
+                     "%s: a warp operation (mask 0x%08x) at %s waits for lanes that never reach it: threads %s wait, threads %s %s",
+                     kb.c_str(), f->wmask, where(f->file, f->line).c_str(), ranges(waiting).c_str(),
+                     ranges(missing).c_str(),
+                     missing.empty() ? "" : g_fibers[missing[0]]->state == F_DONE ? "have returned" : "wait elsewhere (divergent warp operations)");
+        return;
+    }
+    if (!done.empty()) {
+        kernel_error(cudaErrorLaunchFailure,
+                     "%s: __syncthreads() at %s is reached by %zu of %d threads; threads %s returned without reaching it (an early return before a barrier?); waiting: threads %s",
+                     kb.c_str(), where(g_bar_file, g_bar_line).c_str(), at_bar.size(), g_nthreads,
+                     ranges(done).c_str(), ranges(at_bar).c_str());
+        return;
+    }
+    /* divergent: group the waiting threads by barrier */
+    std::map<std::string, std::vector<int>> by_site;
+    for (int t : at_bar)
+        by_site[where(g_fibers[t]->file, g_fibers[t]->line)].push_back(t);
+    std::string parts;
+    for (auto &kv : by_site) {
+        if (!parts.empty())
+            parts += "; ";
+        parts += "threads " + ranges(kv.second) + " at " + kv.first;
+    }
+    kernel_error(cudaErrorLaunchFailure,
+                 "%s: divergent __syncthreads(): the threads wait at different barriers (%s)",
+                 kb.c_str(), parts.c_str());
+}
+
+/* Runs one block to its end; false when the launch was abandoned. */
+bool run_block()
+{
+    const launch_t &L = *g_launch;
+    g_nthreads = (int)(L.block.x * L.block.y * L.block.z);
+    g_ndone = g_nbar = 0;
+    g_bar_divergent = false;
+    unsigned long long s = g_seed * 0x100000001B3ull ^ (L.number << 32) ^
+                           ((unsigned long long)blockIdx.x + (unsigned long long)gridDim.x *
+                            (blockIdx.y + (unsigned long long)gridDim.y * blockIdx.z));
+    g_rng = splitmix(s);
+    poison_shared();
+    g_pool.clear();
+    for (int i = 0; i < g_nthreads; i++) {
+        fiber *f = g_fibers[i];
+        f->state = F_READY;
+        f->linear = i;
+        f->tid = uint3{(unsigned)i % L.block.x, ((unsigned)i / L.block.x) % L.block.y,
+                       (unsigned)i / (L.block.x * L.block.y)};
+        f->spins = 0;
+        g_pool.push_back(i);
+    }
+    for (;;) {
+        while (!g_pool.empty()) {
+            const size_t k = (size_t)(splitmix(g_rng) % g_pool.size());
+            const int t = g_pool[k];
+            g_pool[k] = g_pool.back();
+            g_pool.pop_back();
+            resume(g_fibers[t]);
+            if (g_aborted)
+                return false;
+        }
+        if (g_ndone == g_nthreads)
+            return true;
+        if (g_nbar == g_nthreads && !g_bar_divergent) {
+            g_nbar = 0;
+            for (int i = 0; i < g_nthreads; i++) {
+                g_fibers[i]->state = F_READY;
+                g_pool.push_back(i);
+            }
+            continue;
+        }
+        report_stuck();
+        return false;
+    }
+}
+
+/* Checks the padding around every buffer after a kernel: a write there is out of bounds too. */
+void check_padding()
+{
+    for (auto &kv : g_allocs) {
+        const allocation &al = kv.second;
+        const char *p = NULL;
+        for (const char *c = al.data; c < al.user; c++)
+            if ((unsigned char)*c != PAD_BYTE) {
+                p = c;
+                break;
+            }
+        if (!p)
+            for (const char *c = al.user + al.bytes; c < al.data + al.data_len; c++)
+                if ((unsigned char)*c != PAD_BYTE) {
+                    p = c;
+                    break;
+                }
+        if (p) {
+            char buf[400];
+            describe_address(p, buf, sizeof(buf));
+            kernel_error(cudaErrorIllegalAddress, "kernel %s (launched at %s) wrote at %s",
+                         g_launch->name, where(g_launch->file, g_launch->line).c_str(), buf);
+            return;
+        }
+    }
+}
+
+} /* namespace */
+
+/* ---- the device-side entry points (lab_cpu.h) ------------------------------------------------ */
+
+namespace lab_cpu {
+
+int block_barrier(int kind, int pred, const char *file, int line)
+{
+    fiber *f = g_cur;
+    if (!f) {
+        fprintf(stderr, "CPU mode: __syncthreads() called outside a kernel at %s\n", where(file, line).c_str());
+        exit(4);
+    }
+    if (g_nbar == 0) {
+        g_bar_file = file;
+        g_bar_line = line;
+        g_bar_result = kind == B_AND ? 1 : 0;
+    } else if (line != g_bar_line || strcmp(file, g_bar_file) != 0) {
+        g_bar_divergent = true;
+    }
+    if (kind == B_COUNT)
+        g_bar_result += pred;
+    else if (kind == B_AND)
+        g_bar_result = g_bar_result && pred;
+    else if (kind == B_OR)
+        g_bar_result = g_bar_result || pred;
+    f->file = file;
+    f->line = line;
+    f->state = F_BARRIER;
+    f->spins = 0;
+    g_nbar++;
+    yield();
+    return g_bar_result; /* nobody changes it before every thread has left this barrier */
+}
+
+unsigned long long warp_op(int kind, unsigned mask, unsigned long long value, int arg, int width,
+                           const char *file, int line)
+{
+    fiber *f = g_cur;
+    if (!f) {
+        fprintf(stderr, "CPU mode: a warp operation called outside a kernel at %s\n", where(file, line).c_str());
+        exit(4);
+    }
+    const int lane = f->linear & 31, base = f->linear & ~31;
+    char what[300];
+    if (!((mask >> lane) & 1u)) {
+        snprintf(what, sizeof(what), "warp operation at %s with mask 0x%08x, which leaves out the calling lane %d",
+                 where(file, line).c_str(), mask, lane);
+        thread_error(cudaErrorIllegalInstruction, what);
+    }
+    if (width < 1 || width > 32 || (width & (width - 1))) {
+        snprintf(what, sizeof(what), "shuffle width %d at %s is not a power of two up to 32", width,
+                 where(file, line).c_str());
+        thread_error(cudaErrorIllegalInstruction, what);
+    }
+    f->wkind = kind;
+    f->wmask = mask;
+    f->wval = value;
+    f->warg = arg;
+    f->wwidth = width;
+    f->file = file;
+    f->line = line;
+    f->state = F_WARP;
+    f->spins = 0;
+    for (int l = 0; l < 32; l++) {
+        const int t = base + l;
+        if (!((mask >> l) & 1u) || t >= g_nthreads)
+            continue;
+        const fiber *g = g_fibers[t];
+        if (g->state != F_WARP || g->wmask != mask) {
+            yield(); /* the last lane to arrive completes the operation for all */
+            return f->wres;
+        }
+    }
+    /* every lane of the mask is here: compute each one's result */
+    unsigned ballot = 0;
+    for (int l = 0; l < 32; l++) {
+        const int t = base + l;
+        if (((mask >> l) & 1u) && t < g_nthreads) {
+            const fiber *g = g_fibers[t];
+            if (g->wkind != kind) {
+                snprintf(what, sizeof(what),
+                         "lanes of warp %d meet at different warp operations: lane %d at %s, lane %d at %s",
+                         base / 32, lane, where(file, line).c_str(), l, where(g->file, g->line).c_str());
+                thread_error(cudaErrorIllegalInstruction, what);
+            }
+            if (g->wval)
+                ballot |= 1u << l;
+        }
+    }
+    const unsigned present = g_nthreads - base >= 32 ? 0xffffffffu : (1u << (g_nthreads - base)) - 1u;
+    const unsigned group = mask & present;
+    for (int l = 0; l < 32; l++) {
+        if (!((group >> l) & 1u))
+            continue;
+        fiber *g = g_fibers[base + l];
+        const int w = g->wwidth, seg = l & ~(w - 1);
+        int src = l;
+        switch (kind) {
+        case W_SHFL:
+            src = seg + (((g->warg % w) + w) % w);
+            break;
+        case W_SHFL_UP:
+            src = l - g->warg >= seg ? l - g->warg : l;
+            break;
+        case W_SHFL_DOWN:
+            src = l + g->warg < seg + w ? l + g->warg : l;
+            break;
+        case W_SHFL_XOR:
+            src = (l ^ g->warg) >= seg && (l ^ g->warg) < seg + w ? (l ^ g->warg) : l;
+            break;
+        default:
+            break;
+        }
+        if (!((group >> src) & 1u))
+            src = l; /* reading a lane outside the mask is undefined; give the lane its own value */
+        switch (kind) {
+        case W_BALLOT:
+            g->wres = ballot;
+            break;
+        case W_ANY:
+            g->wres = ballot != 0;
+            break;
+        case W_ALL:
+            g->wres = ballot == group;
+            break;
+        case W_SYNC:
+            g->wres = 0;
+            break;
+        default:
+            g->wres = g_fibers[base + src]->wval;
+        }
+        if (g != f) {
+            g->state = F_READY;
+            g_pool.push_back(base + l);
+        }
+    }
+    f->state = F_READY;
+    return f->wres;
+}
+
+void spin_point()
+{
+    fiber *f = g_cur;
+    if (f && ++f->spins % 64 == 0) {
+        f->state = F_READY;
+        g_pool.push_back(f->linear);
+        yield();
+    }
+}
+
+void shared_index_fault(const void *array, long long index, unsigned long long count, const char *, int)
+{
+    const char *name = NULL;
+    for (const shared_reg &r : g_shared)
+        if (r.p <= array && (const char *)array < (const char *)r.p + r.bytes)
+            name = r.name;
+    if (array == g_dyn)
+        name = "extern __shared__ (dynamic)";
+    char what[400];
+    snprintf(what, sizeof(what), "out-of-bounds shared-memory index %lld in %s%s%s array of %llu elements",
+             index, name ? "the " : "a ", name ? name : "__shared__", name && array != g_dyn ? " __shared__" : "", count);
+    if (!g_cur) {
+        fprintf(stderr, "CPU mode: %s (outside a kernel)\n", what);
+        exit(4);
+    }
+    thread_error(cudaErrorIllegalAddress, what);
+    abort(); /* not reached */
+}
+
+void register_shared(void *p, size_t bytes, const char *name)
+{
+    g_shared.push_back(shared_reg{p, bytes, name});
+    memset(p, PAD_BYTE, bytes);
+}
+
+void *dynamic_shared_base() { return g_dyn; }
+size_t dynamic_shared_bytes() { return g_dyn_bytes; }
+void thread_fence() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+
+void run_kernel(const char *name, const char *file, int line, const void *fn, const launch_config &cfg,
+                void (*thunk)(void *), void *ctx)
+{
+    init_once();
+    if (g_sticky != cudaSuccess)
+        return;
+    if (!g_seed_printed) {
+        g_seed_printed = true;
+        const char *quiet = getenv("CPU_SCHED_QUIET");
+        if (!quiet || strcmp(quiet, "1") != 0)
+            fprintf(stderr, "CPU mode: kernels run on the CPU, thread order between barriers shuffled with CPU_SCHED_SEED=%llu\n", g_seed);
+    }
+    const unsigned long long threads = (unsigned long long)cfg.block.x * cfg.block.y * cfg.block.z;
+    const unsigned long long blocks = (unsigned long long)cfg.grid.x * cfg.grid.y * cfg.grid.z;
+    if (threads == 0 || threads > (unsigned long long)MAX_THREADS || cfg.block.z > 64 || blocks == 0 ||
+        cfg.grid.y > 65535 || cfg.grid.z > 65535) {
+        fprintf(stderr, "CPU mode: kernel %s launched at %s with grid (%u,%u,%u) and block (%u,%u,%u): invalid configuration\n",
+                name, where(file, line).c_str(), cfg.grid.x, cfg.grid.y, cfg.grid.z, cfg.block.x,
+                cfg.block.y, cfg.block.z);
+        set_error(cudaErrorInvalidConfiguration);
+        return;
+    }
+    auto attr = g_func_smem.find(fn);
+    const size_t smem_limit = attr != g_func_smem.end() ? (size_t)attr->second : 48 * 1024;
+    if (cfg.shmem > smem_limit) {
+        fprintf(stderr, "CPU mode: kernel %s launched at %s asks for %zu bytes of dynamic shared memory, over the %zu allowed (cudaFuncSetAttribute raises it to 227 KiB)\n",
+                name, where(file, line).c_str(), cfg.shmem, smem_limit);
+        set_error(cudaErrorInvalidValue);
+        return;
+    }
+    launch_t L{name, file, line, cfg.grid, cfg.block, cfg.shmem, thunk, ctx, ++g_launches};
+    g_launch = &L;
+    gridDim = cfg.grid;
+    blockDim = cfg.block;
+    std::vector<char> dyn(cfg.shmem + 16);
+    g_dyn = (char *)(((uintptr_t)dyn.data() + 15) & ~(uintptr_t)15);
+    g_dyn_bytes = cfg.shmem;
+    g_aborted = false;
+    if (g_timeout_s > 0)
+        alarm((unsigned)g_timeout_s);
+    for (unsigned z = 0; z < cfg.grid.z && !g_aborted; z++)
+        for (unsigned y = 0; y < cfg.grid.y && !g_aborted; y++)
+            for (unsigned x = 0; x < cfg.grid.x && !g_aborted; x++) {
+                blockIdx = uint3{x, y, z};
+                if (!run_block())
+                    break;
+            }
+    alarm(0);
+    if (g_aborted) /* fibers stopped mid-kernel start afresh next time */
+        for (fiber *f : g_fibers)
+            f->started = false;
+    else
+        check_padding();
+    g_launch = NULL;
+    g_dyn = NULL;
+    g_dyn_bytes = 0;
+}
+
+} /* namespace lab_cpu */
+
+/* ---- the runtime API ---------------------------------------------------------------------------- */
+
+extern "C" {
+
+cudaError_t cudaMalloc(void **ptr, size_t bytes)
+{
+    API_ENTER();
+    if (!ptr)
+        return set_error(cudaErrorInvalidValue);
+    *ptr = NULL;
+    if (bytes == 0)
+        return cudaSuccess;
+    const size_t pg = page_size();
+    const size_t rounded = (bytes + 15) & ~(size_t)15; /* 16-byte aligned start: int4 loads */
+    const size_t data_len = (rounded + pg - 1) / pg * pg;
+    const size_t map_len = data_len + 2 * pg;
+    char *map = (char *)mmap(NULL, map_len, PROT_READ | PROT_WRITE,
+                             MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (map == MAP_FAILED)
+        return set_error(cudaErrorMemoryAllocation);
+    mprotect(map, pg, PROT_NONE);
+    mprotect(map + pg + data_len, pg, PROT_NONE);
+    allocation al;
+    al.map = map;
+    al.map_len = map_len;
+    al.data = map + pg;
+    al.data_len = data_len;
+    al.user = al.data + (data_len - rounded); /* the end (rounded) touches the upper guard page */
+    al.bytes = bytes;
+    /* fresh device memory holds no useful values: a pattern, not zeros, so code that forgets to
+     * initialise shows it */
+    memset(al.data, PAD_BYTE, data_len);
+    g_allocs[(uintptr_t)al.user] = al;
+    *ptr = al.user;
+    return cudaSuccess;
+}
+
+cudaError_t cudaFree(void *ptr)
+{
+    API_ENTER();
+    if (!ptr)
+        return cudaSuccess;
+    auto it = g_allocs.find((uintptr_t)ptr);
+    if (it == g_allocs.end())
+        return set_error(cudaErrorInvalidValue);
+    munmap(it->second.map, it->second.map_len);
+    g_allocs.erase(it);
+    return cudaSuccess;
+}
+
+cudaError_t cudaMallocHost(void **ptr, size_t bytes)
+{
+    API_ENTER();
+    *ptr = malloc(bytes ? bytes : 1);
+    return *ptr ? cudaSuccess : set_error(cudaErrorMemoryAllocation);
+}
+
+cudaError_t cudaFreeHost(void *ptr)
+{
+    free(ptr);
+    return cudaSuccess;
+}
+
+cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind)
+{
+    API_ENTER();
+    if ((int)kind < 0 || (int)kind > 4)
+        return set_error(cudaErrorInvalidMemcpyDirection);
+    if (bytes == 0)
+        return cudaSuccess;
+    if (!dst || !src || !range_ok(dst, bytes) || !range_ok(src, bytes))
+        return set_error(cudaErrorInvalidValue);
+    memmove(dst, src, bytes);
+    return cudaSuccess;
+}
+
+cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind, cudaStream_t)
+{
+    return cudaMemcpy(dst, src, bytes, kind);
+}
+
+cudaError_t cudaMemset(void *ptr, int value, size_t bytes)
+{
+    API_ENTER();
+    if (bytes == 0)
+        return cudaSuccess;
+    if (!ptr || !range_ok(ptr, bytes))
+        return set_error(cudaErrorInvalidValue);
+    memset(ptr, value, bytes);
+    return cudaSuccess;
+}
+
+cudaError_t cudaMemsetAsync(void *ptr, int value, size_t bytes, cudaStream_t)
+{
+    return cudaMemset(ptr, value, bytes);
+}
+
+cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total_bytes)
+{
+    API_ENTER();
+    double avail = 0, total = 0, kb;
+    char line[256];
+    FILE *f = fopen("/proc/meminfo", "r");
+    if (f) {
+        while (fgets(line, sizeof(line), f)) {
+            if (sscanf(line, "MemAvailable: %lf kB", &kb) == 1)
+                avail = kb * 1024;
+            else if (sscanf(line, "MemTotal: %lf kB", &kb) == 1)
+                total = kb * 1024;
+        }
+        fclose(f);
+    }
+    if (free_bytes)
+        *free_bytes = avail > 0 ? (size_t)avail : (size_t)1 << 32;
+    if (total_bytes)
+        *total_bytes = total > 0 ? (size_t)total : (size_t)1 << 32;
+    return cudaSuccess;
+}
+
+cudaError_t cudaGetLastError(void)
+{
+    if (g_sticky != cudaSuccess)
+        return g_sticky;
+    cudaError_t e = g_last;
+    g_last = cudaSuccess;
+    return e;
+}
+
+cudaError_t cudaPeekAtLastError(void) { return g_sticky != cudaSuccess ? g_sticky : g_last; }
+
+const char *cudaGetErrorName(cudaError_t err)
+{
+    switch (err) {
+#define NAME(e) \
+    case e:     \
+        return #e;
+        NAME(cudaSuccess) NAME(cudaErrorInvalidValue) NAME(cudaErrorMemoryAllocation)
+        NAME(cudaErrorInitializationError) NAME(cudaErrorInvalidConfiguration)
+        NAME(cudaErrorInvalidDevicePointer) NAME(cudaErrorInvalidMemcpyDirection)
+        NAME(cudaErrorInvalidDeviceFunction) NAME(cudaErrorNoDevice) NAME(cudaErrorInvalidDevice)
+        NAME(cudaErrorInvalidResourceHandle) NAME(cudaErrorNotReady) NAME(cudaErrorIllegalAddress)
+        NAME(cudaErrorLaunchOutOfResources) NAME(cudaErrorLaunchTimeout) NAME(cudaErrorAssert)
+        NAME(cudaErrorIllegalInstruction) NAME(cudaErrorLaunchFailure) NAME(cudaErrorNotSupported)
+        NAME(cudaErrorUnknown)
+#undef NAME
+    }
+    return "cudaErrorUnknown";
+}
+
+const char *cudaGetErrorString(cudaError_t err)
+{
+    if (err != cudaSuccess && err == g_sticky && g_report[0])
+        return g_report; /* the CPU-mode report: kernel, block, thread, index */
+    switch (err) {
+    case cudaSuccess: return "no error";
+    case cudaErrorInvalidValue: return "invalid argument";
+    case cudaErrorMemoryAllocation: return "out of memory";
+    case cudaErrorInvalidConfiguration: return "invalid configuration argument";
+    case cudaErrorNoDevice: return "no CUDA-capable device is detected";
+    case cudaErrorIllegalAddress: return "an illegal memory access was encountered";
+    case cudaErrorLaunchTimeout: return "the launch timed out and was terminated";
+    case cudaErrorIllegalInstruction: return "an illegal instruction was encountered";
+    case cudaErrorLaunchFailure: return "unspecified launch failure";
+    case cudaErrorInvalidMemcpyDirection: return "invalid copy direction for memcpy";
+    default: return "unknown error";
+    }
+}
+
+cudaError_t cudaDeviceSynchronize(void)
+{
+    API_ENTER();
+    return cudaSuccess;
+}
+
+cudaError_t cudaDeviceReset(void) { return cudaSuccess; }
+
+cudaError_t cudaGetDeviceCount(int *count)
+{
+    *count = 1;
+    return cudaSuccess;
+}
+
+cudaError_t cudaGetDevice(int *device)
+{
+    *device = 0;
+    return cudaSuccess;
+}
+
+cudaError_t cudaSetDevice(int device) { return device == 0 ? cudaSuccess : set_error(cudaErrorInvalidDevice); }
+
+cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device)
+{
+    if (device != 0)
+        return set_error(cudaErrorInvalidDevice);
+    memset(prop, 0, sizeof(*prop));
+    snprintf(prop->name, sizeof(prop->name), "CPU mode");
+    size_t free_b = 0, total_b = 0;
+    cudaMemGetInfo(&free_b, &total_b);
+    prop->totalGlobalMem = total_b;
+    prop->sharedMemPerBlock = 48 * 1024;
+    prop->sharedMemPerBlockOptin = 227 * 1024;
+    prop->sharedMemPerMultiprocessor = 228 * 1024;
+    prop->regsPerBlock = 65536;
+    prop->regsPerMultiprocessor = 65536;
+    prop->warpSize = 32;
+    prop->memPitch = (size_t)1 << 31;
+    prop->maxThreadsPerBlock = 1024;
+    prop->maxThreadsDim[0] = 1024;
+    prop->maxThreadsDim[1] = 1024;
+    prop->maxThreadsDim[2] = 64;
+    prop->maxGridSize[0] = 0x7fffffff;
+    prop->maxGridSize[1] = 65535;
+    prop->maxGridSize[2] = 65535;
+    prop->clockRate = 1000000;
+    prop->totalConstMem = 65536;
+    prop->major = 9;
+    prop->minor = 0;
+    prop->multiProcessorCount = 1; /* one block at a time */
+    prop->concurrentKernels = 0;
+    prop->memoryClockRate = 1000000;
+    prop->memoryBusWidth = 64;
+    prop->l2CacheSize = 4 * 1024 * 1024;
+    prop->maxThreadsPerMultiProcessor = 2048;
+    prop->unifiedAddressing = 1;
+    prop->managedMemory = 1;
+    prop->canMapHostMemory = 1;
+    return cudaSuccess;
+}
+
+cudaError_t cudaDeviceGetAttribute(int *value, cudaDeviceAttr attr, int device)
+{
+    cudaDeviceProp p;
+    cudaError_t e = cudaGetDeviceProperties(&p, device);
+    if (e != cudaSuccess)
+        return e;
+    switch (attr) {
+    case cudaDevAttrMaxThreadsPerBlock: *value = p.maxThreadsPerBlock; break;
+    case cudaDevAttrMaxSharedMemoryPerBlock: *value = (int)p.sharedMemPerBlock; break;
+    case cudaDevAttrWarpSize: *value = p.warpSize; break;
+    case cudaDevAttrMultiProcessorCount: *value = p.multiProcessorCount; break;
+    case cudaDevAttrComputeCapabilityMajor: *value = p.major; break;
+    case cudaDevAttrComputeCapabilityMinor: *value = p.minor; break;
+    case cudaDevAttrL2CacheSize: *value = p.l2CacheSize; break;
+    case cudaDevAttrMaxThreadsPerMultiProcessor: *value = p.maxThreadsPerMultiProcessor; break;
+    case cudaDevAttrMaxSharedMemoryPerBlockOptin: *value = (int)p.sharedMemPerBlockOptin; break;
+    default: return set_error(cudaErrorInvalidValue);
+    }
+    return cudaSuccess;
+}
+
+struct lab_cpu_event {
+    double ms;
+};
+struct lab_cpu_stream {
+    int unused;
+};
+
+cudaError_t cudaEventCreate(cudaEvent_t *event)
+{
+    API_ENTER();
+    *event = new lab_cpu_event{0};
+    return cudaSuccess;
+}
+
+cudaError_t cudaEventDestroy(cudaEvent_t event)
+{
+    delete event;
+    return cudaSuccess;
+}
+
+cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t)
+{
+    API_ENTER();
+    if (!event)
+        return set_error(cudaErrorInvalidResourceHandle);
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    event->ms = (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+    return cudaSuccess;
+}
+
+cudaError_t cudaEventSynchronize(cudaEvent_t event)
+{
+    API_ENTER();
+    return event ? cudaSuccess : set_error(cudaErrorInvalidResourceHandle);
+}
+
+cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end)
+{
+    API_ENTER();
+    if (!ms || !start || !end)
+        return set_error(cudaErrorInvalidValue);
+    *ms = (float)(end->ms - start->ms); /* host time of the emulation: says nothing about a GPU */
+    return cudaSuccess;
+}
+
+cudaError_t cudaStreamCreate(cudaStream_t *stream)
+{
+    *stream = new lab_cpu_stream{0};
+    return cudaSuccess;
+}
+
+cudaError_t cudaStreamDestroy(cudaStream_t stream)
+{
+    delete stream;
+    return cudaSuccess;
+}
+
+cudaError_t cudaStreamSynchronize(cudaStream_t) { API_ENTER(); return cudaSuccess; }
+
+cudaError_t lab_cpu_func_set_attribute(const void *func, cudaFuncAttribute attr, int value)
+{
+    API_ENTER();
+    if (attr == cudaFuncAttributeMaxDynamicSharedMemorySize) {
+        if (value < 0 || value > 227 * 1024)
+            return set_error(cudaErrorInvalidValue);
+        g_func_smem[func] = value;
+    }
+    return cudaSuccess;
+}
+
+} /* extern "C" */

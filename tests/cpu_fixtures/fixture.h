@@ -1,0 +1,37 @@
+/* fixture.h — the lab boilerplate shared by CPU mode's broken-kernel fixtures.
+ *
+ * Each tests/cpu_fixtures/NAME.cu defines one kernel, fixture_kernel(in, out, tile_sums, n), meant
+ * to scan tiles of FIXTURE_TILE elements (one thread per element) with one deliberate bug, then
+ * includes this file, which wraps it as a LAB_TILE lab the harness can run. tests/test_cpu_mode.py
+ * runs each one in CPU mode and checks that the bug is reported, never hidden and never a hang.
+ */
+#ifndef FIXTURE_H
+#define FIXTURE_H
+
+#include "lab.h"
+#include "cuda_check.h"
+
+#ifndef FIXTURE_TILE
+#define FIXTURE_TILE 256
+#endif
+
+static lab_result fixture_scan_tiles(const int *d_in, int *d_out, int *d_tile_sums, size_t n)
+{
+    if (n == 0)
+        return LAB_OK;
+    const unsigned tiles = (unsigned)CEIL_DIV(n, (size_t)FIXTURE_TILE);
+    fixture_kernel<<<tiles, FIXTURE_TILE>>>(d_in, d_out, d_tile_sums, n);
+    LAUNCH_CHECK();
+    return LAB_OK;
+}
+
+static const lab_variant VARIANTS[] = {
+    {"fixture", FIXTURE_SUMMARY, NULL, fixture_scan_tiles, NULL},
+};
+
+extern "C" const lab_info LAB = {
+    FIXTURE_ID, FIXTURE_SUMMARY, LAB_TILE, SCAN_INCLUSIVE, FIXTURE_TILE, 0, (size_t)1 << 16,
+    sizeof(VARIANTS) / sizeof(VARIANTS[0]), VARIANTS,
+};
+
+#endif /* FIXTURE_H */
