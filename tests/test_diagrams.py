@@ -250,6 +250,23 @@ class Decks(unittest.TestCase):
             with self.subTest(lab=os.path.basename(d)):
                 self.assertIn(nn, have, "no deck slides/%s_*.md for %s" % (nn, os.path.basename(d)))
 
+    def test_deck_work_tables_follow_their_formulas(self):
+        """Every number in a deck's table row that has a formula equals the formula's value."""
+        checked = 0
+        for path in self.decks():
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
+            for row in md.work_rows(text, every=True):
+                for env, cell in row["cells"]:
+                    if not re.fullmatch(r"[0-9][0-9,]*", cell.strip()):
+                        continue
+                    checked += 1
+                    self.assertEqual(md.parse_number(cell), row["f"](env),
+                                     "%s: %s at %s is %s, but %s by its formula %s"
+                                     % (os.path.basename(path), row["name"], env, cell,
+                                        row["f"](env), row["formula"]))
+        self.assertGreater(checked, 20)
+
     def test_decks_are_marp_and_their_images_exist(self):
         for path in self.decks():
             with self.subTest(deck=os.path.basename(path)):
