@@ -18,7 +18,7 @@
  * Two elements per thread: BL_THREADS threads scan a tile of BL_TILE = 2 * BL_THREADS. Size,
  * chosen by measurement on an H100 at n = 2^28 (tile pass as % of a device memcpy; the handout
  * has the whole table): BL_THREADS = 128 -> BL_TILE = 256, padded 53 %, plain 31 %. Tiles of
- * 512 to 2048 were 3 to 11 points slower: each level is a barrier at which fewer and fewer
+ * 512 to 2048 were 2 to 11 points slower: each level is a barrier at which fewer and fewer
  * threads work, and small blocks let more blocks share a multiprocessor to hide it.
  * Override it to experiment: nvcc ... -DBL_THREADS=256.
  *
