@@ -247,12 +247,12 @@ std::string where(const char *file, int line)
     return buf;
 }
 
-/* "kernel k (launched at scan.cu:40), block (3,0,0)" */
+/* "kernel k, block (3,0,0)" */
 std::string kernel_and_block()
 {
     char buf[400];
-    snprintf(buf, sizeof(buf), "kernel %s (launched at %s), block (%u,%u,%u)", g_launch->name,
-             where(g_launch->file, g_launch->line).c_str(), blockIdx.x, blockIdx.y, blockIdx.z);
+    snprintf(buf, sizeof(buf), "kernel %s, block (%u,%u,%u)", g_launch->name, blockIdx.x, blockIdx.y,
+             blockIdx.z);
     return buf;
 }
 
@@ -265,7 +265,8 @@ void kernel_error(cudaError_t err, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(what, sizeof(what), fmt, ap);
     va_end(ap);
-    snprintf(g_report, sizeof(g_report), "CPU mode: %s (CPU_SCHED_SEED=%llu)", what, g_seed);
+    snprintf(g_report, sizeof(g_report), "CPU mode: %s (launched at %s; CPU_SCHED_SEED=%llu)", what,
+             g_launch ? where(g_launch->file, g_launch->line).c_str() : "?", g_seed);
     fprintf(stderr, "%s\n", g_report);
     fflush(stderr);
     g_sticky = err;
@@ -541,8 +542,7 @@ void check_padding()
         if (p) {
             char buf[400];
             describe_address(p, buf, sizeof(buf));
-            kernel_error(cudaErrorIllegalAddress, "kernel %s (launched at %s) wrote at %s",
-                         g_launch->name, where(g_launch->file, g_launch->line).c_str(), buf);
+            kernel_error(cudaErrorIllegalAddress, "kernel %s wrote at %s", g_launch->name, buf);
             return;
         }
     }

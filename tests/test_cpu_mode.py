@@ -1,0 +1,151 @@
+"""CPU mode (common/cpu/): the launch rewriter, and deliberately broken kernels that CPU mode must
+catch — a missing barrier (a wrong result for some CPU_SCHED_SEED, the same for the same seed), a
+write past n, a global write off the end of a buffer, a shared-memory index out of bounds, a
+divergent barrier, an early return before a barrier, a shuffle naming lanes that returned.
+
+The fixtures are tests/cpu_fixtures/*.cu, built by `make test` as CPU-mode lab binaries under
+LAB_BUILD_DIR/cpu_fixtures (CPU mode) or LAB_BUILD_DIR/cpu/cpu_fixtures (a GPU build). Every run
+has a timeout: a hang is a failure, never a stall.
+"""
+import importlib.util
+import json
+import os
+import subprocess
+import unittest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BUILD = os.environ.get("LAB_BUILD_DIR", os.path.join(ROOT, "build"))
+EXIT_WRONG, EXIT_CUDA_ERROR = 1, 4
+SEEDS = range(1, 9)
+
+_spec = importlib.util.spec_from_file_location("rewrite", os.path.join(ROOT, "common", "cpu", "rewrite.py"))
+rewrite = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(rewrite)
+
+
+def fixture(name):
+    for d in (os.path.join(BUILD, "cpu_fixtures"), os.path.join(BUILD, "cpu", "cpu_fixtures")):
+        path = os.path.join(d, name, "scan")
+        if os.path.exists(path):
+            return path
+    raise unittest.SkipTest(f"CPU-mode fixture {name} is not built (run make test)")
+
+
+def run(name, n, seed=1, quiet=True):
+    """Runs a fixture; returns (exit code, the JSON report, stderr)."""
+    env = dict(os.environ, CPU_SCHED_SEED=str(seed))
+    if quiet:
+        env["CPU_SCHED_QUIET"] = "1"
+    else:
+        env.pop("CPU_SCHED_QUIET", None)
+    p = subprocess.run([fixture(name), "--n", str(n), "--reps", "0", "--json"], capture_output=True,
+                       text=True, timeout=60, env=env)
+    lines = p.stdout.strip().splitlines()
+    report = json.loads(lines[-1]) if lines else {}
+    return p.returncode, report, p.stderr
+
+
+class Races(unittest.TestCase):
+    def test_control_passes_every_seed(self):
+        for seed in SEEDS:
+            rc, rep, err = run("correct", 1000, seed)
+            self.assertEqual((rc, rep.get("status")), (0, "ok"), f"seed {seed}: {rep} {err}")
+            self.assertEqual(rep.get("mode"), "cpu")
+
+    def test_missing_barrier_gives_a_wrong_result_for_some_seed(self):
+        wrong = []
+        for seed in SEEDS:
+            rc, rep, err = run("missing_barrier", 1000, seed)
+            self.assertIn(rc, (0, EXIT_WRONG), f"seed {seed}: {rep} {err}")
+            if rc == EXIT_WRONG:
+                self.assertEqual(rep["status"], "wrong")
+                wrong.append((seed, rep))
+        self.assertTrue(wrong, f"no seed in {list(SEEDS)} exposed the missing __syncthreads()")
+        seed, first = wrong[0]
+        rc, again, _ = run("missing_barrier", 1000, seed)
+        self.assertEqual(rc, EXIT_WRONG)
+        self.assertEqual(again["mismatch"], first["mismatch"], f"seed {seed} did not replay the same run")
+
+    def test_seed_is_printed(self):
+        rc, _, err = run("correct", 300, seed=12345, quiet=False)
+        self.assertEqual(rc, 0)
+        self.assertIn("CPU_SCHED_SEED=12345", err)
+
+
+class MemorySafety(unittest.TestCase):
+    def test_write_past_n(self):
+        rc, rep, err = run("write_past_n", 1000)
+        self.assertEqual(rc, EXIT_WRONG, f"{rep} {err}")
+        self.assertEqual(rep["status"], "out_of_bounds")
+        self.assertIn("wrote past the end of the output: out[1000] changed", rep["message"])
+
+    def test_global_write_off_the_buffer(self):
+        rc, rep, err = run("global_overflow", 20000)
+        self.assertEqual(rc, EXIT_CUDA_ERROR, f"{rep} {err}")
+        self.assertEqual(rep["status"], "cuda_error")
+        for part in ("cudaErrorIllegalAddress", "kernel fixture_kernel", "block (", "thread (",
+                     "out-of-bounds global memory write", "int index", "past the end of a cudaMalloc buffer"):
+            self.assertIn(part, err)
+
+    def test_shared_index_out_of_bounds(self):
+        rc, rep, err = run("shared_oob", 1000)
+        self.assertEqual(rc, EXIT_CUDA_ERROR, f"{rep} {err}")
+        self.assertIn("kernel fixture_kernel", err)
+        self.assertIn("block (0,0,0), thread (", err)
+        self.assertIn("out-of-bounds shared-memory index -1 in the s __shared__ array of 256 elements", err)
+
+
+class Barriers(unittest.TestCase):
+    def test_divergent_barrier_is_reported_not_hung(self):
+        rc, rep, err = run("divergent_barrier", 1000)
+        self.assertEqual(rc, EXIT_CUDA_ERROR, f"{rep} {err}")
+        self.assertIn("divergent __syncthreads()", err)
+        self.assertIn("threads 0..127 at divergent_barrier.cu:", err)
+        self.assertIn("threads 128..255 at divergent_barrier.cu:", err)
+
+    def test_early_return_before_barrier(self):
+        rc, rep, err = run("early_return", 1000)
+        self.assertEqual(rc, EXIT_CUDA_ERROR, f"{rep} {err}")
+        self.assertIn("block (3,0,0)", err)
+        self.assertIn("reached by 232 of 256 threads; threads 232..255 returned", err)
+
+    def test_early_return_is_fine_when_every_tile_is_full(self):
+        rc, rep, err = run("early_return", 1024)
+        self.assertEqual((rc, rep.get("status")), (0, "ok"), err)
+
+    def test_shuffle_naming_lanes_that_returned(self):
+        rc, rep, err = run("warp_exited_lane", 1000)
+        self.assertEqual(rc, EXIT_CUDA_ERROR, f"{rep} {err}")
+        self.assertIn("block (31,0,0)", err)
+        self.assertIn("threads 0..7 wait, threads 8..31 have returned", err)
+
+
+class Rewriter(unittest.TestCase):
+    def test_launch_with_template_arguments_over_lines(self):
+        src = "void f() {\n    k<true, 4><<<grid,\n        256, 0>>>(a, b);\n    g<<<1, 32>>>();\n}\n"
+        out = rewrite.rewrite(src, "x.cu")
+        self.assertIn('::lab_cpu::launch(k<true, 4>, "k<true, 4>", __FILE__, __LINE__, ::lab_cpu::config(grid,\n        256, 0), a, b);', out)
+        self.assertIn('::lab_cpu::launch(g, "g", __FILE__, __LINE__, ::lab_cpu::config(1, 32));', out)
+        self.assertEqual(out.count("\n"), src.count("\n") + 2)  # the include and the #line
+
+    def test_comments_and_strings_untouched(self):
+        src = '// k<<<1, 2>>>(x);\nconst char *s = "a<<<b>>>(c)";\n/* __shared__ int q[4]; */\n'
+        out = rewrite.rewrite(src, "x.cu")
+        self.assertTrue(out.endswith(src))
+
+    def test_shared_arrays(self):
+        src = ("__shared__ unsigned s[2 * B];\n__shared__ int t[2][N];\n"
+               "extern __shared__ __align__(16) int dyn[];\n__shared__ int flag;\n")
+        out = rewrite.rewrite(src, "x.cu")
+        self.assertIn('static ::lab_cpu::shared_array<unsigned, (size_t)(2 * B), 16> s("s");', out)
+        self.assertIn('static ::lab_cpu::shared_array<::lab_cpu::shared_array<int, (size_t)(N)>, (size_t)(2), 16> t("t");', out)
+        self.assertIn('static ::lab_cpu::extern_shared<int> dyn("dyn");', out)
+        self.assertIn("__shared__ int flag;", out)  # a scalar: the __shared__ macro makes it static
+
+    def test_unreadable_launch_is_an_error(self):
+        with self.assertRaises(SyntaxError):
+            rewrite.rewrite("void f() { k<<<1, 2>>> ; }\n", "x.cu")
+
+
+if __name__ == "__main__":
+    unittest.main()
