@@ -88,12 +88,12 @@ def extract(archive, dest):
                 for info in infos:
                     if info.is_dir():
                         continue
-                    mode = info.external_attr >> 16
-                    if mode and not stat.S_ISREG(mode):
-                        continue  # links and special files are not extracted
                     rel = _safe_rel(info.filename)
                     if rel is None:
                         raise BadSubmission(f"unsafe path in the archive: {info.filename!r}")
+                    ftype = stat.S_IFMT(info.external_attr >> 16)
+                    if ftype and ftype != stat.S_IFREG:
+                        continue  # links and special files are not extracted
                     total += info.file_size
                     if total > MAX_TOTAL_BYTES:
                         raise BadSubmission(f"the archive unpacks to over {MAX_TOTAL_BYTES >> 20} MiB")
@@ -198,10 +198,10 @@ def write_class_csv(results_dir, path):
 class Progress:
     """A progress bar on stderr (redrawn in place on a terminal, one line per step otherwise)."""
 
-    def __init__(self, total, stream=sys.stderr, width=24):
+    def __init__(self, total, stream=None, width=24):
         self.total = max(1, total)
         self.done = 0
-        self.stream = stream
+        self.stream = stream or sys.stderr
         self.width = width
         self.tty = hasattr(stream, "isatty") and stream.isatty()
         self.label = ""

@@ -1,0 +1,112 @@
+"""Fake lab binaries and a fake compute-sanitizer for the grader's tests: small Python scripts
+that answer --list and print harness-style JSON (common/check.c: lab_print_report_json) with
+the harness's exit codes, so the grader's pipeline runs without nvcc or a GPU."""
+import json
+import os
+import stat
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+GRADER = os.path.dirname(HERE)
+if GRADER not in sys.path:
+    sys.path.insert(0, GRADER)
+
+FAKE_LAB = r'''#!PYTHON
+import json, os, sys, time
+B = json.loads(BEHAVIOUR)
+a = sys.argv[1:]
+def opt(name, default):
+    return a[a.index(name) + 1] if name in a else default
+if "--list" in a:
+    print(B["list"]); sys.exit(0)
+n = int(opt("--n", B.get("bench_n", 1000))); seed = int(opt("--seed", 1)); reps = int(opt("--reps", 20))
+dist = opt("--dist", "small")
+if B.get("log"):
+    with open(B["log"], "a") as f: f.write(json.dumps({"n": n, "reps": reps, "dist": dist}) + "\n")
+st = B.get("by_n", {}).get(str(n), B.get("status", "ok"))
+if st == "hang":
+    if B.get("grandchild_pidfile"):
+        pid = os.fork()
+        if pid == 0:
+            time.sleep(300); os._exit(0)
+        with open(B["grandchild_pidfile"], "w") as f: f.write(str(pid))
+    time.sleep(300)
+if st == "segv":
+    os.kill(os.getpid(), 11)
+if st == "garbage":
+    print("no json here"); sys.exit(9)
+codes = {"ok": 0, "wrong": 1, "out_of_bounds": 1, "input_modified": 1, "not_implemented": 3,
+         "cuda_error": 4, "no_device": 5}
+msgs = {"ok": "", "wrong": "out[5] expected 6, got 7 (n=%d, inclusive scan)" % n,
+        "out_of_bounds": "wrote past the end of the output: out[%d] changed (n=%d)" % (n, n),
+        "input_modified": "modified the input: in[0] was 1, is now 0 (n=%d)" % n,
+        "not_implemented": "the lab's code returns LAB_NOT_IMPLEMENTED: write the TODO(student) parts",
+        "cuda_error": "CUDA error cudaErrorIllegalAddress (an illegal memory access was encountered) in x",
+        "no_device": "no CUDA device: fake"}
+timed = reps > 0 and st == "ok"
+ms = B.get("ms", 1.0) if timed else None
+tile = B.get("tile_ms") if timed else None
+rep = {"lab": B.get("id", "99_fake"), "variant": "v", "mode": B.get("mode", "gpu"), "device": "Fake GPU",
+       "n": n, "seed": seed, "dist": dist, "status": st, "message": msgs.get(st, ""),
+       "mismatch": {"index": 5, "expected": 6, "got": 7} if st == "wrong" else None,
+       "reps": reps if timed else 0, "ms": ms, "tile_ms": tile, "memcpy_ms": 0.1 if timed else None,
+       "gbps": (8.0 * n / (ms * 1e6)) if ms else None, "pct_memcpy": None}
+print(json.dumps(rep)); sys.exit(codes.get(st, 1))
+'''
+
+FAKE_SANITIZER = r'''#!PYTHON
+import os, subprocess, sys
+a = sys.argv[1:]
+log = a[a.index("--log-file") + 1]
+code = int(a[a.index("--error-exitcode") + 1])
+tool = a[a.index("--tool") + 1]
+i = 0
+while a[i].startswith("--"):
+    i += 2
+binary, rest = a[i], a[i + 1:]
+p = subprocess.run([binary] + rest)
+marker = binary + ".sanitizer"
+if os.path.exists(marker) and tool in open(marker).read():
+    with open(log, "w") as f:
+        f.write("========= COMPUTE-SANITIZER\n========= Invalid __global__ write of size 4 bytes\n"
+                "=========     at fake_kernel+0x10\n========= ERROR SUMMARY: 1 error\n")
+    sys.exit(code)
+sys.exit(p.returncode)
+'''
+
+
+def _write_script(path, text):
+    with open(path, "w") as f:
+        f.write(text.replace("#!PYTHON", "#!" + sys.executable, 1))
+    os.chmod(path, os.stat(path).st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    return path
+
+
+def list_text(lab_id="02_fake", shape="whole", tile=0, bench_n=65536, max_n=0, scan_type="inclusive"):
+    """What `scan --list` prints (common/harness.c: list_variants)."""
+    what = {"host": "host arrays", "whole": "whole array on the GPU", "tile": "tile scan on the GPU"}[shape]
+    line = f"  {scan_type} scan, {what}"
+    if shape == "tile":
+        line += f", tile {tile}"
+    line += f", benchmark n={bench_n}"
+    if max_n:
+        line += f", practical up to n={max_n}"
+    return f"{lab_id}: Fake lab\n{line}\nvariants:\n  0 v                      fake (default, graded)"
+
+
+def fake_lab(folder, name, sanitizer_errors="", **behaviour):
+    """Writes an executable fake lab binary folder/name/scan; returns its path."""
+    d = os.path.join(folder, name)
+    os.makedirs(d, exist_ok=True)
+    behaviour.setdefault("list", list_text())
+    path = os.path.join(d, "scan")
+    text = FAKE_LAB.replace("BEHAVIOUR", repr(json.dumps(behaviour)))
+    _write_script(path, text)
+    if sanitizer_errors:
+        with open(path + ".sanitizer", "w") as f:
+            f.write(sanitizer_errors)
+    return path
+
+
+def fake_sanitizer(folder):
+    return _write_script(os.path.join(folder, "compute-sanitizer"), FAKE_SANITIZER)

@@ -1,0 +1,343 @@
+"""The grader end to end on fake lab binaries (grader/tests/fakes.py): points, timeouts and
+process-group kills, sanitizer verdicts, interleaved timing, the command line's exit codes, and
+batch mode's safety and resume. No nvcc or GPU needed."""
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+import unittest
+import zipfile
+
+import fakes
+from gradelib import batch, config, evaluate as ev, proc
+from gradelib.grading import Grader, lab_result_template
+
+GRADE = os.path.join(fakes.GRADER, "grade.py")
+CONFIG = os.path.join(fakes.GRADER, "config.json")
+
+
+def alive(pid):
+    """True while pid runs (a zombie counts as gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+class Processes(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp()
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def test_timeout_kills_the_whole_group(self):
+        pidfile = os.path.join(self.tmp, "pid")
+        lab = fakes.fake_lab(self.tmp, "hang", status="hang", grandchild_pidfile=pidfile)
+        t0 = time.monotonic()
+        r = proc.run([lab, "--n", "5"], 1.5)
+        self.assertTrue(r.timed_out)
+        self.assertLess(time.monotonic() - t0, 10)
+        with open(pidfile) as f:
+            child = int(f.read())
+        for _ in range(50):
+            if not alive(child):
+                break
+            time.sleep(0.1)
+        self.assertFalse(alive(child), "the forked grandchild outlived the timeout")
+        kind, msg, _ = ev.diagnose(r, 1.5)
+        self.assertEqual((kind, msg), ("timeout", "timed out after 1.5 s (the process group was killed)"))
+
+    def test_a_grandchild_holding_stdout_does_not_block(self):
+        script = os.path.join(self.tmp, "leak.sh")
+        with open(script, "w") as f:
+            f.write("#!/bin/sh\n(sleep 100; echo late) &\necho '{\"status\": \"ok\"}'\nexit 0\n")
+        os.chmod(script, 0o755)
+        t0 = time.monotonic()
+        r = proc.run([script], 30)
+        self.assertLess(time.monotonic() - t0, 10)
+        self.assertFalse(r.timed_out)
+        self.assertIn('"ok"', r.stdout)
+
+    def test_signal_is_named(self):
+        lab = fakes.fake_lab(self.tmp, "segv", status="segv")
+        kind, msg, _ = ev.run_case(lab, 5, "small", 1, 30)
+        self.assertEqual(kind, "crash")
+        self.assertIn("SIGSEGV", msg)
+
+
+class Pipeline(unittest.TestCase):
+    """Grader.evaluate on built labs whose binaries are fakes."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp()
+        with open(CONFIG) as f:
+            data = json.load(f)
+        data["defaults"]["timeouts"]["case_s"] = 2
+        data["defaults"]["correctness"]["large_n"] = 100000
+        self.data = data
+        self.serial = fakes.fake_lab(self.tmp, "serial", ms=50.0,
+                                     list=fakes.list_text("01_serial", "host", bench_n=1 << 20))
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def grader(self, ref, lab="02_fake", sanitizer=True):
+        g = Grader(self.tmp, config.Config(self.data), os.path.join(self.tmp, "work"), mode="gpu", seed=9,
+                   jobs=2, gpu_jobs=3, labs=[lab])
+        g.refs = {lab: (ref, ev.describe(ref)[0]), "01_serial": (self.serial, ev.describe(self.serial)[0])}
+        g.sanitizer = fakes.fake_sanitizer(self.tmp) if sanitizer else None
+        return g
+
+    def built(self, lab, binary):
+        res = lab_result_template(lab, config.Config(self.data).lab(lab), "gpu")
+        res["build"]["ok"] = True
+        res["static"]["ok"] = True
+        res["_binary"] = binary
+        res["_info"] = ev.describe(binary)[0]
+        return {lab: res}
+
+    def grade(self, student_kw, ref_kw=None, lab="02_fake", sanitizer=True, listing=None):
+        listing = listing or fakes.list_text(lab, "whole", bench_n=1 << 20)
+        ref = fakes.fake_lab(self.tmp, "ref", list=listing, **(ref_kw or {"ms": 1.0}))
+        stud = fakes.fake_lab(self.tmp, "student", list=listing, **student_kw)
+        g = self.grader(ref, lab, sanitizer)
+        return g.evaluate(self.built(lab, stud))[0]
+
+    def test_perfect_student(self):
+        log = os.path.join(self.tmp, "runs.log")
+        r = self.grade({"ms": 1.0, "log": log})
+        self.assertEqual(r["points"], 100, r["summary"])
+        self.assertEqual(r["correctness"]["passed"], r["correctness"]["total"])
+        self.assertGreater(r["correctness"]["total"], 25)
+        self.assertEqual(r["sanitizer"]["status"], "passed")
+        self.assertEqual(len(r["sanitizer"]["checks"]), 4)
+        self.assertEqual(r["speed"]["ratio"], 1.0)
+        self.assertEqual(r["speed"]["speedup_vs_serial"], 50.0)
+        self.assertEqual(r["speed"]["bench_n"], 1 << 20)
+        with open(log) as f:
+            runs = [json.loads(x) for x in f]
+        timed = [x for x in runs if x["reps"] >= 20]
+        self.assertEqual(len(timed), 2)  # 2 rounds of the student, each a median of >= 20
+        self.assertTrue(all(x["n"] == 1 << 20 for x in timed))
+        self.assertEqual({x["dist"] for x in runs if x["reps"] == 0},
+                         {"small", "ones", "alt", "large", "random"})
+
+    def test_slow_student_gets_linear_speed_points(self):
+        r = self.grade({"ms": 2.125})
+        self.assertAlmostEqual(r["speed"]["ratio"], 2.125)
+        self.assertEqual(r["speed"]["points"], 15.0)
+        self.assertEqual(r["points"], 85.0)
+
+    def test_hopelessly_slow_student_is_not_timed_in_full(self):
+        log = os.path.join(self.tmp, "runs.log")
+        r = self.grade({"ms": 100.0, "log": log})
+        self.assertEqual(r["speed"]["points"], 0)
+        self.assertIn("too slow", r["speed"]["note"])
+        with open(log) as f:
+            self.assertFalse([x for x in map(json.loads, f) if x["reps"] >= 20])
+
+    def test_tile_lab_is_timed_by_its_tile_pass(self):
+        listing = fakes.list_text("03_fake", "tile", 512, 1 << 20)
+        r = self.grade({"ms": 10.0, "tile_ms": 1.0}, {"ms": 1.5, "tile_ms": 1.0}, lab="03_fake", listing=listing)
+        self.assertEqual(r["speed"]["metric"], "tile_ms")
+        self.assertEqual(r["speed"]["ratio"], 1.0)
+        self.assertEqual(r["speed"]["points"], 30)
+        self.assertEqual(r["speed"]["speedup_vs_serial"], 5.0)  # whole scan: 50 ms / 10 ms
+
+    def test_min_speedup(self):
+        self.data["labs"]["02_fake"] = {"speed": {"min_speedup": 100}}
+        r = self.grade({"ms": 1.0})
+        self.assertEqual(r["speed"]["points"], 0)
+        self.assertIn("below this lab's minimum of 100x", r["speed"]["note"])
+
+    def test_wrong_at_one_size(self):
+        r = self.grade({"by_n": {"33": "wrong"}})
+        c = r["correctness"]
+        self.assertEqual(c["passed"], c["total"] - 1)
+        f = c["failures"][0]
+        self.assertEqual((f["n"], f["kind"]), (33, "wrong"))
+        self.assertIn("out[5] expected 6, got 7", f["message"])
+        self.assertIn(f"--seed {f['seed']}", f["reproduce"])
+        self.assertEqual(r["speed"]["status"], "not graded")
+        self.assertAlmostEqual(r["points"], round(60 * (c["total"] - 1) / c["total"] + 10, 2))
+
+    def test_not_implemented_scores_zero(self):
+        r = self.grade({"status": "not_implemented"})
+        self.assertEqual(r["status"], "not implemented")
+        self.assertEqual(r["points"], 0)
+        self.assertIn("not implemented", r["summary"])
+
+    def test_hang_is_reported_and_stops_the_lab(self):
+        r = self.grade({"by_n": {"0": "hang", "1": "hang", "2": "hang"}})
+        kinds = [f["kind"] for f in r["correctness"]["failures"]]
+        self.assertIn("timeout", kinds)
+        self.assertIn("timed out after 2 s", r["summary"])
+        self.assertEqual(r["sanitizer"]["status"], "failed")
+        self.assertLess(r["points"], 60)
+
+    def test_runtime_error_and_out_of_bounds_named(self):
+        r = self.grade({"by_n": {"33": "cuda_error", "65": "out_of_bounds", "64": "input_modified"}})
+        msgs = {f["n"]: f["message"] for f in r["correctness"]["failures"]}
+        self.assertIn("runtime error: CUDA error cudaErrorIllegalAddress", msgs[33])
+        self.assertIn("out-of-bounds write", msgs[65])
+        self.assertIn("input modified", msgs[64])
+
+    def test_sanitizer_errors_cost_its_points(self):
+        r = self.grade({"ms": 1.0}, sanitizer=True) if False else None
+        listing = fakes.list_text("02_fake", "whole", bench_n=1 << 20)
+        ref = fakes.fake_lab(self.tmp, "ref", list=listing, ms=1.0)
+        stud = fakes.fake_lab(self.tmp, "student", list=listing, ms=1.0, sanitizer_errors="racecheck")
+        r = self.grader(ref).evaluate(self.built("02_fake", stud))[0]
+        self.assertEqual(r["sanitizer"]["status"], "failed")
+        self.assertIn("racecheck", r["sanitizer"]["note"])
+        self.assertIn("Invalid __global__ write", r["sanitizer"]["note"])
+        self.assertEqual(r["points"], 90)
+
+    def test_missing_sanitizer_is_skipped_never_failed(self):
+        r = self.grade({"ms": 1.0}, sanitizer=False)
+        self.assertEqual(r["sanitizer"]["status"], "skipped")
+        self.assertIn("compute-sanitizer not found", r["sanitizer"]["note"])
+        self.assertEqual(r["points"], 100)
+
+
+class CommandLine(unittest.TestCase):
+    def run_grade(self, *args, env=None):
+        e = dict(os.environ)
+        e.update(env or {})
+        return subprocess.run([sys.executable, GRADE, *args], capture_output=True, text=True, env=e,
+                              timeout=120)
+
+    def test_usage_errors_exit_2(self):
+        for args in (["--bogus"], ["--labs", "99"], ["--config", "/nonexistent.json"],
+                     ["--src", "/nonexistent/folder"], ["--format", "pdf"], ["--seed", "-1"]):
+            p = self.run_grade(*args)
+            self.assertEqual(p.returncode, 2, f"{args}: {p.stderr}")
+            self.assertEqual(p.stdout, "")
+
+    def test_infrastructure_error_exit_3_and_gradescope_still_written(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "results.json")
+            # Either there is no GPU (--gpu forbids CPU mode) or there is no nvcc: both are the
+            # machine's fault, never a score.
+            p = self.run_grade("--gpu", "--labs", "02", "--format", "gradescope", "--out", out,
+                               "--work", os.path.join(tmp, "w"), env={"NVCC": "/nonexistent/nvcc"})
+            self.assertEqual(p.returncode, 3, p.stderr)
+            self.assertIn("infrastructure error, not a grade", p.stderr)
+            with open(out) as f:
+                doc = json.load(f)
+            self.assertNotIn("score", doc)
+            self.assertIn("Not graded", doc["output"])
+
+    def test_seed_is_printed(self):
+        p = self.run_grade("--gpu", "--labs", "02", "--seed", "12345", env={"NVCC": "/nonexistent/nvcc"})
+        self.assertIn("--seed 12345", p.stderr)
+
+
+class Batch(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp()
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def test_extract_refuses_path_traversal(self):
+        z = os.path.join(self.tmp, "evil.zip")
+        with zipfile.ZipFile(z, "w") as f:
+            f.writestr("labs/02_naive/scan.cu", "x")
+            f.writestr("../../escaped.txt", "pwned")
+        with self.assertRaises(batch.BadSubmission) as cm:
+            batch.extract(z, os.path.join(self.tmp, "out"))
+        self.assertIn("unsafe path", str(cm.exception))
+        self.assertFalse(os.path.exists(os.path.join(self.tmp, "escaped.txt")))
+
+    def test_tar_links_are_not_extracted(self):
+        t = os.path.join(self.tmp, "s.tar.gz")
+        with tarfile.open(t, "w:gz") as f:
+            data = b"int x;"
+            ti = tarfile.TarInfo("labs/02_naive/scan.cu")
+            ti.size = len(data)
+            f.addfile(ti, io.BytesIO(data))
+            link = tarfile.TarInfo("labs/03_kogge_stone/scan.cu")
+            link.type = tarfile.SYMTYPE
+            link.linkname = "/etc/passwd"
+            f.addfile(link)
+        dest = os.path.join(self.tmp, "out")
+        batch.extract(t, dest)
+        found = batch.find_lab_sources(dest, ["02_naive", "03_kogge_stone"])
+        self.assertTrue(found["02_naive"].endswith(os.path.join("labs", "02_naive", "scan.cu")))
+        self.assertIsNone(found["03_kogge_stone"])
+
+    def test_resume_force_and_a_broken_submission(self):
+        import grade
+        subs = os.path.join(self.tmp, "subs")
+        for s in ("alice", "bob"):
+            os.makedirs(os.path.join(subs, s, "02_naive"))
+            with open(os.path.join(subs, s, "02_naive", "scan.cu"), "w") as f:
+                f.write(f"// {s}\n")
+        with open(os.path.join(subs, "carol.zip"), "wb") as f:
+            f.write(b"this is not a zip file")
+        results = os.path.join(self.tmp, "results")
+        cfg = config.load(CONFIG)
+        graded = []
+
+        class FakeGrader:
+            mode, device, work = "gpu", "Fake", os.path.join(self.tmp, "work")
+            config = cfg
+
+            def build_submission(self, name, sources, labs):
+                graded.append(name)
+                out = {}
+                for lab in labs:
+                    r = lab_result_template(lab, cfg.lab(lab), "gpu")
+                    r["points"] = 42.0 if sources.get(lab) else 0.0
+                    r["status"] = "graded" if sources.get(lab) else "missing"
+                    out[lab] = r
+                return out
+
+            def evaluate(self, built):
+                return [built[k] for k in sorted(built)]
+
+        saved = grade.prepared_grader
+        grade.prepared_grader = lambda *a, **k: FakeGrader()
+        try:
+            argv = ["--submissions", subs, "--results", results, "--labs", "02"]
+            with unittest.mock.patch("sys.stdout", new_callable=io.StringIO), \
+                    unittest.mock.patch("sys.stderr", new_callable=io.StringIO):
+                self.assertEqual(grade.main(argv), 0)
+                self.assertEqual(sorted(graded), ["alice", "bob"])
+                with open(os.path.join(results, "carol.json")) as f:
+                    carol = json.load(f)
+                self.assertIn("cannot be read", carol["labs"][0]["summary"])
+                with open(os.path.join(results, "class.csv")) as f:
+                    rows = f.read().splitlines()
+                self.assertEqual(rows[0], "student,lab,points,max_points,status")
+                self.assertIn("alice,02_naive,42.0,100,graded", rows)
+                self.assertIn("carol,02_naive,0.0,100,missing", rows)
+
+                graded.clear()
+                self.assertEqual(grade.main(argv), 0)
+                self.assertEqual(graded, [])  # resumed: nothing to do
+
+                with open(os.path.join(subs, "bob", "02_naive", "scan.cu"), "a") as f:
+                    f.write("// changed\n")
+                self.assertEqual(grade.main(argv), 0)
+                self.assertEqual(graded, ["bob"])  # a changed submission is graded again
+
+                graded.clear()
+                self.assertEqual(grade.main(argv + ["--force"]), 0)
+                self.assertEqual(sorted(graded), ["alice", "bob"])
+        finally:
+            grade.prepared_grader = saved
+
+
+import unittest.mock  # noqa: E402
+
+if __name__ == "__main__":
+    unittest.main()
