@@ -528,6 +528,20 @@ int lab_main(int argc, char **argv)
     }
     if (!o.n_given)
         o.n = LAB.bench_n;
+#ifdef LAB_CPU_MODE
+    /* CPU mode (common/cpu/) checks correctness: a smaller default n, and no timing of GPU labs
+     * unless asked for with --reps (the emulation's times say nothing about a GPU). */
+    if (LAB.shape != LAB_HOST) {
+        int reps_given = 0;
+        for (int a = 1; a < argc; a++)
+            if (strncmp(argv[a], "--reps", 6) == 0)
+                reps_given = 1;
+        if (!o.n_given && o.n > ((size_t)1 << 20))
+            o.n = (size_t)1 << 20;
+        if (!reps_given)
+            o.reps = 0;
+    }
+#endif
 
     g_json = o.json;
     lab_report_init(&r, &LAB, LAB.variants[vi].name, &o);

@@ -1,7 +1,7 @@
 """CPU mode (common/cpu/): the launch rewriter, and deliberately broken kernels that CPU mode must
 catch — a missing barrier (a wrong result for some CPU_SCHED_SEED, the same for the same seed), a
 write past n, a global write off the end of a buffer, a shared-memory index out of bounds, a
-divergent barrier, an early return before a barrier, a shuffle naming lanes that returned.
+divergent barrier, an early return before a barrier, a shuffle naming lanes that returned, a\nblock waiting for a later block (the watchdog).
 
 The fixtures are tests/cpu_fixtures/*.cu, built by `make test` as CPU-mode lab binaries under
 LAB_BUILD_DIR/cpu_fixtures (CPU mode) or LAB_BUILD_DIR/cpu/cpu_fixtures (a GPU build). Every run
@@ -31,9 +31,9 @@ def fixture(name):
     raise unittest.SkipTest(f"CPU-mode fixture {name} is not built (run make test)")
 
 
-def run(name, n, seed=1, quiet=True):
+def run(name, n, seed=1, quiet=True, **env_extra):
     """Runs a fixture; returns (exit code, the JSON report, stderr)."""
-    env = dict(os.environ, CPU_SCHED_SEED=str(seed))
+    env = dict(os.environ, CPU_SCHED_SEED=str(seed), **env_extra)
     if quiet:
         env["CPU_SCHED_QUIET"] = "1"
     else:
@@ -118,6 +118,14 @@ class Barriers(unittest.TestCase):
         self.assertEqual(rc, EXIT_CUDA_ERROR, f"{rep} {err}")
         self.assertIn("block (31,0,0)", err)
         self.assertIn("threads 0..7 wait, threads 8..31 have returned", err)
+
+
+class Watchdog(unittest.TestCase):
+    def test_waiting_for_a_later_block_times_out_with_a_report(self):
+        rc, rep, err = run("wait_for_later_block", 1000, CPU_KERNEL_TIMEOUT="2")
+        self.assertEqual(rc, EXIT_CUDA_ERROR, f"{rep} {err}")
+        self.assertIn("cudaErrorLaunchTimeout", err)
+        self.assertIn("kernel fixture_kernel, block (0,0,0), thread (0,0,0): still running after 2 s", err)
 
 
 class Rewriter(unittest.TestCase):

@@ -14,8 +14,8 @@
  * cudaMalloc buffer lies between two inaccessible pages, its end against the upper one, so an
  * access past the end faults at once; the SIGSEGV handler names kernel, block, thread, offset and
  * index. The few bytes of padding around a buffer are filled with a pattern and checked after each
- * kernel. Shared-memory arrays are checked on every subscript (lab_cpu.h). A kernel that makes no
- * progress for CPU_KERNEL_TIMEOUT seconds (default 120) is stopped and reported. After any of these
+ * kernel. Shared-memory arrays are checked on every subscript (lab_cpu.h). A launch still running
+ * after CPU_KERNEL_TIMEOUT seconds (default 120) is stopped and reported. After any of these
  * the kernel is abandoned and the error is sticky, as on a GPU: every later call returns it, and
  * cudaGetErrorString gives the full report.
  */
@@ -360,7 +360,7 @@ void on_alarm(int)
         return;
     char what[300];
     snprintf(what, sizeof(what),
-             "no progress after %d s: a spin-wait that never ends? (blocks run one at a time in blockIdx order, so a block can only wait for earlier ones; CPU_KERNEL_TIMEOUT sets the limit)",
+             "still running after %d s: a spin-wait that never ends? (blocks run one at a time in blockIdx order, so a block can only wait for earlier ones; CPU_KERNEL_TIMEOUT=seconds sets the limit)",
              g_timeout_s);
     if (g_cur)
         thread_error(cudaErrorLaunchTimeout, what);

@@ -1,0 +1,26 @@
+/* wait_for_later_block.cu — block b spins on a flag that block b + 1 sets. On a GPU that usually
+ * works (both blocks are resident) but nothing guarantees it; in CPU mode blocks run one at a time
+ * in blockIdx order, so block 0 waits forever. The watchdog (CPU_KERNEL_TIMEOUT) stops it with a
+ * report instead of a hang. */
+#define FIXTURE_ID "fixture_wait_for_later_block"
+#define FIXTURE_SUMMARY "block b waits for block b + 1"
+#include "lab.h"
+
+#define FIXTURE_TILE 256
+__global__ void fixture_kernel(const int *in, int *out, int *tile_sums, size_t n)
+{
+    const unsigned t = threadIdx.x;
+    const size_t i = (size_t)blockIdx.x * FIXTURE_TILE + t;
+    const unsigned tiles = gridDim.x;
+    volatile int *flags = tile_sums; /* zeroed by the harness before the first call */
+    if (t == 0 && blockIdx.x + 1 < tiles)
+        while (flags[blockIdx.x + 1] == 0) /* BUG: waits for a later block */
+            ;
+    __syncthreads();
+    if (i < n)
+        out[i] = in[i];
+    if (t == 0)
+        flags[blockIdx.x] = 1;
+}
+
+#include "fixture.h"
