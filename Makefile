@@ -215,6 +215,8 @@ endif
 # make slides:   render every deck slides/NN_*.md to HTML under $(BUILD)/slides with the Marp CLI
 #                (installed on first use into slides/node_modules from slides/package-lock.json),
 #                and to PDF as well when a Chromium or Chrome is installed (CHROME_PATH overrides).
+#                slides/marp.config.json: a line break in the Markdown source is not a break on
+#                the slide (as on GitHub).
 SLIDES_OUT   := $(BUILD)/slides
 SLIDE_DECKS  := $(sort $(wildcard slides/[0-9][0-9]_*.md))
 MARP         := slides/node_modules/.bin/marp
@@ -235,10 +237,10 @@ slides: $(MARP)
 	cp slides/diagrams/*.svg $(SLIDES_OUT)/diagrams/
 	@for deck in $(SLIDE_DECKS); do \
 	  name=$$(basename $$deck .md); \
-	  $(MARP) --no-stdin --html --allow-local-files $$deck -o $(SLIDES_OUT)/$$name.html >/dev/null 2>&1 \
+	  $(MARP) --no-stdin --config slides/marp.config.json --html --allow-local-files $$deck -o $(SLIDES_OUT)/$$name.html >/dev/null 2>&1 \
 	    || { echo "make slides: marp failed on $$deck (run $(MARP) $$deck to see why)" >&2; exit 1; }; \
 	  if [ -n "$(CHROME_PATH)" ]; then \
-	    CHROME_PATH="$(CHROME_PATH)" CHROME_NO_SANDBOX=1 $(MARP) --no-stdin --pdf --allow-local-files $$deck -o $(SLIDES_OUT)/$$name.pdf >/dev/null 2>&1 \
+	    CHROME_PATH="$(CHROME_PATH)" CHROME_NO_SANDBOX=1 $(MARP) --no-stdin --config slides/marp.config.json --pdf --allow-local-files $$deck -o $(SLIDES_OUT)/$$name.pdf >/dev/null 2>&1 \
 	      || { echo "make slides: PDF of $$deck failed (HTML is fine); set CHROME_PATH to a working Chromium" >&2; exit 1; }; \
 	  fi; \
 	  echo "  $(SLIDES_OUT)/$$name.html$(if $(CHROME_PATH), and .pdf)"; \
