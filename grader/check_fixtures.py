@@ -3,7 +3,10 @@
 diagnosis recorded in grader/fixtures/expected.json. Prints a table (fixture, lab, expected,
 got, points, verdict).
 
-Usage: check_fixtures.py [--cpu] [--only NAME ...] [--work DIR] [--json FILE] [grade.py options]
+Usage: check_fixtures.py [--cpu] [--only NAME ...] [--work DIR] [--json FILE] [--results DIR]
+                         [--check-only]
+The fixtures that need a GPU are graded first (a separate batch), so a run cut short still has
+their results; --check-only re-reads the results of such a run from --results DIR.
 Exit codes: 0 every fixture diagnosed as expected, 1 some were not, 2 usage error,
 3 infrastructure error (as grade.py).
 """
@@ -74,6 +77,8 @@ def main(argv=None):
     ap.add_argument("--work", default=None, help="grade.py's private build folder")
     ap.add_argument("--json", metavar="FILE", help="also write the rows as JSON here")
     ap.add_argument("--config", help="grade.py --config")
+    ap.add_argument("--results", metavar="DIR", help="keep grade.py's results here")
+    ap.add_argument("--check-only", action="store_true", help="only check the results already in --results")
     args = ap.parse_args(argv)
     with open(os.path.join(FIXTURES, "expected.json"), encoding="utf-8") as f:
         expected = {k: v for k, v in json.load(f).items() if not k.startswith("_")}
@@ -85,23 +90,31 @@ def main(argv=None):
             print(f"check_fixtures: unknown fixture {unknown[0]} (known: {', '.join(sorted(expected))})", file=sys.stderr)
             return 2
         names = [n for n in names if n in args.only]
+    if args.check_only and not args.results:
+        print("check_fixtures: --check-only needs --results DIR", file=sys.stderr)
+        return 2
     tmp = tempfile.mkdtemp(prefix="fixtures-")
     try:
-        subs = os.path.join(tmp, "submissions")
-        for n in names:
-            shutil.copytree(os.path.join(FIXTURES, "submissions", n), os.path.join(subs, n))
-        results = os.path.join(tmp, "results")
-        cmd = [sys.executable, os.path.join(HERE, "grade.py"), "--submissions", subs, "--results", results,
-               "--only-submitted", "--force", "--seed", "1"]
-        cmd.append("--cpu" if args.cpu else "--gpu")
-        if args.work:
-            cmd += ["--work", args.work]
-        if args.config:
-            cmd += ["--config", args.config]
-        p = subprocess.run(cmd, stdout=subprocess.PIPE)
-        if p.returncode != 0:
-            print(f"check_fixtures: grade.py exited with {p.returncode}", file=sys.stderr)
-            return p.returncode if p.returncode in (2, 3) else 1
+        results = os.path.abspath(args.results) if args.results else os.path.join(tmp, "results")
+        groups = [[n for n in names if expected[n]["modes"] == ["gpu"]],
+                  [n for n in names if expected[n]["modes"] != ["gpu"]]]
+        for i, group in enumerate(groups):
+            if args.check_only or not group:
+                continue
+            subs = os.path.join(tmp, f"submissions{i}")
+            for n in group:
+                shutil.copytree(os.path.join(FIXTURES, "submissions", n), os.path.join(subs, n))
+            cmd = [sys.executable, os.path.join(HERE, "grade.py"), "--submissions", subs, "--results",
+                   results, "--only-submitted", "--force", "--seed", "1", "--case-timeout", "8"]
+            cmd.append("--cpu" if args.cpu else "--gpu")
+            if args.work:
+                cmd += ["--work", args.work]
+            if args.config:
+                cmd += ["--config", args.config]
+            p = subprocess.run(cmd, stdout=subprocess.PIPE)
+            if p.returncode != 0:
+                print(f"check_fixtures: grade.py exited with {p.returncode}", file=sys.stderr)
+                return p.returncode if p.returncode in (2, 3) else 1
         rows = []
         for n in names:
             spec = expected[n]

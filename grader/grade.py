@@ -41,8 +41,11 @@ from gradelib.grading import Grader, course_labs, lab_result_template, select_la
 EXIT_GRADED, EXIT_INTERNAL, EXIT_USAGE, EXIT_INFRA = 0, 1, 2, 3
 
 
+T0 = time.monotonic()
+
+
 def log(msg):
-    print(f"grade: {msg}", file=sys.stderr, flush=True)
+    print(f"grade: [{time.monotonic() - T0:6.1f} s] {msg}", file=sys.stderr, flush=True)
 
 
 def parse_args(argv):
@@ -67,6 +70,8 @@ def parse_args(argv):
     mode.add_argument("--gpu", action="store_true",
                       help="insist on a GPU: no GPU is an infrastructure error, never CPU mode")
     ap.add_argument("--no-sanitizer", action="store_true", help="skip compute-sanitizer (not for real grades)")
+    ap.add_argument("--case-timeout", type=float, metavar="S",
+                    help="seconds per correctness case, overriding the config's timeouts.case_s")
     ap.add_argument("--jobs", type=int, help="parallel builds (default: CPU count)")
     ap.add_argument("--gpu-jobs", type=int, help="correctness cases run at once (default: up to 6)")
     ap.add_argument("--results", metavar="DIR", help="batch: where results go (default: DIR-results)")
@@ -76,6 +81,8 @@ def parse_args(argv):
     args = ap.parse_args(argv)
     if args.seed is not None and not 0 <= args.seed < 2**63:
         ap.error("--seed must be a non-negative whole number below 2^63")
+    if args.case_timeout is not None and not 0 < args.case_timeout <= 3600:
+        ap.error("--case-timeout must be between 0 and 3600 seconds")
     for name in ("jobs", "gpu_jobs"):
         v = getattr(args, name)
         if v is not None and v < 1:
@@ -149,7 +156,7 @@ def assemble(grader, lab_results, seed, t0, student=None, fp=None):
            "device": grader.device, "seed": seed, "status": "graded", "message": "",
            "points": round(sum(r["points"] for r in graded), 2),
            "max_points": round(sum(r["max_points"] for r in graded), 2),
-           "elapsed_s": round(time.monotonic() - t0, 1), "labs": graded}
+           "elapsed_s": round(time.monotonic() - t0, 1), "timings": dict(grader.timings), "labs": graded}
     if grader.mode == "cpu":
         res["message"] = "speed not graded: no GPU (CPU mode grades correctness only)"
     if student is not None:
@@ -265,6 +272,10 @@ def main(argv=None):
     except configmod.ConfigError as e:
         log(f"bad config: {e}")
         return EXIT_USAGE
+    if args.case_timeout is not None:
+        config.defaults["timeouts"]["case_s"] = args.case_timeout
+        for over in config.labs.values():
+            over.get("timeouts", {}).pop("case_s", None)
     try:
         labs = select_labs(course_labs(ROOT), args.labs)
     except ValueError as e:

@@ -91,7 +91,7 @@ class Grader:
         self.mode = mode
         self.seed = seed
         self.jobs = jobs or max(1, os.cpu_count() or 1)
-        self.gpu_jobs = gpu_jobs or max(1, min(6, os.cpu_count() or 1))
+        self.gpu_jobs = gpu_jobs or max(1, min(10, os.cpu_count() or 1))
         self.labs = labs if labs is not None else course_labs(root)
         self.progress = progress or (lambda msg: None)
         self.want_sanitizer = sanitizer
@@ -101,6 +101,7 @@ class Grader:
         self.serial_cache = {}
         self.device = None
         self.sanitizer = None
+        self.timings = {}
         self._lock = threading.Lock()
 
     # ---- once per grading session ----------------------------------------------------------
@@ -231,6 +232,9 @@ class Grader:
                 violations += buildmod.check_symbols(syms, static, device_lab, self.mode == "gpu")
             if self.mode == "gpu":
                 violations += buildmod.check_binary(b.binary)
+            # A skeleton launches nothing yet either: "no kernel" only counts once the code runs.
+            no_kernel = [v for v in violations if v.startswith("launches no kernel")]
+            violations = [v for v in violations if not v.startswith("launches no kernel")]
             info, why = ev.describe(b.binary)
             if info is None:
                 violations.append(f"the LAB descriptor is unusable: {why}")
@@ -247,13 +251,16 @@ class Grader:
                 res["summary"] = "static check failed: " + violations[0]
                 return lab, res
             res["title"] = info.title
+            res["_no_kernel"] = no_kernel
             res["_binary"] = b.binary
             res["_info"] = info
             return lab, res
 
+        t0 = time.monotonic()
         with cf.ThreadPoolExecutor(self.jobs) as pool:
             for lab, res in pool.map(one, self.labs if labs is None else labs):
                 results[lab] = res
+        self.timings["build_s"] = round(time.monotonic() - t0, 1)
         return results
 
     def evaluate(self, built):
@@ -261,11 +268,21 @@ class Grader:
         status. Returns the list of lab results in lab order."""
         labs = sorted(built)
         runnable = [lab for lab in labs if "_binary" in built[lab]]
+        t0 = time.monotonic()
         self._correctness(built, runnable)
+        self.timings["correctness_and_sanitizer_s"] = round(time.monotonic() - t0, 1)
+        for lab in runnable:
+            res = built[lab]
+            if res.get("_no_kernel") and res["status"] != "not implemented":
+                res["static"].update(ok=False, violations=res["_no_kernel"])
+                res["status"] = "static check failed"
+                res["summary"] = "static check failed: " + res["_no_kernel"][0]
+        runnable = [lab for lab in runnable if built[lab]["status"] != "static check failed"]
         if self.mode == "gpu":
-            self._sanitize(built, runnable)
-            for lab in runnable:
-                self._speed(built[lab], lab)
+            t0 = time.monotonic()
+            for i, lab in enumerate(runnable):
+                self._speed(built[lab], lab, student_first=i % 2 == 0)
+            self.timings["speed_s"] = round(time.monotonic() - t0, 1)
         else:
             for lab in runnable:
                 built[lab]["sanitizer"].update(status="not graded", note="not graded in CPU mode")
@@ -276,61 +293,101 @@ class Grader:
             self._finish(res)
             res.pop("_binary", None)
             res.pop("_info", None)
-            res.pop("_stop", None)
+            for k in [k for k in res if k.startswith("_")]:
+                res.pop(k)
             out.append(res)
         return out
 
-    # ---- correctness -----------------------------------------------------------------------
+    # ---- correctness and sanitizers -------------------------------------------------------------
+    # One pool of processes on the GPU: every lab's cases first, then the sanitizer runs, so the
+    # slow sanitizer runs of one lab overlap the cases of another. A lab's remaining work is
+    # skipped once it is known to be unimplemented or to hang.
+
+    def _case_tasks(self, built, lab):
+        res = built[lab]
+        settings = self.config.lab(lab)
+        cpu_limit = None
+        if self.mode == "cpu":  # fibers on a CPU: a sixteenth of a size-limited lab's limit
+            max_n = self.refs[lab][1].max_n if lab in self.refs else res["_info"].max_n
+            cpu_limit = max_n // 16 if max_n else (1 << 20) + 1
+        cases = ev.make_cases(res["_info"], settings, self.seed, cpu_limit)
+        if lab in self.refs:  # the course's sizes, whatever the student's descriptor says
+            rinfo = self.refs[lab][1]
+            cases = [c for c in cases if not rinfo.max_n or c[0] <= rinfo.max_n]
+        res["correctness"]["total"] = len(cases)
+        return [("case", lab, c, settings["timeouts"]["case_s"]) for c in cases]
+
+    def _sanitizer_tasks(self, built, lab):
+        res = built[lab]
+        s = res["sanitizer"]
+        settings = self.config.lab(lab)
+        info = res["_info"]
+        if self.mode != "gpu":
+            s.update(status="not graded", note="not graded in CPU mode")
+            return []
+        if not info.device:
+            s.update(status="passed", note="host lab: no device code; the harness's canary words check its memory")
+            return []
+        if not self.want_sanitizer:
+            s.update(status="skipped", note="skipped (--no-sanitizer)")
+            return []
+        if not self.sanitizer:
+            s.update(status="skipped", note="compute-sanitizer not found: memory and race checks skipped")
+            return []
+        sizes = ev.sanitizer_sizes(info)
+        return [("sanitizer", lab, (tool, n), settings["timeouts"]["sanitizer_s"])
+                for tool in settings["sanitizer"]["tools"] for n in sizes[tool]]
 
     def _correctness(self, built, labs):
         tasks = []
         for lab in labs:
-            res = built[lab]
-            settings = self.config.lab(lab)
-            cpu_limit = None
-            if self.mode == "cpu":  # fibers on a CPU: a sixteenth of a size-limited lab's limit
-                max_n = self.refs[lab][1].max_n if lab in self.refs else res["_info"].max_n
-                cpu_limit = max_n // 16 if max_n else (1 << 20) + 1
-            cases = ev.make_cases(res["_info"], settings, self.seed, cpu_limit)
-            if self.refs.get(lab):  # the course's sizes, whatever the student's descriptor says
-                rinfo = self.refs[lab][1]
-                cases = [c for c in cases if not rinfo.max_n or c[0] <= rinfo.max_n]
-            res["correctness"]["total"] = len(cases)
-            res["_stop"] = None
-            res["_cases"] = []
-            for c in cases:
-                tasks.append((lab, c, settings["timeouts"]["case_s"]))
-        done = [0]
+            built[lab]["_stop"] = None
+            built[lab]["_cases"] = []
+            built[lab]["_checks"] = []
+            tasks += self._case_tasks(built, lab)
+        for lab in labs:
+            tasks += self._sanitizer_tasks(built, lab)
+        n_cases = sum(1 for t in tasks if t[0] == "case")
+        done = [0, 0]
 
         def one(task):
-            lab, (n, dist, seed), timeout = task
+            what, lab, arg, timeout = task
             res = built[lab]
             with self._lock:
                 if res["_stop"]:
                     return
-            kind, msg, rep = ev.run_case(res["_binary"], n, dist, seed, timeout)
-            with self._lock:
-                done[0] += 1
-                if done[0] % 20 == 0 or done[0] == len(tasks):
-                    self.progress(f"correctness: {done[0]}/{len(tasks)} cases")
-                res["_cases"].append((n, dist, seed, kind, msg))
-                if kind in CASE_KINDS_STOP and not res["_stop"]:
-                    res["_stop"] = kind
-                if kind == "no_device":
-                    res["_stop"] = "no_device"
+            if what == "case":
+                n, dist, seed = arg
+                kind, msg, _ = ev.run_case(res["_binary"], n, dist, seed, timeout)
+                with self._lock:
+                    done[0] += 1
+                    if done[0] % 50 == 0 or done[0] == n_cases:
+                        self.progress(f"correctness: {done[0]}/{n_cases} cases")
+                    res["_cases"].append((n, dist, seed, kind, msg))
+                    if kind in CASE_KINDS_STOP + ("no_device",) and not res["_stop"]:
+                        res["_stop"] = kind
+            else:
+                tool, n = arg
+                verdict, detail = ev.run_sanitizer(self.sanitizer, tool, res["_binary"], n,
+                                                   ev.case_seed(self.seed, lab, n, tool), timeout)
+                with self._lock:
+                    done[1] += 1
+                    self.progress(f"sanitizer: {done[1]} runs ({lab} {tool} n={n}: {verdict})")
+                    res["_checks"].append((tool, n, verdict, detail))
 
         with cf.ThreadPoolExecutor(self.gpu_jobs) as pool:
             list(pool.map(one, tasks))
         for lab in labs:
             res = built[lab]
-            cases = sorted(res.pop("_cases"))
+            cases = sorted(res["_cases"])
             if any(k == "no_device" for *_, k, _ in cases):
                 raise InfraError("the GPU disappeared while grading (a case reported no CUDA device)")
-            c = res["correctness"]
+            c, s = res["correctness"], res["sanitizer"]
             if res["_stop"] == "not_implemented":
                 res["status"] = "not implemented"
                 res["summary"] = "not implemented (the TODO(student) parts are not written)"
                 c["note"] = "not implemented"
+                s.update(status="not graded", note="not implemented")
                 continue
             c["passed"] = sum(1 for *_, k, _ in cases if k == "ok")
             for n, dist, seed, kind, msg in cases:
@@ -339,58 +396,20 @@ class Grader:
                                           "message": msg, "reproduce": ev.reproduce_cmd(lab, n, dist, seed)})
             if res["_stop"] == "timeout":
                 c["note"] = "the remaining cases were not run after a timeout"
-
-    # ---- sanitizers ------------------------------------------------------------------------
-
-    def _sanitize(self, built, labs):
-        tasks = []
-        for lab in labs:
-            res = built[lab]
-            s = res["sanitizer"]
-            settings = self.config.lab(lab)
-            info = res["_info"]
-            if res["status"] == "not implemented":
-                s.update(status="not graded", note="not implemented")
-                continue
-            if res["_stop"] == "timeout":
-                s.update(status="failed", note="not run: the code hangs (a correctness case timed out)")
-                continue
-            if not info.device:
-                s.update(status="passed", note="host lab: no device code; the harness's canary words check its memory")
-                continue
-            if not self.want_sanitizer:
-                s.update(status="skipped", note="skipped (--no-sanitizer)")
-                continue
-            if not self.sanitizer:
-                s.update(status="skipped", note="compute-sanitizer not found: memory and race checks skipped")
-                continue
-            sizes = ev.sanitizer_sizes(info)
-            for tool in settings["sanitizer"]["tools"]:
-                for n in sizes[tool]:
-                    tasks.append((lab, tool, n, settings["timeouts"]["sanitizer_s"]))
-            s["_checks"] = []
-
-        def one(task):
-            lab, tool, n, timeout = task
-            res = built[lab]
-            verdict, detail = ev.run_sanitizer(self.sanitizer, tool, res["_binary"], n,
-                                               ev.case_seed(self.seed, lab, n, tool), timeout)
-            with self._lock:
-                res["sanitizer"]["_checks"].append((tool, n, verdict, detail))
-
-        if tasks:
-            self.progress(f"sanitizers: {len(tasks)} runs")
-        with cf.ThreadPoolExecutor(self.gpu_jobs) as pool:
-            list(pool.map(one, tasks))
-        for lab in labs:
-            s = built[lab]["sanitizer"]
-            checks = sorted(s.pop("_checks", []), key=lambda x: (x[0], x[1]))
-            if not checks:
-                continue
-            s["checks"] = [{"tool": t, "n": n, "verdict": v, "detail": d} for t, n, v, d in checks]
-            bad = [d for _, _, v, d in checks if v != "clean"]
-            s["status"] = "failed" if bad else "passed"
-            s["note"] = bad[0] if bad else "memcheck and racecheck found no errors"
+                if s["status"] == "not run" and not res["_checks"]:
+                    s.update(status="failed", note="not run: the code hangs (a correctness case timed out)")
+            checks = sorted(res["_checks"], key=lambda x: (x[0], x[1]))
+            if checks:
+                s["checks"] = [{"tool": t, "n": n, "verdict": v, "detail": d} for t, n, v, d in checks]
+                bad = [d for _, _, v, d in checks if v == "errors"]
+                slow = [d for _, _, v, d in checks if v == "timeout"]
+                s["status"] = "failed" if bad else "passed"
+                if bad:
+                    s["note"] = bad[0]
+                elif slow:  # only the sanitizer's exit code means "errors"; a hang is caught above
+                    s["note"] = "inconclusive, not held against you: " + slow[0]
+                else:
+                    s["note"] = "memcheck and racecheck found no errors"
 
     # ---- speed -----------------------------------------------------------------------------
 
@@ -405,7 +424,7 @@ class Grader:
             self.serial_cache[n] = rep["ms"] if kind == "ok" and rep.get("ms") else None
         return self.serial_cache[n]
 
-    def _speed(self, res, lab):
+    def _speed(self, res, lab, student_first=True):
         sp = res["speed"]
         c = res["correctness"]
         if res["status"] == "not implemented":
@@ -426,36 +445,35 @@ class Grader:
         seed = ev.case_seed(self.seed, lab, n, "bench")
         self.progress(f"speed: {lab} at n={n}")
 
-        def timed(binary, reps, warmup):
-            kind, msg, rep = ev.run_timed(binary, n, reps, warmup, seed, to)
+        def timed(binary, reps, warmup, size=n):
+            kind, msg, rep = ev.run_timed(binary, size, reps, warmup, seed, to)
             val = rep.get(metric) if rep and kind == "ok" else None
             if kind == "ok" and not val:
                 val = rep.get("ms")
             return kind, msg, rep, val
 
-        kind, msg, rep, s_probe = timed(res["_binary"], 1, 0)
-        if kind != "ok":
-            sp.update(status="failed", note=f"at the benchmark size n={n}: {msg}")
-            c["failures"].append({"n": n, "dist": "small", "seed": seed, "kind": kind, "message": msg,
-                                  "reproduce": ev.reproduce_cmd(lab, n, "small", seed)})
-            c["passed"] = max(0, c["passed"] - 1)
-            return
-        rkind, rmsg, _, r_probe = timed(ref_bin, 1, 0)
-        if rkind != "ok":
-            raise InfraError(f"the reference solution of {lab} fails at its benchmark size: {rmsg}")
+        # A cheap probe at a sixteenth of the size first, so that a hopelessly slow kernel (one
+        # thread doing everything, say) is not run 20 times at the full size.
+        probe_n = max(min(n, 1 << 20), n // 16)
+        kind, msg, rep, s_probe = timed(res["_binary"], 3, 1, probe_n)
+        if kind == "ok":
+            rkind, rmsg, _, r_probe = timed(ref_bin, 3, 1, probe_n)
+            if rkind != "ok":
+                raise InfraError(f"the reference solution of {lab} fails at n={probe_n}: {rmsg}")
+            zero_at = spc["zero_at"]
+            if r_probe and s_probe / r_probe > 2 * zero_at:
+                sp.update(status="graded", ratio=round(s_probe / r_probe, 3), student_ms=s_probe,
+                          reference_ms=r_probe, points=0.0, bench_n=probe_n,
+                          note=f"too slow to time in full: {s_probe / r_probe:.1f}x the reference's time at n={probe_n}")
+                serial = self._serial_ms(probe_n, settings)
+                if serial and rep.get("ms"):
+                    sp["serial_ms"] = serial
+                    sp["speedup_vs_serial"] = round(serial / rep["ms"], 3)
+                return
         zero_at, full_at = spc["zero_at"], spc["full_at"]
-        if r_probe and s_probe / r_probe > 2 * zero_at:
-            sp.update(status="graded", ratio=round(s_probe / r_probe, 3), student_ms=s_probe,
-                      reference_ms=r_probe, points=0.0,
-                      note=f"too slow to time in full: {s_probe / r_probe:.1f}x the reference's time in a single run")
-            serial = self._serial_ms(rinfo.bench_n, settings)
-            if serial:
-                sp["serial_ms"] = serial
-                sp["speedup_vs_serial"] = round(serial / rep["ms"], 3) if rep.get("ms") else None
-            return
         s_vals, r_vals, s_full = [], [], []
         for rnd in range(spc["rounds"]):
-            order = ("s", "r") if rnd % 2 == 0 else ("r", "s")
+            order = ("s", "r") if (rnd % 2 == 0) == student_first else ("r", "s")
             for who in order:
                 binary = res["_binary"] if who == "s" else ref_bin
                 kind, msg, rep, val = timed(binary, spc["reps"], spc["warmup"])
@@ -464,8 +482,8 @@ class Grader:
                         raise InfraError(f"the reference solution of {lab} fails while timed: {msg}")
                     r_vals.append(val)
                     continue
-                if kind != "ok":  # includes a wrong output found when re-validated after timing
-                    sp.update(status="failed", note=f"while timed at n={n}: {msg}")
+                if kind != "ok":  # a failure at the full size, or found when re-validated after timing
+                    sp.update(status="failed", note=f"at the benchmark size n={n}: {msg}")
                     c["failures"].append({"n": n, "dist": "small", "seed": seed, "kind": kind,
                                           "message": msg, "reproduce": ev.reproduce_cmd(lab, n, "small", seed)})
                     c["passed"] = max(0, c["passed"] - 1)

@@ -22,7 +22,7 @@ if "--list" in a:
 n = int(opt("--n", B.get("bench_n", 1000))); seed = int(opt("--seed", 1)); reps = int(opt("--reps", 20))
 dist = opt("--dist", "small")
 if B.get("log"):
-    with open(B["log"], "a") as f: f.write(json.dumps({"n": n, "reps": reps, "dist": dist}) + "\n")
+    with open(B["log"], "a") as f: f.write(json.dumps({"n": n, "reps": reps, "dist": dist, "tag": B.get("tag")}) + "\n")
 st = B.get("by_n", {}).get(str(n), B.get("status", "ok"))
 if st == "hang":
     if B.get("grandchild_pidfile"):

@@ -124,10 +124,19 @@ class Pipeline(unittest.TestCase):
         with open(log) as f:
             runs = [json.loads(x) for x in f]
         timed = [x for x in runs if x["reps"] >= 20]
-        self.assertEqual(len(timed), 2)  # 2 rounds of the student, each a median of >= 20
+        self.assertEqual(len(timed), 1)  # one round by default, a median of >= 20
         self.assertTrue(all(x["n"] == 1 << 20 for x in timed))
         self.assertEqual({x["dist"] for x in runs if x["reps"] == 0},
                          {"small", "ones", "alt", "large", "random"})
+
+    def test_rounds_interleave_student_and_reference(self):
+        self.data["defaults"]["speed"]["rounds"] = 4
+        log = os.path.join(self.tmp, "both.log")
+        r = self.grade({"ms": 1.0, "log": log, "tag": "s"}, {"ms": 1.0, "log": log, "tag": "r"})
+        with open(log) as f:
+            order = [x["tag"] for x in map(json.loads, f) if x["reps"] >= 20]
+        self.assertEqual(order, ["s", "r", "r", "s", "s", "r", "r", "s"])
+        self.assertEqual(r["speed"]["points"], 30)
 
     def test_slow_student_gets_linear_speed_points(self):
         r = self.grade({"ms": 2.125})
@@ -288,7 +297,7 @@ class Batch(unittest.TestCase):
         graded = []
 
         class FakeGrader:
-            mode, device, work = "gpu", "Fake", os.path.join(self.tmp, "work")
+            mode, device, work, timings = "gpu", "Fake", os.path.join(self.tmp, "work"), {}
             config = cfg
 
             def build_submission(self, name, sources, labs):
