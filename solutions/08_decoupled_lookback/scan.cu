@@ -8,7 +8,9 @@
  * prefix (status PREFIX). A tile finds its carry by looking back over its predecessors, a warp
  * reading a window of 32 descriptors at once, adding aggregates until it meets a prefix.
  * Tiles are numbered by an atomic ticket, not by blockIdx, so a tile only ever waits for tiles
- * whose blocks are already running (the forward-progress argument in README.md).
+ * whose blocks are already running (the forward-progress argument in README.md). One block per
+ * tile by default; LB_PERSISTENT=1 builds a grid the size of the GPU whose blocks loop over
+ * tiles (slower on the H100: README.md has the measurements and the reason).
  *
  * Scratch (temp_bytes): word 0 = (epoch << 32) | next ticket; words 16.. = one descriptor per
  * tile. Zero-filled once; each call leaves word 0 ready for the next call (ticket 0, epoch + 1),
@@ -24,21 +26,33 @@
 
 /* Tile shape. Each thread owns LB_VECS 16-byte vectors (4 ints each) per tile; a warp's vectors
  * in one round are 32 consecutive int4, so every load and store is a fully coalesced 512 bytes.
- * Overridable (-DLB_THREADS=128 -DLB_VECS=6) for tuning sweeps. */
+ * Overridable (-DLB_THREADS=128 -DLB_VECS=6) for tuning sweeps (tune.sh); the defaults are the
+ * fastest of its sweep on an H100 at n = 2^28. */
 #ifndef LB_THREADS
-#define LB_THREADS 256
+#define LB_THREADS 128
 #endif
 #ifndef LB_VECS
-#define LB_VECS 4
+#define LB_VECS 8
 #endif
 /* LB_ORDERED=1: release stores and acquire loads on the descriptors instead of relaxed ones (see
  * look_back for why relaxed is enough here; README.md measures the difference).
- * LB_PERSISTENT=0: one block per tile instead of a grid the size of the GPU. */
+ * LB_PERSISTENT=1: a grid the size of the GPU, each block looping over tiles, instead of one
+ * block per tile.
+ * LB_PREFETCH (persistent grid only): when thread 0 takes the block's next ticket: 0 after the
+ * tile (one more barrier, the atomic's latency exposed), 1 when the tile starts, 2 just before
+ * the look-back (its latency hidden behind the look-back's).
+ * LB_BACKOFF_NS: nanoseconds a look-back waits before reading a window again (0: no wait). */
 #ifndef LB_ORDERED
 #define LB_ORDERED 0
 #endif
 #ifndef LB_PERSISTENT
-#define LB_PERSISTENT 1
+#define LB_PERSISTENT 0
+#endif
+#ifndef LB_PREFETCH
+#define LB_PREFETCH 2
+#endif
+#ifndef LB_BACKOFF_NS
+#define LB_BACKOFF_NS 0
 #endif
 #ifndef LB_MIN_BLOCKS /* __launch_bounds__ minimum blocks per multiprocessor; 0: none */
 #define LB_MIN_BLOCKS 0
@@ -50,7 +64,7 @@
 #endif
 #define WARP_SIZE 32
 #define VEC_INTS 4                                  /* ints in one int4 */
-#define ITEMS_PER_THREAD (LB_VECS * VEC_INTS)       /* 16 */
+#define ITEMS_PER_THREAD (LB_VECS * VEC_INTS)       /* 32 */
 #define TILE_ITEMS (LB_THREADS * ITEMS_PER_THREAD)  /* 4096 elements, 16 KB */
 #define WARPS (LB_THREADS / WARP_SIZE)
 #define WARP_ITEMS (WARP_SIZE * ITEMS_PER_THREAD)   /* one warp's consecutive share of a tile */
@@ -79,20 +93,26 @@ __device__ __forceinline__ u64 pack_descriptor(unsigned status, unsigned epoch, 
 /* ---- building blocks ------------------------------------------------------- */
 
 /* Thread 0 only: takes the next ticket from the counter and returns it. Its low 32 bits are a
- * tile number (ntiles or more: no tiles left), its high bits the call's epoch. Every block takes
- * tickets until it gets one past the last tile, so a call hands out exactly ntiles + gridDim.x
- * tickets; the block that takes the last of them resets the counter for the next call: ticket 0,
- * epoch + 1. (No block of this call takes a ticket after that one, and the next launch starts
- * only after this one ends.) */
-__device__ u64 take_ticket(u64 *d_counter, unsigned ntiles)
+ * tile number (ntiles or more: no tiles left), its high bits the call's epoch. A call hands out
+ * a known number of tickets (see last_ticket); the block that takes the last of them resets the
+ * counter for the next call: ticket 0, epoch + 1. (No block of this call takes a ticket after
+ * that one, and the next launch starts only after this one ends.) */
+__device__ u64 take_ticket(u64 *d_counter, unsigned last)
 {
     atomic_u64 counter(*d_counter);
     const u64 ticket = counter.fetch_add(1, cuda::memory_order_relaxed);
-    if ((unsigned)ticket == ntiles + gridDim.x - 1) {
+    if ((unsigned)ticket == last) {
         const unsigned epoch = (unsigned)(ticket >> 32) & EPOCH_MASK;
         counter.store((u64)((epoch + 1) & EPOCH_MASK) << 32, cuda::memory_order_relaxed);
     }
     return ticket;
+}
+
+/* The number of the call's last ticket. Persistent: every block takes tickets until it gets one
+ * past the last tile, so ntiles + gridDim.x in all. One block per tile: one ticket each. */
+__device__ __forceinline__ unsigned last_ticket(unsigned ntiles)
+{
+    return LB_PERSISTENT ? ntiles + gridDim.x - 1 : ntiles - 1;
 }
 
 /* Warp-wide inclusive scan of one value per lane (Kogge-Stone over shuffles, 5 steps). */
@@ -156,8 +176,13 @@ __device__ unsigned look_back(u64 *d_desc, unsigned tile, unsigned epoch, unsign
         const unsigned prefixes = __ballot_sync(FULL_MASK, status == ST_PREFIX);
         const unsigned invalid = __ballot_sync(FULL_MASK, status == ST_INVALID);
         const unsigned needed = prefixes ? FULL_MASK << (31 - __clz((int)prefixes)) : FULL_MASK;
-        if (invalid & needed)
-            continue; /* a needed predecessor has published nothing yet: read the window again */
+        if (invalid & needed) {
+            /* a needed predecessor has published nothing yet: read the window again */
+#if LB_BACKOFF_NS > 0 && defined(__CUDA_ARCH__)
+            __nanosleep(LB_BACKOFF_NS);
+#endif
+            continue;
+        }
         exclusive += warp_sum((needed >> lane) & 1u ? value : 0u);
         if (prefixes)
             break;
@@ -175,15 +200,20 @@ __device__ unsigned look_back(u64 *d_desc, unsigned tile, unsigned epoch, unsign
  * [w * WARP_ITEMS, (w + 1) * WARP_ITEMS) of the tile; in round j lane l holds the 4 elements
  * starting at w * WARP_ITEMS + j * ROUND_ITEMS + 4 l. ALIGNED: in and out are 16-byte aligned,
  * so full tiles move as int4; the last, ragged tile (or any tile when not ALIGNED) uses guarded
- * scalar accesses in the same layout. Thread 0 passes next_ticket in and it lands in *s_ticket
- * before the block's last barrier (waiting for it only there hides the atomic's latency). */
+ * scalar accesses in the same layout. Persistent grid with LB_PREFETCH 1 or 2: thread 0 also
+ * takes the block's next ticket and leaves it in *s_ticket before the tile's last barrier
+ * (waiting for it only there hides the atomic's latency). */
 template <bool ALIGNED>
 __device__ __forceinline__ void scan_tile(const int *__restrict__ in, int *__restrict__ out,
-                                          size_t n, u64 *d_desc, unsigned tile, unsigned epoch,
-                                          u64 next_ticket, u64 *s_ticket,
+                                          size_t n, u64 *d_counter, u64 *d_desc, unsigned ntiles,
+                                          unsigned tile, unsigned epoch, u64 *s_ticket,
                                           unsigned *s_warp_total, unsigned *s_exclusive)
 {
     const unsigned lane = threadIdx.x % WARP_SIZE, warp = threadIdx.x / WARP_SIZE;
+    const bool prefetch = LB_PERSISTENT && LB_PREFETCH != 0;
+    u64 next_ticket = 0;
+    if (prefetch && LB_PREFETCH == 1 && threadIdx.x == 0)
+        next_ticket = take_ticket(d_counter, last_ticket(ntiles));
 
     /* load: the thread's LB_VECS vectors (identity 0 past n) */
     const size_t tile_start = (size_t)tile * TILE_ITEMS;
@@ -193,7 +223,7 @@ __device__ __forceinline__ void scan_tile(const int *__restrict__ in, int *__res
     if (full) {
 #pragma unroll
         for (int j = 0; j < LB_VECS; j++)
-            v[j] = *reinterpret_cast<const uint4 *>(in + first + (size_t)j * ROUND_ITEMS);
+            v[j] = reinterpret_cast<const uint4 *>(in)[first / VEC_INTS + j * (ROUND_ITEMS / VEC_INTS)];
     } else {
 #pragma unroll
         for (int j = 0; j < LB_VECS; j++) {
@@ -232,10 +262,13 @@ __device__ __forceinline__ void scan_tile(const int *__restrict__ in, int *__res
 
     /* the carry from the predecessors: warp 0 looks back while the others wait */
     if (warp == 0) {
+        if (prefetch && LB_PREFETCH == 2 && lane == 0)
+            next_ticket = take_ticket(d_counter, last_ticket(ntiles));
         const unsigned exclusive = look_back(d_desc, tile, epoch, tile_total, lane);
         if (lane == 0) {
             *s_exclusive = exclusive;
-            *s_ticket = next_ticket;
+            if (prefetch)
+                *s_ticket = next_ticket;
         }
     }
     __syncthreads();
@@ -247,7 +280,9 @@ __device__ __forceinline__ void scan_tile(const int *__restrict__ in, int *__res
         for (int j = 0; j < LB_VECS; j++) {
             const unsigned c = carry + before[j];
             const uint4 o = make_uint4(v[j].x + c, v[j].y + c, v[j].z + c, v[j].w + c);
-            *reinterpret_cast<uint4 *>(out + first + (size_t)j * ROUND_ITEMS) = o;
+            /* indexed as a uint4 array: written as out + first + ..., nvcc 13 split the first
+             * vector into four scalar stores (seen in the PTX) */
+            reinterpret_cast<uint4 *>(out)[first / VEC_INTS + j * (ROUND_ITEMS / VEC_INTS)] = o;
         }
     } else {
 #pragma unroll
@@ -278,7 +313,7 @@ lookback_scan_kernel(const int *__restrict__ in, int *__restrict__ out, size_t n
     __shared__ unsigned s_warp_total[WARPS];
 
     if (threadIdx.x == 0)
-        s_ticket = take_ticket(d_counter, ntiles);
+        s_ticket = take_ticket(d_counter, last_ticket(ntiles));
     __syncthreads();
     for (;;) {
         /* every thread reads s_ticket here, before the tile's first barrier; thread 0 writes the
@@ -287,9 +322,15 @@ lookback_scan_kernel(const int *__restrict__ in, int *__restrict__ out, size_t n
         const unsigned tile = (unsigned)ticket, epoch = (unsigned)(ticket >> 32) & EPOCH_MASK;
         if (tile >= ntiles)
             break;
-        const u64 next = threadIdx.x == 0 ? take_ticket(d_counter, ntiles) : 0;
-        scan_tile<ALIGNED>(in, out, n, d_desc, tile, epoch, next, &s_ticket, s_warp_total,
-                           &s_exclusive);
+        scan_tile<ALIGNED>(in, out, n, d_counter, d_desc, ntiles, tile, epoch, &s_ticket,
+                           s_warp_total, &s_exclusive);
+        if (!LB_PERSISTENT)
+            break;
+        if (LB_PREFETCH == 0) {
+            if (threadIdx.x == 0)
+                s_ticket = take_ticket(d_counter, last_ticket(ntiles));
+            __syncthreads();
+        }
     }
 }
 

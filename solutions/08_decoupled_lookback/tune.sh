@@ -4,16 +4,17 @@
 # sizes, with the harness's method. Instructors' tool for choosing the defaults; needs a GPU.
 #   usage: solutions/08_decoupled_lookback/tune.sh [BUILD] ["CONFIG ..."] ["n ..."]
 #   CONFIG: threads:vecs[:MACRO=V,MACRO=V], e.g. 256:4 or 256:4:LB_ORDERED=1,LB_PERSISTENT=0
+# The last two lines name the fastest config at the largest size and its -D flags.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 B=${1:-build}
-CONFIGS=${2:-"256:4 128:4 256:3 256:5 256:6 512:4 384:4 128:6"}
+CONFIGS=${2:-"128:8 512:4 384:4 256:6 512:5 1024:4 128:8:LB_PERSISTENT=1,LB_PREFETCH=0 128:8:LB_ORDERED=1"}
 SIZES=${3:-"2^20 2^24 2^28"}
 NVCC=${NVCC:-nvcc}
 make --no-print-directory BUILD="$B" "$B/common/check.o" "$B/common/cuda_check.o" \
     "$B/common/harness.o" "$B/common/driver.o" "$B/common/main.o" "$B/bench/bench_cub" >/dev/null
 # dir_of CONFIG: a folder name for it; defs_of CONFIG: its -D flags
-dir_of() { echo "$B/tune08/$(echo "$1" | tr ':,=' '_-.')"; }
+dir_of() { echo "$B/tune08/$(echo "$1" | sed 's/[:,=]/_/g')"; }
 defs_of() {
     IFS=: read -r t v extra <<<"$1"
     echo "-DLB_THREADS=$t -DLB_VECS=$v"
@@ -30,6 +31,7 @@ for c in $CONFIGS; do
 done
 wait
 printf '%-34s %8s %10s %8s %9s %7s\n' config n ms GB/s '%memcpy' 'x CUB'
+best="" best_ms=""
 for n in $SIZES; do
     cub=$("$B/bench/bench_cub" --json --n "$n" --dist random --reps 30)
     cub_ms=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["ms"])' "$cub")
@@ -48,5 +50,13 @@ else:
     print(f"{c:<34} {n:>8} {ms:>10.4f} {8 * r['n'] / ms / 1e6:>8.1f} "
           f"{100 * r['memcpy_ms'] / ms:>9.1f} {cub_ms / ms:>7.3f}")
 PY
+        if [ "$c" != cub ] && [ "$n" = "${SIZES##* }" ]; then
+            ms=$(python3 -c 'import json,sys; r=json.loads(sys.argv[1]); print(r["ms"] if r["status"] == "ok" else "")' "$r")
+            if [ -n "$ms" ] && { [ -z "$best_ms" ] || python3 -c 'import sys; sys.exit(not float(sys.argv[1]) < float(sys.argv[2]))' "$ms" "$best_ms"; }; then
+                best=$c best_ms=$ms
+            fi
+        fi
     done
 done
+echo "best: $best"
+echo "best_flags: $(defs_of "$best" | tr '\n' ' ')"
