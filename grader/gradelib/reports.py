@@ -49,7 +49,8 @@ def _cells(lab):
         speed = "FAILED"
     else:
         speed = "-"
-    vs = f"{sp['speedup_vs_serial']:.1f}x" if sp.get("speedup_vs_serial") else "-"
+    x = sp.get("speedup_vs_serial")
+    vs = "-" if not x else (f"{x:.2f}x" if x < 1 else f"{x:.1f}x")
     pts = f"{_fmt_pts(lab['points'])}/{lab['max_points']:g}"
     return [lab["lab"], build, corr, san, speed, vs, pts]
 
