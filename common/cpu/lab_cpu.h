@@ -18,6 +18,7 @@
 
 #include "cuda_runtime_api.h"
 
+#include <atomic>
 #include <cassert>
 #include <climits>
 #include <cmath>
@@ -37,7 +38,7 @@
 #define __constant__
 #define __managed__
 #define __forceinline__ inline __attribute__((always_inline))
-#define __noinline__ __attribute__((noinline))
+/* no __noinline__: newer libstdc++ headers use __attribute__((__noinline__)) themselves */
 #define __launch_bounds__(...)
 #define __align__(n) alignas(n)
 /* rewrite.py turns __shared__ arrays into checked lab_cpu::shared_array objects; anything it did

@@ -19,12 +19,12 @@
  * the kernel is abandoned and the error is sticky, as on a GPU: every later call returns it, and
  * cudaGetErrorString gives the full report.
  */
-#include "cuda_runtime.h"
-
 #include <algorithm>
 #include <map>
 #include <string>
 #include <vector>
+
+#include "cuda_runtime.h"
 
 #include <setjmp.h>
 #include <signal.h>
