@@ -19,6 +19,13 @@
  * the kernel is abandoned and the error is sticky, as on a GPU: every later call returns it, and
  * cudaGetErrorString gives the full report.
  */
+/* _longjmp from a fiber back to the scheduler's stack is what the fortified longjmp
+ * (__longjmp_chk, chosen by _FORTIFY_SOURCE, which some compilers enable by default) refuses as
+ * "uninitialized stack frame": this file switches stacks on purpose, so it opts out. */
+#ifdef _FORTIFY_SOURCE
+#undef _FORTIFY_SOURCE
+#endif
+
 #include <algorithm>
 #include <map>
 #include <string>
