@@ -244,6 +244,8 @@ def check_symbols(syms, static, device_lab, gpu_build=True):
         if kind == "U":
             if base in static.get("forbidden_calls", []):
                 add(f"calls {base}, the harness's own code: write the scan yourself")
+            if base in static.get("process_calls", []):
+                add(f"calls {base}: lab code must not touch the process, its files or its output")
             if gpu_build and device_lab and base in static.get("host_memory_calls", []):
                 add(f"calls {base}: host memory in a GPU lab (a host-side scan is not allowed)")
         elif kind.isupper() and (gpu_build or kind not in "WV") and "(" not in name and base not in allowed:

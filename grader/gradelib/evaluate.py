@@ -127,9 +127,15 @@ def reproduce_cmd(lab_id, n, dist, seed):
     return f"make run LAB={lab_id[:2]} ARGS='--n {n} --dist {dist} --seed {seed} --reps 0'"
 
 
+FORGED = {"status": "forged"}
+
+
 def parse_report(stdout):
-    """The harness's JSON object from a run's stdout (the last line that parses), or None."""
-    for ln in reversed(stdout.strip().splitlines()):
+    """The harness's JSON object from a run's stdout, or None when there is none. The harness
+    prints exactly one; more than one means the lab's code printed a result of its own, and
+    FORGED is returned."""
+    found = []
+    for ln in stdout.strip().splitlines():
         ln = ln.strip()
         if ln.startswith("{"):
             try:
@@ -137,8 +143,10 @@ def parse_report(stdout):
             except ValueError:
                 continue
             if isinstance(obj, dict) and "status" in obj:
-                return obj
-    return None
+                found.append(obj)
+    if len(found) > 1:
+        return FORGED
+    return found[0] if found else None
 
 
 def _tail(text, lines=3):
@@ -159,6 +167,8 @@ def diagnose(r, timeout):
             return "crash", f"crashed with {sig}" + (f": {_tail(r.stderr)}" if r.stderr.strip() else ""), None
         return "error", f"exit code {r.returncode} without a result" + (
             f": {_tail(r.stderr)}" if r.stderr.strip() else ""), None
+    if rep is FORGED:
+        return "error", "more than one result on stdout: the lab's code must not print results", None
     st = rep.get("status")
     msg = rep.get("message") or ""
     if st == "ok" and r.returncode == EXIT_OK:

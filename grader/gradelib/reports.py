@@ -103,6 +103,8 @@ def lab_detail_lines(lab, max_failures=5):
     if lab["status"] == "static check failed":
         lines += lab["static"]["violations"]
         return lines
+    if lab["status"] in ("not implemented", "missing"):
+        return lines
     c = lab["correctness"]
     for f in c["failures"][:max_failures]:
         lines.append(f"n={f['n']} dist={f['dist']} seed={f['seed']}: {f['message']}")

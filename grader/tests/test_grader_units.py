@@ -120,10 +120,11 @@ class StaticChecks(unittest.TestCase):
         self.assertEqual(build.check_symbols(syms, self.static, True), [])
         bad = syms + [("T", "cudaEventElapsedTime"), ("U", "thrust::detail::foo()"),
                       ("U", "lab_reference_scan"), ("U", "malloc"), ("T", "clock_gettime"),
-                      ("U", "operator new(unsigned long)")]
+                      ("U", "operator new(unsigned long)"), ("U", "dup2"), ("U", "fdopen")]
         v = "\n".join(build.check_symbols(bad, self.static, True))
         for needle in ("defines cudaEventElapsedTime", "uses thrust", "calls lab_reference_scan",
-                       "calls malloc", "defines clock_gettime", "calls operator new"):
+                       "calls malloc", "defines clock_gettime", "calls operator new", "calls dup2",
+                       "calls fdopen"):
             self.assertIn(needle, v)
 
     def test_host_lab_may_use_host_memory_and_no_kernel(self):
@@ -195,6 +196,8 @@ class Diagnose(unittest.TestCase):
             (self.r(-11, "", "boom"), "crash", "crashed with SIGSEGV"),
             (self.r(9, "no json"), "error", "exit code 9 without a result"),
             (self.r(None, "", "", True), "timeout", "timed out after 7 s"),
+            (self.r(0, "debug line\n" + self.rep("ok")), "ok", ""),
+            (self.r(0, self.rep("wrong", "x") + "\n" + self.rep("ok")), "error", "more than one result"),
         ]
         for res, kind, text in cases:
             k, msg, _ = ev.diagnose(res, 7)
