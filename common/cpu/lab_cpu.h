@@ -245,6 +245,23 @@ static inline unsigned __brev(unsigned x)
 }
 template <class T>
 static inline T __ldg(const T *p) { return *p; }
+/* Cache-hinted loads and stores: the hint means nothing on the CPU. */
+template <class T>
+static inline T __ldcs(const T *p) { return *p; }
+template <class T>
+static inline T __ldcg(const T *p) { return *p; }
+template <class T>
+static inline T __ldca(const T *p) { return *p; }
+template <class T>
+static inline T __ldlu(const T *p) { return *p; }
+template <class T>
+static inline void __stcs(T *p, T v) { *p = v; }
+template <class T>
+static inline void __stcg(T *p, T v) { *p = v; }
+template <class T>
+static inline void __stwb(T *p, T v) { *p = v; }
+/* A thread that sleeps lets the others run (a spin loop with a back-off still progresses). */
+static inline void __nanosleep(unsigned) { ::lab_cpu::spin_point(); }
 
 /* CUDA's min/max overloads for device code (mixed integer types pick the common type). */
 template <class A, class B>

@@ -8,7 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 B=${1:-build}
-CONFIGS=${2:-"128:8 512:4 384:4 256:6 512:5 1024:4 128:8:LB_PERSISTENT=1,LB_PREFETCH=0 128:8:LB_ORDERED=1"}
+CONFIGS=${2:-"128:12 128:8 128:16 256:6 128:12:LB_FIRST_DELAY_NS=0,LB_BACKOFF_NS=0 128:12:LB_FIRST_DELAY_NS=700,LB_BACKOFF_NS=0 128:12:LB_ORDERED=1 128:12:LB_PERSISTENT=1,LB_PREFETCH=0"}
 SIZES=${3:-"2^20 2^24 2^28"}
 NVCC=${NVCC:-nvcc}
 make --no-print-directory BUILD="$B" "$B/common/check.o" "$B/common/cuda_check.o" \
