@@ -106,6 +106,8 @@ help:
 	@echo "  make run LAB=03         build and run one lab; ARGS='--n 2^20+7 --variant 1' passes options"
 	@echo "  make run LAB=03 CPU=1   the same in CPU mode: no GPU needed, correctness only (also CPU=1 for test, grade)"
 	@echo "  make all                build every lab binary of SRC (labs by default)"
+	@echo "  make slides             render slides/*.md to build/slides/ (HTML; PDF with Chromium; needs npm)"
+	@echo "  make diagrams           regenerate the SVG diagrams in slides/diagrams/ from the algorithms"
 	@echo "  make clean              remove build/"
 	@echo ""
 	@echo "  variables: SRC=labs|solutions  LAB=NN  ARGS='...'  DEBUG=1 (synchronising launch checks)"
