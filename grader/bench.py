@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """make bench: every lab of a tree against CUB's DeviceScan and a device-to-device memcpy.
 
-For each n (2^10 ... 2^28 by default, and 2^31 + 7 with --huge) this runs the CUB anchor
+For each n (2^10 ... 2^28, and 2^31 + 7 where the host has the memory for it) this runs the CUB anchor
 (build/bench/bench_cub, common/bench_cub.cu) and each lab binary build/<src>/<NN_name>/scan with
 `--json --n N`. Every program validates its output, then times itself the same way: warm-up runs,
 then the median of `reps` rounds, each round timing a device memcpy of the same bytes and the scan
@@ -29,6 +29,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NO_DEVICE = 0, 1, 2, 5
 SKIP_STATUSES = {"not_implemented", "too_large", "no_memory", "missing"}
 HUGE_N = (1 << 31) + 7
+HUGE_HOST_BYTES = 40 << 30  # a lab process at 2^31 + 7 holds ~35 GB of host buffers
 CUB = "cub"
 
 # Line colours for the plot (labs cycle through them).
@@ -53,6 +54,34 @@ def sizes(lo, hi, step, huge):
     if huge:
         out.append(HUGE_N)
     return out
+
+
+def host_bytes_available():
+    """MemAvailable from /proc/meminfo in bytes, or None where there is no such file."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
+
+
+def want_huge(choice):
+    """Whether to add n = 2^31 + 7: 'yes', 'no', or 'auto' (when the host has the memory;
+    a GPU with too little memory makes each program report no_memory, which leaves it out)."""
+    if choice != "auto":
+        return choice == "yes"
+    avail = host_bytes_available()
+    if avail is not None and avail >= HUGE_HOST_BYTES:
+        log(f"bench: n = 2^31 + 7 included ({avail / 2**30:.0f} GiB of host memory available; "
+            f"--no-huge leaves it out)")
+        return True
+    have = "unknown" if avail is None else f"{avail / 2**30:.0f} GiB"
+    log(f"bench: n = 2^31 + 7 left out: it needs ~{HUGE_HOST_BYTES >> 30} GiB of host memory "
+        f"available, this machine has {have} (--huge runs it anyway)")
+    return False
 
 
 def size_label(n):
@@ -271,7 +300,11 @@ def parse_args(argv):
     ap.add_argument("--min", type=int, default=10, help="smallest n is 2^MIN (default 10)")
     ap.add_argument("--max", type=int, default=28, help="largest n is 2^MAX (default 28)")
     ap.add_argument("--step", type=int, default=2, help="exponent step (default 2; 1 for all)")
-    ap.add_argument("--huge", action="store_true", help="also n = 2^31 + 7 (needs ~35 GB RAM)")
+    huge = ap.add_mutually_exclusive_group()
+    huge.add_argument("--huge", dest="huge", action="store_const", const="yes", default="auto",
+                      help="always add n = 2^31 + 7 (default: when ~40 GiB of RAM are free)")
+    huge.add_argument("--no-huge", dest="huge", action="store_const", const="no",
+                      help="never add n = 2^31 + 7")
     ap.add_argument("--reps", type=int, default=20, help="timed rounds per case (default 20)")
     ap.add_argument("--huge-reps", type=int, default=5, help="timed rounds at 2^31 + 7")
     ap.add_argument("--warmup", type=int, default=3, help="untimed runs first (default 3)")
@@ -301,7 +334,7 @@ def main(argv=None):
         log(f"bench: the CUB anchor {cub} is not built: run make bench")
         return EXIT_USAGE
 
-    rows = measure(programs, sizes(args.min, args.max, args.step, args.huge), args)
+    rows = measure(programs, sizes(args.min, args.max, args.step, want_huge(args.huge)), args)
     if rows and rows[-1]["lab"] == CUB and rows[-1]["status"] == "no_device":
         log(f"bench: needs a CUDA GPU: {rows[-1]['message']}")
         return EXIT_NO_DEVICE

@@ -60,6 +60,31 @@ class Sizes(unittest.TestCase):
         self.assertEqual(ns[-2], 1 << 27)
         self.assertEqual(ns[-1], (1 << 31) + 7)
 
+    def test_huge_when_memory_allows(self):
+        saved = bench.host_bytes_available
+        try:
+            with redirect_stderr(io.StringIO()) as err:
+                bench.host_bytes_available = lambda: 64 << 30
+                self.assertTrue(bench.want_huge("auto"))
+                bench.host_bytes_available = lambda: 16 << 30
+                self.assertFalse(bench.want_huge("auto"))
+                bench.host_bytes_available = lambda: None
+                self.assertFalse(bench.want_huge("auto"))
+                self.assertTrue(bench.want_huge("yes"))
+                bench.host_bytes_available = lambda: 64 << 30
+                self.assertFalse(bench.want_huge("no"))
+            self.assertIn("left out", err.getvalue())
+            self.assertIn("included", err.getvalue())
+        finally:
+            bench.host_bytes_available = saved
+
+    def test_huge_flags(self):
+        self.assertEqual(bench.parse_args([]).huge, "auto")
+        self.assertEqual(bench.parse_args(["--huge"]).huge, "yes")
+        self.assertEqual(bench.parse_args(["--no-huge"]).huge, "no")
+        with redirect_stderr(io.StringIO()), self.assertRaises(SystemExit):
+            bench.parse_args(["--huge", "--no-huge"])
+
     def test_labels(self):
         self.assertEqual(bench.size_label(1 << 20), "2^20")
         self.assertEqual(bench.size_label((1 << 31) + 7), "2^31+7")
@@ -87,7 +112,7 @@ class EndToEnd(unittest.TestCase):
         out, err = io.StringIO(), io.StringIO()
         with redirect_stdout(out), redirect_stderr(err):
             rc = bench.main(["--build", self.build, "--labs", "01,02,08", "--min", "10",
-                             "--max", "14", "--step", "2", "--reps", "1", *extra])
+                             "--max", "14", "--step", "2", "--reps", "1", "--no-huge", *extra])
         return rc, out.getvalue(), err.getvalue()
 
     def read_csv(self):
