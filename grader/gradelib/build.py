@@ -248,6 +248,10 @@ def check_symbols(syms, static, device_lab, gpu_build=True):
                 add(f"calls {base}: lab code must not touch the process, its files or its output")
             if gpu_build and device_lab and base in static.get("host_memory_calls", []):
                 add(f"calls {base}: host memory in a GPU lab (a host-side scan is not allowed)")
+            core = re.sub(r"(_ptds|_ptsz|_v[0-9]+)+$", "", base)
+            if gpu_build and device_lab and core in static.get("host_copy_calls", []):
+                add(f"calls {base}: a GPU lab's data arrives on the device and stays there; copies "
+                    f"are not allowed (no host-side scan, no copy engine doing a kernel's work)")
         elif kind.isupper() and (gpu_build or kind not in "WV") and "(" not in name and base not in allowed:
             if base in static.get("shadow_names", []) or any(r.search(base) for r in shadow_res):
                 add(f"defines {base}, which shadows a CUDA runtime, C library or harness function")

@@ -67,7 +67,7 @@ STATIC_KEYS = {
     "forbidden_include_prefixes": list, "forbidden_includes": list,
     "forbidden_symbol_prefixes": list, "forbidden_calls": list, "shadow_names": list,
     "shadow_patterns": list, "allowed_definitions": list, "host_memory_calls": list,
-    "process_calls": list,
+    "host_copy_calls": list, "process_calls": list,
     "max_source_bytes": int,
 }
 

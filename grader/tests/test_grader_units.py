@@ -127,6 +127,18 @@ class StaticChecks(unittest.TestCase):
                        "calls fdopen"):
             self.assertIn(needle, v)
 
+    def test_copies_in_a_gpu_lab(self):
+        base = [("T", "__device_stub__Z1kPi(int*)"), ("D", "LAB")]
+        for name in ("cudaMemcpy", "cudaMemcpyAsync_ptsz", "cuMemcpyDtoH_v2", "cudaMemcpyFromSymbol"):
+            v = build.check_symbols(base + [("U", name)], self.static, True)
+            self.assertEqual(len(v), 1, name)
+            self.assertIn("calls %s: a GPU lab's data arrives on the device" % name, v[0])
+        # the host lab may copy, and cudaMemset stays allowed everywhere
+        self.assertEqual(build.check_symbols([("D", "LAB"), ("U", "cudaMemcpy")], self.static, False), [])
+        self.assertEqual(build.check_symbols(base + [("U", "cudaMemset")], self.static, True), [])
+        v = build.check_symbols(base + [("U", "cudaHostRegister")], self.static, True)
+        self.assertIn("host memory in a GPU lab", v[0])
+
     def test_host_lab_may_use_host_memory_and_no_kernel(self):
         syms = [("D", "LAB"), ("U", "malloc"), ("t", "serial_scan(int const*, int*, unsigned long, void*)")]
         self.assertEqual(build.check_symbols(syms, self.static, False), [])
