@@ -81,6 +81,8 @@ def table(result, colour=False):
     out.append(f"total: {_fmt_pts(result['points'])}/{result['max_points']:g}"
                f"   (mode {result['mode']}, device {result.get('device') or 'none'}, seed {result['seed']}; "
                f"--seed {result['seed']} reproduces these inputs)")
+    if result.get("message"):
+        out.append(result["message"])
     details = []
     for lab in result["labs"]:
         if lab["points"] >= lab["max_points"] and lab["status"] == "graded":

@@ -301,6 +301,12 @@ class Formats(unittest.TestCase):
         self.assertIn("FAILED", plain)
         self.assertIn("total: 100.0/300", plain)
 
+    def test_table_says_speed_not_graded_in_cpu_mode(self):
+        r = sample_result()
+        self.assertNotIn("speed not graded", reports.table(r))
+        r["message"] = "speed not graded: no GPU (CPU mode grades correctness only)"
+        self.assertIn("speed not graded: no GPU", reports.table(r))
+
     def test_table_for_infrastructure_error(self):
         self.assertIn("infrastructure error", reports.table({"status": "infrastructure error", "message": "x"}))
 
