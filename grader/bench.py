@@ -21,6 +21,7 @@ import csv
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 
@@ -104,6 +105,40 @@ def find_labs(src, build, only):
     return [(d, os.path.join(build, src, d, "scan")) for d in labs]
 
 
+def parse_variants(listing):
+    """Variant names, default first, from the output of `scan --list` (lines '  0 name  ...'
+    after a 'variants:' line)."""
+    names, inside = [], False
+    for line in listing.splitlines():
+        if line.strip() == "variants:":
+            inside = True
+            continue
+        m = re.match(r"\s+(\d+)\s+(\S+)", line) if inside else None
+        if m:
+            names.append(m.group(2))
+    return names
+
+
+def expand_variants(labs, timeout=30):
+    """Programs for --variants all: (name, binary, variant) for every variant of every lab; the
+    default keeps the plain lab id, the others are named 'lab/variant'. A binary that cannot list
+    its variants (missing, skeleton that fails) is kept as its default only."""
+    out = []
+    for name, binary in labs:
+        variants = []
+        if os.path.exists(binary):
+            try:
+                p = subprocess.run([binary, "--list"], capture_output=True, text=True,
+                                   timeout=timeout)
+                if p.returncode == 0:
+                    variants = parse_variants(p.stdout)
+            except (OSError, subprocess.TimeoutExpired):
+                variants = []
+        out.append((name, binary, None))
+        out.extend((f"{name}/{v}", binary, v) for v in variants[1:])
+    return out
+
+
 def run_json(argv, timeout):
     """Runs one program and returns its JSON report, or a synthetic one saying why there is none."""
     try:
@@ -131,20 +166,26 @@ def measure(programs, ns, args):
         common = ["--json", "--n", str(n), "--dist", args.dist, "--reps", str(reps),
                   "--warmup", str(args.warmup)]
         cub_ms = None
-        for name, binary in programs:
+        for name, binary, variant in programs:
+            if variant is not None and n == HUGE_N:
+                continue  # the non-default variants are measured up to 2^MAX only
             if not os.path.exists(binary):
                 rep = {"status": "missing", "message": f"{binary} is not built"}
             else:
                 log(f"bench: {name} n={size_label(n)}")
-                rep = run_json([binary, *common], args.timeout)
+                argv = [binary, *common] + (["--variant", variant] if variant else [])
+                rep = run_json(argv, args.timeout)
             row = {"lab": name, "n": n, "status": rep.get("status", "?"),
                    "mode": rep.get("mode") or "", "device": rep.get("device") or "",
                    "message": rep.get("message") or "", "ms": rep.get("ms"),
                    "memcpy_ms": rep.get("memcpy_ms"), "tile_ms": rep.get("tile_ms")}
+            row["default"] = variant is None
             if row["status"] == "ok" and row["ms"]:
                 row["gbps"] = gbps(n, row["ms"])
                 row["pct_memcpy"] = (100.0 * row["memcpy_ms"] / row["ms"]
                                      if row["memcpy_ms"] else None)
+                if row["tile_ms"] and row["memcpy_ms"]:
+                    row["tile_pct_memcpy"] = 100.0 * row["memcpy_ms"] / row["tile_ms"]
                 if name == CUB:
                     cub_ms = row["ms"]
                 row["x_cub"] = cub_ms / row["ms"] if cub_ms else None
@@ -157,7 +198,7 @@ def measure(programs, ns, args):
 # ---- output -------------------------------------------------------------------------------------
 
 CSV_FIELDS = ["lab", "n", "status", "mode", "ms", "gbps", "memcpy_ms", "pct_memcpy", "x_cub",
-              "tile_ms", "device", "message"]
+              "tile_ms", "tile_pct_memcpy", "device", "message"]
 
 
 def fmt(v, spec):
@@ -171,14 +212,16 @@ def write_csv(path, rows):
         for r in rows:
             out = dict(r)
             for k, spec in (("ms", ".5f"), ("gbps", ".2f"), ("memcpy_ms", ".5f"),
-                            ("pct_memcpy", ".1f"), ("x_cub", ".3f"), ("tile_ms", ".5f")):
+                            ("pct_memcpy", ".1f"), ("x_cub", ".3f"), ("tile_ms", ".5f"),
+                            ("tile_pct_memcpy", ".1f")):
                 out[k] = fmt(r.get(k), spec)
             w.writerow(out)
 
 
 def table(rows):
     """The table as text: ok rows only, then one line per skipped or failed case."""
-    head = f"{'lab':<24} {'n':>10} {'ms':>10} {'GB/s':>8} {'% memcpy':>9} {'x CUB':>7}"
+    head = (f"{'lab':<34} {'n':>10} {'ms':>10} {'GB/s':>8} {'% memcpy':>9} {'x CUB':>7} "
+            f"{'tile pass %':>11}")
     lines = [head, "-" * len(head)]
     last_n = None
     for r in rows:
@@ -188,9 +231,9 @@ def table(rows):
             lines.append("")
         last_n = r["n"]
         name = r["lab"] + (" (host)" if r.get("mode") == "host" else "")
-        lines.append(f"{name:<24} {size_label(r['n']):>10} {r['ms']:>10.4f} "
+        lines.append(f"{name:<34} {size_label(r['n']):>10} {r['ms']:>10.4f} "
                      f"{fmt(r.get('gbps'), '.1f'):>8} {fmt(r.get('pct_memcpy'), '.1f'):>9} "
-                     f"{fmt(r.get('x_cub'), '.3f'):>7}")
+                     f"{fmt(r.get('x_cub'), '.3f'):>7} {fmt(r.get('tile_pct_memcpy'), '.1f'):>11}")
     skipped = [r for r in rows if r["status"] != "ok"]
     if skipped:
         lines.append("")
@@ -213,8 +256,8 @@ def svg_plot(rows, title):
     series = {}
     memcpy = []
     for r in rows:
-        if r["status"] != "ok" or not r.get("gbps"):
-            continue
+        if r["status"] != "ok" or not r.get("gbps") or not r.get("default", True):
+            continue  # one line per lab: its default variant (the CSV has every variant)
         series.setdefault(r["lab"], []).append((r["n"], r["gbps"]))
         if r["lab"] == CUB and r.get("memcpy_ms"):
             memcpy.append((r["n"], gbps(r["n"], r["memcpy_ms"])))
@@ -308,6 +351,9 @@ def parse_args(argv):
     ap.add_argument("--reps", type=int, default=20, help="timed rounds per case (default 20)")
     ap.add_argument("--huge-reps", type=int, default=5, help="timed rounds at 2^31 + 7")
     ap.add_argument("--warmup", type=int, default=3, help="untimed runs first (default 3)")
+    ap.add_argument("--variants", default="default", choices=["default", "all"],
+                    help="default: each lab's default (graded) variant; all: every variant "
+                         "(up to 2^MAX; n = 2^31 + 7 stays default-only)")
     ap.add_argument("--dist", default="random", help="input distribution (default random)")
     ap.add_argument("--timeout", type=int, default=900, help="seconds per program run")
     ap.add_argument("--out", default=None, help="output folder (default BUILD/bench)")
@@ -326,7 +372,9 @@ def main(argv=None):
     out_dir = args.out or os.path.join(build, "bench")
     cub = args.cub or os.path.join(build, "bench", "bench_cub")
     only = [p.strip() for p in args.labs.split(",") if p.strip()]
-    programs = [(CUB, cub)] + find_labs(args.src, build, only)
+    labs = find_labs(args.src, build, only)
+    programs = [(CUB, cub, None)] + (expand_variants(labs) if args.variants == "all"
+                                     else [(name, binary, None) for name, binary in labs])
     if len(programs) == 1:
         log(f"bench: no lab matches --labs {args.labs}")
         return EXIT_USAGE

@@ -43,6 +43,24 @@ def make_fake(path, name, per_elem, status="ok", mode="gpu", max_n=0):
     os.chmod(path, os.stat(path).st_mode | stat.S_IXUSR)
 
 
+# A fake lab with variants: `--list` prints the harness's listing; `--variant slow` is twice as
+# slow as the default; the tile pass takes a quarter of the full time.
+FAKE_VARIANTS = """#!{python}
+import json, sys
+if "--list" in sys.argv:
+    print("{name}: fake\\n  inclusive scan, tile scan on the GPU, tile 1024\\nvariants:")
+    print("  0 fast                   the default (default, graded)")
+    print("  1 slow                   twice the time")
+    sys.exit(0)
+n = int(sys.argv[sys.argv.index("--n") + 1])
+variant = sys.argv[sys.argv.index("--variant") + 1] if "--variant" in sys.argv else "fast"
+ms = 1e-6 * n * (2 if variant == "slow" else 1)
+print(json.dumps({{"lab": {name!r}, "variant": variant, "status": "ok", "mode": "gpu",
+                  "device": "Fake GPU", "message": "", "n": n, "ms": ms, "memcpy_ms": ms / 2,
+                  "tile_ms": ms / 4}}))
+"""
+
+
 def first_lab(prefix):
     return next(d for d in sorted(os.listdir(os.path.join(ROOT, "labs"))) if d.startswith(prefix))
 
@@ -146,6 +164,44 @@ class EndToEnd(unittest.TestCase):
         lines = tree.getroot().findall("{http://www.w3.org/2000/svg}polyline")
         titles = sorted(p.find("{http://www.w3.org/2000/svg}title").text for p in lines)
         self.assertEqual(titles, sorted([self.fast, self.host, self.limited, "cub", "memcpy"]))
+
+    def test_every_variant_with_variants_all(self):
+        path = os.path.join(self.build, "solutions", self.fast, "scan")
+        with open(path, "w") as f:
+            f.write(FAKE_VARIANTS.format(python=sys.executable, name=self.fast))
+        rc, out, err = self.run_bench("--variants", "all")
+        self.assertEqual(rc, 0, out + err)
+        rows = {(r["lab"], int(r["n"])): r for r in self.read_csv()}
+        fast, slow = rows[(self.fast, 1 << 12)], rows[(self.fast + "/slow", 1 << 12)]
+        self.assertAlmostEqual(float(fast["x_cub"]), 1.0, places=3)
+        self.assertAlmostEqual(float(slow["x_cub"]), 0.5, places=3)
+        self.assertAlmostEqual(float(fast["tile_pct_memcpy"]), 200.0, places=1)
+        self.assertIn(self.fast + "/slow", out)
+        # the plot keeps one line per lab (the default variant)
+        tree = ET.parse(os.path.join(self.build, "bench", "bench.svg"))
+        titles = [p.find("{http://www.w3.org/2000/svg}title").text
+                  for p in tree.getroot().findall("{http://www.w3.org/2000/svg}polyline")]
+        self.assertNotIn(self.fast + "/slow", titles)
+        self.assertIn(self.fast, titles)
+        # without --variants all only the default runs
+        rc, out, _ = self.run_bench()
+        self.assertEqual(rc, 0)
+        self.assertNotIn("/slow", out)
+
+    def test_variants_all_leaves_huge_n_to_the_default(self):
+        path = os.path.join(self.build, "solutions", self.fast, "scan")
+        with open(path, "w") as f:
+            f.write(FAKE_VARIANTS.format(python=sys.executable, name=self.fast))
+        programs = bench.expand_variants([(self.fast, path)])
+        self.assertEqual([p[0] for p in programs], [self.fast, self.fast + "/slow"])
+        args = bench.parse_args(["--reps", "1"])
+        with redirect_stderr(io.StringIO()):
+            rows = bench.measure([(self.fast, path, None), (self.fast + "/slow", path, "slow")],
+                                 [1 << 10, bench.HUGE_N], args)
+        self.assertEqual([(r["lab"], r["n"]) for r in rows],
+                         [(self.fast, 1 << 10), (self.fast + "/slow", 1 << 10),
+                          (self.fast, bench.HUGE_N)])
+        self.assertEqual(bench.parse_variants("x\nvariants:\n  0 a   d\n  1 b   e\n"), ["a", "b"])
 
     def test_a_failing_lab_fails_the_bench(self):
         make_fake(os.path.join(self.build, "solutions", self.fast, "scan"), self.fast, 0.5e-6,
