@@ -100,7 +100,10 @@ help:
 	@echo "Parallel Scan Labs"
 	@echo ""
 	@echo "  make grade              build and grade every lab in labs/ (SRC=solutions: the references)"
-	@echo "  make test               the test suite (installs Criterion if it can)"
+	@echo "  make test TEST_SRC=labs the kernel tests on YOUR code in labs/ (LAB=03: lab 03 only, quick);"
+	@echo "                          untouched labs are skipped as \"not implemented yet\""
+	@echo "  make test               the repository's test suite: the reference solutions, the untouched"
+	@echo "                          skeletons, harness, grader (installs Criterion if it can)"
 	@echo "  make test-extended      GPU only: the kernel tests plus n = 2^31 + 7 (needs ~35 GB RAM)"
 	@echo "  make bench              GPU only: every reference against CUB and a memcpy (SRC=labs: yours)"
 	@echo "  make run LAB=03         build and run one lab; ARGS='--n 2^20+7 --variant 1' passes options"
@@ -110,7 +113,8 @@ help:
 	@echo "  make diagrams           regenerate the SVG diagrams in slides/diagrams/ from the algorithms"
 	@echo "  make clean              remove build/"
 	@echo ""
-	@echo "  variables: SRC=labs|solutions  LAB=NN  ARGS='...'  DEBUG=1 (synchronising launch checks)"
+	@echo "  variables: SRC=labs|solutions  LAB=NN  ARGS='...'  TEST_SRC=solutions|labs (now $(TEST_SRC))"
+	@echo "             DEBUG=1 (synchronising launch checks)"
 	@echo "             ARCH=$(ARCH)  NVCC=$(NVCC)"
 	@echo "  labs: $(LABS)"
 
@@ -175,21 +179,47 @@ $(BUILD)/tests/test_harness: $(BUILD)/tests/test_harness.o $(COMMON_OBJ)
 	$(NVCC) $(LDFLAGS) $^ -o $@ $(TEST_LIBS)
 
 # One kernel-test binary per lab: the generic matrix (test_lab.c) plus tests/lab_NN_*.c, linked
-# with the reference solution.
+# with the reference solution ($(BUILD)/tests/kernels_NN_name) or, for make test TEST_SRC=labs,
+# with the student's labs/NN_name/scan.cu ($(BUILD)/tests/labs/kernels_NN_name).
 .SECONDEXPANSION:
-$(BUILD)/tests/kernels_%: $(BUILD)/tests/test_lab.o $(TEST_SUPPORT) \
-    $$(addprefix $(BUILD)/,$$(addsuffix .o,$$(basename $$(wildcard tests/lab_$$(firstword $$(subst _, ,$$*))_*.c)))) \
-    $(BUILD)/solutions/%/scan.o $(COMMON_OBJ)
+KERNEL_TEST_OBJS = $(BUILD)/tests/test_lab.o $(TEST_SUPPORT) \
+    $(addprefix $(BUILD)/,$(addsuffix .o,$(basename $(wildcard tests/lab_$(firstword $(subst _, ,$(1)))_*.c))))
+$(BUILD)/tests/kernels_%: $$(call KERNEL_TEST_OBJS,$$*) $(BUILD)/solutions/%/scan.o $(COMMON_OBJ)
+	$(NVCC) $(LDFLAGS) $^ -o $@ $(TEST_LIBS)
+$(BUILD)/tests/labs/kernels_%: $$(call KERNEL_TEST_OBJS,$$*) $(BUILD)/labs/%/scan.o $(COMMON_OBJ)
+	@mkdir -p $(@D)
 	$(NVCC) $(LDFLAGS) $^ -o $@ $(TEST_LIBS)
 
-TEST_BINS := $(BUILD)/tests/test_check $(BUILD)/tests/test_harness $(LABS:%=$(BUILD)/tests/kernels_%)
+# TEST_SRC: the code the kernel tests run. solutions (the default) is the repository's own suite:
+# the reference solutions, plus the checks that labs/ holds untouched skeletons. labs tests the
+# student's code: make test TEST_SRC=labs (LAB=03: only lab 03's kernel tests, no Python suites).
+# An untouched lab then reports "not implemented yet" as a skip.
+TEST_SRC ?= solutions
+ifeq ($(filter labs solutions,$(TEST_SRC)),)
+  $(error TEST_SRC=$(TEST_SRC): say TEST_SRC=labs (your code) or TEST_SRC=solutions (the default))
+endif
+ifneq ($(filter test,$(MAKECMDGOALS)),)
+  ifneq ($(LAB),)
+    ifeq ($(LAB_DIR),)
+      $(error make test: no lab matches LAB=$(LAB) (labs: $(LABS)))
+    endif
+  endif
+endif
+TEST_LABS   = $(if $(LAB),$(LAB_DIR),$(LABS))
+KERNEL_BINS = $(TEST_LABS:%=$(BUILD)/tests/$(if $(filter labs,$(TEST_SRC)),labs/)kernels_%)
+TEST_BINS   = $(if $(LAB),,$(BUILD)/tests/test_check $(BUILD)/tests/test_harness) $(KERNEL_BINS)
 
-test: check-criterion $(TEST_BINS) $(LABS:%=$(BUILD)/labs/%/scan) $(LABS:%=$(BUILD)/solutions/%/scan) cpu-fixtures
-	LAB_BUILD_DIR=$(abspath $(BUILD)) $(PYTHON) tests/run_tests.py --build $(BUILD) $(TEST_BINS)
+# What the Python suites need besides: every lab binary of both trees and the CPU-mode fixtures.
+TEST_EXTRAS = $(if $(LAB),,$(LABS:%=$(BUILD)/labs/%/scan) $(LABS:%=$(BUILD)/solutions/%/scan) cpu-fixtures)
+
+test: check-criterion $(TEST_BINS) $(TEST_EXTRAS)
+	LAB_TEST_SRC=$(TEST_SRC) LAB_BUILD_DIR=$(abspath $(BUILD)) $(PYTHON) tests/run_tests.py --build $(BUILD) \
+	  --src $(TEST_SRC) $(if $(LAB),--no-python) $(TEST_BINS)
 
 # The extended suite: the kernel tests again with LAB_TEST_EXTENDED=1 (adds n = 2^31 + 7).
-test-extended: check-criterion $(LABS:%=$(BUILD)/tests/kernels_%)
-	LAB_TEST_EXTENDED=1 LAB_BUILD_DIR=$(abspath $(BUILD)) $(PYTHON) tests/run_tests.py --build $(BUILD) --no-python $(LABS:%=$(BUILD)/tests/kernels_%)
+test-extended: check-criterion $(KERNEL_BINS)
+	LAB_TEST_EXTENDED=1 LAB_TEST_SRC=$(TEST_SRC) LAB_BUILD_DIR=$(abspath $(BUILD)) $(PYTHON) tests/run_tests.py \
+	  --build $(BUILD) --src $(TEST_SRC) --no-python $(KERNEL_BINS)
 
 # CPU mode's own tests (tests/test_cpu_mode.py) run deliberately broken kernels,
 # tests/cpu_fixtures/*.cu, built as lab binaries in CPU mode: $(BUILD)/cpu/cpu_fixtures/NAME/scan

@@ -7,7 +7,7 @@
  * additions for the serial loop. Doubling n quadruples the time; that is why max_n is small. The
  * labs that follow keep the parallelism and cut the work back to O(n).
  *
- * Run: make run LAB=02      Test: make test      Grade: make grade
+ * Run: make run LAB=02      Test: make test TEST_SRC=labs LAB=02      Grade: make grade
  */
 #include "lab.h"
 #include "cuda_check.h"

@@ -16,7 +16,7 @@
  * tile. Zero-filled once; each call leaves word 0 ready for the next call (ticket 0, epoch + 1),
  * so stale descriptors from the last call are recognised by their epoch and no reset pass runs.
  *
- * Run: make run LAB=08      Test: make test      Grade: make grade
+ * Run: make run LAB=08      Test: make test TEST_SRC=labs LAB=08      Grade: make grade
  */
 #include "lab.h"
 #include "cuda_check.h"
