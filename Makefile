@@ -19,20 +19,38 @@ LABS   := $(sort $(notdir $(wildcard labs/[0-9][0-9]_*)))
 
 # CPU mode (CPU=1): the same .cu files compiled as host C++ against common/cpu/; kernels run as
 # fibers on the CPU, for correctness only (common/cpu/README.md). Chosen automatically for
-# `make test` and `make grade` when nvidia-smi finds no GPU; CPU=0 forces the GPU build. Objects
-# and binaries then live under $(BUILD)/cpu.
+# `make test`, `make grade`, `make run` and `make all` when nvidia-smi finds no GPU; CPU=0
+# forces the GPU build (to compile with nvcc on a machine without a GPU, say). Objects and
+# binaries then live under $(BUILD)/cpu.
+AUTO_CPU_GOALS := test grade run all
 ifeq ($(origin CPU),undefined)
   ifeq ($(GPU_CC),)
-    ifneq ($(filter test grade,$(MAKECMDGOALS)),)
+    ifneq ($(filter $(AUTO_CPU_GOALS),$(MAKECMDGOALS)),)
       CPU := 1
       export CPU
-      $(info make: no GPU found (nvidia-smi), so the kernels run in CPU mode: correctness only, no speed (CPU=1))
+      $(info make: no GPU found (nvidia-smi), so the kernels run in CPU mode: correctness only, no speed (CPU=1; CPU=0 builds for the GPU anyway))
     endif
   endif
 endif
 CPU_MODE := $(filter 1,$(CPU))
 ifneq ($(CPU_MODE),)
   override BUILD := $(BUILD)/cpu
+endif
+
+# make test-extended adds only n = 2^31 + 7 to the kernel tests: a GPU job (~35 GB of host
+# memory). Without a GPU it stops at once; CPU mode cannot run it in useful time.
+ifneq ($(filter test-extended,$(MAKECMDGOALS)),)
+  ifneq ($(CPU_MODE),)
+    $(error make test-extended: the extended suite (n = 2^31 + 7) is GPU only and CPU mode (CPU=1) cannot run it; make test CPU=1 runs everything else)
+  else ifeq ($(GPU_CC)$(origin CPU),undefined)
+    $(error make test-extended: the extended suite (n = 2^31 + 7) needs an NVIDIA GPU and nvidia-smi finds none; make test runs everything else (CPU=0 forces the GPU build))
+  endif
+endif
+
+# DEBUG=1: -DLAB_DEBUG_SYNC -g instead of -O3, built apart under $(BUILD)/debug so that the
+# objects of a normal build are never reused for it (nor the other way round).
+ifeq ($(DEBUG),1)
+  override BUILD := $(BUILD)/debug
 endif
 
 DEBUG_FLAGS := $(if $(filter 1,$(DEBUG)),-DLAB_DEBUG_SYNC -g,-O3)
@@ -107,14 +125,15 @@ help:
 	@echo "  make test-extended      GPU only: the kernel tests plus n = 2^31 + 7 (needs ~35 GB RAM)"
 	@echo "  make bench              GPU only: every reference against CUB and a memcpy (SRC=labs: yours)"
 	@echo "  make run LAB=03         build and run one lab; ARGS='--n 2^20+7 --variant 1' passes options"
-	@echo "  make run LAB=03 CPU=1   the same in CPU mode: no GPU needed, correctness only (also CPU=1 for test, grade)"
+	@echo "  make run LAB=03 CPU=1   the same in CPU mode: no GPU needed, correctness only"
+	@echo "                          (without a GPU, run, all, test and grade choose CPU mode themselves)"
 	@echo "  make all                build every lab binary of SRC (labs by default)"
 	@echo "  make slides             render slides/*.md to build/slides/ (HTML; PDF with Chromium; needs npm)"
 	@echo "  make diagrams           regenerate the SVG diagrams in slides/diagrams/ from the algorithms"
 	@echo "  make clean              remove build/"
 	@echo ""
 	@echo "  variables: SRC=labs|solutions  LAB=NN  ARGS='...'  TEST_SRC=solutions|labs (now $(TEST_SRC))"
-	@echo "             DEBUG=1 (synchronising launch checks)"
+	@echo "             DEBUG=1 (synchronising launch checks and -g, built apart in debug/)  CPU=1|0"
 	@echo "             ARCH=$(ARCH)  NVCC=$(NVCC)"
 	@echo "  labs: $(LABS)"
 
@@ -239,7 +258,7 @@ test test-extended: export LAB_TEST_MAX_N := $(or $(LAB_TEST_MAX_N),$(CPU_TEST_M
 test test-extended: export CPU_SCHED_QUIET := 1
 else
 cpu-fixtures:
-	@$(MAKE) --no-print-directory CPU=1 BUILD=$(BUILD) cpu-fixtures
+	@$(MAKE) --no-print-directory CPU=1 DEBUG=0 BUILD=$(BUILD) cpu-fixtures
 endif
 
 # ---- slides and diagrams (owned by the handouts/slides work; see slides/README.md) ---------------
