@@ -143,7 +143,7 @@ run:
 	@test -n "$(LAB)" || { echo "make run: say which lab, e.g. make run LAB=03 (labs: $(LABS))"; exit 2; }
 	@test -n "$(LAB_DIR)" || { echo "make run: no lab matches LAB=$(LAB) (labs: $(LABS))"; exit 2; }
 	@$(MAKE) --no-print-directory $(BUILD)/$(SRC)/$(LAB_DIR)/scan
-	./$(BUILD)/$(SRC)/$(LAB_DIR)/scan $(ARGS)
+	$(if $(filter /%,$(BUILD)),,./)$(BUILD)/$(SRC)/$(LAB_DIR)/scan $(ARGS)
 
 grade:
 	$(PYTHON) grader/grade.py --src $(SRC) --work $(BUILD)/grader $(GRADE_ARGS)
