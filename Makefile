@@ -19,20 +19,38 @@ LABS   := $(sort $(notdir $(wildcard labs/[0-9][0-9]_*)))
 
 # CPU mode (CPU=1): the same .cu files compiled as host C++ against common/cpu/; kernels run as
 # fibers on the CPU, for correctness only (common/cpu/README.md). Chosen automatically for
-# `make test` and `make grade` when nvidia-smi finds no GPU; CPU=0 forces the GPU build. Objects
-# and binaries then live under $(BUILD)/cpu.
+# `make test`, `make grade`, `make run` and `make all` when nvidia-smi finds no GPU; CPU=0
+# forces the GPU build (to compile with nvcc on a machine without a GPU, say). Objects and
+# binaries then live under $(BUILD)/cpu.
+AUTO_CPU_GOALS := test grade run all
 ifeq ($(origin CPU),undefined)
   ifeq ($(GPU_CC),)
-    ifneq ($(filter test grade,$(MAKECMDGOALS)),)
+    ifneq ($(filter $(AUTO_CPU_GOALS),$(MAKECMDGOALS)),)
       CPU := 1
       export CPU
-      $(info make: no GPU found (nvidia-smi), so the kernels run in CPU mode: correctness only, no speed (CPU=1))
+      $(info make: no GPU found (nvidia-smi), so the kernels run in CPU mode: correctness only, no speed (CPU=1; CPU=0 builds for the GPU anyway))
     endif
   endif
 endif
 CPU_MODE := $(filter 1,$(CPU))
 ifneq ($(CPU_MODE),)
   override BUILD := $(BUILD)/cpu
+endif
+
+# make test-extended adds only n = 2^31 + 7 to the kernel tests: a GPU job (~35 GB of host
+# memory). Without a GPU it stops at once; CPU mode cannot run it in useful time.
+ifneq ($(filter test-extended,$(MAKECMDGOALS)),)
+  ifneq ($(CPU_MODE),)
+    $(error make test-extended: the extended suite (n = 2^31 + 7) is GPU only and CPU mode (CPU=1) cannot run it; make test CPU=1 runs everything else)
+  else ifeq ($(GPU_CC)$(origin CPU),undefined)
+    $(error make test-extended: the extended suite (n = 2^31 + 7) needs an NVIDIA GPU and nvidia-smi finds none; make test runs everything else (CPU=0 forces the GPU build))
+  endif
+endif
+
+# DEBUG=1: -DLAB_DEBUG_SYNC -g instead of -O3, built apart under $(BUILD)/debug so that the
+# objects of a normal build are never reused for it (nor the other way round).
+ifeq ($(DEBUG),1)
+  override BUILD := $(BUILD)/debug
 endif
 
 DEBUG_FLAGS := $(if $(filter 1,$(DEBUG)),-DLAB_DEBUG_SYNC -g,-O3)
@@ -100,17 +118,22 @@ help:
 	@echo "Parallel Scan Labs"
 	@echo ""
 	@echo "  make grade              build and grade every lab in labs/ (SRC=solutions: the references)"
-	@echo "  make test               the test suite (installs Criterion if it can)"
+	@echo "  make test TEST_SRC=labs the kernel tests on YOUR code in labs/ (LAB=03: lab 03 only, quick);"
+	@echo "                          untouched labs are skipped as \"not implemented yet\""
+	@echo "  make test               the repository's test suite: the reference solutions, the untouched"
+	@echo "                          skeletons, harness, grader (installs Criterion if it can)"
 	@echo "  make test-extended      GPU only: the kernel tests plus n = 2^31 + 7 (needs ~35 GB RAM)"
 	@echo "  make bench              GPU only: every reference against CUB and a memcpy (SRC=labs: yours)"
 	@echo "  make run LAB=03         build and run one lab; ARGS='--n 2^20+7 --variant 1' passes options"
-	@echo "  make run LAB=03 CPU=1   the same in CPU mode: no GPU needed, correctness only (also CPU=1 for test, grade)"
+	@echo "  make run LAB=03 CPU=1   the same in CPU mode: no GPU needed, correctness only"
+	@echo "                          (without a GPU, run, all, test and grade choose CPU mode themselves)"
 	@echo "  make all                build every lab binary of SRC (labs by default)"
 	@echo "  make slides             render slides/*.md to build/slides/ (HTML; PDF with Chromium; needs npm)"
 	@echo "  make diagrams           regenerate the SVG diagrams in slides/diagrams/ from the algorithms"
 	@echo "  make clean              remove build/"
 	@echo ""
-	@echo "  variables: SRC=labs|solutions  LAB=NN  ARGS='...'  DEBUG=1 (synchronising launch checks)"
+	@echo "  variables: SRC=labs|solutions  LAB=NN  ARGS='...'  TEST_SRC=solutions|labs (now $(TEST_SRC))"
+	@echo "             DEBUG=1 (synchronising launch checks and -g, built apart in debug/)  CPU=1|0"
 	@echo "             ARCH=$(ARCH)  NVCC=$(NVCC)"
 	@echo "  labs: $(LABS)"
 
@@ -120,7 +143,7 @@ run:
 	@test -n "$(LAB)" || { echo "make run: say which lab, e.g. make run LAB=03 (labs: $(LABS))"; exit 2; }
 	@test -n "$(LAB_DIR)" || { echo "make run: no lab matches LAB=$(LAB) (labs: $(LABS))"; exit 2; }
 	@$(MAKE) --no-print-directory $(BUILD)/$(SRC)/$(LAB_DIR)/scan
-	./$(BUILD)/$(SRC)/$(LAB_DIR)/scan $(ARGS)
+	$(if $(filter /%,$(BUILD)),,./)$(BUILD)/$(SRC)/$(LAB_DIR)/scan $(ARGS)
 
 grade:
 	$(PYTHON) grader/grade.py --src $(SRC) --work $(BUILD)/grader $(GRADE_ARGS)
@@ -175,21 +198,47 @@ $(BUILD)/tests/test_harness: $(BUILD)/tests/test_harness.o $(COMMON_OBJ)
 	$(NVCC) $(LDFLAGS) $^ -o $@ $(TEST_LIBS)
 
 # One kernel-test binary per lab: the generic matrix (test_lab.c) plus tests/lab_NN_*.c, linked
-# with the reference solution.
+# with the reference solution ($(BUILD)/tests/kernels_NN_name) or, for make test TEST_SRC=labs,
+# with the student's labs/NN_name/scan.cu ($(BUILD)/tests/labs/kernels_NN_name).
 .SECONDEXPANSION:
-$(BUILD)/tests/kernels_%: $(BUILD)/tests/test_lab.o $(TEST_SUPPORT) \
-    $$(addprefix $(BUILD)/,$$(addsuffix .o,$$(basename $$(wildcard tests/lab_$$(firstword $$(subst _, ,$$*))_*.c)))) \
-    $(BUILD)/solutions/%/scan.o $(COMMON_OBJ)
+KERNEL_TEST_OBJS = $(BUILD)/tests/test_lab.o $(TEST_SUPPORT) \
+    $(addprefix $(BUILD)/,$(addsuffix .o,$(basename $(wildcard tests/lab_$(firstword $(subst _, ,$(1)))_*.c))))
+$(BUILD)/tests/kernels_%: $$(call KERNEL_TEST_OBJS,$$*) $(BUILD)/solutions/%/scan.o $(COMMON_OBJ)
+	$(NVCC) $(LDFLAGS) $^ -o $@ $(TEST_LIBS)
+$(BUILD)/tests/labs/kernels_%: $$(call KERNEL_TEST_OBJS,$$*) $(BUILD)/labs/%/scan.o $(COMMON_OBJ)
+	@mkdir -p $(@D)
 	$(NVCC) $(LDFLAGS) $^ -o $@ $(TEST_LIBS)
 
-TEST_BINS := $(BUILD)/tests/test_check $(BUILD)/tests/test_harness $(LABS:%=$(BUILD)/tests/kernels_%)
+# TEST_SRC: the code the kernel tests run. solutions (the default) is the repository's own suite:
+# the reference solutions, plus the checks that labs/ holds untouched skeletons. labs tests the
+# student's code: make test TEST_SRC=labs (LAB=03: only lab 03's kernel tests, no Python suites).
+# An untouched lab then reports "not implemented yet" as a skip.
+TEST_SRC ?= solutions
+ifeq ($(filter labs solutions,$(TEST_SRC)),)
+  $(error TEST_SRC=$(TEST_SRC): say TEST_SRC=labs (your code) or TEST_SRC=solutions (the default))
+endif
+ifneq ($(filter test,$(MAKECMDGOALS)),)
+  ifneq ($(LAB),)
+    ifeq ($(LAB_DIR),)
+      $(error make test: no lab matches LAB=$(LAB) (labs: $(LABS)))
+    endif
+  endif
+endif
+TEST_LABS   = $(if $(LAB),$(LAB_DIR),$(LABS))
+KERNEL_BINS = $(TEST_LABS:%=$(BUILD)/tests/$(if $(filter labs,$(TEST_SRC)),labs/)kernels_%)
+TEST_BINS   = $(if $(LAB),,$(BUILD)/tests/test_check $(BUILD)/tests/test_harness) $(KERNEL_BINS)
 
-test: check-criterion $(TEST_BINS) $(LABS:%=$(BUILD)/labs/%/scan) $(LABS:%=$(BUILD)/solutions/%/scan) cpu-fixtures
-	LAB_BUILD_DIR=$(abspath $(BUILD)) $(PYTHON) tests/run_tests.py --build $(BUILD) $(TEST_BINS)
+# What the Python suites need besides: every lab binary of both trees and the CPU-mode fixtures.
+TEST_EXTRAS = $(if $(LAB),,$(LABS:%=$(BUILD)/labs/%/scan) $(LABS:%=$(BUILD)/solutions/%/scan) cpu-fixtures)
+
+test: check-criterion $(TEST_BINS) $(TEST_EXTRAS)
+	LAB_TEST_SRC=$(TEST_SRC) LAB_BUILD_DIR=$(abspath $(BUILD)) $(PYTHON) tests/run_tests.py --build $(BUILD) \
+	  --src $(TEST_SRC) $(if $(LAB),--no-python) $(TEST_BINS)
 
 # The extended suite: the kernel tests again with LAB_TEST_EXTENDED=1 (adds n = 2^31 + 7).
-test-extended: check-criterion $(LABS:%=$(BUILD)/tests/kernels_%)
-	LAB_TEST_EXTENDED=1 LAB_BUILD_DIR=$(abspath $(BUILD)) $(PYTHON) tests/run_tests.py --build $(BUILD) --no-python $(LABS:%=$(BUILD)/tests/kernels_%)
+test-extended: check-criterion $(KERNEL_BINS)
+	LAB_TEST_EXTENDED=1 LAB_TEST_SRC=$(TEST_SRC) LAB_BUILD_DIR=$(abspath $(BUILD)) $(PYTHON) tests/run_tests.py \
+	  --build $(BUILD) --src $(TEST_SRC) --no-python $(KERNEL_BINS)
 
 # CPU mode's own tests (tests/test_cpu_mode.py) run deliberately broken kernels,
 # tests/cpu_fixtures/*.cu, built as lab binaries in CPU mode: $(BUILD)/cpu/cpu_fixtures/NAME/scan
@@ -209,7 +258,7 @@ test test-extended: export LAB_TEST_MAX_N := $(or $(LAB_TEST_MAX_N),$(CPU_TEST_M
 test test-extended: export CPU_SCHED_QUIET := 1
 else
 cpu-fixtures:
-	@$(MAKE) --no-print-directory CPU=1 BUILD=$(BUILD) cpu-fixtures
+	@$(MAKE) --no-print-directory CPU=1 DEBUG=0 BUILD=$(BUILD) cpu-fixtures
 endif
 
 # ---- slides and diagrams (owned by the handouts/slides work; see slides/README.md) ---------------

@@ -98,6 +98,9 @@ int lab_find_variant(const lab_info *lab, const char *sel);
 
 /* ---- reports ---------------------------------------------------------- */
 
+/* Bytes of lab_report.message, the terminating NUL included. */
+#define LAB_MESSAGE_BYTES 4096
+
 /* Outcome of one run, as printed and as the grader reads it. */
 typedef enum {
     ST_OK,
@@ -126,7 +129,11 @@ typedef struct {
     uint64_t seed;
     lab_dist dist;
     lab_status status;
-    char message[256];    /* one line: what went wrong, or empty */
+    /* one line: what went wrong, or empty. Large enough for a CPU-mode CUDA error (the report
+     * of common/cpu/runtime.cpp, up to 2048 bytes, names kernel, block, thread, place and seed)
+     * inside the harness's "CUDA error <name> (<report>) in <call>"; a mismatch message (index,
+     * expected, got, n) is under 200 bytes. */
+    char message[LAB_MESSAGE_BYTES];
     int has_mismatch;
     long long mismatch_index; /* index into out (negative: front guard), guard word, or input */
     long long expected, got;

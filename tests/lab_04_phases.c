@@ -30,6 +30,7 @@ static void need_device(void)
     char why[200];
     if (!lab_have_device(why, sizeof(why)))
         cr_skip_test("%s", why);
+    lab_test_need_code(&LAB);
 }
 
 /* CPU model of the reduction tree on one tile s[0..T): at stride d = 1, 2, ..., T/2 the right

@@ -29,6 +29,7 @@ static void need_device(void)
     char why[200];
     if (!lab_have_device(why, sizeof(why)))
         cr_skip_test("%s", why);
+    lab_test_need_code(&LAB);
 }
 
 /* Device array of n ints followed by GUARD canary words; filled from h when h is not NULL. */
@@ -270,6 +271,7 @@ Test(phases07, scan_totals_recursive_reduce_first,
 
 Test(phases07, temp_bytes_levels, .description = "temp_bytes: 0 for one tile, grows with levels")
 {
+    lab_test_need_code(&LAB); /* host code only, but the student's temp_bytes is a hole too */
     const size_t T = lab07_tile();
     cr_expect_eq(lab07_temp_bytes(0), 0);
     cr_expect_eq(lab07_temp_bytes(T), 0, "one tile needs no totals");

@@ -43,6 +43,7 @@ static void need_device(void)
     char why[200];
     if (!lab_have_device(why, sizeof(why)))
         cr_skip_test("%s", why);
+    lab_test_need_code(&LAB);
 }
 
 TestSuite(lookback, .timeout = 300);

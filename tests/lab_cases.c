@@ -1,7 +1,10 @@
 /* lab_cases.c — edge sizes and the case runner for the kernel tests (see lab_cases.h). */
 #include "lab_cases.h"
 
+#include <criterion/criterion.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static int cmp_size(const void *a, const void *b)
 {
@@ -63,4 +66,66 @@ int lab_case_ok(const lab_info *lab, int vi, size_t n, lab_dist d, uint64_t seed
     o.reps = 0;
     o.force = 1;
     return lab_run(lab, vi, &o, r) == ST_OK;
+}
+
+int lab_test_student_mode(void)
+{
+    const char *env = getenv("LAB_TEST_SRC");
+    return env && strcmp(env, "labs") == 0;
+}
+
+/* The status of variant vi on a small case (n = 1000); r holds the report. */
+static lab_status probe(const lab_info *lab, int vi, lab_report *r)
+{
+    const size_t n = lab->max_n && lab->max_n < 1000 ? lab->max_n : 1000;
+    lab_case_ok(lab, vi, n, DIST_SMALL, lab_test_seed(), r);
+    return r->status;
+}
+
+int lab_variant_written(const lab_info *lab, int vi)
+{
+    lab_report r;
+    return probe(lab, vi, &r) != ST_NOT_IMPLEMENTED;
+}
+
+void lab_test_need_code(const lab_info *lab)
+{
+    if (!lab_test_student_mode())
+        return;
+    for (int v = 0; v < lab->n_variants; v++) {
+        lab_report r;
+        const lab_status st = probe(lab, v, &r);
+        if (st == ST_NO_DEVICE) /* cannot tell whether it is written: say why */
+            cr_skip_test("%s", r.message);
+        if (st != ST_NOT_IMPLEMENTED)
+            return;
+    }
+    cr_skip_test("%s: not implemented yet (labs/%s/scan.cu still returns LAB_NOT_IMPLEMENTED)",
+                 lab->id, lab->id);
+}
+
+int lab_expect_written(const lab_info *lab, int vi)
+{
+    if (lab_variant_written(lab, vi))
+        return 1;
+    cr_expect(0, "%s/%s: not implemented: this variant still returns LAB_NOT_IMPLEMENTED (write its "
+              "TODO(student) parts)", lab->id, lab->variants[vi].name);
+    return 0;
+}
+
+void lab_expect_race_caught(const lab_info *lab, const char *variant, size_t n, size_t bad,
+                            int runs)
+{
+    if (bad)
+        return;
+    if (lab_test_student_mode()) /* stderr, not cr_log_warn: a Criterion warning fails the run */
+        fprintf(stderr,
+                "[WARN] %s/%s n=%zu: built WITHOUT its barriers (tile_barrier<false>), your kernel "
+                "still gave the right answer in %d runs, so this test cannot check your barriers. If "
+                "you call __syncthreads() directly, call tile_barrier<SYNC>() instead, as the TODO "
+                "says. (A warning, not a failure.)\n",
+                lab->id, variant, n, runs);
+    else
+        cr_expect(0, "%s/%s n=%zu: the build WITHOUT barriers gave the right answer in %d runs, so "
+                  "these tests could not catch a missing barrier", lab->id, variant, n, runs);
 }

@@ -21,4 +21,29 @@ uint64_t lab_test_seed(void);
 /* Runs one case with reps = 0 and fills r; returns 1 when it is correct. */
 int lab_case_ok(const lab_info *lab, int vi, size_t n, lab_dist d, uint64_t seed, lab_report *r);
 
+/* Which code the kernel tests were linked with. make test links the reference solutions;
+ * make test TEST_SRC=labs links the student's labs/ and sets LAB_TEST_SRC=labs, which
+ * lab_test_student_mode() reports as 1. */
+int lab_test_student_mode(void);
+
+/* 1 when variant vi is written: a small case (n = 1000) reports anything but not_implemented. */
+int lab_variant_written(const lab_info *lab, int vi);
+
+/* For the student's code only: skips the calling test, naming the lab, when no variant is
+ * written yet (an untouched skeleton). With the reference solutions it does nothing, so a
+ * solution that reports not_implemented fails like any other wrong answer. Call it first. */
+void lab_test_need_code(const lab_info *lab);
+
+/* 1 when variant vi is written; otherwise one failed expectation naming the variant ("not
+ * implemented"), and 0 so that the caller skips that variant's cases. */
+int lab_expect_written(const lab_info *lab, int vi);
+
+/* The negative control of the barrier tests: bad, the wrong values counted in `runs` runs of
+ * the build without barriers, must not be 0. With the reference that is a failure (the tests
+ * could not catch a missing barrier); with the student's code it is only a warning, since it
+ * says how the barriers are written (__syncthreads() called directly instead of
+ * tile_barrier<SYNC>()), not that the scan is wrong. */
+void lab_expect_race_caught(const lab_info *lab, const char *variant, size_t n, size_t bad,
+                            int runs);
+
 #endif /* SCAN_LAB_CASES_H */

@@ -2,9 +2,12 @@
 """Runs the whole test suite and prints one summary: Criterion binaries (their TAP reports are
 counted), then the Python unittest suites in tests/ and grader/tests/.
 
-Usage: run_tests.py --build DIR BINARY...       (make test calls it)
+Usage: run_tests.py --build DIR [--src solutions|labs] [--no-python] BINARY...  (make test calls it)
+--src says which code the kernel-test binaries were linked with (make test TEST_SRC=labs: the
+student's labs/); with labs, one line per lab says whether it passed, failed or is not written yet.
 Exit code: 0 when nothing failed, 1 otherwise.
-The last line is "summary: N passed, N failed, N skipped"; skip reasons are listed above it.
+The last line is "summary: N passed, N failed, N skipped"; above it, the skip reasons and, for
+each failed test, its name and its first messages.
 """
 import argparse
 import collections
@@ -17,24 +20,45 @@ import unittest
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def run_criterion(binary, build):
-    """Runs one Criterion binary; returns (passed, failed, skipped, skip reasons)."""
+MESSAGES_PER_FAILURE = 3
+
+
+def suite_name(binary):
+    """The row name of a Criterion binary: its file name, with the tree for the student's
+    kernel tests (build/tests/labs/kernels_03_kogge_stone: "labs: kernels_03_kogge_stone")."""
     name = os.path.basename(binary)
-    tap = os.path.join(build, "tests", name + ".tap")
+    parent = os.path.basename(os.path.dirname(os.path.abspath(binary)))
+    return f"labs: {name}" if parent == "labs" else name
+
+
+def run_criterion(binary, build):
+    """Runs one Criterion binary; returns (passed, failed, skipped, skip reasons, failures), with
+    failures a list of (test name, [first messages])."""
+    name = suite_name(binary)
+    tap = os.path.abspath(binary) + ".tap"
     if os.path.exists(tap):
         os.remove(tap)
     print(f"==> {name}", file=sys.stderr, flush=True)
     proc = subprocess.run([binary, "--short-filename", f"--tap={tap}"], cwd=ROOT)
     passed = failed = skipped = 0
     reasons = []
+    failures = []
     if os.path.exists(tap):
         with open(tap, encoding="utf-8", errors="replace") as f:
             for line in f:
                 m = re.match(r"(not ok|ok) - (\S+)(.*)", line)
                 if not m:
+                    # Criterion's YAML block under a failed test: "      Assertion failed: <msg>",
+                    # the latest failure first
+                    msg = re.match(r"\s+Assertion failed: (.*)", line)
+                    if msg and failures:
+                        failures[-1][1].insert(0, msg.group(1).strip())
                     continue
                 if m.group(1) == "not ok":
                     failed += 1
+                    crash = re.search(r"unexpected signal after (\S+?)(\[|$)", m.group(3))
+                    failures.append((f"{name}: {m.group(2)}",
+                                     [f"crashed (a signal) after {crash.group(1)}"] if crash else []))
                 elif "# SKIP" in m.group(3):
                     skipped += 1
                     reasons.append(m.group(3).split("# SKIP", 1)[1].strip())
@@ -43,7 +67,9 @@ def run_criterion(binary, build):
     if proc.returncode != 0 and failed == 0:
         failed = 1  # the binary itself failed (crashed before reporting, say)
         print(f"{name}: exited with status {proc.returncode} without a failing test", file=sys.stderr)
-    return passed, failed, skipped, reasons
+        failures.append((name, [f"exited with status {proc.returncode} without a failing test"]))
+    failures = [(test, messages[:MESSAGES_PER_FAILURE]) for test, messages in failures]
+    return passed, failed, skipped, reasons, failures
 
 
 def run_unittests():
@@ -55,44 +81,85 @@ def run_unittests():
         if os.path.isdir(path) and any(f.startswith("test_") and f.endswith(".py") for f in os.listdir(path)):
             suite.addTests(loader.discover(path, pattern="test_*.py", top_level_dir=path))
     if suite.countTestCases() == 0:
-        return 0, 0, 0, []
+        return 0, 0, 0, [], []
     print("==> python unittest", file=sys.stderr, flush=True)
     result = unittest.TextTestRunner(stream=sys.stderr, verbosity=1).run(suite)
     failed = len(result.failures) + len(result.errors) + len(result.unexpectedSuccesses)
     skipped = len(result.skipped)
     passed = result.testsRun - failed - skipped
-    return passed, failed, skipped, [reason for _, reason in result.skipped]
+    failures = []
+    for test, trace in result.failures + result.errors:
+        last = [ln for ln in trace.strip().splitlines() if ln.strip()][-1:]
+        failures.append((f"python: {test.id()}", last))
+    failures += [(f"python: {test.id()}", ["unexpected success"]) for test in result.unexpectedSuccesses]
+    return passed, failed, skipped, [reason for _, reason in result.skipped], failures
+
+
+def lab_verdicts(rows):
+    """For the student's kernel tests: one line per lab, from (name, passed, failed, skipped,
+    reasons) rows of build/tests/labs/kernels_* binaries."""
+    lines = []
+    for name, p, f, s, reasons in rows:
+        lab = name.split("kernels_", 1)[1]
+        if f:
+            verdict = f"FAILED ({f} of {p + f} tests; their first messages are under 'failed:')"
+        elif any("not implemented yet" in r for r in reasons):
+            verdict = "not implemented yet (skipped: its scan.cu still returns LAB_NOT_IMPLEMENTED)"
+        elif any(r.startswith("no CUDA device") for r in reasons):
+            verdict = "NOT RUN: no CUDA device (CPU=1 runs the tests in CPU mode)"
+        else:
+            verdict = f"passed ({p} test{'s' if p != 1 else ''}" + (f", {s} skipped)" if s else ")")
+        lines.append(f"  labs/{lab:24} {verdict}")
+    return lines
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--build", default="build")
+    ap.add_argument("--src", default="solutions", choices=["solutions", "labs"],
+                    help="the code the kernel tests are linked with (default: solutions)")
     ap.add_argument("--no-python", action="store_true", help="skip the Python unittest suites")
     ap.add_argument("binaries", nargs="*")
     args = ap.parse_args()
 
+    if args.src == "labs":
+        print("==> testing YOUR code in labs/ (TEST_SRC=labs); labs not written yet are skipped",
+              file=sys.stderr, flush=True)
     totals = [0, 0, 0]
     reasons = collections.Counter()
-    rows = []
+    rows, student_rows, failures = [], [], []
     for b in args.binaries:
-        p, f, s, r = run_criterion(b, args.build)
-        rows.append((os.path.basename(b), p, f, s))
+        p, f, s, r, fl = run_criterion(b, args.build)
+        rows.append((suite_name(b), p, f, s))
+        if suite_name(b).startswith("labs: "):
+            student_rows.append((suite_name(b), p, f, s, r))
         reasons.update(r)
+        failures += fl
         totals = [totals[0] + p, totals[1] + f, totals[2] + s]
-    p, f, s, r = (0, 0, 0, []) if args.no_python else run_unittests()
     if not args.no_python:
+        p, f, s, r, fl = run_unittests()
         rows.append(("python unittest", p, f, s))
-    reasons.update(r)
-    totals = [totals[0] + p, totals[1] + f, totals[2] + s]
+        reasons.update(r)
+        failures += fl
+        totals = [totals[0] + p, totals[1] + f, totals[2] + s]
 
     print("")
-    print(f"{'suite':34} {'passed':>7} {'failed':>7} {'skipped':>8}")
+    print(f"{'suite':40} {'passed':>7} {'failed':>7} {'skipped':>8}")
     for name, p, f, s in rows:
-        print(f"{name:34} {p:7d} {f:7d} {s:8d}")
+        print(f"{name:40} {p:7d} {f:7d} {s:8d}")
     if reasons:
         print("skipped, by reason:")
         for reason, count in reasons.most_common():
             print(f"  {count:4d} x {reason}")
+    if failures:
+        print("failed:")
+        for name, messages in failures:
+            print(f"  {name}")
+            for m in messages:
+                print(f"      {m}")
+    if student_rows:
+        print("your labs (TEST_SRC=labs):")
+        print("\n".join(lab_verdicts(student_rows)))
     print(f"summary: {totals[0]} passed, {totals[1]} failed, {totals[2]} skipped")
     return 1 if totals[1] else 0
 

@@ -1,7 +1,9 @@
 """CPU mode (common/cpu/): the launch rewriter, and deliberately broken kernels that CPU mode must
 catch — a missing barrier (a wrong result for some CPU_SCHED_SEED, the same for the same seed), a
 write past n, a global write off the end of a buffer, a shared-memory index out of bounds, a
-divergent barrier, an early return before a barrier, a shuffle naming lanes that returned, a\nblock waiting for a later block (the watchdog).
+divergent barrier, an early return before a barrier, a shuffle naming lanes that returned, a
+block waiting for a later block (the watchdog); and that the result line keeps CPU mode's whole
+report.
 
 The fixtures are tests/cpu_fixtures/*.cu, built by `make test` as CPU-mode lab binaries under
 LAB_BUILD_DIR/cpu_fixtures (CPU mode) or LAB_BUILD_DIR/cpu/cpu_fixtures (a GPU build). Every run
@@ -118,6 +120,22 @@ class Barriers(unittest.TestCase):
         self.assertEqual(rc, EXIT_CUDA_ERROR, f"{rep} {err}")
         self.assertIn("block (31,0,0)", err)
         self.assertIn("threads 0..7 wait, threads 8..31 have returned", err)
+
+
+class ResultLine(unittest.TestCase):
+    """The result line, and the JSON the grader reads, carry CPU mode's report whole: these
+    reports run past 256 bytes, the size lab_report.message once had, and lost their end (the
+    place and the seed) there."""
+
+    def test_long_reports_are_not_cut(self):
+        for name in ("divergent_barrier", "early_return", "warp_exited_lane"):
+            with self.subTest(fixture=name):
+                rc, rep, err = run(name, 1000)
+                self.assertEqual(rc, EXIT_CUDA_ERROR, f"{rep} {err}")
+                report = next((ln for ln in err.splitlines() if ln.startswith("CPU mode:")), None)
+                self.assertIsNotNone(report, err)
+                self.assertIn("CPU_SCHED_SEED=1)", report)
+                self.assertIn(report, rep["message"])
 
 
 class Watchdog(unittest.TestCase):

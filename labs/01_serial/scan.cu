@@ -5,7 +5,7 @@
  * Sums wrap modulo 2^32, as int32 additions do on the GPU (the loop adds as unsigned so C's
  * rule against signed overflow never applies).
  *
- * Run: make run LAB=01      Test: make test      Grade: make grade
+ * Run: make run LAB=01      Test: make test TEST_SRC=labs LAB=01      Grade: make grade
  */
 #include "lab.h"
 

@@ -30,7 +30,7 @@
  * 36 % at best.)
  * Override it to experiment: nvcc ... -DBK_THREADS=256.
  *
- * Run: make run LAB=04      Test: make test      Grade: make grade
+ * Run: make run LAB=04      Test: make test TEST_SRC=labs LAB=04      Grade: make grade
  */
 #include "lab.h"
 #include "cuda_check.h"

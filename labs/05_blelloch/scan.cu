@@ -22,7 +22,7 @@
  * threads work, and small blocks let more blocks share a multiprocessor to hide it.
  * Override it to experiment: nvcc ... -DBL_THREADS=256.
  *
- * Run: make run LAB=05      Test: make test      Grade: make grade
+ * Run: make run LAB=05      Test: make test TEST_SRC=labs LAB=05      Grade: make grade
  */
 #include "lab.h"
 #include "cuda_check.h"

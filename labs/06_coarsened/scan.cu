@@ -10,7 +10,7 @@
  * only then does each thread pick up its own run from shared memory.
  * Work ~ 2n adds (plus BLOCK log2 BLOCK for phase 2), 3 barriers; tile = BLOCK x C = 2048.
  *
- * Run: make run LAB=06      Test: make test      Grade: make grade
+ * Run: make run LAB=06      Test: make test TEST_SRC=labs LAB=06      Grade: make grade
  */
 #include "lab.h"
 #include "cuda_check.h"

@@ -10,7 +10,7 @@
  * once per call by hier_temp_bytes(n) and handed in by the caller: nothing is allocated here.
  * Tile = BLOCK x ITEMS = 4096: two levels of totals reach past n = 2^31, three past 2^36.
  *
- * Run: make run LAB=07      Test: make test      Grade: make grade
+ * Run: make run LAB=07      Test: make test TEST_SRC=labs LAB=07      Grade: make grade
  */
 #include "lab.h"
 #include "cuda_check.h"

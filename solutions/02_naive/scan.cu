@@ -2,11 +2,12 @@
  *
  * What changes from 01: all n outputs are computed at once, each by its own thread, with no
  * cooperation at all: thread i reads in[0..i] from global memory and adds it up. The answer is
- * right and the parallelism is perfect, but the work is n(n+1)/2 additions and as many loads
- * (O(n^2)), against n - 1 for the serial loop. Doubling n quadruples the time; that is why
- * max_n is small. The labs that follow keep the parallelism and cut the work back to O(n).
+ * right and the parallelism is perfect, but the work is O(n^2): thread i does i additions, so
+ * n(n-1)/2 additions in all, and reads i + 1 values, n(n+1)/2 loads in all, against n - 1
+ * additions for the serial loop. Doubling n quadruples the time; that is why max_n is small. The
+ * labs that follow keep the parallelism and cut the work back to O(n).
  *
- * Run: make run LAB=02      Test: make test      Grade: make grade
+ * Run: make run LAB=02      Test: make test TEST_SRC=labs LAB=02      Grade: make grade
  */
 #include "lab.h"
 #include "cuda_check.h"

@@ -24,7 +24,7 @@
  *   every element; 512 and 1024 measured the same within 1 %.
  * Override them to experiment: nvcc ... -DKS_THREADS=128 -DKS_ITEMS=4.
  *
- * Run: make run LAB=03      Test: make test      Grade: make grade
+ * Run: make run LAB=03      Test: make test TEST_SRC=labs LAB=03      Grade: make grade
  */
 #include "lab.h"
 #include "cuda_check.h"

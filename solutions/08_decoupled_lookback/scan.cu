@@ -16,7 +16,7 @@
  * tile. Zero-filled once; each call leaves word 0 ready for the next call (ticket 0, epoch + 1),
  * so stale descriptors from the last call are recognised by their epoch and no reset pass runs.
  *
- * Run: make run LAB=08      Test: make test      Grade: make grade
+ * Run: make run LAB=08      Test: make test TEST_SRC=labs LAB=08      Grade: make grade
  */
 #include "lab.h"
 #include "cuda_check.h"
@@ -315,8 +315,10 @@ __device__ __forceinline__ void scan_tile(const int *__restrict__ in, int *__res
     }
 }
 
-/* Each block scans tiles until the tickets run out. Thread 0 takes the block's next ticket as soon
- * as the current tile is known, so the atomic's round trip overlaps the tile's loads. */
+/* By default (LB_PERSISTENT 0) one block per tile: thread 0 takes the block's one ticket, which
+ * names its tile, and the block scans that tile and ends; the ticket, not blockIdx, decides which
+ * tile a block gets. Built with LB_PERSISTENT=1, the grid is only as large as fits on the GPU and
+ * each block loops, taking its next ticket (when: LB_PREFETCH), until the tickets run out. */
 template <bool ALIGNED>
 __global__ void LB_LAUNCH_BOUNDS
 lookback_scan_kernel(const int *__restrict__ in, int *__restrict__ out, size_t n,
