@@ -157,8 +157,8 @@ def assemble(grader, lab_results, seed, t0, student=None, fp=None):
            "points": round(sum(r["points"] for r in graded), 2),
            "max_points": round(sum(r["max_points"] for r in graded), 2),
            "elapsed_s": round(time.monotonic() - t0, 1), "timings": dict(grader.timings), "labs": graded}
-    if grader.mode == "cpu":
-        res["message"] = "speed not graded: no GPU (CPU mode grades correctness only)"
+    notes = ["speed not graded: no GPU (CPU mode grades correctness only)"] if grader.mode == "cpu" else []
+    res["message"] = "; ".join(notes + list(getattr(grader, "notes", [])))
     if student is not None:
         res["student"] = student
     if fp is not None:

@@ -65,6 +65,20 @@ class Processes(unittest.TestCase):
         self.assertFalse(r.timed_out)
         self.assertIn('"ok"', r.stdout)
 
+    def test_report_channel(self):
+        script = os.path.join(self.tmp, "rep.sh")
+        with open(script, "w") as f:
+            # the report on the fd named after --report-fd; a grandchild keeps the pipe open
+            f.write('#!/bin/sh\nfd="$2"\n(sleep 100) &\necho \'{"status": "ok"}\' >&"$fd"\n'
+                    'echo \'{"status": "forged"}\'\nexit 0\n')
+        os.chmod(script, 0o755)
+        t0 = time.monotonic()
+        r = proc.run([script], 30, report=True)
+        self.assertLess(time.monotonic() - t0, 10)
+        self.assertEqual(r.report, '{"status": "ok"}\n')
+        self.assertIn("forged", r.stdout)
+        self.assertIsNone(proc.run([script, "--report-fd", "1"], 30).report)
+
     def test_signal_is_named(self):
         lab = fakes.fake_lab(self.tmp, "segv", status="segv")
         kind, msg, _ = ev.run_case(lab, 5, "small", 1, 30)
@@ -176,6 +190,77 @@ class Pipeline(unittest.TestCase):
         self.assertIn(f"--seed {f['seed']}", f["reproduce"])
         self.assertEqual(r["speed"]["status"], "not graded")
         self.assertAlmostEqual(r["points"], round(60 * (c["total"] - 1) / c["total"] + 10, 2))
+
+    def test_report_comes_on_the_channel_and_cases_run_once(self):
+        log = os.path.join(self.tmp, "runs.log")
+        self.grade({"ms": 1.0, "log": log})
+        with open(log) as f:
+            runs = [json.loads(x) for x in f]
+        # every run has a channel, except the 4 under the sanitizer, whose report is not read
+        self.assertEqual(sum(1 for x in runs if x["report_fd"] < 0), 4)
+        self.assertTrue(all(x["report_fd"] > 2 for x in runs if x["report_fd"] >= 0))
+        # correctness cases pass --reps 0: one run of the scan, no warm-up, no timing loop
+        self.assertGreater(sum(1 for x in runs if x["reps"] == 0), 25)
+
+    def test_forged_result_on_stdout_then_exit_0(self):
+        r = self.grade({"status": "forge_stdout"})
+        c = r["correctness"]
+        self.assertEqual(c["passed"], 0)
+        self.assertIn("exit code 0 without a result", c["failures"][0]["message"])
+        self.assertIn("result-like line on stdout", c["failures"][0]["message"])
+        self.assertEqual(r["speed"]["status"], "not graded")
+        self.assertLessEqual(r["points"], 10)
+
+    def test_exit_from_lab_code_is_tampering(self):
+        r = self.grade({"status": "tamper"})
+        kinds = {f["kind"] for f in r["correctness"]["failures"]}
+        self.assertEqual(kinds, {"tampered"})
+        self.assertEqual(r["correctness"]["passed"], 0)
+
+    def test_report_for_another_case_is_refused(self):
+        for status, text in (("wrong_echo", "but the grader ran seed="),
+                             ("two_reports", "more than the harness's one report")):
+            r = self.grade({"status": status})
+            self.assertEqual(r["correctness"]["passed"], 0, status)
+            self.assertIn(text, r["correctness"]["failures"][0]["message"])
+
+    def test_timed_report_without_ms_is_a_clear_error(self):
+        # correct at every case, but the timed runs report no time: never a TypeError
+        r = self.grade({"by_n": {str(1 << 20): "no_ms", str(1 << 16): "no_ms"}})
+        self.assertEqual(r["speed"]["status"], "failed")
+        self.assertIn("has no time", r["speed"]["note"])
+        self.assertEqual(r["speed"]["points"], 0)
+
+    def test_reference_without_ms_is_an_infrastructure_error(self):
+        from gradelib.build import InfraError
+        with self.assertRaises(InfraError) as cm:
+            self.grade({"ms": 1.0}, {"status": "no_ms"})
+        self.assertIn("has no time", str(cm.exception))
+
+    def test_lab_binaries_run_in_a_fresh_temporary_folder(self):
+        log = os.path.join(self.tmp, "cwd.log")
+        self.grade({"ms": 1.0, "cwd_log": log})
+        with open(log) as f:
+            cwds = f.read().split()
+        self.assertGreater(len(cwds), 25)
+        self.assertEqual(len(set(cwds)), len(cwds))  # a new folder for every run
+        for d in cwds:
+            self.assertNotEqual(os.path.realpath(d), os.path.realpath(os.getcwd()))
+            self.assertFalse(os.path.exists(d))  # removed after the run
+
+    def test_a_changed_reference_binary_is_noticed(self):
+        from gradelib.build import InfraError
+        listing = fakes.list_text("02_fake", "whole", bench_n=1 << 20)
+        ref = fakes.fake_lab(self.tmp, "ref", list=listing, ms=1.0)
+        # the student's run appends to the reference binary (it runs as the same user)
+        stud = fakes.fake_lab(self.tmp, "student", list=listing, ms=1.0, cwd_log=ref)
+        g = self.grader(ref)
+        from gradelib.grading import _file_hash
+        g.ref_hashes = {lab: _file_hash(b) for lab, (b, _) in g.refs.items()}
+        with self.assertRaises(InfraError) as cm:
+            g.evaluate(self.built("02_fake", stud))
+        self.assertIn("the reference binary of 02_fake", str(cm.exception))
+        self.assertIn("changed after it was built", str(cm.exception))
 
     def test_not_implemented_scores_zero(self):
         r = self.grade({"status": "not_implemented"})
