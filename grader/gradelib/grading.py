@@ -11,6 +11,7 @@ import shutil
 import threading
 import time
 
+from . import batch as batchmod
 from . import build as buildmod
 from . import evaluate as ev
 from . import proc
@@ -29,8 +30,11 @@ def course_labs(root):
 
 def select_labs(all_labs, wanted):
     """Filters lab ids by a list like ['03', '05_blelloch']; raises ValueError on an unknown one."""
-    if not wanted:
+    if wanted is None:
         return list(all_labs)
+    if not wanted or any(not w.strip() for w in wanted):
+        raise ValueError(f"--labs needs lab names such as 03 or 03_kogge_stone, not an empty one "
+                         f"(labs: {', '.join(all_labs)})")
     out = []
     for w in wanted:
         hits = [lab for lab in all_labs if lab == w or lab[:2] == w or lab.startswith(w)]
@@ -219,8 +223,7 @@ class Grader:
         """CPU part: builds and statically checks every lab of a submission. Returns
         {lab: result dict} with build/static filled, and the binaries in result['_binary']."""
         results = {}
-        tag = "".join(c if c.isalnum() or c in "-_." else "_" for c in name) or "submission"
-        base = os.path.join(self.work, "submissions", tag)
+        base = os.path.join(self.work, "submissions", batchmod.work_tag(name))
 
         def one(lab):
             settings = self.config.lab(lab)
@@ -468,7 +471,12 @@ class Grader:
                     c["failures"].append({"n": n, "dist": dist, "seed": seed, "kind": kind,
                                           "message": msg, "reproduce": ev.reproduce_cmd(lab, n, dist, seed, self.mode)})
             if res["_stop"] == "timeout":
-                c["note"] = "the remaining cases were not run after a timeout"
+                hung = next(f for f in c["failures"] if f["kind"] == "timeout")
+                limit = self.config.lab(lab)["timeouts"]["case_s"]
+                not_run = c["total"] - len(cases)
+                c["note"] = (f"hangs: the case n={hung['n']} dist={hung['dist']} timed out after {limit:g} s "
+                             f"(the per-case limit)" +
+                             (f"; the lab's other {not_run} cases were not run" if not_run else ""))
                 if s["status"] == "not run" and not res["_checks"]:
                     s.update(status="failed", note="not run: the code hangs (a correctness case timed out)")
             checks = sorted(res["_checks"], key=lambda x: (x[0], x[1]))
@@ -598,8 +606,11 @@ class Grader:
         res["points"] = round_points(c["points"] + s["points"] + sp["points"])
         parts = []
         if c["passed"] < c["total"]:
-            first = c["failures"][0]["message"] if c["failures"] else ""
-            parts.append(f"{c['total'] - c['passed']} of {c['total']} cases failed: {first}")
+            if c.get("note", "").startswith("hangs:"):
+                parts.append(f"{c['note']} ({c['passed']} of {c['total']} cases passed)")
+            else:
+                first = c["failures"][0]["message"] if c["failures"] else ""
+                parts.append(f"{c['total'] - c['passed']} of {c['total']} cases failed: {first}")
         if s["status"] == "failed":
             parts.append("sanitizer: " + s["note"])
         if sp["status"] in ("graded", "failed") and sp["points"] < sp["max"]:

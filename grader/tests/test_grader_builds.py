@@ -6,6 +6,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import unittest
 
 import fakes
@@ -74,6 +75,33 @@ class ReportChannel(unittest.TestCase):
         self.assertIsNone(rep)
         # n = 0 returns before the cheat: a legitimate pass, exit code 0 and the harness's report
         self.assertEqual(ev.run_case(self.forged.binary, 0, "small", 1, 60)[0], "ok")
+
+
+class StaticFailureIsNeverRun(unittest.TestCase):
+    def test_a_lab_that_fails_a_static_check_is_not_run(self):
+        """The code below would leave a marker file from a constructor, which runs before main
+        (and so before --list): fopen fails the static check, and the binary must never run."""
+        if not have_cpu_mode():
+            self.skipTest("make, a C++ compiler or CPU mode is missing")
+        from gradelib.grading import Grader
+        with tempfile.TemporaryDirectory() as tmp:
+            marker = os.path.join(tmp, "ran")
+            with open(os.path.join(ROOT, "solutions", "02_naive", "scan.cu")) as f:
+                src = f.read()
+            src = ("#include <stdio.h>\n__attribute__((constructor)) static void touch(void)\n"
+                   "{\n    FILE *f = fopen(\"%s\", \"w\");\n    if (f)\n        fputs(\"x\", f);\n}\n" % marker) + src
+            os.makedirs(os.path.join(tmp, "02_naive"))
+            path = os.path.join(tmp, "02_naive", "scan.cu")
+            with open(path, "w") as f:
+                f.write(src)
+            cfg = config.load(os.path.join(fakes.GRADER, "config.json"))
+            g = Grader(ROOT, cfg, WORK, mode="cpu", labs=["02_naive"], jobs=1)
+            g.builder.prepare()
+            res = g.build_submission("constructor", {"02_naive": path})["02_naive"]
+            self.assertEqual(res["status"], "static check failed", res["summary"])
+            self.assertIn("calls fopen", res["summary"])
+            self.assertNotIn("_binary", res)
+            self.assertFalse(os.path.exists(marker), "the binary of a static-check failure was run")
 
 
 class CpuModeWithoutNvcc(unittest.TestCase):

@@ -347,11 +347,19 @@ class Formats(unittest.TestCase):
         self.assertIn("not implemented", by["04_brent_kung: correctness"]["output"])
         self.assertEqual(doc["leaderboard"], [{"name": "03_kogge_stone GB/s", "value": 2500.0, "order": "desc"}])
 
-    def test_gradescope_infrastructure_error_has_no_score(self):
-        doc = json.loads(reports.gradescope({"status": "infrastructure error", "message": "no GPU"}))
-        self.assertNotIn("score", doc)
-        self.assertEqual(doc["tests"], [])
-        self.assertIn("not your score", doc["output"])
+    def test_gradescope_when_the_grader_failed(self):
+        for status in ("infrastructure error", "grader error"):
+            doc = json.loads(reports.gradescope({"status": status, "message": "no GPU"}))
+            self.assertEqual(doc["score"], 0)
+            self.assertEqual(doc["tests"], [])
+            self.assertEqual(doc["visibility"], "visible")
+            self.assertIn("The grader failed to run (no GPU)", doc["output"])
+            self.assertIn("not a judgement of your code", doc["output"])
+            self.assertIn("Ask your instructor to regrade", doc["output"])
+            self.assertNotIn("has been told", doc["output"])
+            self.assertIn("not graded", reports.table({"status": status, "message": "x"}))
+            self.assertEqual(ET.fromstring(reports.junit({"status": status, "message": "x"}))
+                             .find("testsuite").get("errors"), "1")
 
     def test_junit(self):
         root = ET.fromstring(reports.junit(sample_result()))
