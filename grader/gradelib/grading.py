@@ -273,7 +273,7 @@ class Grader:
             nb = None
             if self.symbol_builder is not None and objects:
                 nvcc_dir = os.path.join(out_dir, "nvcc")
-                nb = self.symbol_builder.build(src, nvcc_dir, shown)
+                nb = self.symbol_builder.build(src, nvcc_dir, shown, reuse=True)
                 res["build"]["seconds"] = round(b.seconds + nb.seconds, 2)
                 if os.path.exists(os.path.join(nvcc_dir, "scan.o")):
                     objects.append((os.path.join(nvcc_dir, "scan.o"), True))

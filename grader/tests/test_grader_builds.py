@@ -77,6 +77,29 @@ class ReportChannel(unittest.TestCase):
         self.assertEqual(ev.run_case(self.forged.binary, 0, "small", 1, 60)[0], "ok")
 
 
+class ReusedBuilds(unittest.TestCase):
+    def test_reuse_only_an_unchanged_build(self):
+        if not have_cpu_mode():
+            self.skipTest("make, a C++ compiler or CPU mode is missing")
+        b = build.Builder(ROOT, os.path.join(WORK, "build"), "cpu", timeout=300)
+        b.prepare()
+        with tempfile.TemporaryDirectory() as tmp:
+            src = os.path.join(tmp, "scan.cu")
+            shutil.copyfile(os.path.join(ROOT, "solutions", "01_serial", "scan.cu"), src)
+            out = os.path.join(tmp, "out")
+            first = b.build(src, out, reuse=True)
+            self.assertTrue(first.ok, first.message)
+            self.assertGreater(first.seconds, 0)
+            self.assertEqual(b.build(src, out, reuse=True).seconds, 0)  # kept
+            with open(first.obj, "ab") as f:  # an object changed since: built again
+                f.write(b"x")
+            self.assertGreater(b.build(src, out, reuse=True).seconds, 0)
+            with open(src, "a") as f:  # another source: built again
+                f.write("\n")
+            self.assertGreater(b.build(src, out, reuse=True).seconds, 0)
+            self.assertGreater(b.build(src, out).seconds, 0)  # without reuse: always built
+
+
 class StaticFailureIsNeverRun(unittest.TestCase):
     def test_a_lab_that_fails_a_static_check_is_not_run(self):
         """The code below would leave a marker file from a constructor, which runs before main
