@@ -356,7 +356,8 @@ void lab_print_usage(FILE *f, const char *prog)
             "\n"
             "exit codes: 0 correct, 1 wrong (or wrote outside the output / changed the input),\n"
             "  2 usage error, 3 not implemented, 4 CUDA error, 5 no CUDA device,\n"
-            "  6 out of memory, 7 n over the lab's limit\n",
+            "  6 out of memory, 7 n over the lab's limit, 8 the process ended before the\n"
+            "  harness reported (the lab's code called exit())\n",
             prog, LAB_DEFAULT_SEED, LAB_DEFAULT_REPS, LAB_DEFAULT_WARMUP);
 }
 

@@ -99,6 +99,8 @@ enum {
     LAB_EXIT_NO_DEVICE = 5,       /* no usable CUDA device */
     LAB_EXIT_NO_MEMORY = 6,       /* n does not fit in device or host memory */
     LAB_EXIT_TOO_LARGE = 7,       /* n is over the lab's max_n (pass --force to run anyway) */
+    LAB_EXIT_TAMPERED = 8,        /* the process ended before the harness reported (the lab's
+                                     code called exit(), say): the harness's atexit check */
 };
 
 #ifdef __cplusplus

@@ -19,12 +19,16 @@ Data (the table, or --format json|gradescope|junit) goes to stdout or --out; pro
 Exit codes:
   0  graded (whatever the score)
   1  the grader itself failed (a bug: please report it)
-  2  usage error (bad option, unknown lab, bad config file)
+  2  usage error (bad option, unknown lab in --labs or in the config, bad config file)
   3  infrastructure error: no nvcc, no GPU (without CPU mode), the harness or a reference
-     solution does not build or run. Never reported as a score.
+     solution does not build or run. Not a grade: Gradescope output scores it 0 and says the
+     grader failed to run (not a judgement of the code; ask for a regrade).
+  4  batch: two submissions would write the same result file (alice/ and alice.zip)
 """
 import argparse
 import concurrent.futures as cf
+import hashlib
+import json
 import os
 import sys
 import time
@@ -38,7 +42,7 @@ from gradelib import batch, config as configmod, reports  # noqa: E402
 from gradelib.build import InfraError, NoGpu  # noqa: E402
 from gradelib.grading import Grader, course_labs, lab_result_template, select_labs  # noqa: E402
 
-EXIT_GRADED, EXIT_INTERNAL, EXIT_USAGE, EXIT_INFRA = 0, 1, 2, 3
+EXIT_GRADED, EXIT_INTERNAL, EXIT_USAGE, EXIT_INFRA, EXIT_NAME_CLASH = 0, 1, 2, 3, 4
 
 
 T0 = time.monotonic()
@@ -118,7 +122,8 @@ def emit(text, out):
 def infra_result(args, seed, message, config):
     return {"grader": "grader/grade.py", "course": config.course if config else "", "mode": "cpu" if args.cpu else "gpu",
             "device": None, "seed": seed, "status": "infrastructure error", "message": message,
-            "points": None, "max_points": None, "labs": []}
+            "points": None, "max_points": None, "elapsed_s": round(time.monotonic() - T0, 1),
+            "timings": {}, "labs": []}
 
 
 def make_grader(args, config, seed, labs, mode, progress):
@@ -150,19 +155,72 @@ def prepared_grader(args, config, seed, labs, progress):
         return g
 
 
-def assemble(grader, lab_results, seed, t0, student=None, fp=None):
+def _sha256_files(paths):
+    h = hashlib.sha256()
+    for p in paths:
+        h.update(os.path.relpath(p, ROOT).encode() + b"\0")
+        try:
+            with open(p, "rb") as f:
+                h.update(f.read())
+        except OSError:
+            h.update(b"<unreadable>")
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+def grading_key(args, config, labs, mode):
+    """What a result depends on besides the submission: the labs, the mode, the effective
+    config (after --case-timeout), the sanitizer switch, --only-submitted, and the grader itself
+    (its sources, the harness, the Makefile and the reference solutions). A stored result
+    graded under another key is graded again when a batch resumes. The seed is not part of it
+    (a fresh one is drawn per run unless --seed is given), nor is --format: a resumed student's
+    Gradescope or JUnit file is written again from the stored result."""
+    cfg = json.dumps({"course": config.course, "defaults": config.defaults, "labs": config.labs,
+                      "static": config.static}, sort_keys=True)
+    files = [os.path.join(ROOT, "Makefile"), os.path.abspath(__file__)]
+    for d in (os.path.join(HERE, "gradelib"), os.path.join(ROOT, "common")):
+        for dirpath, dirnames, filenames in os.walk(d):
+            dirnames[:] = sorted(x for x in dirnames if x != "__pycache__")
+            files += [os.path.join(dirpath, f) for f in sorted(filenames) if not f.endswith(".pyc")]
+    files += [os.path.join(ROOT, "solutions", lab, "scan.cu") for lab in labs]
+    return {"labs": list(labs), "mode": mode, "config_sha256": hashlib.sha256(cfg.encode()).hexdigest(),
+            "sanitizer": not args.no_sanitizer, "only_submitted": bool(args.only_submitted),
+            "grader_sha256": _sha256_files(files)}
+
+
+def error_result(grader, config, labs, seed, t0, student, fp, message, key=None):
+    """A result for a submission the grader failed on (a bug, not the student's doing): the same
+    keys as a graded result, no lab results, 0 points out of the labs' total."""
+    mode = getattr(grader, "mode", "gpu")
+    try:
+        max_points = round(sum(lab_result_template(lab, config.lab(lab), mode)["max_points"] for lab in labs), 2)
+    except Exception:  # noqa: BLE001 (the error result must always be built)
+        max_points = 0
+    res = {"grader": "grader/grade.py", "course": config.course, "mode": mode,
+           "device": getattr(grader, "device", None), "seed": seed, "status": "grader error",
+           "message": message, "points": 0.0, "max_points": max_points,
+           "elapsed_s": round(time.monotonic() - t0, 1), "timings": {}, "labs": [], "student": student,
+           "submission_sha256": fp}
+    if key is not None:
+        res["grading_key"] = key
+    return res
+
+
+def assemble(grader, lab_results, seed, t0, student=None, fp=None, key=None):
     graded = [r for r in lab_results]
     res = {"grader": "grader/grade.py", "course": grader.config.course, "mode": grader.mode,
            "device": grader.device, "seed": seed, "status": "graded", "message": "",
            "points": round(sum(r["points"] for r in graded), 2),
            "max_points": round(sum(r["max_points"] for r in graded), 2),
            "elapsed_s": round(time.monotonic() - t0, 1), "timings": dict(grader.timings), "labs": graded}
-    if grader.mode == "cpu":
-        res["message"] = "speed not graded: no GPU (CPU mode grades correctness only)"
+    notes = ["speed not graded: no GPU (CPU mode grades correctness only)"] if grader.mode == "cpu" else []
+    res["message"] = "; ".join(notes + list(getattr(grader, "notes", [])))
     if student is not None:
         res["student"] = student
     if fp is not None:
         res["submission_sha256"] = fp
+    if key is not None:
+        res["grading_key"] = key
     return res
 
 
@@ -187,6 +245,13 @@ def grade_one(args, config, seed, labs):
     return EXIT_GRADED
 
 
+def write_student_files(result, results_dir, student, fmt):
+    """The student's JSON result and, with --format gradescope or junit, its side file."""
+    emit(reports.to_json(result), os.path.join(results_dir, student + ".json"))
+    if fmt in batch.SIDE_EXTS:
+        emit(reports.render(result, fmt), os.path.join(results_dir, f"{student}.{batch.SIDE_EXTS[fmt]}"))
+
+
 def grade_batch(args, config, seed, labs):
     folder = args.submissions
     if not os.path.isdir(folder):
@@ -196,14 +261,27 @@ def grade_batch(args, config, seed, labs):
     if not subs:
         log(f"--submissions {folder}: no submissions (folders, .zip, .tar.gz) in it")
         return EXIT_USAGE
+    clash = batch.name_collision(subs)
+    if clash:
+        log(f"--submissions {folder}: {clash}")
+        return EXIT_NAME_CLASH
     results_dir = args.results or (os.path.abspath(folder).rstrip("/") + "-results")
     os.makedirs(results_dir, exist_ok=True)
     bar = batch.Progress(len(subs))
     grader = prepared_grader(args, config, seed, labs, lambda m: bar.show(m))
+    key = grading_key(args, config, labs, grader.mode)
     todo = []
     for student, path in subs:
         fp = batch.fingerprint(path)
-        if not args.force and batch.already_graded(results_dir, student, fp):
+        stored = None if args.force else batch.already_graded(results_dir, student, fp, key)
+        if stored is not None:
+            if args.format in batch.SIDE_EXTS:  # the side file of this run's --format, from the stored result
+                try:
+                    write_student_files(stored, results_dir, student, args.format)
+                except Exception:  # noqa: BLE001 (then grade it again)
+                    traceback.print_exc(file=sys.stderr)
+                    todo.append((student, path, fp))
+                    continue
             bar.advance()
             bar.step(student)
             bar.show("already graded (--force regrades)")
@@ -212,9 +290,8 @@ def grade_batch(args, config, seed, labs):
 
     def unpack_and_build(student, path):
         """CPU part of one submission: (sources, built) or raises BadSubmission."""
-        tag = "".join(c if c.isalnum() or c in "-_." else "_" for c in student)
         if os.path.isfile(path):
-            dest = os.path.join(grader.work, "unpacked", tag)
+            dest = os.path.join(grader.work, "unpacked", batch.work_tag(student))
             batch.extract(path, dest)
             root = dest
         else:
@@ -240,22 +317,27 @@ def grade_batch(args, config, seed, labs):
                         r["status"] = "missing"
                         r["summary"] = f"the submission cannot be read: {e}"
                         lab_results.append(r)
-                result = assemble(grader, lab_results, seed, t0, student, fp)
+                result = assemble(grader, lab_results, seed, t0, student, fp, key)
             except InfraError:
                 raise
             except Exception as e:  # a hostile submission must never stop the batch
                 traceback.print_exc(file=sys.stderr)
-                result = {"student": student, "status": "grader error", "message": f"{type(e).__name__}: {e}",
-                          "points": 0, "max_points": 0, "labs": [], "submission_sha256": fp, "seed": seed}
-            emit(reports.to_json(result), os.path.join(results_dir, student + ".json"))
-            if args.format in ("gradescope", "junit"):
-                ext = "gradescope.json" if args.format == "gradescope" else "junit.xml"
-                emit(reports.render(result, args.format), os.path.join(results_dir, f"{student}.{ext}"))
+                result = error_result(grader, config, labs, seed, t0, student, fp, f"{type(e).__name__}: {e}")
+            try:
+                write_student_files(result, results_dir, student, args.format)
+            except Exception as e:  # noqa: BLE001 (one bad result is an error row, not a crash)
+                traceback.print_exc(file=sys.stderr)
+                result = error_result(grader, config, labs, seed, t0, student, fp,
+                                      f"the grader could not write this result: {type(e).__name__}: {e}")
+                try:
+                    write_student_files(result, results_dir, student, args.format)
+                except Exception:  # noqa: BLE001
+                    traceback.print_exc(file=sys.stderr)
             bar.advance()
             bar.show(f"{result.get('points')}/{result.get('max_points')} points")
             summary.append((student, result.get("points"), result.get("max_points"), result.get("status")))
     bar.close()
-    rows = batch.write_class_csv(results_dir, os.path.join(results_dir, "class.csv"))
+    rows = batch.write_class_csv(results_dir, os.path.join(results_dir, "class.csv"), [s for s, _ in subs])
     log(f"{len(summary)} graded now, {len(subs) - len(summary)} skipped; class CSV: "
         f"{os.path.join(results_dir, 'class.csv')} ({rows} rows)")
     lines = [f"{'student':24} {'points':>8} {'max':>6}  status"]
@@ -276,8 +358,13 @@ def main(argv=None):
         config.defaults["timeouts"]["case_s"] = args.case_timeout
         for over in config.labs.values():
             over.get("timeouts", {}).pop("case_s", None)
+    all_labs = course_labs(ROOT)
+    unknown = sorted(set(config.labs) - set(all_labs))
+    if unknown:
+        log(f"bad config: {args.config}: labs: unknown lab id {unknown[0]!r} (labs: {', '.join(all_labs)})")
+        return EXIT_USAGE
     try:
-        labs = select_labs(course_labs(ROOT), args.labs)
+        labs = select_labs(all_labs, args.labs)
     except ValueError as e:
         log(str(e))
         return EXIT_USAGE

@@ -43,6 +43,43 @@ def list_submissions(folder):
     return out
 
 
+SIDE_EXTS = {"gradescope": "gradescope.json", "junit": "junit.xml"}
+
+
+def result_files(student):
+    """The files a student's result may be written to in the results folder (the JSON, and the
+    side file of each --format that has one)."""
+    return [student + ".json"] + [f"{student}.{ext}" for ext in SIDE_EXTS.values()]
+
+
+def name_collision(subs):
+    """A one-line reason when two submissions would write the same result file, else None: a
+    folder alice/ and an archive alice.zip are both student 'alice' (so are alice.zip and
+    alice.tar.gz), and a student 'x.gradescope' would write x.gradescope.json, the Gradescope
+    file of student 'x'."""
+    owner = {}
+    for student, path in subs:
+        for fn in result_files(student):
+            if fn in owner:
+                other, who = owner[fn]
+                same = "are both student" if who == student else "would both write " + repr(fn) + ": students"
+                names = f"{who!r}" if who == student else f"{who!r} and {student!r}"
+                return (f"{os.path.basename(other)!r} and {os.path.basename(path)!r} {same} {names}; "
+                        f"their results would overwrite each other: rename one")
+            owner[fn] = (path, student)
+    return None
+
+
+def work_tag(name):
+    """A folder name for a student's private build and unpack folders: the name with anything
+    but letters, digits, '-', '_' and '.' replaced, plus a hash of the name when that changed
+    it, so that 'a b' and 'a_b' never share a folder."""
+    tag = "".join(c if c.isalnum() or c in "-_." else "_" for c in name).lstrip(".")
+    if tag != name or not tag:
+        tag = (tag or "submission") + "-" + hashlib.sha256(name.encode("utf-8", "surrogateescape")).hexdigest()[:10]
+    return tag
+
+
 def _safe_rel(name):
     """The member name as a safe relative path, or None (absolute, '..', drive letter, empty)."""
     n = name.replace("\\", "/")
@@ -159,32 +196,38 @@ def fingerprint(path):
     return h.hexdigest()
 
 
-def already_graded(results_dir, student, fp):
-    """True when results_dir holds a complete result for this exact submission."""
-    p = os.path.join(results_dir, student + ".json")
+def read_result(results_dir, student):
+    """The stored result of student, or None."""
     try:
-        with open(p, encoding="utf-8") as f:
+        with open(os.path.join(results_dir, student + ".json"), encoding="utf-8") as f:
             r = json.load(f)
     except (OSError, ValueError):
-        return False
-    return r.get("status") == "graded" and r.get("submission_sha256") == fp
+        return None
+    return r if isinstance(r, dict) else None
 
 
-def write_class_csv(results_dir, path):
-    """One row per student and lab (student, lab, points, max_points, status) from every result
-    in results_dir, plus a TOTAL row per student."""
+def already_graded(results_dir, student, fp, key=None):
+    """The stored result when results_dir holds a complete result for this exact submission,
+    graded the same way (the same grading key: labs, mode, config, grader), else None."""
+    r = read_result(results_dir, student)
+    if r and r.get("status") == "graded" and r.get("submission_sha256") == fp and r.get("grading_key") == key:
+        return r
+    return None
+
+
+def write_class_csv(results_dir, path, students):
+    """One row per student and lab (student, lab, points, max_points, status) from the results
+    of the given students (those of this run: never any other .json that is in results_dir),
+    plus a TOTAL row per student. A student without a readable result gets a TOTAL row with
+    status 'no result'."""
     rows = []
-    for fn in sorted(os.listdir(results_dir)):
-        if not fn.endswith(".json"):
+    for student in students:
+        r = read_result(results_dir, student)
+        if r is None:
+            rows.append([student, "TOTAL", 0, 0, "no result"])
             continue
-        try:
-            with open(os.path.join(results_dir, fn), encoding="utf-8") as f:
-                r = json.load(f)
-        except (OSError, ValueError):
-            continue
-        student = r.get("student") or fn[:-5]
         for lab in r.get("labs", []):
-            rows.append([student, lab["lab"], lab["points"], lab["max_points"], lab["status"]])
+            rows.append([student, lab.get("lab"), lab.get("points"), lab.get("max_points"), lab.get("status")])
         rows.append([student, "TOTAL", r.get("points", 0), r.get("max_points", 0), r.get("status", "")])
     tmp = path + ".tmp"
     with open(tmp, "w", newline="", encoding="utf-8") as f:

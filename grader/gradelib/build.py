@@ -5,6 +5,7 @@ through the Makefile's `lab-binary` rule (the same flags as `make run`, linked w
 grader-owned harness objects). Nothing is ever written into the student's folder, and only that
 one file is used: a header or a .cu next to it cannot replace the harness.
 """
+import hashlib
 import os
 import re
 import shutil
@@ -60,13 +61,22 @@ class BuildResult:
         self.seconds = seconds
 
 
+def _hash_file(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
 def compiler_message(text, private_dir, shown_as, limit=25):
     """The compiler's error lines, with the private path replaced by the student's file name."""
     d = private_dir.rstrip("/") + "/"
     text = text.replace(d + "scan.cu", shown_as).replace(d + "scan.cpu.cpp", shown_as)
     text = text.replace(d, os.path.dirname(shown_as) + "/" if os.path.dirname(shown_as) else "")
     lines = [ln for ln in text.splitlines() if ln.strip()]
-    keep = [ln for ln in lines if re.search(r"error|Error|undefined reference|multiple definition", ln)]
+    keep = [ln for ln in lines if re.search(r"error|Error|undefined reference|multiple definition|"
+                                            r"not found|No such file|cannot find|fatal", ln)]
     if not keep:
         keep = lines
     if len(keep) > limit:
@@ -87,6 +97,21 @@ class Builder:
         self.make = make
         self.common = os.path.join(self.work, "common-" + mode)
         self.nvcc = find_nvcc()
+
+    def common_objects(self):
+        """The harness objects `prepare` builds (the Makefile puts CPU-mode builds under cpu/)."""
+        d = os.path.join(self.common, "cpu", "common") if self.mode == "cpu" else os.path.join(self.common, "common")
+        try:
+            return sorted(os.path.join(d, f) for f in os.listdir(d) if f.endswith(".o"))
+        except OSError:
+            return []
+
+    def harness_imports(self):
+        """The C-linkage names the harness objects call (nm -u), so a lab that defines one of them
+        replaces a function the harness relies on; None when they cannot be read. Read once."""
+        if not hasattr(self, "_imports"):
+            self._imports = imported_names(self.common_objects())
+        return self._imports
 
     def _make_args(self):
         args = [self.make, "--no-print-directory", "-C", self.root, "BUILD=" + self.common]
@@ -110,10 +135,35 @@ class Builder:
             why = "timed out" if r.timed_out else compiler_message(r.stderr + r.stdout, self.common, "")
             raise InfraError(f"the grader's harness does not build ({self.mode} mode): {why}")
 
-    def build(self, src, out_dir, shown_as="scan.cu"):
+    def _build_key(self, src):
+        h = hashlib.sha256()
+        with open(src, "rb") as f:
+            h.update(f.read())
+        h.update("\0".join(self._make_args()).encode())
+        for o in self.common_objects():
+            h.update(_hash_file(o).encode())
+        return h.hexdigest()
+
+    def build(self, src, out_dir, shown_as="scan.cu", reuse=False):
         """Copies src into out_dir and builds out_dir/scan; returns a BuildResult. A missing,
-        unreadable or non-regular source is a failed build, not an exception."""
+        unreadable or non-regular source is a failed build, not an exception. reuse=True keeps
+        a successful build of the same source with the same harness objects and flags (for
+        the nvcc build CPU mode only reads the symbols of; never for a binary that is run)."""
         os.makedirs(out_dir, exist_ok=True)
+        stamp = os.path.join(out_dir, "build.stamp")
+        binary, obj = os.path.join(out_dir, "scan"), os.path.join(out_dir, "scan.o")
+        key = None
+        if reuse and os.path.isfile(src) and not os.path.islink(src):
+            key = self._build_key(src)
+            try:
+                with open(stamp) as f:
+                    old = f.read().split()
+                if old == [key, _hash_file(obj), _hash_file(binary)]:
+                    return BuildResult(True, binary=binary, obj=obj)
+            except (OSError, ValueError):
+                pass
+        if os.path.lexists(stamp):
+            os.remove(stamp)
         priv_src = os.path.join(out_dir, "scan.cu")
         for stale in (priv_src, os.path.join(out_dir, "scan"), os.path.join(out_dir, "scan.o")):
             if os.path.lexists(stale):
@@ -132,6 +182,9 @@ class Builder:
         if r.returncode != 0 or not os.path.exists(binary):
             return BuildResult(False, message=compiler_message(r.stderr + "\n" + r.stdout, out_dir, shown_as),
                                seconds=r.seconds)
+        if key is not None:
+            with open(stamp, "w") as f:
+                f.write(f"{key} {_hash_file(obj)} {_hash_file(binary)}\n")
         return BuildResult(True, binary=binary, obj=binary + ".o", seconds=r.seconds)
 
 
@@ -221,11 +274,31 @@ def read_symbols(obj):
     return syms
 
 
-def check_symbols(syms, static, device_lab, gpu_build=True):
+def imported_names(objs):
+    """The plain (C-linkage) names a set of objects leave undefined (`nm -u`), or None when nm
+    is unavailable or there are no objects."""
+    nm = shutil.which("nm")
+    if not nm or not objs:
+        return None
+    r = proc.run([nm, "-u", *objs], 60)
+    if r.returncode != 0:
+        return None
+    names = set()
+    for ln in r.stdout.splitlines():
+        m = re.match(r"^\s*U\s+(\S+)$", ln)
+        if m and not m.group(1).startswith("_Z"):  # _Z...: C++ names, which a lab cannot shadow by accident of linkage
+            names.add(m.group(1).split("@", 1)[0])
+    return names
+
+
+def check_symbols(syms, static, device_lab, gpu_build=True, harness_imports=None):
     """Violations in an object's symbol table (as read_symbols returns it). Only C-linkage
     definitions can shadow the C runtime or the harness, so C++ names are not held against
-    the student. gpu_build False (a CPU-mode object) skips the checks that only make sense
-    for an nvcc object."""
+    the student. A C-linkage definition is a violation when its name is in static's
+    shadow_names or shadow_patterns, or in harness_imports (the names the harness objects call,
+    Builder.harness_imports), so the list follows the harness as it changes; shadow_names is
+    also the fixed list used when the harness objects cannot be read. gpu_build False (a
+    CPU-mode object) skips the checks that only make sense for an nvcc object."""
     found = []
     seen = set()
 
@@ -235,7 +308,9 @@ def check_symbols(syms, static, device_lab, gpu_build=True):
             found.append(msg)
 
     shadow_res = [re.compile(p) for p in static.get("shadow_patterns", [])]
+    process_res = [re.compile(p) for p in static.get("process_symbol_patterns", [])]
     allowed = set(static.get("allowed_definitions", []))
+    shadow = set(static.get("shadow_names", [])) | set(harness_imports or ())
     for kind, name in syms:
         base = _base_name(name)
         for p in static.get("forbidden_symbol_prefixes", []):
@@ -244,7 +319,7 @@ def check_symbols(syms, static, device_lab, gpu_build=True):
         if kind == "U":
             if base in static.get("forbidden_calls", []):
                 add(f"calls {base}, the harness's own code: write the scan yourself")
-            if base in static.get("process_calls", []):
+            if base in static.get("process_calls", []) or any(r.search(name) for r in process_res):
                 add(f"calls {base}: lab code must not touch the process, its files or its output")
             if gpu_build and device_lab and base in static.get("host_memory_calls", []):
                 add(f"calls {base}: host memory in a GPU lab (a host-side scan is not allowed)")
@@ -253,7 +328,7 @@ def check_symbols(syms, static, device_lab, gpu_build=True):
                 add(f"calls {base}: a GPU lab's data arrives on the device and stays there; copies "
                     f"are not allowed (no host-side scan, no copy engine doing a kernel's work)")
         elif kind.isupper() and (gpu_build or kind not in "WV") and "(" not in name and base not in allowed:
-            if base in static.get("shadow_names", []) or any(r.search(base) for r in shadow_res):
+            if base in shadow or any(r.search(base) for r in shadow_res):
                 add(f"defines {base}, which shadows a CUDA runtime, C library or harness function")
     if gpu_build and device_lab and not any("cudaLaunchKernel" in name or "__device_stub" in name for _, name in syms):
         add("launches no kernel: a GPU lab must compute on the GPU")

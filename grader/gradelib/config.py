@@ -67,7 +67,7 @@ STATIC_KEYS = {
     "forbidden_include_prefixes": list, "forbidden_includes": list,
     "forbidden_symbol_prefixes": list, "forbidden_calls": list, "shadow_names": list,
     "shadow_patterns": list, "allowed_definitions": list, "host_memory_calls": list,
-    "host_copy_calls": list, "process_calls": list,
+    "host_copy_calls": list, "process_calls": list, "process_symbol_patterns": list,
     "max_source_bytes": int,
 }
 
@@ -137,11 +137,12 @@ class Config:
                 raise ConfigError(f"static.{k} must be a list of strings")
             if want is int and (isinstance(v, bool) or not isinstance(v, int) or v < 0):
                 raise ConfigError(f"static.{k} must be a non-negative whole number")
-        for k in static.get("shadow_patterns", []):
-            try:
-                re.compile(k)
-            except re.error as e:
-                raise ConfigError(f"static.shadow_patterns: {json.dumps(k)} is not a regular expression: {e}")
+        for key in ("shadow_patterns", "process_symbol_patterns"):
+            for k in static.get(key, []):
+                try:
+                    re.compile(k)
+                except re.error as e:
+                    raise ConfigError(f"static.{key}: {json.dumps(k)} is not a regular expression: {e}")
         self.course = data.get("course", "")
         self.defaults = data["defaults"]
         self.labs = labs

@@ -2,12 +2,17 @@
 
 Everything here talks to a lab binary only through its command line (--list, --json): the
 harness owns main, the buffers, the inputs and the timers, and reports one JSON object per run
-(common/check.c: lab_print_report_json; exit codes in common/lab.h).
+(common/check.c: lab_print_report_json; exit codes in common/lab.h). The report comes on a
+private channel (`--report-fd`, see proc.run), never from stdout, which the lab's code can
+print to; it must be the only thing on that channel and name the case that was asked for.
+
+Every run of a lab binary starts in a fresh, empty temporary folder (its cwd), removed after.
 """
 import hashlib
 import json
 import os
 import re
+import shutil
 import tempfile
 
 from . import proc
@@ -15,7 +20,19 @@ from . import proc
 # Exit codes of a lab binary (common/lab.h).
 EXIT_OK, EXIT_WRONG, EXIT_USAGE, EXIT_NOT_IMPLEMENTED = 0, 1, 2, 3
 EXIT_CUDA_ERROR, EXIT_NO_DEVICE, EXIT_NO_MEMORY, EXIT_TOO_LARGE = 4, 5, 6, 7
+EXIT_TAMPERED = 8  # the process ended before the harness reported (its atexit check)
 SANITIZER_EXIT = 86  # the --error-exitcode the grader gives compute-sanitizer
+
+
+def run_lab(argv, timeout, report=False):
+    """proc.run for a lab binary (or a tool running one): in a fresh temporary cwd, so nothing
+    the binary writes by a relative path lands in the grader's folders."""
+    argv = [os.path.abspath(argv[0])] + list(argv[1:])
+    d = tempfile.mkdtemp(prefix="lab-run-")
+    try:
+        return proc.run(argv, timeout, cwd=d, report=report)
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
 
 
 class LabInfo:
@@ -67,7 +84,7 @@ def parse_list(text):
 def describe(binary, timeout=30):
     """LabInfo of a built binary; None with the reason when --list fails."""
     try:
-        r = proc.run([binary, "--list"], timeout)
+        r = run_lab([binary, "--list"], timeout)
     except OSError as e:
         return None, f"cannot run the lab binary: {e.strerror}"
     if r.timed_out:
@@ -123,19 +140,19 @@ def make_cases(info, settings, run_seed, limit=None):
     return cases
 
 
-def reproduce_cmd(lab_id, n, dist, seed):
-    return f"make run LAB={lab_id[:2]} ARGS='--n {n} --dist {dist} --seed {seed} --reps 0'"
+def reproduce_cmd(lab_id, n, dist, seed, mode="gpu"):
+    """The command that reruns one case by hand (in CPU mode too, when that is how it ran)."""
+    cpu = " CPU=1" if mode == "cpu" else ""
+    return f"make run LAB={lab_id[:2]}{cpu} ARGS='--n {n} --dist {dist} --seed {seed} --reps 0'"
 
 
 FORGED = {"status": "forged"}
 
 
-def parse_report(stdout):
-    """The harness's JSON object from a run's stdout, or None when there is none. The harness
-    prints exactly one; more than one means the lab's code printed a result of its own, and
-    FORGED is returned."""
+def _result_lines(text):
+    """JSON objects with a "status" among the lines of text."""
     found = []
-    for ln in stdout.strip().splitlines():
+    for ln in text.strip().splitlines():
         ln = ln.strip()
         if ln.startswith("{"):
             try:
@@ -144,6 +161,21 @@ def parse_report(stdout):
                 continue
             if isinstance(obj, dict) and "status" in obj:
                 found.append(obj)
+    return found
+
+
+def parse_report(text, channel=False):
+    """The harness's JSON object, or None when there is none. On the report channel
+    (channel=True) the harness writes exactly one line and nothing else may be there: anything
+    more gives FORGED. On stdout (a run without a channel) lines that are not results are the
+    lab's own output; more than one result gives FORGED."""
+    if channel:
+        lines = [ln for ln in text.splitlines() if ln.strip()]
+        if not lines:
+            return None
+        found = _result_lines(text)
+        return found[0] if len(lines) == 1 and len(found) == 1 else FORGED
+    found = _result_lines(text)
     if len(found) > 1:
         return FORGED
     return found[0] if found else None
@@ -154,21 +186,38 @@ def _tail(text, lines=3):
     return " | ".join(ls[-lines:])
 
 
-def diagnose(r, timeout):
+def diagnose(r, timeout, expect=None):
     """(kind, message, report) for one finished run of a lab binary. kind is one of ok,
     not_implemented, wrong, out_of_bounds, input_modified, runtime_error, timeout, crash,
-    no_device, no_memory, error."""
+    tampered, no_device, no_memory, error. The report is read from the private channel when the
+    run had one (r.report is not None), else from stdout. expect: {"n": .., "seed": .., "dist":
+    ..} the case that was asked for, which the report must name."""
     if r.timed_out:
         return "timeout", f"timed out after {timeout:g} s (the process group was killed)", None
-    rep = parse_report(r.stdout)
+    if r.returncode == EXIT_TAMPERED:
+        return "tampered", ("the process ended before the harness reported a result (exit code "
+                            f"{EXIT_TAMPERED}): the lab's code must not end the process (no exit(); "
+                            "CUDA_CHECK reports errors)"), None
+    channel = r.report is not None
+    rep = parse_report(r.report if channel else r.stdout, channel)
     sig = r.signal_name()
     if rep is None:
         if sig:
             return "crash", f"crashed with {sig}" + (f": {_tail(r.stderr)}" if r.stderr.strip() else ""), None
-        return "error", f"exit code {r.returncode} without a result" + (
-            f": {_tail(r.stderr)}" if r.stderr.strip() else ""), None
+        why = f": {_tail(r.stderr)}" if r.stderr.strip() else ""
+        if channel and _result_lines(r.stdout):
+            why = (" (a result-like line on stdout is the lab's own output, not the harness's "
+                   "report)") + why
+        return "error", f"exit code {r.returncode} without a result" + why, None
     if rep is FORGED:
+        if channel:
+            return "error", ("the report channel holds more than the harness's one report: the "
+                             "lab's code must not write results"), None
         return "error", "more than one result on stdout: the lab's code must not print results", None
+    for key, want in (expect or {}).items():
+        if rep.get(key) != want:
+            return "error", (f"the report names {key}={rep.get(key)!r} but the grader ran "
+                             f"{key}={want!r}: not the harness's report"), None
     st = rep.get("status")
     msg = rep.get("message") or ""
     if st == "ok" and r.returncode == EXIT_OK:
@@ -193,10 +242,12 @@ def diagnose(r, timeout):
 
 
 def run_case(binary, n, dist, seed, timeout):
-    """One correctness case in its own process: (kind, message, report)."""
+    """One correctness case in its own process: (kind, message, report). --reps 0: the scan
+    runs once and is checked, with no warm-up and no timing loop (in CPU mode too)."""
     argv = [binary, "--n", str(n), "--dist", dist, "--seed", str(seed), "--reps", "0", "--json",
             "--force"]
-    return diagnose(proc.run(argv, timeout), timeout)
+    return diagnose(run_lab(argv, timeout, report=True), timeout,
+                    {"n": n, "seed": seed, "dist": dist})
 
 
 # ---- sanitizers ----------------------------------------------------------------------------
@@ -228,11 +279,11 @@ def run_sanitizer(sanitizer, tool, binary, n, seed, timeout):
     os.close(fd)
     try:
         argv = [sanitizer, "--tool", tool, "--error-exitcode", str(SANITIZER_EXIT), "--log-file", log,
-                "--print-limit", "10", binary, "--n", str(n), "--seed", str(seed), "--reps", "0",
+                "--print-limit", "10", os.path.abspath(binary), "--n", str(n), "--seed", str(seed), "--reps", "0",
                 "--json", "--force"]
         if tool == "racecheck":
             argv[3:3] = ["--racecheck-report", "hazard"]
-        r = proc.run(argv, timeout)
+        r = run_lab(argv, timeout)
         try:
             with open(log, encoding="utf-8", errors="replace") as f:
                 text = f.read(200000)
@@ -258,4 +309,5 @@ def run_timed(binary, n, reps, warmup, seed, timeout):
     tile_ms, memcpy_ms and gbps when kind is 'ok' (the output was checked again after timing)."""
     argv = [binary, "--n", str(n), "--reps", str(reps), "--warmup", str(warmup), "--seed", str(seed),
             "--json", "--force"]
-    return diagnose(proc.run(argv, timeout), timeout)
+    return diagnose(run_lab(argv, timeout, report=True), timeout,
+                    {"n": n, "seed": seed, "dist": "small"})

@@ -11,6 +11,7 @@ import shutil
 import threading
 import time
 
+from . import batch as batchmod
 from . import build as buildmod
 from . import evaluate as ev
 from . import proc
@@ -29,8 +30,11 @@ def course_labs(root):
 
 def select_labs(all_labs, wanted):
     """Filters lab ids by a list like ['03', '05_blelloch']; raises ValueError on an unknown one."""
-    if not wanted:
+    if wanted is None:
         return list(all_labs)
+    if not wanted or any(not w.strip() for w in wanted):
+        raise ValueError(f"--labs needs lab names such as 03 or 03_kogge_stone, not an empty one "
+                         f"(labs: {', '.join(all_labs)})")
     out = []
     for w in wanted:
         hits = [lab for lab in all_labs if lab == w or lab[:2] == w or lab.startswith(w)]
@@ -54,8 +58,13 @@ def gpu_visible():
 def _file_hash(path):
     h = hashlib.sha256()
     with open(path, "rb") as f:
-        h.update(f.read())
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
     return h.hexdigest()[:16]
+
+
+def _positive(x):
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and x > 0
 
 
 def lab_result_template(lab_id, settings, mode):
@@ -98,6 +107,9 @@ class Grader:
         self.builder = buildmod.Builder(root, os.path.join(self.work, "build"), mode,
                                         config.lab(None)["timeouts"]["build_s"])
         self.refs = {}       # lab -> (binary, LabInfo)
+        self.ref_hashes = {}  # lab -> hash of the reference binary, checked before each use
+        self.symbol_builder = None  # CPU mode: an nvcc build, for the static checks on its object
+        self.notes = []      # what the result should say about this session (missing tools)
         self.serial_cache = {}
         self.device = None
         self.sanitizer = None
@@ -113,6 +125,8 @@ class Grader:
             raise NoGpu("no GPU: no NVIDIA device or driver is visible on this machine")
         self.progress(f"building the harness ({self.mode} mode)")
         self.builder.prepare()
+        if self.mode == "cpu":
+            self._prepare_symbol_builder()
         self.progress("building the reference solutions")
         todo = [lab for lab in self.labs if os.path.isfile(os.path.join(self.root, "solutions", lab, "scan.cu"))]
         with cf.ThreadPoolExecutor(self.jobs) as pool:
@@ -121,6 +135,7 @@ class Grader:
             res = fut.result()
             if not res.ok:
                 raise InfraError(f"the reference solution of {lab} does not build: {res.message}")
+            self.ref_hashes[lab] = _file_hash(res.binary)
             info, why = ev.describe(res.binary)
             if info is None:
                 raise InfraError(f"the reference solution of {lab}: {why}")
@@ -129,30 +144,68 @@ class Grader:
         if self.mode == "gpu" and self.want_sanitizer:
             self.sanitizer = buildmod.find_tool("compute-sanitizer", self.builder.nvcc)
 
+    def _prepare_symbol_builder(self):
+        """CPU mode: the static checks that read an nvcc object (host memory and copies in a GPU
+        lab, at least one kernel, the CUDA runtime linked statically) still run when nvcc is
+        installed: each lab is also built with nvcc, never run. Without nvcc, a note says so."""
+        what = ("the static checks that need an nvcc object (no host memory or host/device copies "
+                "in a GPU lab, at least one kernel launch) were not run")
+        if not buildmod.find_nvcc():
+            self.notes.append(f"nvcc not found: {what}")
+            return
+        sb = buildmod.Builder(self.root, os.path.join(self.work, "build"), "gpu",
+                              self.config.lab(None)["timeouts"]["build_s"])
+        self.progress("building the harness with nvcc too (for the static checks)")
+        try:
+            sb.prepare()
+        except InfraError as e:
+            self.notes.append(f"{e}; {what}")
+            return
+        self.symbol_builder = sb
+
     def _build_reference(self, lab):
+        """The reference binary, rebuilt unless the stamp shows the same source, the same harness
+        objects and an unchanged binary."""
         src = os.path.join(self.root, "solutions", lab, "scan.cu")
         out = os.path.join(self.work, "ref-" + self.mode, lab)
         stamp = os.path.join(out, "source.sha256")
-        h = _file_hash(src)
+        h = _file_hash(src) + ":" + "".join(_file_hash(o) for o in self.builder.common_objects())
         binary = os.path.join(out, "scan")
         try:
             with open(stamp) as f:
-                if f.read().strip() == h and os.path.exists(binary):
-                    return buildmod.BuildResult(True, binary=binary, obj=binary + ".o")
-        except OSError:
+                key, _, bin_hash = f.read().strip().rpartition(" ")
+            if key == h and os.path.exists(binary) and _file_hash(binary) == bin_hash:
+                return buildmod.BuildResult(True, binary=binary, obj=binary + ".o")
+        except (OSError, ValueError):
             pass
         res = self.builder.build(src, out, f"solutions/{lab}/scan.cu")
         if res.ok:
+            os.chmod(binary, 0o555)  # a reminder more than a guard: the hash is the check
             with open(stamp, "w") as f:
-                f.write(h + "\n")
+                f.write(f"{h} {_file_hash(binary)}\n")
         return res
+
+    def _ref_binary(self, lab):
+        """The reference binary of lab, after checking that it is still the one that was built:
+        the student's code runs as the same user, and a run must not alter it unnoticed."""
+        binary = self.refs[lab][0]
+        want = self.ref_hashes.get(lab)
+        try:
+            same = want is None or _file_hash(binary) == want
+        except OSError:
+            same = False
+        if not same:
+            raise InfraError(f"the reference binary of {lab} ({binary}) changed after it was built "
+                             f"(a graded submission may have written to it): remove "
+                             f"{os.path.dirname(os.path.dirname(binary))} and grade again")
+        return binary
 
     def _check_device(self):
         """Runs one reference GPU lab at n = 1: no device is an infrastructure error."""
         for lab, (binary, info) in self.refs.items():
             if not info.device:
                 continue
-            kind, msg, rep = ev.run_case(binary, 1, "ones", 1, 60)
+            kind, msg, rep = ev.run_case(self._ref_binary(lab), 1, "ones", 1, 60)
             if kind == "no_device":
                 raise NoGpu(f"no GPU: {msg}") if self.mode == "gpu" else InfraError(msg)
             if rep:
@@ -170,8 +223,7 @@ class Grader:
         """CPU part: builds and statically checks every lab of a submission. Returns
         {lab: result dict} with build/static filled, and the binaries in result['_binary']."""
         results = {}
-        tag = "".join(c if c.isalnum() or c in "-_." else "_" for c in name) or "submission"
-        base = os.path.join(self.work, "submissions", tag)
+        base = os.path.join(self.work, "submissions", batchmod.work_tag(name))
 
         def one(lab):
             settings = self.config.lab(lab)
@@ -206,35 +258,59 @@ class Grader:
                 res["status"] = "static check failed"
                 res["summary"] = "static check failed: " + violations[0]
                 return lab, res
-            b = self.builder.build(src, os.path.join(base, lab), shown)
+            out_dir = os.path.join(base, lab)
+            b = self.builder.build(src, out_dir, shown)
             res["build"].update(ok=b.ok, seconds=round(b.seconds, 2), message=b.message)
-            if not b.ok and os.path.exists(os.path.join(base, lab, "scan.o")):
-                # compiled but did not link: a shadowed runtime function is the likely cause
-                syms = buildmod.read_symbols(os.path.join(base, lab, "scan.o")) or []
-                bad = buildmod.check_symbols(syms, self.config.static, True, self.mode == "gpu")
-                bad = [v for v in bad if not v.startswith("launches no kernel")]
-                if bad:
-                    res["static"]["violations"] = bad
-                    res["status"] = "static check failed"
-                    res["summary"] = "static check failed: " + bad[0]
-                    return lab, res
-            if not b.ok:
-                res["status"] = "build failed"
-                first = b.message.splitlines()[0] if b.message else ""
-                res["summary"] = "build failed: " + first
-                return lab, res
             ref = self.refs.get(lab)
             device_lab = ref[1].device if ref else True
-            syms = buildmod.read_symbols(b.obj)
-            if syms is None:
-                res["static"]["note"] = "nm not found: symbol checks skipped"
-            else:
-                violations += buildmod.check_symbols(syms, static, device_lab, self.mode == "gpu")
-            if self.mode == "gpu":
-                violations += buildmod.check_binary(b.binary)
+            imports = self.builder.harness_imports()
+            # The objects whose symbols are checked, also when the link failed (a shadowed
+            # runtime function is then the likely cause): the build's own, and in CPU mode the
+            # nvcc object as well, so that CPU mode enforces the GPU build's rules.
+            objects = []
+            if os.path.exists(os.path.join(out_dir, "scan.o")):
+                objects.append((os.path.join(out_dir, "scan.o"), self.mode == "gpu"))
+            nb = None
+            if self.symbol_builder is not None and objects:
+                nvcc_dir = os.path.join(out_dir, "nvcc")
+                nb = self.symbol_builder.build(src, nvcc_dir, shown, reuse=True)
+                res["build"]["seconds"] = round(b.seconds + nb.seconds, 2)
+                if os.path.exists(os.path.join(nvcc_dir, "scan.o")):
+                    objects.append((os.path.join(nvcc_dir, "scan.o"), True))
+                gpu_imports = self.symbol_builder.harness_imports()
+                if gpu_imports is not None:
+                    imports = (imports or set()) | gpu_imports
+            for obj, gpu_build in objects:
+                syms = buildmod.read_symbols(obj)
+                if syms is None:
+                    res["static"]["note"] = "nm not found: symbol checks skipped"
+                    break
+                for v in buildmod.check_symbols(syms, static, device_lab, gpu_build, imports):
+                    if v not in violations:
+                        violations.append(v)
             # A skeleton launches nothing yet either: "no kernel" only counts once the code runs.
             no_kernel = [v for v in violations if v.startswith("launches no kernel")]
             violations = [v for v in violations if not v.startswith("launches no kernel")]
+            failed = None
+            if not b.ok:
+                failed = b.message
+            elif nb is not None and not nb.ok:
+                failed = "the nvcc build (the GPU's, which CPU mode must match) fails: " + nb.message
+            if failed is not None and not violations:
+                res["status"] = "build failed"
+                res["build"].update(ok=False, message=failed)
+                first = failed.splitlines()[0] if failed else ""
+                res["summary"] = "build failed: " + first
+                return lab, res
+            if self.mode == "gpu" and b.ok:
+                violations += buildmod.check_binary(b.binary)
+            elif nb is not None and nb.ok:
+                violations += buildmod.check_binary(nb.binary)
+            if violations:  # nothing of a submission that failed a static check is ever run
+                res["static"]["violations"] = violations
+                res["status"] = "static check failed"
+                res["summary"] = "static check failed: " + violations[0]
+                return lab, res
             info, why = ev.describe(b.binary)
             if info is None:
                 violations.append(f"the LAB descriptor is unusable: {why}")
@@ -393,9 +469,14 @@ class Grader:
             for n, dist, seed, kind, msg in cases:
                 if kind != "ok":
                     c["failures"].append({"n": n, "dist": dist, "seed": seed, "kind": kind,
-                                          "message": msg, "reproduce": ev.reproduce_cmd(lab, n, dist, seed)})
+                                          "message": msg, "reproduce": ev.reproduce_cmd(lab, n, dist, seed, self.mode)})
             if res["_stop"] == "timeout":
-                c["note"] = "the remaining cases were not run after a timeout"
+                hung = next(f for f in c["failures"] if f["kind"] == "timeout")
+                limit = self.config.lab(lab)["timeouts"]["case_s"]
+                not_run = c["total"] - len(cases)
+                c["note"] = (f"hangs: the case n={hung['n']} dist={hung['dist']} timed out after {limit:g} s "
+                             f"(the per-case limit)" +
+                             (f"; the lab's other {not_run} cases were not run" if not_run else ""))
                 if s["status"] == "not run" and not res["_checks"]:
                     s.update(status="failed", note="not run: the code hangs (a correctness case timed out)")
             checks = sorted(res["_checks"], key=lambda x: (x[0], x[1]))
@@ -419,9 +500,9 @@ class Grader:
         if serial is None:
             return None
         if n not in self.serial_cache:
-            kind, msg, rep = ev.run_timed(self.refs[serial][0], n, settings["speed"]["serial_reps"], 1,
+            kind, msg, rep = ev.run_timed(self._ref_binary(serial), n, settings["speed"]["serial_reps"], 1,
                                           1, settings["timeouts"]["speed_s"])
-            self.serial_cache[n] = rep["ms"] if kind == "ok" and rep.get("ms") else None
+            self.serial_cache[n] = rep["ms"] if kind == "ok" and _positive(rep.get("ms")) else None
         return self.serial_cache[n]
 
     def _speed(self, res, lab, student_first=True):
@@ -438,7 +519,7 @@ class Grader:
             return
         settings = self.config.lab(lab)
         spc, to = settings["speed"], settings["timeouts"]["speed_s"]
-        ref_bin, rinfo = self.refs[lab]
+        rinfo = self.refs[lab][1]
         n = rinfo.bench_n
         metric = "tile_ms" if rinfo.shape == "tile" else "ms"
         sp.update(bench_n=n, metric=metric)
@@ -448,8 +529,11 @@ class Grader:
         def timed(binary, reps, warmup, size=n):
             kind, msg, rep = ev.run_timed(binary, size, reps, warmup, seed, to)
             val = rep.get(metric) if rep and kind == "ok" else None
-            if kind == "ok" and not val:
+            if kind == "ok" and not _positive(val):
                 val = rep.get("ms")
+            if kind == "ok" and not _positive(val):  # a report without a time: never a TypeError
+                kind, msg, val = "error", (f"the report of a timed run at n={size} has no time "
+                                           f"({metric}: {rep.get(metric)!r}, ms: {rep.get('ms')!r})"), None
             return kind, msg, rep, val
 
         # A cheap probe at a sixteenth of the size first, so that a hopelessly slow kernel (one
@@ -457,7 +541,7 @@ class Grader:
         probe_n = max(min(n, 1 << 20), n // 16)
         kind, msg, rep, s_probe = timed(res["_binary"], 3, 1, probe_n)
         if kind == "ok":
-            rkind, rmsg, _, r_probe = timed(ref_bin, 3, 1, probe_n)
+            rkind, rmsg, _, r_probe = timed(self._ref_binary(lab), 3, 1, probe_n)
             if rkind != "ok":
                 raise InfraError(f"the reference solution of {lab} fails at n={probe_n}: {rmsg}")
             zero_at = spc["zero_at"]
@@ -466,7 +550,7 @@ class Grader:
                           reference_ms=r_probe, points=0.0, bench_n=probe_n,
                           note=f"too slow to time in full: {s_probe / r_probe:.1f}x the reference's time at n={probe_n}")
                 serial = self._serial_ms(probe_n, settings)
-                if serial and rep.get("ms"):
+                if serial and _positive(rep.get("ms")):
                     sp["serial_ms"] = serial
                     sp["speedup_vs_serial"] = round(serial / rep["ms"], 3)
                 return
@@ -475,7 +559,7 @@ class Grader:
         for rnd in range(spc["rounds"]):
             order = ("s", "r") if (rnd % 2 == 0) == student_first else ("r", "s")
             for who in order:
-                binary = res["_binary"] if who == "s" else ref_bin
+                binary = res["_binary"] if who == "s" else self._ref_binary(lab)
                 kind, msg, rep, val = timed(binary, spc["reps"], spc["warmup"])
                 if who == "r":
                     if kind != "ok":
@@ -485,11 +569,11 @@ class Grader:
                 if kind != "ok":  # a failure at the full size, or found when re-validated after timing
                     sp.update(status="failed", note=f"at the benchmark size n={n}: {msg}")
                     c["failures"].append({"n": n, "dist": "small", "seed": seed, "kind": kind,
-                                          "message": msg, "reproduce": ev.reproduce_cmd(lab, n, "small", seed)})
+                                          "message": msg, "reproduce": ev.reproduce_cmd(lab, n, "small", seed, self.mode)})
                     c["passed"] = max(0, c["passed"] - 1)
                     return
                 s_vals.append(val)
-                s_full.append(rep.get("ms") or val)
+                s_full.append(rep["ms"] if _positive(rep.get("ms")) else val)
         s_ms, r_ms, full_ms = median(s_vals), median(r_vals), median(s_full)
         ratio = s_ms / r_ms if r_ms else None
         frac = speed_fraction(ratio, full_at, zero_at)
@@ -522,8 +606,11 @@ class Grader:
         res["points"] = round_points(c["points"] + s["points"] + sp["points"])
         parts = []
         if c["passed"] < c["total"]:
-            first = c["failures"][0]["message"] if c["failures"] else ""
-            parts.append(f"{c['total'] - c['passed']} of {c['total']} cases failed: {first}")
+            if c.get("note", "").startswith("hangs:"):
+                parts.append(f"{c['note']} ({c['passed']} of {c['total']} cases passed)")
+            else:
+                first = c["failures"][0]["message"] if c["failures"] else ""
+                parts.append(f"{c['total'] - c['passed']} of {c['total']} cases failed: {first}")
         if s["status"] == "failed":
             parts.append("sanitizer: " + s["note"])
         if sp["status"] in ("graded", "failed") and sp["points"] < sp["max"]:

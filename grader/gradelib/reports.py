@@ -58,10 +58,13 @@ def _cells(lab):
 HEADERS = ["lab", "build", "correctness", "sanitizer", "speed vs ref", "vs serial", "points"]
 
 
+NOT_GRADED = ("infrastructure error", "grader error")  # the grader failed, not the submission
+
+
 def table(result, colour=False):
     """The terminal table plus one detail block per lab that lost points."""
-    if result.get("status") == "infrastructure error":
-        return f"not graded: infrastructure error: {result.get('message', '')}\n"
+    if result.get("status") in NOT_GRADED:
+        return f"not graded: {result.get('status')}: {result.get('message', '')}\n"
     rows = [_cells(lab) for lab in result["labs"]]
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(HEADERS)]
 
@@ -129,14 +132,19 @@ def to_json(result):
 def gradescope(result):
     """A Gradescope results.json (https://gradescope-autograders.readthedocs.io/en/latest/specs/):
     one test per lab and part, a leaderboard of GB/s per GPU lab. Also for a failed build
-    (the lab's tests score 0 with the compiler's message) and for an infrastructure error (no
-    score: an output that says the submission was not graded)."""
-    if result.get("status") == "infrastructure error":
+    (the lab's tests score 0 with the compiler's message), and when the grader itself failed
+    (an infrastructure error, or a grader error on one submission of a batch): a score of 0, no
+    tests, and an output that says so. Nothing tells the instructor by itself, so the output
+    asks the student to."""
+    if result.get("status") in NOT_GRADED:
+        why = result.get("message") or result.get("status")
         return json.dumps({
-            "output": ("Not graded: the grading machine has a problem (" + result.get("message", "") +
-                       "). This is not your score; your instructor has been told."),
+            "score": 0.0,
+            "output": ("The grader failed to run (" + why + "). This is not a judgement of your code: "
+                       "the 0 only stands until a regrade. Ask your instructor to regrade this submission."),
             "visibility": "visible",
             "stdout_visibility": "visible",
+            "execution_time": int(result.get("elapsed_s") or 0),
             "tests": [],
         }, indent=2) + "\n"
     tests = []
@@ -195,9 +203,10 @@ def gradescope(result):
 def junit(result):
     """JUnit XML: one testsuite per lab, one testcase per part."""
     suites = ET.Element("testsuites", name=result.get("course") or "grade")
-    if result.get("status") == "infrastructure error":
+    if result.get("status") in NOT_GRADED:
         ts = ET.SubElement(suites, "testsuite", name="grader", tests="1", failures="0", errors="1")
-        tc = ET.SubElement(ts, "testcase", classname="grader", name="infrastructure")
+        tc = ET.SubElement(ts, "testcase", classname="grader",
+                           name="infrastructure" if result.get("status") == "infrastructure error" else "grader")
         ET.SubElement(tc, "error", message=result.get("message", "")).text = result.get("message", "")
         return ET.tostring(suites, encoding="unicode") + "\n"
     for lab in result["labs"]:

@@ -65,6 +65,20 @@ class Processes(unittest.TestCase):
         self.assertFalse(r.timed_out)
         self.assertIn('"ok"', r.stdout)
 
+    def test_report_channel(self):
+        script = os.path.join(self.tmp, "rep.sh")
+        with open(script, "w") as f:
+            # the report on the fd named after --report-fd; a grandchild keeps the pipe open
+            f.write('#!/bin/sh\nfd="$2"\n(sleep 100) &\necho \'{"status": "ok"}\' >&"$fd"\n'
+                    'echo \'{"status": "forged"}\'\nexit 0\n')
+        os.chmod(script, 0o755)
+        t0 = time.monotonic()
+        r = proc.run([script], 30, report=True)
+        self.assertLess(time.monotonic() - t0, 10)
+        self.assertEqual(r.report, '{"status": "ok"}\n')
+        self.assertIn("forged", r.stdout)
+        self.assertIsNone(proc.run([script, "--report-fd", "1"], 30).report)
+
     def test_signal_is_named(self):
         lab = fakes.fake_lab(self.tmp, "segv", status="segv")
         kind, msg, _ = ev.run_case(lab, 5, "small", 1, 30)
@@ -177,6 +191,77 @@ class Pipeline(unittest.TestCase):
         self.assertEqual(r["speed"]["status"], "not graded")
         self.assertAlmostEqual(r["points"], round(60 * (c["total"] - 1) / c["total"] + 10, 2))
 
+    def test_report_comes_on_the_channel_and_cases_run_once(self):
+        log = os.path.join(self.tmp, "runs.log")
+        self.grade({"ms": 1.0, "log": log})
+        with open(log) as f:
+            runs = [json.loads(x) for x in f]
+        # every run has a channel, except the 4 under the sanitizer, whose report is not read
+        self.assertEqual(sum(1 for x in runs if x["report_fd"] < 0), 4)
+        self.assertTrue(all(x["report_fd"] > 2 for x in runs if x["report_fd"] >= 0))
+        # correctness cases pass --reps 0: one run of the scan, no warm-up, no timing loop
+        self.assertGreater(sum(1 for x in runs if x["reps"] == 0), 25)
+
+    def test_forged_result_on_stdout_then_exit_0(self):
+        r = self.grade({"status": "forge_stdout"})
+        c = r["correctness"]
+        self.assertEqual(c["passed"], 0)
+        self.assertIn("exit code 0 without a result", c["failures"][0]["message"])
+        self.assertIn("result-like line on stdout", c["failures"][0]["message"])
+        self.assertEqual(r["speed"]["status"], "not graded")
+        self.assertLessEqual(r["points"], 10)
+
+    def test_exit_from_lab_code_is_tampering(self):
+        r = self.grade({"status": "tamper"})
+        kinds = {f["kind"] for f in r["correctness"]["failures"]}
+        self.assertEqual(kinds, {"tampered"})
+        self.assertEqual(r["correctness"]["passed"], 0)
+
+    def test_report_for_another_case_is_refused(self):
+        for status, text in (("wrong_echo", "but the grader ran seed="),
+                             ("two_reports", "more than the harness's one report")):
+            r = self.grade({"status": status})
+            self.assertEqual(r["correctness"]["passed"], 0, status)
+            self.assertIn(text, r["correctness"]["failures"][0]["message"])
+
+    def test_timed_report_without_ms_is_a_clear_error(self):
+        # correct at every case, but the timed runs report no time: never a TypeError
+        r = self.grade({"by_n": {str(1 << 20): "no_ms", str(1 << 16): "no_ms"}})
+        self.assertEqual(r["speed"]["status"], "failed")
+        self.assertIn("has no time", r["speed"]["note"])
+        self.assertEqual(r["speed"]["points"], 0)
+
+    def test_reference_without_ms_is_an_infrastructure_error(self):
+        from gradelib.build import InfraError
+        with self.assertRaises(InfraError) as cm:
+            self.grade({"ms": 1.0}, {"status": "no_ms"})
+        self.assertIn("has no time", str(cm.exception))
+
+    def test_lab_binaries_run_in_a_fresh_temporary_folder(self):
+        log = os.path.join(self.tmp, "cwd.log")
+        self.grade({"ms": 1.0, "cwd_log": log})
+        with open(log) as f:
+            cwds = f.read().split()
+        self.assertGreater(len(cwds), 25)
+        self.assertEqual(len(set(cwds)), len(cwds))  # a new folder for every run
+        for d in cwds:
+            self.assertNotEqual(os.path.realpath(d), os.path.realpath(os.getcwd()))
+            self.assertFalse(os.path.exists(d))  # removed after the run
+
+    def test_a_changed_reference_binary_is_noticed(self):
+        from gradelib.build import InfraError
+        listing = fakes.list_text("02_fake", "whole", bench_n=1 << 20)
+        ref = fakes.fake_lab(self.tmp, "ref", list=listing, ms=1.0)
+        # the student's run appends to the reference binary (it runs as the same user)
+        stud = fakes.fake_lab(self.tmp, "student", list=listing, ms=1.0, cwd_log=ref)
+        g = self.grader(ref)
+        from gradelib.grading import _file_hash
+        g.ref_hashes = {lab: _file_hash(b) for lab, (b, _) in g.refs.items()}
+        with self.assertRaises(InfraError) as cm:
+            g.evaluate(self.built("02_fake", stud))
+        self.assertIn("the reference binary of 02_fake", str(cm.exception))
+        self.assertIn("changed after it was built", str(cm.exception))
+
     def test_not_implemented_scores_zero(self):
         r = self.grade({"status": "not_implemented"})
         self.assertEqual(r["status"], "not implemented")
@@ -188,6 +273,9 @@ class Pipeline(unittest.TestCase):
         kinds = [f["kind"] for f in r["correctness"]["failures"]]
         self.assertIn("timeout", kinds)
         self.assertIn("timed out after 2 s", r["summary"])
+        # the summary names the case that hung and the limit, and how many cases never ran
+        self.assertIn("hangs: the case n=0 dist=small timed out after 2 s (the per-case limit)", r["summary"])
+        self.assertRegex(r["correctness"]["note"], r"the lab's other \d+ cases were not run")
         self.assertEqual(r["sanitizer"]["status"], "failed")
         self.assertLess(r["points"], 60)
 
@@ -225,10 +313,26 @@ class CommandLine(unittest.TestCase):
 
     def test_usage_errors_exit_2(self):
         for args in (["--bogus"], ["--labs", "99"], ["--config", "/nonexistent.json"],
-                     ["--src", "/nonexistent/folder"], ["--format", "pdf"], ["--seed", "-1"]):
+                     ["--src", "/nonexistent/folder"], ["--format", "pdf"], ["--seed", "-1"],
+                     ["--labs", ""], ["--labs", "03", ""]):
             p = self.run_grade(*args)
             self.assertEqual(p.returncode, 2, f"{args}: {p.stderr}")
             self.assertEqual(p.stdout, "")
+
+    def test_unknown_lab_in_the_config_is_a_usage_error(self):
+        with open(CONFIG) as f:
+            data = json.load(f)
+        data["labs"]["03_kogge_stnoe"] = {"speed": {"min_speedup": 10}}
+        with tempfile.TemporaryDirectory() as tmp:
+            cfg = os.path.join(tmp, "config.json")
+            with open(cfg, "w") as f:
+                json.dump(data, f)
+            p = self.run_grade("--config", cfg, "--labs", "03", env={"NVCC": "/nonexistent/nvcc"})
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertEqual(p.stdout, "")
+        lines = p.stderr.strip().splitlines()
+        self.assertIn("unknown lab id '03_kogge_stnoe'", lines[-1])
+        self.assertNotIn("infrastructure", p.stderr)
 
     def test_infrastructure_error_exit_3_and_gradescope_still_written(self):
         with tempfile.TemporaryDirectory() as tmp:
@@ -241,8 +345,13 @@ class CommandLine(unittest.TestCase):
             self.assertIn("infrastructure error, not a grade", p.stderr)
             with open(out) as f:
                 doc = json.load(f)
-            self.assertNotIn("score", doc)
-            self.assertIn("Not graded", doc["output"])
+            # a valid Gradescope results.json: a score (0 until a regrade), an output, a tests list
+            self.assertEqual(doc["score"], 0)
+            self.assertEqual(doc["tests"], [])
+            self.assertIn("The grader failed to run", doc["output"])
+            self.assertIn("not a judgement of your code", doc["output"])
+            self.assertIn("ask your instructor to regrade", doc["output"].lower())
+            self.assertNotIn("has been told", doc["output"])
 
     def test_seed_is_printed(self):
         p = self.run_grade("--gpu", "--labs", "02", "--seed", "12345", env={"NVCC": "/nonexistent/nvcc"})
@@ -344,6 +453,174 @@ class Batch(unittest.TestCase):
                 self.assertEqual(sorted(graded), ["alice", "bob"])
         finally:
             grade.prepared_grader = saved
+
+
+class BatchSafety(unittest.TestCase):
+    """Batch mode's bookkeeping with a fake grader: name clashes, class.csv, the grading key,
+    and a grader error on one student."""
+
+    def setUp(self):
+        import grade
+        self.grade = grade
+        self.tmp = tempfile.mkdtemp()
+        self.subs = os.path.join(self.tmp, "subs")
+        self.results = os.path.join(self.tmp, "results")
+        os.makedirs(self.subs)
+        self.graded = []
+        self.explode = {}  # student -> "evaluate" | "render"
+        cfg = config.load(CONFIG)
+        test = self
+
+        class FakeGrader:
+            mode, device, timings, notes = "gpu", "Fake", {}, []
+            work = os.path.join(self.tmp, "work")
+            config = cfg
+
+            def build_submission(self, name, sources, labs):
+                test.graded.append(name)
+                out = {}
+                for lab in labs:
+                    r = lab_result_template(lab, cfg.lab(lab), "gpu")
+                    r["points"] = 42.0 if sources.get(lab) else 0.0
+                    r["status"] = "graded" if sources.get(lab) else "missing"
+                    r["_student"] = name
+                    out[lab] = r
+                return out
+
+            def evaluate(self, built):
+                out = [built[k] for k in sorted(built)]
+                who = out[0].pop("_student") if out else None
+                for r in out:
+                    r.pop("_student", None)
+                if test.explode.get(who) == "evaluate":
+                    raise KeyError("mode")
+                if test.explode.get(who) == "render":
+                    for r in out:
+                        del r["correctness"]  # the Gradescope rendering then fails
+                return out
+
+        self.saved = grade.prepared_grader
+        grade.prepared_grader = lambda *a, **k: FakeGrader()
+
+    def tearDown(self):
+        self.grade.prepared_grader = self.saved
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def student(self, name, text="// x\n"):
+        os.makedirs(os.path.join(self.subs, name, "02_naive"), exist_ok=True)
+        with open(os.path.join(self.subs, name, "02_naive", "scan.cu"), "w") as f:
+            f.write(text)
+
+    def main(self, *extra):
+        argv = ["--submissions", self.subs, "--results", self.results, "--labs", "02", *extra]
+        err = io.StringIO()
+        with unittest.mock.patch("sys.stdout", new_callable=io.StringIO), \
+                unittest.mock.patch("sys.stderr", err):
+            rc = self.grade.main(argv)
+        return rc, err.getvalue()
+
+    def csv_rows(self):
+        with open(os.path.join(self.results, "class.csv")) as f:
+            return f.read().splitlines()
+
+    def test_a_folder_and_an_archive_of_the_same_name_are_refused(self):
+        self.student("alice")
+        with zipfile.ZipFile(os.path.join(self.subs, "alice.zip"), "w") as z:
+            z.writestr("02_naive/scan.cu", "// other alice\n")
+        rc, err = self.main()
+        self.assertEqual(rc, 4, err)
+        line = err.strip().splitlines()[-1]
+        self.assertIn("'alice' and 'alice.zip' are both student 'alice'", line)
+        self.assertEqual(self.graded, [])
+        self.assertFalse(os.path.exists(os.path.join(self.results, "alice.json")))
+
+    def test_a_name_that_clashes_with_a_side_file_is_refused(self):
+        self.student("x")
+        self.student("x.gradescope")
+        rc, err = self.main("--format", "gradescope")
+        self.assertEqual(rc, 4, err)
+        self.assertIn("x.gradescope.json", err)
+
+    def test_names_that_sanitise_alike_get_their_own_work_folders(self):
+        self.assertNotEqual(batch.work_tag("a b"), batch.work_tag("a_b"))
+        self.assertNotEqual(batch.work_tag("a b"), batch.work_tag("a?b"))
+        self.assertEqual(batch.work_tag("alice"), "alice")
+
+    def test_class_csv_has_only_this_runs_students(self):
+        self.student("alice")
+        self.student("bob")
+        os.makedirs(self.results)
+        with open(os.path.join(self.results, "mallory.json"), "w") as f:  # injected, not a student
+            json.dump({"student": "mallory", "points": 999, "max_points": 100, "status": "graded",
+                       "labs": [{"lab": "02_naive", "points": 999, "max_points": 100, "status": "graded"}]}, f)
+        rc, err = self.main("--format", "gradescope")
+        self.assertEqual(rc, 0, err)
+        self.assertTrue(os.path.exists(os.path.join(self.results, "alice.gradescope.json")))
+        rows = self.csv_rows()
+        self.assertEqual(rows[0], "student,lab,points,max_points,status")
+        self.assertEqual(sorted({r.split(",")[0] for r in rows[1:]}), ["alice", "bob"])
+        self.assertEqual(len(rows), 1 + 2 * 2)  # one lab and a TOTAL per student
+
+    def test_resume_regrades_when_the_grading_key_changes(self):
+        self.student("alice")
+        self.assertEqual(self.main()[0], 0)
+        self.assertEqual(self.graded, ["alice"])
+        with open(os.path.join(self.results, "alice.json")) as f:
+            key = json.load(f)["grading_key"]
+        self.assertEqual(key["labs"], ["02_naive"])
+        self.assertEqual(key["mode"], "gpu")
+        self.graded.clear()
+        self.assertEqual(self.main()[0], 0)
+        self.assertEqual(self.graded, [])  # same key: resumed
+        self.assertEqual(self.main("--case-timeout", "7")[0], 0)
+        self.assertEqual(self.graded, ["alice"])  # another config
+        self.graded.clear()
+        self.assertEqual(self.main("--case-timeout", "7", "--no-sanitizer")[0], 0)
+        self.assertEqual(self.graded, ["alice"])
+        self.graded.clear()
+        self.assertEqual(self.main("--labs", "02", "03")[0], 0)
+        self.assertEqual(self.graded, ["alice"])  # other labs
+        self.graded.clear()
+        # another --format: no regrade, but the side file is written from the stored result
+        self.assertEqual(self.main("--labs", "02", "03", "--format", "junit")[0], 0)
+        self.assertEqual(self.graded, [])
+        self.assertTrue(os.path.exists(os.path.join(self.results, "alice.junit.xml")))
+        # a result written by another grader version
+        with open(os.path.join(self.results, "alice.json")) as f:
+            r = json.load(f)
+        r["grading_key"]["grader_sha256"] = "0" * 64
+        with open(os.path.join(self.results, "alice.json"), "w") as f:
+            json.dump(r, f)
+        self.assertEqual(self.main("--labs", "02", "03")[0], 0)
+        self.assertEqual(self.graded, ["alice"])
+
+    def test_a_grader_error_on_one_student_is_an_error_row(self):
+        for name in ("alice", "bob", "carol"):
+            self.student(name)
+        self.explode = {"alice": "evaluate", "bob": "render"}
+        rc, err = self.main("--format", "gradescope")
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(sorted(self.graded), ["alice", "bob", "carol"])
+        for name in ("alice", "bob"):
+            with open(os.path.join(self.results, name + ".json")) as f:
+                r = json.load(f)
+            self.assertEqual(r["status"], "grader error")
+            for k in ("mode", "course", "device", "seed", "grader", "points", "max_points", "labs"):
+                self.assertIn(k, r)
+            self.assertEqual(r["max_points"], 100)
+            with open(os.path.join(self.results, name + ".gradescope.json")) as f:
+                doc = json.load(f)
+            self.assertEqual((doc["score"], doc["tests"]), (0, []))
+            self.assertIn("ask your instructor to regrade", doc["output"].lower())
+        rows = self.csv_rows()
+        self.assertIn("alice,TOTAL,0.0,100,grader error", rows)
+        self.assertIn("bob,TOTAL,0.0,100,grader error", rows)
+        self.assertIn("carol,TOTAL,42.0,100,graded", rows)
+        # a grader error is graded again on the next run
+        self.graded.clear()
+        self.explode = {}
+        self.assertEqual(self.main("--format", "gradescope")[0], 0)
+        self.assertEqual(sorted(self.graded), ["alice", "bob"])
 
 
 import unittest.mock  # noqa: E402

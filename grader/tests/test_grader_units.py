@@ -77,6 +77,7 @@ class Config(unittest.TestCase):
         self.assertBad(lambda d: d["labs"].update({"kogge": {}}), "not a lab id")
         self.assertBad(lambda d: d["labs"].update({"03_x": {"speed": {"zero_at": 1.1}}}), "labs.03_x")
         self.assertBad(lambda d: d["static"].update(shadow_patterns=["("]), "regular expression")
+        self.assertBad(lambda d: d["static"].update(process_symbol_patterns=["["]), "static.process_symbol_patterns")
         self.assertBad(lambda d: d["defaults"]["speed"].pop("reps"), "missing key \"reps\"")
 
     def test_unreadable_and_invalid_json(self):
@@ -146,6 +147,62 @@ class StaticChecks(unittest.TestCase):
         self.assertTrue(any("launches no kernel" in x for x in v))
         self.assertTrue(any("calls malloc" in x for x in v))
 
+    def test_process_and_file_calls(self):
+        base = [("T", "__device_stub__Z1kPi(int*)"), ("D", "LAB")]
+        for name in ("dprintf", "open", "fopen", "openat", "pipe", "_exit", "quick_exit", "syscall",
+                     "dup", "dup3", "writev", "fcntl", "execl", "posix_spawn"):
+            v = build.check_symbols(base + [("U", name)], self.static, True)
+            self.assertEqual(v, [f"calls {name}: lab code must not touch the process, its files or its output"], name)
+        # C++ file streams reach a file descriptor by path (/proc/self/fd/N) as fopen does
+        v = build.check_symbols(base + [("U", "std::basic_ofstream<char, std::char_traits<char> >::"
+                                              "basic_ofstream(char const*, std::_Ios_Openmode)")], self.static, True)
+        self.assertIn("lab code must not touch the process", v[0])
+        # exit is not forbidden: nvcc's host stubs of __device__ functions call it (solutions
+        # 07 and 08), and the harness's atexit check turns an exit() from lab code into exit code 8
+        self.assertEqual(build.check_symbols(base + [("U", "exit"), ("U", "atexit")], self.static, True), [])
+
+    def test_shadowing_a_function_the_harness_calls(self):
+        base = [("T", "__device_stub__Z1kPi(int*)"), ("D", "LAB")]
+        for name in ("memcmp", "qsort", "fputs", "printf", "strtoull", "clock_gettime"):
+            v = build.check_symbols(base + [("T", name)], self.static, True)
+            self.assertEqual(v, [f"defines {name}, which shadows a CUDA runtime, C library or harness function"])
+        # a name the harness imports is caught through harness_imports even when no list has it
+        self.assertEqual(build.check_symbols(base + [("T", "frobnicate")], self.static, True), [])
+        v = build.check_symbols(base + [("T", "frobnicate")], self.static, True, harness_imports={"frobnicate"})
+        self.assertIn("defines frobnicate", v[0])
+        # LAB is imported by the harness too, and is the one definition a lab must make
+        self.assertEqual(build.check_symbols(base, self.static, True, harness_imports={"LAB"}), [])
+        # a C++ definition cannot shadow a C function
+        self.assertEqual(build.check_symbols(base + [("T", "memcmp(void const*, void const*, unsigned long)")],
+                                             self.static, True, harness_imports={"memcmp"}), [])
+
+    def test_harness_imports_are_read_from_the_objects(self):
+        import shutil
+        import subprocess
+        import tempfile
+        cc = shutil.which("cc") or shutil.which("gcc")
+        if not cc or not shutil.which("nm"):
+            self.skipTest("no C compiler or no nm")
+        with tempfile.TemporaryDirectory() as tmp:
+            src = os.path.join(tmp, "h.c")
+            with open(src, "w") as f:
+                f.write("#include <string.h>\n#include <stdlib.h>\n"
+                        "int h(const char *a, const char *b) { return memcmp(a, b, 3) + (int)strtoull(a, 0, 10); }\n")
+            obj = os.path.join(tmp, "h.o")
+            subprocess.run([cc, "-O1", "-c", src, "-o", obj], check=True)
+            names = build.imported_names([obj])
+        self.assertIn("memcmp", names)
+        self.assertIn("strtoull", names)
+        self.assertNotIn("h", names)
+        self.assertIsNone(build.imported_names([]))
+
+    def test_compiler_message_keeps_not_found(self):
+        text = ("make: Entering directory\n/bin/sh: 1: /opt/cuda/bin/nvcc: not found\n"
+                "make: *** [Makefile:70: x] Error 127\n")
+        msg = build.compiler_message(text, "/w/x", "02_naive/scan.cu")
+        self.assertIn("nvcc: not found", msg)
+        self.assertIn("Error 127", msg)
+
     def test_compiler_message_hides_private_paths(self):
         text = "/w/build/x/02/scan.cu(29): error: expected a \";\"\n1 error detected\n"
         msg = build.compiler_message(text, "/w/build/x/02", "02_naive/scan.cu")
@@ -186,6 +243,8 @@ class Matrix(unittest.TestCase):
     def test_reproduce_command(self):
         self.assertEqual(ev.reproduce_cmd("03_kogge_stone", 513, "ones", 7),
                          "make run LAB=03 ARGS='--n 513 --dist ones --seed 7 --reps 0'")
+        self.assertEqual(ev.reproduce_cmd("03_kogge_stone", 513, "ones", 7, "cpu"),
+                         "make run LAB=03 CPU=1 ARGS='--n 513 --dist ones --seed 7 --reps 0'")
 
 
 class Diagnose(unittest.TestCase):
@@ -213,6 +272,36 @@ class Diagnose(unittest.TestCase):
         ]
         for res, kind, text in cases:
             k, msg, _ = ev.diagnose(res, 7)
+            self.assertEqual(k, kind, msg)
+            self.assertIn(text, msg)
+
+    def rc(self, rc, report, out="", err=""):
+        from gradelib.proc import Result
+        return Result(rc, out, err, False, 0.1, report)
+
+    def case(self, status="ok", **kw):
+        d = {"status": status, "message": "", "lab": "x", "n": 5, "seed": 9, "dist": "ones"}
+        d.update(kw)
+        return json.dumps(d) + "\n"
+
+    def test_the_report_channel_is_the_only_source(self):
+        want = {"n": 5, "seed": 9, "dist": "ones"}
+        cases = [
+            (self.rc(0, self.case()), "ok", ""),
+            # a forged line on stdout, and the process ended before the harness could report
+            (self.rc(0, "", out=self.case()), "error", "result-like line on stdout"),
+            # stdout is the lab's: a result there never counts, nor does it spoil the real one
+            (self.rc(1, self.case("wrong", message="out[1]"), out=self.case()), "wrong", "out[1]"),
+            (self.rc(8, self.case(), out=self.case()), "tampered", "ended before the harness reported"),
+            (self.rc(0, self.case() + self.case()), "error", "more than the harness's one report"),
+            (self.rc(0, "hello\n" + self.case()), "error", "more than the harness's one report"),
+            (self.rc(0, self.case(seed=10)), "error", "names seed=10 but the grader ran seed=9"),
+            (self.rc(0, self.case(n=6)), "error", "names n=6"),
+            (self.rc(0, self.case(dist="small")), "error", "names dist='small'"),
+            (self.rc(-11, "", err="boom"), "crash", "SIGSEGV"),
+        ]
+        for res, kind, text in cases:
+            k, msg, _ = ev.diagnose(res, 7, want)
             self.assertEqual(k, kind, msg)
             self.assertIn(text, msg)
 
@@ -258,11 +347,19 @@ class Formats(unittest.TestCase):
         self.assertIn("not implemented", by["04_brent_kung: correctness"]["output"])
         self.assertEqual(doc["leaderboard"], [{"name": "03_kogge_stone GB/s", "value": 2500.0, "order": "desc"}])
 
-    def test_gradescope_infrastructure_error_has_no_score(self):
-        doc = json.loads(reports.gradescope({"status": "infrastructure error", "message": "no GPU"}))
-        self.assertNotIn("score", doc)
-        self.assertEqual(doc["tests"], [])
-        self.assertIn("not your score", doc["output"])
+    def test_gradescope_when_the_grader_failed(self):
+        for status in ("infrastructure error", "grader error"):
+            doc = json.loads(reports.gradescope({"status": status, "message": "no GPU"}))
+            self.assertEqual(doc["score"], 0)
+            self.assertEqual(doc["tests"], [])
+            self.assertEqual(doc["visibility"], "visible")
+            self.assertIn("The grader failed to run (no GPU)", doc["output"])
+            self.assertIn("not a judgement of your code", doc["output"])
+            self.assertIn("Ask your instructor to regrade", doc["output"])
+            self.assertNotIn("has been told", doc["output"])
+            self.assertIn("not graded", reports.table({"status": status, "message": "x"}))
+            self.assertEqual(ET.fromstring(reports.junit({"status": status, "message": "x"}))
+                             .find("testsuite").get("errors"), "1")
 
     def test_junit(self):
         root = ET.fromstring(reports.junit(sample_result()))

@@ -1,0 +1,147 @@
+"""The grader with real builds, in CPU mode so that this runs without a GPU: the harness's private
+report channel (--report-fd) and its atexit check against a lab that prints a result of its own
+and calls exit(0), and what a CPU-mode grade says when nvcc is missing."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import fakes
+from gradelib import build, config, evaluate as ev
+
+ROOT = os.path.dirname(fakes.GRADER)
+BUILD = os.environ.get("LAB_BUILD_DIR", os.path.join(ROOT, "build"))
+WORK = os.path.join(BUILD.rstrip("/").removesuffix("/cpu"), "grader-tests")
+FORGED = os.path.join(fakes.GRADER, "fixtures", "submissions", "forged_result", "02_naive", "scan.cu")
+
+
+def have_cpu_mode():
+    return (shutil.which("make") and (shutil.which("c++") or shutil.which("g++"))
+            and os.path.exists(os.path.join(ROOT, "common", "cpu")))
+
+
+class ReportChannel(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        if not have_cpu_mode():
+            raise unittest.SkipTest("make, a C++ compiler or CPU mode is missing")
+        b = build.Builder(ROOT, os.path.join(WORK, "build"), "cpu", timeout=300)
+        b.prepare()
+        cls.good = b.build(os.path.join(ROOT, "solutions", "02_naive", "scan.cu"),
+                           os.path.join(WORK, "good"))
+        cls.forged = b.build(FORGED, os.path.join(WORK, "forged"))
+        if not (cls.good.ok and cls.forged.ok):
+            raise AssertionError(cls.good.message + cls.forged.message)
+
+    def run_bin(self, binary, *args):
+        env = dict(os.environ, CPU_SCHED_QUIET="1")
+        return subprocess.run([binary, *args], capture_output=True, text=True, timeout=120, env=env)
+
+    def test_the_report_goes_to_the_channel_only(self):
+        r = ev.run_lab([self.good.binary, "--n", "1000", "--seed", "4", "--dist", "alt", "--reps", "0",
+                        "--json"], 60, report=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout, "")
+        rep = json.loads(r.report)
+        self.assertEqual((rep["status"], rep["n"], rep["seed"], rep["dist"]), ("ok", 1000, 4, "alt"))
+        self.assertEqual(ev.run_case(self.good.binary, 1000, "alt", 4, 60)[0], "ok")
+
+    def test_without_the_option_the_report_is_on_stdout(self):
+        p = self.run_bin(self.good.binary, "--n", "100", "--reps", "0", "--json")
+        self.assertEqual(p.returncode, 0)
+        self.assertEqual(json.loads(p.stdout)["status"], "ok")
+
+    def test_a_bad_report_fd_is_a_usage_error(self):
+        for args in (["--report-fd", "97"], ["--report-fd"], ["--report-fd=x"]):
+            p = self.run_bin(self.good.binary, "--n", "100", *args)
+            self.assertEqual(p.returncode, 2, args)
+            self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+
+    def test_forged_line_then_exit_0_is_caught(self):
+        # the static checks let it through (exit() is not forbidden: nvcc's own host code calls it)
+        static = config.load(os.path.join(fakes.GRADER, "config.json")).static
+        with open(FORGED) as f:
+            self.assertEqual(build.check_source(f.read(), static), [])
+        self.assertEqual(build.check_symbols(build.read_symbols(self.forged.obj), static, True, False), [])
+        p = self.run_bin(self.forged.binary, "--n", "1000", "--reps", "0", "--json")
+        self.assertEqual(p.returncode, 8, p.stdout + p.stderr)
+        self.assertIn('"status":"ok"', p.stdout)  # the forged line
+        self.assertIn("before the harness reported a result", p.stderr)
+        kind, msg, rep = ev.run_case(self.forged.binary, 1000, "small", 1, 60)
+        self.assertEqual(kind, "tampered", msg)
+        self.assertIsNone(rep)
+        # n = 0 returns before the cheat: a legitimate pass, exit code 0 and the harness's report
+        self.assertEqual(ev.run_case(self.forged.binary, 0, "small", 1, 60)[0], "ok")
+
+
+class ReusedBuilds(unittest.TestCase):
+    def test_reuse_only_an_unchanged_build(self):
+        if not have_cpu_mode():
+            self.skipTest("make, a C++ compiler or CPU mode is missing")
+        b = build.Builder(ROOT, os.path.join(WORK, "build"), "cpu", timeout=300)
+        b.prepare()
+        with tempfile.TemporaryDirectory() as tmp:
+            src = os.path.join(tmp, "scan.cu")
+            shutil.copyfile(os.path.join(ROOT, "solutions", "01_serial", "scan.cu"), src)
+            out = os.path.join(tmp, "out")
+            first = b.build(src, out, reuse=True)
+            self.assertTrue(first.ok, first.message)
+            self.assertGreater(first.seconds, 0)
+            self.assertEqual(b.build(src, out, reuse=True).seconds, 0)  # kept
+            with open(first.obj, "ab") as f:  # an object changed since: built again
+                f.write(b"x")
+            self.assertGreater(b.build(src, out, reuse=True).seconds, 0)
+            with open(src, "a") as f:  # another source: built again
+                f.write("\n")
+            self.assertGreater(b.build(src, out, reuse=True).seconds, 0)
+            self.assertGreater(b.build(src, out).seconds, 0)  # without reuse: always built
+
+
+class StaticFailureIsNeverRun(unittest.TestCase):
+    def test_a_lab_that_fails_a_static_check_is_not_run(self):
+        """The code below would leave a marker file from a constructor, which runs before main
+        (and so before --list): fopen fails the static check, and the binary must never run."""
+        if not have_cpu_mode():
+            self.skipTest("make, a C++ compiler or CPU mode is missing")
+        from gradelib.grading import Grader
+        with tempfile.TemporaryDirectory() as tmp:
+            marker = os.path.join(tmp, "ran")
+            with open(os.path.join(ROOT, "solutions", "02_naive", "scan.cu")) as f:
+                src = f.read()
+            src = ("#include <stdio.h>\n__attribute__((constructor)) static void touch(void)\n"
+                   "{\n    FILE *f = fopen(\"%s\", \"w\");\n    if (f)\n        fputs(\"x\", f);\n}\n" % marker) + src
+            os.makedirs(os.path.join(tmp, "02_naive"))
+            path = os.path.join(tmp, "02_naive", "scan.cu")
+            with open(path, "w") as f:
+                f.write(src)
+            cfg = config.load(os.path.join(fakes.GRADER, "config.json"))
+            g = Grader(ROOT, cfg, WORK, mode="cpu", labs=["02_naive"], jobs=1)
+            g.builder.prepare()
+            res = g.build_submission("constructor", {"02_naive": path})["02_naive"]
+            self.assertEqual(res["status"], "static check failed", res["summary"])
+            self.assertIn("calls fopen", res["summary"])
+            self.assertNotIn("_binary", res)
+            self.assertFalse(os.path.exists(marker), "the binary of a static-check failure was run")
+
+
+class CpuModeWithoutNvcc(unittest.TestCase):
+    def test_the_result_says_the_nvcc_checks_did_not_run(self):
+        if not have_cpu_mode():
+            self.skipTest("make, a C++ compiler or CPU mode is missing")
+        env = dict(os.environ, NVCC="/nonexistent/nvcc", CPU_SCHED_QUIET="1")
+        p = subprocess.run([sys.executable, os.path.join(fakes.GRADER, "grade.py"), "--cpu", "--labs", "01",
+                            "--src", "solutions", "--format", "json", "--seed", "1",
+                            "--work", os.path.join(WORK, "no-nvcc")],
+                           capture_output=True, text=True, timeout=600, env=env)
+        self.assertEqual(p.returncode, 0, p.stderr[-3000:])
+        res = json.loads(p.stdout)
+        self.assertIn("nvcc not found", res["message"])
+        self.assertIn("static checks that need an nvcc object", res["message"])
+        self.assertEqual(res["points"], res["max_points"])
+
+
+if __name__ == "__main__":
+    unittest.main()
