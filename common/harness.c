@@ -404,7 +404,8 @@ lab_status lab_run(const lab_info *lab, int vi, const lab_options *o, lab_report
     }
     if (lab->shape != LAB_HOST && !lab_have_device(why, sizeof(why))) {
         r->status = ST_NO_DEVICE;
-        report_msg(r, "%s", why);
+        report_msg(r, "%s (no GPU here? CPU=1, e.g. make run LAB=%.2s CPU=1, runs the lab on the "
+                      "CPU for correctness)", why, lab->id);
         return r->status;
     }
 
