@@ -26,16 +26,14 @@ int lab_case_ok(const lab_info *lab, int vi, size_t n, lab_dist d, uint64_t seed
  * lab_test_student_mode() reports as 1. */
 int lab_test_student_mode(void);
 
-/* 1 when variant vi is written: a small case (n = 1000) reports anything but not_implemented. */
-int lab_variant_written(const lab_info *lab, int vi);
-
 /* For the student's code only: skips the calling test, naming the lab, when no variant is
  * written yet (an untouched skeleton). With the reference solutions it does nothing, so a
  * solution that reports not_implemented fails like any other wrong answer. Call it first. */
 void lab_test_need_code(const lab_info *lab);
 
-/* 1 when variant vi is written; otherwise one failed expectation naming the variant ("not
- * implemented"), and 0 so that the caller skips that variant's cases. */
+/* 1 when variant vi is written (a small case, n = 1000, reports anything but not_implemented);
+ * otherwise one failed expectation naming the variant ("not implemented"), and 0 so that the
+ * caller skips that variant's cases instead of reporting each of them. */
 int lab_expect_written(const lab_info *lab, int vi);
 
 /* The negative control of the barrier tests: bad, the wrong values counted in `runs` runs of

@@ -2,7 +2,7 @@
 """Runs the whole test suite and prints one summary: Criterion binaries (their TAP reports are
 counted), then the Python unittest suites in tests/ and grader/tests/.
 
-Usage: run_tests.py --build DIR [--src solutions|labs] [--no-python] BINARY...  (make test calls it)
+Usage: run_tests.py [--src solutions|labs] [--no-python] BINARY...  (make test calls it)
 --src says which code the kernel-test binaries were linked with (make test TEST_SRC=labs: the
 student's labs/); with labs, one line per lab says whether it passed, failed or is not written yet.
 Exit code: 0 when nothing failed, 1 otherwise.
@@ -31,7 +31,7 @@ def suite_name(binary):
     return f"labs: {name}" if parent == "labs" else name
 
 
-def run_criterion(binary, build):
+def run_criterion(binary):
     """Runs one Criterion binary; returns (passed, failed, skipped, skip reasons, failures), with
     failures a list of (test name, [first messages])."""
     name = suite_name(binary)
@@ -115,7 +115,6 @@ def lab_verdicts(rows):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--build", default="build")
     ap.add_argument("--src", default="solutions", choices=["solutions", "labs"],
                     help="the code the kernel tests are linked with (default: solutions)")
     ap.add_argument("--no-python", action="store_true", help="skip the Python unittest suites")
@@ -129,7 +128,7 @@ def main():
     reasons = collections.Counter()
     rows, student_rows, failures = [], [], []
     for b in args.binaries:
-        p, f, s, r, fl = run_criterion(b, args.build)
+        p, f, s, r, fl = run_criterion(b)
         rows.append((suite_name(b), p, f, s))
         if suite_name(b).startswith("labs: "):
             student_rows.append((suite_name(b), p, f, s, r))

@@ -26,13 +26,6 @@ static void need_device(void)
     lab_test_need_code(&LAB);
 }
 
-/* 0 after one failure naming variant v when it is not written, so that its cases are not each
- * reported again. */
-static int variant_written(int v)
-{
-    return lab_expect_written(&LAB, v);
-}
-
 /* Every variant x every edge size x seeds 1..nseeds (offset by LAB_TEST_SEED) for one dist. */
 static void run_matrix(lab_dist d, int large, int nseeds)
 {
@@ -41,7 +34,7 @@ static void run_matrix(lab_dist d, int large, int nseeds)
     uint64_t base = lab_test_seed();
     need_device();
     for (int v = 0; v < LAB.n_variants; v++) {
-        if (!variant_written(v))
+        if (!lab_expect_written(&LAB, v))
             continue;
         for (size_t i = 0; i < count; i++)
             for (int s = 0; s < nseeds; s++) {
@@ -90,7 +83,7 @@ Test(kernel, large_n, .description = "n = 2^24 + 7 (or the lab's max_n), every v
     size_t n = sizes[count - 1]; /* the largest size the lab takes */
     for (int v = 0; v < LAB.n_variants; v++) {
         lab_report r;
-        if (!variant_written(v))
+        if (!lab_expect_written(&LAB, v))
             continue;
         int ok = lab_case_ok(&LAB, v, n, DIST_RANDOM, lab_test_seed() + 7, &r);
         cr_expect(ok, "%s/%s n=%zu dist=random: %s: %s", LAB.id, LAB.variants[v].name, n,
@@ -130,7 +123,7 @@ Test(kernel, tile_totals, .description = "tile labs: each tile's local scan and 
     const size_t T = LAB.tile;
     const size_t ns[] = {1, T - 1, T, T + 1, 5 * T + 3};
     for (int v = 0; v < LAB.n_variants; v++) {
-        if (!variant_written(v))
+        if (!lab_expect_written(&LAB, v))
             continue;
         for (size_t k = 0; k < sizeof(ns) / sizeof(ns[0]); k++) {
             const size_t n = ns[k], tiles = CEIL_DIV(n, T);
@@ -193,7 +186,7 @@ Test(kernel, repeated_calls, .description = "ten calls in a row on the same buff
     o.seed = lab_test_seed();
     o.dist = DIST_RANDOM;
     for (int v = 0; v < LAB.n_variants; v++) {
-        if (!variant_written(v))
+        if (!lab_expect_written(&LAB, v))
             continue;
         lab_run(&LAB, v, &o, &r);
         cr_expect_eq(r.status, ST_OK, "%s/%s n=%zu after repeated calls: %s: %s", LAB.id,

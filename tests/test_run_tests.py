@@ -52,7 +52,7 @@ class Summary(unittest.TestCase):
             os.makedirs(os.path.join(d, "labs"))
             b = fake_binary(os.path.join(d, "labs"), "kernels_03_kogge_stone", TAP, 1)
             self.assertEqual(run_tests.suite_name(b), "labs: kernels_03_kogge_stone")
-            p, f, s, reasons, failures = run_tests.run_criterion(b, d)
+            p, f, s, reasons, failures = run_tests.run_criterion(b)
         self.assertEqual((p, f, s), (1, 2, 2))
         self.assertIn("extended suite only (make test-extended)", reasons)
         names = [n for n, _ in failures]
@@ -66,7 +66,7 @@ class Summary(unittest.TestCase):
     def test_a_binary_that_dies_without_a_report_fails(self):
         with tempfile.TemporaryDirectory() as d:
             b = fake_binary(d, "kernels_01_serial", "TAP version 13\n", 4)
-            p, f, s, _, failures = run_tests.run_criterion(b, d)
+            p, f, s, _, failures = run_tests.run_criterion(b)
         self.assertEqual((p, f, s), (0, 1, 0))
         self.assertIn("exited with status 4", failures[0][1][0])
 

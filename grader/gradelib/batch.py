@@ -12,6 +12,8 @@ import tarfile
 import time
 import zipfile
 
+from .build import sha256_file
+
 ARCHIVE_EXTS = (".zip", ".tar.gz", ".tgz", ".tar")
 MAX_MEMBERS = 2000
 MAX_FILE_BYTES = 8 << 20
@@ -176,23 +178,20 @@ def find_lab_sources(folder, labs, max_depth=4):
 
 def fingerprint(path):
     """A hash of a submission: the archive's bytes, or every scan.cu under a folder."""
-    h = hashlib.sha256()
     if os.path.isfile(path):
-        with open(path, "rb") as f:
-            for chunk in iter(lambda: f.read(1 << 20), b""):
-                h.update(chunk)
-    else:
-        for dirpath, dirnames, filenames in os.walk(path, followlinks=False):
-            dirnames.sort()
-            for fn in sorted(filenames):
-                if fn == "scan.cu":
-                    p = os.path.join(dirpath, fn)
-                    h.update(os.path.relpath(p, path).encode())
-                    try:
-                        with open(p, "rb") as f:
-                            h.update(f.read(4 << 20))
-                    except OSError:
-                        pass
+        return sha256_file(path)
+    h = hashlib.sha256()
+    for dirpath, dirnames, filenames in os.walk(path, followlinks=False):
+        dirnames.sort()
+        for fn in sorted(filenames):
+            if fn == "scan.cu":
+                p = os.path.join(dirpath, fn)
+                h.update(os.path.relpath(p, path).encode())
+                try:
+                    with open(p, "rb") as f:
+                        h.update(f.read(4 << 20))
+                except OSError:
+                    pass
     return h.hexdigest()
 
 

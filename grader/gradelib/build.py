@@ -61,7 +61,8 @@ class BuildResult:
         self.seconds = seconds
 
 
-def _hash_file(path):
+def sha256_file(path):
+    """The SHA-256 of a file's bytes, as hex (build stamps, reference binaries, archives)."""
     h = hashlib.sha256()
     with open(path, "rb") as f:
         for chunk in iter(lambda: f.read(1 << 20), b""):
@@ -136,19 +137,18 @@ class Builder:
             raise InfraError(f"the grader's harness does not build ({self.mode} mode): {why}")
 
     def _build_key(self, src):
-        h = hashlib.sha256()
-        with open(src, "rb") as f:
-            h.update(f.read())
+        h = hashlib.sha256(sha256_file(src).encode())
         h.update("\0".join(self._make_args()).encode())
         for o in self.common_objects():
-            h.update(_hash_file(o).encode())
+            h.update(sha256_file(o).encode())
         return h.hexdigest()
 
     def build(self, src, out_dir, shown_as="scan.cu", reuse=False):
         """Copies src into out_dir and builds out_dir/scan; returns a BuildResult. A missing,
         unreadable or non-regular source is a failed build, not an exception. reuse=True keeps
-        a successful build of the same source with the same harness objects and flags (for
-        the nvcc build CPU mode only reads the symbols of; never for a binary that is run)."""
+        a successful build of the same source with the same harness objects and flags whose
+        object and binary are unchanged since (the reference solutions, and the nvcc build CPU
+        mode only reads the symbols of; never a submission's binary, which is always rebuilt)."""
         os.makedirs(out_dir, exist_ok=True)
         stamp = os.path.join(out_dir, "build.stamp")
         binary, obj = os.path.join(out_dir, "scan"), os.path.join(out_dir, "scan.o")
@@ -158,7 +158,7 @@ class Builder:
             try:
                 with open(stamp) as f:
                     old = f.read().split()
-                if old == [key, _hash_file(obj), _hash_file(binary)]:
+                if old == [key, sha256_file(obj), sha256_file(binary)]:
                     return BuildResult(True, binary=binary, obj=obj)
             except (OSError, ValueError):
                 pass
@@ -184,7 +184,7 @@ class Builder:
                                seconds=r.seconds)
         if key is not None:
             with open(stamp, "w") as f:
-                f.write(f"{key} {_hash_file(obj)} {_hash_file(binary)}\n")
+                f.write(f"{key} {sha256_file(obj)} {sha256_file(binary)}\n")
         return BuildResult(True, binary=binary, obj=binary + ".o", seconds=r.seconds)
 
 

@@ -5,7 +5,6 @@ A submission is a mapping lab id -> path of its scan.cu (None: not submitted). T
 plain dict (see lab_result_template) that every output format is written from.
 """
 import concurrent.futures as cf
-import hashlib
 import os
 import shutil
 import threading
@@ -53,14 +52,6 @@ def gpu_visible():
         r = proc.run([smi, "-L"], 30)
         return r.returncode == 0 and "GPU" in r.stdout
     return False
-
-
-def _file_hash(path):
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()[:16]
 
 
 def _positive(x):
@@ -135,7 +126,7 @@ class Grader:
             res = fut.result()
             if not res.ok:
                 raise InfraError(f"the reference solution of {lab} does not build: {res.message}")
-            self.ref_hashes[lab] = _file_hash(res.binary)
+            self.ref_hashes[lab] = buildmod.sha256_file(res.binary)
             info, why = ev.describe(res.binary)
             if info is None:
                 raise InfraError(f"the reference solution of {lab}: {why}")
@@ -164,25 +155,13 @@ class Grader:
         self.symbol_builder = sb
 
     def _build_reference(self, lab):
-        """The reference binary, rebuilt unless the stamp shows the same source, the same harness
-        objects and an unchanged binary."""
+        """The reference binary, rebuilt unless its build stamp shows the same source, the same
+        harness objects and flags, and an unchanged object and binary (Builder.build reuse)."""
         src = os.path.join(self.root, "solutions", lab, "scan.cu")
-        out = os.path.join(self.work, "ref-" + self.mode, lab)
-        stamp = os.path.join(out, "source.sha256")
-        h = _file_hash(src) + ":" + "".join(_file_hash(o) for o in self.builder.common_objects())
-        binary = os.path.join(out, "scan")
-        try:
-            with open(stamp) as f:
-                key, _, bin_hash = f.read().strip().rpartition(" ")
-            if key == h and os.path.exists(binary) and _file_hash(binary) == bin_hash:
-                return buildmod.BuildResult(True, binary=binary, obj=binary + ".o")
-        except (OSError, ValueError):
-            pass
-        res = self.builder.build(src, out, f"solutions/{lab}/scan.cu")
+        res = self.builder.build(src, os.path.join(self.work, "ref-" + self.mode, lab),
+                                 f"solutions/{lab}/scan.cu", reuse=True)
         if res.ok:
-            os.chmod(binary, 0o555)  # a reminder more than a guard: the hash is the check
-            with open(stamp, "w") as f:
-                f.write(f"{h} {_file_hash(binary)}\n")
+            os.chmod(res.binary, 0o555)  # a reminder more than a guard: the hash is the check
         return res
 
     def _ref_binary(self, lab):
@@ -191,7 +170,7 @@ class Grader:
         binary = self.refs[lab][0]
         want = self.ref_hashes.get(lab)
         try:
-            same = want is None or _file_hash(binary) == want
+            same = want is None or buildmod.sha256_file(binary) == want
         except OSError:
             same = False
         if not same:

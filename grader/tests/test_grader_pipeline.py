@@ -255,8 +255,8 @@ class Pipeline(unittest.TestCase):
         # the student's run appends to the reference binary (it runs as the same user)
         stud = fakes.fake_lab(self.tmp, "student", list=listing, ms=1.0, cwd_log=ref)
         g = self.grader(ref)
-        from gradelib.grading import _file_hash
-        g.ref_hashes = {lab: _file_hash(b) for lab, (b, _) in g.refs.items()}
+        from gradelib.build import sha256_file
+        g.ref_hashes = {lab: sha256_file(b) for lab, (b, _) in g.refs.items()}
         with self.assertRaises(InfraError) as cm:
             g.evaluate(self.built("02_fake", stud))
         self.assertIn("the reference binary of 02_fake", str(cm.exception))
