@@ -53,13 +53,23 @@ ifeq ($(DEBUG),1)
   override BUILD := $(BUILD)/debug
 endif
 
+# The sandbox of graded runs (common/sandbox.c) needs libseccomp (Debian: libseccomp-dev), linked
+# statically so a lab binary runs where only the library's headers were; SECCOMP_PREFIX: a folder
+# with include/seccomp.h and lib/libseccomp.a (the GPU machine: see tests/README.md). Without it
+# the harness builds anyway and reports the sandbox as unavailable.
+SECCOMP_PREFIX ?=
+SECCOMP_H   := $(firstword $(wildcard $(if $(SECCOMP_PREFIX),$(SECCOMP_PREFIX)/include/seccomp.h) /usr/include/seccomp.h))
+SECCOMP_A   := $(firstword $(wildcard $(if $(SECCOMP_PREFIX),$(SECCOMP_PREFIX)/lib/libseccomp.a) /usr/lib/x86_64-linux-gnu/libseccomp.a /usr/lib64/libseccomp.a /usr/lib/libseccomp.a))
+SECCOMP_CFLAGS := $(if $(SECCOMP_H),-DLAB_HAVE_SECCOMP $(if $(SECCOMP_PREFIX),-I$(SECCOMP_PREFIX)/include))
+SECCOMP_LIBS   := $(if $(SECCOMP_H),$(or $(SECCOMP_A),-lseccomp))
+
 DEBUG_FLAGS := $(if $(filter 1,$(DEBUG)),-DLAB_DEBUG_SYNC -g,-O3)
-CFLAGS   := -std=c11 -Wall -Wextra -pedantic $(DEBUG_FLAGS) -Icommon -I$(CUDA_HOME)/include
+CFLAGS   := -std=c11 -Wall -Wextra -pedantic $(DEBUG_FLAGS) -Icommon -I$(CUDA_HOME)/include $(SECCOMP_CFLAGS)
 NVFLAGS  := -std=c++17 -arch=$(ARCH) -lineinfo $(DEBUG_FLAGS) -Icommon \
             -Xcompiler -Wall,-Wextra --expt-relaxed-constexpr
 LDFLAGS  := -arch=$(ARCH)
 ifneq ($(CPU_MODE),)
-  CFLAGS       := -std=c11 -Wall -Wextra -pedantic $(DEBUG_FLAGS) -DLAB_CPU_MODE -Icommon -Icommon/cpu
+  CFLAGS       := -std=c11 -Wall -Wextra -pedantic $(DEBUG_FLAGS) -DLAB_CPU_MODE -Icommon -Icommon/cpu $(SECCOMP_CFLAGS)
   CPU_CXXFLAGS := -x c++ -std=c++20 -fwrapv -fno-threadsafe-statics $(DEBUG_FLAGS) -DLAB_CPU_MODE \
                   -Icommon -Icommon/cpu -Wall -Wextra -Wno-unknown-pragmas
   override NVCC := $(CXX)
@@ -67,8 +77,8 @@ ifneq ($(CPU_MODE),)
 endif
 
 # ---- the common objects ------------------------------------------------------------------------
-COMMON_C   := check cuda_check harness
-COMMON_OBJ := $(COMMON_C:%=$(BUILD)/common/%.o) $(BUILD)/common/driver.o
+COMMON_C   := check cuda_check harness sandbox
+COMMON_OBJ := $(COMMON_C:%=$(BUILD)/common/%.o) $(BUILD)/common/driver.o $(BUILD)/common/verify.o
 MAIN_OBJ   := $(BUILD)/common/main.o
 COMMON_DEPS := $(wildcard common/*.h)
 ifneq ($(CPU_MODE),)
@@ -99,12 +109,20 @@ $(BUILD)/common/%.o: common/%.cu $(COMMON_DEPS)
 	$(call CU_COMPILE,$<,$@)
 
 # ---- lab binaries: build/<labs|solutions>/<NN_name>/scan ----------------------------------------
+# scan.o is the lab's object as compiled (the grader reads its symbols); scan.lab.o, what is
+# linked, has its cudaMalloc and cudaFree renamed to the harness's counting wrappers (the leak check).
+OBJCOPY ?= objcopy
+LAB_RENAME = $(OBJCOPY) --redefine-sym cudaMalloc=lab_wrap_cudaMalloc --redefine-sym cudaFree=lab_wrap_cudaFree $(1) $(2)
+
 $(BUILD)/%/scan.o: %/scan.cu $(COMMON_DEPS)
 	@mkdir -p $(@D)
 	$(call CU_COMPILE,$<,$@)
 
-$(BUILD)/%/scan: $(BUILD)/%/scan.o $(COMMON_OBJ) $(MAIN_OBJ)
-	$(NVCC) $(LDFLAGS) $^ -o $@
+$(BUILD)/%/scan.lab.o: $(BUILD)/%/scan.o
+	$(call LAB_RENAME,$<,$@)
+
+$(BUILD)/%/scan: $(BUILD)/%/scan.lab.o $(COMMON_OBJ) $(MAIN_OBJ)
+	$(NVCC) $(LDFLAGS) $^ -o $@ $(SECCOMP_LIBS)
 
 LAB_BINS = $(LABS:%=$(BUILD)/$(SRC)/%/scan)
 
@@ -157,7 +175,8 @@ lab-binary: $(COMMON_OBJ) $(MAIN_OBJ)
 	@test -n "$(LAB_SRC)" -a -n "$(LAB_OUT)" || { echo "make lab-binary: set LAB_SRC=path/scan.cu and LAB_OUT=path/binary" >&2; exit 2; }
 	@mkdir -p $(dir $(LAB_OUT))
 	$(call CU_COMPILE,$(LAB_SRC),$(LAB_OUT).o)
-	$(NVCC) $(LDFLAGS) $(LAB_OUT).o $(COMMON_OBJ) $(MAIN_OBJ) -o $(LAB_OUT)
+	$(call LAB_RENAME,$(LAB_OUT).o,$(LAB_OUT).lab.o)
+	$(NVCC) $(LDFLAGS) $(LAB_OUT).lab.o $(COMMON_OBJ) $(MAIN_OBJ) -o $(LAB_OUT) $(SECCOMP_LIBS)
 
 clean:
 	rm -rf $(BUILD)
@@ -195,7 +214,7 @@ $(BUILD)/tests/%.o: tests/%.c $(COMMON_DEPS) tests/lab_cases.h | check-criterion
 $(BUILD)/tests/test_check: $(BUILD)/tests/test_check.o $(BUILD)/common/check.o
 	$(NVCC) $(LDFLAGS) $^ -o $@ $(TEST_LIBS)
 $(BUILD)/tests/test_harness: $(BUILD)/tests/test_harness.o $(COMMON_OBJ)
-	$(NVCC) $(LDFLAGS) $^ -o $@ $(TEST_LIBS)
+	$(NVCC) $(LDFLAGS) $^ -o $@ $(TEST_LIBS) $(SECCOMP_LIBS)
 
 # One kernel-test binary per lab: the generic matrix (test_lab.c) plus tests/lab_NN_*.c, linked
 # with the reference solution ($(BUILD)/tests/kernels_NN_name) or, for make test TEST_SRC=labs,
@@ -203,11 +222,11 @@ $(BUILD)/tests/test_harness: $(BUILD)/tests/test_harness.o $(COMMON_OBJ)
 .SECONDEXPANSION:
 KERNEL_TEST_OBJS = $(BUILD)/tests/test_lab.o $(TEST_SUPPORT) \
     $(addprefix $(BUILD)/,$(addsuffix .o,$(basename $(wildcard tests/lab_$(firstword $(subst _, ,$(1)))_*.c))))
-$(BUILD)/tests/kernels_%: $$(call KERNEL_TEST_OBJS,$$*) $(BUILD)/solutions/%/scan.o $(COMMON_OBJ)
-	$(NVCC) $(LDFLAGS) $^ -o $@ $(TEST_LIBS)
-$(BUILD)/tests/labs/kernels_%: $$(call KERNEL_TEST_OBJS,$$*) $(BUILD)/labs/%/scan.o $(COMMON_OBJ)
+$(BUILD)/tests/kernels_%: $$(call KERNEL_TEST_OBJS,$$*) $(BUILD)/solutions/%/scan.lab.o $(COMMON_OBJ)
+	$(NVCC) $(LDFLAGS) $^ -o $@ $(TEST_LIBS) $(SECCOMP_LIBS)
+$(BUILD)/tests/labs/kernels_%: $$(call KERNEL_TEST_OBJS,$$*) $(BUILD)/labs/%/scan.lab.o $(COMMON_OBJ)
 	@mkdir -p $(@D)
-	$(NVCC) $(LDFLAGS) $^ -o $@ $(TEST_LIBS)
+	$(NVCC) $(LDFLAGS) $^ -o $@ $(TEST_LIBS) $(SECCOMP_LIBS)
 
 # TEST_SRC: the code the kernel tests run. solutions (the default) is the repository's own suite:
 # the reference solutions, plus the checks that labs/ holds untouched skeletons. labs tests the

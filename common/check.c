@@ -2,6 +2,7 @@
  * (see check.h). No CUDA here: everything in this file is tested on the CPU.
  */
 #include "check.h"
+#include "gen.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -27,39 +28,10 @@ int lab_dist_from_name(const char *name)
     return -1;
 }
 
-/* splitmix64 of (seed, i): a counter-based generator, so element i does not depend on n. */
-static uint64_t mix(uint64_t seed, uint64_t i)
-{
-    uint64_t z = seed * 0x9E3779B97F4A7C15ull + i + 0x632BE59BD9B4E019ull;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
 void lab_fill_input(int *in, size_t n, lab_dist d, uint64_t seed)
 {
-    for (size_t i = 0; i < n; i++) {
-        uint64_t r = mix(seed, i);
-        int v;
-        switch (d) {
-        case DIST_SMALL: v = (int)(r % 33) - 16; break;
-        case DIST_ONES: v = 1; break;
-        case DIST_ALT: {
-            int k = (int)(r % 100) + 1;
-            v = (i % 2 == 0) ? k : -k;
-            break;
-        }
-        case DIST_LARGE: {
-            /* magnitude in [2^29, 2^31 - 1], random sign */
-            int32_t mag = (int32_t)((1u << 29) + (uint32_t)(r % ((1u << 31) - (1u << 29))));
-            v = (r >> 63) ? -mag : mag;
-            break;
-        }
-        case DIST_RANDOM:
-        default: v = (int)(uint32_t)(r >> 32); break;
-        }
-        in[i] = v;
-    }
+    for (size_t i = 0; i < n; i++)
+        in[i] = lab_input_value(seed, (int)d, i);
 }
 
 /* ---- reference and validation ----------------------------------------- */
@@ -95,7 +67,7 @@ size_t lab_first_mismatch(const int *got, const int *want, size_t n)
 
 int lab_canary_word(size_t i)
 {
-    return (int)(0xC0FFEE00u ^ (uint32_t)(i * 2654435761u));
+    return lab_canary_value(i);
 }
 
 void lab_canary_fill(int *guard, size_t words)
@@ -228,6 +200,52 @@ void lab_default_options(lab_options *o)
     o->dist = DIST_SMALL;
     o->reps = LAB_DEFAULT_REPS;
     o->warmup = LAB_DEFAULT_WARMUP;
+    o->n_sizes = 0; /* no --sizes: every call has n elements */
+    o->calls = 1;
+}
+
+size_t lab_call_n(const lab_options *o, int k)
+{
+    return o->n_sizes > 0 ? o->sizes[k % o->n_sizes] : o->n;
+}
+
+size_t lab_max_call_n(const lab_options *o)
+{
+    size_t m = o->n;
+    for (int k = 0; k < o->n_sizes; k++)
+        if (o->sizes[k] > m)
+            m = o->sizes[k];
+    return m;
+}
+
+/* Parses --sizes "a,b,c" into o->sizes (each as lab_parse_size takes it). */
+static int parse_sizes(const char *val, lab_options *o, char *err, size_t errlen)
+{
+    char buf[256];
+    int k = 0;
+    if (strlen(val) >= sizeof(buf)) {
+        set_err(err, errlen, "--sizes is too long (at most %d sizes)", LAB_MAX_SIZES);
+        return -1;
+    }
+    strcpy(buf, val);
+    for (char *tok = buf, *next; tok && *tok; tok = next) {
+        next = strchr(tok, ',');
+        if (next)
+            *next++ = '\0';
+        if (k == LAB_MAX_SIZES) {
+            set_err(err, errlen, "--sizes takes at most %d sizes (got '%s')", LAB_MAX_SIZES, val);
+            return -1;
+        }
+        if (lab_parse_size(tok, &o->sizes[k], err, errlen) != 0)
+            return -1;
+        k++;
+    }
+    if (k == 0) {
+        set_err(err, errlen, "--sizes needs sizes separated by commas, e.g. --sizes 1000,33,2^16+1");
+        return -1;
+    }
+    o->n_sizes = k;
+    return 0;
 }
 
 /* Parses a non-negative int option value in [lo, hi]. */
@@ -278,10 +296,16 @@ int lab_parse_args(int argc, char **argv, lab_options *o, char *err, size_t errl
             o->force = 1;
             continue;
         }
+        if (strcmp(a, "--sandbox") == 0) {
+            o->sandbox = 1;
+            continue;
+        }
 
         int takes_value = strcmp(a, "--n") == 0 || strcmp(a, "--seed") == 0 ||
                           strcmp(a, "--dist") == 0 || strcmp(a, "--reps") == 0 ||
-                          strcmp(a, "--warmup") == 0 || strcmp(a, "--variant") == 0;
+                          strcmp(a, "--warmup") == 0 || strcmp(a, "--variant") == 0 ||
+                          strcmp(a, "--sizes") == 0 || strcmp(a, "--calls") == 0 ||
+                          strcmp(a, "--offset-in") == 0 || strcmp(a, "--offset-out") == 0;
         if (!takes_value) {
             set_err(err, errlen, "unknown option '%s' (see --help)", argv[i]);
             return LAB_EXIT_USAGE;
@@ -325,6 +349,16 @@ int lab_parse_args(int argc, char **argv, lab_options *o, char *err, size_t errl
         } else if (strcmp(a, "--warmup") == 0) {
             if (parse_int_opt("--warmup", val, 0, 1000, &o->warmup, err, errlen) != 0)
                 return LAB_EXIT_USAGE;
+        } else if (strcmp(a, "--sizes") == 0) {
+            if (parse_sizes(val, o, err, errlen) != 0)
+                return LAB_EXIT_USAGE;
+        } else if (strcmp(a, "--calls") == 0) {
+            if (parse_int_opt("--calls", val, 1, 1000, &o->calls, err, errlen) != 0)
+                return LAB_EXIT_USAGE;
+        } else if (strcmp(a, "--offset-in") == 0 || strcmp(a, "--offset-out") == 0) {
+            if (parse_int_opt(a, val, 0, LAB_MAX_OFFSET,
+                              a[9] == 'i' ? &o->offset_in : &o->offset_out, err, errlen) != 0)
+                return LAB_EXIT_USAGE;
         } else { /* --variant */
             if (!*val) {
                 set_err(err, errlen, "--variant needs a name or number (see --list)");
@@ -332,6 +366,14 @@ int lab_parse_args(int argc, char **argv, lab_options *o, char *err, size_t errl
             }
             o->variant = val;
         }
+    }
+    if (o->n_sizes > 0) { /* --sizes given: its first size is n */
+        if (o->n_given && o->sizes[0] != o->n) {
+            set_err(err, errlen, "--n and the first of --sizes differ; give one of them");
+            return LAB_EXIT_USAGE;
+        }
+        o->n = o->sizes[0];
+        o->n_given = 1;
     }
     return 0;
 }
@@ -351,13 +393,19 @@ void lab_print_usage(FILE *f, const char *prog)
             "  --warmup W     untimed runs before timing (default %d)\n"
             "  --json         print one JSON object instead of a line\n"
             "  --force        run even if n is over the lab's practical limit\n"
+            "  --sizes A,B,.. the n of each checked call in turn (calls cycle through them)\n"
+            "  --calls K      checked calls before the timed ones, each on a new input (default 1)\n"
+            "  --offset-in W  start the input W words (0-3) past 16-byte alignment\n"
+            "  --offset-out W the same for the output\n"
+            "  --sandbox      run the lab's code in the seccomp sandbox of graded runs\n"
             "  --list         list the lab's variants\n"
             "  --help         this text\n"
             "\n"
             "exit codes: 0 correct, 1 wrong (or wrote outside the output / changed the input),\n"
             "  2 usage error, 3 not implemented, 4 CUDA error, 5 no CUDA device,\n"
             "  6 out of memory, 7 n over the lab's limit, 8 the process ended before the\n"
-            "  harness reported (the lab's code called exit())\n",
+            "  harness reported (the lab's code called exit()), 9 the sandbox stopped a\n"
+            "  system call\n",
             prog, LAB_DEFAULT_SEED, LAB_DEFAULT_REPS, LAB_DEFAULT_WARMUP);
 }
 
@@ -382,6 +430,7 @@ int lab_find_variant(const lab_info *lab, const char *sel)
 static const char *const STATUS_NAMES[ST_COUNT] = {
     "ok",        "wrong",     "out_of_bounds", "input_modified", "not_implemented",
     "cuda_error", "no_device", "no_memory",     "too_large",      "usage_error",
+    "leak",
 };
 
 const char *lab_status_name(lab_status s)
@@ -395,7 +444,8 @@ int lab_status_exit_code(lab_status s)
     case ST_OK: return LAB_EXIT_OK;
     case ST_WRONG:
     case ST_OUT_OF_BOUNDS:
-    case ST_INPUT_MODIFIED: return LAB_EXIT_WRONG;
+    case ST_INPUT_MODIFIED:
+    case ST_LEAK: return LAB_EXIT_WRONG;
     case ST_NOT_IMPLEMENTED: return LAB_EXIT_NOT_IMPLEMENTED;
     case ST_CUDA_ERROR: return LAB_EXIT_CUDA_ERROR;
     case ST_NO_DEVICE: return LAB_EXIT_NO_DEVICE;
@@ -498,6 +548,7 @@ void lab_print_report_json(FILE *f, const lab_report *r)
                 r->mismatch_index, r->expected, r->got);
     else
         fputs(",\"mismatch\":null", f);
+    fprintf(f, ",\"calls\":%d,\"sandbox\":%s", r->calls, r->sandbox ? "true" : "false");
     fprintf(f, ",\"reps\":%d,\"ms\":", r->reps);
     json_ms(f, r->ms);
     fputs(",\"tile_ms\":", f);

@@ -66,6 +66,11 @@ double lab_median(double *v, size_t count);
  * Returns 0 and sets *n, or -1 and writes a one-line reason to err. */
 int lab_parse_size(const char *s, size_t *n, char *err, size_t errlen);
 
+/* Most sizes --sizes takes (the calls of a run cycle through them). */
+#define LAB_MAX_SIZES 8
+/* Largest --offset-in / --offset-out, in words: 3 words = 12 bytes past 16-byte alignment. */
+#define LAB_MAX_OFFSET 3
+
 typedef struct {
     size_t n;          /* elements */
     int n_given;       /* 0: use the lab's bench_n */
@@ -78,6 +83,12 @@ typedef struct {
     int list;          /* list variants and exit */
     int help;          /* print usage and exit */
     int force;         /* allow n over the lab's max_n */
+    size_t sizes[LAB_MAX_SIZES]; /* --sizes: the n of call k is sizes[k % n_sizes]; sizes[0] = n */
+    int n_sizes;       /* 0: no --sizes, every call has n elements */
+    int calls;         /* checked calls before the warm-up and timed ones (default 1) */
+    int offset_in;     /* in and out start this many words past 16-byte alignment (0..3) */
+    int offset_out;
+    int sandbox;       /* enter the seccomp sandbox before the lab's code first runs */
 } lab_options;
 
 #define LAB_DEFAULT_SEED 1u
@@ -85,6 +96,11 @@ typedef struct {
 #define LAB_DEFAULT_WARMUP 3
 
 void lab_default_options(lab_options *o);
+
+/* The n of call k of a run: sizes[k % n_sizes] with --sizes, else n. */
+size_t lab_call_n(const lab_options *o, int k);
+/* The largest n of any call of a run. */
+size_t lab_max_call_n(const lab_options *o);
 
 /* Parses argv into o. Returns 0, or LAB_EXIT_USAGE with a one-line reason in err. */
 int lab_parse_args(int argc, char **argv, lab_options *o, char *err, size_t errlen);
@@ -113,6 +129,7 @@ typedef enum {
     ST_NO_MEMORY,
     ST_TOO_LARGE,
     ST_USAGE,
+    ST_LEAK,            /* device memory the lab allocated and never freed, growing call by call */
     ST_COUNT
 } lab_status;
 
@@ -141,6 +158,8 @@ typedef struct {
     double ms;            /* median time of the whole scan */
     double tile_ms;       /* tile labs: median time of the tile pass alone; else 0 */
     double memcpy_ms;     /* median time of a copy of the same bytes, same process */
+    int calls;            /* calls of the lab's code made (each on a new input, each checked) */
+    int sandbox;          /* 1: the lab's code ran inside the seccomp sandbox */
 } lab_report;
 
 /* Bytes a scan of n int32 must move at the least: read n, write n. */

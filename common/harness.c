@@ -1,26 +1,40 @@
 /* harness.c — one lab case end to end (see harness.h).
  *
- * Buffers: input and output each get LAB_GUARD_WORDS canary words before and after, the input
- * guards holding canaries too, so a write anywhere outside out[0..n) is named. The output is
- * poisoned before each run, so an element the lab never writes shows as a mismatch.
+ * Calls: a run makes `calls` checked calls of the lab's code, then, when timed, `warmup` and
+ * `reps` more. Every call goes through call_device (or call_host) the same way: a new input
+ * (call k has its own seed; call 0 the case's), canary words around input and output, the
+ * output poisoned, L2 flushed, the device idle; the lab's code; the device synchronised (every
+ * stream, so work the lab hides on another stream is waited for and counted); then the call is
+ * checked — call 0 on the host against the CPU reference, every later call on the GPU against a
+ * known-good scan (verify.cu). A lab therefore cannot tell a timed call from a checked one, and a
+ * remembered or skipped answer is wrong.
  *
- * Timing: warm-up runs, then `reps` rounds; each round times, with CUDA events, a device-to-device
- * copy of the n input words and then the lab's scan (and for tile labs the tile pass alone), each
- * after a write over a buffer twice the size of L2, so no run starts with a warm cache. Medians
- * are reported. The output is validated again after timing: the last thing each round does is
- * the full scan.
+ * Buffers: input and output each get LAB_GUARD_WORDS canary words before and after, the data
+ * starting offset_in / offset_out words (0..3) past the 16-byte-aligned start, so a write
+ * anywhere outside out[0..n) is named and unaligned pointers are exercised.
+ *
+ * Timing: CUDA events around [lab call + cudaDeviceSynchronize]; tile labs also time the tile
+ * pass alone (the carries are the harness's). The copy baseline is timed the same way. Medians.
+ *
+ * Graded runs (--sandbox) enter the seccomp sandbox (sandbox.h) after all of the harness's
+ * set-up and before the lab's first call; allocations the lab makes are counted (the leak check).
  */
 #define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE
 
 #include "harness.h"
 #include "cuda_check.h"
 #include "driver.h"
+#include "gen.h"
+#include "sandbox.h"
+#include "verify.h"
 
 #include <cuda_runtime_api.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -38,6 +52,16 @@ static void report_msg(lab_report *r, const char *fmt, ...)
     va_end(ap);
 }
 
+/* Puts "call k of K: " before the message of a run of several calls. */
+static void prefix_call(lab_report *r, int k, int total)
+{
+    char tmp[LAB_MESSAGE_BYTES];
+    if (total <= 1 || !r->message[0])
+        return;
+    snprintf(tmp, sizeof(tmp), "call %d of %d: %.4000s", k + 1, total, r->message);
+    memcpy(r->message, tmp, sizeof(tmp));
+}
+
 int lab_have_device(char *why, size_t whylen)
 {
     int count = 0;
@@ -52,68 +76,213 @@ int lab_have_device(char *why, size_t whylen)
     return 1;
 }
 
-/* ---- validation ----------------------------------------------------------- */
+/* ---- the lab's allocations (the leak check) ---------------------------------------- */
+/* The build renames the lab object's cudaMalloc and cudaFree to these (Makefile: objcopy), so
+ * every buffer the lab's code allocates is seen. */
 
-/* Checks guards, input and output (all on the host); sets r's status, message and mismatch.
- * in_guarded / out_guarded point at the front guard; each holds G + n + G words. */
-static lab_status validate(const lab_info *lab, const int *h_in, const int *h_ref,
-                           const int *in_guarded, const int *out_guarded, size_t n, lab_report *r,
-                           const char *when)
+#define TRACKED_MAX 4096
+static struct {
+    void *p;
+    size_t bytes;
+} g_tracked[TRACKED_MAX];
+static size_t g_live_count, g_live_bytes;
+
+cudaError_t lab_wrap_cudaMalloc(void **p, size_t bytes)
 {
-    const size_t G = LAB_GUARD_WORDS;
+    cudaError_t err = cudaMalloc(p, bytes);
+    if (err != cudaSuccess || !p || !*p)
+        return err;
+    g_live_count++;
+    g_live_bytes += bytes;
+    for (size_t i = 0; i < TRACKED_MAX; i++)
+        if (!g_tracked[i].p) {
+            g_tracked[i].p = *p;
+            g_tracked[i].bytes = bytes;
+            break;
+        }
+    return err;
+}
+
+cudaError_t lab_wrap_cudaFree(void *p)
+{
+    for (size_t i = 0; p && i < TRACKED_MAX; i++)
+        if (g_tracked[i].p == p) {
+            g_live_count--;
+            g_live_bytes -= g_tracked[i].bytes;
+            g_tracked[i].p = NULL;
+            break;
+        }
+    return cudaFree(p);
+}
+
+/* After every checked call but the first: live allocations that grew since call 1 are a leak. */
+static lab_status check_leak(size_t count_after_first, size_t bytes_after_first, int calls,
+                             lab_report *r)
+{
+    if (g_live_count <= count_after_first || calls < 2)
+        return ST_OK;
+    r->status = ST_LEAK;
+    report_msg(r, "device memory leak: the lab's code allocated %zu buffer(s) (%zu bytes) with "
+                  "cudaMalloc that it never freed over %d calls (free what each call allocates, or "
+                  "use the scratch the harness passes in)",
+               g_live_count - count_after_first, g_live_bytes - bytes_after_first, calls - 1);
+    return r->status;
+}
+
+/* ---- sandbox --------------------------------------------------------------------------- */
+
+/* Enters the sandbox for a run that asks for it; the environment is emptied first, so nothing
+ * in it (a tool's variables, say) tells the lab what kind of run this is. */
+static void enter_sandbox(const lab_options *o, lab_report *r)
+{
+    char why[200];
+    if (!o->sandbox)
+        return;
+    clearenv();
+    if (lab_sandbox_enter(why, sizeof(why)) == 0)
+        r->sandbox = 1;
+    else
+        fprintf(stderr, "harness: %s\n", why);
+}
+
+/* ---- layout and validation on the host -------------------------------------------- */
+
+/* One buffer: `front` canary words, n data words, `back` canary words. */
+typedef struct {
+    size_t front, n, back;
+} layout;
+
+/* Words of one guarded buffer for up to cap elements at any offset. */
+static size_t layout_words(size_t cap)
+{
+    return 2 * LAB_GUARD_WORDS + LAB_MAX_OFFSET + cap;
+}
+
+static layout make_layout(size_t cap, size_t n, int offset)
+{
+    layout l;
+    l.front = LAB_GUARD_WORDS + (size_t)offset;
+    l.n = n;
+    l.back = layout_words(cap) - l.front - n;
+    return l;
+}
+
+/* Checks guards, input and output (all on the host); sets r's status, message and mismatch. */
+static lab_status validate(const lab_info *lab, const int *h_in, const int *h_ref, const int *in_base,
+                           layout li, const int *out_base, layout lo, lab_report *r)
+{
+    const size_t n = lo.n;
     size_t k;
 
-    if ((k = lab_canary_check(out_guarded, G)) < G) {
+    if ((k = lab_canary_check(out_base, lo.front)) < lo.front) {
         r->status = ST_OUT_OF_BOUNDS;
         r->has_mismatch = 1;
-        r->mismatch_index = -(long long)(G - k);
+        r->mismatch_index = -(long long)(lo.front - k);
         r->expected = lab_canary_word(k);
-        r->got = out_guarded[k];
-        report_msg(r, "%swrote before the output: out[%lld] changed (n=%zu)", when,
-                   r->mismatch_index, n);
+        r->got = out_base[k];
+        report_msg(r, "wrote before the output: out[%lld] changed (n=%zu)", r->mismatch_index, n);
         return r->status;
     }
-    if ((k = lab_canary_check(out_guarded + G + n, G)) < G) {
+    if ((k = lab_canary_check(out_base + lo.front + n, lo.back)) < lo.back) {
         r->status = ST_OUT_OF_BOUNDS;
         r->has_mismatch = 1;
         r->mismatch_index = (long long)(n + k);
         r->expected = lab_canary_word(k);
-        r->got = out_guarded[G + n + k];
-        report_msg(r, "%swrote past the end of the output: out[%zu] changed (n=%zu)", when, n + k,
-                   n);
+        r->got = out_base[lo.front + n + k];
+        report_msg(r, "wrote past the end of the output: out[%zu] changed (n=%zu)", n + k, n);
         return r->status;
     }
-    if (lab_canary_check(in_guarded, G) < G || lab_canary_check(in_guarded + G + n, G) < G) {
+    if (lab_canary_check(in_base, li.front) < li.front ||
+        lab_canary_check(in_base + li.front + n, li.back) < li.back) {
         r->status = ST_INPUT_MODIFIED;
-        report_msg(r, "%swrote into the guard words around the input (n=%zu)", when, n);
+        report_msg(r, "wrote into the guard words around the input (n=%zu)", n);
         return r->status;
     }
-    if ((k = lab_first_mismatch(in_guarded + G, h_in, n)) < n) {
+    if ((k = lab_first_mismatch(in_base + li.front, h_in, n)) < n) {
         r->status = ST_INPUT_MODIFIED;
         r->has_mismatch = 1;
         r->mismatch_index = (long long)k;
         r->expected = h_in[k];
-        r->got = in_guarded[G + k];
-        report_msg(r, "%smodified the input: in[%zu] was %d, is now %d (n=%zu)", when, k, h_in[k],
-                   in_guarded[G + k], n);
+        r->got = in_base[li.front + k];
+        report_msg(r, "modified the input: in[%zu] was %d, is now %d (n=%zu)", k, h_in[k],
+                   in_base[li.front + k], n);
         return r->status;
     }
-    if ((k = lab_first_mismatch(out_guarded + G, h_ref, n)) < n) {
+    if ((k = lab_first_mismatch(out_base + lo.front, h_ref, n)) < n) {
+        const int got = out_base[lo.front + k];
         r->status = ST_WRONG;
         r->has_mismatch = 1;
         r->mismatch_index = (long long)k;
         r->expected = h_ref[k];
-        r->got = out_guarded[G + k];
-        report_msg(r, "%sout[%zu] expected %d, got %d%s (n=%zu, %s scan%s)", when, k, h_ref[k],
-                   out_guarded[G + k], out_guarded[G + k] == LAB_POISON ? " (never written)" : "",
-                   n, lab->type == SCAN_INCLUSIVE ? "inclusive" : "exclusive",
+        r->got = got;
+        report_msg(r, "out[%zu] expected %d, got %d%s (n=%zu, %s scan%s)", k, h_ref[k], got,
+                   got == LAB_POISON ? " (never written)" : "", n,
+                   lab->type == SCAN_INCLUSIVE ? "inclusive" : "exclusive",
                    lab->shape == LAB_TILE && k >= lab->tile ? ", past the first tile" : "");
         return r->status;
     }
     return ST_OK;
 }
 
-/* ---- host labs (01) ------------------------------------------------------- */
+/* Tile labs: sums[t] must be the total of tile t of in[0..n), the last, ragged tile too. */
+static lab_status validate_sums(const lab_info *lab, const int *h_in, size_t n, const int *sums,
+                                lab_report *r)
+{
+    const size_t tiles = CEIL_DIV(n, lab->tile);
+    for (size_t t = 0; t < tiles; t++) {
+        const size_t first = t * lab->tile, end = first + lab->tile < n ? first + lab->tile : n;
+        unsigned total = 0;
+        for (size_t i = first; i < end; i++)
+            total += (unsigned)h_in[i];
+        if ((unsigned)sums[t] != total) {
+            r->status = ST_WRONG;
+            report_msg(r, "tile_sums[%zu] expected %d, got %d%s: the total of tile %zu "
+                          "(elements %zu..%zu) (n=%zu)", t, (int)total, sums[t],
+                       sums[t] == LAB_POISON ? " (never written)" : "", t, first, end - 1, n);
+            return r->status;
+        }
+    }
+    return ST_OK;
+}
+
+/* The same checks from the GPU's verdict (calls after the first). */
+static lab_status report_verdict(const lab_info *lab, const lab_device_verdict *v, size_t n,
+                                 lab_report *r)
+{
+    if (v->out_front >= 0) {
+        r->status = ST_OUT_OF_BOUNDS;
+        report_msg(r, "wrote before the output: out[-%lld] changed (n=%zu)", v->out_front, n);
+    } else if (v->out_back >= 0) {
+        r->status = ST_OUT_OF_BOUNDS;
+        report_msg(r, "wrote past the end of the output: out[%zu] changed (n=%zu)",
+                   n + (size_t)v->out_back, n);
+    } else if (v->in_guard >= 0) {
+        r->status = ST_INPUT_MODIFIED;
+        report_msg(r, "wrote into the guard words around the input (n=%zu)", n);
+    } else if (v->in >= 0) {
+        r->status = ST_INPUT_MODIFIED;
+        report_msg(r, "modified the input: in[%lld] was %lld, is now %lld (n=%zu)", v->in,
+                   v->expected, v->got, n);
+    } else if (v->out >= 0) {
+        r->status = ST_WRONG;
+        report_msg(r, "out[%lld] expected %lld, got %lld%s (n=%zu, %s scan%s)", v->out, v->expected,
+                   v->got, v->got == LAB_POISON ? " (never written)" : "", n,
+                   lab->type == SCAN_INCLUSIVE ? "inclusive" : "exclusive",
+                   lab->shape == LAB_TILE && (size_t)v->out >= lab->tile ? ", past the first tile" : "");
+    } else if (v->sum >= 0) {
+        r->status = ST_WRONG;
+        report_msg(r, "tile_sums[%lld] expected %lld, got %lld%s: the total of tile %lld (n=%zu)",
+                   v->sum, v->expected, v->got, v->got == LAB_POISON ? " (never written)" : "",
+                   v->sum, n);
+    } else {
+        return ST_OK;
+    }
+    r->has_mismatch = v->out >= 0 || v->in >= 0;
+    r->mismatch_index = v->out >= 0 ? v->out : v->in;
+    r->expected = v->expected;
+    r->got = v->got;
+    return r->status;
+}
 
 static double now_ms(void)
 {
@@ -122,79 +291,150 @@ static double now_ms(void)
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
 }
 
-static lab_status run_host(const lab_info *lab, const lab_variant *v, const lab_options *o,
-                           const int *h_in, const int *h_ref, lab_report *r)
+/* The calls of a run: `calls` checked ones, then warmup + reps when timed. */
+static int total_calls(const lab_options *o)
 {
-    const size_t G = LAB_GUARD_WORDS, n = o->n;
-    int *in = malloc((n + 2 * G) * sizeof(*in));
-    int *out = malloc((n + 2 * G) * sizeof(*out));
-    void *temp = NULL;
-    size_t temp_bytes = v->temp_bytes ? v->temp_bytes(n) : 0;
-    double *t_scan = NULL, *t_copy = NULL;
+    return o->calls + (o->reps > 0 ? o->warmup + o->reps : 0);
+}
+
+/* Timings of the timed calls, medians into r. */
+typedef struct {
+    double *scan, *tile, *copy;
+    int count;
+} timings;
+
+static int timings_alloc(timings *t, int reps, lab_report *r)
+{
+    size_t k = reps > 0 ? (size_t)reps : 1;
+    t->count = 0;
+    t->scan = malloc(k * sizeof(double));
+    t->tile = malloc(k * sizeof(double));
+    t->copy = malloc(k * sizeof(double));
+    if (t->scan && t->tile && t->copy)
+        return 0;
+    r->status = ST_NO_MEMORY;
+    report_msg(r, "cannot allocate host memory for timings");
+    return -1;
+}
+
+static void timings_finish(timings *t, const lab_info *lab, lab_report *r)
+{
+    if (r->status == ST_OK && t->count > 0) {
+        r->reps = t->count;
+        r->ms = lab_median(t->scan, (size_t)t->count);
+        r->memcpy_ms = lab_median(t->copy, (size_t)t->count);
+        if (lab->shape == LAB_TILE)
+            r->tile_ms = lab_median(t->tile, (size_t)t->count);
+    }
+    free(t->scan);
+    free(t->tile);
+    free(t->copy);
+}
+
+/* Host input and reference of call k (call 0's are the caller's). */
+typedef struct {
+    int *in, *ref;
+} host_case;
+
+static void make_host_case(host_case *hc, const lab_info *lab, const lab_options *o, size_t n,
+                           uint64_t seed)
+{
+    lab_fill_input(hc->in, n, o->dist, seed);
+    lab_reference_scan(hc->in, hc->ref, n, lab->type);
+}
+
+/* ---- host labs (01) ------------------------------------------------------------------ */
+
+typedef struct {
+    int *in, *out; /* guarded, cap elements */
+    void *temp;
+    size_t cap, temp_bytes;
+} host_rig;
+
+/* One call of a host lab: new input, the lab's scan, checked on the host. */
+static lab_status call_host(const lab_info *lab, const lab_variant *v, const lab_options *o,
+                            host_rig *g, const host_case *hc, size_t n, int timed, timings *t,
+                            lab_report *r)
+{
+    layout li = make_layout(g->cap, n, o->offset_in), lo = make_layout(g->cap, n, o->offset_out);
+    lab_canary_fill(g->in, li.front);
+    memcpy(g->in + li.front, hc->in, n * sizeof(int));
+    lab_canary_fill(g->in + li.front + n, li.back);
+    lab_canary_fill(g->out, lo.front);
+    memset(g->out + lo.front, 0x7E, n * sizeof(int));
+    lab_canary_fill(g->out + lo.front + n, lo.back);
+    if (g->temp_bytes)
+        memset(g->temp, 0, g->temp_bytes);
+
+    double t0 = now_ms();
+    lab_result res = v->scan(g->in + li.front, g->out + lo.front, n, g->temp);
+    double t1 = now_ms();
+    if (res == LAB_NOT_IMPLEMENTED) {
+        r->status = ST_NOT_IMPLEMENTED;
+        report_msg(r, "the lab's code returns LAB_NOT_IMPLEMENTED: write the TODO(student) parts");
+        return r->status;
+    }
+    if (validate(lab, hc->in, hc->ref, g->in, li, g->out, lo, r) != ST_OK)
+        return r->status;
+    if (timed) {
+        double c0 = now_ms();
+        memcpy(g->out + lo.front, g->in + li.front, n * sizeof(int));
+        t->copy[t->count] = now_ms() - c0;
+        t->scan[t->count] = t1 - t0;
+        t->tile[t->count] = 0;
+        t->count++;
+    }
+    return ST_OK;
+}
+
+static lab_status run_host(const lab_info *lab, const lab_variant *v, const lab_options *o,
+                           const host_case *first, lab_report *r)
+{
+    host_rig g = {0};
+    host_case hc = {0};
+    timings t = {0};
+    const int total = total_calls(o);
 
     r->mode = "host";
     r->device = "CPU (serial)";
-    if (temp_bytes)
-        temp = calloc(1, temp_bytes);
-    if (!in || !out || (temp_bytes && !temp)) {
+    g.cap = lab_max_call_n(o);
+    g.temp_bytes = v->temp_bytes ? v->temp_bytes(g.cap) : 0;
+    g.in = malloc(layout_words(g.cap) * sizeof(int));
+    g.out = malloc(layout_words(g.cap) * sizeof(int));
+    g.temp = g.temp_bytes ? malloc(g.temp_bytes) : NULL;
+    if (total > 1) {
+        hc.in = malloc((g.cap ? g.cap : 1) * sizeof(int));
+        hc.ref = malloc((g.cap ? g.cap : 1) * sizeof(int));
+    }
+    if (!g.in || !g.out || (g.temp_bytes && !g.temp) || (total > 1 && (!hc.in || !hc.ref)) ||
+        timings_alloc(&t, o->reps, r) != 0) {
         r->status = ST_NO_MEMORY;
-        report_msg(r, "cannot allocate host memory for n=%zu", n);
+        report_msg(r, "cannot allocate host memory for n=%zu", g.cap);
         goto out_free;
     }
-    lab_canary_fill(in, G);
-    memcpy(in + G, h_in, n * sizeof(*in));
-    lab_canary_fill(in + G + n, G);
-    lab_canary_fill(out, G);
-    memset(out + G, 0x7E, n * sizeof(*out));
-    lab_canary_fill(out + G + n, G);
-
-    if (v->scan(in + G, out + G, n, temp) == LAB_NOT_IMPLEMENTED) {
-        r->status = ST_NOT_IMPLEMENTED;
-        report_msg(r, "the lab's code returns LAB_NOT_IMPLEMENTED: write the TODO(student) parts");
-        goto out_free;
+    enter_sandbox(o, r);
+    for (int k = 0; k < total; k++) {
+        const size_t n = lab_call_n(o, k);
+        if (k > 0)
+            make_host_case(&hc, lab, o, n, lab_call_seed(o->seed, (unsigned)k));
+        r->calls = k + 1;
+        if (call_host(lab, v, o, &g, k == 0 ? first : &hc, n, k >= o->calls + o->warmup, &t, r) !=
+            ST_OK) {
+            prefix_call(r, k, total);
+            break;
+        }
     }
-    if (validate(lab, h_in, h_ref, in, out, n, r, "") != ST_OK || o->reps <= 0)
-        goto out_free;
-
-    t_scan = malloc((size_t)o->reps * sizeof(*t_scan));
-    t_copy = malloc((size_t)o->reps * sizeof(*t_copy));
-    if (!t_scan || !t_copy) {
-        r->status = ST_NO_MEMORY;
-        report_msg(r, "cannot allocate host memory for timings");
-        goto out_free;
-    }
-    for (int w = 0; w < o->warmup; w++)
-        v->scan(in + G, out + G, n, temp);
-    for (int i = 0; i < o->reps; i++) {
-        double t0 = now_ms();
-        memcpy(out + G, in + G, n * sizeof(*in));
-        double t1 = now_ms();
-        v->scan(in + G, out + G, n, temp);
-        double t2 = now_ms();
-        t_copy[i] = t1 - t0;
-        t_scan[i] = t2 - t1;
-    }
-    r->reps = o->reps;
-    r->ms = lab_median(t_scan, (size_t)o->reps);
-    r->memcpy_ms = lab_median(t_copy, (size_t)o->reps);
-    validate(lab, h_in, h_ref, in, out, n, r, "after timing: ");
-
 out_free:
-    free(t_copy);
-    free(t_scan);
-    free(temp);
-    free(out);
-    free(in);
+    timings_finish(&t, lab, r);
+    free(hc.ref);
+    free(hc.in);
+    free(g.temp);
+    free(g.out);
+    free(g.in);
     return r->status;
 }
 
-/* ---- device labs ---------------------------------------------------------- */
-
-/* Copies the guarded device buffer back into h (G + n + G words). */
-static void fetch(int *h, const int *d, size_t words)
-{
-    CUDA_CHECK(cudaMemcpy(h, d, words * sizeof(*h), cudaMemcpyDeviceToHost));
-}
+/* ---- device labs ------------------------------------------------------------------------ */
 
 /* cudaMalloc that reports an out-of-memory as ST_NO_MEMORY instead of exiting. */
 static int try_malloc(void **p, size_t bytes, lab_report *r, const char *what)
@@ -219,157 +459,227 @@ static double event_ms(cudaEvent_t a, cudaEvent_t b)
     return (double)ms;
 }
 
-static lab_status run_device(const lab_info *lab, const lab_variant *v, const lab_options *o,
-                             const int *h_in, const int *h_ref, lab_report *r)
+/* Everything a device run allocates once, sized for its largest n. */
+typedef struct {
+    size_t cap, words;
+    int *d_in, *d_out;      /* guarded buffers, layout_words(cap) each */
+    void *d_scratch;        /* the lab's scratch (tile labs: tile totals, then the carries' temp) */
+    size_t scratch_bytes;
+    size_t scratch_n;       /* the n the scratch was last zeroed for */
+    void *d_verify;         /* verify.cu's temp */
+    int *d_sums;            /* tile labs: the tile totals as the lab wrote them */
+    void *d_flush;          /* written before each call so no call starts with a warm L2 */
+    size_t flush_bytes;
+    cudaEvent_t ev[3];
+    int *h_in, *h_out, *h_sums; /* call 0's buffers read back */
+} device_rig;
+
+static int rig_alloc(device_rig *g, const lab_info *lab, const lab_variant *v, size_t cap,
+                     lab_report *r)
 {
-    const size_t G = LAB_GUARD_WORDS, n = o->n, words = n + 2 * G;
-    int *h_guard = NULL, *h_back = NULL, *d_in = NULL, *d_out = NULL;
-    void *d_scratch = NULL, *d_flush = NULL;
-    double *t_scan = NULL, *t_tile = NULL, *t_copy = NULL;
-    cudaEvent_t ev[4] = {0, 0, 0, 0};
-    size_t scratch_bytes = lab_scratch_bytes(lab, v, n);
-    size_t flush_bytes = 0;
+    struct cudaDeviceProp prop;
+    size_t free_b = 0, total_b = 0, tiles = lab->shape == LAB_TILE ? CEIL_DIV(cap, lab->tile) : 0;
+
+    CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+    g->cap = cap;
+    g->words = layout_words(cap);
+    g->scratch_bytes = lab_scratch_bytes(lab, v, cap);
+    g->flush_bytes = prop.l2CacheSize > 0 ? 2 * (size_t)prop.l2CacheSize : ((size_t)64 << 20);
+    const size_t verify_bytes = lab_verify_temp_bytes(cap);
+    CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+    double need = 2.0 * (double)g->words * sizeof(int) + (double)g->scratch_bytes +
+                  (double)verify_bytes + (double)tiles * sizeof(int) + (double)g->flush_bytes;
+    if (need > (double)free_b) {
+        r->status = ST_NO_MEMORY;
+        report_msg(r, "n=%zu needs %.2f GB of device memory, only %.2f GB is free", cap, need / 1e9,
+                   (double)free_b / 1e9);
+        return -1;
+    }
+    g->h_in = malloc(g->words * sizeof(int));
+    g->h_out = malloc(g->words * sizeof(int));
+    g->h_sums = malloc((tiles ? tiles : 1) * sizeof(int));
+    if (!g->h_in || !g->h_out || !g->h_sums) {
+        r->status = ST_NO_MEMORY;
+        report_msg(r, "cannot allocate host memory for n=%zu", cap);
+        return -1;
+    }
+    if (try_malloc((void **)&g->d_in, g->words * sizeof(int), r, "the input") ||
+        try_malloc((void **)&g->d_out, g->words * sizeof(int), r, "the output") ||
+        (g->scratch_bytes && try_malloc(&g->d_scratch, g->scratch_bytes, r, "the lab's scratch")) ||
+        try_malloc(&g->d_verify, verify_bytes, r, "the harness's check") ||
+        (tiles && try_malloc((void **)&g->d_sums, tiles * sizeof(int), r, "the tile totals")) ||
+        try_malloc(&g->d_flush, g->flush_bytes, r, "the L2 flush buffer"))
+        return -1;
+    for (int e = 0; e < 3; e++)
+        CUDA_CHECK(cudaEventCreate(&g->ev[e]));
+    g->scratch_n = (size_t)-1;
+    return 0;
+}
+
+static void rig_free(device_rig *g)
+{
+    for (int e = 0; e < 3; e++)
+        if (g->ev[e])
+            cudaEventDestroy(g->ev[e]);
+    void *bufs[] = {g->d_flush, g->d_sums, g->d_verify, g->d_scratch, g->d_out, g->d_in};
+    for (size_t i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++)
+        if (bufs[i])
+            cudaFree(bufs[i]);
+    free(g->h_sums);
+    free(g->h_out);
+    free(g->h_in);
+}
+
+/* Input, guards, poison, scratch and a cold L2 for a call at n; returns with the device idle. */
+static void prepare_call(device_rig *g, const lab_info *lab, const lab_variant *v,
+                         const lab_options *o, size_t n, uint64_t seed, int k)
+{
+    layout li = make_layout(g->cap, n, o->offset_in), lo = make_layout(g->cap, n, o->offset_out);
+    lab_gen_input(g->d_in, li.front, n, li.back, (int)o->dist, seed);
+    lab_prep_output(g->d_out, lo.front, n, lo.back);
+    if (g->scratch_bytes && g->scratch_n != n) { /* zero-filled for each new n (lab.h) */
+        CUDA_CHECK(cudaMemset(g->d_scratch, 0, lab_scratch_bytes(lab, v, n)));
+        g->scratch_n = n;
+    }
+    if (lab->shape == LAB_TILE && n) /* so a tile total the lab never writes is caught */
+        CUDA_CHECK(cudaMemset(g->d_scratch, 0x7E, CEIL_DIV(n, lab->tile) * sizeof(int)));
+    CUDA_CHECK(cudaMemsetAsync(g->d_flush, k & 0xFF, g->flush_bytes, 0));
+    CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+/* Times a device-to-device copy of the same bytes, the same way a call is timed. */
+static double time_copy(device_rig *g, const lab_options *o, size_t n)
+{
+    layout li = make_layout(g->cap, n, o->offset_in), lo = make_layout(g->cap, n, o->offset_out);
+    CUDA_CHECK(cudaMemsetAsync(g->d_flush, 0x5A, g->flush_bytes, 0));
+    CUDA_CHECK(cudaDeviceSynchronize());
+    CUDA_CHECK(cudaEventRecord(g->ev[0], 0));
+    CUDA_CHECK(cudaMemcpyAsync(g->d_out + lo.front, g->d_in + li.front, n * sizeof(int),
+                               cudaMemcpyDeviceToDevice, 0));
+    CUDA_CHECK(cudaDeviceSynchronize());
+    CUDA_CHECK(cudaEventRecord(g->ev[1], 0));
+    CUDA_CHECK(cudaEventSynchronize(g->ev[1]));
+    return event_ms(g->ev[0], g->ev[1]);
+}
+
+/* Call 0: read everything back and check it on the host against the CPU reference. */
+static lab_status check_on_host(device_rig *g, const lab_info *lab, const lab_options *o,
+                                const host_case *hc, size_t n, lab_report *r)
+{
+    layout li = make_layout(g->cap, n, o->offset_in), lo = make_layout(g->cap, n, o->offset_out);
+    const size_t words = li.front + n + li.back;
+    CUDA_CHECK(cudaMemcpy(g->h_in, g->d_in, words * sizeof(int), cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaMemcpy(g->h_out, g->d_out, words * sizeof(int), cudaMemcpyDeviceToHost));
+    if (validate(lab, hc->in, hc->ref, g->h_in, li, g->h_out, lo, r) != ST_OK)
+        return r->status;
+    if (lab->shape == LAB_TILE && n) {
+        CUDA_CHECK(cudaMemcpy(g->h_sums, g->d_sums, CEIL_DIV(n, lab->tile) * sizeof(int),
+                              cudaMemcpyDeviceToHost));
+        return validate_sums(lab, hc->in, n, g->h_sums, r);
+    }
+    return ST_OK;
+}
+
+/* One call of a device lab (see the top of this file). Call 0 is checked on the host against
+ * hc; later calls on the GPU. Timed calls add their times to t. */
+static lab_status call_device(device_rig *g, const lab_info *lab, const lab_variant *v,
+                              const lab_options *o, const host_case *hc, int k, int timed,
+                              timings *t, lab_report *r)
+{
+    const size_t n = lab_call_n(o, k);
+    const uint64_t seed = lab_call_seed(o->seed, (unsigned)k);
+    layout li = make_layout(g->cap, n, o->offset_in), lo = make_layout(g->cap, n, o->offset_out);
+    const int *d_in = g->d_in + li.front;
+    int *d_out = g->d_out + lo.front;
+    lab_result res;
+
+    prepare_call(g, lab, v, o, n, seed, k);
+    CUDA_CHECK(cudaEventRecord(g->ev[0], 0));
+    if (lab->shape == LAB_TILE)
+        res = lab_device_tile_pass(lab, v, d_in, d_out, n, g->d_scratch, NULL);
+    else
+        res = lab_device_scan(lab, v, d_in, d_out, n, g->d_scratch);
+    CUDA_CHECK(cudaGetLastError());
+    CUDA_CHECK(cudaDeviceSynchronize()); /* every stream: all of the lab's work is counted */
+    CUDA_CHECK(cudaEventRecord(g->ev[1], 0));
+    if (res == LAB_NOT_IMPLEMENTED) {
+        r->status = ST_NOT_IMPLEMENTED;
+        report_msg(r, "the lab's code returns LAB_NOT_IMPLEMENTED: write the TODO(student) parts");
+        return r->status;
+    }
+    if (lab->shape == LAB_TILE && n) { /* keep the totals, then the harness's carries */
+        const size_t tiles = CEIL_DIV(n, lab->tile);
+        CUDA_CHECK(cudaMemcpy(g->d_sums, g->d_scratch, tiles * sizeof(int), cudaMemcpyDeviceToDevice));
+        if (n > lab->tile) {
+            size_t sums_bytes = (tiles * sizeof(int) + 255) & ~(size_t)255;
+            ref_exclusive_scan_inplace((int *)g->d_scratch, tiles, (char *)g->d_scratch + sums_bytes);
+            ref_add_carries(d_out, (const int *)g->d_scratch, n, lab->tile);
+        }
+    }
+    CUDA_CHECK(cudaEventRecord(g->ev[2], 0));
+    CUDA_CHECK(cudaEventSynchronize(g->ev[2]));
+    if (timed) {
+        t->scan[t->count] = event_ms(g->ev[0], g->ev[2]);
+        t->tile[t->count] = event_ms(g->ev[0], g->ev[1]);
+    }
+
+    if (k == 0) {
+        if (check_on_host(g, lab, o, hc, n, r) != ST_OK)
+            return r->status;
+    } else {
+        lab_device_verdict verdict;
+        if (lab_verify_call(g->d_in, g->d_out, li.front, lo.front, n, li.back, lo.back,
+                            (int)o->dist, seed, lab->type,
+                            lab->shape == LAB_TILE ? g->d_sums : NULL, lab->tile, g->d_verify,
+                            &verdict) != 0)
+            return report_verdict(lab, &verdict, n, r);
+    }
+    if (timed) {
+        t->copy[t->count] = time_copy(g, o, n);
+        t->count++;
+    }
+    return ST_OK;
+}
+
+static lab_status run_device(const lab_info *lab, const lab_variant *v, const lab_options *o,
+                             const host_case *first, lab_report *r)
+{
+    device_rig g = {0};
+    timings t = {0};
     static char device_name[256];
     struct cudaDeviceProp prop;
+    const int total = total_calls(o);
+    size_t count0 = 0, bytes0 = 0;
 
     CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
     snprintf(device_name, sizeof(device_name), "%s", prop.name);
     r->device = device_name;
-
-    size_t free_b = 0, total_b = 0;
-    CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
-    double need = 2.0 * (double)words * sizeof(int) + (double)scratch_bytes;
-    if (need > (double)free_b) {
-        r->status = ST_NO_MEMORY;
-        report_msg(r, "n=%zu needs %.2f GB of device memory, only %.2f GB is free", n, need / 1e9,
-                   (double)free_b / 1e9);
-        return r->status;
-    }
-
-    h_guard = malloc(G * sizeof(*h_guard));
-    h_back = malloc(words * sizeof(*h_back));
-    if (!h_guard || !h_back) {
-        r->status = ST_NO_MEMORY;
-        report_msg(r, "cannot allocate host memory for n=%zu", n);
+    if (rig_alloc(&g, lab, v, lab_max_call_n(o), r) != 0 || timings_alloc(&t, o->reps, r) != 0)
         goto out_free;
-    }
-    lab_canary_fill(h_guard, G);
+    /* the harness's own kernels run once before the sandbox: everything is loaded */
+    prepare_call(&g, lab, v, o, lab_call_n(o, 0), o->seed, 0);
+    enter_sandbox(o, r);
 
-    if (try_malloc((void **)&d_in, words * sizeof(int), r, "the input") ||
-        try_malloc((void **)&d_out, words * sizeof(int), r, "the output") ||
-        (scratch_bytes && try_malloc(&d_scratch, scratch_bytes, r, "the lab's scratch")))
-        goto out_free;
-
-    CUDA_CHECK(cudaMemcpy(d_in, h_guard, G * sizeof(int), cudaMemcpyHostToDevice));
-    CUDA_CHECK(cudaMemcpy(d_in + G, h_in, n * sizeof(int), cudaMemcpyHostToDevice));
-    CUDA_CHECK(cudaMemcpy(d_in + G + n, h_guard, G * sizeof(int), cudaMemcpyHostToDevice));
-    CUDA_CHECK(cudaMemcpy(d_out, h_guard, G * sizeof(int), cudaMemcpyHostToDevice));
-    CUDA_CHECK(cudaMemset(d_out + G, 0x7E, n * sizeof(int))); /* LAB_POISON in every word */
-    CUDA_CHECK(cudaMemcpy(d_out + G + n, h_guard, G * sizeof(int), cudaMemcpyHostToDevice));
-    if (scratch_bytes)
-        CUDA_CHECK(cudaMemset(d_scratch, 0, scratch_bytes));
-    CUDA_CHECK(cudaDeviceSynchronize());
-
-    lab_result res = lab_device_scan(lab, v, d_in + G, d_out + G, n, d_scratch);
-    CUDA_CHECK(cudaGetLastError());
-    CUDA_CHECK(cudaDeviceSynchronize());
-    if (res == LAB_NOT_IMPLEMENTED) {
-        r->status = ST_NOT_IMPLEMENTED;
-        report_msg(r, "the lab's code returns LAB_NOT_IMPLEMENTED: write the TODO(student) parts");
-        goto out_free;
-    }
-
-    /* validate: the input first (into h_back), then the output over it */
-    int *h_in_back = malloc(words * sizeof(*h_in_back));
-    if (!h_in_back) {
-        r->status = ST_NO_MEMORY;
-        report_msg(r, "cannot allocate host memory for n=%zu", n);
-        goto out_free;
-    }
-    fetch(h_in_back, d_in, words);
-    fetch(h_back, d_out, words);
-    lab_status st = validate(lab, h_in, h_ref, h_in_back, h_back, n, r, "");
-    if (st != ST_OK || o->reps <= 0) {
-        free(h_in_back);
-        goto out_free;
-    }
-
-    /* timing */
-    flush_bytes = prop.l2CacheSize > 0 ? 2 * (size_t)prop.l2CacheSize : ((size_t)64 << 20);
-    if (try_malloc(&d_flush, flush_bytes, r, "the L2 flush buffer")) {
-        free(h_in_back);
-        goto out_free;
-    }
-    t_scan = malloc((size_t)o->reps * sizeof(double));
-    t_tile = malloc((size_t)o->reps * sizeof(double));
-    t_copy = malloc((size_t)o->reps * sizeof(double));
-    if (!t_scan || !t_tile || !t_copy) {
-        free(h_in_back);
-        r->status = ST_NO_MEMORY;
-        report_msg(r, "cannot allocate host memory for timings");
-        goto out_free;
-    }
-    for (int e = 0; e < 4; e++)
-        CUDA_CHECK(cudaEventCreate(&ev[e]));
-    for (int w = 0; w < o->warmup; w++)
-        lab_device_scan(lab, v, d_in + G, d_out + G, n, d_scratch);
-    CUDA_CHECK(cudaGetLastError());
-    CUDA_CHECK(cudaDeviceSynchronize());
-
-    for (int i = 0; i < o->reps; i++) {
-        CUDA_CHECK(cudaMemsetAsync(d_flush, i & 0xFF, flush_bytes, 0));
-        CUDA_CHECK(cudaEventRecord(ev[0], 0));
-        CUDA_CHECK(cudaMemcpyAsync(d_out + G, d_in + G, n * sizeof(int), cudaMemcpyDeviceToDevice, 0));
-        CUDA_CHECK(cudaEventRecord(ev[1], 0));
-        if (lab->shape == LAB_TILE) {
-            CUDA_CHECK(cudaMemsetAsync(d_flush, i & 0xFF, flush_bytes, 0));
-            CUDA_CHECK(cudaEventRecord(ev[2], 0));
-            lab_device_tile_pass(lab, v, d_in + G, d_out + G, n, d_scratch, NULL);
-            CUDA_CHECK(cudaEventRecord(ev[3], 0));
-            CUDA_CHECK(cudaEventSynchronize(ev[3]));
-            t_tile[i] = event_ms(ev[2], ev[3]);
+    for (int k = 0; k < total; k++) {
+        r->calls = k + 1;
+        if (call_device(&g, lab, v, o, first, k, k >= o->calls + o->warmup, &t, r) != ST_OK) {
+            prefix_call(r, k, total);
+            break;
         }
-        CUDA_CHECK(cudaMemsetAsync(d_flush, i & 0xFF, flush_bytes, 0));
-        CUDA_CHECK(cudaEventRecord(ev[2], 0));
-        lab_device_scan(lab, v, d_in + G, d_out + G, n, d_scratch);
-        CUDA_CHECK(cudaEventRecord(ev[3], 0));
-        CUDA_CHECK(cudaGetLastError());
-        CUDA_CHECK(cudaEventSynchronize(ev[3]));
-        t_copy[i] = event_ms(ev[0], ev[1]);
-        t_scan[i] = event_ms(ev[2], ev[3]);
+        if (k == 0) {
+            count0 = g_live_count;
+            bytes0 = g_live_bytes;
+        }
+        if (k == o->calls - 1 && check_leak(count0, bytes0, o->calls, r) != ST_OK)
+            break;
     }
-    r->reps = o->reps;
-    r->ms = lab_median(t_scan, (size_t)o->reps);
-    r->memcpy_ms = lab_median(t_copy, (size_t)o->reps);
-    if (lab->shape == LAB_TILE)
-        r->tile_ms = lab_median(t_tile, (size_t)o->reps);
-
-    fetch(h_in_back, d_in, words);
-    fetch(h_back, d_out, words);
-    validate(lab, h_in, h_ref, h_in_back, h_back, n, r, "after timing: ");
-    free(h_in_back);
-
 out_free:
-    for (int e = 0; e < 4; e++)
-        if (ev[e])
-            cudaEventDestroy(ev[e]);
-    free(t_copy);
-    free(t_tile);
-    free(t_scan);
-    if (d_flush)
-        cudaFree(d_flush);
-    if (d_scratch)
-        cudaFree(d_scratch);
-    if (d_out)
-        cudaFree(d_out);
-    if (d_in)
-        cudaFree(d_in);
-    free(h_back);
-    free(h_guard);
+    timings_finish(&t, lab, r);
+    rig_free(&g);
     return r->status;
 }
 
-/* ---- one case --------------------------------------------------------------- */
+/* ---- one case --------------------------------------------------------------------------- */
 
 /* Bytes of memory the system can still give without swapping (MemAvailable), or 0 if unknown. */
 static double host_available_bytes(void)
@@ -389,17 +699,17 @@ static double host_available_bytes(void)
 lab_status lab_run(const lab_info *lab, int vi, const lab_options *o, lab_report *r)
 {
     const lab_variant *v = &lab->variants[vi];
-    const size_t n = o->n;
+    const size_t n = o->n, cap = lab_max_call_n(o);
     char why[200];
-    int *h_in = NULL, *h_ref = NULL;
+    host_case first = {0};
 
     lab_report_init(r, lab, v->name, o);
     r->mode = LAB_MODE_NAME;
 
-    if (lab->max_n && n > lab->max_n && !o->force) {
+    if (lab->max_n && cap > lab->max_n && !o->force) {
         r->status = ST_TOO_LARGE;
         report_msg(r, "n=%zu is over this lab's practical limit of %zu; pass --force to run it anyway",
-                   n, lab->max_n);
+                   cap, lab->max_n);
         return r->status;
     }
     if (lab->shape != LAB_HOST && !lab_have_device(why, sizeof(why))) {
@@ -409,30 +719,29 @@ lab_status lab_run(const lab_info *lab, int vi, const lab_options *o, lab_report
         return r->status;
     }
 
-    /* host copies: input, reference, and two guarded buffers (output and input read back) */
-    double need = 4.0 * (double)(n + 2 * LAB_GUARD_WORDS) * sizeof(int);
+    /* host copies: input, reference, and the guarded buffers read back */
+    double need = 4.0 * (double)layout_words(cap) * sizeof(int);
     double avail = host_available_bytes();
     if (avail > 0 && need > avail) {
         r->status = ST_NO_MEMORY;
-        report_msg(r, "n=%zu needs %.1f GB of host memory, only %.1f GB is available", n, need / 1e9,
-                   avail / 1e9);
+        report_msg(r, "n=%zu needs %.1f GB of host memory, only %.1f GB is available", cap,
+                   need / 1e9, avail / 1e9);
         return r->status;
     }
-    h_in = malloc((n ? n : 1) * sizeof(*h_in));
-    h_ref = malloc((n ? n : 1) * sizeof(*h_ref));
-    if (!h_in || !h_ref) {
+    first.in = malloc((n ? n : 1) * sizeof(int));
+    first.ref = malloc((n ? n : 1) * sizeof(int));
+    if (!first.in || !first.ref) {
         r->status = ST_NO_MEMORY;
         report_msg(r, "cannot allocate host memory for n=%zu", n);
     } else {
-        lab_fill_input(h_in, n, o->dist, o->seed);
-        lab_reference_scan(h_in, h_ref, n, lab->type);
+        make_host_case(&first, lab, o, n, o->seed);
         if (lab->shape == LAB_HOST)
-            run_host(lab, v, o, h_in, h_ref, r);
+            run_host(lab, v, o, &first, r);
         else
-            run_device(lab, v, o, h_in, h_ref, r);
+            run_device(lab, v, o, &first, r);
     }
-    free(h_ref);
-    free(h_in);
+    free(first.ref);
+    free(first.in);
     return r->status;
 }
 
@@ -504,6 +813,44 @@ static int take_report_fd(int *argc, char **argv, int *fd, char *err, size_t err
     return 0;
 }
 
+/* --grader: the case comes on standard input (a socket the grader holds), one line of the options
+ * above, and the report goes back on it. So every graded run has the same command line, timed or
+ * not, and the lab's code cannot tell them apart by reading it. Returns the new argc, or -1 with
+ * a reason in err. */
+static int read_grader_case(const char *prog, char **args, int max_args, char *line, size_t len,
+                            char *err, size_t errlen)
+{
+    size_t got = 0;
+    while (got + 1 < len) {
+        ssize_t k = read(STDIN_FILENO, line + got, len - 1 - got);
+        if (k <= 0)
+            break;
+        got += (size_t)k;
+        if (memchr(line, '\n', got))
+            break;
+    }
+    line[got] = '\0';
+    char *nl = strchr(line, '\n');
+    if (nl)
+        *nl = '\0';
+    if (!nl && got + 1 >= len) {
+        snprintf(err, errlen, "--grader: the case on standard input is too long");
+        return -1;
+    }
+    int argc = 0;
+    args[argc++] = (char *)prog;
+    char *save = NULL;
+    for (char *tok = strtok_r(line, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
+        if (argc == max_args - 1 || strcmp(tok, "--grader") == 0 || strncmp(tok, "--report-fd", 11) == 0) {
+            snprintf(err, errlen, "--grader: bad case on standard input ('%s')", tok);
+            return -1;
+        }
+        args[argc++] = tok;
+    }
+    args[argc] = NULL;
+    return argc;
+}
+
 /* On a failed CUDA call: still print the result, with status cuda_error. */
 static void on_cuda_fail(const char *what, cudaError_t err)
 {
@@ -563,10 +910,24 @@ int lab_main(int argc, char **argv)
     static int exit_check_registered;
     int report_fd = -1;
 
+    static char case_line[4096];
+    static char *case_args[64];
+    int grader = argc == 2 && strcmp(argv[1], "--grader") == 0;
+
     if (!exit_check_registered && atexit(on_process_exit) == 0)
         exit_check_registered = 1;
+    /* every kernel is loaded when CUDA starts, before the sandbox (no module loads inside it) */
+    setenv("CUDA_MODULE_LOADING", "EAGER", 1);
     lab_default_options(&o);
-    if (take_report_fd(&argc, argv, &report_fd, err, sizeof(err)) != 0) {
+    if (grader) {
+        argc = read_grader_case(prog, case_args, 64, case_line, sizeof(case_line), err, sizeof(err));
+        if (argc < 0) {
+            fprintf(stderr, "%s: %s\n", prog, err);
+            return LAB_EXIT_USAGE;
+        }
+        argv = case_args;
+        report_fd = STDIN_FILENO;
+    } else if (take_report_fd(&argc, argv, &report_fd, err, sizeof(err)) != 0) {
         fprintf(stderr, "%s: %s\n", prog, err);
         return LAB_EXIT_USAGE;
     }
@@ -584,6 +945,8 @@ int lab_main(int argc, char **argv)
         fprintf(stderr, "%s: %s\n", prog, err);
         return LAB_EXIT_USAGE;
     }
+    if (grader)
+        o.sandbox = 1;
     if (o.help) {
         lab_print_usage(stdout, prog);
         return LAB_EXIT_OK;

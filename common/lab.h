@@ -22,6 +22,9 @@
  *   - Write out[0..n) only, never past n (the harness checks canary words around the output),
  *     and never modify the input.
  *   - Work on the default stream; the caller synchronises and checks errors.
+ *   - Free what you allocate: every call of a graded run is counted (cudaMalloc without its
+ *     cudaFree on every call is a device memory leak). Pointers need not be 16-byte aligned:
+ *     the harness also passes in and out at offsets of 4, 8 and 12 bytes.
  *   - A tile lab writes tile_sums[t] = sum of tile t's input (for every tile, also the last,
  *     ragged one), whatever its scan type.
  *
@@ -101,6 +104,8 @@ enum {
     LAB_EXIT_TOO_LARGE = 7,       /* n is over the lab's max_n (pass --force to run anyway) */
     LAB_EXIT_TAMPERED = 8,        /* the process ended before the harness reported (the lab's
                                      code called exit(), say): the harness's atexit check */
+    LAB_EXIT_SANDBOX = 9,         /* graded runs: the lab's code made a system call the sandbox
+                                     does not allow (common/sandbox.h) */
 };
 
 #ifdef __cplusplus

@@ -2,9 +2,11 @@
 
 Everything here talks to a lab binary only through its command line (--list, --json): the
 harness owns main, the buffers, the inputs and the timers, and reports one JSON object per run
-(common/check.c: lab_print_report_json; exit codes in common/lab.h). The report comes on a
-private channel (`--report-fd`, see proc.run), never from stdout, which the lab's code can
-print to; it must be the only thing on that channel and name the case that was asked for.
+(common/check.c: lab_print_report_json; exit codes in common/lab.h). Every graded run has the
+same command line, `scan --grader`: the case comes on a private channel (a socket on stdin, see
+proc.run) and the report goes back on it, never on stdout, which the lab's code can print to; it
+must be the only thing on that channel and name the case that was asked for. So timed, checked
+and sanitizer runs look the same to the lab's code, and every call in them is checked.
 
 Every run of a lab binary starts in a fresh, empty temporary folder (its cwd), removed after.
 """
@@ -21,16 +23,17 @@ from . import proc
 EXIT_OK, EXIT_WRONG, EXIT_USAGE, EXIT_NOT_IMPLEMENTED = 0, 1, 2, 3
 EXIT_CUDA_ERROR, EXIT_NO_DEVICE, EXIT_NO_MEMORY, EXIT_TOO_LARGE = 4, 5, 6, 7
 EXIT_TAMPERED = 8  # the process ended before the harness reported (its atexit check)
+EXIT_SANDBOX = 9   # the sandbox stopped a system call of the lab's code (common/sandbox.h)
 SANITIZER_EXIT = 86  # the --error-exitcode the grader gives compute-sanitizer
 
 
-def run_lab(argv, timeout, report=False):
+def run_lab(argv, timeout, report=False, case=None):
     """proc.run for a lab binary (or a tool running one): in a fresh temporary cwd, so nothing
-    the binary writes by a relative path lands in the grader's folders."""
+    the binary writes by a relative path lands in the grader's folders. case: a graded run."""
     argv = [os.path.abspath(argv[0])] + list(argv[1:])
     d = tempfile.mkdtemp(prefix="lab-run-")
     try:
-        return proc.run(argv, timeout, cwd=d, report=report)
+        return proc.run(argv, timeout, cwd=d, report=report, case=case)
     finally:
         shutil.rmtree(d, ignore_errors=True)
 
@@ -125,9 +128,25 @@ def case_seed(run_seed, lab_id, n, dist):
     return int(h[:8], 16)
 
 
-def make_cases(info, settings, run_seed, limit=None):
-    """[(n, dist, seed)] for a lab: every edge size with one distribution (rotating through the
-    list) and the sizes named in all_dists_sizes with every distribution."""
+# Unaligned pointers: (size name, words past 16-byte alignment for in, for out). Offsets of 4, 8
+# and 12 bytes, each for the input and the output.
+OFFSET_CASES = (("tile+1", 1, 3), ("3tile+5", 2, 2), ("2^16+1", 3, 1))
+# The many-calls case: one process, calls cycling through these sizes (two calls of the same n in
+# a row, then others): a remembered answer, state sized for the first n, or a leak shows here.
+MULTI_CALLS = {"gpu": 100, "cpu": 12}
+
+
+def multi_sizes(info):
+    """The sizes of the many-calls case."""
+    t = info.tile or 1024
+    return [2 * t + 1, 2 * t + 1, 33, t + 1]
+
+
+def make_cases(info, settings, run_seed, limit=None, mode="gpu"):
+    """[(n, dist, seed, options)] for a lab: every edge size with one distribution (rotating
+    through the list), the sizes named in all_dists_sizes with every distribution, a few sizes
+    with unaligned input and output (OFFSET_CASES), and one process of many calls of several
+    sizes (MULTI_CALLS; the device-memory leak check). options: extra harness options, a tuple."""
     c = settings["correctness"]
     dists = c["dists"]
     sizes = edge_sizes(info, c["large_n"], limit)
@@ -136,14 +155,31 @@ def make_cases(info, settings, run_seed, limit=None):
     for i, (n, name) in enumerate(sizes.items()):
         chosen = dists if name in every else [dists[i % len(dists)]]
         for d in chosen:
-            cases.append((n, d, case_seed(run_seed, info.id, n, d)))
+            cases.append((n, d, case_seed(run_seed, info.id, n, d), ()))
+    by_name = {name: n for n, name in sizes.items()}
+    for j, (name, off_in, off_out) in enumerate(OFFSET_CASES):
+        if name in by_name:
+            n, d = by_name[name], dists[(j + 1) % len(dists)]
+            cases.append((n, d, case_seed(run_seed, info.id, n, f"{d}+off{off_in}{off_out}"),
+                          ("--offset-in", str(off_in), "--offset-out", str(off_out))))
+    multi = [n for n in multi_sizes(info) if not info.max_n or n <= info.max_n]
+    if multi and (limit is None or max(multi) <= limit):
+        n = multi[0]
+        cases.append((n, "random", case_seed(run_seed, info.id, n, "multi"),
+                      ("--sizes", ",".join(map(str, multi)), "--calls", str(MULTI_CALLS[mode]))))
     return cases
 
 
-def reproduce_cmd(lab_id, n, dist, seed, mode="gpu"):
+def case_label(n, dist, options=()):
+    """How a case is named in messages: 'n=513 dist=ones', plus its extra options."""
+    return f"n={n} dist={dist}" + (" " + " ".join(options) if options else "")
+
+
+def reproduce_cmd(lab_id, n, dist, seed, mode="gpu", options=()):
     """The command that reruns one case by hand (in CPU mode too, when that is how it ran)."""
     cpu = " CPU=1" if mode == "cpu" else ""
-    return f"make run LAB={lab_id[:2]}{cpu} ARGS='--n {n} --dist {dist} --seed {seed} --reps 0'"
+    extra = (" " + " ".join(options)) if options else ""
+    return f"make run LAB={lab_id[:2]}{cpu} ARGS='--n {n} --dist {dist} --seed {seed} --reps 0{extra}'"
 
 
 FORGED = {"status": "forged"}
@@ -194,6 +230,10 @@ def diagnose(r, timeout, expect=None):
     ..} the case that was asked for, which the report must name."""
     if r.timed_out:
         return "timeout", f"timed out after {timeout:g} s (the process group was killed)", None
+    if r.returncode == EXIT_SANDBOX:
+        why = [ln for ln in r.stderr.splitlines() if "sandbox:" in ln]
+        detail = why[-1].split("sandbox:", 1)[1].strip() if why else "(no message)"
+        return "sandbox", f"the sandbox stopped the run (exit code {EXIT_SANDBOX}): {detail}", None
     if r.returncode == EXIT_TAMPERED:
         return "tampered", ("the process ended before the harness reported a result (exit code "
                             f"{EXIT_TAMPERED}): the lab's code must not end the process (no exit(); "
@@ -230,6 +270,8 @@ def diagnose(r, timeout, expect=None):
         return "out_of_bounds", "out-of-bounds write: " + msg, rep
     if st == "input_modified":
         return "input_modified", "input modified: " + msg, rep
+    if st == "leak":
+        return "leak", msg, rep
     if st == "cuda_error":
         return "runtime_error", "runtime error: " + msg, rep
     if st == "no_device":
@@ -241,13 +283,17 @@ def diagnose(r, timeout, expect=None):
     return "error", f"status {st} (exit code {r.returncode}): {msg}", rep
 
 
-def run_case(binary, n, dist, seed, timeout):
-    """One correctness case in its own process: (kind, message, report). --reps 0: the scan
-    runs once and is checked, with no warm-up and no timing loop (in CPU mode too)."""
-    argv = [binary, "--n", str(n), "--dist", dist, "--seed", str(seed), "--reps", "0", "--json",
-            "--force"]
-    return diagnose(run_lab(argv, timeout, report=True), timeout,
-                    {"n": n, "seed": seed, "dist": dist})
+def case_line(n, dist, seed, reps=0, warmup=0, options=()):
+    """The options of one graded run, as the harness reads them on its case channel."""
+    return " ".join(["--n", str(n), "--dist", dist, "--seed", str(seed), "--reps", str(reps),
+                     "--warmup", str(warmup), "--json", "--force", *options])
+
+
+def run_case(binary, n, dist, seed, timeout, options=()):
+    """One correctness case in its own process: (kind, message, report). --reps 0: the checked
+    calls only (one, or --calls), no timing loop (in CPU mode too)."""
+    r = run_lab([binary], timeout, case=case_line(n, dist, seed, options=options))
+    return diagnose(r, timeout, {"n": n, "seed": seed, "dist": dist})
 
 
 # ---- sanitizers ----------------------------------------------------------------------------
@@ -279,11 +325,10 @@ def run_sanitizer(sanitizer, tool, binary, n, seed, timeout):
     os.close(fd)
     try:
         argv = [sanitizer, "--tool", tool, "--error-exitcode", str(SANITIZER_EXIT), "--log-file", log,
-                "--print-limit", "10", os.path.abspath(binary), "--n", str(n), "--seed", str(seed), "--reps", "0",
-                "--json", "--force"]
+                "--print-limit", "10", os.path.abspath(binary)]
         if tool == "racecheck":
             argv[3:3] = ["--racecheck-report", "hazard"]
-        r = run_lab(argv, timeout)
+        r = run_lab(argv, timeout, case=case_line(n, "small", seed))
         try:
             with open(log, encoding="utf-8", errors="replace") as f:
                 text = f.read(200000)
@@ -299,6 +344,9 @@ def run_sanitizer(sanitizer, tool, binary, n, seed, timeout):
     if r.returncode == SANITIZER_EXIT:
         found = _sanitizer_findings(text) or [_tail(text or r.stderr, 4)]
         return "errors", f"{tool} at n={n}: " + " | ".join(found)
+    if r.returncode in (EXIT_TAMPERED, EXIT_SANDBOX) or r.returncode < 0:
+        kind, msg, _ = diagnose(r, timeout)
+        return "errors", f"{tool} at n={n}: the run did not finish under the tool: {msg}"
     return "clean", f"{tool} at n={n}: no errors"
 
 
@@ -307,7 +355,5 @@ def run_sanitizer(sanitizer, tool, binary, n, seed, timeout):
 def run_timed(binary, n, reps, warmup, seed, timeout):
     """One timed run at n: (kind, message, report) as diagnose gives; the report holds ms,
     tile_ms, memcpy_ms and gbps when kind is 'ok' (the output was checked again after timing)."""
-    argv = [binary, "--n", str(n), "--reps", str(reps), "--warmup", str(warmup), "--seed", str(seed),
-            "--json", "--force"]
-    return diagnose(run_lab(argv, timeout, report=True), timeout,
-                    {"n": n, "seed": seed, "dist": "small"})
+    r = run_lab([binary], timeout, case=case_line(n, "small", seed, reps, warmup))
+    return diagnose(r, timeout, {"n": n, "seed": seed, "dist": "small"})

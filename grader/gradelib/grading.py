@@ -18,6 +18,10 @@ from .build import InfraError, NoGpu
 from .scoring import correctness_points, median, round_points, speed_fraction
 
 CASE_KINDS_STOP = ("not_implemented", "timeout")  # after one of these, a lab's other cases are moot
+# A scan reads and writes every element, so it cannot beat a device-to-device copy of the same
+# bytes; the fastest reference (lab 08) runs at ~0.9x a copy's speed. A time under this fraction
+# of the copy time measured in the reference's run is a forged measurement.
+PLAUSIBLE_FRACTION_OF_COPY = 0.75
 
 
 def course_labs(root):
@@ -365,7 +369,7 @@ class Grader:
         if self.mode == "cpu":  # fibers on a CPU: a sixteenth of a size-limited lab's limit
             max_n = self.refs[lab][1].max_n if lab in self.refs else res["_info"].max_n
             cpu_limit = max_n // 16 if max_n else (1 << 20) + 1
-        cases = ev.make_cases(res["_info"], settings, self.seed, cpu_limit)
+        cases = ev.make_cases(res["_info"], settings, self.seed, cpu_limit, self.mode)
         if lab in self.refs:  # the course's sizes, whatever the student's descriptor says
             rinfo = self.refs[lab][1]
             cases = [c for c in cases if not rinfo.max_n or c[0] <= rinfo.max_n]
@@ -412,13 +416,13 @@ class Grader:
                 if res["_stop"]:
                     return
             if what == "case":
-                n, dist, seed = arg
-                kind, msg, _ = ev.run_case(res["_binary"], n, dist, seed, timeout)
+                n, dist, seed, options = arg
+                kind, msg, _ = ev.run_case(res["_binary"], n, dist, seed, timeout, options)
                 with self._lock:
                     done[0] += 1
                     if done[0] % 50 == 0 or done[0] == n_cases:
                         self.progress(f"correctness: {done[0]}/{n_cases} cases")
-                    res["_cases"].append((n, dist, seed, kind, msg))
+                    res["_cases"].append((n, dist, seed, options, kind, msg))
                     if kind in CASE_KINDS_STOP + ("no_device",) and not res["_stop"]:
                         res["_stop"] = kind
             else:
@@ -445,10 +449,11 @@ class Grader:
                 s.update(status="not graded", note="not implemented")
                 continue
             c["passed"] = sum(1 for *_, k, _ in cases if k == "ok")
-            for n, dist, seed, kind, msg in cases:
+            for n, dist, seed, options, kind, msg in cases:
                 if kind != "ok":
                     c["failures"].append({"n": n, "dist": dist, "seed": seed, "kind": kind,
-                                          "message": msg, "reproduce": ev.reproduce_cmd(lab, n, dist, seed, self.mode)})
+                                          "options": " ".join(options), "message": msg,
+                                          "reproduce": ev.reproduce_cmd(lab, n, dist, seed, self.mode, options)})
             if res["_stop"] == "timeout":
                 hung = next(f for f in c["failures"] if f["kind"] == "timeout")
                 limit = self.config.lab(lab)["timeouts"]["case_s"]
@@ -534,7 +539,7 @@ class Grader:
                     sp["speedup_vs_serial"] = round(serial / rep["ms"], 3)
                 return
         zero_at, full_at = spc["zero_at"], spc["full_at"]
-        s_vals, r_vals, s_full = [], [], []
+        s_vals, r_vals, s_full, r_copy = [], [], [], []
         for rnd in range(spc["rounds"]):
             order = ("s", "r") if (rnd % 2 == 0) == student_first else ("r", "s")
             for who in order:
@@ -544,16 +549,26 @@ class Grader:
                     if kind != "ok":
                         raise InfraError(f"the reference solution of {lab} fails while timed: {msg}")
                     r_vals.append(val)
+                    if _positive(rep.get("memcpy_ms")):
+                        r_copy.append(rep["memcpy_ms"])
                     continue
                 if kind != "ok":  # a failure at the full size, or found when re-validated after timing
                     sp.update(status="failed", note=f"at the benchmark size n={n}: {msg}")
                     c["failures"].append({"n": n, "dist": "small", "seed": seed, "kind": kind,
-                                          "message": msg, "reproduce": ev.reproduce_cmd(lab, n, "small", seed, self.mode)})
+                                          "options": "timed run", "message": msg,
+                                          "reproduce": ev.reproduce_cmd(lab, n, "small", seed, self.mode)})
                     c["passed"] = max(0, c["passed"] - 1)
                     return
                 s_vals.append(val)
                 s_full.append(rep["ms"] if _positive(rep.get("ms")) else val)
         s_ms, r_ms, full_ms = median(s_vals), median(r_vals), median(s_full)
+        copy_ms = median(r_copy) if r_copy else None
+        if copy_ms and s_ms < PLAUSIBLE_FRACTION_OF_COPY * copy_ms:
+            sp.update(status="failed", student_ms=s_ms, reference_ms=r_ms, points=0.0,
+                      note=(f"timing not plausible: {s_ms:.4f} ms is faster than a copy of the same "
+                            f"bytes ({copy_ms:.4f} ms, timed in the reference's run): a scan must "
+                            f"read and write every element, so the measurement was tampered with"))
+            return
         ratio = s_ms / r_ms if r_ms else None
         frac = speed_fraction(ratio, full_at, zero_at)
         serial = self._serial_ms(n, settings)

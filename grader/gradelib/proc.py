@@ -5,13 +5,16 @@ group, so a timeout kills the whole group: a student's code that forks, or a san
 target, cannot outlive the case. Output goes to temporary files, not pipes, so a grandchild that
 keeps a pipe open can never make the grader wait.
 
-A lab binary's report comes on a private channel instead of stdout (report=True): a pipe whose
-write end the child gets as `--report-fd N` (common/harness.h). The pipe is read only after the
-process group is gone, without blocking, so it cannot make the grader wait either; one report
-is a few hundred bytes, far below a pipe's buffer.
+A lab binary's report comes on a private channel instead of stdout. A graded run (case=...) gets
+`--grader` alone on its command line and a socket as its standard input: the grader writes the
+case there (one line of options) and the harness writes its report back on it, so every graded
+run has the same command line. The older form (report=True) passes a pipe as `--report-fd N`.
+The channel is read only after the process group is gone, without blocking, so it cannot make
+the grader wait either; one report is a few hundred bytes, far below a socket's buffer.
 """
 import os
 import signal
+import socket
 import subprocess
 import tempfile
 import time
@@ -74,11 +77,32 @@ def _drain(fd):
     return b"".join(chunks)[:OUTPUT_CAP].decode("utf-8", errors="replace")
 
 
-def run(argv, timeout, cwd=None, env=None, report=False):
+def _drain_socket(sock):
+    """Whatever the child wrote on its end of the case socket, without blocking."""
+    sock.setblocking(False)
+    chunks, size = [], 0
+    while size <= OUTPUT_CAP:
+        try:
+            data = sock.recv(65536)
+        except (BlockingIOError, InterruptedError):
+            break
+        except OSError:
+            break
+        if not data:
+            break
+        chunks.append(data)
+        size += len(data)
+    return b"".join(chunks)[:OUTPUT_CAP].decode("utf-8", errors="replace")
+
+
+def run(argv, timeout, cwd=None, env=None, report=False, case=None):
     """Runs argv with a wall-clock limit of timeout seconds; returns a Result. On a timeout the
-    process group is killed and timed_out is True. With report=True, `--report-fd N` is added to
-    argv and Result.report holds what the child wrote there. A program that cannot be started
-    raises OSError (the caller decides whether that is the grader's problem or the student's)."""
+    process group is killed and timed_out is True. With case (a line of lab options), the child
+    gets `--grader` and a socket as stdin carrying the case, and Result.report holds the report
+    it wrote back. With report=True, `--report-fd N` is added to argv instead. A program that
+    cannot be started raises OSError (the caller decides whose problem that is)."""
+    if case is not None:
+        return _run_case(argv, timeout, cwd, env, case)
     rfd = wfd = None
     if report:
         rfd, wfd = os.pipe()
@@ -108,3 +132,35 @@ def run(argv, timeout, cwd=None, env=None, report=False):
         for fd in (rfd, wfd):
             if fd is not None:
                 os.close(fd)
+
+
+def _run_case(argv, timeout, cwd, env, case):
+    """run() for a graded run: the case goes in and the report comes back on a socket (stdin)."""
+    ours, theirs = socket.socketpair()
+    try:
+        with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+            t0 = time.monotonic()
+            p = subprocess.Popen(list(argv) + ["--grader"], stdout=out, stderr=err, stdin=theirs,
+                                 cwd=cwd, env=env, start_new_session=True)
+            theirs.close()
+            theirs = None
+            try:
+                ours.sendall(case.encode() + b"\n")
+                ours.shutdown(socket.SHUT_WR)
+            except OSError:
+                pass  # the child is already gone: its exit code says why
+            timed_out = False
+            try:
+                p.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                timed_out = True
+                kill_group(p.pid)
+                p.wait()
+            kill_group(p.pid)
+            seconds = time.monotonic() - t0
+            rep = _drain_socket(ours)
+            return Result(p.returncode, _read(out), _read(err), timed_out, seconds, rep)
+    finally:
+        for s in (ours, theirs):
+            if s is not None:
+                s.close()

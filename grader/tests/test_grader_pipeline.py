@@ -196,9 +196,9 @@ class Pipeline(unittest.TestCase):
         self.grade({"ms": 1.0, "log": log})
         with open(log) as f:
             runs = [json.loads(x) for x in f]
-        # every run has a channel, except the 4 under the sanitizer, whose report is not read
-        self.assertEqual(sum(1 for x in runs if x["report_fd"] < 0), 4)
-        self.assertTrue(all(x["report_fd"] > 2 for x in runs if x["report_fd"] >= 0))
+        # every run, the 4 under the sanitizer too, is `scan --grader`: the case came on the
+        # channel (stdin) and the report went back on it
+        self.assertTrue(runs and all(x["report_fd"] == 0 for x in runs))
         # correctness cases pass --reps 0: one run of the scan, no warm-up, no timing loop
         self.assertGreater(sum(1 for x in runs if x["reps"] == 0), 25)
 

@@ -236,9 +236,22 @@ class Matrix(unittest.TestCase):
         a = ev.make_cases(info, settings, 42)
         self.assertEqual(a, ev.make_cases(info, settings, 42))
         self.assertNotEqual([c[2] for c in a], [c[2] for c in ev.make_cases(info, settings, 43)])
-        self.assertEqual({d for _, d, _ in a}, set(config.DISTS))
-        at_tile1 = {d for n, d, _ in a if n == 513}
+        self.assertEqual({c[1] for c in a}, set(config.DISTS))
+        at_tile1 = {d for n, d, _, opts in a if n == 513 and not opts}
         self.assertEqual(at_tile1, set(config.DISTS))
+        # unaligned input and output: offsets of 4, 8 and 12 bytes, each for in and for out
+        offs = [o for *_, o in a if "--offset-in" in o]
+        self.assertEqual(sorted(o[1] for o in offs), ["1", "2", "3"])
+        self.assertEqual(sorted(o[3] for o in offs), ["1", "2", "3"])
+        # one process of >= 100 calls of at least two sizes (the leak and the multi-n checks)
+        multi = [o for *_, o in a if "--calls" in o]
+        self.assertEqual(len(multi), 1)
+        self.assertGreaterEqual(int(multi[0][3]), 100)
+        self.assertGreaterEqual(len(set(multi[0][1].split(","))), 2)
+
+    def test_reproduce_command_with_options(self):
+        self.assertEqual(ev.reproduce_cmd("08_x", 65537, "alt", 3, "gpu", ("--offset-in", "3")),
+                         "make run LAB=08 ARGS='--n 65537 --dist alt --seed 3 --reps 0 --offset-in 3'")
 
     def test_reproduce_command(self):
         self.assertEqual(ev.reproduce_cmd("03_kogge_stone", 513, "ones", 7),
@@ -265,7 +278,10 @@ class Diagnose(unittest.TestCase):
             (self.r(4, self.rep("cuda_error", "CUDA error cudaErrorIllegalAddress")), "runtime_error",
              "runtime error: CUDA error cudaErrorIllegalAddress"),
             (self.r(-11, "", "boom"), "crash", "crashed with SIGSEGV"),
-            (self.r(9, "no json"), "error", "exit code 9 without a result"),
+            (self.r(12, "no json"), "error", "exit code 12 without a result"),
+            (self.r(9, "", "harness: sandbox: the lab's code made a system call that graded runs do "
+                           "not allow: fork (system call 57); ..."), "sandbox", "fork (system call 57)"),
+            (self.r(1, self.rep("leak", "device memory leak: ... never freed")), "leak", "never freed"),
             (self.r(None, "", "", True), "timeout", "timed out after 7 s"),
             (self.r(0, "debug line\n" + self.rep("ok")), "ok", ""),
             (self.r(0, self.rep("wrong", "x") + "\n" + self.rep("ok")), "error", "more than one result"),

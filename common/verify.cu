@@ -1,0 +1,203 @@
+/* verify.cu — trusted device code around each call of a lab (verify.h): inputs, guards and
+ * poison written on the GPU, and the GPU check of a call against a known-good scan.
+ *
+ * Plain grid-stride kernels: clarity over speed (they run outside every timed region). The
+ * reference is the driver's plain exclusive scan (driver.cu) of the input, so the inclusive
+ * answer at i is ref[i] + in[i] and tile t's total is incl[last] - ref[first].
+ */
+#include "verify.h"
+#include "check.h"
+#include "cuda_check.h"
+#include "driver.h"
+#include "gen.h"
+
+#define VERIFY_THREADS 256
+#define VERIFY_MAX_BLOCKS 4096
+#define NONE (~0ull)
+
+/* The verdict fields on the device, each the first bad index (NONE: none). */
+enum { V_IN_GUARD, V_IN, V_OUT_FRONT, V_OUT_BACK, V_OUT, V_SUM, V_FIELDS };
+
+static unsigned verify_blocks(size_t work)
+{
+    size_t b = CEIL_DIV(work, (size_t)VERIFY_THREADS);
+    return (unsigned)(b == 0 ? 1 : b > VERIFY_MAX_BLOCKS ? VERIFY_MAX_BLOCKS : b);
+}
+
+static size_t align256(size_t bytes)
+{
+    return (bytes + 255) & ~(size_t)255;
+}
+
+/* ---- writing inputs and outputs ------------------------------------------------ */
+
+__global__ void gen_input_kernel(int *base, size_t front, size_t n, size_t back, int dist,
+                                 uint64_t seed)
+{
+    const size_t total = front + n + back, stride = (size_t)gridDim.x * blockDim.x;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += stride) {
+        if (i < front)
+            base[i] = lab_canary_value(i);
+        else if (i < front + n)
+            base[i] = lab_input_value(seed, dist, i - front);
+        else
+            base[i] = lab_canary_value(i - front - n);
+    }
+}
+
+__global__ void prep_output_kernel(int *base, size_t front, size_t n, size_t back)
+{
+    const size_t total = front + n + back, stride = (size_t)gridDim.x * blockDim.x;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += stride) {
+        if (i < front)
+            base[i] = lab_canary_value(i);
+        else if (i < front + n)
+            base[i] = LAB_POISON;
+        else
+            base[i] = lab_canary_value(i - front - n);
+    }
+}
+
+extern "C" void lab_gen_input(int *d_base, size_t front, size_t n, size_t back, int dist,
+                              uint64_t seed)
+{
+    gen_input_kernel<<<verify_blocks(front + n + back), VERIFY_THREADS>>>(d_base, front, n, back,
+                                                                         dist, seed);
+    LAUNCH_CHECK();
+}
+
+extern "C" void lab_prep_output(int *d_base, size_t front, size_t n, size_t back)
+{
+    prep_output_kernel<<<verify_blocks(front + n + back), VERIFY_THREADS>>>(d_base, front, n, back);
+    LAUNCH_CHECK();
+}
+
+/* ---- checking one call ------------------------------------------------------------ */
+
+__global__ void check_input_kernel(const int *base, size_t front, size_t n, size_t back, int dist,
+                                   uint64_t seed, unsigned long long *v)
+{
+    const size_t total = front + n + back, stride = (size_t)gridDim.x * blockDim.x;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += stride) {
+        if (i < front) {
+            if (base[i] != lab_canary_value(i))
+                atomicMin(&v[V_IN_GUARD], (unsigned long long)i);
+        } else if (i < front + n) {
+            if (base[i] != lab_input_value(seed, dist, i - front))
+                atomicMin(&v[V_IN], (unsigned long long)(i - front));
+        } else if (base[i] != lab_canary_value(i - front - n)) {
+            atomicMin(&v[V_IN_GUARD], (unsigned long long)(i - front));
+        }
+    }
+}
+
+/* The answer at i, from the exclusive reference and the input. */
+__device__ __forceinline__ int want_at(const int *ref, const int *in, size_t i, int inclusive)
+{
+    return inclusive ? (int)((unsigned)ref[i] + (unsigned)in[i]) : ref[i];
+}
+
+__global__ void check_output_kernel(const int *base, size_t front, size_t n, size_t back,
+                                    const int *ref, const int *in, int inclusive,
+                                    unsigned long long *v)
+{
+    const size_t total = front + n + back, stride = (size_t)gridDim.x * blockDim.x;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += stride) {
+        if (i < front) {
+            if (base[i] != lab_canary_value(i))
+                atomicMin(&v[V_OUT_FRONT], (unsigned long long)(front - i)); /* nearest first */
+        } else if (i < front + n) {
+            if (base[i] != want_at(ref, in, i - front, inclusive))
+                atomicMin(&v[V_OUT], (unsigned long long)(i - front));
+        } else if (base[i] != lab_canary_value(i - front - n)) {
+            atomicMin(&v[V_OUT_BACK], (unsigned long long)(i - front - n));
+        }
+    }
+}
+
+__global__ void check_sums_kernel(const int *sums, size_t tiles, size_t tile, size_t n,
+                                  const int *ref, const int *in, unsigned long long *v)
+{
+    const size_t stride = (size_t)gridDim.x * blockDim.x;
+    for (size_t t = (size_t)blockIdx.x * blockDim.x + threadIdx.x; t < tiles; t += stride) {
+        const size_t first = t * tile, last = (first + tile < n ? first + tile : n) - 1;
+        const unsigned total = (unsigned)ref[last] + (unsigned)in[last] - (unsigned)ref[first];
+        if ((unsigned)sums[t] != total)
+            atomicMin(&v[V_SUM], (unsigned long long)t);
+    }
+}
+
+extern "C" size_t lab_verify_temp_bytes(size_t n)
+{
+    return 256 + align256((n ? n : 1) * sizeof(int)) + ref_scan_temp_bytes(n);
+}
+
+/* One int of device memory, read back (for the message only). */
+static long long read_word(const int *d)
+{
+    int h = 0;
+    CUDA_CHECK(cudaMemcpy(&h, d, sizeof(h), cudaMemcpyDeviceToHost));
+    return h;
+}
+
+static long long field(const unsigned long long *h, int f)
+{
+    return h[f] == NONE ? -1 : (long long)h[f];
+}
+
+extern "C" int lab_verify_call(const int *d_in_base, const int *d_out_base, size_t front_in,
+                               size_t front_out, size_t n, size_t back_in, size_t back_out,
+                               int dist, uint64_t seed, scan_type type, const int *d_sums,
+                               size_t tile, void *d_temp, lab_device_verdict *v)
+{
+    unsigned long long *d_v = (unsigned long long *)d_temp, h[V_FIELDS];
+    int *d_ref = (int *)((char *)d_temp + 256);
+    void *d_ref_temp = (char *)d_ref + align256((n ? n : 1) * sizeof(int));
+    const int *d_in = d_in_base + front_in;
+    const int inclusive = type == SCAN_INCLUSIVE;
+
+    CUDA_CHECK(cudaMemset(d_v, 0xFF, V_FIELDS * sizeof(*d_v)));
+    check_input_kernel<<<verify_blocks(front_in + n + back_in), VERIFY_THREADS>>>(
+        d_in_base, front_in, n, back_in, dist, seed, d_v);
+    LAUNCH_CHECK();
+    if (n) {
+        CUDA_CHECK(cudaMemcpy(d_ref, d_in, n * sizeof(int), cudaMemcpyDeviceToDevice));
+        ref_exclusive_scan_inplace(d_ref, n, d_ref_temp);
+    }
+    check_output_kernel<<<verify_blocks(front_out + n + back_out), VERIFY_THREADS>>>(
+        d_out_base, front_out, n, back_out, d_ref, d_in, inclusive, d_v);
+    LAUNCH_CHECK();
+    if (d_sums && n) {
+        const size_t tiles = CEIL_DIV(n, tile);
+        check_sums_kernel<<<verify_blocks(tiles), VERIFY_THREADS>>>(d_sums, tiles, tile, n, d_ref,
+                                                                   d_in, d_v);
+        LAUNCH_CHECK();
+    }
+    CUDA_CHECK(cudaMemcpy(h, d_v, sizeof(h), cudaMemcpyDeviceToHost));
+
+    v->in_guard = field(h, V_IN_GUARD);
+    v->in = field(h, V_IN);
+    v->out_front = field(h, V_OUT_FRONT);
+    v->out_back = field(h, V_OUT_BACK);
+    v->out = field(h, V_OUT);
+    v->sum = field(h, V_SUM);
+    v->expected = v->got = 0;
+    if (v->in >= 0) {
+        v->expected = lab_input_value(seed, dist, (uint64_t)v->in);
+        v->got = read_word(d_in + v->in);
+    } else if (v->out >= 0) {
+        long long r = read_word(d_ref + v->out);
+        v->expected = inclusive ? (int)((unsigned)r + (unsigned)read_word(d_in + v->out)) : r;
+        v->got = read_word(d_out_base + front_out + v->out);
+    } else if (v->sum >= 0) {
+        const size_t first = (size_t)v->sum * tile;
+        const size_t last = (first + tile < n ? first + tile : n) - 1;
+        v->expected = (int)((unsigned)read_word(d_ref + last) + (unsigned)read_word(d_in + last) -
+                            (unsigned)read_word(d_ref + first));
+        v->got = read_word(d_sums + v->sum);
+    }
+    for (int f = 0; f < V_FIELDS; f++)
+        if (h[f] != NONE)
+            return 1;
+    return 0;
+}

@@ -1,0 +1,54 @@
+/* verify.h — the harness's trusted device code around each call of a lab: fresh inputs, guard
+ * words and poison written on the GPU, and the output checked on the GPU against a known-good
+ * scan. With these, every call of a timed run scans a new input and is validated, at device
+ * speed, so a lab cannot replay an old answer or idle on the calls it guesses are timed.
+ *
+ * Buffers: `front` guard words, n data words, `back` guard words, all in one allocation.
+ */
+#ifndef SCAN_VERIFY_H
+#define SCAN_VERIFY_H
+
+#include "lab.h"
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Fills base[0..front) and base[front+n..front+n+back) with canary words and base[front+i] with
+ * input element i of distribution dist (a lab_dist) under seed. Asynchronous, default stream. */
+void lab_gen_input(int *d_base, size_t front, size_t n, size_t back, int dist, uint64_t seed);
+
+/* Canary words around the output and LAB_POISON in its n data words. Asynchronous. */
+void lab_prep_output(int *d_base, size_t front, size_t n, size_t back);
+
+/* Bytes of device scratch lab_verify_call needs at n elements. */
+size_t lab_verify_temp_bytes(size_t n);
+
+/* What lab_verify_call found: each field the first bad index, or -1 when none. */
+typedef struct {
+    long long in_guard;   /* guard word around the input (index in the front guard, or n + k) */
+    long long in;         /* input element that no longer holds what was generated */
+    long long out_front;  /* front guard word of the output, counted back from out[0] (1 = out[-1]) */
+    long long out_back;   /* back guard word k: out[n + k] */
+    long long out;        /* first wrong output element */
+    long long sum;        /* first wrong tile total (tile labs) */
+    /* values at the first bad index, for the message */
+    long long expected, got;
+} lab_device_verdict;
+
+/* Checks one call on the GPU: the input and its guards still hold what lab_gen_input wrote,
+ * the output guards are intact, out[0..n) is the scan of the input (type), and, when
+ * d_sums is not NULL, d_sums[t] is the total of tile t (tiles of `tile` elements). d_temp holds
+ * lab_verify_temp_bytes(n) bytes. Synchronises; returns 0 when everything is right, 1 if not. */
+int lab_verify_call(const int *d_in_base, const int *d_out_base, size_t front_in, size_t front_out,
+                    size_t n, size_t back_in, size_t back_out, int dist, uint64_t seed,
+                    scan_type type, const int *d_sums, size_t tile, void *d_temp,
+                    lab_device_verdict *v);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SCAN_VERIFY_H */
