@@ -12,6 +12,7 @@
  *   kill, tgkill     only this process: abort() still works, other processes cannot be reached
  *   rt_sigaction     any signal but SIGSYS, so the handler below stays in place
  *   prctl            names of threads only
+ *   shutdown         compute-sanitizer's code in the process closes its socket at exit
  * Absent on purpose: fork, vfork, execve, execveat, setsid, setpgid, ptrace, process_vm_*,
  * socket, connect, unlink, rename, truncate, dup2/dup3 (an fd cannot be moved over the report
  * channel), memfd_create, seccomp, personality, chdir, mount, and the rest.
@@ -91,7 +92,7 @@ static int add_rules(scmp_filter_ctx ctx)
 
     /* output, and reading what is already open */
     ALLOW(read); ALLOW(readv); ALLOW(pread64); ALLOW(write); ALLOW(writev); ALLOW(pwrite64);
-    ALLOW(close); ALLOW(fstat); ALLOW(newfstatat); ALLOW(statx); ALLOW(lseek); ALLOW(fcntl);
+    ALLOW(close); ALLOW(shutdown); ALLOW(fstat); ALLOW(newfstatat); ALLOW(statx); ALLOW(lseek); ALLOW(fcntl);
     ALLOW(readlink); ALLOW(readlinkat); ALLOW(access); ALLOW(faccessat); ALLOW(faccessat2);
     ALLOW(getdents64);
     ALLOW_IF(openat, 1, SCMP_A2(SCMP_CMP_MASKED_EQ, write_flags, 0));

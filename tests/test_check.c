@@ -188,6 +188,26 @@ Test(args, parse, .description = "every option, in both --flag value and --flag=
     cr_expect(o.json && o.force && !o.list && !o.help);
 }
 
+Test(args, graded_run_options, .description = "--sizes, --calls, --offset-in/out, --sandbox")
+{
+    char *argv[] = {"scan", "--sizes", "2^11+1,33,1025", "--calls=100", "--offset-in", "3",
+                    "--offset-out=1", "--sandbox", NULL};
+    lab_options o;
+    char err[200];
+    lab_default_options(&o);
+    cr_assert_eq(lab_parse_args(8, argv, &o, err, sizeof(err)), 0, "%s", err);
+    cr_expect_eq(o.n_sizes, 3);
+    cr_expect_eq(o.n, (size_t)2049, "the first size is n");
+    cr_expect_eq(lab_call_n(&o, 0), (size_t)2049);
+    cr_expect_eq(lab_call_n(&o, 1), (size_t)33);
+    cr_expect_eq(lab_call_n(&o, 5), (size_t)1025, "calls cycle through the sizes");
+    cr_expect_eq(lab_max_call_n(&o), (size_t)2049);
+    cr_expect_eq(o.calls, 100);
+    cr_expect_eq(o.offset_in, 3);
+    cr_expect_eq(o.offset_out, 1);
+    cr_expect(o.sandbox);
+}
+
 Test(args, defaults, .description = "no options: default seed, reps, distribution")
 {
     char *argv[] = {"scan", NULL};
@@ -200,6 +220,7 @@ Test(args, defaults, .description = "no options: default seed, reps, distributio
     cr_expect_geq(o.reps, 20, "the median needs at least 20 repetitions by default");
     cr_expect_eq(o.dist, DIST_SMALL);
     cr_expect(!o.n_given);
+    cr_expect(o.n_sizes == 0 && o.calls == 1 && o.offset_in == 0 && o.offset_out == 0 && !o.sandbox);
 }
 
 Test(args, errors, .description = "each bad command line gives exit code 2 and a one-line reason")
@@ -208,7 +229,9 @@ Test(args, errors, .description = "each bad command line gives exit code 2 and a
                         {"scan", "--n", "-1"},       {"scan", "--dist", "zeros"},
                         {"scan", "--reps", "many"},  {"scan", "--seed", "-3"},
                         {"scan", "--warmup", "-1"},  {"scan", "--variant", ""},
-                        {"scan", "n=5", NULL}};
+                        {"scan", "n=5", NULL},       {"scan", "--offset-in", "4"},
+                        {"scan", "--calls", "0"},    {"scan", "--sizes", "1,,x"},
+                        {"scan", "--sizes", "1,2,3,4,5,6,7,8,9"}};
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         int argc = cases[i][2] ? 3 : 2;
         lab_options o;

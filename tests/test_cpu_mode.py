@@ -17,7 +17,7 @@ import unittest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = os.environ.get("LAB_BUILD_DIR", os.path.join(ROOT, "build"))
-EXIT_WRONG, EXIT_CUDA_ERROR = 1, 4
+EXIT_WRONG, EXIT_CUDA_ERROR, EXIT_SANDBOX = 1, 4, 9
 SEEDS = range(1, 9)
 
 _spec = importlib.util.spec_from_file_location("rewrite", os.path.join(ROOT, "common", "cpu", "rewrite.py"))
@@ -33,15 +33,15 @@ def fixture(name):
     raise unittest.SkipTest(f"CPU-mode fixture {name} is not built (run make test)")
 
 
-def run(name, n, seed=1, quiet=True, **env_extra):
-    """Runs a fixture; returns (exit code, the JSON report, stderr)."""
+def run(name, n, seed=1, quiet=True, extra=(), **env_extra):
+    """Runs a fixture (extra: more harness options); returns (exit code, the JSON report, stderr)."""
     env = dict(os.environ, CPU_SCHED_SEED=str(seed), **env_extra)
     if quiet:
         env["CPU_SCHED_QUIET"] = "1"
     else:
         env.pop("CPU_SCHED_QUIET", None)
-    p = subprocess.run([fixture(name), "--n", str(n), "--reps", "0", "--json"], capture_output=True,
-                       text=True, timeout=60, env=env)
+    p = subprocess.run([fixture(name), "--n", str(n), "--reps", "0", "--json", *extra],
+                       capture_output=True, text=True, timeout=60, env=env)
     lines = p.stdout.strip().splitlines()
     report = json.loads(lines[-1]) if lines else {}
     return p.returncode, report, p.stderr
@@ -136,6 +136,48 @@ class ResultLine(unittest.TestCase):
                 self.assertIsNotNone(report, err)
                 self.assertIn("CPU_SCHED_SEED=1)", report)
                 self.assertIn(report, rep["message"])
+
+
+class EveryCall(unittest.TestCase):
+    """The harness's checks around the lab's calls (common/harness.c), in CPU mode."""
+
+    def test_many_calls_of_several_sizes_at_odd_offsets(self):
+        rc, rep, err = run("correct", 700, extra=("--sizes", "700,700,33,513", "--calls", "9",
+                                                  "--offset-in", "3", "--offset-out", "1"))
+        self.assertEqual((rc, rep.get("status"), rep.get("calls")), (0, "ok", 9), f"{rep} {err}")
+
+    def test_a_buffer_leaked_per_call_is_named(self):
+        rc, rep, err = run("leak_per_call", 700, extra=("--calls", "5"))
+        self.assertEqual((rc, rep.get("status")), (EXIT_WRONG, "leak"), f"{rep} {err}")
+        self.assertIn("4 buffer(s) (16384 bytes)", rep["message"])
+        self.assertIn("never freed", rep["message"])
+        rc, rep, err = run("leak_per_call", 700)  # one call: nothing to compare with
+        self.assertEqual((rc, rep.get("status")), (0, "ok"), f"{rep} {err}")
+
+
+class Sandbox(unittest.TestCase):
+    """--sandbox (every graded run): the seccomp filter of common/sandbox.c stops what lab code
+    must not do and names the system call; without it the same code runs."""
+
+    def check(self, name, call):
+        rc, rep, err = run(name, 700, extra=("--sandbox",))
+        self.assertEqual(rc, EXIT_SANDBOX, f"{rep} {err}")
+        self.assertIn(f"graded runs do not allow: {call} (system call", err)
+
+    def test_fork_is_stopped(self):
+        self.check("sandbox_fork", "clone")
+        rc, rep, err = run("sandbox_fork", 700)
+        self.assertEqual((rc, rep.get("status"), rep.get("sandbox")), (0, "ok", False), err)
+
+    def test_a_file_opened_for_writing_is_stopped(self):
+        self.check("sandbox_write_file", "openat")
+
+    def test_executable_memory_is_stopped(self):
+        self.check("sandbox_exec_memory", "mmap")
+
+    def test_honest_code_runs_inside(self):
+        rc, rep, err = run("correct", 3000, extra=("--sandbox", "--calls", "3"))
+        self.assertEqual((rc, rep.get("status"), rep.get("sandbox")), (0, "ok", True), f"{rep} {err}")
 
 
 class Watchdog(unittest.TestCase):

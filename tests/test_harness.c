@@ -4,6 +4,7 @@
 
 #include <criterion/criterion.h>
 #include <criterion/redirect.h>
+#include <stdint.h>
 #include <string.h>
 
 /* ---- fixture labs (host arrays) -------------------------------------------- */
@@ -63,7 +64,7 @@ static lab_result not_written(const int *in, int *out, size_t n, void *t)
 }
 
 static int calls;
-/* Right the first time, wrong afterwards: caught by the check after timing. */
+/* Right the first time, wrong afterwards: caught, because every call is checked. */
 static lab_result wrong_when_timed(const int *in, int *out, size_t n, void *t)
 {
     good_scan(in, out, n, t);
@@ -170,12 +171,88 @@ Test(harness, not_implemented, .description = "LAB_NOT_IMPLEMENTED is reported a
     cr_expect(strstr(r.message, "TODO(student)"), "%s", r.message);
 }
 
-Test(harness, validated_after_timing, .description = "output is checked again after the timed runs")
+Test(harness, every_call_checked, .description = "every call of a timed run is checked, the 2nd too")
 {
     calls = 0;
     lab_report r = run(&lab_timed_wrong, 1000, 20);
     cr_expect_eq(r.status, ST_WRONG);
-    cr_expect(strstr(r.message, "after timing"), "%s", r.message);
+    cr_expect(strstr(r.message, "call 2 of 22: out[500]"), "%s", r.message);
+    cr_expect_eq(r.reps, 0, "a run that failed reports no time");
+}
+
+/* Remembers its first answer and replays it while the input pointer stays the same. */
+static const int *cached_in;
+static int cached_out[4096];
+static lab_result replays_by_pointer(const int *in, int *out, size_t n, void *t)
+{
+    if (in != cached_in || n > 4096) {
+        good_scan(in, out, n, t);
+        cached_in = in;
+        memcpy(cached_out, out, (n < 4096 ? n : 4096) * sizeof(int));
+    } else {
+        memcpy(out, cached_out, n * sizeof(int));
+    }
+    return LAB_OK;
+}
+HOST_LAB(lab_replays, replays_by_pointer);
+
+Test(harness, new_input_every_call, .description = "a replayed answer is wrong: each call has a new input")
+{
+    cached_in = NULL;
+    lab_report r = run(&lab_replays, 1000, 3);
+    cr_expect_eq(r.status, ST_WRONG);
+    cr_expect(strstr(r.message, "call 2 of "), "%s", r.message);
+}
+
+/* Keeps a prefix sum from its first call as state sized for that call's n. */
+static size_t first_n;
+static lab_result state_for_first_n(const int *in, int *out, size_t n, void *t)
+{
+    if (!first_n)
+        first_n = n;
+    good_scan(in, out, n < first_n ? n : first_n, t); /* a loop bound fixed at the first call */
+    return LAB_OK;
+}
+HOST_LAB(lab_first_n, state_for_first_n);
+
+Test(harness, several_sizes_in_one_process, .description = "--sizes: later calls have other n")
+{
+    lab_options o;
+    lab_report r;
+    first_n = 0;
+    lab_default_options(&o);
+    o.reps = 0;
+    o.calls = 4;
+    o.n_sizes = 2;
+    o.sizes[0] = o.n = 100;
+    o.sizes[1] = 1000;
+    lab_run(&lab_first_n, 0, &o, &r);
+    cr_expect_eq(r.status, ST_WRONG);
+    cr_expect(strstr(r.message, "call 2 of 4: out[100]"), "%s", r.message);
+}
+
+/* Wrong when its pointers are not 16-byte aligned (as a vector-load kernel would be). */
+static lab_result needs_alignment(const int *in, int *out, size_t n, void *t)
+{
+    good_scan(in, out, n, t);
+    if (((uintptr_t)in | (uintptr_t)out) % 16 != 0 && n > 0)
+        out[0] ^= 1;
+    return LAB_OK;
+}
+HOST_LAB(lab_aligned_only, needs_alignment);
+
+Test(harness, unaligned_pointers, .description = "--offset-in/--offset-out: 4, 8, 12 bytes off alignment")
+{
+    for (int off = 0; off <= LAB_MAX_OFFSET; off++) {
+        lab_options o;
+        lab_report r;
+        lab_default_options(&o);
+        o.n = 1000;
+        o.reps = 0;
+        o.offset_out = off;
+        lab_run(&lab_aligned_only, 0, &o, &r);
+        cr_expect_eq(r.status, off == 0 ? ST_OK : ST_WRONG, "offset %d: %s", off, r.message);
+    }
 }
 
 Test(harness, too_large, .description = "n over max_n is refused unless forced")
@@ -216,7 +293,8 @@ Test(program, json, .init = redirect_all, .description = "--json prints one obje
     fflush(stdout);
     cr_expect_stdout_eq_str("{\"lab\":\"00_fixture\",\"variant\":\"second\",\"mode\":\"host\","
                             "\"device\":\"CPU (serial)\",\"n\":7,\"seed\":1,\"dist\":\"small\","
-                            "\"status\":\"ok\",\"message\":\"\",\"mismatch\":null,\"reps\":0,"
+                            "\"status\":\"ok\",\"message\":\"\",\"mismatch\":null,\"calls\":1,"
+                            "\"sandbox\":false,\"reps\":0,"
                             "\"ms\":null,\"tile_ms\":null,\"memcpy_ms\":null,\"gbps\":null,"
                             "\"pct_memcpy\":null}\n");
 }

@@ -4,6 +4,7 @@
  * to scan tiles of FIXTURE_TILE elements (one thread per element) with one deliberate bug, then
  * includes this file, which wraps it as a LAB_TILE lab the harness can run. tests/test_cpu_mode.py
  * runs each one in CPU mode and checks that the bug is reported, never hidden and never a hang.
+ * A fixture may define FIXTURE_HOST_HOOK(), called at the start of the launcher (host code).
  */
 #ifndef FIXTURE_H
 #define FIXTURE_H
@@ -17,6 +18,9 @@
 
 static lab_result fixture_scan_tiles(const int *d_in, int *d_out, int *d_tile_sums, size_t n)
 {
+#ifdef FIXTURE_HOST_HOOK
+    FIXTURE_HOST_HOOK(); /* host code of the lab's launcher: the harness's checks around it */
+#endif
     if (n == 0)
         return LAB_OK;
     const unsigned tiles = (unsigned)CEIL_DIV(n, (size_t)FIXTURE_TILE);
