@@ -546,6 +546,63 @@ class BatchSafety(unittest.TestCase):
         self.assertNotEqual(batch.work_tag("a b"), batch.work_tag("a?b"))
         self.assertEqual(batch.work_tag("alice"), "alice")
 
+    def test_names_print_as_valid_utf8_and_never_alike(self):
+        latin1 = os.fsdecode(b"caf\xe9")  # what os.listdir gives for a name that is not UTF-8
+        self.assertEqual(batch.printable_name(latin1), "caf\\xe9")
+        self.assertEqual(batch.printable_name("caf\\xe9"), "caf\\\\xe9")  # typed in: not the same
+        self.assertEqual(batch.printable_name("café alice"), "café alice")
+        self.assertEqual(batch.printable_name("a\nb\x1b"), "a\\u000ab\\u001b")
+        self.assertEqual(batch.student_name(os.fsdecode(b"d\xfcrer.tar.gz")), "d\\xfcrer")
+        for name in (latin1, batch.printable_name(latin1)):
+            tag = batch.work_tag(name)
+            self.assertTrue(tag.isascii(), tag)
+        self.assertNotEqual(batch.work_tag(batch.printable_name(latin1)), batch.work_tag("caf_xe9"))
+
+    def test_a_name_that_is_not_utf8_is_graded(self):
+        subs = os.fsencode(self.subs)
+        for raw in (b"caf\xe9", b"caf\\xe9"):  # a Latin-1 name, and its printed form as a real name
+            d = os.path.join(subs, raw, b"w\xfcrk", b"02_naive")  # a folder inside that is not UTF-8
+            os.makedirs(d)
+            with open(os.path.join(d, b"scan.cu"), "wb") as f:
+                f.write(b"// \xe9\n")
+        with open(os.path.join(subs, b"d\xfcrer.zip"), "wb") as f, zipfile.ZipFile(f, "w") as z:
+            z.writestr("02_naive/scan.cu", "// x\n")
+        out, err = io.StringIO(), io.StringIO()
+        argv = ["--submissions", self.subs, "--results", self.results, "--labs", "02", "--format", "gradescope"]
+        with unittest.mock.patch("sys.stdout", out), unittest.mock.patch("sys.stderr", err):
+            rc = self.grade.main(argv)
+        self.assertEqual(rc, 0, err.getvalue())
+        names = ["caf\\xe9", "caf\\\\xe9", "d\\xfcrer"]
+        self.assertEqual(sorted(self.graded), sorted(names))
+        for text in (out.getvalue(), err.getvalue()):
+            text.encode("utf-8")  # no surrogates reach the terminal
+        self.assertIn("caf\\xe9", out.getvalue())
+        with open(os.path.join(self.results, "class.csv"), "rb") as f:
+            rows = f.read().decode("utf-8").splitlines()
+        self.assertIn("caf\\xe9,02_naive,42.0,100,graded", rows)
+        self.assertIn("caf\\xe9,TOTAL,42.0,100,graded", rows)
+        self.assertIn("caf\\\\xe9,TOTAL,42.0,100,graded", rows)
+        self.assertIn("d\\xfcrer,TOTAL,42.0,100,graded", rows)
+        for name in names:
+            for fn in (name + ".json", name + ".gradescope.json"):
+                with open(os.path.join(self.results, fn), "rb") as f:
+                    doc = json.loads(f.read().decode("utf-8"))
+                json.dumps(doc, ensure_ascii=False).encode("utf-8")  # no lone surrogates either
+            with open(os.path.join(self.results, name + ".json"), encoding="utf-8") as f:
+                self.assertEqual(json.load(f)["student"], name)
+        self.graded.clear()
+        with unittest.mock.patch("sys.stdout", io.StringIO()), unittest.mock.patch("sys.stderr", io.StringIO()):
+            self.assertEqual(self.grade.main(argv), 0)
+        self.assertEqual(self.graded, [])  # resumed under the same names
+
+    def test_a_latin1_folder_and_its_archive_are_one_student(self):
+        os.makedirs(os.path.join(os.fsencode(self.subs), b"caf\xe9", b"02_naive"))
+        with open(os.path.join(os.fsencode(self.subs), b"caf\xe9.zip"), "wb") as f, zipfile.ZipFile(f, "w") as z:
+            z.writestr("02_naive/scan.cu", "// x\n")
+        rc, err = self.main()
+        self.assertEqual(rc, 4, err)
+        self.assertIn("'caf\\xe9' and 'caf\\xe9.zip' are both student 'caf\\xe9'", err)
+
     def test_class_csv_has_only_this_runs_students(self):
         self.student("alice")
         self.student("bob")
