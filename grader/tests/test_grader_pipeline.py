@@ -674,7 +674,8 @@ class BatchSafety(unittest.TestCase):
         with open(os.path.join(subs, b"d\xfcrer.zip"), "wb") as f, zipfile.ZipFile(f, "w") as z:
             z.writestr("02_naive/scan.cu", "// x\n")
         out, err = io.StringIO(), io.StringIO()
-        argv = ["--submissions", self.subs, "--results", self.results, "--labs", "02", "--format", "gradescope"]
+        argv = ["--submissions", self.subs, "--results", self.results, "--labs", "02",
+                "--format", "gradescope"]
         with unittest.mock.patch("sys.stdout", out), unittest.mock.patch("sys.stderr", err):
             rc = self.grade.main(argv)
         self.assertEqual(rc, 0, err.getvalue())
@@ -697,13 +698,15 @@ class BatchSafety(unittest.TestCase):
             with open(os.path.join(self.results, name + ".json"), encoding="utf-8") as f:
                 self.assertEqual(json.load(f)["student"], name)
         self.graded.clear()
-        with unittest.mock.patch("sys.stdout", io.StringIO()), unittest.mock.patch("sys.stderr", io.StringIO()):
+        with unittest.mock.patch("sys.stdout", io.StringIO()), \
+                unittest.mock.patch("sys.stderr", io.StringIO()):
             self.assertEqual(self.grade.main(argv), 0)
         self.assertEqual(self.graded, [])  # resumed under the same names
 
     def test_a_latin1_folder_and_its_archive_are_one_student(self):
-        os.makedirs(os.path.join(os.fsencode(self.subs), b"caf\xe9", b"02_naive"))
-        with open(os.path.join(os.fsencode(self.subs), b"caf\xe9.zip"), "wb") as f, zipfile.ZipFile(f, "w") as z:
+        subs = os.fsencode(self.subs)
+        os.makedirs(os.path.join(subs, b"caf\xe9", b"02_naive"))
+        with open(os.path.join(subs, b"caf\xe9.zip"), "wb") as f, zipfile.ZipFile(f, "w") as z:
             z.writestr("02_naive/scan.cu", "// x\n")
         rc, err = self.main()
         self.assertEqual(rc, 4, err)
