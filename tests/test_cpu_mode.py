@@ -13,6 +13,8 @@ import importlib.util
 import json
 import os
 import subprocess
+import sys
+import tempfile
 import unittest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -20,7 +22,8 @@ BUILD = os.environ.get("LAB_BUILD_DIR", os.path.join(ROOT, "build"))
 EXIT_WRONG, EXIT_CUDA_ERROR, EXIT_SANDBOX = 1, 4, 9
 SEEDS = range(1, 9)
 
-_spec = importlib.util.spec_from_file_location("rewrite", os.path.join(ROOT, "common", "cpu", "rewrite.py"))
+REWRITE = os.path.join(ROOT, "common", "cpu", "rewrite.py")
+_spec = importlib.util.spec_from_file_location("rewrite", REWRITE)
 rewrite = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(rewrite)
 
@@ -213,6 +216,28 @@ class Rewriter(unittest.TestCase):
     def test_unreadable_launch_is_an_error(self):
         with self.assertRaises(SyntaxError):
             rewrite.rewrite("void f() { k<<<1, 2>>> ; }\n", "x.cu")
+
+    def test_bytes_that_are_not_utf8_pass_through(self):
+        """A Latin-1 byte (0xE9) in a comment, a string and an inlined header is no build error:
+        rewrite.py exits 0 and every byte it does not rewrite comes out unchanged."""
+        header = b"// h\xe9\n__global__ void h() {}\ninline void hh() { h<<<1, 1>>>(); }\n"
+        src = (b'#include "k.h"\n// caf\xe9: a Latin-1 comment\n__global__ void k(int *a) { a[0] = 1; }\n'
+               b'const char *s = "\xe9";\nvoid f(int *a) { k<<<1, 32>>>(a); }\n')
+        with tempfile.TemporaryDirectory() as tmp:
+            for name, data in (("k.h", header), ("scan.cu", src)):
+                with open(os.path.join(tmp, name), "wb") as f:
+                    f.write(data)
+            out = os.path.join(tmp, "scan.cpu.cpp")
+            p = subprocess.run([sys.executable, REWRITE, os.path.join(tmp, "scan.cu"), "-o", out],
+                               capture_output=True, timeout=60)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            with open(out, "rb") as f:
+                text = f.read()
+        self.assertIn(b"// caf\xe9: a Latin-1 comment\n__global__ void k(int *a) { a[0] = 1; }\n", text)
+        self.assertIn(b'const char *s = "\xe9";\n', text)
+        self.assertIn(b"// h\xe9\n", text)
+        self.assertIn(b'::lab_cpu::launch(k, "k", __FILE__, __LINE__, ::lab_cpu::config(1, 32), a);', text)
+        self.assertIn(b'::lab_cpu::launch(h, "h", __FILE__, __LINE__, ::lab_cpu::config(1, 1));', text)
 
 
 if __name__ == "__main__":

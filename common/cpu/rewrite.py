@@ -10,8 +10,10 @@ What changes (nothing else does; `#line` keeps every message pointing into SRC.c
   extern __shared__ T name[];         -> static ::lab_cpu::extern_shared<T> name("name");   (checked)
   #pragma unroll                      -> an empty line (GCC would warn about it)
   #include "x.h" (next to the file) with launches or __shared__ arrays -> its rewritten text
-Comments and string literals are left alone. Exit codes: 0 written, 1 a launch it cannot parse
-(the message names the line), 2 bad command line. Python 3.9+, standard library only.
+Comments and string literals are left alone. Every byte that is not rewritten comes out as it
+went in, UTF-8 or not (a Latin-1 comment, say): files are read and written as UTF-8 with
+surrogateescape. Exit codes: 0 written, 1 a launch it cannot parse (the message names the
+line), 2 bad command line. Python 3.9+, standard library only.
 """
 import argparse
 import os
@@ -19,6 +21,7 @@ import re
 import sys
 
 IDENT = re.compile(r"[A-Za-z_0-9]")
+ENCODING = dict(encoding="utf-8", errors="surrogateescape")  # any byte round-trips unchanged
 
 
 def mask_code(src):
@@ -189,7 +192,7 @@ def inline_includes(src, path, seen):
         inc = os.path.join(os.path.dirname(path), m.group(1))
         if not os.path.isfile(inc) or os.path.abspath(inc) in seen:
             continue
-        with open(inc, encoding="utf-8") as f:
+        with open(inc, **ENCODING) as f:
             text = f.read()
         code = mask_code(text)
         if "<<<" not in code and "__shared__" not in code:
@@ -221,7 +224,7 @@ def main():
     ap.add_argument("-o", "--output", required=True)
     args = ap.parse_args()
     try:
-        with open(args.src, encoding="utf-8") as f:
+        with open(args.src, **ENCODING) as f:
             src = f.read()
     except OSError as e:
         print(f"rewrite.py: cannot read {args.src}: {e.strerror}", file=sys.stderr)
@@ -231,7 +234,7 @@ def main():
     except SyntaxError as e:
         print(f"rewrite.py: {e}", file=sys.stderr)
         return 1
-    with open(args.output, "w", encoding="utf-8") as f:
+    with open(args.output, "w", **ENCODING) as f:
         f.write(text)
     return 0
 

@@ -10,6 +10,7 @@ import stat
 import sys
 import tarfile
 import time
+import unicodedata
 import zipfile
 
 from .build import sha256_file
@@ -24,22 +25,45 @@ class BadSubmission(Exception):
     """A submission that cannot be read (one line): it is graded 0, the batch goes on."""
 
 
+def printable_name(name):
+    """The name as text that is always valid UTF-8 and safe on a terminal, one text per name: a
+    byte that is not UTF-8 (os.listdir gives it as a surrogateescape character) is written
+    \\xNN, a control character (or a lone surrogate) \\uNNNN and a backslash \\\\; every other
+    character is kept, so that most names are unchanged and two names never print alike."""
+    out = []
+    for c in name:
+        o = ord(c)
+        if c == "\\":
+            out.append("\\\\")
+        elif 0xDC80 <= o <= 0xDCFF:
+            out.append(f"\\x{o - 0xDC00:02x}")
+        elif unicodedata.category(c) in ("Cc", "Cs"):
+            out.append(f"\\u{o:04x}")
+        else:
+            out.append(c)
+    return "".join(out)
+
+
 def student_name(entry):
+    """The student of a submission entry: its name without the archive extension, as
+    printable_name writes it (the name of its result files and its row in class.csv)."""
     for ext in ARCHIVE_EXTS:
         if entry.lower().endswith(ext):
-            return entry[: -len(ext)]
-    return entry
+            return printable_name(entry[: -len(ext)])
+    return printable_name(entry)
 
 
 def list_submissions(folder):
-    """[(student, path)] for every submission in folder, sorted by student."""
+    """[(student, path)] for every submission in folder, sorted by entry name. The path is the
+    entry's own name (surrogateescape, as the filesystem has it); the student is its printable
+    form (student_name), the only form of the name that results and output ever hold."""
     out = []
     for e in sorted(os.listdir(folder)):
         if e.startswith("."):
             continue
         p = os.path.join(folder, e)
         if os.path.isdir(p) and not os.path.islink(p):
-            out.append((e, p))
+            out.append((printable_name(e), p))
         elif os.path.isfile(p) and e.lower().endswith(ARCHIVE_EXTS):
             out.append((student_name(e), p))
     return out
@@ -54,6 +78,11 @@ def result_files(student):
     return [student + ".json"] + [f"{student}.{ext}" for ext in SIDE_EXTS.values()]
 
 
+def _shown(path):
+    """The entry name of a submission's path, printable (printable_name)."""
+    return printable_name(os.path.basename(path))
+
+
 def name_collision(subs):
     """A one-line reason when two submissions would write the same result file, else None: a
     folder alice/ and an archive alice.zip are both student 'alice' (so are alice.zip and
@@ -64,9 +93,9 @@ def name_collision(subs):
         for fn in result_files(student):
             if fn in owner:
                 other, who = owner[fn]
-                same = "are both student" if who == student else "would both write " + repr(fn) + ": students"
-                names = f"{who!r}" if who == student else f"{who!r} and {student!r}"
-                return (f"{os.path.basename(other)!r} and {os.path.basename(path)!r} {same} {names}; "
+                same = "are both student" if who == student else f"would both write '{fn}': students"
+                names = f"'{who}'" if who == student else f"'{who}' and '{student}'"
+                return (f"'{_shown(other)}' and '{_shown(path)}' {same} {names}; "
                         f"their results would overwrite each other: rename one")
             owner[fn] = (path, student)
     return None
@@ -186,7 +215,7 @@ def fingerprint(path):
         for fn in sorted(filenames):
             if fn == "scan.cu":
                 p = os.path.join(dirpath, fn)
-                h.update(os.path.relpath(p, path).encode())
+                h.update(os.fsencode(os.path.relpath(p, path)))  # a name that is not UTF-8 too
                 try:
                     with open(p, "rb") as f:
                         h.update(f.read(4 << 20))

@@ -138,7 +138,7 @@ class Builder:
 
     def _build_key(self, src):
         h = hashlib.sha256(sha256_file(src).encode())
-        h.update("\0".join(self._make_args()).encode())
+        h.update(os.fsencode("\0".join(self._make_args())))
         for o in self.common_objects():
             h.update(sha256_file(o).encode())
         return h.hexdigest()

@@ -8,7 +8,9 @@ proc.run) and the report goes back on it, never on stdout, which the lab's code 
 must be the only thing on that channel and name the case that was asked for. So timed, checked
 and sanitizer runs look the same to the lab's code, and every call in them is checked.
 
-Every run of a lab binary starts in a fresh, empty temporary folder (its cwd), removed after.
+Every run of a lab binary starts in a fresh, empty temporary folder (its cwd), removed after,
+and is contained (proc.run's contain=True): a process it leaves running, also one that called
+setsid(), is killed, and the run is diagnosed "escaped".
 """
 import hashlib
 import json
@@ -29,11 +31,12 @@ SANITIZER_EXIT = 86  # the --error-exitcode the grader gives compute-sanitizer
 
 def run_lab(argv, timeout, report=False, case=None):
     """proc.run for a lab binary (or a tool running one): in a fresh temporary cwd, so nothing
-    the binary writes by a relative path lands in the grader's folders. case: a graded run."""
+    the binary writes by a relative path lands in the grader's folders, and contained, so that
+    nothing it starts outlives it. case: a graded run (the case line)."""
     argv = [os.path.abspath(argv[0])] + list(argv[1:])
     d = tempfile.mkdtemp(prefix="lab-run-")
     try:
-        return proc.run(argv, timeout, cwd=d, report=report, case=case)
+        return proc.run(argv, timeout, cwd=d, report=report, contain=True, case=case)
     finally:
         shutil.rmtree(d, ignore_errors=True)
 
@@ -222,14 +225,31 @@ def _tail(text, lines=3):
     return " | ".join(ls[-lines:])
 
 
+def escaped_message(escaped, limit=3):
+    """What a run that left processes running is told (escaped: [(pid, name)]): how many, the
+    first few by pid and name, and that the grader killed them."""
+    n = len(escaped)
+    shown = ", ".join(f"pid {pid} '{name}'" for pid, name in escaped[:limit])
+    if n > limit:
+        shown += f" and {n - limit} more"
+    return (f"left {n} process{'' if n == 1 else 'es'} running after it ended ({shown}); the grader "
+            f"killed {'it' if n == 1 else 'them'}: lab code must not start processes")
+
+
 def diagnose(r, timeout, expect=None):
     """(kind, message, report) for one finished run of a lab binary. kind is one of ok,
     not_implemented, wrong, out_of_bounds, input_modified, runtime_error, timeout, crash,
-    tampered, no_device, no_memory, error. The report is read from the private channel when the
-    run had one (r.report is not None), else from stdout. expect: {"n": .., "seed": .., "dist":
-    ..} the case that was asked for, which the report must name."""
+    tampered, escaped, sandbox, leak, no_device, no_memory, error. A run that left processes running
+    (r.escaped) is "escaped" whatever it reported, since it is not ok; only a timeout comes
+    first (a hang stops the lab), and its message then says it too. The report is read from the
+    private channel when the run had one (r.report is not None), else from stdout. expect: {"n":
+    .., "seed": .., "dist": ..} the case that was asked for, which the report must name."""
+    escaped = getattr(r, "escaped", None) or []
     if r.timed_out:
-        return "timeout", f"timed out after {timeout:g} s (the process group was killed)", None
+        also = f"; it also {escaped_message(escaped)}" if escaped else ""
+        return "timeout", f"timed out after {timeout:g} s (the process group was killed){also}", None
+    if escaped:
+        return "escaped", escaped_message(escaped), None
     if r.returncode == EXIT_SANDBOX:
         why = [ln for ln in r.stderr.splitlines() if "sandbox:" in ln]
         detail = why[-1].split("sandbox:", 1)[1].strip() if why else "(no message)"

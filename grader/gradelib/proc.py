@@ -11,28 +11,50 @@ case there (one line of options) and the harness writes its report back on it, s
 run has the same command line. The older form (report=True) passes a pipe as `--report-fd N`.
 The channel is read only after the process group is gone, without blocking, so it cannot make
 the grader wait either; one report is a few hundred bytes, far below a socket's buffer.
+
+A lab run (contain=True) is also contained beyond its process group, which a process leaves with
+setsid() or setpgid(): it gets LAB_RUN_TAG=<128 random bits> in its environment, which every
+process it starts inherits. After the run (its end, or its timeout), and before the leader is
+reaped (so that its pid, process group and session id cannot be reused meanwhile), every process
+that carries the tag, is in the leader's process group or session, or descends from one of
+those is killed, again and again until none is left (one may fork while the others die), and
+those that were still running are named in Result.escaped. On Linux the grader is a child
+subreaper (prctl), so such a process becomes the grader's child when its parent ends, and the
+grader reaps the ones it killed (and only those: other threads wait for their own children).
+A process that clears the tag from its environment and leaves the session is not found.
 """
+import ctypes
 import os
+import secrets
+import select
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
+import threading
 import time
 
 OUTPUT_CAP = 256 * 1024  # bytes of stdout/stderr kept per stream
+TAG_VAR = "LAB_RUN_TAG"  # the environment variable that marks every process of one lab run
+SWEEP_S = 10.0  # at most this long to kill and reap what a run left behind
+PR_SET_CHILD_SUBREAPER = 36
 
 
 class Result:
     """What one run produced: returncode (negative: killed by that signal), stdout, stderr,
-    timed_out, seconds."""
+    timed_out, seconds, report, escaped."""
 
-    def __init__(self, returncode, stdout, stderr, timed_out, seconds, report=None):
+    def __init__(self, returncode, stdout, stderr, timed_out, seconds, report=None, escaped=None):
         self.returncode = returncode
         self.stdout = stdout
         self.stderr = stderr
         self.timed_out = timed_out
         self.seconds = seconds
         self.report = report  # what came on the report channel (None: no channel was given)
+        # [(pid, name)] of the processes of a contained run still running after it ended (after
+        # its group was killed, on a timeout), which the grader then killed; sorted by pid
+        self.escaped = list(escaped or [])
 
     def signal_name(self):
         """'SIGSEGV' when the process died of a signal, else None."""
@@ -95,72 +117,272 @@ def _drain_socket(sock):
     return b"".join(chunks)[:OUTPUT_CAP].decode("utf-8", errors="replace")
 
 
-def run(argv, timeout, cwd=None, env=None, report=False, case=None):
+_subreaper_lock = threading.Lock()
+_subreaper = None  # None: not tried yet; then whether the grader is a child subreaper
+
+
+def become_subreaper():
+    """Makes the grader a child subreaper (Linux), once, so that a process a run leaves behind
+    becomes the grader's child when its parent ends and can be reaped after it is killed; True
+    when the grader is one (False elsewhere, or when prctl fails)."""
+    global _subreaper
+    with _subreaper_lock:
+        if _subreaper is None:
+            _subreaper = False
+            if sys.platform.startswith("linux"):
+                try:
+                    libc = ctypes.CDLL(None, use_errno=True)
+                    _subreaper = libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+                except (OSError, AttributeError):
+                    pass
+    return _subreaper
+
+
+def _read_proc(path):
+    """The bytes of a small /proc file, or None when it cannot be read (gone, or not ours)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
+    chunks = []
+    try:
+        while True:
+            data = os.read(fd, 1 << 16)
+            if not data:
+                return b"".join(chunks)
+            chunks.append(data)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+class ProcInfo:
+    """One line of /proc/PID/stat: ppid, pgid, sid, state, start (clock ticks since boot), and
+    the command name, printable."""
+
+    def __init__(self, ppid, pgid, sid, state, start, raw_name):
+        self.ppid, self.pgid, self.sid = ppid, pgid, sid
+        self.state, self.start, self.raw_name = state, start, raw_name
+
+    @property
+    def name(self):
+        text = self.raw_name.decode("utf-8", "replace")
+        return "".join(c if c.isprintable() else "?" for c in text)
+
+
+def proc_info(pid):
+    """The ProcInfo of pid, or None when it is gone (or there is no /proc)."""
+    data = _read_proc(f"/proc/{pid}/stat")
+    if not data:
+        return None
+    head, _, rest = data.rpartition(b")")  # the name may hold spaces and parentheses
+    fields = rest.split()
+    try:
+        return ProcInfo(int(fields[1]), int(fields[2]), int(fields[3]), fields[0].decode(),
+                        int(fields[19]), head.split(b"(", 1)[1])
+    except (IndexError, ValueError):
+        return None
+
+
+def _processes():
+    """{pid: ProcInfo} of every process on the machine now."""
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return {}
+    out = {}
+    for e in names:
+        if e.isdigit():
+            info = proc_info(int(e))
+            if info is not None:
+                out[int(e)] = info
+    return out
+
+
+def _has_tag(pid, entry):
+    """True when the environment pid started with holds the exact entry (b'LAB_RUN_TAG=...')."""
+    env = _read_proc(f"/proc/{pid}/environ") or b""  # gone, or not ours to read: no tag
+    return entry in env.split(b"\0")
+
+
+def _attributed(procs, tag, leader, since):
+    """The pids of procs that belong to the run led by leader: those whose environment holds its
+    tag (only processes started since the leader can), those in its process group or session,
+    and their descendants; never the leader itself or the grader. Without a tag (a run that is
+    not contained): the members of its process group only."""
+    if tag is None:
+        return {pid for pid, p in procs.items() if p.pgid == leader and pid != leader}
+    entry = f"{TAG_VAR}={tag}".encode()
+    roots = {pid for pid, p in procs.items()
+             if p.pgid == leader or p.sid == leader
+             or (p.start >= since and p.state not in "ZX" and _has_tag(pid, entry))}
+    children = {}
+    for pid, p in procs.items():
+        children.setdefault(p.ppid, []).append(pid)
+    found, todo = set(), list(roots)
+    while todo:
+        pid = todo.pop()
+        if pid not in found:
+            found.add(pid)
+            todo.extend(children.get(pid, []))
+    found.discard(leader)
+    found.discard(os.getpid())
+    return found
+
+
+def _reap(killed):
+    """Reaps the processes in killed ({pid: start}) that ended as the grader's children, and
+    forgets those that are gone or that another process will reap; the start time makes sure
+    a pid is still the process that was killed, never a reused one."""
+    me = os.getpid()
+    for pid, start in list(killed.items()):
+        p = proc_info(pid)
+        if p is None or p.start != start:
+            del killed[pid]
+        elif p.state in "ZX" and p.ppid == me:
+            try:
+                if os.waitpid(pid, os.WNOHANG)[0] == pid:
+                    del killed[pid]
+            except ChildProcessError:
+                del killed[pid]
+        elif p.state in "ZX" and p.ppid not in killed:
+            del killed[pid]  # its parent, not one of these, reaps it
+
+
+def sweep(tag, leader, since=0, in_group_ok=False):
+    """Kills every process of the run led by leader (see _attributed) until none is left, and
+    reaps those that become the grader's children; returns [(pid, name)] of the ones that were
+    still running, sorted, leaving out those of the leader's group when in_group_ok (after a
+    timeout killed the group, its members are dying already, not escaped)."""
+    escaped, killed = {}, {}
+    me = os.getpid()
+    deadline = time.monotonic() + SWEEP_S
+    while time.monotonic() < deadline:
+        procs = _processes()
+        mine = _attributed(procs, tag, leader, since)
+        live = [pid for pid in mine if procs[pid].state not in "ZX"]
+        for pid in mine - set(live):  # ended by itself, then left to the grader: reaped too
+            if procs[pid].ppid == me:
+                killed.setdefault(pid, procs[pid].start)
+        for pid in live:
+            p = procs[pid]
+            if not (in_group_ok and p.pgid == leader):
+                escaped.setdefault(pid, p.name)
+            killed.setdefault(pid, p.start)
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        _reap(killed)
+        if not live and not killed:
+            break
+        time.sleep(0.002)
+    return sorted(escaped.items())
+
+
+def _wait_exit(p, timeout):
+    """Waits up to timeout seconds (None: no limit) for p to end, without reaping it where the
+    system allows (Linux), so that its pid, and with it its process group and session id, stays
+    taken while the grader cleans up after it; True when it ended."""
+    deadline = None if timeout is None else time.monotonic() + timeout
+    try:
+        fd = os.pidfd_open(p.pid)
+    except (AttributeError, OSError):
+        fd = None
+    if fd is not None:
+        try:
+            poller = select.poll()
+            poller.register(fd, select.POLLIN)
+            while True:
+                left = None if deadline is None else max(0.0, deadline - time.monotonic())
+                if poller.poll(None if left is None else int(left * 1000) + 1):
+                    return True
+                if left is not None and time.monotonic() >= deadline:
+                    return False
+        finally:
+            os.close(fd)
+    if not hasattr(os, "waitid"):  # no way to wait without reaping: reap
+        try:
+            p.wait(timeout=timeout)
+            return True
+        except subprocess.TimeoutExpired:
+            return False
+    delay = 0.0005
+    while os.waitid(os.P_PID, p.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None:
+        if deadline is not None and time.monotonic() >= deadline:
+            return False
+        time.sleep(delay if deadline is None else min(delay, max(0.0, deadline - time.monotonic())))
+        delay = min(delay * 2, 0.05)
+    return True
+
+
+def run(argv, timeout, cwd=None, env=None, report=False, contain=False, case=None):
     """Runs argv with a wall-clock limit of timeout seconds; returns a Result. On a timeout the
     process group is killed and timed_out is True. With case (a line of lab options), the child
     gets `--grader` and a socket as stdin carrying the case, and Result.report holds the report
-    it wrote back. With report=True, `--report-fd N` is added to argv instead. A program that
-    cannot be started raises OSError (the caller decides whose problem that is)."""
+    it wrote back on it. With report=True, `--report-fd N` is added to argv instead and
+    Result.report holds what the child wrote there. With contain=True (a lab run) the
+    child's environment (env, or the grader's) gets LAB_RUN_TAG, and every process of the run
+    still running after it ended is killed and named in Result.escaped (see sweep). A program
+    that cannot be started raises OSError (the caller decides whether that is the grader's
+    problem or the student's)."""
+    become_subreaper()
+    tag = None
+    if contain:
+        tag = secrets.token_hex(16)
+        base = os.environ if env is None else env
+        env = {TAG_VAR: tag, **{k: v for k, v in base.items() if k != TAG_VAR}}
+    rfd = wfd = ours = theirs = None
+    stdin = subprocess.DEVNULL
     if case is not None:
-        return _run_case(argv, timeout, cwd, env, case)
-    rfd = wfd = None
-    if report:
+        ours, theirs = socket.socketpair()
+        argv, stdin = list(argv) + ["--grader"], theirs
+    elif report:
         rfd, wfd = os.pipe()
         argv = list(argv) + ["--report-fd", str(wfd)]
     try:
         with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
             t0 = time.monotonic()
-            p = subprocess.Popen(argv, stdout=out, stderr=err, stdin=subprocess.DEVNULL, cwd=cwd,
-                                 env=env, start_new_session=True, pass_fds=(wfd,) if report else ())
+            p = subprocess.Popen(argv, stdout=out, stderr=err, stdin=stdin, cwd=cwd, env=env,
+                                 start_new_session=True, pass_fds=(wfd,) if wfd is not None else ())
             if wfd is not None:
                 os.close(wfd)
                 wfd = None
-            timed_out = False
-            try:
-                p.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                timed_out = True
+            if theirs is not None:
+                theirs.close()
+                theirs = None
+                try:
+                    ours.sendall(case.encode() + b"\n")
+                    ours.shutdown(socket.SHUT_WR)
+                except OSError:
+                    pass  # the child is already gone: its exit code says why
+            leader = proc_info(p.pid) if contain else None
+            timed_out = not _wait_exit(p, timeout)
+            if timed_out:
                 kill_group(p.pid)
-                p.wait()
-            # Whatever the leader did, its group must not outlive the case (a forked child that is
-            # still running after the leader exited is killed too).
-            kill_group(p.pid)
+                _wait_exit(p, None)
             seconds = time.monotonic() - t0
-            rep = _drain(rfd) if report else None
-            return Result(p.returncode, _read(out), _read(err), timed_out, seconds, rep)
+            escaped = []
+            if contain:
+                escaped = sweep(tag, p.pid, leader.start if leader else 0, in_group_ok=timed_out)
+            # Whatever the leader did, its group must not outlive the case (a forked child that is
+            # still running after the leader exited is killed too), nor stay a zombie of the
+            # grader (a subreaper) when its parent is gone.
+            kill_group(p.pid)
+            if not contain:
+                sweep(None, p.pid)
+            p.wait()
+            if ours is not None:
+                rep = _drain_socket(ours)
+            else:
+                rep = _drain(rfd) if report else None
+            return Result(p.returncode, _read(out), _read(err), timed_out, seconds, rep, escaped)
     finally:
         for fd in (rfd, wfd):
             if fd is not None:
                 os.close(fd)
+        for sock in (ours, theirs):
+            if sock is not None:
+                sock.close()
 
-
-def _run_case(argv, timeout, cwd, env, case):
-    """run() for a graded run: the case goes in and the report comes back on a socket (stdin)."""
-    ours, theirs = socket.socketpair()
-    try:
-        with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-            t0 = time.monotonic()
-            p = subprocess.Popen(list(argv) + ["--grader"], stdout=out, stderr=err, stdin=theirs,
-                                 cwd=cwd, env=env, start_new_session=True)
-            theirs.close()
-            theirs = None
-            try:
-                ours.sendall(case.encode() + b"\n")
-                ours.shutdown(socket.SHUT_WR)
-            except OSError:
-                pass  # the child is already gone: its exit code says why
-            timed_out = False
-            try:
-                p.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                timed_out = True
-                kill_group(p.pid)
-                p.wait()
-            kill_group(p.pid)
-            seconds = time.monotonic() - t0
-            rep = _drain_socket(ours)
-            return Result(p.returncode, _read(out), _read(err), timed_out, seconds, rep)
-    finally:
-        for s in (ours, theirs):
-            if s is not None:
-                s.close()

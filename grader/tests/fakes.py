@@ -1,6 +1,7 @@
 """Fake lab binaries and a fake compute-sanitizer for the grader's tests: small Python scripts
 that answer --list and print harness-style JSON (common/check.c: lab_print_report_json) with
-the harness's exit codes, so the grader's pipeline runs without nvcc or a GPU."""
+the harness's exit codes, so the grader's pipeline runs without nvcc or a GPU. escape=PIDFILE
+makes a run leave a `sleep` behind in a session of its own (its pid appended to PIDFILE)."""
 import json
 import os
 import stat
@@ -32,6 +33,16 @@ if "--list" in a:
     print(B["list"]); sys.exit(0)
 n = int(opt("--n", B.get("bench_n", 1000))); seed = int(opt("--seed", 1)); reps = int(opt("--reps", 20))
 dist = opt("--dist", "small")
+if B.get("escape"):  # fork, setsid, fork again: a sleeper in a session of its own, left running
+    r, w = os.pipe()
+    if os.fork() == 0:
+        os.setsid()
+        if os.fork() == 0:
+            with open(B["escape"], "a") as f: f.write("%d\n" % os.getpid())
+            os.execvp("sleep", ["sleep", "300"])
+        os._exit(0)
+    os.close(w)
+    os.read(r, 1)  # end of file once the sleeper runs: the pipe is closed on exec
 if B.get("log"):
     with open(B["log"], "a") as f: f.write(json.dumps({"n": n, "reps": reps, "dist": dist, "tag": B.get("tag"), "report_fd": report_fd}) + "\n")
 st = B.get("by_n", {}).get(str(n), B.get("status", "ok"))

@@ -127,6 +127,29 @@ class StaticFailureIsNeverRun(unittest.TestCase):
             self.assertFalse(os.path.exists(marker), "the binary of a static-check failure was run")
 
 
+class Latin1Source(unittest.TestCase):
+    def test_a_latin1_byte_in_a_comment_builds_and_runs(self):
+        """A byte that is not UTF-8 (0xE9 in a comment) must not turn into a false 'build failed'
+        in CPU mode (common/cpu/rewrite.py reads the file) nor trip the static checks."""
+        if not have_cpu_mode():
+            self.skipTest("make, a C++ compiler or CPU mode is missing")
+        from gradelib.grading import Grader
+        with tempfile.TemporaryDirectory() as tmp:
+            with open(os.path.join(ROOT, "solutions", "02_naive", "scan.cu"), "rb") as f:
+                src = b"// R\xe9sum\xe9 of the scan (Latin-1)\n" + f.read()
+            os.makedirs(os.path.join(tmp, "02_naive"))
+            path = os.path.join(tmp, "02_naive", "scan.cu")
+            with open(path, "wb") as f:
+                f.write(src)
+            cfg = config.load(os.path.join(fakes.GRADER, "config.json"))
+            g = Grader(ROOT, cfg, WORK, mode="cpu", labs=["02_naive"], jobs=1)
+            g.builder.prepare()
+            res = g.build_submission("latin1", {"02_naive": path})["02_naive"]
+            self.assertTrue(res["build"]["ok"], res["build"]["message"])
+            self.assertEqual(res["status"], "graded", res["summary"])
+            self.assertEqual(ev.run_case(res["_binary"], 1000, "small", 1, 60)[0], "ok")
+
+
 class CpuModeWithoutNvcc(unittest.TestCase):
     def test_the_result_says_the_nvcc_checks_did_not_run(self):
         if not have_cpu_mode():

@@ -1,6 +1,7 @@
 """The grader end to end on fake lab binaries (grader/tests/fakes.py): points, timeouts and
 process-group kills, sanitizer verdicts, interleaved timing, the command line's exit codes, and
 batch mode's safety and resume. No nvcc or GPU needed."""
+import concurrent.futures as cf
 import io
 import json
 import os
@@ -78,6 +79,97 @@ class Processes(unittest.TestCase):
         self.assertEqual(r.report, '{"status": "ok"}\n')
         self.assertIn("forged", r.stdout)
         self.assertIsNone(proc.run([script, "--report-fd", "1"], 30).report)
+
+    def pids(self, pidfile):
+        with open(pidfile) as f:
+            return [int(x) for x in f.read().split()]
+
+    def test_a_process_that_calls_setsid_is_killed_and_named(self):
+        pidfile = os.path.join(self.tmp, "escaped")
+        lab = fakes.fake_lab(self.tmp, "escape", escape=pidfile)
+        r = proc.run([lab, "--n", "5"], 30, report=True, contain=True)
+        self.assertFalse(r.timed_out)
+        self.assertEqual(json.loads(r.report)["status"], "ok")
+        [sleeper] = self.pids(pidfile)
+        self.assertFalse(alive(sleeper), "the sleeper in its own session outlived the run")
+        self.assertFalse(os.path.exists(f"/proc/{sleeper}"), "the killed sleeper was not reaped")
+        self.assertEqual(r.escaped, [(sleeper, "sleep")])
+        kind, msg, rep = ev.diagnose(r, 30, {"n": 5, "seed": 1, "dist": "small"})
+        self.assertEqual(kind, "escaped")  # not ok, although the report is
+        self.assertIsNone(rep)
+        self.assertEqual(msg, f"left 1 process running after it ended (pid {sleeper} 'sleep'); the grader "
+                              f"killed it: lab code must not start processes")
+
+    def test_an_escape_is_named_after_a_timeout_too(self):
+        pidfile = os.path.join(self.tmp, "escaped")
+        lab = fakes.fake_lab(self.tmp, "escape", escape=pidfile, status="hang",
+                             grandchild_pidfile=os.path.join(self.tmp, "in-group"))
+        r = proc.run([lab, "--n", "5"], 1.5, contain=True)
+        self.assertTrue(r.timed_out)
+        [sleeper] = self.pids(pidfile)
+        self.assertFalse(alive(sleeper))
+        self.assertEqual(r.escaped, [(sleeper, "sleep")])  # not the grandchild the group kill ended
+        kind, msg, _ = ev.diagnose(r, 1.5)
+        self.assertEqual(kind, "timeout")  # a hang still stops the lab's other cases
+        self.assertIn("(the process group was killed); it also left 1 process running after it ended "
+                      f"(pid {sleeper} 'sleep')", msg)
+
+    def test_a_background_child_in_the_group_is_named(self):
+        script = os.path.join(self.tmp, "bg.sh")
+        pidfile = os.path.join(self.tmp, "bg")
+        with open(script, "w") as f:
+            f.write(f"#!/bin/sh\nsleep 100 &\necho $! > {pidfile}\nexit 0\n")
+        os.chmod(script, 0o755)
+        r = proc.run([script], 30, contain=True)
+        [child] = self.pids(pidfile)
+        self.assertFalse(alive(child))
+        self.assertEqual([pid for pid, _ in r.escaped], [child])
+        self.assertEqual(proc.run([script], 30).escaped, [])  # not a lab run: only the group kill
+
+    def test_what_a_group_kill_ends_is_reaped(self):
+        """The grader is a subreaper: what the group kill ends becomes its child, never a zombie."""
+        script = os.path.join(self.tmp, "bg.sh")
+        pidfile = os.path.join(self.tmp, "bg")
+        with open(script, "w") as f:
+            f.write(f"#!/bin/sh\n(sleep 100; echo late) &\necho $! > {pidfile}\nsleep 100 &\n"
+                    f"echo $! >> {pidfile}\nexit 0\n")
+        os.chmod(script, 0o755)
+        proc.run([script], 30)
+        for pid in self.pids(pidfile):
+            self.assertFalse(os.path.exists(f"/proc/{pid}"), f"{pid} is still there (a zombie?)")
+
+    def test_containment_touches_only_its_own_run(self):
+        bystander = subprocess.Popen(["sleep", "60"], env=dict(os.environ, **{proc.TAG_VAR: "0" * 32}))
+        pidfile = os.path.join(self.tmp, "escaped")
+        escaper = fakes.fake_lab(self.tmp, "escape", escape=pidfile)
+        slow = os.path.join(self.tmp, "slow.sh")
+        with open(slow, "w") as f:
+            f.write("#!/bin/sh\nsleep 1\necho done\n")
+        os.chmod(slow, 0o755)
+        try:
+            with cf.ThreadPoolExecutor(2) as pool:
+                other = pool.submit(proc.run, [slow], 30, contain=True)
+                time.sleep(0.2)
+                mine = pool.submit(proc.run, [escaper], 30, contain=True)
+                r_other, r_mine = other.result(), mine.result()
+            self.assertEqual((r_other.returncode, r_other.stdout, r_other.escaped), (0, "done\n", []))
+            self.assertEqual(len(r_mine.escaped), 1)
+            self.assertIsNone(bystander.poll(), "a process of no run was killed")
+        finally:
+            bystander.kill()
+            bystander.wait()
+
+    def test_every_lab_run_has_its_own_tag(self):
+        script = os.path.join(self.tmp, "tag.sh")
+        with open(script, "w") as f:
+            f.write(f"#!/bin/sh\necho ${proc.TAG_VAR}\n")
+        os.chmod(script, 0o755)
+        tags = {proc.run([script], 30, contain=True).stdout.strip() for _ in range(3)}
+        self.assertEqual(len(tags), 3)
+        self.assertTrue(all(len(t) == 32 and int(t, 16) >= 0 for t in tags), tags)
+        self.assertEqual(proc.run([script], 30, env={"PATH": os.environ["PATH"]}).stdout.strip(), "")
+        if sys.platform.startswith("linux"):
+            self.assertTrue(proc.become_subreaper())
 
     def test_signal_is_named(self):
         lab = fakes.fake_lab(self.tmp, "segv", status="segv")
@@ -261,6 +353,20 @@ class Pipeline(unittest.TestCase):
             g.evaluate(self.built("02_fake", stud))
         self.assertIn("the reference binary of 02_fake", str(cm.exception))
         self.assertIn("changed after it was built", str(cm.exception))
+
+    def test_a_lab_that_leaves_processes_running_fails_its_cases(self):
+        pidfile = os.path.join(self.tmp, "escaped")
+        r = self.grade({"ms": 1.0, "escape": pidfile})
+        c = r["correctness"]
+        self.assertEqual(c["passed"], 0)
+        self.assertEqual({f["kind"] for f in c["failures"]}, {"escaped"})
+        self.assertRegex(r["summary"], r"cases failed: left 1 process running after it ended \(pid \d+ "
+                                       r"'sleep'\); the grader killed it: lab code must not start processes")
+        self.assertEqual(r["speed"]["status"], "not graded")
+        with open(pidfile) as f:
+            pids = [int(x) for x in f.read().split()]
+        self.assertGreater(len(pids), 25)  # the cases' and the sanitizer runs' sleepers
+        self.assertEqual([p for p in pids if alive(p)], [])
 
     def test_not_implemented_scores_zero(self):
         r = self.grade({"status": "not_implemented"})
@@ -545,6 +651,66 @@ class BatchSafety(unittest.TestCase):
         self.assertNotEqual(batch.work_tag("a b"), batch.work_tag("a_b"))
         self.assertNotEqual(batch.work_tag("a b"), batch.work_tag("a?b"))
         self.assertEqual(batch.work_tag("alice"), "alice")
+
+    def test_names_print_as_valid_utf8_and_never_alike(self):
+        latin1 = os.fsdecode(b"caf\xe9")  # what os.listdir gives for a name that is not UTF-8
+        self.assertEqual(batch.printable_name(latin1), "caf\\xe9")
+        self.assertEqual(batch.printable_name("caf\\xe9"), "caf\\\\xe9")  # typed in: not the same
+        self.assertEqual(batch.printable_name("café alice"), "café alice")
+        self.assertEqual(batch.printable_name("a\nb\x1b"), "a\\u000ab\\u001b")
+        self.assertEqual(batch.student_name(os.fsdecode(b"d\xfcrer.tar.gz")), "d\\xfcrer")
+        for name in (latin1, batch.printable_name(latin1)):
+            tag = batch.work_tag(name)
+            self.assertTrue(tag.isascii(), tag)
+        self.assertNotEqual(batch.work_tag(batch.printable_name(latin1)), batch.work_tag("caf_xe9"))
+
+    def test_a_name_that_is_not_utf8_is_graded(self):
+        subs = os.fsencode(self.subs)
+        for raw in (b"caf\xe9", b"caf\\xe9"):  # a Latin-1 name, and its printed form as a real name
+            d = os.path.join(subs, raw, b"w\xfcrk", b"02_naive")  # a folder inside that is not UTF-8
+            os.makedirs(d)
+            with open(os.path.join(d, b"scan.cu"), "wb") as f:
+                f.write(b"// \xe9\n")
+        with open(os.path.join(subs, b"d\xfcrer.zip"), "wb") as f, zipfile.ZipFile(f, "w") as z:
+            z.writestr("02_naive/scan.cu", "// x\n")
+        out, err = io.StringIO(), io.StringIO()
+        argv = ["--submissions", self.subs, "--results", self.results, "--labs", "02",
+                "--format", "gradescope"]
+        with unittest.mock.patch("sys.stdout", out), unittest.mock.patch("sys.stderr", err):
+            rc = self.grade.main(argv)
+        self.assertEqual(rc, 0, err.getvalue())
+        names = ["caf\\xe9", "caf\\\\xe9", "d\\xfcrer"]
+        self.assertEqual(sorted(self.graded), sorted(names))
+        for text in (out.getvalue(), err.getvalue()):
+            text.encode("utf-8")  # no surrogates reach the terminal
+        self.assertIn("caf\\xe9", out.getvalue())
+        with open(os.path.join(self.results, "class.csv"), "rb") as f:
+            rows = f.read().decode("utf-8").splitlines()
+        self.assertIn("caf\\xe9,02_naive,42.0,100,graded", rows)
+        self.assertIn("caf\\xe9,TOTAL,42.0,100,graded", rows)
+        self.assertIn("caf\\\\xe9,TOTAL,42.0,100,graded", rows)
+        self.assertIn("d\\xfcrer,TOTAL,42.0,100,graded", rows)
+        for name in names:
+            for fn in (name + ".json", name + ".gradescope.json"):
+                with open(os.path.join(self.results, fn), "rb") as f:
+                    doc = json.loads(f.read().decode("utf-8"))
+                json.dumps(doc, ensure_ascii=False).encode("utf-8")  # no lone surrogates either
+            with open(os.path.join(self.results, name + ".json"), encoding="utf-8") as f:
+                self.assertEqual(json.load(f)["student"], name)
+        self.graded.clear()
+        with unittest.mock.patch("sys.stdout", io.StringIO()), \
+                unittest.mock.patch("sys.stderr", io.StringIO()):
+            self.assertEqual(self.grade.main(argv), 0)
+        self.assertEqual(self.graded, [])  # resumed under the same names
+
+    def test_a_latin1_folder_and_its_archive_are_one_student(self):
+        subs = os.fsencode(self.subs)
+        os.makedirs(os.path.join(subs, b"caf\xe9", b"02_naive"))
+        with open(os.path.join(subs, b"caf\xe9.zip"), "wb") as f, zipfile.ZipFile(f, "w") as z:
+            z.writestr("02_naive/scan.cu", "// x\n")
+        rc, err = self.main()
+        self.assertEqual(rc, 4, err)
+        self.assertIn("'caf\\xe9' and 'caf\\xe9.zip' are both student 'caf\\xe9'", err)
 
     def test_class_csv_has_only_this_runs_students(self):
         self.student("alice")
