@@ -27,7 +27,9 @@ def lab_text(lab):
 
 
 def check(lab, expect):
-    """[] when the lab result matches expect, else the reasons it does not."""
+    """[] when the lab result matches expect, else the reasons it does not. A bad submission
+    must never get full marks; one marked full_marks (an honest submission that the grader must
+    not fail, such as a source file in Latin-1) must get them."""
     bad = []
     c = lab["correctness"]
     kinds = {f["kind"] for f in c["failures"]}
@@ -37,6 +39,8 @@ def check(lab, expect):
         bad.append(f"no {expect['kind']} failure (got {sorted(kinds) or 'none'})")
     if "contains" in expect and expect["contains"] not in lab_text(lab):
         bad.append(f"the result does not mention {expect['contains']!r}")
+    if "contains_any" in expect and not any(t in lab_text(lab) for t in expect["contains_any"]):
+        bad.append(f"the result mentions none of {expect['contains_any']!r}")
     if "sanitizer" in expect and lab["sanitizer"]["status"] != expect["sanitizer"]:
         bad.append(f"sanitizer is {lab['sanitizer']['status']!r}, expected {expect['sanitizer']!r}")
     if "speed_points" in expect and lab["speed"]["points"] != expect["speed_points"]:
@@ -51,7 +55,12 @@ def check(lab, expect):
         p2 = [f for f in c["failures"] if f["n"] and f["n"] & (f["n"] - 1) == 0]
         if p2:
             bad.append(f"failed at the power of two n={p2[0]['n']}")
-    if lab["max_points"] and lab["points"] >= lab["max_points"]:
+    full = bool(lab["max_points"]) and lab["points"] >= lab["max_points"]
+    if expect.get("full_marks"):  # an honest submission: anything less is a false alarm
+        if not full:
+            bad.append(f"it did not get full marks ({lab['points']:g}/{lab['max_points']:g}): "
+                       f"{lab.get('summary') or got_text(lab)}")
+    elif full:
         bad.append("it got full marks")
     return bad
 
