@@ -497,6 +497,7 @@ typedef struct {
     size_t scratch_bytes;
     size_t scratch_n;       /* the n the scratch was last zeroed for */
     void *d_verify;         /* verify.cu's temp */
+    uint64_t *d_seed;       /* the seed of the call's input, on the device only */
     int *d_sums;            /* tile labs: the tile totals as the lab wrote them */
     void *d_flush;          /* written before each call so no call starts with a warm L2 */
     size_t flush_bytes;
@@ -537,6 +538,7 @@ static int rig_alloc(device_rig *g, const lab_info *lab, const lab_variant *v, s
         try_malloc((void **)&g->d_out, g->words * sizeof(int), r, "the output") ||
         (g->scratch_bytes && try_malloc(&g->d_scratch, g->scratch_bytes, r, "the lab's scratch")) ||
         try_malloc(&g->d_verify, verify_bytes, r, "the harness's check") ||
+        try_malloc((void **)&g->d_seed, sizeof(uint64_t), r, "the input's seed") ||
         (tiles && try_malloc((void **)&g->d_sums, tiles * sizeof(int), r, "the tile totals")) ||
         try_malloc(&g->d_flush, g->flush_bytes, r, "the L2 flush buffer"))
         return -1;
@@ -551,7 +553,7 @@ static void rig_free(device_rig *g)
     for (int e = 0; e < 3; e++)
         if (g->ev[e])
             cudaEventDestroy(g->ev[e]);
-    void *bufs[] = {g->d_flush, g->d_sums, g->d_verify, g->d_scratch, g->d_out, g->d_in};
+    void *bufs[] = {g->d_flush, g->d_sums, g->d_seed, g->d_verify, g->d_scratch, g->d_out, g->d_in};
     for (size_t i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++)
         if (bufs[i])
             cudaFree(bufs[i]);
@@ -560,12 +562,14 @@ static void rig_free(device_rig *g)
     free(g->h_in);
 }
 
-/* Input, guards, poison, scratch and a cold L2 for a call at n; returns with the device idle. */
+/* Input, guards, poison, scratch and a cold L2 for call k at n; returns with the device idle.
+ * Call 0 scans the case's own input (seed: reproducible, checked against the CPU reference);
+ * every later call an input drawn on the GPU from a secret seed. */
 static void prepare_call(device_rig *g, const lab_info *lab, const lab_variant *v,
                          const lab_options *o, size_t n, uint64_t seed, int k)
 {
     layout li = make_layout(g->cap, n, o->offset_in), lo = make_layout(g->cap, n, o->offset_out);
-    lab_gen_input(g->d_in, li.front, n, li.back, (int)o->dist, seed);
+    lab_gen_input(g->d_in, li.front, n, li.back, (int)o->dist, seed, k > 0, g->d_seed);
     lab_prep_output(g->d_out, lo.front, n, lo.back);
     if (g->scratch_bytes && g->scratch_n != n) { /* zero-filled for each new n (lab.h) */
         CUDA_CHECK(cudaMemset(g->d_scratch, 0, lab_scratch_bytes(lab, v, n)));
@@ -659,7 +663,7 @@ static lab_status call_device(device_rig *g, const lab_info *lab, const lab_vari
     } else {
         lab_device_verdict verdict;
         if (lab_verify_call(g->d_in, g->d_out, li.front, lo.front, n, li.back, lo.back,
-                            (int)o->dist, seed, lab->type,
+                            (int)o->dist, g->d_seed, lab->type,
                             lab->shape == LAB_TILE ? g->d_sums : NULL, lab->tile, g->d_verify,
                             &verdict) != 0)
             return report_verdict(lab, &verdict, n, r);

@@ -31,9 +31,25 @@ static size_t align256(size_t bytes)
 
 /* ---- writing inputs and outputs ------------------------------------------------ */
 
-__global__ void gen_input_kernel(int *base, size_t front, size_t n, size_t back, int dist,
-                                 uint64_t seed)
+/* The seed of a call, kept on the device. secret: mixed with the GPU's clocks, so that no host
+ * memory ever holds it (a lab reading the harness's memory cannot make the input itself). */
+__global__ void set_seed_kernel(uint64_t *d_seed, uint64_t seed, int secret)
 {
+#ifdef LAB_CPU_MODE
+    (void)secret; /* CPU mode has no GPU clocks; it grades correctness, not trust */
+    *d_seed = seed;
+#else
+    uint64_t timer = 0;
+    if (secret)
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(timer));
+    *d_seed = secret ? lab_mix64(seed ^ timer, (uint64_t)clock64()) : seed;
+#endif
+}
+
+__global__ void gen_input_kernel(int *base, size_t front, size_t n, size_t back, int dist,
+                                 const uint64_t *d_seed)
+{
+    const uint64_t seed = *d_seed;
     const size_t total = front + n + back, stride = (size_t)gridDim.x * blockDim.x;
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += stride) {
         if (i < front)
@@ -59,10 +75,12 @@ __global__ void prep_output_kernel(int *base, size_t front, size_t n, size_t bac
 }
 
 extern "C" void lab_gen_input(int *d_base, size_t front, size_t n, size_t back, int dist,
-                              uint64_t seed)
+                              uint64_t seed, int secret, uint64_t *d_seed)
 {
+    set_seed_kernel<<<1, 1>>>(d_seed, seed, secret);
+    LAUNCH_CHECK();
     gen_input_kernel<<<verify_blocks(front + n + back), VERIFY_THREADS>>>(d_base, front, n, back,
-                                                                         dist, seed);
+                                                                         dist, d_seed);
     LAUNCH_CHECK();
 }
 
@@ -75,8 +93,9 @@ extern "C" void lab_prep_output(int *d_base, size_t front, size_t n, size_t back
 /* ---- checking one call ------------------------------------------------------------ */
 
 __global__ void check_input_kernel(const int *base, size_t front, size_t n, size_t back, int dist,
-                                   uint64_t seed, unsigned long long *v)
+                                   const uint64_t *d_seed, unsigned long long *v)
 {
+    const uint64_t seed = *d_seed;
     const size_t total = front + n + back, stride = (size_t)gridDim.x * blockDim.x;
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += stride) {
         if (i < front) {
@@ -147,8 +166,9 @@ static long long field(const unsigned long long *h, int f)
 
 extern "C" int lab_verify_call(const int *d_in_base, const int *d_out_base, size_t front_in,
                                size_t front_out, size_t n, size_t back_in, size_t back_out,
-                               int dist, uint64_t seed, scan_type type, const int *d_sums,
-                               size_t tile, void *d_temp, lab_device_verdict *v)
+                               int dist, const uint64_t *d_seed, scan_type type,
+                               const int *d_sums, size_t tile, void *d_temp,
+                               lab_device_verdict *v)
 {
     unsigned long long *d_v = (unsigned long long *)d_temp, h[V_FIELDS];
     int *d_ref = (int *)((char *)d_temp + 256);
@@ -158,7 +178,7 @@ extern "C" int lab_verify_call(const int *d_in_base, const int *d_out_base, size
 
     CUDA_CHECK(cudaMemset(d_v, 0xFF, V_FIELDS * sizeof(*d_v)));
     check_input_kernel<<<verify_blocks(front_in + n + back_in), VERIFY_THREADS>>>(
-        d_in_base, front_in, n, back_in, dist, seed, d_v);
+        d_in_base, front_in, n, back_in, dist, d_seed, d_v);
     LAUNCH_CHECK();
     if (n) {
         CUDA_CHECK(cudaMemcpy(d_ref, d_in, n * sizeof(int), cudaMemcpyDeviceToDevice));
@@ -183,6 +203,8 @@ extern "C" int lab_verify_call(const int *d_in_base, const int *d_out_base, size
     v->sum = field(h, V_SUM);
     v->expected = v->got = 0;
     if (v->in >= 0) {
+        uint64_t seed = 0; /* read only now: the lab's call is over */
+        CUDA_CHECK(cudaMemcpy(&seed, d_seed, sizeof(seed), cudaMemcpyDeviceToHost));
         v->expected = lab_input_value(seed, dist, (uint64_t)v->in);
         v->got = read_word(d_in + v->in);
     } else if (v->out >= 0) {

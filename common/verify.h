@@ -17,8 +17,12 @@ extern "C" {
 #endif
 
 /* Fills base[0..front) and base[front+n..front+n+back) with canary words and base[front+i] with
- * input element i of distribution dist (a lab_dist) under seed. Asynchronous, default stream. */
-void lab_gen_input(int *d_base, size_t front, size_t n, size_t back, int dist, uint64_t seed);
+ * input element i of distribution dist (a lab_dist). The seed is kept on the device at d_seed:
+ * seed itself, or with secret set, seed mixed with the GPU's clocks, a value no host memory
+ * holds, so the lab's host code cannot recreate the input (only read it on the GPU).
+ * Asynchronous, default stream. */
+void lab_gen_input(int *d_base, size_t front, size_t n, size_t back, int dist, uint64_t seed,
+                   int secret, uint64_t *d_seed);
 
 /* Canary words around the output and LAB_POISON in its n data words. Asynchronous. */
 void lab_prep_output(int *d_base, size_t front, size_t n, size_t back);
@@ -38,12 +42,13 @@ typedef struct {
     long long expected, got;
 } lab_device_verdict;
 
-/* Checks one call on the GPU: the input and its guards still hold what lab_gen_input wrote,
+/* Checks one call on the GPU: the input (seed at d_seed) and its guards still hold what
+ * lab_gen_input wrote,
  * the output guards are intact, out[0..n) is the scan of the input (type), and, when
  * d_sums is not NULL, d_sums[t] is the total of tile t (tiles of `tile` elements). d_temp holds
  * lab_verify_temp_bytes(n) bytes. Synchronises; returns 0 when everything is right, 1 if not. */
 int lab_verify_call(const int *d_in_base, const int *d_out_base, size_t front_in, size_t front_out,
-                    size_t n, size_t back_in, size_t back_out, int dist, uint64_t seed,
+                    size_t n, size_t back_in, size_t back_out, int dist, const uint64_t *d_seed,
                     scan_type type, const int *d_sums, size_t tile, void *d_temp,
                     lab_device_verdict *v);
 

@@ -152,6 +152,13 @@ static inline cudaError_t cudaFuncSetAttribute(T *func, cudaFuncAttribute attr, 
     return lab_cpu_func_set_attribute((const void *)func, attr, value);
 }
 
+/* cudaMalloc(&d_ints, bytes) with an int ** (or any T **), as the CUDA runtime's template allows. */
+template <class T>
+static inline cudaError_t cudaMalloc(T **ptr, size_t bytes)
+{
+    return cudaMalloc((void **)ptr, bytes);
+}
+
 /* Blocks of blockSize threads that fit on one multiprocessor: 2048 threads' worth (an H100's
  * limit), at least 1. CPU mode reports one multiprocessor. */
 template <class T>

@@ -134,6 +134,10 @@ def case_seed(run_seed, lab_id, n, dist):
 # Unaligned pointers: (size name, words past 16-byte alignment for in, for out). Offsets of 4, 8
 # and 12 bytes, each for the input and the output.
 OFFSET_CASES = (("tile+1", 1, 3), ("3tile+5", 2, 2), ("2^16+1", 3, 1))
+# Every case makes two calls: call 1 scans the case's own input (the seed the grader prints, the
+# CPU reference's), call 2 an input drawn on the GPU from a secret seed, so that an answer made
+# on the host from the harness's own data (its seed) is caught too.
+CASE_CALLS = ("--calls", "2")
 # The many-calls case: one process, calls cycling through these sizes (two calls of the same n in
 # a row, then others): a remembered answer, state sized for the first n, or a leak shows here.
 MULTI_CALLS = {"gpu": 100, "cpu": 12}
@@ -158,13 +162,13 @@ def make_cases(info, settings, run_seed, limit=None, mode="gpu"):
     for i, (n, name) in enumerate(sizes.items()):
         chosen = dists if name in every else [dists[i % len(dists)]]
         for d in chosen:
-            cases.append((n, d, case_seed(run_seed, info.id, n, d), ()))
+            cases.append((n, d, case_seed(run_seed, info.id, n, d), CASE_CALLS))
     by_name = {name: n for n, name in sizes.items()}
     for j, (name, off_in, off_out) in enumerate(OFFSET_CASES):
         if name in by_name:
             n, d = by_name[name], dists[(j + 1) % len(dists)]
             cases.append((n, d, case_seed(run_seed, info.id, n, f"{d}+off{off_in}{off_out}"),
-                          ("--offset-in", str(off_in), "--offset-out", str(off_out))))
+                          ("--offset-in", str(off_in), "--offset-out", str(off_out)) + CASE_CALLS))
     multi = [n for n in multi_sizes(info) if not info.max_n or n <= info.max_n]
     if multi and (limit is None or max(multi) <= limit):
         n = multi[0]
@@ -348,7 +352,7 @@ def run_sanitizer(sanitizer, tool, binary, n, seed, timeout):
                 "--print-limit", "10", os.path.abspath(binary)]
         if tool == "racecheck":
             argv[3:3] = ["--racecheck-report", "hazard"]
-        r = run_lab(argv, timeout, case=case_line(n, "small", seed))
+        r = run_lab(argv, timeout, case=case_line(n, "small", seed, options=CASE_CALLS))
         try:
             with open(log, encoding="utf-8", errors="replace") as f:
                 text = f.read(200000)

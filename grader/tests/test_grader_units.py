@@ -237,14 +237,16 @@ class Matrix(unittest.TestCase):
         self.assertEqual(a, ev.make_cases(info, settings, 42))
         self.assertNotEqual([c[2] for c in a], [c[2] for c in ev.make_cases(info, settings, 43)])
         self.assertEqual({c[1] for c in a}, set(config.DISTS))
-        at_tile1 = {d for n, d, _, opts in a if n == 513 and not opts}
+        at_tile1 = {d for n, d, _, opts in a if n == 513 and "--offset-in" not in opts}
         self.assertEqual(at_tile1, set(config.DISTS))
         # unaligned input and output: offsets of 4, 8 and 12 bytes, each for in and for out
         offs = [o for *_, o in a if "--offset-in" in o]
         self.assertEqual(sorted(o[1] for o in offs), ["1", "2", "3"])
         self.assertEqual(sorted(o[3] for o in offs), ["1", "2", "3"])
         # one process of >= 100 calls of at least two sizes (the leak and the multi-n checks)
-        multi = [o for *_, o in a if "--calls" in o]
+        # every case checks a second call, on an input the harness draws on the GPU
+        self.assertTrue(all(int(o[o.index("--calls") + 1]) >= 2 for *_, o in a))
+        multi = [o for *_, o in a if "--sizes" in o]
         self.assertEqual(len(multi), 1)
         self.assertGreaterEqual(int(multi[0][3]), 100)
         self.assertGreaterEqual(len(set(multi[0][1].split(","))), 2)
