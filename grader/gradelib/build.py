@@ -1000,10 +1000,17 @@ def _base_name(sym):
     return s.strip()
 
 
+# runtime functions the compiler calls for a keyword or a macro of the source
+_SPELLED = {"__assert_fail": "assert", "__cxa_throw": "throw", "__cxa_allocate_exception": "throw",
+            "__cxa_begin_catch": "catch", "__cxa_rethrow": "throw"}
+
+
 def _plain_name(raw):
     """A C library symbol as the source spells it: __printf_chk -> printf, __isoc99_sscanf ->
     sscanf, open64 -> open, cudaGetDeviceProperties_v2 -> cudaGetDeviceProperties."""
     n = raw.split("@", 1)[0]
+    if n in _SPELLED:
+        return _SPELLED[n]
     m = re.fullmatch(r"__(\w+?)_chk", n) or re.fullmatch(r"__isoc\d\d_(\w+)", n) or re.fullmatch(r"__(\w+?)_2", n)
     if m:
         n = m.group(1)
@@ -1045,7 +1052,7 @@ _REASONS = [
 
 def _reason(name, device_lab):
     if not device_lab and re.match(r"^(cuda|cu)[A-Z]|^__cuda(Push|Pop)CallConfiguration|^__cudaLaunch", name):
-        return "lab 01 runs on the host and makes no CUDA calls"
+        return "a host lab (LAB_HOST) runs on the CPU and makes no CUDA calls"
     for pat, why in _REASONS:
         if re.match(pat, name):
             return why

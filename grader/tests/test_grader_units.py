@@ -211,6 +211,9 @@ class StaticChecks(unittest.TestCase):
                                                ("U", "open64"), ("U", "cudaMemcpy_ptsz")], self.static, True)
         self.assertEqual([x.split(":")[0] for x in v], ["lab code may not call printf", "lab code may not call sscanf",
                                                         "lab code may not call open", "lab code may not call cudaMemcpy"])
+        v = build.check_symbols(self.HONEST + [("U", "__assert_fail")], self.static, True,
+                                code=build.code_only("int f(int n)\n{\n    assert(n > 0);\n}\n"))
+        self.assertEqual(v, ["lab code may not call assert (line 3)"])
 
     def test_the_line_of_a_refused_name(self):
         src = ('#include "lab.h"\n// getenv in a comment\nconst char *s = "getenv";\n'
@@ -233,7 +236,7 @@ class StaticChecks(unittest.TestCase):
                 build.Symbol("U", "atexit", sites=[self.REG]), build.Symbol("U", "__cudaRegisterFatBinary", sites=[self.REG])]
         self.assertEqual(build.check_symbols(syms, self.static, False), [])
         v = build.check_symbols(syms + [("U", "cudaMalloc"), ("U", "malloc")], self.static, False)
-        self.assertEqual(v, ["lab code may not call cudaMalloc: lab 01 runs on the host and makes no CUDA calls",
+        self.assertEqual(v, ["lab code may not call cudaMalloc: a host lab (LAB_HOST) runs on the CPU and makes no CUDA calls",
                              "lab code may not call malloc: no host memory: the harness hands the lab every "
                              "buffer it needs"])
         v = build.check_symbols(syms, self.static, True)  # the same object, if it were a GPU lab
