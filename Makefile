@@ -65,8 +65,10 @@ SECCOMP_LIBS   := $(if $(SECCOMP_H),$(or $(SECCOMP_A),-lseccomp))
 
 DEBUG_FLAGS := $(if $(filter 1,$(DEBUG)),-DLAB_DEBUG_SYNC -g,-O3)
 CFLAGS   := -std=c11 -Wall -Wextra -pedantic $(DEBUG_FLAGS) -Icommon -I$(CUDA_HOME)/include $(SECCOMP_CFLAGS)
+# -fno-jump-tables: host code has no jumps through a table, so the grader can refuse every call or
+# jump through a pointer in a lab's host code (grader/README.md, "Static checks").
 NVFLAGS  := -std=c++17 -arch=$(ARCH) -lineinfo $(DEBUG_FLAGS) -Icommon \
-            -Xcompiler -Wall,-Wextra --expt-relaxed-constexpr
+            -Xcompiler -Wall,-Wextra,-fno-jump-tables --expt-relaxed-constexpr
 LDFLAGS  := -arch=$(ARCH)
 ifneq ($(CPU_MODE),)
   CFLAGS       := -std=c11 -Wall -Wextra -pedantic $(DEBUG_FLAGS) -DLAB_CPU_MODE -Icommon -Icommon/cpu $(SECCOMP_CFLAGS)

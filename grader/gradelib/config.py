@@ -63,13 +63,22 @@ SCHEMA = {
     "sanitizer": {"tools": _tool_list},
 }
 
+# "static": what the static checks allow (grader/README.md, "Static checks"). The symbol
+# allowlist: allowed_symbols (every lab), allowed_gpu_lab_symbols (GPU labs too),
+# allowed_symbol_patterns (regular expressions matched against the whole name); of those,
+# registration_only_symbols only from nvcc's registration_functions (mangled names, also the
+# only functions .init_array may hold). forbidden_header_patterns: regular expressions on a
+# header's path below its system include folder; lab_headers: the harness headers a lab may
+# include. shadow_names/shadow_patterns/allowed_definitions: definitions that would replace a
+# runtime or harness function.
 STATIC_KEYS = {
-    "forbidden_include_prefixes": list, "forbidden_includes": list,
-    "forbidden_symbol_prefixes": list, "forbidden_calls": list, "shadow_names": list,
-    "shadow_patterns": list, "allowed_definitions": list, "host_memory_calls": list,
-    "host_copy_calls": list, "process_calls": list, "process_symbol_patterns": list,
+    "allowed_symbols": list, "allowed_gpu_lab_symbols": list, "allowed_symbol_patterns": list,
+    "registration_only_symbols": list, "registration_functions": list,
+    "forbidden_header_patterns": list, "lab_headers": list,
+    "shadow_names": list, "shadow_patterns": list, "allowed_definitions": list,
     "max_source_bytes": int,
 }
+STATIC_PATTERNS = ("allowed_symbol_patterns", "forbidden_header_patterns", "shadow_patterns")
 
 
 class ConfigError(Exception):
@@ -137,12 +146,17 @@ class Config:
                 raise ConfigError(f"static.{k} must be a list of strings")
             if want is int and (isinstance(v, bool) or not isinstance(v, int) or v < 0):
                 raise ConfigError(f"static.{k} must be a non-negative whole number")
-        for key in ("shadow_patterns", "process_symbol_patterns"):
+        for key in STATIC_PATTERNS:
             for k in static.get(key, []):
                 try:
                     re.compile(k)
                 except re.error as e:
                     raise ConfigError(f"static.{key}: {json.dumps(k)} is not a regular expression: {e}")
+        allowed = set(static.get("allowed_symbols", [])) | set(static.get("allowed_gpu_lab_symbols", []))
+        for name in static.get("registration_only_symbols", []):
+            if name not in allowed:
+                raise ConfigError(f"static.registration_only_symbols: {json.dumps(name)} is in neither "
+                                  f"allowed_symbols nor allowed_gpu_lab_symbols")
         self.course = data.get("course", "")
         self.defaults = data["defaults"]
         self.labs = labs

@@ -140,11 +140,13 @@ class Grader:
             self.sanitizer = buildmod.find_tool("compute-sanitizer", self.builder.nvcc)
 
     def _prepare_symbol_builder(self):
-        """CPU mode: the static checks that read an nvcc object (host memory and copies in a GPU
-        lab, at least one kernel, the CUDA runtime linked statically) still run when nvcc is
-        installed: each lab is also built with nvcc, never run. Without nvcc, a note says so."""
-        what = ("the static checks that need an nvcc object (no host memory or host/device copies "
-                "in a GPU lab, at least one kernel launch) were not run")
+        """CPU mode: the static checks that need nvcc (the symbol allowlist, calls through
+        pointers, at least one kernel, the CUDA runtime linked statically, every header the
+        compiler reads, inline assembly in host code) still run when nvcc is installed: each lab
+        is also built with nvcc, never run. Without nvcc, a note says so."""
+        what = ("the static checks that need an nvcc object (the symbol allowlist: no host memory, "
+                "no host/device copies, no streams; at least one kernel launch; the headers the "
+                "compiler reads; inline assembly in host code) were not run")
         if not buildmod.find_nvcc():
             self.notes.append(f"nvcc not found: {what}")
             return
@@ -235,42 +237,68 @@ class Grader:
                 res["summary"] = "build failed: the file is empty"
                 return lab, res
             static = self.config.static
-            violations = buildmod.check_source(text, static)
+            # First pass, on the text: the #include lines written out (quick, with line numbers).
+            violations = buildmod.check_source(text, static, self.builder.harness_headers())
             if violations:  # before the build: a forbidden #include may not even compile
                 res["static"]["violations"] = violations
                 res["status"] = "static check failed"
                 res["summary"] = "static check failed: " + violations[0]
                 return lab, res
             out_dir = os.path.join(base, lab)
-            b = self.builder.build(src, out_dir, shown)
-            res["build"].update(ok=b.ok, seconds=round(b.seconds, 2), message=b.message)
             ref = self.refs.get(lab)
             device_lab = ref[1].device if ref else True
+            notes = []
+            # The checks on what nvcc makes of the source (every header it reads, inline assembly
+            # in host code) run on the private copy of the nvcc build, just before it compiles;
+            # a violation there skips the build. In CPU mode that is the nvcc build made for the
+            # static checks, done first; without nvcc they are skipped (Grader.notes says so).
+            nvb = self.builder if self.mode == "gpu" else self.symbol_builder
+            precheck = (lambda priv: nvb.source_checks(priv, static)) if nvb is not None else None
+            nb = None
+            nvcc_dir = os.path.join(out_dir, "nvcc")
+            if self.mode == "gpu":
+                b = pre = self.builder.build(src, out_dir, shown, precheck=precheck)
+            else:
+                if nvb is not None:
+                    nb = nvb.build(src, nvcc_dir, shown, reuse=True, precheck=precheck)
+                pre = nb
+                b = None if nb is not None and nb.violations else self.builder.build(src, out_dir, shown)
+            if pre is not None and pre.note:
+                notes.append(pre.note)
+            if pre is not None and pre.violations:
+                res["static"]["violations"] = pre.violations
+                if notes:
+                    res["static"]["note"] = "; ".join(notes)
+                res["status"] = "static check failed"
+                res["summary"] = "static check failed: " + pre.violations[0]
+                return lab, res
+            res["build"].update(ok=b.ok, seconds=round(b.seconds + (nb.seconds if nb else 0), 2),
+                                message=b.message)
             imports = self.builder.harness_imports()
-            # The objects whose symbols are checked, also when the link failed (a shadowed
-            # runtime function is then the likely cause): the build's own, and in CPU mode the
-            # nvcc object as well, so that CPU mode enforces the GPU build's rules.
+            # The objects checked, also when the link failed (a shadowed runtime function is then
+            # the likely cause): the build's own, and in CPU mode the nvcc object as well, so that
+            # CPU mode enforces the GPU build's rules. The symbol allowlist and the check for calls
+            # through pointers read nvcc objects only; system calls, constructors and shadowing
+            # are checked in both.
             objects = []
             if os.path.exists(os.path.join(out_dir, "scan.o")):
                 objects.append((os.path.join(out_dir, "scan.o"), self.mode == "gpu"))
-            nb = None
-            if self.symbol_builder is not None and objects:
-                nvcc_dir = os.path.join(out_dir, "nvcc")
-                nb = self.symbol_builder.build(src, nvcc_dir, shown, reuse=True)
-                res["build"]["seconds"] = round(b.seconds + nb.seconds, 2)
+            if nb is not None:
                 if os.path.exists(os.path.join(nvcc_dir, "scan.o")):
                     objects.append((os.path.join(nvcc_dir, "scan.o"), True))
-                gpu_imports = self.symbol_builder.harness_imports()
+                gpu_imports = nvb.harness_imports()
                 if gpu_imports is not None:
                     imports = (imports or set()) | gpu_imports
+            code = buildmod.code_only(text)
             for obj, gpu_build in objects:
-                syms = buildmod.read_symbols(obj)
-                if syms is None:
-                    res["static"]["note"] = "nm not found: symbol checks skipped"
-                    break
-                for v in buildmod.check_symbols(syms, static, device_lab, gpu_build, imports):
+                found, note = buildmod.check_object(obj, static, device_lab, gpu_build, imports, code)
+                if note and note not in notes:
+                    notes.append(note)
+                for v in found:
                     if v not in violations:
                         violations.append(v)
+            if notes:
+                res["static"]["note"] = "; ".join(notes)
             # A skeleton launches nothing yet either: "no kernel" only counts once the code runs.
             no_kernel = [v for v in violations if v.startswith("launches no kernel")]
             violations = [v for v in violations if not v.startswith("launches no kernel")]

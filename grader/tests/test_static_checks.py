@@ -1,0 +1,358 @@
+"""The static checks on code nvcc really compiles (skipped where nvcc is missing): small labs that
+try to get around them, each refused with the message a student sees, and every reference
+solution and every skeleton passing all of them.
+
+Objects are compiled with the Makefile's NVFLAGS and kept under the build folder, keyed by the
+hash of source and flags, so a second run only repeats the checks themselves; the honest sweep
+uses the objects `make` built when they are current."""
+import concurrent.futures as cf
+import hashlib
+import os
+import re
+import shutil
+import threading
+import unittest
+
+import fakes
+from gradelib import build, config, proc
+
+ROOT = os.path.dirname(fakes.GRADER)
+BUILD = os.environ.get("LAB_BUILD_DIR", os.path.join(ROOT, "build"))
+WORK = os.path.join(BUILD.rstrip("/").removesuffix("/cpu"), "grader-tests", "static")
+STATIC = config.load(os.path.join(fakes.GRADER, "config.json")).static
+JOBS = max(1, min(8, os.cpu_count() or 1))
+
+# A GPU lab (02's shape) with holes: {top} after the course's includes, {glob} at file scope,
+# {body} in the launcher before the kernel launch, {kernel} in the kernel.
+TEMPLATE = """#include "lab.h"
+#include "cuda_check.h"
+{top}
+{glob}
+__global__ void scan_kernel(const int *in, int *out, size_t n)
+{{
+    const size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n)
+        return;
+    unsigned sum = 0;
+    for (size_t j = 0; j <= i; j++)
+        sum += (unsigned)in[j];
+    {kernel}
+    out[i] = (int)sum;
+}}
+
+static lab_result launch(const int *d_in, int *d_out, size_t n, void *d_temp)
+{{
+    (void)d_temp;
+    if (n == 0)
+        return LAB_OK;
+    unsigned blocks = (unsigned)CEIL_DIV(n, (size_t)256);
+    {body}
+    scan_kernel<<<blocks, 256>>>(d_in, d_out, n);
+    LAUNCH_CHECK();
+    return LAB_OK;
+}}
+
+static const lab_variant VARIANTS[] = {{{{"v", "one variant", launch, NULL, NULL}}}};
+extern "C" const lab_info LAB = {{"02_naive", "x", LAB_WHOLE, SCAN_INCLUSIVE, 0, (size_t)1 << 20,
+                                  (size_t)1 << 16, 1, VARIANTS}};
+"""
+
+SNIPPETS = {
+    "honest": dict(
+        top="#include <cuda/atomic>\n#include <stdint.h>\n#include <math.h>",
+        glob=("__device__ __forceinline__ unsigned lane_id()\n{\n    unsigned r;\n"
+              "    asm volatile(\"mov.u32 %0, %%laneid;\" : \"=r\"(r));\n    return r;\n}\n"
+              "__host__ __device__ inline unsigned fence_then(unsigned x)\n{\n#ifdef __CUDA_ARCH__\n"
+              "    asm volatile(\"membar.gl;\" ::: \"memory\");\n#endif\n    return x;\n}\n"
+              # a switch that gcc -O3 turns into a jump table unless NVFLAGS has -fno-jump-tables
+              "static volatile int knob;\nstatic __attribute__((noinline)) int twice(int v) { return 2 * v + knob; }\n"
+              "static int pick(int v, int w)\n{\n    switch (v) {\n    case 0: return twice(w);\n"
+              "    case 1: return twice(w) + 4;\n    case 2: w = twice(w); return twice(w);\n    case 3: return 19;\n"
+              "    case 4: return twice(twice(w));\n    case 5: return twice(w) - 2;\n    case 6: return twice(w) * 3;\n"
+              "    case 7: return twice(w) ^ 6;\n    case 8: return 99;\n    case 9: return twice(w) + 77;\n"
+              "    default: return 1;\n    }\n}\n"
+              "__device__ unsigned long long ticket;"),
+        kernel="sum += fence_then(lane_id()) * 0u; cuda::atomic_ref<unsigned long long, cuda::thread_scope_device>(ticket).fetch_add(0);",
+        body=("int dev = 0, sms = 0, per_sm = 0;\n    CUDA_CHECK(cudaGetDevice(&dev));\n"
+              "    CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));\n"
+              "    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, scan_kernel, 256, 0));\n"
+              "    if (pick(sms % 11, per_sm) == -12345 || log2((double)n) < 0)\n        return LAB_NOT_IMPLEMENTED;\n"
+              "    CUDA_CHECK(cudaMemset(d_out, 0, n * sizeof(int)));")),
+    "weak_reference": dict(
+        glob='extern "C" void lab_reference_scan(const int *in, int *out, size_t n, int type) __attribute__((weak));',
+        body="if (lab_reference_scan) {\n        lab_reference_scan(d_in, d_out, n, 0);\n        return LAB_OK;\n    }"),
+    "mkstemp": dict(
+        top="#include <stdlib.h>\n#include <sys/mman.h>\n#include <unistd.h>",
+        body=('char name[] = "/tmp/scanXXXXXX";\n    int fd = mkstemp(name);\n'
+              "    if (fd >= 0 && ftruncate(fd, 4096) == 0) {\n"
+              "        void *p = mmap(0, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);\n"
+              "        (void)p;\n    }")),
+    "driver_entry_point": dict(
+        body=("void *fn = 0;\n    cudaDriverEntryPointQueryResult q;\n"
+              '    cudaGetDriverEntryPointByVersion("cuMemcpyDtoH", &fn, 12000, cudaEnableDefault, &q);\n'
+              "    if (fn)\n        ((int (*)(void *, const void *, size_t))fn)(d_out, d_in, n * 4);")),
+    "cg_scan": dict(
+        top="#include <cooperative_groups.h>\n#include <cooperative_groups/scan.h>\nnamespace cg = cooperative_groups;",
+        kernel="sum = cg::inclusive_scan(cg::tiled_partition<32>(cg::this_thread_block()), sum);"),
+    "macro_cub": dict(
+        top="#define SCAN_LIBRARY <cub/block/block_scan.cuh>\n#include SCAN_LIBRARY"),
+    "host_syscall": dict(
+        glob=("static long raw_getpid(void)\n{\n    long r;\n"
+              '    asm volatile("syscall" : "=a"(r) : "a"(39L) : "rcx", "r11", "memory");\n    return r;\n}'),
+        body="if (raw_getpid() < 0)\n        return LAB_NOT_IMPLEMENTED;"),
+    "line_directive": dict(
+        glob=('#line 1 "/usr/include/stdio.h"\nstatic long hidden(long n)\n{\n'
+              '    asm volatile("pause");\n    return n;\n}\n#line 40 "scan.cu"'),
+        body="if (hidden((long)n) < 0)\n        return LAB_NOT_IMPLEMENTED;"),
+    "constructor": dict(
+        glob=("struct Early {\n    Early() { value = 1; }\n    volatile int value;\n};\nstatic Early early;\n"
+              "__attribute__((constructor)) static void touch(void) { early.value = 2; }")),
+    "stream": dict(
+        body=("cudaStream_t s;\n    CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));\n"
+              "    scan_kernel<<<blocks, 256, 0, s>>>(d_in, d_out, n);\n    return LAB_OK;")),
+    "getenv": dict(
+        top="#include <stdlib.h>",
+        body='if (getenv("SCAN_SKIP"))\n        return LAB_OK;'),
+    "function_pointer": dict(
+        glob="typedef void (*launcher)(const int *, int *, size_t);\nlauncher volatile chosen;",
+        body="if (chosen)\n        chosen(d_in, d_out, n);"),
+    "host_printf": dict(
+        top="#include <stdio.h>",
+        body='printf("launching %u blocks\\n", blocks);'),
+    "managed": dict(
+        glob="__managed__ int staging[1 << 10];",
+        body="staging[0] = (int)n;"),
+}
+
+
+def template(name):
+    parts = dict(top="", glob="", body="", kernel="")
+    parts.update(SNIPPETS[name])
+    return TEMPLATE.format(**parts)
+
+
+def line_of(text, needle):
+    return next(i for i, ln in enumerate(text.splitlines(), 1) if needle in ln)
+
+
+class Compiled:
+    """One scan.cu with what the static checks said: source (source_checks), obj (check_object)."""
+
+    def __init__(self, text, source, obj_violations, obj):
+        self.text, self.source, self.obj, self.path = text, source, obj_violations, obj
+
+
+def nvcc_builder():
+    if not build.find_nvcc() or not shutil.which("make"):
+        raise unittest.SkipTest("nvcc or make is missing: the static checks that need nvcc are not tested")
+    b = build.Builder(ROOT, os.path.join(WORK, "builder"), "gpu", timeout=300)
+    os.makedirs(b.work, exist_ok=True)
+    if not b.nvcc_flags():
+        raise unittest.SkipTest("make cannot print the Makefile's NVFLAGS")
+    return b
+
+
+def compile_object(b, src, key_dir):
+    """An nvcc object of src with the Makefile's flags, kept under key_dir by content hash."""
+    with open(src, "rb") as f:
+        h = hashlib.sha256(f.read())
+    h.update("\0".join([b.nvcc] + b.nvcc_flags()).encode())
+    os.makedirs(key_dir, exist_ok=True)
+    obj = os.path.join(key_dir, h.hexdigest()[:24] + ".o")
+    if not os.path.exists(obj):
+        tmp = obj[:-2] + f".{os.getpid()}.{threading.get_ident()}.tmp.o"
+        r = proc.run([b.nvcc, *b.nvcc_flags(), "-c", src, "-o", tmp], 600, cwd=ROOT)
+        if r.returncode != 0:
+            raise AssertionError(f"nvcc failed on {src}:\n{r.stderr[-3000:]}")
+        os.replace(tmp, obj)
+    return obj
+
+
+def check_one(b, text, name, device_lab=True):
+    d = os.path.join(WORK, "src", name)
+    os.makedirs(d, exist_ok=True)
+    src = os.path.join(d, "scan.cu")
+    with open(src, "w") as f:
+        f.write(text)
+    source, _ = b.source_checks(src, STATIC)
+    obj = compile_object(b, src, os.path.join(WORK, "objects"))
+    found, note = build.check_object(obj, STATIC, device_lab, True, None, build.code_only(text))
+    if note:
+        raise AssertionError(note)
+    return Compiled(text, source, found, obj)
+
+
+class Snippets(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.b = nvcc_builder()
+        with cf.ThreadPoolExecutor(JOBS) as pool:
+            futs = {n: pool.submit(check_one, cls.b, template(n), n) for n in SNIPPETS if n not in ("cg_scan", "macro_cub")}
+            # the two header snippets would not compile as labs; only their source checks run
+            for n in ("cg_scan", "macro_cub"):
+                futs[n] = pool.submit(cls._source_only, n)
+        cls.r = {n: f.result() for n, f in futs.items()}
+
+    @classmethod
+    def _source_only(cls, name):
+        d = os.path.join(WORK, "src", name)
+        os.makedirs(d, exist_ok=True)
+        src = os.path.join(d, "scan.cu")
+        text = template(name)
+        with open(src, "w") as f:
+            f.write(text)
+        return Compiled(text, cls.b.source_checks(src, STATIC)[0], None, None)
+
+    def test_honest_code_passes(self):
+        r = self.r["honest"]
+        self.assertEqual(build.check_source(r.text, STATIC, self.b.harness_headers()), [])
+        self.assertEqual(r.source, [])
+        self.assertEqual(r.obj, [])
+
+    def test_no_jump_tables_in_host_code(self):
+        """The honest snippet's switch becomes a jump table (jmp *%rax) at -O3 unless the host
+        compiler gets -fno-jump-tables, which the Makefile's NVFLAGS passes."""
+        self.assertTrue(any("-fno-jump-tables" in f.split(",") for f in self.b.nvcc_flags()), self.b.nvcc_flags())
+
+    def test_weak_reference_to_the_harness(self):
+        r = self.r["weak_reference"]
+        self.assertEqual(r.source, [])
+        self.assertEqual(r.obj, [f"lab code may not call lab_reference_scan (line {line_of(r.text, 'lab_reference_scan')}): "
+                                 "that is the harness's own code: write the scan yourself"])
+        kinds = {s.name: s.kind for s in build.read_symbols(r.path)}
+        self.assertEqual(kinds["lab_reference_scan"], "w")
+
+    def test_mkstemp_ftruncate_mmap(self):
+        r = self.r["mkstemp"]
+        self.assertEqual(r.obj, [
+            f"lab code may not call mkstemp (line {line_of(r.text, 'mkstemp(')})",
+            f"lab code may not call ftruncate (line {line_of(r.text, 'ftruncate(')})",
+            f"lab code may not call mmap (line {line_of(r.text, 'mmap(')}): no host memory: the harness hands "
+            "the lab every buffer it needs"])
+
+    def test_driver_entry_point(self):
+        r = self.r["driver_entry_point"]
+        line = line_of(r.text, "cudaGetDriverEntryPointByVersion(")
+        self.assertEqual(r.obj, [
+            f"lab code may not call cudaGetDriverEntryPointByVersion (line {line}): no driver entry points "
+            "or dynamic loading",
+            "calls through a function pointer in host code (launch): lab code may not call functions through "
+            "pointers (function pointers, virtual functions, computed gotos)"])
+
+    def test_cooperative_groups_scan(self):
+        r = self.r["cg_scan"]
+        self.assertEqual(r.source, [f"includes <cooperative_groups/scan.h> (through line "
+                                    f"{line_of(r.text, 'cooperative_groups/scan.h')}): scan, sort and reduce "
+                                    "libraries are not allowed"])
+
+    def test_include_hidden_behind_a_macro(self):
+        r = self.r["macro_cub"]
+        self.assertEqual(build.check_source(r.text, STATIC), [])  # the text pass cannot see it
+        self.assertEqual(len(r.source), 1, r.source)
+        self.assertRegex(r.source[0], r"^includes <cub/[^>]+> \(through line %d\): scan, sort and reduce "
+                                      r"libraries are not allowed$" % line_of(r.text, "#include SCAN_LIBRARY"))
+
+    def test_host_inline_assembly_and_system_call(self):
+        r = self.r["host_syscall"]
+        self.assertEqual(r.source, [f"inline assembly in host code (line {line_of(r.text, 'asm volatile')}): "
+                                    "only device code may use asm"])
+        self.assertEqual(len(r.obj), 1, r.obj)
+        self.assertRegex(r.obj[0], r"^host code contains a system call instruction \(syscall at "
+                                   r"(raw_getpid|launch)\+0x[0-9a-f]+\): lab code must not make system calls$")
+
+    def test_line_directive_cannot_hide_host_assembly(self):
+        r = self.r["line_directive"]
+        msg = "#line directive (line %d): lab code may not renumber its lines (the checks need to know which code is scan.cu's)"
+        first = line_of(r.text, '#line 1 "/usr/include/stdio.h"')
+        self.assertEqual(build.check_source(r.text, STATIC)[:1], [msg % first])
+        # the compiler's view, for what the text pass might miss (gcc's markers give no exact line)
+        self.assertEqual(r.source, [msg.replace(" (line %d)", "")])
+
+    def test_constructors(self):
+        r = self.r["constructor"]
+        self.assertEqual(r.source, [])
+        self.assertEqual(sorted(r.obj), sorted([
+            "code that runs before main (touch): lab code may not define constructors or global objects "
+            "with constructors",
+            "code that runs before main (the constructors of global objects): lab code may not define "
+            "constructors or global objects with constructors"]))
+
+    def test_non_blocking_stream(self):
+        r = self.r["stream"]
+        self.assertEqual(r.obj, [f"lab code may not call cudaStreamCreateWithFlags (line "
+                                 f"{line_of(r.text, 'cudaStreamCreateWithFlags')}): streams and events are not "
+                                 "allowed: launch on the default stream, which the harness times"])
+
+    def test_getenv(self):
+        r = self.r["getenv"]
+        self.assertEqual(r.obj, [f"lab code may not call getenv (line {line_of(r.text, 'getenv(')}): lab code reads "
+                                 "nothing from the process's environment or command line"])
+
+    def test_function_pointer(self):
+        r = self.r["function_pointer"]
+        self.assertEqual(r.obj, ["calls through a function pointer in host code (launch): lab code may not call "
+                                 "functions through pointers (function pointers, virtual functions, computed gotos)"])
+
+    def test_host_printf_and_managed_memory(self):
+        r = self.r["host_printf"]
+        self.assertEqual(len(r.obj), 1, r.obj)
+        self.assertTrue(re.match(r"lab code may not call (printf|__printf_chk) \(line %d\)$"
+                                 % line_of(r.text, "printf("), r.obj[0]), r.obj)
+        r = self.r["managed"]
+        self.assertIn(f"lab code may not call __cudaRegisterManagedVar: no host memory: the harness hands the lab "
+                      "every buffer it needs", r.obj)
+
+
+class HonestCode(unittest.TestCase):
+    """Every reference solution and every skeleton passes every static check (the skeletons of
+    the labs whose launcher is a hole launch no kernel yet, which the grader only holds against a
+    lab once it runs)."""
+
+    def test_solutions_and_skeletons_pass(self):
+        b = nvcc_builder()
+        tree = []
+        for top in ("solutions", "labs"):
+            for lab in sorted(os.listdir(os.path.join(ROOT, top))):
+                src = os.path.join(ROOT, top, lab, "scan.cu")
+                if os.path.isfile(src):
+                    tree.append((top, lab, src))
+        self.assertGreaterEqual(len(tree), 16)
+
+        def one(item):
+            top, lab, src = item
+            with open(src) as f:
+                text = f.read()
+            out = os.path.join(WORK, "honest", top, lab)
+            os.makedirs(out, exist_ok=True)
+            priv = os.path.join(out, "scan.cu")
+            shutil.copyfile(src, priv)
+            source, note = b.source_checks(priv, STATIC)
+            obj = made_object(top, lab, src) or compile_object(b, src, os.path.join(WORK, "objects"))
+            found, onote = build.check_object(obj, STATIC, not lab.startswith("01"), True,
+                                              b.harness_imports(), build.code_only(text))
+            found = [v for v in found if not (top == "labs" and v.startswith("launches no kernel"))]
+            return (f"{top}/{lab}", build.check_source(text, STATIC, b.harness_headers()) + source + found,
+                    note + onote)
+
+        with cf.ThreadPoolExecutor(JOBS) as pool:
+            results = list(pool.map(one, tree))
+        for name, violations, note in results:
+            self.assertEqual(violations, [], name)
+            self.assertEqual(note, "", name)
+
+
+def made_object(top, lab, src):
+    """The nvcc object `make` built for src under the build folder, when it is current."""
+    obj = os.path.join(BUILD, top, lab, "scan.o")
+    try:
+        t = os.path.getmtime(obj)
+        if t < max(os.path.getmtime(src), os.path.getmtime(os.path.join(ROOT, "Makefile"))):
+            return None
+        elf = build.ElfObject(obj)
+    except (OSError, build.ElfError):
+        return None
+    return obj if any(s["name"] == ".nv_fatbin" for s in elf.sections) else None
+
+
+if __name__ == "__main__":
+    unittest.main()
