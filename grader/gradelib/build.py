@@ -276,6 +276,14 @@ class Builder:
                         for k, v in include_origins(f.read(), priv_src).items():
                             origins.setdefault(k, v)
             violations += check_headers(deps, static, ctx, origins)
+        # 3. clocks read in device code (the PTX)
+        ptx = os.path.join(work, "scan.ptx")
+        r = proc.run(nvcc + ["-ptx", priv_src, "-o", ptx], self.timeout, cwd=self.root)
+        if r.returncode == 0 and os.path.exists(ptx):
+            with open(ptx, encoding="utf-8", errors="replace") as f:
+                violations += check_device_clocks(f.read(), priv_src)
+        elif not r.timed_out:
+            notes.append("nvcc -ptx failed (the build shows why): the device-clock check was not run")
         if translated is not None:
             for pre in sorted(os.path.join(keep, f) for f in os.listdir(keep) if f.endswith(".cpp4.ii")):
                 with open(pre, encoding="utf-8", errors="replace") as f:
@@ -738,6 +746,39 @@ def check_headers(deps, static, ctx, origins=None):
 # ---- static checks: inline assembly in host code ---------------------------------------------------
 
 _ASM_RE = re.compile(r"(?<![A-Za-z0-9_$])(asm|__asm__|__asm)(?![A-Za-z0-9_$])")
+
+
+PTX_CLOCK_RE = re.compile(r"%(clock64|clock|globaltimer(?:_lo|_hi)?)\b")
+
+
+def check_device_clocks(ptx, private_src):
+    """Violations for clocks read in device code (%clock, %clock64, %globaltimer in the PTX),
+    each with the line of scan.cu the PTX's .loc names. A lab has no use for them (the harness
+    times it), and timing itself is how a lab could tell a slow tool (compute-sanitizer) from a
+    real run and behave differently under it."""
+    files = dict(re.findall(r'^\s*\.file\s+(\d+)\s+"([^"]*)"', ptx, re.M))  # listed at the end
+    line, found = None, []
+    src = os.path.realpath(private_src)
+    for ln in ptx.splitlines():
+        t = ln.strip()
+        m = re.match(r"^\.loc\s+(\d+)\s+(\d+)", t)
+        if m:
+            line = (m.group(1), int(m.group(2)))
+            continue
+        m = PTX_CLOCK_RE.search(t)
+        if m and not t.startswith("//"):
+            found.append((m.group(1), line))
+    out = []
+    for reg, loc in found:
+        where = ""
+        if loc and os.path.realpath(files.get(loc[0], "")) == src:
+            where = f" (line {loc[1]})"
+        msg = (f"reads a clock in device code{where}: lab code may not time itself (%{reg}); the "
+               f"harness times it, and a lab that measures its own speed could behave differently "
+               f"under a tool such as compute-sanitizer")
+        if msg not in out:
+            out.append(msg)
+    return out
 
 
 def check_host_asm(translation, private_src):
