@@ -139,14 +139,15 @@ OFFSET_CASES = (("tile+1", 1, 3), ("3tile+5", 2, 2), ("2^16+1", 3, 1))
 # on the host from the harness's own data (its seed) is caught too.
 CASE_CALLS = ("--calls", "2")
 # The many-calls case: one process, calls cycling through these sizes (two calls of the same n in
-# a row, then others): a remembered answer, state sized for the first n, or a leak shows here.
+# a row, then a smaller and a larger one): a remembered answer, state sized for the first call's
+# n, or a leak shows here.
 MULTI_CALLS = {"gpu": 100, "cpu": 12}
 
 
 def multi_sizes(info):
     """The sizes of the many-calls case."""
     t = info.tile or 1024
-    return [2 * t + 1, 2 * t + 1, 33, t + 1]
+    return [t + 1, t + 1, 33, 2 * t + 1]
 
 
 def make_cases(info, settings, run_seed, limit=None, mode="gpu"):
