@@ -123,10 +123,12 @@ static lab_status check_leak(size_t count_after_first, size_t bytes_after_first,
     if (g_live_count <= count_after_first || calls < 2)
         return ST_OK;
     r->status = ST_LEAK;
-    report_msg(r, "device memory leak: the lab's code allocated %zu buffer(s) (%zu bytes) with "
-                  "cudaMalloc that it never freed over %d calls (free what each call allocates, or "
-                  "use the scratch the harness passes in)",
-               g_live_count - count_after_first, g_live_bytes - bytes_after_first, calls - 1);
+    const size_t leaked = g_live_count - count_after_first;
+    report_msg(r, "device memory leak: in the %d call%s after the first, the lab's code allocated "
+                  "%zu buffer%s (%zu bytes) with cudaMalloc that it never freed (free what each call "
+                  "allocates, or use the scratch the harness passes in)",
+               calls - 1, calls - 1 == 1 ? "" : "s", leaked, leaked == 1 ? "" : "s",
+               g_live_bytes - bytes_after_first);
     return r->status;
 }
 

@@ -136,8 +136,14 @@ def case_seed(run_seed, lab_id, n, dist):
 OFFSET_CASES = (("tile+1", 1, 3), ("3tile+5", 2, 2), ("2^16+1", 3, 1))
 # Every case makes two calls: call 1 scans the case's own input (the seed the grader prints, the
 # CPU reference's), call 2 an input drawn on the GPU from a secret seed, so that an answer made
-# on the host from the harness's own data (its seed) is caught too.
-CASE_CALLS = ("--calls", "2")
+# on the host from the harness's own data (its seed) is caught too. Call 2 is at most a tile and
+# one element long, so a correct but slow lab is not timed out for it.
+
+
+def case_calls(info, n):
+    """The options that make a case two calls: n, then min(n, tile + 1)."""
+    second = min(n, (info.tile or 1024) + 1)
+    return ("--sizes", f"{n},{second}", "--calls", "2")
 # The many-calls case: one process, calls cycling through these sizes (two calls of the same n in
 # a row, then a smaller and a larger one): a remembered answer, state sized for the first call's
 # n, or a leak shows here.
@@ -163,13 +169,13 @@ def make_cases(info, settings, run_seed, limit=None, mode="gpu"):
     for i, (n, name) in enumerate(sizes.items()):
         chosen = dists if name in every else [dists[i % len(dists)]]
         for d in chosen:
-            cases.append((n, d, case_seed(run_seed, info.id, n, d), CASE_CALLS))
+            cases.append((n, d, case_seed(run_seed, info.id, n, d), case_calls(info, n)))
     by_name = {name: n for n, name in sizes.items()}
     for j, (name, off_in, off_out) in enumerate(OFFSET_CASES):
         if name in by_name:
             n, d = by_name[name], dists[(j + 1) % len(dists)]
             cases.append((n, d, case_seed(run_seed, info.id, n, f"{d}+off{off_in}{off_out}"),
-                          ("--offset-in", str(off_in), "--offset-out", str(off_out)) + CASE_CALLS))
+                          ("--offset-in", str(off_in), "--offset-out", str(off_out)) + case_calls(info, n)))
     multi = [n for n in multi_sizes(info) if not info.max_n or n <= info.max_n]
     if multi and (limit is None or max(multi) <= limit):
         n = multi[0]
@@ -343,7 +349,7 @@ def _sanitizer_findings(log, limit=4):
     return other + summary[:1]
 
 
-def run_sanitizer(sanitizer, tool, binary, n, seed, timeout):
+def run_sanitizer(sanitizer, tool, binary, n, seed, timeout, info=None):
     """(verdict, detail): verdict 'clean', 'errors' (only when the sanitizer exits with the
     grader's --error-exitcode) or 'timeout'/'failed' (could not check)."""
     fd, log = tempfile.mkstemp(prefix="sanitizer-", suffix=".log")
@@ -353,7 +359,8 @@ def run_sanitizer(sanitizer, tool, binary, n, seed, timeout):
                 "--print-limit", "10", os.path.abspath(binary)]
         if tool == "racecheck":
             argv[3:3] = ["--racecheck-report", "hazard"]
-        r = run_lab(argv, timeout, case=case_line(n, "small", seed, options=CASE_CALLS))
+        calls = case_calls(info, n) if info is not None else ("--calls", "2")
+        r = run_lab(argv, timeout, case=case_line(n, "small", seed, options=calls))
         try:
             with open(log, encoding="utf-8", errors="replace") as f:
                 text = f.read(200000)

@@ -456,7 +456,8 @@ class Grader:
             else:
                 tool, n = arg
                 verdict, detail = ev.run_sanitizer(self.sanitizer, tool, res["_binary"], n,
-                                                   ev.case_seed(self.seed, lab, n, tool), timeout)
+                                                   ev.case_seed(self.seed, lab, n, tool), timeout,
+                                                   res["_info"])
                 with self._lock:
                     done[1] += 1
                     self.progress(f"sanitizer: {done[1]} runs ({lab} {tool} n={n}: {verdict})")
