@@ -16,9 +16,10 @@
 extern "C" {
 #endif
 
-/* Enters the sandbox. Returns 0, or -1 with the reason in why (built without libseccomp, or the
- * kernel refused the filter). */
-int lab_sandbox_enter(char *why, size_t whylen);
+/* Enters the sandbox; under_tool: the process runs under compute-sanitizer, whose own code in
+ * the process needs more calls (sandbox.c). Returns 0, or -1 with the reason in why (built
+ * without libseccomp, or the kernel refused the filter). */
+int lab_sandbox_enter(int under_tool, char *why, size_t whylen);
 
 #ifdef __cplusplus
 }

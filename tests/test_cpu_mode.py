@@ -179,6 +179,18 @@ class Sandbox(unittest.TestCase):
     def test_executable_memory_is_stopped(self):
         self.check("sandbox_exec_memory", "mmap")
 
+    def test_under_compute_sanitizer_the_dangerous_calls_stay_refused(self):
+        # the tool's looser filter (its code in the process reads files): fork, writing a file
+        # and executable memory are still stopped
+        tool = {"CUDA_INJECTION64_PATH": "/opt/cuda/compute-sanitizer/libsanitizer-collection.so"}
+        for name, call in (("sandbox_fork", "clone"), ("sandbox_write_file", "openat"),
+                           ("sandbox_exec_memory", "mmap")):
+            rc, rep, err = run(name, 700, extra=("--sandbox",), **tool)
+            self.assertEqual(rc, EXIT_SANDBOX, f"{name}: {rep} {err}")
+            self.assertIn(f"graded runs do not allow: {call} (system call", err)
+        rc, rep, err = run("correct", 700, extra=("--sandbox",), **tool)
+        self.assertEqual((rc, rep.get("status"), rep.get("sandbox")), (0, "ok", True), f"{rep} {err}")
+
     def test_honest_code_runs_inside(self):
         rc, rep, err = run("correct", 3000, extra=("--sandbox", "--calls", "3"))
         self.assertEqual((rc, rep.get("status"), rep.get("sandbox")), (0, "ok", True), f"{rep} {err}")
