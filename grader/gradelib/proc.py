@@ -84,31 +84,14 @@ def kill_group(pgid):
 
 
 def _drain(fd):
-    """Whatever is in the pipe fd now (the writers are gone or stuck), without blocking."""
+    """Whatever is in the pipe or socket fd now (the writers are gone or stuck), without
+    blocking."""
     os.set_blocking(fd, False)
     chunks, size = [], 0
     while size <= OUTPUT_CAP:
         try:
             data = os.read(fd, 65536)
-        except BlockingIOError:
-            break
-        if not data:
-            break
-        chunks.append(data)
-        size += len(data)
-    return b"".join(chunks)[:OUTPUT_CAP].decode("utf-8", errors="replace")
-
-
-def _drain_socket(sock):
-    """Whatever the child wrote on its end of the case socket, without blocking."""
-    sock.setblocking(False)
-    chunks, size = [], 0
-    while size <= OUTPUT_CAP:
-        try:
-            data = sock.recv(65536)
-        except (BlockingIOError, InterruptedError):
-            break
-        except OSError:
+        except OSError:  # nothing more now (BlockingIOError), or the child reset a socket
             break
         if not data:
             break
@@ -374,7 +357,7 @@ def run(argv, timeout, cwd=None, env=None, report=False, contain=False, case=Non
                 sweep(None, p.pid)
             p.wait()
             if ours is not None:
-                rep = _drain_socket(ours)
+                rep = _drain(ours.fileno())
             else:
                 rep = _drain(rfd) if report else None
             return Result(p.returncode, _read(out), _read(err), timed_out, seconds, rep, escaped)
