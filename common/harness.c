@@ -5,9 +5,10 @@
  * (call k has its own seed; call 0 the case's), canary words around input and output, the
  * output poisoned, L2 flushed, the device idle; the lab's code; the device synchronised (every
  * stream, so work the lab hides on another stream is waited for and counted); then the call is
- * checked — call 0 on the host against the CPU reference, every later call on the GPU against a
- * known-good scan (verify.cu). A lab therefore cannot tell a timed call from a checked one, and a
- * remembered or skipped answer is wrong.
+ * checked — call 0 of an untimed run on the host against the CPU reference, every other call on
+ * the GPU against a known-good scan (verify.cu). Calls after the first scan inputs drawn on the
+ * GPU from a secret seed. A lab therefore cannot tell a timed call from a checked one, and a
+ * remembered, skipped or host-made answer is wrong. Host labs (01): every call on the host.
  *
  * Buffers: input and output each get LAB_GUARD_WORDS canary words before and after, the data
  * starting offset_in / offset_out words (0..3) past the 16-byte-aligned start, so a write
@@ -372,7 +373,7 @@ static void timings_finish(timings *t, const lab_info *lab, lab_report *r)
     free(t->copy);
 }
 
-/* Host input and reference of call k (call 0's are the caller's). */
+/* The case's own input and its CPU reference (call 0's; every call's n is a prefix of them). */
 typedef struct {
     int *in, *ref;
 } host_case;
