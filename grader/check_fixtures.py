@@ -149,7 +149,7 @@ def main(argv=None):
                          "got": got, "points": pts, "ok": not bad, "why": bad})
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    print(f"| fixture | lab | bug | diagnosis | points | verdict |")
+    print("| fixture | lab | bug | diagnosis | points | verdict |")
     print("|---|---|---|---|---|---|")
     for r in rows:
         got = r["got"].replace("|", "/").replace("\n", " ")

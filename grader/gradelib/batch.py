@@ -9,7 +9,6 @@ import shutil
 import stat
 import sys
 import tarfile
-import time
 import unicodedata
 import zipfile
 

@@ -6,7 +6,6 @@ the table, the CSV ratios, the skipped cases, the SVG and the exit codes can be 
 import csv
 import importlib.util
 import io
-import json
 import os
 import stat
 import sys

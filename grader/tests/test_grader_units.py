@@ -1,6 +1,5 @@
 """The grader's pieces on their own: scoring math, config validation, the static checks, the
 matrix and the parsing of harness output, and every output format."""
-import copy
 import io
 import json
 import os

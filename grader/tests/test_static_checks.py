@@ -8,7 +8,6 @@ uses the objects `make` built when they are current."""
 import concurrent.futures as cf
 import hashlib
 import os
-import re
 import shutil
 import threading
 import unittest
@@ -304,7 +303,7 @@ class Snippets(unittest.TestCase):
                                     "measures its own speed could behave differently under a tool such as "
                                     "compute-sanitizer"])
         r = self.r["managed"]
-        self.assertIn(f"lab code may not call __cudaRegisterManagedVar: no host memory: the harness hands the lab "
+        self.assertIn("lab code may not call __cudaRegisterManagedVar: no host memory: the harness hands the lab "
                       "every buffer it needs", r.obj)
 
 
