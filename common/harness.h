@@ -25,9 +25,11 @@ int lab_have_device(char *why, size_t whylen);
 /* The whole program: parse, run, print one line or one JSON object, exit with the status's code.
  *
  * The report goes to stdout, or with `--report-fd N` (an option of the harness, not of the lab,
- * taken out of argv before the lab's options are parsed) only to file descriptor N: the grader
- * passes a pipe there and ignores stdout, so a result line printed by the lab's own code is never
- * read as the harness's. While the lab's code runs and until the report is out, an atexit check
+ * taken out of argv before the lab's options are parsed) only to file descriptor N. A graded
+ * run is `scan --grader` and nothing else: the options come as one line on standard input (a
+ * socket the grader holds), the report goes back on it, and the run is sandboxed (sandbox.h);
+ * so every graded run has the same command line, and a result line printed by the lab's own
+ * code is never read as the harness's. While the lab's code runs and until the report is out, an atexit check
  * is armed: a process that ends in that window through exit() (the lab's code printing a result
  * of its own and exiting, say) prints one line on stderr and ends with LAB_EXIT_TAMPERED. */
 int lab_main(int argc, char **argv);
