@@ -15,12 +15,6 @@
 #define REF_ITEMS 4
 #define REF_TILE (REF_THREADS * REF_ITEMS)
 
-/* Rounds a byte count up to 256 so every sub-buffer keeps cudaMalloc's alignment. */
-static size_t align256(size_t bytes)
-{
-    return (bytes + 255) & ~(size_t)255;
-}
-
 /* Exclusive scan of each REF_TILE-element block of data, in place; block b's total goes to
  * block_sums[b] when block_sums is not NULL. Each thread scans REF_ITEMS consecutive values,
  * then a two-barrier Kogge-Stone over the REF_THREADS thread totals gives each thread its
@@ -68,7 +62,7 @@ extern "C" size_t ref_scan_temp_bytes(size_t m)
     size_t bytes = 0;
     while (m > 1) { /* one level of block sums per REF_TILE-fold reduction */
         m = CEIL_DIV(m, (size_t)REF_TILE);
-        bytes += align256(m * sizeof(int));
+        bytes += lab_align256(m * sizeof(int));
         if (m <= 1)
             break;
     }
@@ -85,7 +79,7 @@ extern "C" void ref_exclusive_scan_inplace(int *d_data, size_t m, void *d_temp)
     ref_block_scan_kernel<<<(unsigned)blocks, REF_THREADS>>>(d_data, d_sums, m);
     LAUNCH_CHECK();
     if (blocks > 1) {
-        ref_exclusive_scan_inplace(d_sums, blocks, (char *)d_temp + align256(blocks * sizeof(int)));
+        ref_exclusive_scan_inplace(d_sums, blocks, (char *)d_temp + lab_align256(blocks * sizeof(int)));
         const size_t rest = m - REF_TILE;
         ref_block_add_kernel<<<(unsigned)CEIL_DIV(rest, (size_t)REF_THREADS), REF_THREADS>>>(
             d_data, d_sums, m);
@@ -134,7 +128,7 @@ extern "C" size_t lab_scratch_bytes(const lab_info *lab, const lab_variant *v, s
 {
     if (lab->shape == LAB_TILE) {
         size_t tiles = tile_count(lab, n);
-        return align256(tiles * sizeof(int)) + ref_scan_temp_bytes(tiles);
+        return lab_align256(tiles * sizeof(int)) + ref_scan_temp_bytes(tiles);
     }
     return v->temp_bytes ? v->temp_bytes(n) : 0;
 }
@@ -156,12 +150,18 @@ extern "C" lab_result lab_device_scan(const lab_info *lab, const lab_variant *v,
     if (lab->shape != LAB_TILE)
         return v->scan(d_in, d_out, n, d_scratch);
 
-    int *sums = NULL;
-    lab_result r = lab_device_tile_pass(lab, v, d_in, d_out, n, d_scratch, &sums);
-    if (r != LAB_OK || n <= lab->tile)
-        return r;
+    lab_result r = lab_device_tile_pass(lab, v, d_in, d_out, n, d_scratch, NULL);
+    if (r == LAB_OK)
+        lab_device_carries(lab, d_out, n, d_scratch);
+    return r;
+}
+
+extern "C" void lab_device_carries(const lab_info *lab, int *d_out, size_t n, void *d_scratch)
+{
+    if (n <= lab->tile)
+        return;
     const size_t tiles = tile_count(lab, n);
-    ref_exclusive_scan_inplace(sums, tiles, (char *)d_scratch + align256(tiles * sizeof(int)));
+    int *sums = (int *)d_scratch;
+    ref_exclusive_scan_inplace(sums, tiles, (char *)d_scratch + lab_align256(tiles * sizeof(int)));
     ref_add_carries(d_out, sums, n, lab->tile);
-    return LAB_OK;
 }

@@ -29,6 +29,17 @@ lab_result lab_device_scan(const lab_info *lab, const lab_variant *v, const int 
 lab_result lab_device_tile_pass(const lab_info *lab, const lab_variant *v, const int *d_in,
                                 int *d_out, size_t n, void *d_scratch, int **d_tile_sums);
 
+/* LAB_TILE only: the carries after a tile pass, the known-good way: an exclusive scan of the tile
+ * totals lab_device_tile_pass left in d_scratch (in place), then each tile's carry added to its
+ * outputs. lab_device_scan is lab_device_tile_pass followed by this. */
+void lab_device_carries(const lab_info *lab, int *d_out, size_t n, void *d_scratch);
+
+/* bytes rounded up to 256, so that every sub-buffer of a scratch keeps cudaMalloc's alignment. */
+static inline size_t lab_align256(size_t bytes)
+{
+    return (bytes + 255) & ~(size_t)255;
+}
+
 /* Known-good exclusive scan of d_data[0..m) in place (wrapping), used for the carries. Needs
  * ref_scan_temp_bytes(m) bytes at d_temp. Not a lab: plain and obviously correct. */
 size_t ref_scan_temp_bytes(size_t m);

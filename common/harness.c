@@ -205,90 +205,17 @@ static size_t first_bad_output(const int *out, const int *h_ref, size_t n, unsig
     return n;
 }
 
-/* Checks guards, input and output (all on the host) of a call whose input was h_in + c (c = 0:
- * h_in itself) and whose answer is therefore h_ref shifted (shifted_ref); sets r's status,
- * message and mismatch. */
-static lab_status validate(const lab_info *lab, const int *h_in, const int *h_ref, unsigned c,
-                           const int *in_base, layout li, const int *out_base, layout lo,
-                           lab_report *r)
+/* A verdict with nothing found. */
+static lab_call_verdict no_verdict(void)
 {
-    const size_t n = lo.n;
-    size_t k;
-
-    if ((k = lab_canary_check(out_base, lo.front)) < lo.front) {
-        r->status = ST_OUT_OF_BOUNDS;
-        r->has_mismatch = 1;
-        r->mismatch_index = -(long long)(lo.front - k);
-        r->expected = lab_canary_word(k);
-        r->got = out_base[k];
-        report_msg(r, "wrote before the output: out[%lld] changed (n=%zu)", r->mismatch_index, n);
-        return r->status;
-    }
-    if ((k = lab_canary_check(out_base + lo.front + n, lo.back)) < lo.back) {
-        r->status = ST_OUT_OF_BOUNDS;
-        r->has_mismatch = 1;
-        r->mismatch_index = (long long)(n + k);
-        r->expected = lab_canary_word(k);
-        r->got = out_base[lo.front + n + k];
-        report_msg(r, "wrote past the end of the output: out[%zu] changed (n=%zu)", n + k, n);
-        return r->status;
-    }
-    if (lab_canary_check(in_base, li.front) < li.front ||
-        lab_canary_check(in_base + li.front + n, li.back) < li.back) {
-        r->status = ST_INPUT_MODIFIED;
-        report_msg(r, "wrote into the guard words around the input (n=%zu)", n);
-        return r->status;
-    }
-    if ((k = first_bad_input(in_base + li.front, h_in, n, c)) < n) {
-        const int was = (int)((unsigned)h_in[k] + c);
-        r->status = ST_INPUT_MODIFIED;
-        r->has_mismatch = 1;
-        r->mismatch_index = (long long)k;
-        r->expected = was;
-        r->got = in_base[li.front + k];
-        report_msg(r, "modified the input: in[%zu] was %d, is now %d (n=%zu)", k, was,
-                   in_base[li.front + k], n);
-        return r->status;
-    }
-    if ((k = first_bad_output(out_base + lo.front, h_ref, n, c, lab->type)) < n) {
-        const int got = out_base[lo.front + k], want = shifted_ref(h_ref, k, c, lab->type);
-        r->status = ST_WRONG;
-        r->has_mismatch = 1;
-        r->mismatch_index = (long long)k;
-        r->expected = want;
-        r->got = got;
-        report_msg(r, "out[%zu] expected %d, got %d%s (n=%zu, %s scan%s)", k, want, got,
-                   got == LAB_POISON ? " (never written)" : "", n,
-                   lab->type == SCAN_INCLUSIVE ? "inclusive" : "exclusive",
-                   lab->shape == LAB_TILE && k >= lab->tile ? ", past the first tile" : "");
-        return r->status;
-    }
-    return ST_OK;
+    lab_call_verdict v;
+    v.out_front = v.out_back = v.in_guard = v.in = v.out = v.sum = -1;
+    v.expected = v.got = 0;
+    return v;
 }
 
-/* Tile labs: sums[t] must be the total of tile t of in[0..n), the last, ragged tile too. */
-static lab_status validate_sums(const lab_info *lab, const int *h_in, size_t n, const int *sums,
-                                lab_report *r)
-{
-    const size_t tiles = CEIL_DIV(n, lab->tile);
-    for (size_t t = 0; t < tiles; t++) {
-        const size_t first = t * lab->tile, end = first + lab->tile < n ? first + lab->tile : n;
-        unsigned total = 0;
-        for (size_t i = first; i < end; i++)
-            total += (unsigned)h_in[i];
-        if ((unsigned)sums[t] != total) {
-            r->status = ST_WRONG;
-            report_msg(r, "tile_sums[%zu] expected %d, got %d%s: the total of tile %zu "
-                          "(elements %zu..%zu) (n=%zu)", t, (int)total, sums[t],
-                       sums[t] == LAB_POISON ? " (never written)" : "", t, first, end - 1, n);
-            return r->status;
-        }
-    }
-    return ST_OK;
-}
-
-/* The same checks from the GPU's verdict (calls after the first). */
-static lab_status report_verdict(const lab_info *lab, const lab_device_verdict *v, size_t n,
+/* Sets r's status, message and mismatch from a verdict (of the host's check or the GPU's). */
+static lab_status report_verdict(const lab_info *lab, const lab_call_verdict *v, size_t n,
                                  lab_report *r)
 {
     if (v->out_front >= 0) {
@@ -301,6 +228,7 @@ static lab_status report_verdict(const lab_info *lab, const lab_device_verdict *
     } else if (v->in_guard >= 0) {
         r->status = ST_INPUT_MODIFIED;
         report_msg(r, "wrote into the guard words around the input (n=%zu)", n);
+        return r->status;
     } else if (v->in >= 0) {
         r->status = ST_INPUT_MODIFIED;
         report_msg(r, "modified the input: in[%lld] was %lld, is now %lld (n=%zu)", v->in,
@@ -312,18 +240,78 @@ static lab_status report_verdict(const lab_info *lab, const lab_device_verdict *
                    lab->type == SCAN_INCLUSIVE ? "inclusive" : "exclusive",
                    lab->shape == LAB_TILE && (size_t)v->out >= lab->tile ? ", past the first tile" : "");
     } else if (v->sum >= 0) {
+        const size_t first = (size_t)v->sum * lab->tile;
+        const size_t last = (first + lab->tile < n ? first + lab->tile : n) - 1;
         r->status = ST_WRONG;
-        report_msg(r, "tile_sums[%lld] expected %lld, got %lld%s: the total of tile %lld (n=%zu)",
-                   v->sum, v->expected, v->got, v->got == LAB_POISON ? " (never written)" : "",
-                   v->sum, n);
+        report_msg(r, "tile_sums[%lld] expected %lld, got %lld%s: the total of tile %lld "
+                      "(elements %zu..%zu) (n=%zu)", v->sum, v->expected, v->got,
+                   v->got == LAB_POISON ? " (never written)" : "", v->sum, first, last, n);
+        return r->status;
     } else {
         return ST_OK;
     }
-    r->has_mismatch = v->out >= 0 || v->in >= 0;
-    r->mismatch_index = v->out >= 0 ? v->out : v->in;
+    r->has_mismatch = 1;
+    r->mismatch_index = v->out_front >= 0 ? -v->out_front
+                        : v->out_back >= 0 ? (long long)n + v->out_back
+                        : v->in >= 0       ? v->in
+                                           : v->out;
     r->expected = v->expected;
     r->got = v->got;
     return r->status;
+}
+
+/* Checks guards, input and output (all on the host) of a call whose input was h_in + c (c = 0:
+ * h_in itself) and whose answer is therefore h_ref shifted (shifted_ref); reports the first
+ * thing wrong through report_verdict, as the GPU's check does. */
+static lab_status validate(const lab_info *lab, const int *h_in, const int *h_ref, unsigned c,
+                           const int *in_base, layout li, const int *out_base, layout lo,
+                           lab_report *r)
+{
+    const size_t n = lo.n;
+    lab_call_verdict v = no_verdict();
+    size_t k;
+
+    if ((k = lab_canary_check(out_base, lo.front)) < lo.front) {
+        v.out_front = (long long)(lo.front - k);
+        v.expected = lab_canary_word(k);
+        v.got = out_base[k];
+    } else if ((k = lab_canary_check(out_base + lo.front + n, lo.back)) < lo.back) {
+        v.out_back = (long long)k;
+        v.expected = lab_canary_word(k);
+        v.got = out_base[lo.front + n + k];
+    } else if (lab_canary_check(in_base, li.front) < li.front ||
+               lab_canary_check(in_base + li.front + n, li.back) < li.back) {
+        v.in_guard = 0;
+    } else if ((k = first_bad_input(in_base + li.front, h_in, n, c)) < n) {
+        v.in = (long long)k;
+        v.expected = (int)((unsigned)h_in[k] + c);
+        v.got = in_base[li.front + k];
+    } else if ((k = first_bad_output(out_base + lo.front, h_ref, n, c, lab->type)) < n) {
+        v.out = (long long)k;
+        v.expected = shifted_ref(h_ref, k, c, lab->type);
+        v.got = out_base[lo.front + k];
+    }
+    return report_verdict(lab, &v, n, r);
+}
+
+/* Tile labs: sums[t] must be the total of tile t of in[0..n), the last, ragged tile too. */
+static lab_status validate_sums(const lab_info *lab, const int *h_in, size_t n, const int *sums,
+                                lab_report *r)
+{
+    const size_t tiles = CEIL_DIV(n, lab->tile);
+    lab_call_verdict v = no_verdict();
+    for (size_t t = 0; t < tiles && v.sum < 0; t++) {
+        const size_t first = t * lab->tile, end = first + lab->tile < n ? first + lab->tile : n;
+        unsigned total = 0;
+        for (size_t i = first; i < end; i++)
+            total += (unsigned)h_in[i];
+        if ((unsigned)sums[t] != total) {
+            v.sum = (long long)t;
+            v.expected = (int)total;
+            v.got = sums[t];
+        }
+    }
+    return report_verdict(lab, &v, n, r);
 }
 
 static double now_ms(void)
@@ -671,11 +659,7 @@ static lab_status call_device(device_rig *g, const lab_info *lab, const lab_vari
     if (lab->shape == LAB_TILE && n) { /* keep the totals, then the harness's carries */
         const size_t tiles = CEIL_DIV(n, lab->tile);
         CUDA_CHECK(cudaMemcpy(g->d_sums, g->d_scratch, tiles * sizeof(int), cudaMemcpyDeviceToDevice));
-        if (n > lab->tile) {
-            size_t sums_bytes = (tiles * sizeof(int) + 255) & ~(size_t)255;
-            ref_exclusive_scan_inplace((int *)g->d_scratch, tiles, (char *)g->d_scratch + sums_bytes);
-            ref_add_carries(d_out, (const int *)g->d_scratch, n, lab->tile);
-        }
+        lab_device_carries(lab, d_out, n, g->d_scratch);
     }
     CUDA_CHECK(cudaEventRecord(g->ev[2], 0));
     CUDA_CHECK(cudaEventSynchronize(g->ev[2]));
@@ -688,7 +672,7 @@ static lab_status call_device(device_rig *g, const lab_info *lab, const lab_vari
         if (check_on_host(g, lab, o, hc, n, r) != ST_OK)
             return r->status;
     } else {
-        lab_device_verdict verdict;
+        lab_call_verdict verdict;
         if (lab_verify_call(g->d_in, g->d_out, li.front, lo.front, n, li.back, lo.back,
                             (int)o->dist, g->d_seed, lab->type,
                             lab->shape == LAB_TILE ? g->d_sums : NULL, lab->tile, g->d_verify,

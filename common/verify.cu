@@ -24,11 +24,6 @@ static unsigned verify_blocks(size_t work)
     return (unsigned)(b == 0 ? 1 : b > VERIFY_MAX_BLOCKS ? VERIFY_MAX_BLOCKS : b);
 }
 
-static size_t align256(size_t bytes)
-{
-    return (bytes + 255) & ~(size_t)255;
-}
-
 /* ---- writing inputs and outputs ------------------------------------------------ */
 
 /* The seed of a call, kept on the device. secret: mixed with the GPU's clocks, so that no host
@@ -148,7 +143,7 @@ __global__ void check_sums_kernel(const int *sums, size_t tiles, size_t tile, si
 
 extern "C" size_t lab_verify_temp_bytes(size_t n)
 {
-    return 256 + align256((n ? n : 1) * sizeof(int)) + ref_scan_temp_bytes(n);
+    return 256 + lab_align256((n ? n : 1) * sizeof(int)) + ref_scan_temp_bytes(n);
 }
 
 /* One int of device memory, read back (for the message only). */
@@ -168,11 +163,11 @@ extern "C" int lab_verify_call(const int *d_in_base, const int *d_out_base, size
                                size_t front_out, size_t n, size_t back_in, size_t back_out,
                                int dist, const uint64_t *d_seed, scan_type type,
                                const int *d_sums, size_t tile, void *d_temp,
-                               lab_device_verdict *v)
+                               lab_call_verdict *v)
 {
     unsigned long long *d_v = (unsigned long long *)d_temp, h[V_FIELDS];
     int *d_ref = (int *)((char *)d_temp + 256);
-    void *d_ref_temp = (char *)d_ref + align256((n ? n : 1) * sizeof(int));
+    void *d_ref_temp = (char *)d_ref + lab_align256((n ? n : 1) * sizeof(int));
     const int *d_in = d_in_base + front_in;
     const int inclusive = type == SCAN_INCLUSIVE;
 
@@ -202,7 +197,16 @@ extern "C" int lab_verify_call(const int *d_in_base, const int *d_out_base, size
     v->out = field(h, V_OUT);
     v->sum = field(h, V_SUM);
     v->expected = v->got = 0;
-    if (v->in >= 0) {
+    if (v->out_front >= 0) { /* the values for the first field set, in the verdict's order */
+        const size_t i = front_out - (size_t)v->out_front;
+        v->expected = lab_canary_value(i);
+        v->got = read_word(d_out_base + i);
+    } else if (v->out_back >= 0) {
+        v->expected = lab_canary_value((uint64_t)v->out_back);
+        v->got = read_word(d_out_base + front_out + n + v->out_back);
+    } else if (v->in_guard >= 0) {
+        /* no values: the message names the guard only */
+    } else if (v->in >= 0) {
         uint64_t seed = 0; /* read only now: the lab's call is over */
         CUDA_CHECK(cudaMemcpy(&seed, d_seed, sizeof(seed), cudaMemcpyDeviceToHost));
         v->expected = lab_input_value(seed, dist, (uint64_t)v->in);

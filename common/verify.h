@@ -30,17 +30,19 @@ void lab_prep_output(int *d_base, size_t front, size_t n, size_t back);
 /* Bytes of device scratch lab_verify_call needs at n elements. */
 size_t lab_verify_temp_bytes(size_t n);
 
-/* What lab_verify_call found: each field the first bad index, or -1 when none. */
+/* What the check of one call found (lab_verify_call on the GPU, the harness's own check on the
+ * host): each field the first bad index, or -1 when none; expected and got belong to the first
+ * field set, in the order of the fields (the order the harness reports them in). */
 typedef struct {
-    long long in_guard;   /* guard word around the input (index in the front guard, or n + k) */
-    long long in;         /* input element that no longer holds what was generated */
     long long out_front;  /* front guard word of the output, counted back from out[0] (1 = out[-1]) */
     long long out_back;   /* back guard word k: out[n + k] */
+    long long in_guard;   /* guard word around the input (index in the front guard, or n + k) */
+    long long in;         /* input element that no longer holds what was generated */
     long long out;        /* first wrong output element */
     long long sum;        /* first wrong tile total (tile labs) */
     /* values at the first bad index, for the message */
     long long expected, got;
-} lab_device_verdict;
+} lab_call_verdict;
 
 /* Checks one call on the GPU: the input (seed at d_seed) and its guards still hold what
  * lab_gen_input wrote,
@@ -50,7 +52,7 @@ typedef struct {
 int lab_verify_call(const int *d_in_base, const int *d_out_base, size_t front_in, size_t front_out,
                     size_t n, size_t back_in, size_t back_out, int dist, const uint64_t *d_seed,
                     scan_type type, const int *d_sums, size_t tile, void *d_temp,
-                    lab_device_verdict *v);
+                    lab_call_verdict *v);
 
 #ifdef __cplusplus
 }

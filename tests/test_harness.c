@@ -382,7 +382,7 @@ static void verify_rig_make(verify_rig *g, size_t n, int secret)
     }
 }
 
-static int verify_rig_check(verify_rig *g, lab_device_verdict *v)
+static int verify_rig_check(verify_rig *g, lab_call_verdict *v)
 {
     return lab_verify_call(g->d_in, g->d_out, g->front, g->front, g->n, g->back, g->back,
                            DIST_RANDOM, g->d_seed, SCAN_INCLUSIVE, g->d_sums, g->tile, g->d_temp, v);
@@ -399,7 +399,7 @@ Test(verifier, agrees_with_the_cpu, .description = "a right answer passes; each 
     for (size_t c = 0; c < sizeof(ns) / sizeof(ns[0]); c++)
         for (int secret = 0; secret <= 1; secret++) {
             verify_rig g;
-            lab_device_verdict v;
+            lab_call_verdict v;
             const size_t n = ns[c], k = n / 2;
             verify_rig_make(&g, n, secret);
             cr_expect_eq(verify_rig_check(&g, &v), 0, "n=%zu secret=%d: a right answer failed", n, secret);

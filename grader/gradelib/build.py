@@ -498,7 +498,8 @@ def _line_at(clean, joints):
 
 def strip_comments(text):
     """text with C/C++ comments replaced by spaces and the insides of literals blanked (see
-    _lex), line for line, so a commented-out #include is not held against the student."""
+    _lex), line for line: a commented-out #include is not held against the student, and an
+    identifier found in it is code."""
     clean, joints = _lex(text)
     return _unsplice(clean, joints)
 
@@ -506,14 +507,8 @@ def strip_comments(text):
 _STRING_RE = re.compile(r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'')
 
 
-def code_only(text):
-    """text without comments and with the insides of string and char literals blanked: where an
-    identifier found is code (line numbers are kept)."""
-    return strip_comments(text)
-
-
 def find_line(code, names):
-    """The first line of code (as code_only returns it) where one of names occurs as a whole
+    """The first line of code (as strip_comments returns it) where one of names occurs as a whole
     identifier, or None."""
     best = None
     for name in names:
@@ -1116,7 +1111,7 @@ def check_symbols(syms, static, device_lab, gpu_build=True, harness_imports=None
     C-linkage weak definitions a strong definition elsewhere would replace) must be on the
     allowlist: static's allowed_symbols, allowed_gpu_lab_symbols (GPU labs only) or
     allowed_symbol_patterns; registration_only_symbols only from the registration_functions
-    nvcc writes. code: the source (code_only) where the line of a refused name is looked up.
+    nvcc writes. code: the source (strip_comments) where the line of a refused name is looked up.
     Every object: a C-linkage definition shadows the C runtime or the harness when its name is
     in shadow_names or shadow_patterns or in harness_imports (the names the harness objects
     call, Builder.harness_imports). A GPU lab's nvcc object must launch a kernel."""

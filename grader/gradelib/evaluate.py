@@ -184,11 +184,6 @@ def make_cases(info, settings, run_seed, limit=None, mode="gpu"):
     return cases
 
 
-def case_label(n, dist, options=()):
-    """How a case is named in messages: 'n=513 dist=ones', plus its extra options."""
-    return f"n={n} dist={dist}" + (" " + " ".join(options) if options else "")
-
-
 def reproduce_cmd(lab_id, n, dist, seed, mode="gpu", options=()):
     """The command that reruns one case by hand (in CPU mode too, when that is how it ran)."""
     cpu = " CPU=1" if mode == "cpu" else ""

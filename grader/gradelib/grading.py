@@ -24,6 +24,15 @@ CASE_KINDS_STOP = ("not_implemented", "timeout")  # after one of these, a lab's 
 PLAUSIBLE_FRACTION_OF_COPY = 0.75
 
 
+def refuse(res, violations):
+    """Marks a lab result as failing its static checks (violations: one line each); returns it.
+    Nothing of such a lab is run."""
+    res["static"].update(ok=False, violations=violations)
+    res["status"] = "static check failed"
+    res["summary"] = "static check failed: " + violations[0]
+    return res
+
+
 def course_labs(root):
     """The course's lab ids: labs/NN_name folders (the Makefile discovers them the same way)."""
     d = os.path.join(root, "labs")
@@ -240,10 +249,7 @@ class Grader:
             # First pass, on the text: the #include lines written out (quick, with line numbers).
             violations = buildmod.check_source(text, static, self.builder.harness_headers())
             if violations:  # before the build: a forbidden #include may not even compile
-                res["static"]["violations"] = violations
-                res["status"] = "static check failed"
-                res["summary"] = "static check failed: " + violations[0]
-                return lab, res
+                return lab, refuse(res, violations)
             out_dir = os.path.join(base, lab)
             ref = self.refs.get(lab)
             device_lab = ref[1].device if ref else True
@@ -266,12 +272,9 @@ class Grader:
             if pre is not None and pre.note:
                 notes.append(pre.note)
             if pre is not None and pre.violations:
-                res["static"]["violations"] = pre.violations
                 if notes:
                     res["static"]["note"] = "; ".join(notes)
-                res["status"] = "static check failed"
-                res["summary"] = "static check failed: " + pre.violations[0]
-                return lab, res
+                return lab, refuse(res, pre.violations)
             res["build"].update(ok=b.ok, seconds=round(b.seconds + (nb.seconds if nb else 0), 2),
                                 message=b.message)
             imports = self.builder.harness_imports()
@@ -289,7 +292,7 @@ class Grader:
                 gpu_imports = nvb.harness_imports()
                 if gpu_imports is not None:
                     imports = (imports or set()) | gpu_imports
-            code = buildmod.code_only(text)
+            code = buildmod.strip_comments(text)
             for obj, gpu_build in objects:
                 found, note = buildmod.check_object(obj, static, device_lab, gpu_build, imports, code)
                 if note and note not in notes:
@@ -318,10 +321,7 @@ class Grader:
             elif nb is not None and nb.ok:
                 violations += buildmod.check_binary(nb.binary)
             if violations:  # nothing of a submission that failed a static check is ever run
-                res["static"]["violations"] = violations
-                res["status"] = "static check failed"
-                res["summary"] = "static check failed: " + violations[0]
-                return lab, res
+                return lab, refuse(res, violations)
             info, why = ev.describe(b.binary)
             if info is None:
                 violations.append(f"the LAB descriptor is unusable: {why}")
@@ -334,9 +334,7 @@ class Grader:
             res["static"]["ok"] = not violations
             res["static"]["violations"] = violations
             if violations:
-                res["status"] = "static check failed"
-                res["summary"] = "static check failed: " + violations[0]
-                return lab, res
+                return lab, refuse(res, violations)
             res["title"] = info.title
             res["_no_kernel"] = no_kernel
             res["_binary"] = b.binary
@@ -361,9 +359,7 @@ class Grader:
         for lab in runnable:
             res = built[lab]
             if res.get("_no_kernel") and res["status"] != "not implemented":
-                res["static"].update(ok=False, violations=res["_no_kernel"])
-                res["status"] = "static check failed"
-                res["summary"] = "static check failed: " + res["_no_kernel"][0]
+                refuse(res, res["_no_kernel"])
         runnable = [lab for lab in runnable if built[lab]["status"] != "static check failed"]
         if self.mode == "gpu":
             t0 = time.monotonic()

@@ -135,10 +135,10 @@ class StaticChecks(unittest.TestCase):
                '/**/ # line 8\nconst char *u = R"xy(\n#line 10\n#include <cub/cub.cuh>\n)xy"; int BAR"x";\n')
         self.assertEqual(build.check_source(src, self.static), [line_msg % n for n in (1, 2, 3, 5, 10, 13)] + [
             "includes <thrust/scan.h> (through line 6): scan, sort and reduce libraries are not allowed"])
-        code = build.code_only(src)
+        code = build.strip_comments(src)
         self.assertEqual(code.count("\n"), src.count("\n"))
         self.assertEqual(build.find_line(code, ["BAR"]), 17)
-        self.assertIsNone(build.find_line(build.code_only('x = "getenv"; // getenv\n'), ["getenv"]))
+        self.assertIsNone(build.find_line(build.strip_comments('x = "getenv"; // getenv\n'), ["getenv"]))
         # gcc -E's markers: a file name changed inside scan.cu's code without flag 1 or 2
         pre = "\n".join(['# 0 "/w/scan.cu"', '# 0 "<built-in>"', '# 1 "/w/scan.cu"',
                          '# 1 "/usr/include/stdio.h" 1 3 4', "int x;", '# 2 "/w/scan.cu" 2', "int a;",
@@ -218,7 +218,7 @@ class StaticChecks(unittest.TestCase):
     def test_the_line_of_a_refused_name(self):
         src = ('#include "lab.h"\n// getenv in a comment\nconst char *s = "getenv";\n'
                'static int f() { return getenv("HOME") != 0; }\nvoid *p = new int[4];\n')
-        code = build.code_only(src)
+        code = build.strip_comments(src)
         v = build.check_symbols(self.HONEST + [("U", "getenv"), build.Symbol("U", "operator new[](unsigned long)", "_Znam")],
                                 self.static, True, code=code)
         self.assertEqual(v[0], "lab code may not call getenv (line 4): lab code reads nothing from the process's "

@@ -177,7 +177,7 @@ def check_one(b, text, name, device_lab=True):
         f.write(text)
     source, _ = b.source_checks(src, STATIC)
     obj = compile_object(b, src, os.path.join(WORK, "objects"))
-    found, note = build.check_object(obj, STATIC, device_lab, True, None, build.code_only(text))
+    found, note = build.check_object(obj, STATIC, device_lab, True, None, build.strip_comments(text))
     if note:
         raise AssertionError(note)
     return Compiled(text, source, found, obj)
@@ -333,7 +333,7 @@ class HonestCode(unittest.TestCase):
             source, note = b.source_checks(priv, STATIC)
             obj = made_object(top, lab, src) or compile_object(b, src, os.path.join(WORK, "objects"))
             found, onote = build.check_object(obj, STATIC, not lab.startswith("01"), True,
-                                              b.harness_imports(), build.code_only(text))
+                                              b.harness_imports(), build.strip_comments(text))
             found = [v for v in found if not (top == "labs" and v.startswith("launches no kernel"))]
             return (f"{top}/{lab}", build.check_source(text, STATIC, b.harness_headers()) + source + found,
                     note + onote)
