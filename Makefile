@@ -79,7 +79,10 @@ ifneq ($(CPU_MODE),)
 endif
 
 # ---- the common objects ------------------------------------------------------------------------
-COMMON_C   := check cuda_check harness sandbox
+# The host-side helpers, one file per job (inputs, validation, options, reports): pure C.
+HELPERS_C  := inputs validate options report
+HELPERS_OBJ := $(HELPERS_C:%=$(BUILD)/common/%.o)
+COMMON_C   := $(HELPERS_C) cuda_check harness sandbox
 COMMON_OBJ := $(COMMON_C:%=$(BUILD)/common/%.o) $(BUILD)/common/driver.o $(BUILD)/common/verify.o
 MAIN_OBJ   := $(BUILD)/common/main.o
 COMMON_DEPS := $(wildcard common/*.h)
@@ -150,6 +153,7 @@ help:
 	@echo "  make all                build every lab binary of SRC (labs by default)"
 	@echo "  make slides             render slides/*.md to build/slides/ (HTML; PDF with Chromium; needs npm)"
 	@echo "  make diagrams           regenerate the SVG diagrams in slides/diagrams/ from the algorithms"
+	@echo "  make contract           regenerate common/contract.h from common/contract.json"
 	@echo "  make clean              remove build/"
 	@echo ""
 	@echo "  variables: SRC=labs|solutions  LAB=NN  ARGS='...'  TEST_SRC=solutions|labs (now $(TEST_SRC))"
@@ -183,6 +187,12 @@ lab-binary: $(COMMON_OBJ) $(MAIN_OBJ)
 clean:
 	rm -rf $(BUILD)
 
+# make contract: rewrite common/contract.h from common/contract.json, the facts the harness, the
+# tests and the grader share (tests/test_contract.py fails while contract.h is stale).
+.PHONY: contract
+contract:
+	$(PYTHON) common/contract.py
+
 # ---- tests ---------------------------------------------------------------------------------------
 # Criterion: found, installed (root or sudo without a password), or one clear message.
 check-criterion:
@@ -213,7 +223,7 @@ $(BUILD)/tests/%.o: tests/%.c $(COMMON_DEPS) tests/lab_cases.h | check-criterion
 	$(CC) $(CFLAGS) $(CRIT_CFLAGS) -Itests -c $< -o $@
 
 # Host-only tests of the helpers and the harness (fixture labs inside the test file).
-$(BUILD)/tests/test_check: $(BUILD)/tests/test_check.o $(BUILD)/common/check.o
+$(BUILD)/tests/test_helpers: $(BUILD)/tests/test_helpers.o $(HELPERS_OBJ)
 	$(NVCC) $(LDFLAGS) $^ -o $@ $(TEST_LIBS)
 $(BUILD)/tests/test_harness: $(BUILD)/tests/test_harness.o $(COMMON_OBJ)
 	$(NVCC) $(LDFLAGS) $^ -o $@ $(TEST_LIBS) $(SECCOMP_LIBS)
@@ -247,7 +257,7 @@ ifneq ($(filter test,$(MAKECMDGOALS)),)
 endif
 TEST_LABS   = $(if $(LAB),$(LAB_DIR),$(LABS))
 KERNEL_BINS = $(TEST_LABS:%=$(BUILD)/tests/$(if $(filter labs,$(TEST_SRC)),labs/)kernels_%)
-TEST_BINS   = $(if $(LAB),,$(BUILD)/tests/test_check $(BUILD)/tests/test_harness) $(KERNEL_BINS)
+TEST_BINS   = $(if $(LAB),,$(BUILD)/tests/test_helpers $(BUILD)/tests/test_harness) $(KERNEL_BINS)
 
 # What the Python suites need besides: every lab binary of both trees and the CPU-mode fixtures.
 TEST_EXTRAS = $(if $(LAB),,$(LABS:%=$(BUILD)/labs/%/scan) $(LABS:%=$(BUILD)/solutions/%/scan) cpu-fixtures)
@@ -328,7 +338,7 @@ slides: $(MARP)
 BENCH_SRC  := $(if $(filter file,$(origin SRC)),solutions,$(SRC))
 BENCH_ARGS ?=
 
-$(BUILD)/bench/bench_cub: $(BUILD)/common/bench_cub.o $(BUILD)/common/check.o $(BUILD)/common/cuda_check.o
+$(BUILD)/bench/bench_cub: $(BUILD)/common/bench_cub.o $(HELPERS_OBJ) $(BUILD)/common/cuda_check.o
 	@mkdir -p $(@D)
 	$(NVCC) $(LDFLAGS) $^ -o $@
 

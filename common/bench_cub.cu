@@ -15,7 +15,10 @@
  * Exit codes as a lab binary's (lab.h): 0 ok, 1 wrong, 2 usage, 4 CUDA error, 5 no device,
  * 6 out of memory.
  */
-#include "check.h"
+#include "inputs.h"
+#include "options.h"
+#include "report.h"
+#include "validate.h"
 #include "cuda_check.h"
 
 #include <cub/device/device_scan.cuh>
@@ -64,18 +67,20 @@ static double event_ms(cudaEvent_t a, cudaEvent_t b)
     return (double)ms;
 }
 
-/* Fills r with the timing of n elements; returns r->status. */
-static lab_status run(const lab_options *o, lab_report *r)
+/* Everything a run allocates; rig_free releases it, whatever was reached. */
+typedef struct {
+    int *h_in, *h_ref, *h_out, *d_in, *d_out;
+    void *d_tmp, *d_flush;
+    size_t tmp_bytes, flush_bytes;
+    double *t_scan, *t_copy;
+    cudaEvent_t ev[4];
+} cub_rig;
+
+/* The device's name into r; ST_NO_DEVICE when there is none. */
+static lab_status find_device(lab_report *r)
 {
-    const size_t n = o->n;
-    int *h_in = NULL, *h_ref = NULL, *h_out = NULL, *d_in = NULL, *d_out = NULL;
-    void *d_tmp = NULL, *d_flush = NULL;
-    size_t tmp_bytes = 0, free_b = 0, total_b = 0, bad = 0;
-    double *t_scan = NULL, *t_copy = NULL;
-    cudaEvent_t ev[4] = {0, 0, 0, 0};
     static char device_name[256];
     struct cudaDeviceProp prop;
-
     int count = 0;
     if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
         cudaGetLastError();
@@ -86,97 +91,126 @@ static lab_status run(const lab_options *o, lab_report *r)
     CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
     snprintf(device_name, sizeof(device_name), "%s", prop.name);
     r->device = device_name;
-    if (n == 0) {
-        snprintf(r->message, sizeof(r->message), "n=0: nothing to time");
-        return r->status;
-    }
+    return ST_OK;
+}
 
-    cub_scan(NULL, &tmp_bytes, NULL, NULL, n);
-    const size_t flush_bytes = prop.l2CacheSize > 0 ? 2 * (size_t)prop.l2CacheSize : ((size_t)64 << 20);
+/* Host and device buffers for n elements, CUB's scratch, the L2 flush buffer, the timings and
+ * the events; the input and its reference made. Returns 0, or -1 with r's status set. */
+static int rig_alloc(cub_rig *g, const lab_options *o, lab_report *r)
+{
+    const size_t n = o->n, reps = (size_t)(o->reps > 0 ? o->reps : 1);
+    struct cudaDeviceProp prop;
+    size_t free_b = 0, total_b = 0;
+
+    CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+    cub_scan(NULL, &g->tmp_bytes, NULL, NULL, n);
+    g->flush_bytes = prop.l2CacheSize > 0 ? 2 * (size_t)prop.l2CacheSize : ((size_t)64 << 20);
     CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
-    double need = 2.0 * (double)n * sizeof(int) + (double)tmp_bytes + (double)flush_bytes;
+    double need = 2.0 * (double)n * sizeof(int) + (double)g->tmp_bytes + (double)g->flush_bytes;
     if (need > (double)free_b) {
         r->status = ST_NO_MEMORY;
         snprintf(r->message, sizeof(r->message), "n=%zu needs %.2f GB of device memory, only %.2f GB is free",
                  n, need / 1e9, (double)free_b / 1e9);
-        return r->status;
+        return -1;
     }
-    h_in = (int *)malloc(n * sizeof(int));
-    h_ref = (int *)malloc(n * sizeof(int));
-    h_out = (int *)malloc(n * sizeof(int));
-    t_scan = (double *)malloc((size_t)(o->reps > 0 ? o->reps : 1) * sizeof(double));
-    t_copy = (double *)malloc((size_t)(o->reps > 0 ? o->reps : 1) * sizeof(double));
-    if (!h_in || !h_ref || !h_out || !t_scan || !t_copy) {
+    g->h_in = (int *)malloc(n * sizeof(int));
+    g->h_ref = (int *)malloc(n * sizeof(int));
+    g->h_out = (int *)malloc(n * sizeof(int));
+    g->t_scan = (double *)malloc(reps * sizeof(double));
+    g->t_copy = (double *)malloc(reps * sizeof(double));
+    if (!g->h_in || !g->h_ref || !g->h_out || !g->t_scan || !g->t_copy) {
         r->status = ST_NO_MEMORY;
         snprintf(r->message, sizeof(r->message), "cannot allocate host memory for n=%zu", n);
-        goto out_free;
+        return -1;
     }
-    lab_fill_input(h_in, n, o->dist, o->seed);
-    lab_reference_scan(h_in, h_ref, n, SCAN_INCLUSIVE);
-    CUDA_CHECK(cudaMalloc((void **)&d_in, n * sizeof(int)));
-    CUDA_CHECK(cudaMalloc((void **)&d_out, n * sizeof(int)));
-    CUDA_CHECK(cudaMalloc(&d_tmp, tmp_bytes ? tmp_bytes : 1));
-    CUDA_CHECK(cudaMalloc(&d_flush, flush_bytes));
-    CUDA_CHECK(cudaMemcpy(d_in, h_in, n * sizeof(int), cudaMemcpyHostToDevice));
+    lab_fill_input(g->h_in, n, o->dist, o->seed);
+    lab_reference_scan(g->h_in, g->h_ref, n, SCAN_INCLUSIVE);
+    CUDA_CHECK(cudaMalloc((void **)&g->d_in, n * sizeof(int)));
+    CUDA_CHECK(cudaMalloc((void **)&g->d_out, n * sizeof(int)));
+    CUDA_CHECK(cudaMalloc(&g->d_tmp, g->tmp_bytes ? g->tmp_bytes : 1));
+    CUDA_CHECK(cudaMalloc(&g->d_flush, g->flush_bytes));
+    CUDA_CHECK(cudaMemcpy(g->d_in, g->h_in, n * sizeof(int), cudaMemcpyHostToDevice));
+    for (int e = 0; e < 4; e++)
+        CUDA_CHECK(cudaEventCreate(&g->ev[e]));
+    return 0;
+}
 
-    /* correctness first: an anchor that computes something else would make every ratio a lie */
-    cub_scan(d_tmp, &tmp_bytes, d_in, d_out, n);
-    CUDA_CHECK(cudaDeviceSynchronize());
-    CUDA_CHECK(cudaMemcpy(h_out, d_out, n * sizeof(int), cudaMemcpyDeviceToHost));
-    bad = lab_first_mismatch(h_out, h_ref, n);
+static void rig_free(cub_rig *g)
+{
+    for (int e = 0; e < 4; e++)
+        if (g->ev[e])
+            cudaEventDestroy(g->ev[e]);
+    cudaFree(g->d_flush);
+    cudaFree(g->d_tmp);
+    cudaFree(g->d_out);
+    cudaFree(g->d_in);
+    free(g->t_copy);
+    free(g->t_scan);
+    free(g->h_out);
+    free(g->h_ref);
+    free(g->h_in);
+}
+
+/* Reads the output back and compares it with the reference; when: "" or "after timing: ". */
+static lab_status check_output(cub_rig *g, size_t n, const char *when, lab_report *r)
+{
+    CUDA_CHECK(cudaMemcpy(g->h_out, g->d_out, n * sizeof(int), cudaMemcpyDeviceToHost));
+    const size_t bad = lab_first_mismatch(g->h_out, g->h_ref, n);
     if (bad < n) {
         r->status = ST_WRONG;
-        snprintf(r->message, sizeof(r->message), "CUB's out[%zu] expected %d, got %d", bad, h_ref[bad],
-                 h_out[bad]);
-        goto out_free;
+        snprintf(r->message, sizeof(r->message), "%sCUB's out[%zu] expected %d, got %d", when, bad,
+                 g->h_ref[bad], g->h_out[bad]);
     }
-    if (o->reps <= 0)
-        goto out_free;
+    return r->status;
+}
 
-    for (int e = 0; e < 4; e++)
-        CUDA_CHECK(cudaEventCreate(&ev[e]));
+/* Warm-up, then reps rounds of [flush, copy, flush, scan], each part timed with events. */
+static void time_reps(cub_rig *g, const lab_options *o, lab_report *r)
+{
+    const size_t n = o->n;
     for (int w = 0; w < o->warmup; w++)
-        cub_scan(d_tmp, &tmp_bytes, d_in, d_out, n);
+        cub_scan(g->d_tmp, &g->tmp_bytes, g->d_in, g->d_out, n);
     CUDA_CHECK(cudaDeviceSynchronize());
     for (int i = 0; i < o->reps; i++) {
-        CUDA_CHECK(cudaMemsetAsync(d_flush, i & 0xFF, flush_bytes, 0));
-        CUDA_CHECK(cudaEventRecord(ev[0], 0));
-        CUDA_CHECK(cudaMemcpyAsync(d_out, d_in, n * sizeof(int), cudaMemcpyDeviceToDevice, 0));
-        CUDA_CHECK(cudaEventRecord(ev[1], 0));
-        CUDA_CHECK(cudaMemsetAsync(d_flush, i & 0xFF, flush_bytes, 0));
-        CUDA_CHECK(cudaEventRecord(ev[2], 0));
-        cub_scan(d_tmp, &tmp_bytes, d_in, d_out, n);
-        CUDA_CHECK(cudaEventRecord(ev[3], 0));
-        CUDA_CHECK(cudaEventSynchronize(ev[3]));
-        t_copy[i] = event_ms(ev[0], ev[1]);
-        t_scan[i] = event_ms(ev[2], ev[3]);
+        CUDA_CHECK(cudaMemsetAsync(g->d_flush, i & 0xFF, g->flush_bytes, 0));
+        CUDA_CHECK(cudaEventRecord(g->ev[0], 0));
+        CUDA_CHECK(cudaMemcpyAsync(g->d_out, g->d_in, n * sizeof(int), cudaMemcpyDeviceToDevice, 0));
+        CUDA_CHECK(cudaEventRecord(g->ev[1], 0));
+        CUDA_CHECK(cudaMemsetAsync(g->d_flush, i & 0xFF, g->flush_bytes, 0));
+        CUDA_CHECK(cudaEventRecord(g->ev[2], 0));
+        cub_scan(g->d_tmp, &g->tmp_bytes, g->d_in, g->d_out, n);
+        CUDA_CHECK(cudaEventRecord(g->ev[3], 0));
+        CUDA_CHECK(cudaEventSynchronize(g->ev[3]));
+        g->t_copy[i] = event_ms(g->ev[0], g->ev[1]);
+        g->t_scan[i] = event_ms(g->ev[2], g->ev[3]);
     }
     r->reps = o->reps;
-    r->ms = lab_median(t_scan, (size_t)o->reps);
-    r->memcpy_ms = lab_median(t_copy, (size_t)o->reps);
+    r->ms = lab_median(g->t_scan, (size_t)o->reps);
+    r->memcpy_ms = lab_median(g->t_copy, (size_t)o->reps);
+}
 
-    /* and once more after timing, as the harness does */
-    CUDA_CHECK(cudaMemcpy(h_out, d_out, n * sizeof(int), cudaMemcpyDeviceToHost));
-    bad = lab_first_mismatch(h_out, h_ref, n);
-    if (bad < n) {
-        r->status = ST_WRONG;
-        snprintf(r->message, sizeof(r->message), "after timing: CUB's out[%zu] expected %d, got %d",
-                 bad, h_ref[bad], h_out[bad]);
+/* Fills r with the timing of n elements; returns r->status. */
+static lab_status run(const lab_options *o, lab_report *r)
+{
+    cub_rig g;
+    memset(&g, 0, sizeof(g));
+    if (find_device(r) != ST_OK)
+        return r->status;
+    if (o->n == 0) {
+        snprintf(r->message, sizeof(r->message), "n=0: nothing to time");
+        return r->status;
     }
-
+    if (rig_alloc(&g, o, r) != 0)
+        goto out_free;
+    /* correctness first: an anchor that computes something else would make every ratio a lie */
+    cub_scan(g.d_tmp, &g.tmp_bytes, g.d_in, g.d_out, o->n);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    if (check_output(&g, o->n, "", r) != ST_OK || o->reps <= 0)
+        goto out_free;
+    time_reps(&g, o, r);
+    check_output(&g, o->n, "after timing: ", r); /* and once more after timing, as the harness does */
 out_free:
-    for (int e = 0; e < 4; e++)
-        if (ev[e])
-            cudaEventDestroy(ev[e]);
-    cudaFree(d_flush);
-    cudaFree(d_tmp);
-    cudaFree(d_out);
-    cudaFree(d_in);
-    free(t_copy);
-    free(t_scan);
-    free(h_out);
-    free(h_ref);
-    free(h_in);
+    rig_free(&g);
     return r->status;
 }
 

@@ -1,6 +1,6 @@
 /* cuda_check.c — the one place a failed CUDA call is reported (see cuda_check.h). */
 #include "cuda_check.h"
-#include "lab.h"
+#include "contract.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,8 +1,8 @@
-/* gen.h — the input generator, one definition for the host (check.c) and the device (verify.cu).
+/* gen.h — the input generator, one definition for the host (inputs.c) and the device (verify.cu).
  *
  * Element i of an input is a pure function of (seed, distribution, i), so the harness can make
  * a fresh input for every call on the GPU and check it there, and the CPU reference sees exactly
- * the same numbers. Callers include check.h first (lab_dist).
+ * the same numbers. d is a lab_dist (contract.h), passed as an int.
  */
 #ifndef SCAN_GEN_H
 #define SCAN_GEN_H

@@ -41,9 +41,9 @@
 #include <unistd.h>
 
 #ifdef LAB_CPU_MODE
-#define LAB_MODE_NAME "cpu"
+#define LAB_MODE_NAME LAB_MODE_CPU
 #else
-#define LAB_MODE_NAME "gpu"
+#define LAB_MODE_NAME LAB_MODE_GPU
 #endif
 
 static void report_msg(lab_report *r, const char *fmt, ...)
@@ -237,7 +237,7 @@ static lab_status report_verdict(const lab_info *lab, const lab_call_verdict *v,
         r->status = ST_WRONG;
         report_msg(r, "out[%lld] expected %lld, got %lld%s (n=%zu, %s scan%s)", v->out, v->expected,
                    v->got, v->got == LAB_POISON ? " (never written)" : "", n,
-                   lab->type == SCAN_INCLUSIVE ? "inclusive" : "exclusive",
+                   lab_scan_type_name(lab->type),
                    lab->shape == LAB_TILE && (size_t)v->out >= lab->tile ? ", past the first tile" : "");
     } else if (v->sum >= 0) {
         const size_t first = (size_t)v->sum * lab->tile;
@@ -412,7 +412,7 @@ static lab_status call_host(const lab_info *lab, const lab_variant *v, const lab
         in[i] = (int)((unsigned)first->in[i] + c);
     lab_canary_fill(g->in + li.front + n, li.back);
     lab_canary_fill(g->out, lo.front);
-    memset(g->out + lo.front, 0x7E, n * sizeof(int));
+    memset(g->out + lo.front, LAB_POISON_BYTE, n * sizeof(int));
     lab_canary_fill(g->out + lo.front + n, lo.back);
     if (g->temp_bytes && g->temp_n != n) { /* zero-filled for each new n (lab.h) */
         memset(g->temp, 0, g->temp_bytes);
@@ -590,7 +590,7 @@ static void prepare_call(device_rig *g, const lab_info *lab, const lab_variant *
         g->scratch_n = n;
     }
     if (lab->shape == LAB_TILE && n) /* so a tile total the lab never writes is caught */
-        CUDA_CHECK(cudaMemset(g->d_scratch, 0x7E, CEIL_DIV(n, lab->tile) * sizeof(int)));
+        CUDA_CHECK(cudaMemset(g->d_scratch, LAB_POISON_BYTE, CEIL_DIV(n, lab->tile) * sizeof(int)));
     CUDA_CHECK(cudaMemsetAsync(g->d_flush, k & 0xFF, g->flush_bytes, 0));
     CUDA_CHECK(cudaDeviceSynchronize());
 }
@@ -741,16 +741,11 @@ static double host_available_bytes(void)
     return kb * 1024.0;
 }
 
-lab_status lab_run(const lab_info *lab, int vi, const lab_options *o, lab_report *r)
+/* The reasons to refuse a case before anything is allocated: n over the lab's limit, no device,
+ * not enough host memory. Returns r->status (ST_OK: go ahead). */
+static lab_status refuse_case(const lab_info *lab, const lab_options *o, size_t cap, lab_report *r)
 {
-    const lab_variant *v = &lab->variants[vi];
-    const size_t cap = lab_max_call_n(o);
     char why[200];
-    host_case first = {0};
-
-    lab_report_init(r, lab, v->name, o);
-    r->mode = LAB_MODE_NAME;
-
     if (lab->max_n && cap > lab->max_n && !o->force) {
         r->status = ST_TOO_LARGE;
         report_msg(r, "n=%zu is over this lab's practical limit of %zu; pass --force to run it anyway",
@@ -763,7 +758,6 @@ lab_status lab_run(const lab_info *lab, int vi, const lab_options *o, lab_report
                       "CPU for correctness)", why, lab->id);
         return r->status;
     }
-
     /* host copies: input, reference, and the guarded buffers read back */
     double need = 4.0 * (double)layout_words(cap) * sizeof(int);
     double avail = host_available_bytes();
@@ -771,8 +765,21 @@ lab_status lab_run(const lab_info *lab, int vi, const lab_options *o, lab_report
         r->status = ST_NO_MEMORY;
         report_msg(r, "n=%zu needs %.1f GB of host memory, only %.1f GB is available", cap,
                    need / 1e9, avail / 1e9);
-        return r->status;
     }
+    return r->status;
+}
+
+lab_status lab_run(const lab_info *lab, int vi, const lab_options *o, lab_report *r)
+{
+    const lab_variant *v = &lab->variants[vi];
+    const size_t cap = lab_max_call_n(o);
+    host_case first = {0};
+
+    lab_report_init(r, lab, v->name, o);
+    r->mode = LAB_MODE_NAME;
+    if (refuse_case(lab, o, cap, r) != ST_OK)
+        return r->status;
+
     /* The CPU reference checks call 0 of every untimed run and every call of a host lab; a
      * timed device run is checked on the GPU alone (its sizes were checked against the CPU by
      * the untimed runs), which spares it a serial scan of the benchmark size. Inputs are
@@ -782,18 +789,18 @@ lab_status lab_run(const lab_info *lab, int vi, const lab_options *o, lab_report
     if (host_check) {
         first.in = lab_host_alloc(cap * sizeof(int));
         first.ref = lab_host_alloc(cap * sizeof(int));
+        if (!first.in || !first.ref) {
+            r->status = ST_NO_MEMORY;
+            report_msg(r, "cannot allocate host memory for n=%zu", cap);
+            goto out_free;
+        }
+        make_host_case(&first, lab, o, cap, o->seed);
     }
-    if (host_check && (!first.in || !first.ref)) {
-        r->status = ST_NO_MEMORY;
-        report_msg(r, "cannot allocate host memory for n=%zu", cap);
-    } else {
-        if (host_check)
-            make_host_case(&first, lab, o, cap, o->seed);
-        if (lab->shape == LAB_HOST)
-            run_host(lab, v, o, &first, r);
-        else
-            run_device(lab, v, o, host_check ? &first : NULL, r);
-    }
+    if (lab->shape == LAB_HOST)
+        run_host(lab, v, o, &first, r);
+    else
+        run_device(lab, v, o, host_check ? &first : NULL, r);
+out_free:
     free(first.ref);
     free(first.in);
     return r->status;
@@ -917,23 +924,6 @@ static void on_cuda_fail(const char *what, cudaError_t err)
     print_report(g_report);
 }
 
-static void list_variants(const lab_info *lab)
-{
-    printf("%s: %s\n", lab->id, lab->title);
-    printf("  %s scan, %s", lab->type == SCAN_INCLUSIVE ? "inclusive" : "exclusive",
-           lab->shape == LAB_HOST ? "host arrays" : lab->shape == LAB_WHOLE ? "whole array on the GPU"
-                                                                          : "tile scan on the GPU");
-    if (lab->shape == LAB_TILE)
-        printf(", tile %zu", lab->tile);
-    printf(", benchmark n=%zu", lab->bench_n);
-    if (lab->max_n)
-        printf(", practical up to n=%zu", lab->max_n);
-    printf("\nvariants:\n");
-    for (int i = 0; i < lab->n_variants; i++)
-        printf("  %d %-22s %s%s\n", i, lab->variants[i].name, lab->variants[i].summary,
-               i == 0 ? " (default, graded)" : "");
-}
-
 /* Checks that LAB is well formed, so a broken descriptor is a message, not a crash. */
 static int lab_info_ok(const lab_info *lab, char *why, size_t whylen)
 {
@@ -955,52 +945,105 @@ static int lab_info_ok(const lab_info *lab, char *why, size_t whylen)
     return 1;
 }
 
+/* Opens the report channel fd (close-on-exec) before any of the lab's code runs. Returns 0, or
+ * -1 with a reason in err. */
+static int open_report_channel(int fd, char *err, size_t errlen)
+{
+    if (fd > STDERR_FILENO)
+        fcntl(fd, F_SETFD, fcntl(fd, F_GETFD) | FD_CLOEXEC);
+    g_report_out = fd == STDOUT_FILENO ? stdout : fdopen(fd, "w");
+    if (!g_report_out) {
+        snprintf(err, errlen, "--report-fd %d: cannot write to it", fd);
+        return -1;
+    }
+    return 0;
+}
+
+/* The options of this process, from the command line or, for `scan --grader`, from the case on
+ * standard input (then sandboxed); opens the report channel of either. Returns 0, or
+ * LAB_EXIT_USAGE after printing why on stderr. */
+static int read_options(int argc, char **argv, const char *prog, lab_options *o)
+{
+    static char case_line[4096];
+    static char *case_args[64];
+    char err[256] = "";
+    int report_fd = -1, ok;
+    const int grader = argc == 2 && strcmp(argv[1], "--grader") == 0;
+
+    if (grader) {
+        argc = read_grader_case(prog, case_args, 64, case_line, sizeof(case_line), err, sizeof(err));
+        argv = case_args;
+        report_fd = STDIN_FILENO;
+        ok = argc >= 0;
+    } else {
+        ok = take_report_fd(&argc, argv, &report_fd, err, sizeof(err)) == 0;
+    }
+    ok = ok && (report_fd < 0 || open_report_channel(report_fd, err, sizeof(err)) == 0) &&
+         lab_parse_args(argc, argv, o, err, sizeof(err)) == 0;
+    if (!ok) {
+        fprintf(stderr, "%s: %s\n", prog, err);
+        return LAB_EXIT_USAGE;
+    }
+    if (grader)
+        o->sandbox = 1;
+    return 0;
+}
+
+/* The largest default n of a GPU lab in CPU mode (--n overrides it). */
+#define LAB_CPU_DEFAULT_MAX_N ((size_t)1 << 20)
+
+/* What a run without --n scans: the lab's benchmark size. CPU mode (common/cpu/) checks
+ * correctness: a smaller default n, and no timing of GPU labs unless asked for with --reps (the
+ * emulation's times say nothing about a GPU). */
+static void settle_defaults(lab_options *o, const lab_info *lab)
+{
+    if (!o->n_given)
+        o->n = lab->bench_n;
+#ifdef LAB_CPU_MODE
+    if (lab->shape != LAB_HOST) {
+        if (!o->n_given && o->n > LAB_CPU_DEFAULT_MAX_N)
+            o->n = LAB_CPU_DEFAULT_MAX_N;
+        if (!o->reps_given)
+            o->reps = 0;
+    }
+#else
+    (void)lab;
+#endif
+}
+
+/* Runs variant vi of LAB with the atexit check armed and prints the report; returns the exit
+ * code of its status. */
+static int run_and_report(const lab_options *o, int vi)
+{
+    lab_report r;
+    g_json = o->json;
+    lab_report_init(&r, &LAB, LAB.variants[vi].name, o);
+    g_report = &r;
+    lab_cuda_fail_hook = on_cuda_fail;
+
+    g_armed = 1; /* the lab's code runs from here until the report is out */
+    lab_run(&LAB, vi, o, &r);
+
+    lab_cuda_fail_hook = NULL;
+    g_report = NULL;
+    print_report(&r);
+    return lab_status_exit_code(r.status);
+}
+
 int lab_main(int argc, char **argv)
 {
     lab_options o;
-    lab_report r;
     char err[256] = "";
     const char *prog = argc > 0 ? argv[0] : "scan";
     static int exit_check_registered;
-    int report_fd = -1;
-
-    static char case_line[4096];
-    static char *case_args[64];
-    int grader = argc == 2 && strcmp(argv[1], "--grader") == 0;
 
     if (!exit_check_registered && atexit(on_process_exit) == 0)
         exit_check_registered = 1;
     /* every kernel is loaded when CUDA starts, before the sandbox (no module loads inside it) */
     setenv("CUDA_MODULE_LOADING", "EAGER", 1);
     lab_default_options(&o);
-    if (grader) {
-        argc = read_grader_case(prog, case_args, 64, case_line, sizeof(case_line), err, sizeof(err));
-        if (argc < 0) {
-            fprintf(stderr, "%s: %s\n", prog, err);
-            return LAB_EXIT_USAGE;
-        }
-        argv = case_args;
-        report_fd = STDIN_FILENO;
-    } else if (take_report_fd(&argc, argv, &report_fd, err, sizeof(err)) != 0) {
-        fprintf(stderr, "%s: %s\n", prog, err);
+    if (read_options(argc, argv, prog, &o) != 0)
         return LAB_EXIT_USAGE;
-    }
-    if (report_fd >= 0) {
-        /* close-on-exec, and opened before any of the lab's code runs */
-        if (report_fd > STDERR_FILENO)
-            fcntl(report_fd, F_SETFD, fcntl(report_fd, F_GETFD) | FD_CLOEXEC);
-        g_report_out = report_fd == STDOUT_FILENO ? stdout : fdopen(report_fd, "w");
-        if (!g_report_out) {
-            fprintf(stderr, "%s: --report-fd %d: cannot write to it\n", prog, report_fd);
-            return LAB_EXIT_USAGE;
-        }
-    }
-    if (lab_parse_args(argc, argv, &o, err, sizeof(err)) != 0) {
-        fprintf(stderr, "%s: %s\n", prog, err);
-        return LAB_EXIT_USAGE;
-    }
-    if (grader)
-        o.sandbox = 1;
     if (o.help) {
         lab_print_usage(stdout, prog);
         return LAB_EXIT_OK;
@@ -1009,8 +1052,11 @@ int lab_main(int argc, char **argv)
         fprintf(stderr, "%s: the lab descriptor is broken: %s\n", prog, err);
         return LAB_EXIT_USAGE;
     }
-    if (o.list) {
-        list_variants(&LAB);
+    if (o.describe || o.list) { /* --describe, for programs, wins over --list */
+        if (o.describe)
+            lab_print_describe(stdout, &LAB, LAB_MODE_NAME);
+        else
+            lab_print_list(stdout, &LAB);
         return LAB_EXIT_OK;
     }
     int vi = lab_find_variant(&LAB, o.variant);
@@ -1018,33 +1064,6 @@ int lab_main(int argc, char **argv)
         fprintf(stderr, "%s: unknown variant '%s' (see --list)\n", prog, o.variant);
         return LAB_EXIT_USAGE;
     }
-    if (!o.n_given)
-        o.n = LAB.bench_n;
-#ifdef LAB_CPU_MODE
-    /* CPU mode (common/cpu/) checks correctness: a smaller default n, and no timing of GPU labs
-     * unless asked for with --reps (the emulation's times say nothing about a GPU). */
-    if (LAB.shape != LAB_HOST) {
-        int reps_given = 0;
-        for (int a = 1; a < argc; a++)
-            if (strncmp(argv[a], "--reps", 6) == 0)
-                reps_given = 1;
-        if (!o.n_given && o.n > ((size_t)1 << 20))
-            o.n = (size_t)1 << 20;
-        if (!reps_given)
-            o.reps = 0;
-    }
-#endif
-
-    g_json = o.json;
-    lab_report_init(&r, &LAB, LAB.variants[vi].name, &o);
-    g_report = &r;
-    lab_cuda_fail_hook = on_cuda_fail;
-
-    g_armed = 1; /* the lab's code runs from here until the report is out */
-    lab_run(&LAB, vi, &o, &r);
-
-    lab_cuda_fail_hook = NULL;
-    g_report = NULL;
-    print_report(&r);
-    return lab_status_exit_code(r.status);
+    settle_defaults(&o, &LAB);
+    return run_and_report(&o, vi);
 }

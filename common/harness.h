@@ -7,7 +7,10 @@
 #ifndef SCAN_HARNESS_H
 #define SCAN_HARNESS_H
 
-#include "check.h"
+#include "inputs.h"
+#include "options.h"
+#include "report.h"
+#include "validate.h"
 
 #ifdef __cplusplus
 extern "C" {

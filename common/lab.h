@@ -92,21 +92,8 @@ typedef struct {
 
 extern const lab_info LAB;
 
-/* Exit codes of a lab binary (documented in README.md; the grader relies on them). */
-enum {
-    LAB_EXIT_OK = 0,              /* ran, output correct (or --list / --help) */
-    LAB_EXIT_WRONG = 1,           /* wrong output, write outside [0, n), or input modified */
-    LAB_EXIT_USAGE = 2,           /* bad command line */
-    LAB_EXIT_NOT_IMPLEMENTED = 3, /* the lab's code returns LAB_NOT_IMPLEMENTED */
-    LAB_EXIT_CUDA_ERROR = 4,      /* a CUDA call or kernel launch failed */
-    LAB_EXIT_NO_DEVICE = 5,       /* no usable CUDA device */
-    LAB_EXIT_NO_MEMORY = 6,       /* n does not fit in device or host memory */
-    LAB_EXIT_TOO_LARGE = 7,       /* n is over the lab's max_n (pass --force to run anyway) */
-    LAB_EXIT_TAMPERED = 8,        /* the process ended before the harness reported (the lab's
-                                     code called exit(), say): the harness's atexit check */
-    LAB_EXIT_SANDBOX = 9,         /* graded runs: the lab's code made a system call the sandbox
-                                     does not allow (common/sandbox.h) */
-};
+/* The exit codes of a lab binary (LAB_EXIT_*), the statuses of a run and the input distributions
+ * are in contract.h, generated from contract.json: lab code never needs them. */
 
 #ifdef __cplusplus
 }

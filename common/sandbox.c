@@ -25,7 +25,7 @@
  */
 #define _GNU_SOURCE
 #include "sandbox.h"
-#include "lab.h"
+#include "contract.h"
 
 #include <stdio.h>
 #include <string.h>

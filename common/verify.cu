@@ -6,7 +6,7 @@
  * answer at i is ref[i] + in[i] and tile t's total is incl[last] - ref[first].
  */
 #include "verify.h"
-#include "check.h"
+#include "validate.h"
 #include "cuda_check.h"
 #include "driver.h"
 #include "gen.h"

@@ -14,25 +14,26 @@ static int cmp_size(const void *a, const void *b)
 
 size_t lab_edge_sizes(const lab_info *lab, int large, size_t *sizes, size_t cap)
 {
-    const size_t t = lab->tile ? lab->tile : 1024;
+    static const size_t fixed[] = LAB_EDGE_FIXED;
+    static const int ks[] = LAB_EDGE_POW2_EXPONENTS;
+    static const lab_tile_size rel[] = LAB_EDGE_TILE_RELATIVE;
+    const size_t t = lab->tile ? lab->tile : LAB_DEFAULT_TILE;
     size_t cand[LAB_CASES_MAX];
     size_t c = 0;
-    const size_t fixed[] = {0, 1, 2, 3, 31, 32, 33, 63, 64, 65, 1009, 65521, 1000003};
+    _Static_assert(sizeof(fixed) / sizeof(fixed[0]) + sizeof(rel) / sizeof(rel[0]) +
+                           2 * sizeof(ks) / sizeof(ks[0]) + 1 <=
+                       LAB_CASES_MAX,
+                   "LAB_CASES_MAX is too small for the contract's edge sizes");
     for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
         cand[c++] = fixed[i];
-    cand[c++] = t - 1;
-    cand[c++] = t;
-    cand[c++] = t + 1;
-    cand[c++] = 2 * t - 1;
-    cand[c++] = 2 * t + 1;
-    cand[c++] = 3 * t + 5;
-    const int ks[] = {10, 12, 16, 20};
+    for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++)
+        cand[c++] = rel[i].tiles * t + (size_t)rel[i].plus; /* wraps back for a negative plus */
     for (size_t i = 0; i < sizeof(ks) / sizeof(ks[0]); i++) {
         cand[c++] = ((size_t)1 << ks[i]) - 1;
         cand[c++] = ((size_t)1 << ks[i]) + 1;
     }
     if (large)
-        cand[c++] = ((size_t)1 << 24) + 7;
+        cand[c++] = LAB_EDGE_LARGE_N;
 
     size_t limit = lab->max_n ? lab->max_n : (size_t)-1;
     const char *env = getenv("LAB_TEST_MAX_N");

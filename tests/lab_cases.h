@@ -1,8 +1,9 @@
 /* lab_cases.h — the edge-size matrix and the case runner shared by the kernel tests.
  *
- * Sizes: 0, 1, 2, 3, 31, 32, 33 (a warp), 63..65, every tile boundary (tile - 1, tile, tile + 1,
- * 2 tile - 1, 2 tile + 1, 3 tile + 5), primes, 2^k - 1 and 2^k + 1 for k = 10, 12, 16, 20, and
- * 2^24 + 7 for the large case; for labs with no tile, 1024 stands in for it. Sizes over the lab's
+ * Sizes (contract.h, from common/contract.json, the grader's too): 0, 1, 2, 3, 31, 32, 33 (a
+ * warp), 63..65, every tile boundary (tile - 1, tile, tile + 1, 2 tile - 1, 2 tile + 1,
+ * 3 tile + 5), primes, 2^k - 1 and 2^k + 1 for k = 10, 12, 16, 20, and 2^24 + 7 for the large
+ * case; for labs with no tile, LAB_DEFAULT_TILE (1024) stands in for it. Sizes over the lab's
  * max_n, or over LAB_TEST_MAX_N from the environment, are left out.
  */
 #ifndef SCAN_LAB_CASES_H

@@ -9,9 +9,11 @@ import json
 import math
 import re
 
-DISTS = ("small", "ones", "alt", "large", "random")
+from . import contract
+
+DISTS = contract.DISTS
 SANITIZER_TOOLS = ("memcheck", "racecheck")
-SIZE_NAMES = ("tile+1", "2tile+1", "2^16+1", "large")
+SIZE_NAMES = contract.SIZE_NAMES  # the edge sizes that all_dists_sizes may name
 
 # The shape of "defaults" (and of each lab's overrides): key -> checker.
 def _number(lo=0.0, allow_none=False, integer=False, lo_open=False):

@@ -1,17 +1,18 @@
 """Running a built lab binary: its description, the correctness cases, the sanitizers, timing.
 
-Everything here talks to a lab binary only through its command line (--list, --json): the
+Everything here talks to a lab binary only through its command line (--describe, --json): the
 harness owns main, the buffers, the inputs and the timers, and reports one JSON object per run
-(common/check.c: lab_print_report_json; exit codes in common/lab.h). Every graded run has the
-same command line, `scan --grader`: the case comes on a private channel (a socket on stdin, see
-proc.run) and the report goes back on it, never on stdout, which the lab's code can print to; it
-must be the only thing on that channel and name the case that was asked for. So timed, checked
+(common/report.c: lab_print_report_json; exit codes in common/contract.json). Every graded run
+has the same command line, `scan --grader`: the case comes on a private channel (a socket on
+stdin, see proc.run) and the report goes back on it, never on stdout, which the lab's code can
+print to; it must be the only thing on that channel and name the case that was asked for. So timed, checked
 and sanitizer runs look the same to the lab's code, and every call in them is checked.
 
 Every run of a lab binary starts in a fresh, empty temporary folder (its cwd), removed after,
 and is contained (proc.run's contain=True): a process it leaves running, also one that called
 setsid(), is killed, and the run is diagnosed "escaped".
 """
+import dataclasses
 import hashlib
 import json
 import os
@@ -19,14 +20,21 @@ import re
 import shutil
 import tempfile
 
+from . import contract
 from . import proc
 
-# Exit codes of a lab binary (common/lab.h).
-EXIT_OK, EXIT_WRONG, EXIT_USAGE, EXIT_NOT_IMPLEMENTED = 0, 1, 2, 3
-EXIT_CUDA_ERROR, EXIT_NO_DEVICE, EXIT_NO_MEMORY, EXIT_TOO_LARGE = 4, 5, 6, 7
-EXIT_TAMPERED = 8  # the process ended before the harness reported (its atexit check)
-EXIT_SANDBOX = 9   # the sandbox stopped a system call of the lab's code (common/sandbox.h)
-SANITIZER_EXIT = 86  # the --error-exitcode the grader gives compute-sanitizer
+# Exit codes of a lab binary (common/contract.json; the harness's LAB_EXIT_*).
+EXIT_OK = contract.EXIT["OK"]
+EXIT_WRONG = contract.EXIT["WRONG"]
+EXIT_USAGE = contract.EXIT["USAGE"]
+EXIT_NOT_IMPLEMENTED = contract.EXIT["NOT_IMPLEMENTED"]
+EXIT_CUDA_ERROR = contract.EXIT["CUDA_ERROR"]
+EXIT_NO_DEVICE = contract.EXIT["NO_DEVICE"]
+EXIT_NO_MEMORY = contract.EXIT["NO_MEMORY"]
+EXIT_TOO_LARGE = contract.EXIT["TOO_LARGE"]
+EXIT_TAMPERED = contract.EXIT["TAMPERED"]  # the process ended before the harness reported
+EXIT_SANDBOX = contract.EXIT["SANDBOX"]    # the sandbox stopped a system call of the lab's code
+SANITIZER_EXIT = contract.SANITIZER_EXIT   # the --error-exitcode the grader gives compute-sanitizer
 
 
 def run_lab(argv, timeout, report=False, case=None):
@@ -41,88 +49,102 @@ def run_lab(argv, timeout, report=False, case=None):
         shutil.rmtree(d, ignore_errors=True)
 
 
-class LabInfo:
-    """What `scan --list` says about a lab."""
+@dataclasses.dataclass(frozen=True)
+class Variant:
+    """One variant of a lab, as `scan --describe` lists it (variants[0] is graded)."""
+    name: str
+    summary: str
+    temp: bool  # it asks the harness for scratch memory
 
-    def __init__(self, lab_id, title, scan_type, shape, tile, bench_n, max_n):
-        self.id = lab_id
-        self.title = title
-        self.type = scan_type      # "inclusive" | "exclusive"
-        self.shape = shape         # "host" | "whole" | "tile"
-        self.tile = tile           # 0 unless shape == "tile"
-        self.bench_n = bench_n
-        self.max_n = max_n         # 0: no limit
+
+@dataclasses.dataclass(frozen=True)
+class LabInfo:
+    """What `scan --describe` says about a lab (common/harness.c: describe_lab)."""
+    contract: int
+    id: str
+    title: str
+    shape: str       # one of contract.SHAPES: "host" | "whole" | "tile"
+    type: str        # one of contract.SCAN_TYPES: "inclusive" | "exclusive"
+    tile: int        # 0 unless shape == "tile"
+    bench_n: int
+    max_n: int       # 0: no limit
+    element: str
+    operator: str
+    variants: tuple  # of Variant
+    mode: str        # one of contract.MODES: how the binary was built
 
     @property
     def device(self):
         return self.shape != "host"
 
-    def to_json(self):
-        return dict(id=self.id, title=self.title, type=self.type, shape=self.shape, tile=self.tile,
-                    bench_n=self.bench_n, max_n=self.max_n)
+    @property
+    def tile_or_default(self):
+        """The tile, or for a lab without one the tile the edge sizes assume."""
+        return self.tile or contract.DEFAULT_TILE
 
 
-def parse_list(text):
-    """LabInfo from the output of `scan --list`, or None when it is not in that form."""
-    lines = text.splitlines()
-    if len(lines) < 2:
-        return None
-    m = re.match(r"^(\S+): (.*)$", lines[0])
-    if not m:
-        return None
-    desc = lines[1]
-    t = re.search(r"\b(inclusive|exclusive) scan", desc)
-    bench = re.search(r"benchmark n=(\d+)", desc)
-    if not t or not bench:
-        return None
-    if "host arrays" in desc:
-        shape = "host"
-    elif "tile scan" in desc:
-        shape = "tile"
-    else:
-        shape = "whole"
-    tile = re.search(r"\btile (\d+)", desc)
-    max_n = re.search(r"practical up to n=(\d+)", desc)
-    return LabInfo(m.group(1), m.group(2), t.group(1), shape, int(tile.group(1)) if tile else 0,
-                   int(bench.group(1)), int(max_n.group(1)) if max_n else 0)
+def parse_describe(text):
+    """(LabInfo, "") from the output of `scan --describe`, or (None, why) when it is not one JSON
+    object of that form, or names another contract version than the grader's."""
+    try:
+        d = json.loads(text)
+    except ValueError:
+        return None, "not JSON"
+    if not isinstance(d, dict):
+        return None, "not a JSON object"
+    if d.get("contract") != contract.VERSION:
+        return None, (f"built against contract version {d.get('contract')!r}, the grader has "
+                      f"{contract.VERSION}: rebuild the lab")
+    fields = {"id": str, "title": str, "shape": str, "type": str, "tile": int, "bench_n": int,
+              "max_n": int, "element": str, "operator": str, "variants": list, "mode": str}
+    for key, kind in fields.items():
+        if not isinstance(d.get(key), kind) or isinstance(d.get(key), bool):
+            return None, f"'{key}' is missing or not a {kind.__name__}"
+    for key, allowed in (("shape", contract.SHAPES), ("type", contract.SCAN_TYPES),
+                         ("mode", contract.MODES), ("element", (contract.ELEMENT,)),
+                         ("operator", (contract.OPERATOR,))):
+        if d[key] not in allowed:
+            return None, f"{key} {d[key]!r} is not one of {', '.join(allowed)}"
+    variants = []
+    for v in d["variants"]:
+        if not (isinstance(v, dict) and isinstance(v.get("name"), str)
+                and isinstance(v.get("summary"), str) and isinstance(v.get("temp"), bool)):
+            return None, f"variant {v!r} needs a name, a summary and temp"
+        variants.append(Variant(v["name"], v["summary"], v["temp"]))
+    if not variants:
+        return None, "no variants"
+    return LabInfo(d["contract"], d["id"], d["title"], d["shape"], d["type"], d["tile"],
+                   d["bench_n"], d["max_n"], d["element"], d["operator"], tuple(variants),
+                   d["mode"]), ""
 
 
 def describe(binary, timeout=30):
-    """LabInfo of a built binary; None with the reason when --list fails."""
+    """LabInfo of a built binary; None with the reason when --describe fails."""
     try:
-        r = run_lab([binary, "--list"], timeout)
+        r = run_lab([binary, "--describe"], timeout)
     except OSError as e:
         return None, f"cannot run the lab binary: {e.strerror}"
     if r.timed_out:
-        return None, f"`scan --list` timed out after {timeout:g} s"
-    info = parse_list(r.stdout) if r.returncode == 0 else None
-    if info is None:
+        return None, f"`scan --describe` timed out after {timeout:g} s"
+    if r.returncode != 0:
         why = (r.stderr or r.stdout).strip().splitlines()
-        return None, "`scan --list` failed: " + (why[-1] if why else f"exit code {r.returncode}")
+        return None, "`scan --describe` failed: " + (why[-1] if why else f"exit code {r.returncode}")
+    info, why = parse_describe(r.stdout)
+    if info is None:
+        return None, f"`scan --describe` gave no lab description: {why}"
     return info, ""
 
 
 # ---- the correctness matrix ------------------------------------------------------------------
 
 def edge_sizes(info, large_n, limit=None):
-    """The edge sizes for a lab (the same families as tests/lab_cases.c), with names for the
-    ones the config can refer to: {n: name}."""
-    t = info.tile or 1024
-    named = {}
-    for n in (0, 1, 2, 3, 31, 32, 33, 63, 64, 65, 1009, 65521, 1000003):
-        named.setdefault(n, str(n))
-    for n, name in ((t - 1, "tile-1"), (t, "tile"), (t + 1, "tile+1"), (2 * t - 1, "2tile-1"),
-                    (2 * t + 1, "2tile+1"), (3 * t + 5, "3tile+5")):
-        named[n] = name
-    for k in (10, 12, 16, 20):
-        named.setdefault((1 << k) - 1, f"2^{k}-1")
-        named.setdefault((1 << k) + 1, f"2^{k}+1")
-    named[(1 << 16) + 1] = "2^16+1"
-    named[large_n] = "large"
+    """The edge sizes for a lab (contract.edge_sizes, the same families as tests/lab_cases.c),
+    with names for the ones the config can refer to: {n: name}, none over the lab's max_n or
+    limit."""
     cap = info.max_n or None
     if limit is not None:
         cap = min(cap, limit) if cap else limit
-    return {n: name for n, name in sorted(named.items()) if cap is None or n <= cap}
+    return contract.edge_sizes(info.tile, large_n, cap)
 
 
 def case_seed(run_seed, lab_id, n, dist):
@@ -142,7 +164,7 @@ OFFSET_CASES = (("tile+1", 1, 3), ("3tile+5", 2, 2), ("2^16+1", 3, 1))
 
 def case_calls(info, n):
     """The options that make a case two calls: n, then min(n, tile + 1)."""
-    second = min(n, (info.tile or 1024) + 1)
+    second = min(n, info.tile_or_default + 1)
     return ("--sizes", f"{n},{second}", "--calls", "2")
 # The many-calls case: one process, calls cycling through these sizes (two calls of the same n in
 # a row, then a smaller and a larger one): a remembered answer, state sized for the first call's
@@ -152,7 +174,7 @@ MULTI_CALLS = {"gpu": 100, "cpu": 12}
 
 def multi_sizes(info):
     """The sizes of the many-calls case."""
-    t = info.tile or 1024
+    t = info.tile_or_default
     return [t + 1, t + 1, 33, 2 * t + 1]
 
 
@@ -327,7 +349,7 @@ def run_case(binary, n, dist, seed, timeout, options=()):
 def sanitizer_sizes(info):
     """{tool: [n]}: memcheck on one tile and on a few tiles with a ragged tail; racecheck (the
     expensive one) on one tile and on two tiles plus one element."""
-    t = info.tile or 1024
+    t = info.tile_or_default
     return {"memcheck": [t, 3 * t + 5], "racecheck": [t, 2 * t + 1]}
 
 

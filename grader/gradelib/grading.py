@@ -604,7 +604,7 @@ class Grader:
             frac = 0.0
             note = f"speedup {speedup:.1f}x over the serial lab is below this lab's minimum of {spc['min_speedup']:g}x"
         sp.update(status="graded", ratio=round(ratio, 3) if ratio else None, student_ms=s_ms,
-                  reference_ms=r_ms, gbps=round(8.0 * n / (full_ms * 1e6), 2) if full_ms else None,
+                  reference_ms=r_ms, gbps=round(ev.contract.bytes_moved(n) / (full_ms * 1e6), 2) if full_ms else None,
                   serial_ms=serial, speedup_vs_serial=round(speedup, 3) if speedup else None,
                   points=round_points(sp["max"] * frac), note=note)
 

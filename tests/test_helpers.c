@@ -1,6 +1,10 @@
-/* test_check.c — the harness's host-side helpers: generators, reference, validation, canaries,
- * size and argument parsing, reports. No GPU needed. */
-#include "check.h"
+/* test_helpers.c — the harness's host-side helpers: inputs and the reference (inputs.c),
+ * validation and canaries (validate.c), sizes and arguments (options.c), names, reports and the
+ * lab's description (report.c). No GPU needed. */
+#include "inputs.h"
+#include "options.h"
+#include "report.h"
+#include "validate.h"
 
 #include <criterion/criterion.h>
 #include <limits.h>
@@ -130,6 +134,13 @@ Test(validation, canaries, .description = "a changed guard word is found, and wh
     cr_expect_neq(lab_canary_word(0), LAB_POISON);
 }
 
+Test(validation, poison_bytes, .description = "LAB_POISON is LAB_POISON_BYTE in every byte (memset writes it)")
+{
+    int w;
+    memset(&w, LAB_POISON_BYTE, sizeof(w));
+    cr_expect_eq(w, LAB_POISON);
+}
+
 Test(validation, median, .description = "median of odd and even counts; order does not matter")
 {
     double a[] = {5, 1, 3};
@@ -185,7 +196,19 @@ Test(args, parse, .description = "every option, in both --flag value and --flag=
     cr_expect_eq(o.reps, 0);
     cr_expect_eq(o.warmup, 5);
     cr_expect_str_eq(o.variant, "two_barrier");
-    cr_expect(o.json && o.force && !o.list && !o.help);
+    cr_expect(o.json && o.force && !o.list && !o.help && !o.describe);
+    cr_expect(o.reps_given, "--reps was given");
+}
+
+Test(args, switches, .description = "--list, --describe, -h, and --reps given or not")
+{
+    char *argv[] = {"scan", "--describe", "--list", "-h", NULL};
+    lab_options o;
+    char err[200];
+    lab_default_options(&o);
+    cr_assert_eq(lab_parse_args(4, argv, &o, err, sizeof(err)), 0, "%s", err);
+    cr_expect(o.describe && o.list && o.help);
+    cr_expect(!o.reps_given && o.reps == LAB_DEFAULT_REPS);
 }
 
 Test(args, graded_run_options, .description = "--sizes, --calls, --offset-in/out, --sandbox")
@@ -306,6 +329,50 @@ Test(reports, status_codes, .description = "every status has a name and a distin
     cr_expect_eq(lab_status_exit_code(ST_TOO_LARGE), 7);
     for (int s = 0; s < ST_COUNT; s++)
         cr_expect_neq(strcmp(lab_status_name((lab_status)s), "?"), 0);
+}
+
+Test(reports, names, .description = "scan types and shapes by name, in lab.h's order")
+{
+    cr_expect_str_eq(lab_scan_type_name(SCAN_INCLUSIVE), "inclusive");
+    cr_expect_str_eq(lab_scan_type_name(SCAN_EXCLUSIVE), "exclusive");
+    cr_expect_str_eq(lab_shape_name(LAB_HOST), "host");
+    cr_expect_str_eq(lab_shape_name(LAB_WHOLE), "whole");
+    cr_expect_str_eq(lab_shape_name(LAB_TILE), "tile");
+    cr_expect_str_eq(lab_shape_name((lab_shape)7), "?");
+    cr_expect_str_eq(lab_status_name(ST_USAGE), "usage_error");
+    cr_expect_str_eq(lab_status_name(ST_LEAK), "leak");
+}
+
+static size_t some_temp(size_t n)
+{
+    return n;
+}
+
+Test(reports, describe, .description = "--describe: one JSON line with every field of the lab")
+{
+    static const lab_variant variants[] = {
+        {.name = "plain", .summary = "the \"default\""},
+        {.name = "scratch", .summary = "with temp", .temp_bytes = some_temp},
+    };
+    const lab_info lab = {.id = "05_x", .title = "Blelloch\tscan", .shape = LAB_TILE,
+                          .type = SCAN_EXCLUSIVE, .tile = 512, .bench_n = 1000, .n_variants = 2,
+                          .variants = variants};
+    char buf[2048];
+    FILE *f = tmpfile();
+    cr_assert(f);
+    lab_print_describe(f, &lab, LAB_MODE_CPU);
+    rewind(f);
+    buf[fread(buf, 1, sizeof(buf) - 1, f)] = '\0';
+    fclose(f);
+    char want[512];
+    snprintf(want, sizeof(want),
+             "{\"contract\":%d,\"id\":\"05_x\",\"title\":\"Blelloch\\u0009scan\",\"shape\":\"tile\","
+             "\"type\":\"exclusive\",\"tile\":512,\"bench_n\":1000,\"max_n\":0,\"element\":\"int32\","
+             "\"operator\":\"add\",\"variants\":[{\"name\":\"plain\",\"summary\":\"the "
+             "\\\"default\\\"\",\"temp\":false},{\"name\":\"scratch\",\"summary\":\"with temp\","
+             "\"temp\":true}],\"mode\":\"cpu\"}\n",
+             LAB_CONTRACT_VERSION);
+    cr_expect_str_eq(buf, want);
 }
 
 Test(reports, gbps, .description = "bandwidth counts 8 bytes per element")
