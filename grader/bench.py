@@ -21,13 +21,19 @@ import csv
 import json
 import math
 import os
-import re
 import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if os.path.join(ROOT, "grader") not in sys.path:
+    sys.path.insert(0, os.path.join(ROOT, "grader"))
+from gradelib import contract  # noqa: E402 (the path above first)
+from gradelib import evaluate  # noqa: E402
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NO_DEVICE = 0, 1, 2, 5
+# This program's exit codes: 0 and 2 as a lab binary's, 1 for any program's failure, and a lab
+# binary's "no device" when the anchor found none.
+EXIT_OK, EXIT_USAGE, EXIT_NO_DEVICE = (contract.EXIT[k] for k in ("OK", "USAGE", "NO_DEVICE"))
+EXIT_FAILED = 1
 SKIP_STATUSES = {"not_implemented", "too_large", "no_memory", "missing"}
 HUGE_N = (1 << 31) + 7
 HUGE_HOST_BYTES = 40 << 30  # a lab process at 2^31 + 7 holds ~35 GB of host buffers
@@ -43,8 +49,8 @@ def log(msg):
 
 
 def gbps(n, ms):
-    """GB/s for a scan of n int32 (read n, write n) in ms milliseconds."""
-    return 8.0 * n / (ms * 1e6) if ms and ms > 0 else None
+    """GB/s for a scan of n elements (contract.bytes_moved: read n, write n) in ms milliseconds."""
+    return contract.bytes_moved(n) / (ms * 1e6) if ms and ms > 0 else None
 
 
 def sizes(lo, hi, step, huge):
@@ -105,35 +111,26 @@ def find_labs(src, build, only):
     return [(d, os.path.join(build, src, d, "scan")) for d in labs]
 
 
-def parse_variants(listing):
-    """Variant names, default first, from the output of `scan --list` (lines '  0 name  ...'
-    after a 'variants:' line)."""
-    names, inside = [], False
-    for line in listing.splitlines():
-        if line.strip() == "variants:":
-            inside = True
-            continue
-        m = re.match(r"\s+(\d+)\s+(\S+)", line) if inside else None
-        if m:
-            names.append(m.group(2))
-    return names
+def variant_names(binary, timeout=30):
+    """The variant names of a lab binary, default first, from `scan --describe`; [] when it cannot
+    describe itself (missing, a skeleton that fails, another contract version)."""
+    if not os.path.exists(binary):
+        return []
+    try:
+        p = subprocess.run([binary, "--describe"], capture_output=True, text=True, timeout=timeout)
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    info, _ = evaluate.parse_describe(p.stdout) if p.returncode == 0 else (None, "")
+    return [v.name for v in info.variants] if info else []
 
 
 def expand_variants(labs, timeout=30):
     """Programs for --variants all: (name, binary, variant) for every variant of every lab; the
-    default keeps the plain lab id, the others are named 'lab/variant'. A binary that cannot list
-    its variants (missing, skeleton that fails) is kept as its default only."""
+    default keeps the plain lab id, the others are named 'lab/variant'. A binary that cannot
+    describe its variants (missing, skeleton that fails) is kept as its default only."""
     out = []
     for name, binary in labs:
-        variants = []
-        if os.path.exists(binary):
-            try:
-                p = subprocess.run([binary, "--list"], capture_output=True, text=True,
-                                   timeout=timeout)
-                if p.returncode == 0:
-                    variants = parse_variants(p.stdout)
-            except (OSError, subprocess.TimeoutExpired):
-                variants = []
+        variants = variant_names(binary, timeout)
         out.append((name, binary, None))
         out.extend((f"{name}/{v}", binary, v) for v in variants[1:])
     return out

@@ -1,15 +1,22 @@
-"""The lab binaries as a user meets them: exit codes and one-line messages for bad input.
+"""The lab binaries as a user meets them: exit codes and one-line messages for bad input, and
+`--describe` (for programs) saying what `--list` (for people) says, for every lab built.
 
 Uses the 01_serial reference (host only, so this runs on any machine) and, where a device is
-present, 02_naive.
+present, 02_naive. Exit codes come from common/contract.json.
 """
 import json
 import os
+import re
 import subprocess
+import sys
 import unittest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "grader"))
+from gradelib import contract  # noqa: E402
+
 BUILD = os.environ.get("LAB_BUILD_DIR", os.path.join(ROOT, "build"))
+EXIT = contract.EXIT
 SERIAL = os.path.join(BUILD, "solutions", "01_serial", "scan")
 NAIVE = os.path.join(BUILD, "solutions", "02_naive", "scan")
 
@@ -23,7 +30,7 @@ def run(binary, *args):
 class BadInput(unittest.TestCase):
     def check_usage(self, *args):
         p = run(SERIAL, *args)
-        self.assertEqual(p.returncode, 2, f"{args}: {p.stdout}{p.stderr}")
+        self.assertEqual(p.returncode, EXIT["USAGE"], f"{args}: {p.stdout}{p.stderr}")
         self.assertEqual(p.stdout, "")
         lines = p.stderr.strip().splitlines()
         self.assertEqual(len(lines), 1, f"{args}: one line expected, got {p.stderr!r}")
@@ -51,7 +58,7 @@ class BadInput(unittest.TestCase):
 class Runs(unittest.TestCase):
     def test_serial_correct_with_timing(self):
         p = run(SERIAL, "--n", "2^20+7", "--reps", "20", "--json")
-        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertEqual(p.returncode, EXIT["OK"], p.stdout + p.stderr)
         r = json.loads(p.stdout)
         self.assertEqual(r["status"], "ok")
         self.assertEqual(r["n"], 2**20 + 7)
@@ -61,27 +68,77 @@ class Runs(unittest.TestCase):
 
     def test_serial_overflow_wraps(self):
         p = run(SERIAL, "--n", "100000", "--dist", "large", "--reps", "0")
-        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertEqual(p.returncode, EXIT["OK"], p.stdout + p.stderr)
 
     def test_help(self):
         p = run(SERIAL, "--help")
-        self.assertEqual(p.returncode, 0)
+        self.assertEqual(p.returncode, EXIT["OK"])
         self.assertIn("exit codes", p.stdout)
+        self.assertIn("--describe", p.stdout)
+        for name, code in EXIT.items():  # every exit code is explained
+            self.assertRegex(p.stdout, rf"\b{code} \w", name)
 
     def test_gpu_lab_without_device_or_with_one(self):
         p = run(NAIVE, "--n", "4097", "--reps", "0", "--json")
         r = json.loads(p.stdout)
-        if p.returncode == 5:
+        if p.returncode == EXIT["NO_DEVICE"]:
             self.assertEqual(r["status"], "no_device")
             self.assertIn("no CUDA device", r["message"])
             self.skipTest("no CUDA device")
-        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertEqual(p.returncode, EXIT["OK"], p.stdout + p.stderr)
         self.assertEqual(r["status"], "ok")
 
     def test_naive_refuses_huge_n(self):
         p = run(NAIVE, "--n", "2^24", "--reps", "0")
-        self.assertEqual(p.returncode, 7, p.stdout + p.stderr)
+        self.assertEqual(p.returncode, EXIT["TOO_LARGE"], p.stdout + p.stderr)
         self.assertIn("--force", p.stdout)
+
+
+def listing_fields(text):
+    """What the human listing (`scan --list`) says, read here only to compare with --describe."""
+    lines = text.splitlines()
+    head = re.match(r"^(\S+): (.*)$", lines[0])
+    desc = lines[1]
+    tile = re.search(r"\btile (\d+)", desc)
+    max_n = re.search(r"practical up to n=(\d+)", desc)
+    shape = ("host" if "host arrays" in desc else "tile" if "tile scan" in desc else "whole")
+    variants = [re.match(r"\s+\d+ (\S+)\s+(.*?)( \(default, graded\))?$", ln).group(1, 2)
+                for ln in lines[lines.index("variants:") + 1:]]
+    return {"id": head.group(1), "title": head.group(2), "shape": shape,
+            "type": re.search(r"\b(inclusive|exclusive) scan", desc).group(1),
+            "tile": int(tile.group(1)) if tile else 0,
+            "bench_n": int(re.search(r"benchmark n=(\d+)", desc).group(1)),
+            "max_n": int(max_n.group(1)) if max_n else 0, "variants": variants}
+
+
+class Describe(unittest.TestCase):
+    def test_describe_says_what_list_says_for_every_lab(self):
+        labs = sorted(d for d in os.listdir(os.path.join(ROOT, "labs")) if d[:2].isdigit())
+        seen = 0
+        for tree in ("solutions", "labs"):
+            for lab in labs:
+                binary = os.path.join(BUILD, tree, lab, "scan")
+                if not os.path.exists(binary):
+                    continue
+                seen += 1
+                p = run(binary, "--describe")
+                self.assertEqual((p.returncode, p.stdout.count("\n")), (EXIT["OK"], 1), p.stderr)
+                d = json.loads(p.stdout)
+                want = listing_fields(run(binary, "--list").stdout)
+                got = {k: d[k] for k in want if k != "variants"}
+                got["variants"] = [(v["name"], v["summary"]) for v in d["variants"]]
+                self.assertEqual(got, want, f"{tree}/{lab}")
+                self.assertEqual((d["contract"], d["element"], d["operator"]),
+                                 (contract.VERSION, contract.ELEMENT, contract.OPERATOR))
+                self.assertIn(d["mode"], contract.MODES)
+                self.assertTrue(all(isinstance(v["temp"], bool) for v in d["variants"]))
+        if not seen:
+            self.skipTest("no lab binary is built (run make test)")
+
+    def test_describe_wins_over_list_and_needs_no_device(self):
+        p = run(NAIVE, "--list", "--describe")
+        self.assertEqual(p.returncode, EXIT["OK"], p.stderr)
+        self.assertEqual(json.loads(p.stdout)["id"], "02_naive")
 
 
 if __name__ == "__main__":

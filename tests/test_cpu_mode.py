@@ -19,7 +19,10 @@ import unittest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = os.environ.get("LAB_BUILD_DIR", os.path.join(ROOT, "build"))
-EXIT_WRONG, EXIT_CUDA_ERROR, EXIT_SANDBOX = 1, 4, 9
+sys.path.insert(0, os.path.join(ROOT, "grader"))
+from gradelib import contract  # noqa: E402
+
+EXIT_WRONG, EXIT_CUDA_ERROR, EXIT_SANDBOX = (contract.EXIT[k] for k in ("WRONG", "CUDA_ERROR", "SANDBOX"))
 SEEDS = range(1, 9)
 
 REWRITE = os.path.join(ROOT, "common", "cpu", "rewrite.py")
@@ -73,7 +76,7 @@ class Races(unittest.TestCase):
 
     def test_seed_is_printed(self):
         rc, _, err = run("correct", 300, seed=12345, quiet=False)
-        self.assertEqual(rc, 0)
+        self.assertEqual(rc, contract.EXIT["OK"])
         self.assertIn("CPU_SCHED_SEED=12345", err)
 
 

@@ -12,6 +12,7 @@ import importlib.util
 import json
 import os
 import subprocess
+import sys
 import tempfile
 import unittest
 
@@ -23,8 +24,11 @@ _spec = importlib.util.spec_from_file_location("pristine", os.path.join(ROOT, "t
 pristine = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(pristine)
 
-EXIT_NOT_IMPLEMENTED = 3
-EXIT_NO_DEVICE = 5
+sys.path.insert(0, os.path.join(ROOT, "grader"))
+from gradelib import contract  # noqa: E402
+
+EXIT_NOT_IMPLEMENTED = contract.EXIT["NOT_IMPLEMENTED"]
+EXIT_NO_DEVICE = contract.EXIT["NO_DEVICE"]
 
 
 def run_lab(tree, lab, *args):
@@ -62,12 +66,13 @@ def _not_implemented_test(lab):
 
 def _same_lab_test(lab):
     def test(self):
-        """The skeleton and the reference declare the same lab: id, variants, shape, sizes."""
+        """The skeleton and the reference declare the same lab (--describe): id, variants and
+        their scratch, shape, sizes."""
         _need_pristine(self, lab)
-        a = run_lab("labs", lab, "--list")
-        b = run_lab("solutions", lab, "--list")
-        self.assertEqual(a.returncode, 0, a.stderr)
-        self.assertEqual(a.stdout, b.stdout)
+        a = run_lab("labs", lab, "--describe")
+        b = run_lab("solutions", lab, "--describe")
+        self.assertEqual(a.returncode, contract.EXIT["OK"], a.stderr)
+        self.assertEqual(json.loads(a.stdout), json.loads(b.stdout))
     return test
 
 

@@ -63,8 +63,8 @@ class LabInfo:
     contract: int
     id: str
     title: str
-    shape: str       # one of contract.SHAPES: "host" | "whole" | "tile"
-    type: str        # one of contract.SCAN_TYPES: "inclusive" | "exclusive"
+    shape: str       # one of contract.SHAPES (host arrays, the whole scan, tile by tile)
+    type: str        # one of contract.SCAN_TYPES
     tile: int        # 0 unless shape == "tile"
     bench_n: int
     max_n: int       # 0: no limit

@@ -1,6 +1,7 @@
 """Fake lab binaries and a fake compute-sanitizer for the grader's tests: small Python scripts
-that answer --list and print harness-style JSON (common/check.c: lab_print_report_json) with
-the harness's exit codes, so the grader's pipeline runs without nvcc or a GPU. escape=PIDFILE
+that answer --describe and print harness-style JSON (common/report.c: lab_print_describe,
+lab_print_report_json) with the harness's exit codes (common/contract.json), so the grader's
+pipeline runs without nvcc or a GPU. escape=PIDFILE
 makes a run leave a `sleep` behind in a session of its own (its pid appended to PIDFILE)."""
 import json
 import os
@@ -11,6 +12,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 GRADER = os.path.dirname(HERE)
 if GRADER not in sys.path:
     sys.path.insert(0, GRADER)
+
+from gradelib import contract  # noqa: E402 (the path above first)
 
 FAKE_LAB = r'''#!PYTHON
 import json, os, sys, time
@@ -29,8 +32,8 @@ if a == ["--grader"]:  # the case on stdin (a socket), the report back on it (co
     a, report_fd = line.decode().split(), 0
 if B.get("cwd_log"):
     with open(B["cwd_log"], "a") as f: f.write(os.getcwd() + "\n")
-if "--list" in a:
-    print(B["list"]); sys.exit(0)
+if "--describe" in a:
+    print(B["describe"]); sys.exit(0)
 n = int(opt("--n", B.get("bench_n", 1000))); seed = int(opt("--seed", 1)); reps = int(opt("--reps", 20))
 dist = opt("--dist", "small")
 if B.get("escape"):  # fork, setsid, fork again: a sleeper in a session of its own, left running
@@ -57,8 +60,7 @@ if st == "segv":
     os.kill(os.getpid(), 11)
 if st == "garbage":
     print("no json here"); sys.exit(9)
-codes = {"ok": 0, "wrong": 1, "out_of_bounds": 1, "input_modified": 1, "not_implemented": 3,
-         "cuda_error": 4, "no_device": 5}
+codes = B["status_exit"]
 msgs = {"ok": "", "wrong": "out[5] expected 6, got 7 (n=%d, inclusive scan)" % n,
         "out_of_bounds": "wrote past the end of the output: out[%d] changed (n=%d)" % (n, n),
         "input_modified": "modified the input: in[0] was 1, is now 0 (n=%d)" % n,
@@ -72,12 +74,12 @@ rep = {"lab": B.get("id", "99_fake"), "variant": "v", "mode": B.get("mode", "gpu
        "n": n, "seed": seed, "dist": dist, "status": "ok" if st == "no_ms" else st, "message": msgs.get(st, ""),
        "mismatch": {"index": 5, "expected": 6, "got": 7} if st == "wrong" else None,
        "reps": reps if timed else 0, "ms": ms, "tile_ms": tile, "memcpy_ms": 0.1 if timed else None,
-       "gbps": (8.0 * n / (ms * 1e6)) if ms else None, "pct_memcpy": None}
+       "gbps": (B["bytes_per_element"] * n / (ms * 1e6)) if ms else None, "pct_memcpy": None}
 line = json.dumps(rep) + "\n"
 if st == "forge_stdout":  # a result of its own on stdout, then exit(0) as if the harness had no check
     print(json.dumps(dict(rep, status="ok"))); sys.exit(0)
 if st == "tamper":        # the harness's atexit check caught an exit() from the lab's code
-    print(json.dumps(dict(rep, status="ok"))); sys.exit(8)
+    print(json.dumps(dict(rep, status="ok"))); sys.exit(B["exit_tampered"])
 if st == "wrong_echo":    # a report for another case
     line = json.dumps(dict(rep, status="ok", seed=seed + 1)) + "\n"
 if st == "two_reports":
@@ -86,7 +88,7 @@ if report_fd >= 0:
     os.write(report_fd, line.encode())
 else:
     sys.stdout.write(line)
-sys.exit(0 if st in ("wrong_echo", "two_reports", "no_ms") else codes.get(st, 1))
+sys.exit(0 if st in ("wrong_echo", "two_reports", "no_ms") else codes.get(st, codes["wrong"]))
 '''
 
 FAKE_SANITIZER = r'''#!PYTHON
@@ -117,23 +119,32 @@ def _write_script(path, text):
     return path
 
 
-def list_text(lab_id="02_fake", shape="whole", tile=0, bench_n=65536, max_n=0, scan_type="inclusive"):
-    """What `scan --list` prints (common/harness.c: list_variants)."""
-    what = {"host": "host arrays", "whole": "whole array on the GPU", "tile": "tile scan on the GPU"}[shape]
-    line = f"  {scan_type} scan, {what}"
-    if shape == "tile":
-        line += f", tile {tile}"
-    line += f", benchmark n={bench_n}"
-    if max_n:
-        line += f", practical up to n={max_n}"
-    return f"{lab_id}: Fake lab\n{line}\nvariants:\n  0 v                      fake (default, graded)"
+def describe_text(lab_id="02_fake", shape="whole", tile=0, bench_n=65536, max_n=0,
+                  scan_type="inclusive", variants=(("v", "fake"),), mode="gpu"):
+    """What `scan --describe` prints (common/report.c: lab_print_describe)."""
+    return json.dumps({"contract": contract.VERSION, "id": lab_id, "title": "Fake lab",
+                       "shape": shape, "type": scan_type, "tile": tile if shape == "tile" else 0,
+                       "bench_n": bench_n, "max_n": max_n, "element": contract.ELEMENT,
+                       "operator": contract.OPERATOR, "mode": mode,
+                       "variants": [{"name": name, "summary": summary, "temp": False}
+                                    for name, summary in variants]})
+
+
+def lab_info(*args, **kwargs):
+    """The LabInfo the grader makes of describe_text(*args, **kwargs)."""
+    from gradelib import evaluate
+    info, why = evaluate.parse_describe(describe_text(*args, **kwargs))
+    assert info is not None, why
+    return info
 
 
 def fake_lab(folder, name, sanitizer_errors="", **behaviour):
     """Writes an executable fake lab binary folder/name/scan; returns its path."""
     d = os.path.join(folder, name)
     os.makedirs(d, exist_ok=True)
-    behaviour.setdefault("list", list_text())
+    behaviour.setdefault("describe", describe_text())
+    behaviour.update(status_exit=contract.STATUS_EXIT, exit_tampered=contract.EXIT["TAMPERED"],
+                     bytes_per_element=contract.bytes_moved(1))
     path = os.path.join(d, "scan")
     text = FAKE_LAB.replace("BEHAVIOUR", repr(json.dumps(behaviour)))
     _write_script(path, text)

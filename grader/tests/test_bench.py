@@ -14,6 +14,8 @@ import unittest
 import xml.etree.ElementTree as ET
 from contextlib import redirect_stderr, redirect_stdout
 
+import fakes  # also puts grader/ on sys.path
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 _spec = importlib.util.spec_from_file_location("bench", os.path.join(ROOT, "grader", "bench.py"))
 bench = importlib.util.module_from_spec(_spec)
@@ -42,14 +44,12 @@ def make_fake(path, name, per_elem, status="ok", mode="gpu", max_n=0):
     os.chmod(path, os.stat(path).st_mode | stat.S_IXUSR)
 
 
-# A fake lab with variants: `--list` prints the harness's listing; `--variant slow` is twice as
-# slow as the default; the tile pass takes a quarter of the full time.
+# A fake lab with variants: `--describe` prints the harness's description; `--variant slow` is
+# twice as slow as the default; the tile pass takes a quarter of the full time.
 FAKE_VARIANTS = """#!{python}
 import json, sys
-if "--list" in sys.argv:
-    print("{name}: fake\\n  inclusive scan, tile scan on the GPU, tile 1024\\nvariants:")
-    print("  0 fast                   the default (default, graded)")
-    print("  1 slow                   twice the time")
+if "--describe" in sys.argv:
+    print({describe!r})
     sys.exit(0)
 n = int(sys.argv[sys.argv.index("--n") + 1])
 variant = sys.argv[sys.argv.index("--variant") + 1] if "--variant" in sys.argv else "fast"
@@ -58,6 +58,13 @@ print(json.dumps({{"lab": {name!r}, "variant": variant, "status": "ok", "mode": 
                   "device": "Fake GPU", "message": "", "n": n, "ms": ms, "memcpy_ms": ms / 2,
                   "tile_ms": ms / 4}}))
 """
+
+
+def fake_variants(name):
+    """The text of a FAKE_VARIANTS program for lab name."""
+    describe = fakes.describe_text(name, "tile", 1024, variants=(("fast", "the default"),
+                                                                 ("slow", "twice the time")))
+    return FAKE_VARIANTS.format(python=sys.executable, name=name, describe=describe)
 
 
 def first_lab(prefix):
@@ -167,7 +174,7 @@ class EndToEnd(unittest.TestCase):
     def test_every_variant_with_variants_all(self):
         path = os.path.join(self.build, "solutions", self.fast, "scan")
         with open(path, "w") as f:
-            f.write(FAKE_VARIANTS.format(python=sys.executable, name=self.fast))
+            f.write(fake_variants(self.fast))
         rc, out, err = self.run_bench("--variants", "all")
         self.assertEqual(rc, 0, out + err)
         rows = {(r["lab"], int(r["n"])): r for r in self.read_csv()}
@@ -190,7 +197,7 @@ class EndToEnd(unittest.TestCase):
     def test_variants_all_leaves_huge_n_to_the_default(self):
         path = os.path.join(self.build, "solutions", self.fast, "scan")
         with open(path, "w") as f:
-            f.write(FAKE_VARIANTS.format(python=sys.executable, name=self.fast))
+            f.write(fake_variants(self.fast))
         programs = bench.expand_variants([(self.fast, path)])
         self.assertEqual([p[0] for p in programs], [self.fast, self.fast + "/slow"])
         args = bench.parse_args(["--reps", "1"])
@@ -200,7 +207,8 @@ class EndToEnd(unittest.TestCase):
         self.assertEqual([(r["lab"], r["n"]) for r in rows],
                          [(self.fast, 1 << 10), (self.fast + "/slow", 1 << 10),
                           (self.fast, bench.HUGE_N)])
-        self.assertEqual(bench.parse_variants("x\nvariants:\n  0 a   d\n  1 b   e\n"), ["a", "b"])
+        self.assertEqual(bench.variant_names(path), ["fast", "slow"])
+        self.assertEqual(bench.variant_names(path + ".missing"), [])
 
     def test_a_failing_lab_fails_the_bench(self):
         make_fake(os.path.join(self.build, "solutions", self.fast, "scan"), self.fast, 0.5e-6,

@@ -57,7 +57,7 @@ class ReportChannel(unittest.TestCase):
     def test_a_bad_report_fd_is_a_usage_error(self):
         for args in (["--report-fd", "97"], ["--report-fd"], ["--report-fd=x"]):
             p = self.run_bin(self.good.binary, "--n", "100", *args)
-            self.assertEqual(p.returncode, 2, args)
+            self.assertEqual(p.returncode, ev.EXIT_USAGE, args)
             self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
 
     def test_forged_line_then_exit_0_is_caught(self):
@@ -68,7 +68,7 @@ class ReportChannel(unittest.TestCase):
             self.assertEqual(build.check_source(f.read(), static), [])
         self.assertEqual(build.check_object(self.forged.obj, static, True, False), ([], ""))
         p = self.run_bin(self.forged.binary, "--n", "1000", "--reps", "0", "--json")
-        self.assertEqual(p.returncode, 8, p.stdout + p.stderr)
+        self.assertEqual(p.returncode, ev.EXIT_TAMPERED, p.stdout + p.stderr)
         self.assertIn('"status":"ok"', p.stdout)  # the forged line
         self.assertIn("before the harness reported a result", p.stderr)
         kind, msg, rep = ev.run_case(self.forged.binary, 1000, "small", 1, 60)

@@ -189,7 +189,7 @@ class Pipeline(unittest.TestCase):
         data["defaults"]["correctness"]["large_n"] = 100000
         self.data = data
         self.serial = fakes.fake_lab(self.tmp, "serial", ms=50.0,
-                                     list=fakes.list_text("01_serial", "host", bench_n=1 << 20))
+                                     describe=fakes.describe_text("01_serial", "host", bench_n=1 << 20))
 
     def tearDown(self):
         shutil.rmtree(self.tmp, ignore_errors=True)
@@ -210,9 +210,9 @@ class Pipeline(unittest.TestCase):
         return {lab: res}
 
     def grade(self, student_kw, ref_kw=None, lab="02_fake", sanitizer=True, listing=None):
-        listing = listing or fakes.list_text(lab, "whole", bench_n=1 << 20)
-        ref = fakes.fake_lab(self.tmp, "ref", list=listing, **(ref_kw or {"ms": 1.0}))
-        stud = fakes.fake_lab(self.tmp, "student", list=listing, **student_kw)
+        listing = listing or fakes.describe_text(lab, "whole", bench_n=1 << 20)
+        ref = fakes.fake_lab(self.tmp, "ref", describe=listing, **(ref_kw or {"ms": 1.0}))
+        stud = fakes.fake_lab(self.tmp, "student", describe=listing, **student_kw)
         g = self.grader(ref, lab, sanitizer)
         return g.evaluate(self.built(lab, stud))[0]
 
@@ -232,8 +232,7 @@ class Pipeline(unittest.TestCase):
         timed = [x for x in runs if x["reps"] >= 20]
         self.assertEqual(len(timed), 1)  # one round by default, a median of >= 20
         self.assertTrue(all(x["n"] == 1 << 20 for x in timed))
-        self.assertEqual({x["dist"] for x in runs if x["reps"] == 0},
-                         {"small", "ones", "alt", "large", "random"})
+        self.assertEqual({x["dist"] for x in runs if x["reps"] == 0}, set(config.DISTS))
 
     def test_rounds_interleave_student_and_reference(self):
         self.data["defaults"]["speed"]["rounds"] = 4
@@ -259,7 +258,7 @@ class Pipeline(unittest.TestCase):
             self.assertFalse([x for x in map(json.loads, f) if x["reps"] >= 20])
 
     def test_tile_lab_is_timed_by_its_tile_pass(self):
-        listing = fakes.list_text("03_fake", "tile", 512, 1 << 20)
+        listing = fakes.describe_text("03_fake", "tile", 512, 1 << 20)
         r = self.grade({"ms": 10.0, "tile_ms": 1.0}, {"ms": 1.5, "tile_ms": 1.0}, lab="03_fake", listing=listing)
         self.assertEqual(r["speed"]["metric"], "tile_ms")
         self.assertEqual(r["speed"]["ratio"], 1.0)
@@ -342,10 +341,10 @@ class Pipeline(unittest.TestCase):
 
     def test_a_changed_reference_binary_is_noticed(self):
         from gradelib.build import InfraError
-        listing = fakes.list_text("02_fake", "whole", bench_n=1 << 20)
-        ref = fakes.fake_lab(self.tmp, "ref", list=listing, ms=1.0)
+        listing = fakes.describe_text("02_fake", "whole", bench_n=1 << 20)
+        ref = fakes.fake_lab(self.tmp, "ref", describe=listing, ms=1.0)
         # the student's run appends to the reference binary (it runs as the same user)
-        stud = fakes.fake_lab(self.tmp, "student", list=listing, ms=1.0, cwd_log=ref)
+        stud = fakes.fake_lab(self.tmp, "student", describe=listing, ms=1.0, cwd_log=ref)
         g = self.grader(ref)
         from gradelib.build import sha256_file
         g.ref_hashes = {lab: sha256_file(b) for lab, (b, _) in g.refs.items()}
@@ -394,9 +393,9 @@ class Pipeline(unittest.TestCase):
 
     def test_sanitizer_errors_cost_its_points(self):
         r = self.grade({"ms": 1.0}, sanitizer=True) if False else None
-        listing = fakes.list_text("02_fake", "whole", bench_n=1 << 20)
-        ref = fakes.fake_lab(self.tmp, "ref", list=listing, ms=1.0)
-        stud = fakes.fake_lab(self.tmp, "student", list=listing, ms=1.0, sanitizer_errors="racecheck")
+        listing = fakes.describe_text("02_fake", "whole", bench_n=1 << 20)
+        ref = fakes.fake_lab(self.tmp, "ref", describe=listing, ms=1.0)
+        stud = fakes.fake_lab(self.tmp, "student", describe=listing, ms=1.0, sanitizer_errors="racecheck")
         r = self.grader(ref).evaluate(self.built("02_fake", stud))[0]
         self.assertEqual(r["sanitizer"]["status"], "failed")
         self.assertIn("racecheck", r["sanitizer"]["note"])

@@ -373,28 +373,59 @@ class StaticChecks(unittest.TestCase):
 
 
 class Matrix(unittest.TestCase):
-    def test_parse_list(self):
-        info = ev.parse_list(fakes.list_text("03_kogge_stone", "tile", 512, 1 << 28))
+    def test_parse_describe(self):
+        info = fakes.lab_info("03_kogge_stone", "tile", 512, 1 << 28, variants=(("a", "x"), ("b", "y")))
         self.assertEqual((info.id, info.shape, info.tile, info.bench_n, info.max_n, info.type),
                          ("03_kogge_stone", "tile", 512, 1 << 28, 0, "inclusive"))
-        info = ev.parse_list(fakes.list_text("02_naive", "whole", 0, 65536, 1 << 20))
+        self.assertEqual([v.name for v in info.variants], ["a", "b"])
+        self.assertEqual((info.element, info.operator, info.mode), ("int32", "add", "gpu"))
+        info = fakes.lab_info("02_naive", "whole", 0, 65536, 1 << 20)
         self.assertEqual((info.shape, info.max_n, info.device), ("whole", 1 << 20, True))
-        self.assertFalse(ev.parse_list(fakes.list_text("01_serial", "host")).device)
-        self.assertIsNone(ev.parse_list("garbage"))
+        self.assertFalse(fakes.lab_info("01_serial", "host").device)
+
+    def test_parse_describe_refuses_what_is_not_a_description(self):
+        good = json.loads(fakes.describe_text("03_x", "tile", 512))
+        self.assertIsNotNone(ev.parse_describe(json.dumps(good))[0])
+        bad = {"garbage": "not JSON", "list": "[1, 2]",
+               "version": json.dumps(dict(good, contract=good["contract"] + 1)),
+               "shape": json.dumps(dict(good, shape="blocked")),
+               "type": json.dumps(dict(good, type="segmented")),
+               "missing": json.dumps({k: v for k, v in good.items() if k != "bench_n"}),
+               "bool": json.dumps(dict(good, tile=True)),
+               "no variants": json.dumps(dict(good, variants=[])),
+               "variant": json.dumps(dict(good, variants=[{"name": "v"}]))}
+        for what, text in bad.items():
+            info, why = ev.parse_describe(text)
+            self.assertIsNone(info, what)
+            self.assertTrue(why, what)
+        self.assertIn("contract version", ev.parse_describe(bad["version"])[1])
 
     def test_edge_sizes(self):
-        info = ev.parse_list(fakes.list_text("03_x", "tile", 512, 1 << 28))
+        info = fakes.lab_info("03_x", "tile", 512, 1 << 28)
         sizes = ev.edge_sizes(info, 16777223)
         for n in (0, 1, 31, 32, 33, 511, 512, 513, 1025, 1009, 65521, 1023, 1025, 65537, 16777223):
             self.assertIn(n, sizes)
         self.assertEqual(sizes[513], "tile+1")
         self.assertEqual(sizes[1025], "2tile+1")
-        capped = ev.edge_sizes(ev.parse_list(fakes.list_text("02_x", "whole", 0, 65536, 1 << 20)), 16777223)
+        capped = ev.edge_sizes(fakes.lab_info("02_x", "whole", 0, 65536, 1 << 20), 16777223)
         self.assertLessEqual(max(capped), 1 << 20)
         self.assertIn((1 << 20) - 1, capped)
 
+    def test_edge_size_names_when_families_meet(self):
+        # a tile size beats 2^k +- 1, a pinned name (2^16+1) beats a tile size, "large" beats all
+        sizes = ev.edge_sizes(fakes.lab_info("03_x", "tile", 1024, 1 << 28), 16777223)
+        self.assertEqual((sizes[1023], sizes[1024], sizes[1025], sizes[4097]),
+                         ("tile-1", "tile", "tile+1", "2^12+1"))
+        sizes = ev.edge_sizes(fakes.lab_info("03_x", "tile", 32768, 1 << 28), 65537)
+        self.assertEqual((sizes[65535], sizes[65537], sizes[98309]), ("2tile-1", "large", "3tile+5"))
+        sizes = ev.edge_sizes(fakes.lab_info("03_x", "tile", 32768, 1 << 28), 16777223)
+        self.assertEqual(sizes[65537], "2^16+1")
+        whole = ev.edge_sizes(fakes.lab_info("02_x", "whole"), 16777223)
+        self.assertEqual(whole[1025], "tile+1", "1024 stands in for a lab without a tile")
+        self.assertEqual(list(whole), sorted(whole))
+
     def test_cases_cover_every_dist_and_are_reproducible(self):
-        info = ev.parse_list(fakes.list_text("03_x", "tile", 512, 1 << 28))
+        info = fakes.lab_info("03_x", "tile", 512, 1 << 28)
         settings = config.load(CONFIG).lab("03_x")
         a = ev.make_cases(info, settings, 42)
         self.assertEqual(a, ev.make_cases(info, settings, 42))
