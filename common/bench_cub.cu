@@ -174,7 +174,8 @@ static void time_reps(cub_rig *g, const lab_options *o, lab_report *r)
     for (int i = 0; i < o->reps; i++) {
         CUDA_CHECK(cudaMemsetAsync(g->d_flush, i & 0xFF, g->flush_bytes, 0));
         CUDA_CHECK(cudaEventRecord(g->ev[0], 0));
-        CUDA_CHECK(cudaMemcpyAsync(g->d_out, g->d_in, n * sizeof(int), cudaMemcpyDeviceToDevice, 0));
+        CUDA_CHECK(
+            cudaMemcpyAsync(g->d_out, g->d_in, n * sizeof(int), cudaMemcpyDeviceToDevice, 0));
         CUDA_CHECK(cudaEventRecord(g->ev[1], 0));
         CUDA_CHECK(cudaMemsetAsync(g->d_flush, i & 0xFF, g->flush_bytes, 0));
         CUDA_CHECK(cudaEventRecord(g->ev[2], 0));
@@ -208,7 +209,7 @@ static lab_status run(const lab_options *o, lab_report *r)
     if (check_output(&g, o->n, "", r) != ST_OK || o->reps <= 0)
         goto out_free;
     time_reps(&g, o, r);
-    check_output(&g, o->n, "after timing: ", r); /* and once more after timing, as the harness does */
+    check_output(&g, o->n, "after timing: ", r); /* once more after timing, as the harness does */
 out_free:
     rig_free(&g);
     return r->status;

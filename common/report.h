@@ -29,8 +29,8 @@ const char *lab_shape_name(lab_shape s);
 typedef struct {
     const char *lab;
     const char *variant;
-    const char *mode;     /* "gpu", "cpu" (CPU mode) or "host" (lab 01) */
-    const char *device;   /* GPU or CPU name, may be NULL */
+    const char *mode;   /* "gpu", "cpu" (CPU mode) or "host" (lab 01) */
+    const char *device; /* GPU or CPU name, may be NULL */
     size_t n;
     uint64_t seed;
     lab_dist dist;
@@ -43,12 +43,12 @@ typedef struct {
     int has_mismatch;
     long long mismatch_index; /* index into out (negative: front guard), guard word, or input */
     long long expected, got;
-    int reps;             /* 0: not timed */
-    double ms;            /* median time of the whole scan */
-    double tile_ms;       /* tile labs: median time of the tile pass alone; else 0 */
-    double memcpy_ms;     /* median time of a copy of the same bytes, same process */
-    int calls;            /* calls of the lab's code made (each on a new input, each checked) */
-    int sandbox;          /* 1: the lab's code ran inside the seccomp sandbox */
+    int reps;         /* 0: not timed */
+    double ms;        /* median time of the whole scan */
+    double tile_ms;   /* tile labs: median time of the tile pass alone; else 0 */
+    double memcpy_ms; /* median time of a copy of the same bytes, same process */
+    int calls;        /* calls of the lab's code made (each on a new input, each checked) */
+    int sandbox;      /* 1: the lab's code ran inside the seccomp sandbox */
 } lab_report;
 
 /* Median of v[0..count) (sorts v in place); 0 when count is 0. */

@@ -134,7 +134,7 @@ Test(validation, canaries, .description = "a changed guard word is found, and wh
     cr_expect_neq(lab_canary_word(0), LAB_POISON);
 }
 
-Test(validation, poison_bytes, .description = "LAB_POISON is LAB_POISON_BYTE in every byte (memset writes it)")
+Test(validation, poison_bytes, .description = "LAB_POISON is LAB_POISON_BYTE in every byte")
 {
     int w;
     memset(&w, LAB_POISON_BYTE, sizeof(w));
@@ -366,8 +366,9 @@ Test(reports, describe, .description = "--describe: one JSON line with every fie
     fclose(f);
     char want[512];
     snprintf(want, sizeof(want),
-             "{\"contract\":%d,\"id\":\"05_x\",\"title\":\"Blelloch\\u0009scan\",\"shape\":\"tile\","
-             "\"type\":\"exclusive\",\"tile\":512,\"bench_n\":1000,\"max_n\":0,\"element\":\"int32\","
+             "{\"contract\":%d,\"id\":\"05_x\",\"title\":\"Blelloch\\u0009scan\","
+             "\"shape\":\"tile\",\"type\":\"exclusive\",\"tile\":512,\"bench_n\":1000,"
+             "\"max_n\":0,\"element\":\"int32\","
              "\"operator\":\"add\",\"variants\":[{\"name\":\"plain\",\"summary\":\"the "
              "\\\"default\\\"\",\"temp\":false},{\"name\":\"scratch\",\"summary\":\"with temp\","
              "\"temp\":true}],\"mode\":\"cpu\"}\n",
