@@ -24,6 +24,16 @@ lab_result reduce_then_scan(const int *d_in, int *d_out, size_t n, void *d_temp)
 /* Both variants' scratch size (lab_temp_fn): bytes for every level of tile totals. */
 size_t hier_temp_bytes(size_t n);
 
+/* The phases' launchers, which the variants call and the course's per-phase tests
+ * (tests/lab_07_phases.c) call on their own; n > 0. launch_tile_scan scans every tile of
+ * d_in[0..n) into d_out, writing each tile's total to d_tile_sums and starting tile t > 0 from
+ * d_carries[t - 1] (either may be NULL: not wanted); launch_tile_reduce writes only the tiles'
+ * totals; launch_add_back adds d_carries[t - 1] to every element of tile t >= 1 of d_out. */
+lab_result launch_tile_scan(const int *d_in, int *d_out, int *d_tile_sums, const int *d_carries,
+                            size_t n);
+lab_result launch_tile_reduce(const int *d_in, int *d_tile_sums, size_t n);
+lab_result launch_add_back(int *d_out, const int *d_carries, size_t n);
+
 #ifdef __cplusplus
 }
 #endif

@@ -9,9 +9,9 @@
  * Every index is a size_t, so n can pass 2^31; the scratch for every level of totals is sized
  * once per call by hier_temp_bytes(n) and handed in by the caller: nothing is allocated here.
  * Tile = BLOCK x ITEMS = 4096: two levels of totals reach past n = 2^31, three past 2^36.
- * The per-phase tests (tests/lab_07_phases.c) are compiled together with this file and call
- * the three launch_* functions, hier_temp_bytes and both variants by name: keep their names
- * and signatures, and TILE.
+ * The entry points (the variants, hier_temp_bytes and the three launch_* functions, which the
+ * per-phase tests in tests/lab_07_phases.c call on their own) are declared in
+ * labs/07_hierarchical.h, the course's side of the lab; those tests also read TILE.
  *
  * Run: make run LAB=07      Test: make test TEST_SRC=labs LAB=07      Grade: make grade
  */
@@ -248,8 +248,8 @@ __global__ void __launch_bounds__(BLOCK)
 /* ---- launchers -------------------------------------------------------------------------------------- */
 
 /* Scans every tile of d_in[0..n) into d_out (n > 0), as tile_scan_kernel says. */
-static lab_result launch_tile_scan(const int *d_in, int *d_out, int *d_tile_sums,
-                                   const int *d_carries, size_t n)
+lab_result launch_tile_scan(const int *d_in, int *d_out, int *d_tile_sums,
+                            const int *d_carries, size_t n)
 {
     const size_t tiles = CEIL_DIV(n, (size_t)TILE);
     tile_scan_kernel<<<(unsigned)tiles, BLOCK>>>(d_in, d_out, d_tile_sums, d_carries, n,
@@ -259,7 +259,7 @@ static lab_result launch_tile_scan(const int *d_in, int *d_out, int *d_tile_sums
 }
 
 /* Writes the total of every tile of d_in[0..n) to d_tile_sums (n > 0). */
-static lab_result launch_tile_reduce(const int *d_in, int *d_tile_sums, size_t n)
+lab_result launch_tile_reduce(const int *d_in, int *d_tile_sums, size_t n)
 {
     const size_t tiles = CEIL_DIV(n, (size_t)TILE);
     tile_reduce_kernel<<<(unsigned)tiles, BLOCK>>>(d_in, d_tile_sums, n, aligned16(d_in, d_in));
@@ -268,7 +268,7 @@ static lab_result launch_tile_reduce(const int *d_in, int *d_tile_sums, size_t n
 }
 
 /* Adds d_carries[t - 1] to every element of tile t of d_out[0..n), for every tile t >= 1. */
-static lab_result launch_add_back(int *d_out, const int *d_carries, size_t n)
+lab_result launch_add_back(int *d_out, const int *d_carries, size_t n)
 {
     const size_t tiles = CEIL_DIV(n, (size_t)TILE);
     if (tiles < 2)
