@@ -31,8 +31,8 @@ class ReportChannel(unittest.TestCase):
         b = build.Builder(ROOT, os.path.join(WORK, "build"), "cpu", timeout=300)
         b.prepare()
         cls.good = b.build(os.path.join(ROOT, "solutions", "02_naive", "scan.cu"),
-                           os.path.join(WORK, "good"))
-        cls.forged = b.build(FORGED, os.path.join(WORK, "forged"))
+                           os.path.join(WORK, "good"), lab="02_naive")
+        cls.forged = b.build(FORGED, os.path.join(WORK, "forged"), lab="02_naive")
         if not (cls.good.ok and cls.forged.ok):
             raise AssertionError(cls.good.message + cls.forged.message)
 
@@ -88,17 +88,17 @@ class ReusedBuilds(unittest.TestCase):
             src = os.path.join(tmp, "scan.cu")
             shutil.copyfile(os.path.join(ROOT, "solutions", "01_serial", "scan.cu"), src)
             out = os.path.join(tmp, "out")
-            first = b.build(src, out, reuse=True)
+            first = b.build(src, out, reuse=True, lab="01_serial")
             self.assertTrue(first.ok, first.message)
             self.assertGreater(first.seconds, 0)
-            self.assertEqual(b.build(src, out, reuse=True).seconds, 0)  # kept
+            self.assertEqual(b.build(src, out, reuse=True, lab="01_serial").seconds, 0)  # kept
             with open(first.obj, "ab") as f:  # an object changed since: built again
                 f.write(b"x")
-            self.assertGreater(b.build(src, out, reuse=True).seconds, 0)
+            self.assertGreater(b.build(src, out, reuse=True, lab="01_serial").seconds, 0)
             with open(src, "a") as f:  # another source: built again
                 f.write("\n")
-            self.assertGreater(b.build(src, out, reuse=True).seconds, 0)
-            self.assertGreater(b.build(src, out).seconds, 0)  # without reuse: always built
+            self.assertGreater(b.build(src, out, reuse=True, lab="01_serial").seconds, 0)
+            self.assertGreater(b.build(src, out, lab="01_serial").seconds, 0)  # without reuse: always built
 
 
 class StaticFailureIsNeverRun(unittest.TestCase):
