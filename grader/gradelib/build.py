@@ -592,7 +592,8 @@ INCLUDE_RE = re.compile(r'^[ \t]*(?:#|%:)[ \t]*include[ \t]*([<"])([^>"\n]+)[>"]
 LINE_DIRECTIVE_RE = re.compile(r'^[ \t]*(?:#|%:)[ \t]*(?:line\b|[0-9])', re.M)
 
 LIBRARY_WHY = "scan, sort and reduce libraries are not allowed"
-HARNESS_WHY = "the harness's own headers are not for lab code (lab.h and cuda_check.h are)"
+HARNESS_WHY = ("the harness's own headers are not for lab code (lab.h, cuda_check.h and the lab's "
+               "labs/NN_name.h are)")
 PATH_WHY = "only scan.cu is graded; include no files by path"
 
 

@@ -101,6 +101,42 @@ class ReusedBuilds(unittest.TestCase):
             self.assertGreater(b.build(src, out, lab="01_serial").seconds, 0)  # without reuse: always built
 
 
+class ContractBreaks(unittest.TestCase):
+    """A scan.cu that breaks its lab's contract with the course (common/labs/NN_name.h and the
+    descriptor common/labs/NN_name.c) fails to link; the build's message starts with one line
+    that says what is wrong."""
+
+    def build(self, lab, text, name):
+        if not have_cpu_mode():
+            self.skipTest("make, a C++ compiler or CPU mode is missing")
+        b = build.Builder(ROOT, os.path.join(WORK, "build"), "cpu", timeout=300)
+        b.prepare()
+        with tempfile.TemporaryDirectory() as tmp:
+            src = os.path.join(tmp, "scan.cu")
+            with open(src, "w") as f:
+                f.write(text)
+            return b.build(src, os.path.join(WORK, "contract", name), f"{lab}/scan.cu")
+
+    def test_a_missing_entry_point(self):
+        with open(os.path.join(ROOT, "solutions", "03_kogge_stone", "scan.cu")) as f:
+            text = f.read().replace("lab_result ks_two_barrier_scan(", "lab_result ks_two_barrier_scan_v2(")
+        r = self.build("03_kogge_stone", text, "missing")
+        self.assertFalse(r.ok)
+        self.assertEqual(r.message.splitlines()[0], "scan.cu must define ks_two_barrier_scan "
+                         "(declared in common/labs/03_kogge_stone.h)")
+
+    def test_a_descriptor_left_in_scan_cu(self):
+        with open(os.path.join(ROOT, "solutions", "02_naive", "scan.cu")) as f:
+            text = f.read() + (
+                'static const lab_variant VARIANTS[] = {{"naive", "mine", naive_scan, NULL, NULL}};\n'
+                'extern "C" const lab_info LAB = {"02_naive", "Naive parallel scan", LAB_WHOLE, '
+                'SCAN_INCLUSIVE, 0, (size_t)1 << 20, (size_t)1 << 16, 1, VARIANTS};\n')
+        r = self.build("02_naive", text, "with_lab")
+        self.assertFalse(r.ok)
+        self.assertEqual(r.message.splitlines()[0], "scan.cu must not define LAB: the course's descriptor "
+                         "(common/labs/02_naive.c) does; delete the VARIANTS table and LAB from scan.cu")
+
+
 class StaticFailureIsNeverRun(unittest.TestCase):
     def test_a_lab_that_fails_a_static_check_is_not_run(self):
         """The code below would leave a marker file from a constructor, which runs before main
