@@ -781,7 +781,7 @@ def check_line_directives(preprocessed, private_src):
 def check_headers(deps, static, ctx, origins=None):
     """Violations among deps (the header paths nvcc -M lists) for HeaderContext ctx: a scan,
     sort or reduce library (static's forbidden_header_patterns, matched against the path below
-    its system include folder), a harness header other than lab.h and cuda_check.h, or any file
+    its system include folder), a harness header other than static's lab_headers, or any file
     outside the system include folders (a file by path). origins (include_origins) names the
     line of scan.cu each came through; one message per #include line of scan.cu, naming the
     outermost header refused."""
