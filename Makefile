@@ -113,21 +113,53 @@ $(BUILD)/common/%.o: common/%.cu $(COMMON_DEPS)
 	@mkdir -p $(@D)
 	$(call CU_COMPILE,$<,$@)
 
+# Each lab's course-owned side (common/labs/): NN_name.h, which the lab's scan.cu includes (the
+# entry points it defines, the tile), and NN_name.c, the lab's descriptor LAB, built from it and
+# linked into every binary of the lab. LAB_DESC: the descriptor object of a lab directory (none
+# for a directory that is not a lab, such as a CPU-mode fixture, which defines its own LAB).
+LAB_DESCS   := $(patsubst common/labs/%.c,$(BUILD)/common/labs/%.o,$(wildcard common/labs/*.c))
+LAB_DESC     = $(patsubst common/labs/%.c,$(BUILD)/common/labs/%.o,$(wildcard common/labs/$(notdir $(1)).c))
+LAB_HEADER   = $(wildcard common/labs/$(notdir $(1)).h)
+
+$(BUILD)/common/labs/%.o: common/labs/%.c common/labs/%.h $(COMMON_DEPS)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -c $< -o $@
+
 # ---- lab binaries: build/<labs|solutions>/<NN_name>/scan ----------------------------------------
 # scan.o is the lab's object as compiled (the grader reads its symbols); scan.lab.o, what is
 # linked, has its cudaMalloc and cudaFree renamed to the harness's counting wrappers (the leak check).
+# A lab binary is scan.lab.o, the lab's descriptor (its directory name is the lab id) and the harness.
 OBJCOPY ?= objcopy
 LAB_RENAME = $(OBJCOPY) --redefine-sym cudaMalloc=lab_wrap_cudaMalloc --redefine-sym cudaFree=lab_wrap_cudaFree $(1) $(2)
 
-$(BUILD)/%/scan.o: %/scan.cu $(COMMON_DEPS)
+.SECONDEXPANSION:
+$(BUILD)/%/scan.o: %/scan.cu $(COMMON_DEPS) $$(call LAB_HEADER,$$*)
 	@mkdir -p $(@D)
 	$(call CU_COMPILE,$<,$@)
 
 $(BUILD)/%/scan.lab.o: $(BUILD)/%/scan.o
 	$(call LAB_RENAME,$<,$@)
 
-$(BUILD)/%/scan: $(BUILD)/%/scan.lab.o $(COMMON_OBJ) $(MAIN_OBJ)
+$(BUILD)/%/scan: $(BUILD)/%/scan.lab.o $$(call LAB_DESC,$$*) $(COMMON_OBJ) $(MAIN_OBJ)
 	$(NVCC) $(LDFLAGS) $^ -o $@ $(SECCOMP_LIBS)
+
+# The kernel tests' copy of a lab: its scan.cu and the course's test hooks (tests/hooks/NN_name.cu,
+# declared in tests/hooks/hooks.h) in one translation unit, which the hooks need to launch the
+# lab's kernel templates; #line keeps the compiler's messages on the right file. Renamed like
+# scan.lab.o. Labs without hooks link scan.lab.o into their kernel tests (LAB_TEST_OBJ).
+$(BUILD)/%/scan_hooks.cu: %/scan.cu tests/hooks/$$(notdir $$*).cu
+	@mkdir -p $(@D)
+	{ printf '#line 1 "%s"\n' $<; cat $<; printf '\n#line 1 "%s"\n' $(word 2,$^); cat $(word 2,$^); } > $@
+
+$(BUILD)/%/scan_hooks.o: NVFLAGS += -Itests
+$(BUILD)/%/scan_hooks.o: CPU_CXXFLAGS += -Itests
+$(BUILD)/%/scan_hooks.o: $(BUILD)/%/scan_hooks.cu $(COMMON_DEPS) tests/hooks/hooks.h $$(call LAB_HEADER,$$*)
+	$(call CU_COMPILE,$<,$@)
+
+$(BUILD)/%/scan_hooks.lab.o: $(BUILD)/%/scan_hooks.o
+	$(call LAB_RENAME,$<,$@)
+
+LAB_TEST_OBJ = $(BUILD)/$(1)/$(if $(wildcard tests/hooks/$(notdir $(1)).cu),scan_hooks,scan).lab.o
 
 LAB_BINS = $(LABS:%=$(BUILD)/$(SRC)/%/scan)
 
@@ -173,16 +205,18 @@ grade:
 	$(PYTHON) grader/grade.py --src $(SRC) --work $(BUILD)/grader $(GRADE_ARGS)
 
 # The grader's private builds (grader/grade.py calls these; see grader/README.md).
-# lab-common: the harness objects in $(BUILD). lab-binary: one scan.cu compiled with the lab flags
-# and linked with those objects: make lab-binary LAB_SRC=x/scan.cu LAB_OUT=y/scan BUILD=z
-lab-common: $(COMMON_OBJ) $(MAIN_OBJ)
+# lab-common: the harness objects and every lab's descriptor in $(BUILD). lab-binary: one scan.cu
+# compiled with the lab flags and linked with those objects and lab LAB_ID's descriptor:
+# make lab-binary LAB_SRC=x/scan.cu LAB_OUT=y/scan LAB_ID=03_kogge_stone BUILD=z
+lab-common: $(COMMON_OBJ) $(MAIN_OBJ) $(LAB_DESCS)
 
-lab-binary: $(COMMON_OBJ) $(MAIN_OBJ)
-	@test -n "$(LAB_SRC)" -a -n "$(LAB_OUT)" || { echo "make lab-binary: set LAB_SRC=path/scan.cu and LAB_OUT=path/binary" >&2; exit 2; }
+lab-binary: $(COMMON_OBJ) $(MAIN_OBJ) $(call LAB_DESC,$(LAB_ID))
+	@test -n "$(LAB_SRC)" -a -n "$(LAB_OUT)" -a -n "$(LAB_ID)" || { echo "make lab-binary: set LAB_SRC=path/scan.cu, LAB_OUT=path/binary and LAB_ID=NN_name" >&2; exit 2; }
+	@test -f "common/labs/$(LAB_ID).c" || { echo "make lab-binary: no lab LAB_ID=$(LAB_ID) (labs: $(LABS))" >&2; exit 2; }
 	@mkdir -p $(dir $(LAB_OUT))
 	$(call CU_COMPILE,$(LAB_SRC),$(LAB_OUT).o)
 	$(call LAB_RENAME,$(LAB_OUT).o,$(LAB_OUT).lab.o)
-	$(NVCC) $(LDFLAGS) $(LAB_OUT).lab.o $(COMMON_OBJ) $(MAIN_OBJ) -o $(LAB_OUT) $(SECCOMP_LIBS)
+	$(NVCC) $(LDFLAGS) $(LAB_OUT).lab.o $(call LAB_DESC,$(LAB_ID)) $(COMMON_OBJ) $(MAIN_OBJ) -o $(LAB_OUT) $(SECCOMP_LIBS)
 
 clean:
 	rm -rf $(BUILD)
@@ -218,7 +252,7 @@ CRIT_CFLAGS := $(if $(CRITERION_PREFIX),-I$(CRITERION_PREFIX)/include)
 TEST_LIBS := $(if $(CRITERION_PREFIX),-L$(CRITERION_PREFIX)/lib -Xlinker --disable-new-dtags -Xlinker -rpath=$(abspath $(CRITERION_PREFIX))/lib) -lcriterion
 TEST_SUPPORT := $(BUILD)/tests/lab_cases.o
 
-$(BUILD)/tests/%.o: tests/%.c $(COMMON_DEPS) tests/lab_cases.h | check-criterion
+$(BUILD)/tests/%.o: tests/%.c $(COMMON_DEPS) tests/lab_cases.h tests/hooks/hooks.h | check-criterion
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(CRIT_CFLAGS) -Itests -c $< -o $@
 
@@ -230,13 +264,13 @@ $(BUILD)/tests/test_harness: $(BUILD)/tests/test_harness.o $(COMMON_OBJ)
 
 # One kernel-test binary per lab: the generic matrix (test_lab.c) plus tests/lab_NN_*.c, linked
 # with the reference solution ($(BUILD)/tests/kernels_NN_name) or, for make test TEST_SRC=labs,
-# with the student's labs/NN_name/scan.cu ($(BUILD)/tests/labs/kernels_NN_name).
-.SECONDEXPANSION:
+# with the student's labs/NN_name/scan.cu ($(BUILD)/tests/labs/kernels_NN_name), in both cases
+# with the lab's test hooks (LAB_TEST_OBJ) and its descriptor.
 KERNEL_TEST_OBJS = $(BUILD)/tests/test_lab.o $(TEST_SUPPORT) \
     $(addprefix $(BUILD)/,$(addsuffix .o,$(basename $(wildcard tests/lab_$(firstword $(subst _, ,$(1)))_*.c))))
-$(BUILD)/tests/kernels_%: $$(call KERNEL_TEST_OBJS,$$*) $(BUILD)/solutions/%/scan.lab.o $(COMMON_OBJ)
+$(BUILD)/tests/kernels_%: $$(call KERNEL_TEST_OBJS,$$*) $$(call LAB_TEST_OBJ,solutions/$$*) $$(call LAB_DESC,$$*) $(COMMON_OBJ)
 	$(NVCC) $(LDFLAGS) $^ -o $@ $(TEST_LIBS) $(SECCOMP_LIBS)
-$(BUILD)/tests/labs/kernels_%: $$(call KERNEL_TEST_OBJS,$$*) $(BUILD)/labs/%/scan.lab.o $(COMMON_OBJ)
+$(BUILD)/tests/labs/kernels_%: $$(call KERNEL_TEST_OBJS,$$*) $$(call LAB_TEST_OBJ,labs/$$*) $$(call LAB_DESC,$$*) $(COMMON_OBJ)
 	@mkdir -p $(@D)
 	$(NVCC) $(LDFLAGS) $^ -o $@ $(TEST_LIBS) $(SECCOMP_LIBS)
 

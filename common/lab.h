@@ -4,9 +4,12 @@
  * may be 0. Sums wrap modulo 2^32, and the CPU reference wraps the same way, so results are
  * compared exactly.
  *
- * A lab's scan.cu defines one object, `const lab_info LAB`, describing the lab and listing its
- * variants. The harness (common/harness.c, the only main), the Criterion tests and the grader
- * all reach the student's code through that object and nothing else.
+ * Each lab is described by one object, `const lab_info LAB`, listing its variants. The course
+ * owns it: common/labs/NN_name.c defines it from common/labs/NN_name.h, the header the lab's
+ * scan.cu includes, which declares the entry points scan.cu defines (C linkage). The harness
+ * (common/harness.c, the only main), the Criterion tests and the grader all reach the student's
+ * code through that object and nothing else (the kernel tests also through course-owned test
+ * hooks, tests/hooks/).
  *
  * Three shapes of lab:
  *   LAB_HOST   (01)          scan(in, out, n, temp) on host arrays.
@@ -77,7 +80,7 @@ typedef struct {
     lab_temp_fn temp_bytes;  /* optional (NULL: no scratch) */
 } lab_variant;
 
-/* The description of one lab; its scan.cu defines `const lab_info LAB`. */
+/* The description of one lab: `const lab_info LAB`, defined in common/labs/NN_name.c. */
 typedef struct {
     const char *id;    /* directory name: "03_kogge_stone" */
     const char *title; /* "Kogge-Stone with double buffering" */

@@ -1,26 +1,24 @@
 /* lab_03_barriers.c — Kogge-Stone: the barriers matter, and the tests can tell.
  *
  * Linked into build/tests/kernels_03_kogge_stone with the reference solution (and into
- * build/tests/labs/kernels_03_kogge_stone with labs/ by make test TEST_SRC=labs). Through the test
- * hooks at the end of solutions/03_kogge_stone/scan.cu each variant's kernel is run twice on
- * many tiles: as launched (it must be right, tile by tile) and built without its barriers (a
- * negative control: it must be caught as wrong in at least one of a few runs). If the second
- * check ever fails, a reference with a missing barrier could pass these tests unnoticed.
- * With the student's code the second check only warns (lab_expect_race_caught).
+ * build/tests/labs/kernels_03_kogge_stone with labs/ by make test TEST_SRC=labs). Through the
+ * course's test hook lab_hook_scan_tiles (tests/hooks/03_kogge_stone.cu, compiled together with
+ * that scan.cu) each variant's kernel is run twice on many tiles: as launched (it must be right,
+ * tile by tile) and built without its barriers (a negative control: it must be caught as wrong
+ * in at least one of a few runs). If the second check ever fails, a reference with a missing
+ * barrier could pass these tests unnoticed. With the student's code the second check only warns
+ * (lab_expect_race_caught).
  *
  * On the GPU the race needs many blocks and a few repetitions to show; in CPU mode, where
  * threads run in a shuffled order, it shows at once. LAB_TEST_MAX_N lowers n.
  */
 #include "lab_cases.h"
 #include "cuda_check.h"
+#include "hooks/hooks.h"
 
 #include <criterion/criterion.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* From the test hooks in solutions/03_kogge_stone/scan.cu. */
-lab_result ks_hook_scan_tiles(int variant, int sync, const int *d_in, int *d_out, int *d_tile_sums,
-                              size_t n);
 
 #define RACE_RUNS 10 /* runs of the barrier-less build before giving up on seeing the race */
 
@@ -101,7 +99,7 @@ static void check_variant(int v)
 
     /* with barriers: every tile right */
     CUDA_CHECK(cudaMemset(d_out, 0x7E, n * sizeof(int)));
-    cr_assert_eq(ks_hook_scan_tiles(v, 1, d_in, d_out, d_sums, n), LAB_OK);
+    cr_assert_eq(lab_hook_scan_tiles(v, 1, d_in, d_out, d_sums, n), LAB_OK);
     CUDA_CHECK(cudaDeviceSynchronize());
     CUDA_CHECK(cudaMemcpy(h_out, d_out, n * sizeof(int), cudaMemcpyDeviceToHost));
     CUDA_CHECK(cudaMemcpy(h_sums, d_sums, tiles * sizeof(int), cudaMemcpyDeviceToHost));
@@ -114,7 +112,7 @@ static void check_variant(int v)
     bad = 0;
     for (run = 0; run < RACE_RUNS && bad == 0; run++) {
         CUDA_CHECK(cudaMemset(d_out, 0x7E, n * sizeof(int)));
-        ks_hook_scan_tiles(v, 0, d_in, d_out, d_sums, n);
+        lab_hook_scan_tiles(v, 0, d_in, d_out, d_sums, n);
         CUDA_CHECK(cudaDeviceSynchronize());
         CUDA_CHECK(cudaMemcpy(h_out, d_out, n * sizeof(int), cudaMemcpyDeviceToHost));
         CUDA_CHECK(cudaMemcpy(h_sums, d_sums, tiles * sizeof(int), cudaMemcpyDeviceToHost));

@@ -2,24 +2,21 @@
  *
  * Linked into build/tests/kernels_04_brent_kung with the reference solution. The kernel adds
  * each thread's two elements in registers and runs the trees on the pair sums in shared memory
- * (see the solution's header), so the state is one word per thread. The test hook
- * bk_hook_phase (end of solutions/04_brent_kung/scan.cu) copies a prepared shared-memory state
- * into a block, runs one tree on it and copies the state back; the CPU models below say, word by
- * word, what each tree must leave there. So a wrong reduction tree is named as such even when
- * the reverse tree would hide or compound the error, and a wrong reverse tree is tested from a
- * known-good starting state.
+ * (see the solution's header), so the state is one word per thread: lab_hook_state_words()
+ * words per tile, half the tile. The course's test hook lab_hook_phase
+ * (tests/hooks/04_brent_kung.cu, compiled together with the lab's scan.cu) copies a prepared
+ * shared-memory state into a block, runs one tree on it and copies the state back; the CPU
+ * models below say, word by word, what each tree must leave there. So a wrong reduction tree is
+ * named as such even when the reverse tree would hide or compound the error, and a wrong reverse
+ * tree is tested from a known-good starting state.
  */
 #include "lab_cases.h"
 #include "cuda_check.h"
+#include "hooks/hooks.h"
 
 #include <criterion/criterion.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* From the test hooks in solutions/04_brent_kung/scan.cu. The trees run on the tile's pair
- * sums: bk_hook_state_words() words of shared memory per tile (half the tile). */
-size_t bk_hook_state_words(void);
-void bk_hook_phase(int phases, const int *d_state_in, int *d_state_out, size_t tiles);
 
 #define PHASE_REDUCE 1
 #define PHASE_REVERSE 2
@@ -54,7 +51,7 @@ static void model_reverse(unsigned *s, size_t T)
 /* Runs phase on TILES tiles of state and compares every word with want. */
 static void run_phase(int phase, const unsigned *state, const unsigned *want, const char *what)
 {
-    const size_t T = bk_hook_state_words(), words = TILES * T;
+    const size_t T = lab_hook_state_words(), words = TILES * T;
     int *h_got = malloc(words * sizeof(int));
     int *d_state, *d_out;
     cr_assert(h_got);
@@ -62,7 +59,7 @@ static void run_phase(int phase, const unsigned *state, const unsigned *want, co
     CUDA_CHECK(cudaMalloc((void **)&d_out, words * sizeof(int)));
     CUDA_CHECK(cudaMemcpy(d_state, state, words * sizeof(int), cudaMemcpyHostToDevice));
     CUDA_CHECK(cudaMemset(d_out, 0x7E, words * sizeof(int)));
-    bk_hook_phase(phase, d_state, d_out, TILES);
+    lab_hook_phase(0, phase, d_state, d_out, TILES);
     CUDA_CHECK(cudaDeviceSynchronize());
     CUDA_CHECK(cudaMemcpy(h_got, d_out, words * sizeof(int), cudaMemcpyDeviceToHost));
     for (size_t k = 0; k < TILES; k++) {
@@ -80,7 +77,7 @@ static void run_phase(int phase, const unsigned *state, const unsigned *want, co
  * value for the others. */
 static unsigned *make_tiles(uint64_t seed)
 {
-    const size_t words = TILES * bk_hook_state_words();
+    const size_t words = TILES * lab_hook_state_words();
     unsigned *s = malloc(words * sizeof(*s));
     cr_assert(s);
     lab_fill_input((int *)s, words, seed == 1 ? DIST_SMALL : DIST_RANDOM, seed);
@@ -92,7 +89,7 @@ TestSuite(brent_kung_phases, .timeout = 120);
 Test(brent_kung_phases, models_compose_to_a_scan,
      .description = "CPU models: reduction then reverse tree is the inclusive scan")
 {
-    const size_t T = bk_hook_state_words();
+    const size_t T = lab_hook_state_words();
     unsigned *s = make_tiles(lab_test_seed() + 1);
     int *want = malloc(T * sizeof(*want));
     cr_assert(want);
@@ -115,11 +112,11 @@ Test(brent_kung_phases, reduction_tree,
     need_device();
     for (uint64_t seed = lab_test_seed(); seed < lab_test_seed() + 2; seed++) {
         unsigned *state = make_tiles(seed);
-        unsigned *want = malloc(TILES * bk_hook_state_words() * sizeof(*want));
+        unsigned *want = malloc(TILES * lab_hook_state_words() * sizeof(*want));
         cr_assert(want);
-        memcpy(want, state, TILES * bk_hook_state_words() * sizeof(*want));
+        memcpy(want, state, TILES * lab_hook_state_words() * sizeof(*want));
         for (size_t k = 0; k < TILES; k++)
-            model_reduce(want + k * bk_hook_state_words(), bk_hook_state_words());
+            model_reduce(want + k * lab_hook_state_words(), lab_hook_state_words());
         run_phase(PHASE_REDUCE, state, want, "after the reduction tree");
         free(want);
         free(state);
@@ -132,13 +129,13 @@ Test(brent_kung_phases, reverse_tree,
     need_device();
     for (uint64_t seed = lab_test_seed(); seed < lab_test_seed() + 2; seed++) {
         unsigned *state = make_tiles(seed);
-        unsigned *want = malloc(TILES * bk_hook_state_words() * sizeof(*want));
+        unsigned *want = malloc(TILES * lab_hook_state_words() * sizeof(*want));
         cr_assert(want);
         for (size_t k = 0; k < TILES; k++)
-            model_reduce(state + k * bk_hook_state_words(), bk_hook_state_words());
-        memcpy(want, state, TILES * bk_hook_state_words() * sizeof(*want));
+            model_reduce(state + k * lab_hook_state_words(), lab_hook_state_words());
+        memcpy(want, state, TILES * lab_hook_state_words() * sizeof(*want));
         for (size_t k = 0; k < TILES; k++)
-            model_reverse(want + k * bk_hook_state_words(), bk_hook_state_words());
+            model_reverse(want + k * lab_hook_state_words(), lab_hook_state_words());
         run_phase(PHASE_REVERSE, state, want, "after the reverse tree");
         free(want);
         free(state);
@@ -149,7 +146,7 @@ Test(brent_kung_phases, both_trees,
      .description = "both trees in a row give each tile's inclusive scan")
 {
     need_device();
-    const size_t T = bk_hook_state_words();
+    const size_t T = lab_hook_state_words();
     unsigned *state = make_tiles(lab_test_seed() + 2);
     unsigned *want = malloc(TILES * T * sizeof(*want));
     cr_assert(want);

@@ -1,21 +1,20 @@
 /* lab_05_phases.c — Blelloch: up-sweep and down-sweep checked on their own against CPU models.
  *
- * Linked into build/tests/kernels_05_blelloch with the reference solution. The test hook
- * bl_hook_phase (end of solutions/05_blelloch/scan.cu) copies a prepared tile into a block's
- * shared memory through the variant's layout (slot()), runs one sweep on it and copies the tile
- * back; the CPU models below say, element by element, what each sweep must leave there. The
- * down-sweep starts from the model's up-swept state with the root cleared, so each sweep is
- * judged on its own. Both layouts (padded and plain) are checked.
+ * Linked into build/tests/kernels_05_blelloch with the reference solution. The course's test
+ * hook lab_hook_phase (tests/hooks/05_blelloch.cu, compiled together with the lab's scan.cu)
+ * copies a prepared tile into a block's shared memory through the variant's layout (slot()),
+ * runs one sweep on it and copies the tile back; the CPU models below say, element by element,
+ * what each sweep must leave there. The down-sweep starts from the model's up-swept state with
+ * the root cleared, so each sweep is judged on its own. Both layouts (the padded and plain
+ * variants) are checked.
  */
 #include "lab_cases.h"
 #include "cuda_check.h"
+#include "hooks/hooks.h"
 
 #include <criterion/criterion.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* From the test hooks in solutions/05_blelloch/scan.cu. */
-void bl_hook_phase(int padded, int phases, const int *d_state_in, int *d_state_out, size_t tiles);
 
 #define PHASE_UP 1
 #define PHASE_DOWN 2
@@ -53,7 +52,8 @@ static void model_down(unsigned *s, size_t T)
 }
 
 /* Runs phase on TILES tiles of state and compares every word with want. */
-static void run_phase(int padded, int phase, const unsigned *state, const unsigned *want, const char *what)
+static void run_phase(int variant, int phase, const unsigned *state, const unsigned *want,
+                      const char *what)
 {
     const size_t T = LAB.tile, words = TILES * T;
     int *h_got = malloc(words * sizeof(int));
@@ -63,14 +63,14 @@ static void run_phase(int padded, int phase, const unsigned *state, const unsign
     CUDA_CHECK(cudaMalloc((void **)&d_out, words * sizeof(int)));
     CUDA_CHECK(cudaMemcpy(d_state, state, words * sizeof(int), cudaMemcpyHostToDevice));
     CUDA_CHECK(cudaMemset(d_out, 0x7E, words * sizeof(int)));
-    bl_hook_phase(padded, phase, d_state, d_out, TILES);
+    lab_hook_phase(variant, phase, d_state, d_out, TILES);
     CUDA_CHECK(cudaDeviceSynchronize());
     CUDA_CHECK(cudaMemcpy(h_got, d_out, words * sizeof(int), cudaMemcpyDeviceToHost));
     for (size_t k = 0; k < TILES; k++) {
         size_t bad = lab_first_mismatch(h_got + k * T, (const int *)want + k * T, T);
         cr_expect(bad == T, "%s (%s), tile %zu of %d (T=%zu): element %zu expected %d, got %d",
-                  what, padded ? "padded" : "plain", k, TILES, T, bad, bad < T ? (int)want[k * T + bad] : 0,
-                  bad < T ? h_got[k * T + bad] : 0);
+                  what, LAB.variants[variant].name, k, TILES, T, bad,
+                  bad < T ? (int)want[k * T + bad] : 0, bad < T ? h_got[k * T + bad] : 0);
     }
     cudaFree(d_out);
     cudaFree(d_state);
@@ -109,9 +109,10 @@ Test(blelloch_phases, models_compose_to_a_scan,
     free(s);
 }
 
-/* The up-sweep alone, for one layout. */
-static void check_up(int padded)
+/* The up-sweep alone, for one layout: the variant's. */
+static void check_up(int variant)
 {
+    cr_assert_geq(variant, 0, "%s has no such variant", LAB.id);
     for (uint64_t seed = lab_test_seed(); seed < lab_test_seed() + 2; seed++) {
         unsigned *state = make_tiles(seed);
         unsigned *want = malloc(TILES * LAB.tile * sizeof(*want));
@@ -119,15 +120,16 @@ static void check_up(int padded)
         memcpy(want, state, TILES * LAB.tile * sizeof(*want));
         for (size_t k = 0; k < TILES; k++)
             model_up(want + k * LAB.tile, LAB.tile);
-        run_phase(padded, PHASE_UP, state, want, "after the up-sweep");
+        run_phase(variant, PHASE_UP, state, want, "after the up-sweep");
         free(want);
         free(state);
     }
 }
 
 /* The down-sweep alone, from the model's up-swept tiles with the root cleared. */
-static void check_down(int padded)
+static void check_down(int variant)
 {
+    cr_assert_geq(variant, 0, "%s has no such variant", LAB.id);
     const size_t T = LAB.tile;
     for (uint64_t seed = lab_test_seed(); seed < lab_test_seed() + 2; seed++) {
         unsigned *state = make_tiles(seed);
@@ -140,7 +142,7 @@ static void check_down(int padded)
         memcpy(want, state, TILES * T * sizeof(*want));
         for (size_t k = 0; k < TILES; k++)
             model_down(want + k * T, T);
-        run_phase(padded, PHASE_DOWN, state, want, "after the down-sweep");
+        run_phase(variant, PHASE_DOWN, state, want, "after the down-sweep");
         free(want);
         free(state);
     }
@@ -150,26 +152,26 @@ Test(blelloch_phases, up_sweep_padded,
      .description = "padded layout: after the up-sweep alone, the tile matches the model")
 {
     need_device();
-    check_up(1);
+    check_up(lab_find_variant(&LAB, "padded"));
 }
 
 Test(blelloch_phases, up_sweep_plain,
      .description = "plain layout: after the up-sweep alone, the tile matches the model")
 {
     need_device();
-    check_up(0);
+    check_up(lab_find_variant(&LAB, "plain"));
 }
 
 Test(blelloch_phases, down_sweep_padded,
      .description = "padded layout: the down-sweep alone, from the model's state, matches the model")
 {
     need_device();
-    check_down(1);
+    check_down(lab_find_variant(&LAB, "padded"));
 }
 
 Test(blelloch_phases, down_sweep_plain,
      .description = "plain layout: the down-sweep alone, from the model's state, matches the model")
 {
     need_device();
-    check_down(0);
+    check_down(lab_find_variant(&LAB, "plain"));
 }

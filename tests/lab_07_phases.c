@@ -2,25 +2,18 @@
  *
  * The full-scan matrix (test_lab.c) says whether the hierarchy is right; these say which phase
  * is wrong: the tile scan (with and without carries), the tile reduction, the add-back, and the
- * scan of the totals at one, two and three levels. They reach the phases through the "test hooks"
- * section of solutions/07_hierarchical/scan.cu, which is the same in the skeleton. Also: the
+ * scan of the totals at one, two and three levels. They reach the phases through the course's
+ * test hooks (lab_hook_*: tests/hooks/07_hierarchical.cu, compiled together with the lab's
+ * scan.cu, the reference's or the student's). Also: the
  * scratch stays inside temp_bytes(n), unaligned pointers work, and thousands of calls leak no
  * device memory.
  */
 #include "lab_cases.h"
 #include "cuda_check.h"
+#include "hooks/hooks.h"
 
 #include <criterion/criterion.h>
 #include <stdlib.h>
-
-/* The test hooks of labs/07_hierarchical/scan.cu. */
-size_t lab07_tile(void);
-size_t lab07_temp_bytes(size_t n);
-lab_result lab07_tile_scan(const int *d_in, int *d_out, int *d_tile_sums, const int *d_carries,
-                           size_t n);
-lab_result lab07_tile_reduce(const int *d_in, int *d_tile_sums, size_t n);
-lab_result lab07_add_back(int *d_out, const int *d_carries, size_t n);
-lab_result lab07_scan_totals(const int *d_in, int *d_out, size_t m, void *d_temp, int reduce_first);
 
 #define GUARD 1024 /* canary words after every device array the phases write */
 
@@ -71,7 +64,7 @@ static int *random_ints(size_t n, uint64_t seed)
 /* Sizes around the tile: one element, a ragged single tile, exact tiles, ragged multi-tile. */
 static size_t tile_sizes(size_t *ns)
 {
-    const size_t T = lab07_tile();
+    const size_t T = lab_hook_tile();
     size_t k = 0;
     ns[k++] = 1;
     ns[k++] = T - 1;
@@ -85,7 +78,7 @@ static size_t tile_sizes(size_t *ns)
 /* Tile scan, with totals and without carries, then with carries and without totals. */
 static void check_tile_scan(int with_carries)
 {
-    const size_t T = lab07_tile();
+    const size_t T = lab_hook_tile();
     size_t ns[8], count = tile_sizes(ns);
     for (size_t c = 0; c < count; c++) {
         const size_t n = ns[c], tiles = CEIL_DIV(n, T);
@@ -96,8 +89,8 @@ static void check_tile_scan(int with_carries)
         int *d_sums = dev_array(NULL, tiles), *d_carry = dev_array(h_carry, tiles);
         cr_assert(want);
 
-        lab_result r = lab07_tile_scan(d_in, d_out, with_carries ? NULL : d_sums,
-                                       with_carries ? d_carry : NULL, n);
+        lab_result r = lab_hook_tile_scan(d_in, d_out, with_carries ? NULL : d_sums,
+                                          with_carries ? d_carry : NULL, n);
         CUDA_CHECK(cudaGetLastError());
         cr_assert_eq(r, LAB_OK, "tile scan n=%zu returned %d", n, (int)r);
         int *h_out = fetch_checked(d_out, n, "tile scan output");
@@ -154,13 +147,13 @@ Test(phases07, tile_scan_with_carries,
 Test(phases07, tile_reduce, .description = "tile_sums[t] = sum of tile t, nothing else written")
 {
     need_device();
-    const size_t T = lab07_tile();
+    const size_t T = lab_hook_tile();
     size_t ns[8], count = tile_sizes(ns);
     for (size_t c = 0; c < count; c++) {
         const size_t n = ns[c], tiles = CEIL_DIV(n, T);
         int *h_in = random_ints(n, lab_test_seed() + 200 + c);
         int *d_in = dev_array(h_in, n), *d_sums = dev_array(NULL, tiles);
-        lab_result r = lab07_tile_reduce(d_in, d_sums, n);
+        lab_result r = lab_hook_tile_reduce(d_in, d_sums, n);
         CUDA_CHECK(cudaGetLastError());
         cr_assert_eq(r, LAB_OK, "tile reduce n=%zu returned %d", n, (int)r);
         int *h_sums = fetch_checked(d_sums, tiles, "tile totals");
@@ -181,14 +174,14 @@ Test(phases07, tile_reduce, .description = "tile_sums[t] = sum of tile t, nothin
 Test(phases07, add_back, .description = "out[i] += carries[i / tile - 1] past the first tile only")
 {
     need_device();
-    const size_t T = lab07_tile();
+    const size_t T = lab_hook_tile();
     size_t ns[8], count = tile_sizes(ns);
     for (size_t c = 0; c < count; c++) {
         const size_t n = ns[c], tiles = CEIL_DIV(n, T);
         int *h_out = random_ints(n, lab_test_seed() + 300 + c);
         int *h_carry = random_ints(tiles, lab_test_seed() + 400 + c);
         int *d_out = dev_array(h_out, n), *d_carry = dev_array(h_carry, tiles);
-        lab_result r = lab07_add_back(d_out, d_carry, n);
+        lab_result r = lab_hook_add_back(d_out, d_carry, n);
         CUDA_CHECK(cudaGetLastError());
         cr_assert_eq(r, LAB_OK, "add-back n=%zu returned %d", n, (int)r);
         int *got = fetch_checked(d_out, n, "add-back output");
@@ -214,14 +207,15 @@ Test(phases07, add_back, .description = "out[i] += carries[i / tile - 1] past th
 
 /* The scan of the totals is the hierarchy itself, called on m values: one tile, two levels
  * (tile < m <= tile^2), three levels (m > tile^2). The scratch gets a guard after
- * temp_bytes(m) bytes. */
-static void check_scan_totals(int reduce_first)
+ * temp_bytes(m) bytes. variant: the one whose scan it is. */
+static void check_scan_totals(int variant)
 {
-    const size_t T = lab07_tile();
+    cr_assert_geq(variant, 0, "%s has no such variant", LAB.id);
+    const size_t T = lab_hook_tile();
     const size_t ms[] = {1, T, T + 1, 7 * T + 5, T * T, T * T + 1, T * T + 3 * T + 1};
     for (size_t c = 0; c < sizeof(ms) / sizeof(ms[0]); c++) {
         const size_t m = ms[c];
-        const size_t temp_words = CEIL_DIV(lab07_temp_bytes(m), sizeof(int));
+        const size_t temp_words = CEIL_DIV(lab_hook_temp_bytes(m), sizeof(int));
         int *h_in = random_ints(m, lab_test_seed() + 500 + c);
         int *want = malloc(m * sizeof(int));
         int *d_in = dev_array(h_in, m), *d_out = dev_array(NULL, m);
@@ -231,7 +225,7 @@ static void check_scan_totals(int reduce_first)
         if (m > T)
             cr_expect_gt(temp_words, 0, "temp_bytes(%zu) is 0, but %zu values need totals", m, m);
 
-        lab_result r = lab07_scan_totals(d_in, d_out, m, temp_words ? d_temp : NULL, reduce_first);
+        lab_result r = lab_hook_scan_totals(variant, d_in, d_out, m, temp_words ? d_temp : NULL);
         CUDA_CHECK(cudaGetLastError());
         cr_assert_eq(r, LAB_OK, "scan of m=%zu returned %d", m, (int)r);
         int *got = fetch_checked(d_out, m, "scan output");
@@ -240,7 +234,7 @@ static void check_scan_totals(int reduce_first)
         lab_reference_scan(h_in, want, m, SCAN_INCLUSIVE);
         size_t bad = lab_first_mismatch(got, want, m);
         cr_expect(bad == m, "%s scan of m=%zu (%s): out[%zu] (tile %zu) expected %d, got %d",
-                  reduce_first ? "reduce_then_scan" : "scan_then_propagate", m,
+                  LAB.variants[variant].name, m,
                   m <= T ? "one tile" : m <= T * T ? "two levels" : "three levels", bad, bad / T,
                   bad < m ? want[bad] : 0, bad < m ? got[bad] : 0);
         cr_expect(lab_first_mismatch(in_back, h_in, m) == m, "scan of m=%zu modified its input", m);
@@ -259,31 +253,31 @@ Test(phases07, scan_totals_recursive,
      .description = "scan_then_propagate on 1, 2 and 3 levels; scratch within temp_bytes")
 {
     need_device();
-    check_scan_totals(0);
+    check_scan_totals(lab_find_variant(&LAB, "scan_then_propagate"));
 }
 
 Test(phases07, scan_totals_recursive_reduce_first,
      .description = "reduce_then_scan on 1, 2 and 3 levels; scratch within temp_bytes")
 {
     need_device();
-    check_scan_totals(1);
+    check_scan_totals(lab_find_variant(&LAB, "reduce_then_scan"));
 }
 
 Test(phases07, temp_bytes_levels, .description = "temp_bytes: 0 for one tile, grows with levels")
 {
     lab_test_need_code(&LAB); /* host code only, but the student's temp_bytes is a hole too */
-    const size_t T = lab07_tile();
-    cr_expect_eq(lab07_temp_bytes(0), 0);
-    cr_expect_eq(lab07_temp_bytes(T), 0, "one tile needs no totals");
+    const size_t T = lab_hook_tile();
+    cr_expect_eq(lab_hook_temp_bytes(0), 0);
+    cr_expect_eq(lab_hook_temp_bytes(T), 0, "one tile needs no totals");
     /* at least the totals and their scan at every level */
     const size_t n = ((size_t)1 << 31) + 7;
     size_t need = 0;
     for (size_t m = n; m > T; m = CEIL_DIV(m, T))
         need += 2 * CEIL_DIV(m, T) * sizeof(int);
-    cr_expect_geq(lab07_temp_bytes(n), need, "temp_bytes(2^31 + 7) = %zu, less than %zu",
-                  lab07_temp_bytes(n), need);
-    cr_expect_lt(lab07_temp_bytes(n), n / 64, "temp_bytes(2^31 + 7) = %zu is far too large",
-                 lab07_temp_bytes(n));
+    cr_expect_geq(lab_hook_temp_bytes(n), need, "temp_bytes(2^31 + 7) = %zu, less than %zu",
+                  lab_hook_temp_bytes(n), need);
+    cr_expect_lt(lab_hook_temp_bytes(n), n / 64, "temp_bytes(2^31 + 7) = %zu is far too large",
+                 lab_hook_temp_bytes(n));
 }
 
 /* Every variant on pointers that are not 16-byte aligned (in + 1, out + 3): the int4 fast path
@@ -291,7 +285,7 @@ Test(phases07, temp_bytes_levels, .description = "temp_bytes: 0 for one tile, gr
 Test(phases07, unaligned_pointers, .description = "both variants on in + 1 and out + 3")
 {
     need_device();
-    const size_t T = lab07_tile(), n = 9 * T + 11;
+    const size_t T = lab_hook_tile(), n = 9 * T + 11;
     int *h_in = random_ints(n, lab_test_seed() + 600), *want = malloc(n * sizeof(int));
     int *d_in = dev_array(NULL, n + 1), *d_out = dev_array(NULL, n + 3);
     void *d_temp = NULL;
@@ -332,7 +326,7 @@ Test(phases07, no_leak_over_thousands_of_calls, .description = "3000 calls per v
 #ifdef LAB_CPU_MODE
     cr_skip_test("CPU mode: 3000 calls at n = 2^26 would take hours on the CPU; the GPU run checks leaks");
 #endif
-    const size_t T = lab07_tile(), n = 4 * T * T + 17; /* two levels of totals, 2^26 + 17 */
+    const size_t T = lab_hook_tile(), n = 4 * T * T + 17; /* two levels of totals, 2^26 + 17 */
     const size_t slack = (size_t)64 << 20;
     int *h_in = random_ints(n, lab_test_seed() + 700), *want = malloc(n * sizeof(int));
     int *d_in = dev_array(h_in, n), *d_out = dev_array(NULL, n);

@@ -2,10 +2,12 @@
 
 The student's scan.cu is copied into a folder of the grader's work directory and compiled there
 through the Makefile's `lab-binary` rule (the same flags as `make run`, linked with the
-grader-owned harness objects). Nothing is ever written into the student's folder, and only that
-one file is used: a header or a .cu next to it cannot replace the harness.
+grader-owned harness objects and the lab's course-owned descriptor, common/labs/NN_name.c).
+Nothing is ever written into the student's folder, and only that one file is used: a header or a
+.cu next to it cannot replace the harness.
 """
 import bisect
+import glob
 import hashlib
 import os
 import re
@@ -93,6 +95,41 @@ def compiler_message(text, private_dir, shown_as, limit=25):
     if len(keep) > limit:
         keep = keep[:limit] + [f"... and {len(keep) - limit} more lines"]
     return "\n".join(keep)
+
+
+def _names_and(names):
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def contract_message(text, lab, shown_as):
+    """One line that says how a scan.cu breaks its lab's contract with the course
+    (common/labs/<lab>.h and the descriptor common/labs/<lab>.c), read from the compiler's and
+    linker's output, or "" when the errors are about something else: the descriptor names an
+    entry point scan.cu does not define (undefined reference), scan.cu still defines LAB (the
+    descriptor's, now), or it defines an entry point as static."""
+    name = os.path.basename(shown_as) or "scan.cu"
+    header, desc = f"common/labs/{lab}.h", f"common/labs/{lab}.c"
+    lines = text.splitlines()
+    missing = []
+    for ln in lines:
+        m = re.search(r"undefined reference to [`'‘]([A-Za-z_][A-Za-z0-9_]*)['’]", ln)
+        if m and f"labs/{lab}.o" in ln and m.group(1) not in missing:
+            missing.append(m.group(1))
+    if missing:
+        return f"{name} must define {_names_and(missing)} (declared in {header})"
+    if any(re.search(r"multiple definition of [`'‘]LAB['’]", ln) for ln in lines):
+        return (f"{name} must not define LAB: the course's descriptor ({desc}) does; delete the "
+                f"VARIANTS table and LAB from {name}")
+    static = []
+    for ln in lines:
+        m = re.search(r"[`'‘\"]?(?:lab_result|size_t)? ?([A-Za-z_][A-Za-z0-9_]*)\([^)]*\)?[`'’\"]? "
+                      r"was declared [`'‘\"]?extern[`'’\"]? and later [`'‘\"]?static", ln)
+        if m and m.group(1) not in static:
+            static.append(m.group(1))
+    if static:
+        return (f"{name} must define {_names_and(static)} without static: {header} declares "
+                f"{'them' if len(static) > 1 else 'it'} for the course's descriptor of the lab")
+    return ""
 
 
 class Builder:
@@ -223,7 +260,7 @@ class Builder:
         if steps:
             host_cpp = next((s for s in steps if "-E" in s and not any(t.startswith("-D__CUDA_ARCH__=") for t in s)), None)
         ctx = HeaderContext(priv_src, os.path.join(self.root, "common"), self._system_dirs(host_cpp),
-                            static.get("lab_headers", ["lab.h", "cuda_check.h"]))
+                            static.get("lab_headers", ["lab.h", "cuda_check.h", "labs/*.h"]))
         violations = []
         # 1. every header the compiler reads, host and device side (nvcc -M)
         dep = os.path.join(work, "deps.d")
@@ -318,28 +355,54 @@ class Builder:
             why = "timed out" if r.timed_out else compiler_message(r.stderr + r.stdout, self.common, "")
             raise InfraError(f"the grader's harness does not build ({self.mode} mode): {why}")
 
-    def _build_key(self, src):
+    def descriptor_object(self, lab):
+        """The object of lab's course-owned descriptor (common/labs/<lab>.c) that `prepare`
+        builds and `make lab-binary` links."""
+        top = os.path.join(self.common, "cpu") if self.mode == "cpu" else self.common
+        return os.path.join(top, "common", "labs", lab + ".o")
+
+    def lab_of(self, *paths):
+        """The lab a build is for: the last component of shown_as or of out_dir (in that order)
+        that names a lab of the course (one with a descriptor, common/labs/<name>.c), or None.
+        The grader's folders and names end in the lab's directory name (03_kogge_stone/scan.cu,
+        .../ref-cpu/03_kogge_stone, .../03_kogge_stone/nvcc)."""
+        for path in paths:
+            for part in reversed(os.path.normpath(path or "").split(os.sep)):
+                if re.fullmatch(r"[0-9][0-9]_[A-Za-z0-9_]+", part) and os.path.isfile(
+                        os.path.join(self.root, "common", "labs", part + ".c")):
+                    return part
+        return None
+
+    def _build_key(self, src, lab):
         h = hashlib.sha256(sha256_file(src).encode())
-        h.update(os.fsencode("\0".join(self._make_args())))
-        for o in self.common_objects():
+        h.update(os.fsencode("\0".join(self._make_args() + [lab])))
+        for o in self.common_objects() + [self.descriptor_object(lab)]:
             h.update(sha256_file(o).encode())
         return h.hexdigest()
 
-    def build(self, src, out_dir, shown_as="scan.cu", reuse=False, precheck=None):
-        """Copies src into out_dir and builds out_dir/scan; returns a BuildResult. A missing,
-        unreadable or non-regular source is a failed build, not an exception. reuse=True keeps
-        a successful build of the same source with the same harness objects and flags whose
-        object and binary are unchanged since (the reference solutions, and the nvcc build CPU
-        mode only reads the symbols of; never a submission's binary, which is always rebuilt).
-        precheck(private copy) -> (violations, note) runs on the private copy just before it is
-        compiled (also when a build is reused); violations skip the build."""
+    def build(self, src, out_dir, shown_as="scan.cu", reuse=False, precheck=None, lab=None):
+        """Copies src into out_dir and builds out_dir/scan, linked with lab's descriptor; returns
+        a BuildResult. lab: the lab id ("03_kogge_stone"); None takes it from shown_as or out_dir
+        (lab_of). A missing, unreadable or non-regular source is a failed build, not an
+        exception. reuse=True keeps a successful build of the same source with the same harness
+        objects, descriptor and flags whose object and binary are unchanged since (the
+        reference solutions, and the nvcc build CPU mode only reads the symbols of; never a
+        submission's binary, which is always rebuilt). precheck(private copy) -> (violations,
+        note) runs on the private copy just before it is compiled (also when a build is
+        reused); violations skip the build. A build that breaks the lab's contract with the
+        course (an entry point missing or static, LAB defined) fails with a message whose first
+        line says so (contract_message)."""
+        lab = lab or self.lab_of(shown_as, out_dir)
+        if lab is None:
+            raise InfraError(f"the grader cannot tell which lab {shown_as} ({out_dir}) is for: no "
+                             f"common/labs/NN_name.c matches its path")
         os.makedirs(out_dir, exist_ok=True)
         stamp = os.path.join(out_dir, "build.stamp")
         binary, obj = os.path.join(out_dir, "scan"), os.path.join(out_dir, "scan.o")
         priv_src = os.path.join(out_dir, "scan.cu")
         key = None
         if reuse and os.path.isfile(src) and not os.path.islink(src) and os.path.isfile(priv_src):
-            key = self._build_key(src)
+            key = self._build_key(src, lab)
             try:
                 with open(stamp) as f:
                     old = f.read().split()
@@ -351,7 +414,7 @@ class Builder:
             except (OSError, ValueError):
                 pass
         elif reuse and os.path.isfile(src) and not os.path.islink(src):
-            key = self._build_key(src)
+            key = self._build_key(src, lab)
         if os.path.lexists(stamp):
             os.remove(stamp)
         for stale in (priv_src, os.path.join(out_dir, "scan"), os.path.join(out_dir, "scan.o")):
@@ -368,13 +431,16 @@ class Builder:
             if violations:
                 return BuildResult(False, violations=violations, note=note)
         binary = os.path.join(out_dir, "scan")
-        r = proc.run(self._make_args() + ["lab-binary", "LAB_SRC=" + priv_src, "LAB_OUT=" + binary],
-                     self.timeout)
+        r = proc.run(self._make_args() + ["lab-binary", "LAB_SRC=" + priv_src, "LAB_OUT=" + binary,
+                                          "LAB_ID=" + lab], self.timeout)
         if r.timed_out:
             return BuildResult(False, message=f"the build timed out after {self.timeout:g} s",
                                seconds=r.seconds)
         if r.returncode != 0 or not os.path.exists(binary):
-            return BuildResult(False, message=compiler_message(r.stderr + "\n" + r.stdout, out_dir, shown_as),
+            output = r.stderr + "\n" + r.stdout
+            message = compiler_message(output, out_dir, shown_as)
+            why = contract_message(output, lab, shown_as)
+            return BuildResult(False, message=why + "\n" + message if why else message,
                                seconds=r.seconds)
         if key is not None:
             with open(stamp, "w") as f:
@@ -526,7 +592,8 @@ INCLUDE_RE = re.compile(r'^[ \t]*(?:#|%:)[ \t]*include[ \t]*([<"])([^>"\n]+)[>"]
 LINE_DIRECTIVE_RE = re.compile(r'^[ \t]*(?:#|%:)[ \t]*(?:line\b|[0-9])', re.M)
 
 LIBRARY_WHY = "scan, sort and reduce libraries are not allowed"
-HARNESS_WHY = "the harness's own headers are not for lab code (lab.h and cuda_check.h are)"
+HARNESS_WHY = ("the harness's own headers are not for lab code (lab.h, cuda_check.h and the lab's "
+               "labs/NN_name.h are)")
 PATH_WHY = "only scan.cu is graded; include no files by path"
 
 
@@ -605,14 +672,17 @@ def _under(path, root):
 
 class HeaderContext:
     """What classifying a header path needs: the private scan.cu, the course's common/ folder and
-    its two headers a lab may include, and the system include folders (nvcc's -I/-isystem
+    the headers of it a lab may include (lab_headers: paths below common/, glob patterns such as
+    labs/*.h for the labs' own headers), and the system include folders (nvcc's -I/-isystem
     folders and the host compiler's own), all as real paths."""
 
-    def __init__(self, private_src, common_dir, system_dirs, lab_headers=("lab.h", "cuda_check.h")):
+    def __init__(self, private_src, common_dir, system_dirs,
+                 lab_headers=("lab.h", "cuda_check.h", "labs/*.h")):
         self.private_src = os.path.realpath(private_src)
         self.private_dir = os.path.dirname(self.private_src)
         self.common_dir = os.path.realpath(common_dir)
-        self.lab_headers = {os.path.join(self.common_dir, h) for h in lab_headers}
+        self.lab_headers = {os.path.realpath(p) for h in lab_headers
+                            for p in glob.glob(os.path.join(glob.escape(self.common_dir), h))}
         roots = {os.path.realpath(d) for d in system_dirs if d}
         # the course's folders are never system folders, whatever the command line says
         self.system_dirs = sorted((r for r in roots if not _under(r, self.common_dir)
@@ -711,7 +781,7 @@ def check_line_directives(preprocessed, private_src):
 def check_headers(deps, static, ctx, origins=None):
     """Violations among deps (the header paths nvcc -M lists) for HeaderContext ctx: a scan,
     sort or reduce library (static's forbidden_header_patterns, matched against the path below
-    its system include folder), a harness header other than lab.h and cuda_check.h, or any file
+    its system include folder), a harness header other than static's lab_headers, or any file
     outside the system include folders (a file by path). origins (include_origins) names the
     line of scan.cu each came through; one message per #include line of scan.cu, naming the
     outermost header refused."""

@@ -70,8 +70,8 @@ SCHEMA = {
 # allowed_symbol_patterns (regular expressions matched against the whole name); of those,
 # registration_only_symbols only from nvcc's registration_functions (mangled names, also the
 # only functions .init_array may hold). forbidden_header_patterns: regular expressions on a
-# header's path below its system include folder; lab_headers: the harness headers a lab may
-# include. shadow_names/shadow_patterns/allowed_definitions: definitions that would replace a
+# header's path below its system include folder; lab_headers: the headers of common/ a lab may
+# include (paths below common/, glob patterns such as labs/*.h allowed). shadow_names/shadow_patterns/allowed_definitions: definitions that would replace a
 # runtime or harness function.
 STATIC_KEYS = {
     "allowed_symbols": list, "allowed_gpu_lab_symbols": list, "allowed_symbol_patterns": list,

@@ -31,8 +31,8 @@ class ReportChannel(unittest.TestCase):
         b = build.Builder(ROOT, os.path.join(WORK, "build"), "cpu", timeout=300)
         b.prepare()
         cls.good = b.build(os.path.join(ROOT, "solutions", "02_naive", "scan.cu"),
-                           os.path.join(WORK, "good"))
-        cls.forged = b.build(FORGED, os.path.join(WORK, "forged"))
+                           os.path.join(WORK, "good"), lab="02_naive")
+        cls.forged = b.build(FORGED, os.path.join(WORK, "forged"), lab="02_naive")
         if not (cls.good.ok and cls.forged.ok):
             raise AssertionError(cls.good.message + cls.forged.message)
 
@@ -88,17 +88,53 @@ class ReusedBuilds(unittest.TestCase):
             src = os.path.join(tmp, "scan.cu")
             shutil.copyfile(os.path.join(ROOT, "solutions", "01_serial", "scan.cu"), src)
             out = os.path.join(tmp, "out")
-            first = b.build(src, out, reuse=True)
+            first = b.build(src, out, reuse=True, lab="01_serial")
             self.assertTrue(first.ok, first.message)
             self.assertGreater(first.seconds, 0)
-            self.assertEqual(b.build(src, out, reuse=True).seconds, 0)  # kept
+            self.assertEqual(b.build(src, out, reuse=True, lab="01_serial").seconds, 0)  # kept
             with open(first.obj, "ab") as f:  # an object changed since: built again
                 f.write(b"x")
-            self.assertGreater(b.build(src, out, reuse=True).seconds, 0)
+            self.assertGreater(b.build(src, out, reuse=True, lab="01_serial").seconds, 0)
             with open(src, "a") as f:  # another source: built again
                 f.write("\n")
-            self.assertGreater(b.build(src, out, reuse=True).seconds, 0)
-            self.assertGreater(b.build(src, out).seconds, 0)  # without reuse: always built
+            self.assertGreater(b.build(src, out, reuse=True, lab="01_serial").seconds, 0)
+            self.assertGreater(b.build(src, out, lab="01_serial").seconds, 0)  # without reuse: always built
+
+
+class ContractBreaks(unittest.TestCase):
+    """A scan.cu that breaks its lab's contract with the course (common/labs/NN_name.h and the
+    descriptor common/labs/NN_name.c) fails to link; the build's message starts with one line
+    that says what is wrong."""
+
+    def build(self, lab, text, name):
+        if not have_cpu_mode():
+            self.skipTest("make, a C++ compiler or CPU mode is missing")
+        b = build.Builder(ROOT, os.path.join(WORK, "build"), "cpu", timeout=300)
+        b.prepare()
+        with tempfile.TemporaryDirectory() as tmp:
+            src = os.path.join(tmp, "scan.cu")
+            with open(src, "w") as f:
+                f.write(text)
+            return b.build(src, os.path.join(WORK, "contract", name), f"{lab}/scan.cu")
+
+    def test_a_missing_entry_point(self):
+        with open(os.path.join(ROOT, "solutions", "03_kogge_stone", "scan.cu")) as f:
+            text = f.read().replace("lab_result ks_two_barrier_scan(", "lab_result ks_two_barrier_scan_v2(")
+        r = self.build("03_kogge_stone", text, "missing")
+        self.assertFalse(r.ok)
+        self.assertEqual(r.message.splitlines()[0], "scan.cu must define ks_two_barrier_scan "
+                         "(declared in common/labs/03_kogge_stone.h)")
+
+    def test_a_descriptor_left_in_scan_cu(self):
+        with open(os.path.join(ROOT, "solutions", "02_naive", "scan.cu")) as f:
+            text = f.read() + (
+                'static const lab_variant VARIANTS[] = {{"naive", "mine", naive_scan, NULL, NULL}};\n'
+                'extern "C" const lab_info LAB = {"02_naive", "Naive parallel scan", LAB_WHOLE, '
+                'SCAN_INCLUSIVE, 0, (size_t)1 << 20, (size_t)1 << 16, 1, VARIANTS};\n')
+        r = self.build("02_naive", text, "with_lab")
+        self.assertFalse(r.ok)
+        self.assertEqual(r.message.splitlines()[0], "scan.cu must not define LAB: the course's descriptor "
+                         "(common/labs/02_naive.c) does; delete the VARIANTS table and LAB from scan.cu")
 
 
 class StaticFailureIsNeverRun(unittest.TestCase):

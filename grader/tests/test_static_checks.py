@@ -21,9 +21,10 @@ WORK = os.path.join(BUILD.rstrip("/").removesuffix("/cpu"), "grader-tests", "sta
 STATIC = config.load(os.path.join(fakes.GRADER, "config.json")).static
 JOBS = max(1, min(8, os.cpu_count() or 1))
 
-# A GPU lab (02's shape) with holes: {top} after the course's includes, {glob} at file scope,
-# {body} in the launcher before the kernel launch, {kernel} in the kernel.
-TEMPLATE = """#include "lab.h"
+# A GPU lab (lab 02: its header, its entry point naive_scan; the descriptor is the course's) with
+# holes: {top} after the course's includes, {glob} at file scope, {body} in the launcher before
+# the kernel launch, {kernel} in the kernel.
+TEMPLATE = """#include "labs/02_naive.h"
 #include "cuda_check.h"
 {top}
 {glob}
@@ -39,7 +40,7 @@ __global__ void scan_kernel(const int *in, int *out, size_t n)
     out[i] = (int)sum;
 }}
 
-static lab_result launch(const int *d_in, int *d_out, size_t n, void *d_temp)
+lab_result naive_scan(const int *d_in, int *d_out, size_t n, void *d_temp)
 {{
     (void)d_temp;
     if (n == 0)
@@ -50,10 +51,6 @@ static lab_result launch(const int *d_in, int *d_out, size_t n, void *d_temp)
     LAUNCH_CHECK();
     return LAB_OK;
 }}
-
-static const lab_variant VARIANTS[] = {{{{"v", "one variant", launch, NULL, NULL}}}};
-extern "C" const lab_info LAB = {{"02_naive", "x", LAB_WHOLE, SCAN_INCLUSIVE, 0, (size_t)1 << 20,
-                                  (size_t)1 << 16, 1, VARIANTS}};
 """
 
 SNIPPETS = {
@@ -237,7 +234,7 @@ class Snippets(unittest.TestCase):
         self.assertEqual(r.obj, [
             f"lab code may not call cudaGetDriverEntryPointByVersion (line {line}): no driver entry points "
             "or dynamic loading",
-            "calls through a function pointer in host code (launch): lab code may not call functions through "
+            "calls through a function pointer in host code (naive_scan): lab code may not call functions through "
             "pointers (function pointers, virtual functions, computed gotos)"])
 
     def test_cooperative_groups_scan(self):
@@ -259,7 +256,7 @@ class Snippets(unittest.TestCase):
                                     "only device code may use asm"])
         self.assertEqual(len(r.obj), 1, r.obj)
         self.assertRegex(r.obj[0], r"^host code contains a system call instruction \(syscall at "
-                                   r"(raw_getpid|launch)\+0x[0-9a-f]+\): lab code must not make system calls$")
+                                   r"(raw_getpid|naive_scan)\+0x[0-9a-f]+\): lab code must not make system calls$")
 
     def test_line_directive_cannot_hide_host_assembly(self):
         r = self.r["line_directive"]
@@ -291,7 +288,7 @@ class Snippets(unittest.TestCase):
 
     def test_function_pointer(self):
         r = self.r["function_pointer"]
-        self.assertEqual(r.obj, ["calls through a function pointer in host code (launch): lab code may not call "
+        self.assertEqual(r.obj, ["calls through a function pointer in host code (naive_scan): lab code may not call "
                                  "functions through pointers (function pointers, virtual functions, computed gotos)"])
 
     def test_host_printf_and_managed_memory(self):

@@ -9,7 +9,7 @@
  *
  * Run: make run LAB=02      Test: make test TEST_SRC=labs LAB=02      Grade: make grade
  */
-#include "lab.h"
+#include "labs/02_naive.h"
 #include "cuda_check.h"
 
 #define BLOCK_SIZE 256 /* threads per block; any multiple of 32 works the same here */
@@ -30,7 +30,7 @@ __global__ void naive_scan_kernel(const int *__restrict__ in, int *__restrict__ 
 /* ---- launcher ------------------------------------------------------------ */
 
 /* Inclusive scan of d_in[0..n) into d_out[0..n); both on the device. */
-static lab_result naive_scan(const int *d_in, int *d_out, size_t n, void *d_temp)
+lab_result naive_scan(const int *d_in, int *d_out, size_t n, void *d_temp)
 {
     (void)d_temp;
     // TODO(student): return LAB_OK at once when n == 0 (a launch of 0 blocks is an error);
@@ -39,17 +39,3 @@ static lab_result naive_scan(const int *d_in, int *d_out, size_t n, void *d_temp
     (void)d_in; (void)d_out; (void)n;
     return LAB_NOT_IMPLEMENTED;
 }
-
-/* ---- the lab ------------------------------------------------------------ */
-
-static const lab_variant VARIANTS[] = {
-    {"naive", "thread i sums in[0..i] by itself: O(n^2) work", naive_scan, NULL, NULL},
-};
-
-extern "C" const lab_info LAB = {
-    "02_naive", "Naive parallel scan", LAB_WHOLE, SCAN_INCLUSIVE,
-    0,                        /* no tiles */
-    (size_t)1 << 20,          /* practical limit: 2^20 elements is ~5.5e11 loads */
-    (size_t)1 << 16,          /* benchmark n */
-    sizeof(VARIANTS) / sizeof(VARIANTS[0]), VARIANTS,
-};

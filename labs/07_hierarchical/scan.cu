@@ -9,10 +9,13 @@
  * Every index is a size_t, so n can pass 2^31; the scratch for every level of totals is sized
  * once per call by hier_temp_bytes(n) and handed in by the caller: nothing is allocated here.
  * Tile = BLOCK x ITEMS = 4096: two levels of totals reach past n = 2^31, three past 2^36.
+ * The entry points (the variants, hier_temp_bytes and the three launch_* functions, which the
+ * per-phase tests in tests/lab_07_phases.c call on their own) are declared in
+ * labs/07_hierarchical.h, the course's side of the lab; those tests also read TILE.
  *
  * Run: make run LAB=07      Test: make test TEST_SRC=labs LAB=07      Grade: make grade
  */
-#include "lab.h"
+#include "labs/07_hierarchical.h"
 #include "cuda_check.h"
 
 #include <stdint.h>
@@ -203,8 +206,8 @@ __global__ void __launch_bounds__(BLOCK)
 /* ---- launchers -------------------------------------------------------------------------------------- */
 
 /* Scans every tile of d_in[0..n) into d_out (n > 0), as tile_scan_kernel says. */
-static lab_result launch_tile_scan(const int *d_in, int *d_out, int *d_tile_sums,
-                                   const int *d_carries, size_t n)
+lab_result launch_tile_scan(const int *d_in, int *d_out, int *d_tile_sums,
+                            const int *d_carries, size_t n)
 {
     // TODO(student): launch tile_scan_kernel with one BLOCK-thread block per tile
     // (CEIL_DIV(n, (size_t)TILE) blocks, vec = aligned16(d_in, d_out)), then LAUNCH_CHECK() and
@@ -214,7 +217,7 @@ static lab_result launch_tile_scan(const int *d_in, int *d_out, int *d_tile_sums
 }
 
 /* Writes the total of every tile of d_in[0..n) to d_tile_sums (n > 0). */
-static lab_result launch_tile_reduce(const int *d_in, int *d_tile_sums, size_t n)
+lab_result launch_tile_reduce(const int *d_in, int *d_tile_sums, size_t n)
 {
     // TODO(student): launch tile_reduce_kernel, one block per tile, then LAUNCH_CHECK().
     (void)d_in; (void)d_tile_sums; (void)n;
@@ -222,7 +225,7 @@ static lab_result launch_tile_reduce(const int *d_in, int *d_tile_sums, size_t n
 }
 
 /* Adds d_carries[t - 1] to every element of tile t of d_out[0..n), for every tile t >= 1. */
-static lab_result launch_add_back(int *d_out, const int *d_carries, size_t n)
+lab_result launch_add_back(int *d_out, const int *d_carries, size_t n)
 {
     // TODO(student): with fewer than two tiles there is nothing to add: return LAB_OK. Otherwise
     // launch add_back_kernel with one block per tile after the first (tiles - 1 blocks), then
@@ -235,7 +238,7 @@ static lab_result launch_add_back(int *d_out, const int *d_carries, size_t n)
 
 /* Bytes of scratch for a scan of n elements: at every level with more than one tile, the tile
  * totals and their scan (two arrays of ceil(n / TILE) ints), then the same for those totals. */
-static size_t hier_temp_bytes(size_t n)
+size_t hier_temp_bytes(size_t n)
 {
     // TODO(student): while n is more than one tile, add 2 * align256(tiles * sizeof(int)) for
     // tiles = CEIL_DIV(n, TILE) and go on with n = tiles. Return the sum (0 when n <= TILE).
@@ -246,7 +249,7 @@ static size_t hier_temp_bytes(size_t n)
 /* Inclusive scan of d_in[0..n) into d_out: tiles, then the totals (recursively), then add back.
  * d_temp holds hier_temp_bytes(n) bytes: this level's totals and their scan first, then the
  * scratch of the level below. */
-static lab_result scan_then_propagate(const int *d_in, int *d_out, size_t n, void *d_temp)
+lab_result scan_then_propagate(const int *d_in, int *d_out, size_t n, void *d_temp)
 {
     // TODO(student): n == 0: return LAB_OK. One tile (n <= TILE): launch_tile_scan with no totals
     // and no carries, done. Otherwise carve this level's arrays out of d_temp: d_sums at d_temp,
@@ -260,7 +263,7 @@ static lab_result scan_then_propagate(const int *d_in, int *d_out, size_t n, voi
 
 /* The same result in one pass fewer over the output: add the tiles up, scan the totals, then
  * scan every tile once more, starting from its carry. Same scratch layout as above. */
-static lab_result reduce_then_scan(const int *d_in, int *d_out, size_t n, void *d_temp)
+lab_result reduce_then_scan(const int *d_in, int *d_out, size_t n, void *d_temp)
 {
     // TODO(student) (extension): as scan_then_propagate, with the same layout of d_temp, but
     // launch_tile_reduce into d_sums first, scan d_sums into d_carries (recursively), and then
@@ -268,57 +271,3 @@ static lab_result reduce_then_scan(const int *d_in, int *d_out, size_t n, void *
     (void)d_in; (void)d_out; (void)n; (void)d_temp;
     return LAB_NOT_IMPLEMENTED;
 }
-
-/* ---- test hooks — do not edit ---------------------------------------------------------------------
- * Known-good entry points into the phases above for tests/lab_07_phases.c, which checks each
- * phase on its own against a CPU model. They only forward to your functions. */
-
-extern "C" size_t lab07_tile(void)
-{
-    return TILE;
-}
-
-extern "C" size_t lab07_temp_bytes(size_t n)
-{
-    return hier_temp_bytes(n);
-}
-
-extern "C" lab_result lab07_tile_scan(const int *d_in, int *d_out, int *d_tile_sums,
-                                      const int *d_carries, size_t n)
-{
-    return n == 0 ? LAB_OK : launch_tile_scan(d_in, d_out, d_tile_sums, d_carries, n);
-}
-
-extern "C" lab_result lab07_tile_reduce(const int *d_in, int *d_tile_sums, size_t n)
-{
-    return n == 0 ? LAB_OK : launch_tile_reduce(d_in, d_tile_sums, n);
-}
-
-extern "C" lab_result lab07_add_back(int *d_out, const int *d_carries, size_t n)
-{
-    return n == 0 ? LAB_OK : launch_add_back(d_out, d_carries, n);
-}
-
-extern "C" lab_result lab07_scan_totals(const int *d_in, int *d_out, size_t m, void *d_temp,
-                                        int reduce_first)
-{
-    return reduce_first ? reduce_then_scan(d_in, d_out, m, d_temp)
-                        : scan_then_propagate(d_in, d_out, m, d_temp);
-}
-
-/* ---- the lab -------------------------------------------------------------------------------------- */
-
-static const lab_variant VARIANTS[] = {
-    {"scan_then_propagate", "scan tiles, scan totals, add carries back: ~16n bytes",
-     scan_then_propagate, NULL, hier_temp_bytes},
-    {"reduce_then_scan", "add tiles up, scan totals, scan tiles from their carry: ~12n bytes",
-     reduce_then_scan, NULL, hier_temp_bytes},
-};
-
-extern "C" const lab_info LAB = {
-    "07_hierarchical", "Hierarchical scan of any length", LAB_WHOLE, SCAN_INCLUSIVE,
-    0,               /* no tiles visible to the harness: this lab does its own carries */
-    0,               /* no practical limit: as much as device memory holds */
-    (size_t)1 << 28, /* benchmark n */
-    sizeof(VARIANTS) / sizeof(VARIANTS[0]), VARIANTS,
-};

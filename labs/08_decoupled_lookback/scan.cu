@@ -18,7 +18,7 @@
  *
  * Run: make run LAB=08      Test: make test TEST_SRC=labs LAB=08      Grade: make grade
  */
-#include "lab.h"
+#include "labs/08_decoupled_lookback.h"
 #include "cuda_check.h"
 
 #include <cuda/atomic>
@@ -331,7 +331,7 @@ lookback_scan_kernel(const int *__restrict__ in, int *__restrict__ out, size_t n
 /* ---- launcher ------------------------------------------------------------------ */
 
 /* Scratch: the counter word, padding, and one descriptor per tile. */
-static size_t lookback_temp_bytes(size_t n)
+size_t lookback_temp_bytes(size_t n)
 {
     return (STATE_WORDS + CEIL_DIV(n, (size_t)TILE_ITEMS)) * sizeof(u64);
 }
@@ -358,7 +358,7 @@ static unsigned lookback_grid(size_t ntiles)
 
 /* Inclusive scan of d_in[0..n) into d_out[0..n) in one kernel launch; d_temp holds
  * lookback_temp_bytes(n) bytes, zero-filled before the first call and left ready by each call. */
-static lab_result lookback_scan(const int *d_in, int *d_out, size_t n, void *d_temp)
+lab_result lookback_scan(const int *d_in, int *d_out, size_t n, void *d_temp)
 {
     // TODO(student): return LAB_OK at once when n == 0. Otherwise: ntiles = CEIL_DIV(n,
     // TILE_ITEMS); the counter is word 0 of d_temp and the descriptors start at word
@@ -368,18 +368,3 @@ static lab_result lookback_scan(const int *d_in, int *d_out, size_t n, void *d_t
     (void)d_in; (void)d_out; (void)n; (void)d_temp;
     return LAB_NOT_IMPLEMENTED;
 }
-
-/* ---- the lab ------------------------------------------------------------------ */
-
-static const lab_variant VARIANTS[] = {
-    {"lookback", "one pass: tiles by ticket, 64-bit descriptors, 32-tile look-back window",
-     lookback_scan, NULL, lookback_temp_bytes},
-};
-
-extern "C" const lab_info LAB = {
-    "08_decoupled_lookback", "Single-pass scan with decoupled look-back", LAB_WHOLE, SCAN_INCLUSIVE,
-    0,                        /* no tiles for the driver: the lab carries between its own tiles */
-    0,                        /* no practical limit: size_t indexing, tested at 2^31 + 7 */
-    (size_t)1 << 26,          /* benchmark n */
-    sizeof(VARIANTS) / sizeof(VARIANTS[0]), VARIANTS,
-};

@@ -7,12 +7,12 @@
  *
  * Run: make run LAB=01      Test: make test TEST_SRC=labs LAB=01      Grade: make grade
  */
-#include "lab.h"
+#include "labs/01_serial.h"
 
 /* ---- the scan ---------------------------------------------------------- */
 
 /* Inclusive scan of in[0..n) into out[0..n) on the host. temp is unused. */
-static lab_result serial_scan(const int *in, int *out, size_t n, void *temp)
+lab_result serial_scan(const int *in, int *out, size_t n, void *temp)
 {
     (void)temp;
     unsigned running = 0;
@@ -22,17 +22,3 @@ static lab_result serial_scan(const int *in, int *out, size_t n, void *temp)
     }
     return LAB_OK;
 }
-
-/* ---- the lab ------------------------------------------------------------ */
-
-static const lab_variant VARIANTS[] = {
-    {"serial", "one running total, one pass over the array", serial_scan, NULL, NULL},
-};
-
-extern "C" const lab_info LAB = {
-    "01_serial", "Serial CPU scan", LAB_HOST, SCAN_INCLUSIVE,
-    0,                        /* no tiles */
-    0,                        /* any n that fits in memory */
-    (size_t)1 << 26,          /* benchmark n: 64 Mi elements */
-    sizeof(VARIANTS) / sizeof(VARIANTS[0]), VARIANTS,
-};

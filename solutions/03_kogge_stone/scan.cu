@@ -22,27 +22,21 @@
  *   in flight at once, and a memory-bound kernel is only as fast as the bytes it keeps in
  *   flight. The tile size matters less: a bigger tile costs one more step per doubling, on
  *   every element; 512 and 1024 measured the same within 1 %.
- * Override them to experiment: nvcc ... -DKS_THREADS=128 -DKS_ITEMS=4.
+ * KS_THREADS, KS_ITEMS and KS_TILE are defined in labs/03_kogge_stone.h, with the entry points
+ * this file defines: the course's descriptor of the lab (common/labs/03_kogge_stone.c) is built
+ * from the same header. Override them to experiment: -DKS_THREADS=128 -DKS_ITEMS=4 on both
+ * compile lines.
  *
  * Run: make run LAB=03      Test: make test TEST_SRC=labs LAB=03      Grade: make grade
  */
-#include "lab.h"
+#include "labs/03_kogge_stone.h"
 #include "cuda_check.h"
 
-#ifndef KS_THREADS
-#define KS_THREADS 128 /* threads per block (a multiple of 32) */
-#endif
-#ifndef KS_ITEMS
-#define KS_ITEMS 4 /* positions per thread */
-#endif
-#define KS_TILE (KS_THREADS * KS_ITEMS) /* elements per tile: a power of two */
 
-static_assert((KS_TILE & (KS_TILE - 1)) == 0, "KS_TILE must be a power of two");
-static_assert(KS_THREADS % 32 == 0, "KS_THREADS must be a whole number of warps");
-
-/* The barrier of this lab. Every launch in the lab uses SYNC = true, which makes it
- * __syncthreads(); only the test hooks at the end of the file build SYNC = false, to prove that
- * the tests notice when the barriers are missing. */
+/* The barrier of this lab. Every launch in this file uses SYNC = true, which makes it
+ * __syncthreads(); only the course's barrier tests (tests/lab_03_barriers.c) build SYNC = false,
+ * compiling this file together with launches of their own, to prove that the tests notice when the
+ * barriers are missing. */
 template <bool SYNC> __device__ __forceinline__ void tile_barrier()
 {
     if (SYNC)
@@ -152,7 +146,7 @@ __global__ void __launch_bounds__(KS_THREADS)
 /* ---- launchers ------------------------------------------------------------ */
 
 /* Scans every tile of d_in[0..n) into d_out and writes d_tile_sums[0 .. ceil(n / KS_TILE)). */
-static lab_result ks_double_buffer_scan(const int *d_in, int *d_out, int *d_tile_sums, size_t n)
+lab_result ks_double_buffer_scan(const int *d_in, int *d_out, int *d_tile_sums, size_t n)
 {
     if (n == 0)
         return LAB_OK;
@@ -162,54 +156,12 @@ static lab_result ks_double_buffer_scan(const int *d_in, int *d_out, int *d_tile
     return LAB_OK;
 }
 
-static lab_result ks_two_barrier_scan(const int *d_in, int *d_out, int *d_tile_sums, size_t n)
+lab_result ks_two_barrier_scan(const int *d_in, int *d_out, int *d_tile_sums, size_t n)
 {
     if (n == 0)
         return LAB_OK;
     const unsigned tiles = (unsigned)CEIL_DIV(n, (size_t)KS_TILE);
     ks_two_barrier_kernel<true><<<tiles, KS_THREADS>>>(d_in, d_out, d_tile_sums, n);
-    LAUNCH_CHECK();
-    return LAB_OK;
-}
-
-/* ---- the lab ------------------------------------------------------------ */
-
-static const lab_variant VARIANTS[] = {
-    {"double_buffer", "Kogge-Stone, two shared buffers: one barrier per step", NULL,
-     ks_double_buffer_scan, NULL},
-    {"two_barrier", "Kogge-Stone, one shared buffer: two barriers per step", NULL,
-     ks_two_barrier_scan, NULL},
-};
-
-extern "C" const lab_info LAB = {
-    "03_kogge_stone", "Kogge-Stone with double buffering", LAB_TILE, SCAN_INCLUSIVE,
-    KS_TILE,         /* elements per tile */
-    0,               /* no size limit */
-    (size_t)1 << 28, /* benchmark n */
-    sizeof(VARIANTS) / sizeof(VARIANTS[0]), VARIANTS,
-};
-
-/* ==== test hooks — do not edit ===========================================================
- * Used only by tests/lab_03_*.c, which link with the reference solution. They launch the
- * kernels above exactly as the launchers do, except that sync = 0 builds them without their
- * barriers: the tests run that broken build and require that the race is detected, which shows
- * that they would catch a missing barrier. */
-
-/* variant: 0 double_buffer, 1 two_barrier; sync: 1 normal, 0 every tile_barrier removed. */
-extern "C" lab_result ks_hook_scan_tiles(int variant, int sync, const int *d_in, int *d_out,
-                                         int *d_tile_sums, size_t n)
-{
-    if (n == 0)
-        return LAB_OK;
-    const unsigned tiles = (unsigned)CEIL_DIV(n, (size_t)KS_TILE);
-    if (variant == 0 && sync)
-        ks_double_buffer_kernel<true><<<tiles, KS_THREADS>>>(d_in, d_out, d_tile_sums, n);
-    else if (variant == 0)
-        ks_double_buffer_kernel<false><<<tiles, KS_THREADS>>>(d_in, d_out, d_tile_sums, n);
-    else if (sync)
-        ks_two_barrier_kernel<true><<<tiles, KS_THREADS>>>(d_in, d_out, d_tile_sums, n);
-    else
-        ks_two_barrier_kernel<false><<<tiles, KS_THREADS>>>(d_in, d_out, d_tile_sums, n);
     LAUNCH_CHECK();
     return LAB_OK;
 }

@@ -28,25 +28,21 @@
  * another's barriers. Below 64 threads the limit of 32 resident blocks per multiprocessor
  * leaves thread slots empty. (Every level in shared memory, without the pairs in registers:
  * 36 % at best.)
- * Override it to experiment: nvcc ... -DBK_THREADS=256.
+ * BK_THREADS and BK_TILE are defined in labs/04_brent_kung.h, with the entry point this file
+ * defines: the course's descriptor of the lab (common/labs/04_brent_kung.c) is built from the same
+ * header. Override it to experiment: -DBK_THREADS=256 on both compile lines.
  *
  * Run: make run LAB=04      Test: make test TEST_SRC=labs LAB=04      Grade: make grade
  */
-#include "lab.h"
+#include "labs/04_brent_kung.h"
 #include "cuda_check.h"
 
-#ifndef BK_THREADS
-#define BK_THREADS 64 /* threads per block (a multiple of 32) */
-#endif
-#define BK_TILE (2 * BK_THREADS) /* elements per tile: a power of two */
-#define BK_PAIRS BK_THREADS      /* words of shared memory: one pair sum per thread */
+#define BK_PAIRS BK_THREADS /* words of shared memory: one pair sum per thread */
 
-static_assert((BK_TILE & (BK_TILE - 1)) == 0, "BK_TILE must be a power of two");
-static_assert(BK_THREADS % 32 == 0, "BK_THREADS must be a whole number of warps");
-
-/* The barrier of this lab. Every launch in the lab uses SYNC = true, which makes it
- * __syncthreads(); only the test hooks at the end of the file build SYNC = false, to prove that
- * the tests notice when the barriers are missing. */
+/* The barrier of this lab. Every launch in this file uses SYNC = true, which makes it
+ * __syncthreads(); only the course's barrier tests (tests/lab_04_barriers.c) build SYNC = false,
+ * compiling this file together with launches of their own, to prove that the tests notice when the
+ * barriers are missing. */
 template <bool SYNC> __device__ __forceinline__ void tile_barrier()
 {
     if (SYNC)
@@ -126,79 +122,12 @@ __global__ void __launch_bounds__(BK_THREADS)
 /* ---- launcher ------------------------------------------------------------ */
 
 /* Scans every tile of d_in[0..n) into d_out and writes d_tile_sums[0 .. ceil(n / BK_TILE)). */
-static lab_result brent_kung_scan(const int *d_in, int *d_out, int *d_tile_sums, size_t n)
+lab_result brent_kung_scan(const int *d_in, int *d_out, int *d_tile_sums, size_t n)
 {
     if (n == 0)
         return LAB_OK;
     const unsigned tiles = (unsigned)CEIL_DIV(n, (size_t)BK_TILE);
     brent_kung_kernel<true><<<tiles, BK_THREADS>>>(d_in, d_out, d_tile_sums, n);
-    LAUNCH_CHECK();
-    return LAB_OK;
-}
-
-/* ---- the lab ------------------------------------------------------------ */
-
-static const lab_variant VARIANTS[] = {
-    {"brent_kung", "reduction tree + reverse tree, two elements per thread", NULL,
-     brent_kung_scan, NULL},
-};
-
-extern "C" const lab_info LAB = {
-    "04_brent_kung", "Brent-Kung", LAB_TILE, SCAN_INCLUSIVE,
-    BK_TILE,         /* elements per tile */
-    0,               /* no size limit */
-    (size_t)1 << 28, /* benchmark n */
-    sizeof(VARIANTS) / sizeof(VARIANTS[0]), VARIANTS,
-};
-
-/* ==== test hooks — do not edit ===========================================================
- * Used only by tests/lab_04_*.c, which link with the reference solution. */
-
-/* Runs the selected trees on `tiles` blocks of shared-memory state: block k's BK_PAIRS words
- * are copied from d_state_in into s as they are, phases & 1 runs bk_reduction_tree, phases & 2
- * then runs bk_reverse_tree, and s is copied to d_state_out. */
-__global__ void bk_hook_phase_kernel(const int *state_in, int *state_out, int phases)
-{
-    __shared__ unsigned s[BK_PAIRS];
-    const size_t base = (size_t)blockIdx.x * BK_PAIRS;
-    for (unsigned i = threadIdx.x; i < BK_PAIRS; i += blockDim.x)
-        s[i] = (unsigned)state_in[base + i];
-    __syncthreads();
-    if (phases & 1)
-        bk_reduction_tree<true>(s);
-    if (phases & 2)
-        bk_reverse_tree<true>(s);
-    __syncthreads();
-    for (unsigned i = threadIdx.x; i < BK_PAIRS; i += blockDim.x)
-        state_out[base + i] = (int)s[i];
-}
-
-/* Words of shared state per tile that bk_hook_phase works on (BK_PAIRS). */
-extern "C" size_t bk_hook_state_words(void)
-{
-    return BK_PAIRS;
-}
-
-extern "C" void bk_hook_phase(int phases, const int *d_state_in, int *d_state_out, size_t tiles)
-{
-    if (tiles == 0)
-        return;
-    bk_hook_phase_kernel<<<(unsigned)tiles, BK_THREADS>>>(d_state_in, d_state_out, phases);
-    LAUNCH_CHECK();
-}
-
-/* The launcher's launch, with sync = 0 building the kernel with every tile_barrier removed: the
- * tests require that this broken build is detected. */
-extern "C" lab_result bk_hook_scan_tiles(int sync, const int *d_in, int *d_out, int *d_tile_sums,
-                                         size_t n)
-{
-    if (n == 0)
-        return LAB_OK;
-    const unsigned tiles = (unsigned)CEIL_DIV(n, (size_t)BK_TILE);
-    if (sync)
-        brent_kung_kernel<true><<<tiles, BK_THREADS>>>(d_in, d_out, d_tile_sums, n);
-    else
-        brent_kung_kernel<false><<<tiles, BK_THREADS>>>(d_in, d_out, d_tile_sums, n);
     LAUNCH_CHECK();
     return LAB_OK;
 }

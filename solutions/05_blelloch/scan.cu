@@ -20,26 +20,22 @@
  * has the whole table): BL_THREADS = 128 -> BL_TILE = 256, padded 53 %, plain 31 %. Tiles of
  * 512 to 2048 were 2 to 11 points slower: each level is a barrier at which fewer and fewer
  * threads work, and small blocks let more blocks share a multiprocessor to hide it.
- * Override it to experiment: nvcc ... -DBL_THREADS=256.
+ * BL_THREADS and BL_TILE are defined in labs/05_blelloch.h, with the entry points this file
+ * defines: the course's descriptor of the lab (common/labs/05_blelloch.c) is built from the same
+ * header. Override it to experiment: -DBL_THREADS=256 on both compile lines.
  *
  * Run: make run LAB=05      Test: make test TEST_SRC=labs LAB=05      Grade: make grade
  */
-#include "lab.h"
+#include "labs/05_blelloch.h"
 #include "cuda_check.h"
 
-#ifndef BL_THREADS
-#define BL_THREADS 128 /* threads per block (a multiple of 32) */
-#endif
-#define BL_TILE (2 * BL_THREADS)                /* elements per tile: a power of two */
 #define LOG_BANKS 5                             /* 32 banks of shared memory */
 #define BL_SLOTS (BL_TILE + (BL_TILE >> LOG_BANKS)) /* shared words, padding included */
 
-static_assert((BL_TILE & (BL_TILE - 1)) == 0, "BL_TILE must be a power of two");
-static_assert(BL_THREADS % 32 == 0, "BL_THREADS must be a whole number of warps");
-
-/* The barrier of this lab. Every launch in the lab uses SYNC = true, which makes it
- * __syncthreads(); only the test hooks at the end of the file build SYNC = false, to prove that
- * the tests notice when the barriers are missing. */
+/* The barrier of this lab. Every launch in this file uses SYNC = true, which makes it
+ * __syncthreads(); only the course's barrier tests (tests/lab_05_barriers.c) build SYNC = false,
+ * compiling this file together with launches of their own, to prove that the tests notice when the
+ * barriers are missing. */
 template <bool SYNC> __device__ __forceinline__ void tile_barrier()
 {
     if (SYNC)
@@ -140,75 +136,13 @@ static lab_result blelloch_scan(const int *d_in, int *d_out, int *d_tile_sums, s
     return LAB_OK;
 }
 
-/* ---- the lab ------------------------------------------------------------ */
-
-static const lab_variant VARIANTS[] = {
-    {"padded", "up-sweep and down-sweep, shared indices padded against bank conflicts", NULL,
-     blelloch_scan<true>, NULL},
-    {"plain", "up-sweep and down-sweep, no padding (bank conflicts)", NULL, blelloch_scan<false>,
-     NULL},
-};
-
-extern "C" const lab_info LAB = {
-    "05_blelloch", "Blelloch (up-sweep, down-sweep)", LAB_TILE, SCAN_EXCLUSIVE,
-    BL_TILE,         /* elements per tile */
-    0,               /* no size limit */
-    (size_t)1 << 28, /* benchmark n */
-    sizeof(VARIANTS) / sizeof(VARIANTS[0]), VARIANTS,
-};
-
-/* ==== test hooks — do not edit ===========================================================
- * Used only by tests/lab_05_*.c, which link with the reference solution. */
-
-/* Runs the selected sweeps on `tiles` tiles of shared-memory state: tile k's BL_TILE elements
- * are copied from d_state_in into shared memory at slot<PADDED>(i), phases & 1 runs the
- * up-sweep, phases & 2 then runs the down-sweep, and element i is copied back from
- * slot<PADDED>(i) to d_state_out. (The root is cleared by whoever prepares the state.) */
-template <bool PADDED> __global__ void bl_hook_phase_kernel(const int *state_in, int *state_out,
-                                                             int phases)
+/* The two variants' entry points (labs/05_blelloch.h): the launcher in each layout. */
+lab_result blelloch_padded_scan(const int *d_in, int *d_out, int *d_tile_sums, size_t n)
 {
-    __shared__ unsigned s[BL_SLOTS];
-    const size_t base = (size_t)blockIdx.x * BL_TILE;
-    for (unsigned i = threadIdx.x; i < BL_TILE; i += blockDim.x)
-        s[slot<PADDED>(i)] = (unsigned)state_in[base + i];
-    __syncthreads();
-    if (phases & 1)
-        blelloch_up_sweep<PADDED, true>(s);
-    if (phases & 2)
-        blelloch_down_sweep<PADDED, true>(s);
-    __syncthreads();
-    for (unsigned i = threadIdx.x; i < BL_TILE; i += blockDim.x)
-        state_out[base + i] = (int)s[slot<PADDED>(i)];
+    return blelloch_scan<true>(d_in, d_out, d_tile_sums, n);
 }
 
-extern "C" void bl_hook_phase(int padded, int phases, const int *d_state_in, int *d_state_out,
-                              size_t tiles)
+lab_result blelloch_plain_scan(const int *d_in, int *d_out, int *d_tile_sums, size_t n)
 {
-    if (tiles == 0)
-        return;
-    if (padded)
-        bl_hook_phase_kernel<true><<<(unsigned)tiles, BL_THREADS>>>(d_state_in, d_state_out, phases);
-    else
-        bl_hook_phase_kernel<false><<<(unsigned)tiles, BL_THREADS>>>(d_state_in, d_state_out, phases);
-    LAUNCH_CHECK();
-}
-
-/* The launchers' launch, with sync = 0 building the kernel with every tile_barrier removed: the
- * tests require that this broken build is detected. */
-extern "C" lab_result bl_hook_scan_tiles(int padded, int sync, const int *d_in, int *d_out,
-                                         int *d_tile_sums, size_t n)
-{
-    if (n == 0)
-        return LAB_OK;
-    const unsigned tiles = (unsigned)CEIL_DIV(n, (size_t)BL_TILE);
-    if (padded && sync)
-        blelloch_kernel<true, true><<<tiles, BL_THREADS>>>(d_in, d_out, d_tile_sums, n);
-    else if (padded)
-        blelloch_kernel<true, false><<<tiles, BL_THREADS>>>(d_in, d_out, d_tile_sums, n);
-    else if (sync)
-        blelloch_kernel<false, true><<<tiles, BL_THREADS>>>(d_in, d_out, d_tile_sums, n);
-    else
-        blelloch_kernel<false, false><<<tiles, BL_THREADS>>>(d_in, d_out, d_tile_sums, n);
-    LAUNCH_CHECK();
-    return LAB_OK;
+    return blelloch_scan<false>(d_in, d_out, d_tile_sums, n);
 }

@@ -12,12 +12,12 @@
  *
  * Run: make run LAB=06      Test: make test TEST_SRC=labs LAB=06      Grade: make grade
  */
-#include "lab.h"
+#include "labs/06_coarsened.h"
 #include "cuda_check.h"
 
 #include <stdint.h>
 
-#define TILE 2048 /* elements per tile, the same for every variant: BLOCK x C */
+/* TILE, the tile of every variant (BLOCK x C = 2048 elements), is in labs/06_coarsened.h. */
 #define WARP 32
 
 /* Shared memory is 32 banks of 4 bytes. Thread t reads its run at t * C: with C a power of two,
@@ -187,23 +187,34 @@ static lab_result scan_tiles_coarsened(const int *d_in, int *d_out, int *d_tile_
     return LAB_OK;
 }
 
-/* ---- the lab ------------------------------------------------------------------------------------ */
+/* The variants' entry points (labs/06_coarsened.h): the same launcher for each split of the tile
+ * into BLOCK threads of C elements, the coarsening sweep. */
+lab_result scan_tiles_c8_b256(const int *d_in, int *d_out, int *d_tile_sums, size_t n)
+{
+    return scan_tiles_coarsened<256, 8>(d_in, d_out, d_tile_sums, n);
+}
 
-/* The same tile split differently between threads and runs: the coarsening sweep. */
-static const lab_variant VARIANTS[] = {
-    {"c8_b256", "C = 8 elements per thread, 256 threads per block", NULL,
-     scan_tiles_coarsened<256, 8>, NULL},
-    {"c2_b1024", "C = 2, 1024 threads", NULL, scan_tiles_coarsened<1024, 2>, NULL},
-    {"c4_b512", "C = 4, 512 threads", NULL, scan_tiles_coarsened<512, 4>, NULL},
-    {"c16_b128", "C = 16, 128 threads", NULL, scan_tiles_coarsened<128, 16>, NULL},
-    {"c32_b64", "C = 32, 64 threads", NULL, scan_tiles_coarsened<64, 32>, NULL},
-    {"c64_b32", "C = 64, one warp per block", NULL, scan_tiles_coarsened<32, 64>, NULL},
-};
+lab_result scan_tiles_c2_b1024(const int *d_in, int *d_out, int *d_tile_sums, size_t n)
+{
+    return scan_tiles_coarsened<1024, 2>(d_in, d_out, d_tile_sums, n);
+}
 
-extern "C" const lab_info LAB = {
-    "06_coarsened", "Coarsened three-phase scan", LAB_TILE, SCAN_INCLUSIVE,
-    TILE,
-    0,               /* no practical limit: the driver handles any n */
-    (size_t)1 << 28, /* benchmark n */
-    sizeof(VARIANTS) / sizeof(VARIANTS[0]), VARIANTS,
-};
+lab_result scan_tiles_c4_b512(const int *d_in, int *d_out, int *d_tile_sums, size_t n)
+{
+    return scan_tiles_coarsened<512, 4>(d_in, d_out, d_tile_sums, n);
+}
+
+lab_result scan_tiles_c16_b128(const int *d_in, int *d_out, int *d_tile_sums, size_t n)
+{
+    return scan_tiles_coarsened<128, 16>(d_in, d_out, d_tile_sums, n);
+}
+
+lab_result scan_tiles_c32_b64(const int *d_in, int *d_out, int *d_tile_sums, size_t n)
+{
+    return scan_tiles_coarsened<64, 32>(d_in, d_out, d_tile_sums, n);
+}
+
+lab_result scan_tiles_c64_b32(const int *d_in, int *d_out, int *d_tile_sums, size_t n)
+{
+    return scan_tiles_coarsened<32, 64>(d_in, d_out, d_tile_sums, n);
+}

@@ -1,0 +1,21 @@
+/* labs/07_hierarchical.c — lab 07's descriptor, owned by the course (see lab.h for the fields).
+ *
+ * Linked into every binary of the lab, whichever scan.cu it is built from: the variants point at
+ * the entry points scan.cu defines (declared in labs/07_hierarchical.h).
+ */
+#include "labs/07_hierarchical.h"
+
+static const lab_variant VARIANTS[] = {
+    {"scan_then_propagate", "scan tiles, scan totals, add carries back: ~16n bytes",
+     scan_then_propagate, NULL, hier_temp_bytes},
+    {"reduce_then_scan", "add tiles up, scan totals, scan tiles from their carry: ~12n bytes",
+     reduce_then_scan, NULL, hier_temp_bytes},
+};
+
+const lab_info LAB = {
+    "07_hierarchical", "Hierarchical scan of any length", LAB_WHOLE, SCAN_INCLUSIVE,
+    0,               /* no tiles visible to the harness: this lab does its own carries */
+    0,               /* no practical limit: as much as device memory holds */
+    (size_t)1 << 28, /* benchmark n */
+    sizeof(VARIANTS) / sizeof(VARIANTS[0]), VARIANTS,
+};

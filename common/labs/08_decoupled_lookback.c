@@ -1,0 +1,20 @@
+/* labs/08_decoupled_lookback.c — lab 08's descriptor, owned by the course (see lab.h for the
+ * fields).
+ *
+ * Linked into every binary of the lab, whichever scan.cu it is built from: the variant points at
+ * the entry points scan.cu defines (declared in labs/08_decoupled_lookback.h).
+ */
+#include "labs/08_decoupled_lookback.h"
+
+static const lab_variant VARIANTS[] = {
+    {"lookback", "one pass: tiles by ticket, 64-bit descriptors, 32-tile look-back window",
+     lookback_scan, NULL, lookback_temp_bytes},
+};
+
+const lab_info LAB = {
+    "08_decoupled_lookback", "Single-pass scan with decoupled look-back", LAB_WHOLE, SCAN_INCLUSIVE,
+    0,               /* no tiles for the driver: the lab carries between its own tiles */
+    0,               /* no practical limit: size_t indexing, tested at 2^31 + 7 */
+    (size_t)1 << 26, /* benchmark n */
+    sizeof(VARIANTS) / sizeof(VARIANTS[0]), VARIANTS,
+};
