@@ -52,7 +52,7 @@ def missing(lab, summary="not submitted", message="no scan.cu for this lab in th
     return BuiltLab(lab, BuildOutcome(message=message), StaticOutcome(), Status.MISSING, summary)
 
 
-@dataclass
+@dataclass(frozen=True)
 class _Compiled:
     """What the compile step gives the checks after it: the build of this mode (None when nvcc's
     source checks refused the lab in CPU mode), CPU mode's nvcc build (or None) and the nvcc

@@ -69,7 +69,8 @@ def side_files():
 
 def help_text():
     """The --format help: every format and what it writes."""
-    return "; ".join(f"{f.name}: {f.help}" for f in _REGISTRY.values())
+    return "; ".join(f"{f.name}: {f.help}" + (" (the default)" if f.name == DEFAULT else "")
+                     for f in _REGISTRY.values())
 
 
 def use_colour(stream):

@@ -95,4 +95,4 @@ def render(result, colour=False):
     return "\n".join(out) + "\n"
 
 
-FORMAT = Format("table", "the terminal table and what went wrong (the default)", render, colour=True)
+FORMAT = Format("table", "the terminal table and what went wrong", render, colour=True)
