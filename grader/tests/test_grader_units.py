@@ -57,8 +57,8 @@ class Config(unittest.TestCase):
         self.assertEqual(d["speed"]["min_speedup"], 10)
         self.assertEqual(d["speed"]["full_at"], 1.25)
         self.assertEqual(d["points"]["correctness"], 60)
-        self.assertEqual(c.max_points("03_kogge_stone"), 110)
-        self.assertEqual(c.max_points("02_naive"), 100)
+        self.assertEqual(scoring.maxima(c.lab("03_kogge_stone"), "gpu").total, 110)
+        self.assertEqual(scoring.maxima(c.lab("02_naive"), "gpu").total, 100)
 
     def assertBad(self, mutate, fragment):
         data = self.base()
