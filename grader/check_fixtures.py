@@ -20,6 +20,10 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURES = os.path.join(HERE, "fixtures")
+sys.path.insert(0, HERE)
+
+from gradelib.build import find_nvcc  # noqa: E402
+from gradelib.status import STOPPED, Status  # noqa: E402
 
 
 def lab_text(lab):
@@ -66,20 +70,20 @@ def check(lab, expect):
 
 
 def got_text(lab):
-    if lab["status"] in ("build failed", "static check failed", "missing", "not implemented"):
+    if lab["status"] in STOPPED:
         return lab["summary"]
     c = lab["correctness"]
     parts = [f"{c['passed']}/{c['total']} cases"]
     if c["failures"]:
         parts.append(c["failures"][0]["message"])
-    if lab["sanitizer"]["status"] == "failed":
+    if lab["sanitizer"]["status"] == Status.FAILED:
         parts.append("sanitizer: " + lab["sanitizer"]["note"])
-    if lab["speed"]["status"] in ("graded", "failed"):
+    if lab["speed"]["status"] in (Status.GRADED, Status.FAILED):
         parts.append(f"speed {lab['speed']['points']}/{lab['speed']['max']}: {lab['speed']['note']}")
     return "; ".join(parts)
 
 
-def main(argv=None):
+def parse_args(argv):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cpu", action="store_true", help="CPU mode: only the fixtures marked for it")
     ap.add_argument("--only", nargs="+", metavar="NAME", help="only these fixtures")
@@ -88,14 +92,14 @@ def main(argv=None):
     ap.add_argument("--config", help="grade.py --config")
     ap.add_argument("--results", metavar="DIR", help="keep grade.py's results here")
     ap.add_argument("--check-only", action="store_true", help="only check the results already in --results")
-    args = ap.parse_args(argv)
-    with open(os.path.join(FIXTURES, "expected.json"), encoding="utf-8") as f:
-        expected = {k: v for k, v in json.load(f).items() if not k.startswith("_")}
-    mode = "cpu" if args.cpu else "gpu"
-    modes = {mode}
+    return ap.parse_args(argv)
+
+
+def chosen_fixtures(args, expected):
+    """The names of the fixtures to grade in this mode (and --only), or None after a usage error
+    (printed). In CPU mode, those that need an nvcc object only where nvcc is installed."""
+    modes = {"cpu" if args.cpu else "gpu"}
     if args.cpu:
-        sys.path.insert(0, HERE)
-        from gradelib.build import find_nvcc
         if find_nvcc():  # CPU mode then checks an nvcc object too (grader/README.md)
             modes.add("cpu+nvcc")
         else:
@@ -107,48 +111,55 @@ def main(argv=None):
         unknown = [n for n in args.only if n not in expected]
         if unknown:
             print(f"check_fixtures: unknown fixture {unknown[0]} (known: {', '.join(sorted(expected))})", file=sys.stderr)
-            return 2
+            return None
         names = [n for n in names if n in args.only]
     if args.check_only and not args.results:
         print("check_fixtures: --check-only needs --results DIR", file=sys.stderr)
-        return 2
-    tmp = tempfile.mkdtemp(prefix="fixtures-")
+        return None
+    return names
+
+
+def grade_fixtures(args, names, expected, results, tmp):
+    """Grades the fixtures with grade.py into results: those that need a GPU first (a batch of
+    their own, so that a run cut short still has their results). Returns grade.py's exit code
+    when it failed (2, 3, or 1 for anything else), else None."""
+    gpu_only = [n for n in names if "cpu" not in expected[n]["modes"] and not args.cpu]
+    groups = [gpu_only, [n for n in names if n not in gpu_only]]
+    for i, group in enumerate(groups):
+        if args.check_only or not group:
+            continue
+        subs = os.path.join(tmp, f"submissions{i}")
+        for n in group:
+            shutil.copytree(os.path.join(FIXTURES, "submissions", n), os.path.join(subs, n))
+        cmd = [sys.executable, os.path.join(HERE, "grade.py"), "--submissions", subs, "--results",
+               results, "--only-submitted", "--force", "--seed", "1", "--case-timeout", "8"]
+        cmd.append("--cpu" if args.cpu else "--gpu")
+        if args.work:
+            cmd += ["--work", args.work]
+        if args.config:
+            cmd += ["--config", args.config]
+        p = subprocess.run(cmd, stdout=subprocess.PIPE)
+        if p.returncode != 0:
+            print(f"check_fixtures: grade.py exited with {p.returncode}", file=sys.stderr)
+            return p.returncode if p.returncode in (2, 3) else 1
+    return None
+
+
+def checked_row(name, spec, results):
+    """The table row of one fixture from its result in results."""
     try:
-        results = os.path.abspath(args.results) if args.results else os.path.join(tmp, "results")
-        gpu_only = [n for n in names if "cpu" not in expected[n]["modes"] and not args.cpu]
-        groups = [gpu_only, [n for n in names if n not in gpu_only]]
-        for i, group in enumerate(groups):
-            if args.check_only or not group:
-                continue
-            subs = os.path.join(tmp, f"submissions{i}")
-            for n in group:
-                shutil.copytree(os.path.join(FIXTURES, "submissions", n), os.path.join(subs, n))
-            cmd = [sys.executable, os.path.join(HERE, "grade.py"), "--submissions", subs, "--results",
-                   results, "--only-submitted", "--force", "--seed", "1", "--case-timeout", "8"]
-            cmd.append("--cpu" if args.cpu else "--gpu")
-            if args.work:
-                cmd += ["--work", args.work]
-            if args.config:
-                cmd += ["--config", args.config]
-            p = subprocess.run(cmd, stdout=subprocess.PIPE)
-            if p.returncode != 0:
-                print(f"check_fixtures: grade.py exited with {p.returncode}", file=sys.stderr)
-                return p.returncode if p.returncode in (2, 3) else 1
-        rows = []
-        for n in names:
-            spec = expected[n]
-            try:
-                with open(os.path.join(results, n + ".json"), encoding="utf-8") as f:
-                    res = json.load(f)
-                lab = next(lab for lab in res["labs"] if lab["lab"] == spec["lab"])
-                bad = check(lab, spec["expect"])
-                got, pts = got_text(lab), f"{lab['points']:g}/{lab['max_points']:g}"
-            except (OSError, ValueError, StopIteration, KeyError) as e:
-                bad, got, pts = [f"no result: {e}"], "-", "-"
-            rows.append({"fixture": n, "lab": spec["lab"], "bug": spec["bug"], "expect": spec["expect"],
-                         "got": got, "points": pts, "ok": not bad, "why": bad})
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        with open(os.path.join(results, name + ".json"), encoding="utf-8") as f:
+            res = json.load(f)
+        lab = next(lab for lab in res["labs"] if lab["lab"] == spec["lab"])
+        bad = check(lab, spec["expect"])
+        got, pts = got_text(lab), f"{lab['points']:g}/{lab['max_points']:g}"
+    except (OSError, ValueError, StopIteration, KeyError) as e:
+        bad, got, pts = [f"no result: {e}"], "-", "-"
+    return {"fixture": name, "lab": spec["lab"], "bug": spec["bug"], "expect": spec["expect"],
+            "got": got, "points": pts, "ok": not bad, "why": bad}
+
+
+def print_table(rows):
     print("| fixture | lab | bug | diagnosis | points | verdict |")
     print("|---|---|---|---|---|---|")
     for r in rows:
@@ -157,11 +168,30 @@ def main(argv=None):
             got = got[:157] + "..."
         verdict = "ok" if r["ok"] else "WRONG: " + "; ".join(r["why"])
         print(f"| {r['fixture']} | {r['lab'][:2]} | {r['bug']} | {got} | {r['points']} | {verdict} |")
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    with open(os.path.join(FIXTURES, "expected.json"), encoding="utf-8") as f:
+        expected = {k: v for k, v in json.load(f).items() if not k.startswith("_")}
+    names = chosen_fixtures(args, expected)
+    if names is None:
+        return 2
+    tmp = tempfile.mkdtemp(prefix="fixtures-")
+    try:
+        results = os.path.abspath(args.results) if args.results else os.path.join(tmp, "results")
+        rc = grade_fixtures(args, names, expected, results, tmp)
+        if rc is not None:
+            return rc
+        rows = [checked_row(n, expected[n], results) for n in names]
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    print_table(rows)
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
             json.dump(rows, f, indent=2)
     failed = [r for r in rows if not r["ok"]]
-    print(f"{len(rows) - len(failed)}/{len(rows)} fixtures diagnosed as expected ({mode} mode)")
+    print(f"{len(rows) - len(failed)}/{len(rows)} fixtures diagnosed as expected ({'cpu' if args.cpu else 'gpu'} mode)")
     return 1 if failed else 0
 
 

@@ -38,9 +38,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 
-from gradelib import batch, config as configmod, reports  # noqa: E402
+from gradelib import batch, config as configmod, formats, scoring  # noqa: E402
 from gradelib.build import InfraError, NoGpu  # noqa: E402
-from gradelib.grading import Grader, course_labs, lab_result_template, select_labs  # noqa: E402
+from gradelib.grading import Grader, course_labs, select_labs  # noqa: E402
+from gradelib.outcomes import GradeResult, LabResult  # noqa: E402
+from gradelib.status import Status  # noqa: E402
 
 EXIT_GRADED, EXIT_INTERNAL, EXIT_USAGE, EXIT_INFRA, EXIT_NAME_CLASH = 0, 1, 2, 3, 4
 
@@ -62,7 +64,7 @@ def parse_args(argv):
     what.add_argument("--submissions", metavar="DIR",
                       help="grade every submission in DIR (folders, .zip, .tar.gz)")
     ap.add_argument("--labs", nargs="+", metavar="LAB", help="only these labs (03 or 03_kogge_stone)")
-    ap.add_argument("--format", choices=reports.FORMATS, default="table")
+    ap.add_argument("--format", choices=formats.names(), default=formats.DEFAULT, help=formats.help_text())
     ap.add_argument("--out", metavar="FILE", help="write the --format output here instead of stdout")
     ap.add_argument("--config", default=os.path.join(HERE, "config.json"), help="grading config (JSON)")
     ap.add_argument("--seed", type=int, help="input seed (default: a fresh one, printed)")
@@ -120,10 +122,10 @@ def emit(text, out):
 
 
 def infra_result(args, seed, message, config):
-    return {"grader": "grader/grade.py", "course": config.course if config else "", "mode": "cpu" if args.cpu else "gpu",
-            "device": None, "seed": seed, "status": "infrastructure error", "message": message,
-            "points": None, "max_points": None, "elapsed_s": round(time.monotonic() - T0, 1),
-            "timings": {}, "labs": []}
+    """The result of a run the grader could not do (no points: not a grade)."""
+    return GradeResult(course=config.course if config else "", mode="cpu" if args.cpu else "gpu", seed=seed,
+                       status=Status.INFRASTRUCTURE_ERROR, message=message,
+                       elapsed_s=round(time.monotonic() - T0, 1)).to_dict()
 
 
 def make_grader(args, config, seed, labs, mode, progress):
@@ -193,35 +195,24 @@ def error_result(grader, config, labs, seed, t0, student, fp, message, key=None)
     keys as a graded result, no lab results, 0 points out of the labs' total."""
     mode = getattr(grader, "mode", "gpu")
     try:
-        max_points = round(sum(lab_result_template(lab, config.lab(lab), mode)["max_points"] for lab in labs), 2)
+        max_points = round(sum(scoring.maxima(config.lab(lab), mode).total for lab in labs), 2)
     except Exception:  # noqa: BLE001 (the error result must always be built)
         max_points = 0
-    res = {"grader": "grader/grade.py", "course": config.course, "mode": mode,
-           "device": getattr(grader, "device", None), "seed": seed, "status": "grader error",
-           "message": message, "points": 0.0, "max_points": max_points,
-           "elapsed_s": round(time.monotonic() - t0, 1), "timings": {}, "labs": [], "student": student,
-           "submission_sha256": fp}
-    if key is not None:
-        res["grading_key"] = key
-    return res
+    return GradeResult(course=config.course, mode=mode, device=getattr(grader, "device", None), seed=seed,
+                       status=Status.GRADER_ERROR, message=message, points=0.0, max_points=max_points,
+                       elapsed_s=round(time.monotonic() - t0, 1), student=student, submission_sha256=fp,
+                       grading_key=key).to_dict()
 
 
 def assemble(grader, lab_results, seed, t0, student=None, fp=None, key=None):
-    graded = [r for r in lab_results]
-    res = {"grader": "grader/grade.py", "course": grader.config.course, "mode": grader.mode,
-           "device": grader.device, "seed": seed, "status": "graded", "message": "",
-           "points": round(sum(r["points"] for r in graded), 2),
-           "max_points": round(sum(r["max_points"] for r in graded), 2),
-           "elapsed_s": round(time.monotonic() - t0, 1), "timings": dict(grader.timings), "labs": graded}
+    """The result of a graded submission (lab_results: the lab result dicts, in lab order)."""
     notes = ["speed not graded: no GPU (CPU mode grades correctness only)"] if grader.mode == "cpu" else []
-    res["message"] = "; ".join(notes + list(getattr(grader, "notes", [])))
-    if student is not None:
-        res["student"] = student
-    if fp is not None:
-        res["submission_sha256"] = fp
-    if key is not None:
-        res["grading_key"] = key
-    return res
+    return GradeResult(course=grader.config.course, mode=grader.mode, device=grader.device, seed=seed,
+                       message="; ".join(notes + list(getattr(grader, "notes", []))),
+                       points=round(sum(r["points"] for r in lab_results), 2),
+                       max_points=round(sum(r["max_points"] for r in lab_results), 2),
+                       elapsed_s=round(time.monotonic() - t0, 1), timings=dict(grader.timings),
+                       labs=list(lab_results), student=student, submission_sha256=fp, grading_key=key).to_dict()
 
 
 def grade_one(args, config, seed, labs):
@@ -239,111 +230,154 @@ def grade_one(args, config, seed, labs):
     results = grader.evaluate(built)
     result = assemble(grader, results, seed, t0)
     log(f"done in {result['elapsed_s']} s")
-    emit(reports.render(result, args.format, sys.stdout, to_terminal=not args.out), args.out)
-    if args.out and args.format != "table":
-        sys.stdout.write(reports.table(result, colour=reports.use_colour(sys.stdout)))
+    emit(formats.render(result, args.format, sys.stdout, to_terminal=not args.out), args.out)
+    if args.out and args.format != formats.DEFAULT:
+        sys.stdout.write(formats.render(result, formats.DEFAULT, sys.stdout))
     return EXIT_GRADED
 
 
 def write_student_files(result, results_dir, student, fmt):
-    """The student's JSON result and, with --format gradescope or junit, its side file."""
-    emit(reports.to_json(result), os.path.join(results_dir, student + ".json"))
-    if fmt in batch.SIDE_EXTS:
-        emit(reports.render(result, fmt), os.path.join(results_dir, f"{student}.{batch.SIDE_EXTS[fmt]}"))
+    """The student's JSON result and, with a --format that has one (formats.side_files), its
+    side file."""
+    emit(formats.render(result, formats.STORED), os.path.join(results_dir, student + ".json"))
+    side = formats.side_files().get(fmt)
+    if side:
+        emit(formats.render(result, fmt), os.path.join(results_dir, f"{student}.{side}"))
 
 
-def grade_batch(args, config, seed, labs):
+class BatchRun:
+    """What the steps of one batch run share: the options, the config, the seed and labs, the
+    results folder, the progress bar, the prepared grader and the grading key."""
+
+    def __init__(self, args, config, seed, labs, results_dir, bar, grader):
+        self.args, self.config, self.seed, self.labs = args, config, seed, labs
+        self.results_dir, self.bar, self.grader = results_dir, bar, grader
+        self.key = grading_key(args, config, labs, grader.mode)
+
+
+def batch_submissions(args):
+    """(the submissions of --submissions, None), or (None, the exit code) with the reason logged."""
     folder = args.submissions
     if not os.path.isdir(folder):
         log(f"--submissions {folder}: no such folder")
-        return EXIT_USAGE
+        return None, EXIT_USAGE
     subs = batch.list_submissions(folder)
     if not subs:
         log(f"--submissions {folder}: no submissions (folders, .zip, .tar.gz) in it")
-        return EXIT_USAGE
+        return None, EXIT_USAGE
     clash = batch.name_collision(subs)
     if clash:
         log(f"--submissions {folder}: {clash}")
-        return EXIT_NAME_CLASH
-    results_dir = args.results or (os.path.abspath(folder).rstrip("/") + "-results")
-    os.makedirs(results_dir, exist_ok=True)
-    bar = batch.Progress(len(subs))
-    grader = prepared_grader(args, config, seed, labs, lambda m: bar.show(m))
-    key = grading_key(args, config, labs, grader.mode)
+        return None, EXIT_NAME_CLASH
+    return subs, None
+
+
+def still_to_grade(run, subs):
+    """[(student, path, fingerprint)] of the submissions to grade: all with --force, else those
+    without a stored result under the same grading key. A stored result gets the side file of
+    this run's --format written from it (and is graded again if that fails)."""
     todo = []
     for student, path in subs:
         fp = batch.fingerprint(path)
-        stored = None if args.force else batch.already_graded(results_dir, student, fp, key)
+        stored = None if run.args.force else batch.already_graded(run.results_dir, student, fp, run.key)
         if stored is not None:
-            if args.format in batch.SIDE_EXTS:  # the side file of this run's --format, from the stored result
+            if run.args.format in formats.side_files():
                 try:
-                    write_student_files(stored, results_dir, student, args.format)
+                    write_student_files(stored, run.results_dir, student, run.args.format)
                 except Exception:  # noqa: BLE001 (then grade it again)
                     traceback.print_exc(file=sys.stderr)
                     todo.append((student, path, fp))
                     continue
-            bar.advance()
-            bar.step(student)
-            bar.show("already graded (--force regrades)")
+            run.bar.advance()
+            run.bar.step(student)
+            run.bar.show("already graded (--force regrades)")
             continue
         todo.append((student, path, fp))
+    return todo
 
-    def unpack_and_build(student, path):
-        """CPU part of one submission: (sources, built) or raises BadSubmission."""
-        if os.path.isfile(path):
-            dest = os.path.join(grader.work, "unpacked", batch.work_tag(student))
-            batch.extract(path, dest)
-            root = dest
-        else:
-            root = path
-        sources = batch.find_lab_sources(root, labs)
-        chosen = [lab for lab in labs if sources[lab]] if args.only_submitted else labs
-        return sources, grader.build_submission(student, sources, chosen)
 
+def unpack_and_build(run, student, path):
+    """CPU part of one submission: (sources, built) or raises BadSubmission."""
+    if os.path.isfile(path):
+        root = os.path.join(run.grader.work, "unpacked", batch.work_tag(student))
+        batch.extract(path, root)
+    else:
+        root = path
+    sources = batch.find_lab_sources(root, run.labs)
+    chosen = [lab for lab in run.labs if sources[lab]] if run.args.only_submitted else run.labs
+    return sources, run.grader.build_submission(student, sources, chosen)
+
+
+def grade_student(run, student, fp, t0, fut):
+    """The result of one submission (fut: the future of unpack_and_build). A submission that
+    cannot be read is graded 0 in every lab; a grader error (a bug, whatever the submission
+    did) is that student's error result. Only an infrastructure error stops the batch."""
+    grader = run.grader
+    try:
+        try:
+            lab_results = grader.evaluate(fut.result()[1])
+        except batch.BadSubmission as e:
+            lab_results = [LabResult.blank(lab, run.config.lab(lab), grader.mode, status=Status.MISSING,
+                                           summary=f"the submission cannot be read: {e}").to_dict()
+                           for lab in run.labs]
+        return assemble(grader, lab_results, run.seed, t0, student, fp, run.key)
+    except InfraError:
+        raise
+    except Exception as e:  # a hostile submission must never stop the batch
+        traceback.print_exc(file=sys.stderr)
+        return error_result(grader, run.config, run.labs, run.seed, t0, student, fp, f"{type(e).__name__}: {e}")
+
+
+def store_result(run, student, fp, t0, result):
+    """Writes a student's files; a result that cannot be written becomes an error result (one
+    bad result is an error row, not a crash). Returns the result as stored."""
+    try:
+        write_student_files(result, run.results_dir, student, run.args.format)
+        return result
+    except Exception as e:  # noqa: BLE001
+        traceback.print_exc(file=sys.stderr)
+        result = error_result(run.grader, run.config, run.labs, run.seed, t0, student, fp,
+                              f"the grader could not write this result: {type(e).__name__}: {e}")
+    try:
+        write_student_files(result, run.results_dir, student, run.args.format)
+    except Exception:  # noqa: BLE001
+        traceback.print_exc(file=sys.stderr)
+    return result
+
+
+def finish_batch(run, subs, summary):
+    """class.csv from this run's students, and the table of those graded now."""
+    csv_path = os.path.join(run.results_dir, "class.csv")
+    rows = batch.write_class_csv(run.results_dir, csv_path, [s for s, _ in subs])
+    log(f"{len(summary)} graded now, {len(subs) - len(summary)} skipped; class CSV: {csv_path} ({rows} rows)")
+    lines = [f"{'student':24} {'points':>8} {'max':>6}  status"]
+    for student, pts, mx, st in summary:
+        lines.append(f"{student:24} {pts if pts is not None else '-':>8} {mx if mx is not None else '-':>6}  {st}")
+    emit("\n".join(lines) + "\n", run.args.out)
+
+
+def grade_batch(args, config, seed, labs):
+    subs, rc = batch_submissions(args)
+    if subs is None:
+        return rc
+    results_dir = args.results or (os.path.abspath(args.submissions).rstrip("/") + "-results")
+    os.makedirs(results_dir, exist_ok=True)
+    bar = batch.Progress(len(subs))
+    run = BatchRun(args, config, seed, labs, results_dir, bar,
+                   prepared_grader(args, config, seed, labs, lambda m: bar.show(m)))
+    todo = still_to_grade(run, subs)
     summary = []
     with cf.ThreadPoolExecutor(2) as pool:  # builds of the next submission overlap this one's GPU runs
-        futs = [pool.submit(unpack_and_build, s, p) for s, p, _ in todo]
+        futs = [pool.submit(unpack_and_build, run, s, p) for s, p, _ in todo]
         for (student, path, fp), fut in zip(todo, futs):
             bar.step(student)
             t0 = time.monotonic()
-            try:
-                try:
-                    sources, built = fut.result()
-                    lab_results = grader.evaluate(built)
-                except batch.BadSubmission as e:
-                    lab_results = []
-                    for lab in labs:
-                        r = lab_result_template(lab, config.lab(lab), grader.mode)
-                        r["status"] = "missing"
-                        r["summary"] = f"the submission cannot be read: {e}"
-                        lab_results.append(r)
-                result = assemble(grader, lab_results, seed, t0, student, fp, key)
-            except InfraError:
-                raise
-            except Exception as e:  # a hostile submission must never stop the batch
-                traceback.print_exc(file=sys.stderr)
-                result = error_result(grader, config, labs, seed, t0, student, fp, f"{type(e).__name__}: {e}")
-            try:
-                write_student_files(result, results_dir, student, args.format)
-            except Exception as e:  # noqa: BLE001 (one bad result is an error row, not a crash)
-                traceback.print_exc(file=sys.stderr)
-                result = error_result(grader, config, labs, seed, t0, student, fp,
-                                      f"the grader could not write this result: {type(e).__name__}: {e}")
-                try:
-                    write_student_files(result, results_dir, student, args.format)
-                except Exception:  # noqa: BLE001
-                    traceback.print_exc(file=sys.stderr)
+            result = store_result(run, student, fp, t0, grade_student(run, student, fp, t0, fut))
             bar.advance()
             bar.show(f"{result.get('points')}/{result.get('max_points')} points")
             summary.append((student, result.get("points"), result.get("max_points"), result.get("status")))
     bar.close()
-    rows = batch.write_class_csv(results_dir, os.path.join(results_dir, "class.csv"), [s for s, _ in subs])
-    log(f"{len(summary)} graded now, {len(subs) - len(summary)} skipped; class CSV: "
-        f"{os.path.join(results_dir, 'class.csv')} ({rows} rows)")
-    lines = [f"{'student':24} {'points':>8} {'max':>6}  status"]
-    for student, pts, mx, st in summary:
-        lines.append(f"{student:24} {pts if pts is not None else '-':>8} {mx if mx is not None else '-':>6}  {st}")
-    emit("\n".join(lines) + "\n", args.out)
+    finish_batch(run, subs, summary)
     return EXIT_GRADED
 
 
@@ -378,8 +412,8 @@ def main(argv=None):
         log(f"infrastructure error, not a grade: {e}")
         if not args.submissions:
             result = infra_result(args, seed, str(e), config)
-            if args.format != "table" or args.out:
-                emit(reports.render(result, args.format), args.out)
+            if args.format != formats.DEFAULT or args.out:
+                emit(formats.render(result, args.format), args.out)
         return EXIT_INFRA
     except KeyboardInterrupt:
         log("interrupted")

@@ -12,7 +12,9 @@ import tarfile
 import unicodedata
 import zipfile
 
+from . import formats
 from .build import sha256_file
+from .status import Status
 
 ARCHIVE_EXTS = (".zip", ".tar.gz", ".tgz", ".tar")
 MAX_MEMBERS = 2000
@@ -68,13 +70,10 @@ def list_submissions(folder):
     return out
 
 
-SIDE_EXTS = {"gradescope": "gradescope.json", "junit": "junit.xml"}
-
-
 def result_files(student):
     """The files a student's result may be written to in the results folder (the JSON, and the
-    side file of each --format that has one)."""
-    return [student + ".json"] + [f"{student}.{ext}" for ext in SIDE_EXTS.values()]
+    side file of each --format that has one: formats.side_files)."""
+    return [student + ".json"] + [f"{student}.{ext}" for ext in formats.side_files().values()]
 
 
 def _shown(path):
@@ -237,7 +236,7 @@ def already_graded(results_dir, student, fp, key=None):
     """The stored result when results_dir holds a complete result for this exact submission,
     graded the same way (the same grading key: labs, mode, config, grader), else None."""
     r = read_result(results_dir, student)
-    if r and r.get("status") == "graded" and r.get("submission_sha256") == fp and r.get("grading_key") == key:
+    if r and r.get("status") == Status.GRADED and r.get("submission_sha256") == fp and r.get("grading_key") == key:
         return r
     return None
 

@@ -173,10 +173,6 @@ class Config:
         """The settings of lab_id: defaults merged with its overrides."""
         return _merge(self.defaults, self.labs.get(lab_id, {}) if lab_id else {})
 
-    def max_points(self, lab_id):
-        p = self.lab(lab_id)["points"]
-        return p["correctness"] + p["sanitizer"] + p["speed"]
-
 
 def load(path):
     """Reads and validates path; raises ConfigError with a one-line reason."""

@@ -22,6 +22,7 @@ import tempfile
 
 from . import contract
 from . import proc
+from .status import Status
 
 # Exit codes of a lab binary (common/contract.json; the harness's LAB_EXIT_*).
 EXIT_OK = contract.EXIT["OK"]
@@ -265,7 +266,7 @@ def escaped_message(escaped, limit=3):
 
 
 def diagnose(r, timeout, expect=None):
-    """(kind, message, report) for one finished run of a lab binary. kind is one of ok,
+    """(kind, message, report) for one finished run of a lab binary. kind is a Status: ok,
     not_implemented, wrong, out_of_bounds, input_modified, runtime_error, timeout, crash,
     tampered, escaped, sandbox, leak, no_device, no_memory, error. A run that left processes running
     (r.escaped) is "escaped" whatever it reported, since it is not ok; only a timeout comes
@@ -275,60 +276,67 @@ def diagnose(r, timeout, expect=None):
     escaped = getattr(r, "escaped", None) or []
     if r.timed_out:
         also = f"; it also {escaped_message(escaped)}" if escaped else ""
-        return "timeout", f"timed out after {timeout:g} s (the process group was killed){also}", None
+        return Status.TIMEOUT, f"timed out after {timeout:g} s (the process group was killed){also}", None
     if escaped:
-        return "escaped", escaped_message(escaped), None
+        return Status.ESCAPED, escaped_message(escaped), None
     if r.returncode == EXIT_SANDBOX:
         why = [ln for ln in r.stderr.splitlines() if "sandbox:" in ln]
         detail = why[-1].split("sandbox:", 1)[1].strip() if why else "(no message)"
-        return "sandbox", f"the sandbox stopped the run (exit code {EXIT_SANDBOX}): {detail}", None
+        return Status.SANDBOX, f"the sandbox stopped the run (exit code {EXIT_SANDBOX}): {detail}", None
     if r.returncode == EXIT_TAMPERED:
-        return "tampered", ("the process ended before the harness reported a result (exit code "
-                            f"{EXIT_TAMPERED}): the lab's code must not end the process (no exit(); "
-                            "CUDA_CHECK reports errors)"), None
+        return Status.TAMPERED, ("the process ended before the harness reported a result (exit code "
+                                 f"{EXIT_TAMPERED}): the lab's code must not end the process (no exit(); "
+                                 "CUDA_CHECK reports errors)"), None
     channel = r.report is not None
     rep = parse_report(r.report if channel else r.stdout, channel)
     sig = r.signal_name()
     if rep is None:
         if sig:
-            return "crash", f"crashed with {sig}" + (f": {_tail(r.stderr)}" if r.stderr.strip() else ""), None
+            return Status.CRASH, f"crashed with {sig}" + (f": {_tail(r.stderr)}" if r.stderr.strip() else ""), None
         why = f": {_tail(r.stderr)}" if r.stderr.strip() else ""
         if channel and _result_lines(r.stdout):
             why = (" (a result-like line on stdout is the lab's own output, not the harness's "
                    "report)") + why
-        return "error", f"exit code {r.returncode} without a result" + why, None
+        return Status.ERROR, f"exit code {r.returncode} without a result" + why, None
     if rep is FORGED:
         if channel:
-            return "error", ("the report channel holds more than the harness's one report: the "
-                             "lab's code must not write results"), None
-        return "error", "more than one result on stdout: the lab's code must not print results", None
+            return Status.ERROR, ("the report channel holds more than the harness's one report: the "
+                                  "lab's code must not write results"), None
+        return Status.ERROR, "more than one result on stdout: the lab's code must not print results", None
     for key, want in (expect or {}).items():
         if rep.get(key) != want:
-            return "error", (f"the report names {key}={rep.get(key)!r} but the grader ran "
-                             f"{key}={want!r}: not the harness's report"), None
+            return Status.ERROR, (f"the report names {key}={rep.get(key)!r} but the grader ran "
+                                  f"{key}={want!r}: not the harness's report"), None
+    kind, msg = _reported(rep, r.returncode, sig)
+    return kind, msg, rep
+
+
+# How a harness status reads as a case's kind, and its message from the harness's.
+_REPORTED = {
+    Status.NOT_IMPLEMENTED: (Status.NOT_IMPLEMENTED,
+                             lambda m: "not implemented (the lab's code returns LAB_NOT_IMPLEMENTED)"),
+    Status.WRONG: (Status.WRONG, lambda m: "wrong answer: " + m),
+    Status.OUT_OF_BOUNDS: (Status.OUT_OF_BOUNDS, lambda m: "out-of-bounds write: " + m),
+    Status.INPUT_MODIFIED: (Status.INPUT_MODIFIED, lambda m: "input modified: " + m),
+    Status.LEAK: (Status.LEAK, lambda m: m),
+    Status.CUDA_ERROR: (Status.RUNTIME_ERROR, lambda m: "runtime error: " + m),
+    Status.NO_DEVICE: (Status.NO_DEVICE, lambda m: m or "no CUDA device"),
+    Status.NO_MEMORY: (Status.NO_MEMORY, lambda m: "out of memory: " + m),
+}
+
+
+def _reported(rep, returncode, sig):
+    """(kind, message) of a run from the harness's report (the report is the case's)."""
     st = rep.get("status")
     msg = rep.get("message") or ""
-    if st == "ok" and r.returncode == EXIT_OK:
-        return "ok", "", rep
-    if st == "not_implemented":
-        return "not_implemented", "not implemented (the lab's code returns LAB_NOT_IMPLEMENTED)", rep
-    if st == "wrong":
-        return "wrong", "wrong answer: " + msg, rep
-    if st == "out_of_bounds":
-        return "out_of_bounds", "out-of-bounds write: " + msg, rep
-    if st == "input_modified":
-        return "input_modified", "input modified: " + msg, rep
-    if st == "leak":
-        return "leak", msg, rep
-    if st == "cuda_error":
-        return "runtime_error", "runtime error: " + msg, rep
-    if st == "no_device":
-        return "no_device", msg or "no CUDA device", rep
-    if st == "no_memory":
-        return "no_memory", "out of memory: " + msg, rep
+    if st == Status.OK and returncode == EXIT_OK:
+        return Status.OK, ""
+    if isinstance(st, str) and st in _REPORTED:
+        kind, message = _REPORTED[st]
+        return kind, message(msg)
     if sig:
-        return "crash", f"crashed with {sig} after reporting {st}", rep
-    return "error", f"status {st} (exit code {r.returncode}): {msg}", rep
+        return Status.CRASH, f"crashed with {sig} after reporting {st}"
+    return Status.ERROR, f"status {st} (exit code {returncode}): {msg}"
 
 
 def case_line(n, dist, seed, reps=0, warmup=0, options=()):
@@ -345,6 +353,11 @@ def run_case(binary, n, dist, seed, timeout, options=()):
 
 
 # ---- sanitizers ----------------------------------------------------------------------------
+
+def device_lab(info):
+    """True when the lab's code runs on the GPU (every shape but "host": lab 01's host arrays)."""
+    return info.shape != "host"
+
 
 def sanitizer_sizes(info):
     """{tool: [n]}: memcheck on one tile and on a few tiles with a ragged tail; racecheck (the
@@ -367,8 +380,8 @@ def _sanitizer_findings(log, limit=4):
 
 
 def run_sanitizer(sanitizer, tool, binary, n, seed, timeout, info=None):
-    """(verdict, detail): verdict 'clean', 'errors' (only when the sanitizer exits with the
-    grader's --error-exitcode) or 'timeout'/'failed' (could not check)."""
+    """(verdict, detail): verdict a Status, clean, errors (only when the sanitizer exits with the
+    grader's --error-exitcode) or timeout (could not check)."""
     fd, log = tempfile.mkstemp(prefix="sanitizer-", suffix=".log")
     os.close(fd)
     try:
@@ -389,14 +402,14 @@ def run_sanitizer(sanitizer, tool, binary, n, seed, timeout, info=None):
         except OSError:
             pass
     if r.timed_out:
-        return "timeout", f"{tool} at n={n} timed out after {timeout:g} s"
+        return Status.TIMEOUT, f"{tool} at n={n} timed out after {timeout:g} s"
     if r.returncode == SANITIZER_EXIT:
         found = _sanitizer_findings(text) or [_tail(text or r.stderr, 4)]
-        return "errors", f"{tool} at n={n}: " + " | ".join(found)
+        return Status.ERRORS, f"{tool} at n={n}: " + " | ".join(found)
     if r.returncode in (EXIT_TAMPERED, EXIT_SANDBOX) or r.returncode < 0:
         kind, msg, _ = diagnose(r, timeout)
-        return "errors", f"{tool} at n={n}: the run did not finish under the tool: {msg}"
-    return "clean", f"{tool} at n={n}: no errors"
+        return Status.ERRORS, f"{tool} at n={n}: the run did not finish under the tool: {msg}"
+    return Status.CLEAN, f"{tool} at n={n}: no errors"
 
 
 # ---- timing ----------------------------------------------------------------------------------

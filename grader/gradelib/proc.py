@@ -300,6 +300,24 @@ def _wait_exit(p, timeout):
     return True
 
 
+def _tagged(env, tag):
+    """env with LAB_RUN_TAG=tag (first, replacing one that was there)."""
+    return {TAG_VAR: tag, **{k: v for k, v in env.items() if k != TAG_VAR}}
+
+
+def _channel(argv, case, report):
+    """(argv, stdin, rfd, wfd, ours, theirs) of a run: with case, `--grader` and a socket pair
+    (theirs is the child's stdin); with report, `--report-fd N` and a pipe (rfd, wfd); else
+    none, and no stdin."""
+    if case is not None:
+        ours, theirs = socket.socketpair()
+        return list(argv) + ["--grader"], theirs, None, None, ours, theirs
+    if report:
+        rfd, wfd = os.pipe()
+        return list(argv) + ["--report-fd", str(wfd)], subprocess.DEVNULL, rfd, wfd, None, None
+    return argv, subprocess.DEVNULL, None, None, None, None
+
+
 def run(argv, timeout, cwd=None, env=None, report=False, contain=False, case=None):
     """Runs argv with a wall-clock limit of timeout seconds; returns a Result. On a timeout the
     process group is killed and timed_out is True. With case (a line of lab options), the child
@@ -311,19 +329,10 @@ def run(argv, timeout, cwd=None, env=None, report=False, contain=False, case=Non
     that cannot be started raises OSError (the caller decides whether that is the grader's
     problem or the student's)."""
     become_subreaper()
-    tag = None
+    tag = secrets.token_hex(16) if contain else None
     if contain:
-        tag = secrets.token_hex(16)
-        base = os.environ if env is None else env
-        env = {TAG_VAR: tag, **{k: v for k, v in base.items() if k != TAG_VAR}}
-    rfd = wfd = ours = theirs = None
-    stdin = subprocess.DEVNULL
-    if case is not None:
-        ours, theirs = socket.socketpair()
-        argv, stdin = list(argv) + ["--grader"], theirs
-    elif report:
-        rfd, wfd = os.pipe()
-        argv = list(argv) + ["--report-fd", str(wfd)]
+        env = _tagged(os.environ if env is None else env, tag)
+    argv, stdin, rfd, wfd, ours, theirs = _channel(argv, case, report)
     try:
         with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
             t0 = time.monotonic()

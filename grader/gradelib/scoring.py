@@ -1,4 +1,51 @@
-"""The scoring rules, as plain functions of measured numbers (tested on their own)."""
+"""The points policy, all of it: what each part of a lab is worth, partial credit for cases, the
+speed curve and its caps, what a refusal, a hang or a sanitizer failure costs. The stages
+(grading.py and the stage_*.py modules) measure and report; the functions here decide points
+from what they measured, and are tested on their own (grader/tests/test_stages.py).
+
+Nothing here runs anything or imports a stage: outcomes come in as the objects of outcomes.py,
+read by attribute.
+"""
+from dataclasses import dataclass
+
+from .status import STOPPED, Status
+
+# A scan reads and writes every element, so it cannot beat a device-to-device copy of the same
+# bytes; the fastest reference (lab 08) runs at ~0.9x a copy's speed. A time under this fraction
+# of the copy time measured in the reference's run is a forged measurement: no speed points.
+PLAUSIBLE_FRACTION_OF_COPY = 0.75
+# A probe (a sixteenth of the benchmark size) slower than this many times zero_at (the ratio at
+# which speed points reach 0) earns no speed points: the lab is not timed in full.
+TOO_SLOW_FACTOR = 2
+
+
+@dataclass(frozen=True)
+class Maxima:
+    """What each part of one lab is worth in a mode: sanitizer and speed only on a GPU."""
+    correctness: float
+    sanitizer: float
+    speed: float
+    total: float
+
+
+@dataclass(frozen=True)
+class LabScore:
+    """The points a lab earned, part by part, and what scoring says about its speed points (a
+    note that replaces the speed stage's own, or "")."""
+    correctness: float = 0.0
+    sanitizer: float = 0.0
+    speed: float = 0.0
+    total: float = 0.0
+    speed_note: str = ""
+
+
+def maxima(settings, mode):
+    """Maxima of a lab from its config (settings: Config.lab(...)) in mode 'gpu' or 'cpu'."""
+    p = settings["points"]
+    gpu = mode == "gpu"
+    return Maxima(correctness=p["correctness"], sanitizer=p["sanitizer"] if gpu else 0,
+                  speed=p["speed"] if gpu else 0,
+                  total=p["correctness"] + (p["sanitizer"] + p["speed"] if gpu else 0))
 
 
 def speed_fraction(ratio, full_at, zero_at):
@@ -31,3 +78,65 @@ def median(values):
 
 def round_points(x):
     return round(x + 0.0, 2)
+
+
+# ---- rules the speed stage asks about while it measures ------------------------------------------
+
+def too_slow_to_time(probe_ratio, speed_settings):
+    """True when the probe's time ratio is so far past zero_at that timing in full is moot."""
+    return bool(probe_ratio) and probe_ratio > TOO_SLOW_FACTOR * speed_settings["zero_at"]
+
+
+def plausible(student_ms, copy_ms):
+    """False when the student's time beats what a copy of the same bytes allows (copy_ms: None
+    when the reference's run measured no copy)."""
+    return not (copy_ms and student_ms < PLAUSIBLE_FRACTION_OF_COPY * copy_ms)
+
+
+# ---- a lab's points ------------------------------------------------------------------------------
+
+def counted_cases(correctness, speed):
+    """(passed, failures) as they count: the correctness stage's, plus the wrong answer the speed
+    stage found at the benchmark size (speed.failure), which counts as one more failing case
+    and one passed case fewer. The speed stage never changes the correctness outcome; this is the
+    only place the two meet."""
+    if speed.failure is None:
+        return correctness.passed, tuple(correctness.failures)
+    return max(0, correctness.passed - 1), tuple(correctness.failures) + (speed.failure,)
+
+
+def speed_award(speed, speed_settings, maximum):
+    """(points, note) for a speed outcome. Only a timed lab (status graded, not stopped at the
+    probe) earns points: linear between full_at and zero_at, none below min_speedup over the
+    serial lab. note is "" when the speed stage's own note stands."""
+    if speed.status != Status.GRADED or speed.too_slow:
+        return 0.0, ""
+    full_at, zero_at = speed_settings["full_at"], speed_settings["zero_at"]
+    frac = speed_fraction(speed.ratio, full_at, zero_at)
+    what = "tile pass" if speed.metric == "tile_ms" else "time"
+    note = (f"{speed.ratio:.2f}x the reference's {what} "
+            f"(full points at <= {full_at:g}x, none at >= {zero_at:g}x)")
+    floor = speed_settings["min_speedup"]
+    if floor is not None and speed.speedup is not None and speed.speedup < floor:
+        frac = 0.0
+        note = f"speedup {speed.speedup:.1f}x over the serial lab is below this lab's minimum of {floor:g}x"
+    return round_points(maximum * frac), note
+
+
+def score_lab(result, settings):
+    """The LabScore of a lab result (outcomes.LabResult) under its config. A lab that stopped
+    (missing, build failed, static check failed, not implemented) scores 0 in every part.
+    Correctness is proportional to the cases passed (counted_cases); the sanitizer's points
+    need a passed (or, when the machine lacks the tool, skipped) sanitizer and at least one
+    passed case; speed follows speed_award."""
+    limits = result.limits
+    if result.status in STOPPED:
+        return LabScore()
+    passed, _ = counted_cases(result.correctness, result.speed)
+    corr = round_points(correctness_points(passed, result.correctness.total, limits.correctness))
+    san = 0.0
+    if result.sanitizer.status in (Status.PASSED, Status.SKIPPED) and passed > 0:
+        san = limits.sanitizer  # skipped: the machine lacks the tool, never the student's loss
+    speed, note = speed_award(result.speed, settings["speed"], limits.speed)
+    return LabScore(correctness=corr, sanitizer=san, speed=speed,
+                    total=round_points(corr + san + speed), speed_note=note)

@@ -159,13 +159,13 @@ class StaticFailureIsNeverRun(unittest.TestCase):
             g = Grader(ROOT, cfg, WORK, mode="cpu", labs=["02_naive"], jobs=1)
             g.builder.prepare()
             res = g.build_submission("constructor", {"02_naive": path})["02_naive"]
-            self.assertEqual(res["status"], "static check failed", res["summary"])
-            violations = "\n".join(res["static"]["violations"])
+            self.assertEqual(res.status, "static check failed", res.summary)
+            violations = "\n".join(res.static.violations)
             # the CPU-mode object's constructor (and, with an nvcc build beside it, fopen)
             self.assertIn("code that runs before main (touch)", violations)
             if g.symbol_builder is not None:
                 self.assertIn("lab code may not call fopen (line 4)", violations)
-            self.assertNotIn("_binary", res)
+            self.assertIsNone(res.binary)
             self.assertFalse(os.path.exists(marker), "the binary of a static-check failure was run")
 
 
@@ -187,9 +187,9 @@ class Latin1Source(unittest.TestCase):
             g = Grader(ROOT, cfg, WORK, mode="cpu", labs=["02_naive"], jobs=1)
             g.builder.prepare()
             res = g.build_submission("latin1", {"02_naive": path})["02_naive"]
-            self.assertTrue(res["build"]["ok"], res["build"]["message"])
-            self.assertEqual(res["status"], "graded", res["summary"])
-            self.assertEqual(ev.run_case(res["_binary"], 1000, "small", 1, 60)[0], "ok")
+            self.assertTrue(res.build.ok, res.build.message)
+            self.assertEqual(res.status, "graded", res.summary)
+            self.assertEqual(ev.run_case(res.binary, 1000, "small", 1, 60)[0], "ok")
 
 
 class CpuModeWithoutNvcc(unittest.TestCase):

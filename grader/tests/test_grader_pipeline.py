@@ -16,7 +16,9 @@ import zipfile
 
 import fakes
 from gradelib import batch, config, evaluate as ev, proc
-from gradelib.grading import Grader, lab_result_template
+from gradelib.grading import Grader
+from gradelib.outcomes import BuildOutcome, LabResult, StaticOutcome
+from gradelib.stage_build import BuiltLab
 
 GRADE = os.path.join(fakes.GRADER, "grade.py")
 CONFIG = os.path.join(fakes.GRADER, "config.json")
@@ -202,12 +204,9 @@ class Pipeline(unittest.TestCase):
         return g
 
     def built(self, lab, binary):
-        res = lab_result_template(lab, config.Config(self.data).lab(lab), "gpu")
-        res["build"]["ok"] = True
-        res["static"]["ok"] = True
-        res["_binary"] = binary
-        res["_info"] = ev.describe(binary)[0]
-        return {lab: res}
+        info = ev.describe(binary)[0]
+        return {lab: BuiltLab(lab, BuildOutcome(ok=True), StaticOutcome(ok=True), title=info.title,
+                              binary=binary, info=info)}
 
     def grade(self, student_kw, ref_kw=None, lab="02_fake", sanitizer=True, listing=None):
         listing = listing or fakes.describe_text(lab, "whole", bench_n=1 << 20)
@@ -518,7 +517,7 @@ class Batch(unittest.TestCase):
                 graded.append(name)
                 out = {}
                 for lab in labs:
-                    r = lab_result_template(lab, cfg.lab(lab), "gpu")
+                    r = LabResult.blank(lab, cfg.lab(lab), "gpu").to_dict()
                     r["points"] = 42.0 if sources.get(lab) else 0.0
                     r["status"] = "graded" if sources.get(lab) else "missing"
                     out[lab] = r
@@ -585,7 +584,7 @@ class BatchSafety(unittest.TestCase):
                 test.graded.append(name)
                 out = {}
                 for lab in labs:
-                    r = lab_result_template(lab, cfg.lab(lab), "gpu")
+                    r = LabResult.blank(lab, cfg.lab(lab), "gpu").to_dict()
                     r["points"] = 42.0 if sources.get(lab) else 0.0
                     r["status"] = "graded" if sources.get(lab) else "missing"
                     r["_student"] = name

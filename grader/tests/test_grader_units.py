@@ -7,8 +7,8 @@ import unittest
 import xml.etree.ElementTree as ET
 
 import fakes  # noqa: F401  (puts grader/ on sys.path)
-from gradelib import build, config, evaluate as ev, reports, scoring
-from gradelib.grading import lab_result_template
+from gradelib import build, config, evaluate as ev, formats, scoring
+from gradelib.outcomes import LabResult
 
 CONFIG = os.path.join(fakes.GRADER, "config.json")
 
@@ -57,8 +57,8 @@ class Config(unittest.TestCase):
         self.assertEqual(d["speed"]["min_speedup"], 10)
         self.assertEqual(d["speed"]["full_at"], 1.25)
         self.assertEqual(d["points"]["correctness"], 60)
-        self.assertEqual(c.max_points("03_kogge_stone"), 110)
-        self.assertEqual(c.max_points("02_naive"), 100)
+        self.assertEqual(scoring.maxima(c.lab("03_kogge_stone"), "gpu").total, 110)
+        self.assertEqual(scoring.maxima(c.lab("02_naive"), "gpu").total, 100)
 
     def assertBad(self, mutate, fragment):
         data = self.base()
@@ -565,17 +565,17 @@ class Diagnose(unittest.TestCase):
 
 def sample_result():
     cfg = config.load(CONFIG)
-    full = lab_result_template("03_kogge_stone", cfg.lab("03_kogge_stone"), "gpu")
+    full = LabResult.blank("03_kogge_stone", cfg.lab("03_kogge_stone"), "gpu").to_dict()
     full["build"]["ok"] = True
     full["correctness"].update(passed=40, total=40, points=60)
     full["sanitizer"].update(status="passed", points=10, note="memcheck and racecheck found no errors")
     full["speed"].update(status="graded", points=30, ratio=1.01, metric="tile_ms", student_ms=0.5,
                          reference_ms=0.495, gbps=2500.0, speedup_vs_serial=300.0, bench_n=1 << 28, note="1.01x")
     full.update(points=100, summary="all checks passed")
-    broken = lab_result_template("02_naive", cfg.lab("02_naive"), "gpu")
+    broken = LabResult.blank("02_naive", cfg.lab("02_naive"), "gpu").to_dict()
     broken.update(status="build failed", summary="build failed: scan.cu:3: error: x")
     broken["build"]["message"] = "scan.cu:3: error: x"
-    ni = lab_result_template("04_brent_kung", cfg.lab("04_brent_kung"), "gpu")
+    ni = LabResult.blank("04_brent_kung", cfg.lab("04_brent_kung"), "gpu").to_dict()
     ni.update(status="not implemented", summary="not implemented")
     return {"grader": "grader/grade.py", "course": "c", "mode": "gpu", "device": "Fake", "seed": 5,
             "status": "graded", "message": "", "points": 100, "max_points": 300, "elapsed_s": 3.0,
@@ -584,7 +584,7 @@ def sample_result():
 
 class Formats(unittest.TestCase):
     def test_gradescope_fields(self):
-        doc = json.loads(reports.gradescope(sample_result()))
+        doc = json.loads(formats.get("gradescope").render(sample_result()))
         self.assertEqual(doc["score"], 100)
         self.assertEqual(doc["visibility"], "visible")
         self.assertIsInstance(doc["execution_time"], int)
@@ -606,7 +606,7 @@ class Formats(unittest.TestCase):
 
     def test_gradescope_when_the_grader_failed(self):
         for status in ("infrastructure error", "grader error"):
-            doc = json.loads(reports.gradescope({"status": status, "message": "no GPU"}))
+            doc = json.loads(formats.get("gradescope").render({"status": status, "message": "no GPU"}))
             self.assertEqual(doc["score"], 0)
             self.assertEqual(doc["tests"], [])
             self.assertEqual(doc["visibility"], "visible")
@@ -614,12 +614,12 @@ class Formats(unittest.TestCase):
             self.assertIn("not a judgement of your code", doc["output"])
             self.assertIn("Ask your instructor to regrade", doc["output"])
             self.assertNotIn("has been told", doc["output"])
-            self.assertIn("not graded", reports.table({"status": status, "message": "x"}))
-            self.assertEqual(ET.fromstring(reports.junit({"status": status, "message": "x"}))
+            self.assertIn("not graded", formats.get("table").render({"status": status, "message": "x"}))
+            self.assertEqual(ET.fromstring(formats.get("junit").render({"status": status, "message": "x"}))
                              .find("testsuite").get("errors"), "1")
 
     def test_junit(self):
-        root = ET.fromstring(reports.junit(sample_result()))
+        root = ET.fromstring(formats.get("junit").render(sample_result()))
         suites = root.findall("testsuite")
         self.assertEqual([s.get("name") for s in suites], ["03_kogge_stone", "02_naive", "04_brent_kung"])
         self.assertEqual(suites[0].get("failures"), "0")
@@ -628,7 +628,7 @@ class Formats(unittest.TestCase):
 
     def test_json_round_trips(self):
         r = sample_result()
-        self.assertEqual(json.loads(reports.to_json(r)), r)
+        self.assertEqual(json.loads(formats.get("json").render(r)), r)
 
     def test_table_colour_only_on_a_terminal_and_never_with_no_color(self):
         class Tty(io.StringIO):
@@ -638,16 +638,16 @@ class Formats(unittest.TestCase):
         try:
             os.environ.pop("NO_COLOR", None)
             os.environ["TERM"] = "xterm"
-            self.assertTrue(reports.use_colour(Tty()))
-            self.assertFalse(reports.use_colour(io.StringIO()))
+            self.assertTrue(formats.use_colour(Tty()))
+            self.assertFalse(formats.use_colour(io.StringIO()))
             os.environ["NO_COLOR"] = "1"
-            self.assertFalse(reports.use_colour(Tty()))
+            self.assertFalse(formats.use_colour(Tty()))
         finally:
             os.environ.clear()
             os.environ.update(old)
-        plain = reports.table(sample_result(), colour=False)
+        plain = formats.get("table").render(sample_result(), colour=False)
         self.assertNotIn("\033", plain)
-        self.assertIn("\033[", reports.table(sample_result(), colour=True))
+        self.assertIn("\033[", formats.get("table").render(sample_result(), colour=True))
         self.assertIn("03_kogge_stone", plain)
         self.assertIn("40/40", plain)
         self.assertIn("1.01x", plain)
@@ -657,12 +657,12 @@ class Formats(unittest.TestCase):
 
     def test_table_says_speed_not_graded_in_cpu_mode(self):
         r = sample_result()
-        self.assertNotIn("speed not graded", reports.table(r))
+        self.assertNotIn("speed not graded", formats.get("table").render(r))
         r["message"] = "speed not graded: no GPU (CPU mode grades correctness only)"
-        self.assertIn("speed not graded: no GPU", reports.table(r))
+        self.assertIn("speed not graded: no GPU", formats.get("table").render(r))
 
     def test_table_for_infrastructure_error(self):
-        self.assertIn("infrastructure error", reports.table({"status": "infrastructure error", "message": "x"}))
+        self.assertIn("infrastructure error", formats.get("table").render({"status": "infrastructure error", "message": "x"}))
 
 
 if __name__ == "__main__":

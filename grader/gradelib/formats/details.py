@@ -1,0 +1,34 @@
+"""What the formats share (not a format itself): the lines that explain a lab's result."""
+from ..status import STOPPED, Status
+
+
+def lab_detail_lines(lab, max_failures=5):
+    """Human-readable lines about one lab result (a dict; the summary first)."""
+    lines = [lab["summary"]]
+    if lab["status"] == Status.BUILD_FAILED:
+        lines += lab["build"]["message"].splitlines()[:20]
+        return lines
+    if lab["status"] == Status.STATIC_CHECK_FAILED:
+        lines += lab["static"]["violations"]
+        return lines
+    if lab["status"] in (Status.LAB_NOT_IMPLEMENTED, Status.MISSING):
+        return lines
+    c = lab["correctness"]
+    for f in c["failures"][:max_failures]:
+        lines.append(f"n={f['n']} dist={f['dist']} seed={f['seed']}: {f['message']}")
+        lines.append(f"  reproduce: {f['reproduce']}")
+    if len(c["failures"]) > max_failures:
+        lines.append(f"... and {len(c['failures']) - max_failures} more failing cases")
+    if c.get("note"):
+        lines.append("correctness: " + c["note"])
+    if lab["sanitizer"]["note"]:
+        lines.append("sanitizer: " + lab["sanitizer"]["note"])
+    if lab["speed"]["note"]:
+        lines.append("speed: " + lab["speed"]["note"])
+    return lines
+
+
+def stopped(lab):
+    """True for a lab that ended before it was graded (missing, build failed, static check
+    failed, not implemented)."""
+    return lab["status"] in STOPPED

@@ -1,0 +1,233 @@
+"""What each grading stage returns, a lab's whole result, and a grading run's result.
+
+Every stage returns its own outcome (frozen: nothing edits it afterwards) and reads the others
+only as inputs; grading.py composes them into a LabResult, scoring.py decides its points. The
+plain dicts that every output format and the stored JSON are written from are made here and
+only here (the to_dict methods), with the keys in the order the JSON has always had.
+"""
+from dataclasses import dataclass, field
+from typing import Optional
+
+from . import contract, scoring
+from .status import STOPPED, Status
+
+
+def _plain(status):
+    """A Status as the plain string the JSON holds."""
+    return status.value if isinstance(status, Status) else status
+
+
+# ---- build and static checks -------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class BuildOutcome:
+    """The compile: ok, how long it took (the nvcc build for CPU mode's checks included), the
+    compiler's message (or why there was nothing to build)."""
+    ok: bool = False
+    seconds: float = 0.0
+    message: str = ""
+
+    def to_dict(self):
+        return {"ok": self.ok, "seconds": self.seconds, "message": self.message}
+
+
+@dataclass(frozen=True)
+class StaticOutcome:
+    """The static checks: ok, the violations (one line each), a note about checks that could not
+    run. deferred: violations that count only once the lab is known to be implemented (a
+    skeleton launches no kernel either); they are not part of the JSON until they count."""
+    ok: bool = False
+    violations: tuple = ()
+    note: str = ""
+    deferred: tuple = ()
+
+    def refused(self, violations):
+        """This outcome failed with violations (the note kept)."""
+        return StaticOutcome(ok=False, violations=tuple(violations), note=self.note)
+
+    def to_dict(self):
+        d = {"ok": self.ok, "violations": list(self.violations)}
+        if self.note:
+            d["note"] = self.note
+        return d
+
+
+# ---- correctness and sanitizer -------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class CaseFailure:
+    """One failed case (or timed run): its input, what went wrong, how to rerun it by hand."""
+    n: int
+    dist: str
+    seed: int
+    kind: Status
+    options: str
+    message: str
+    reproduce: str
+
+    def to_dict(self):
+        return {"n": self.n, "dist": self.dist, "seed": self.seed, "kind": _plain(self.kind),
+                "options": self.options, "message": self.message, "reproduce": self.reproduce}
+
+
+@dataclass(frozen=True)
+class CorrectnessOutcome:
+    """The correctness cases: how many ran and passed, the failures in case order, a note (a
+    hang, or not implemented). stopped_by: the kind of case that stopped the lab's other cases
+    (not_implemented, timeout), or None."""
+    passed: int = 0
+    total: int = 0
+    failures: tuple = ()
+    note: str = ""
+    stopped_by: Optional[Status] = None
+
+
+@dataclass(frozen=True)
+class SanitizerCheck:
+    """One compute-sanitizer run: the tool, the size, its verdict (clean, errors, timeout,
+    failed) and what it said."""
+    tool: str
+    n: int
+    verdict: Status
+    detail: str
+
+    def to_dict(self):
+        return {"tool": self.tool, "n": self.n, "verdict": _plain(self.verdict), "detail": self.detail}
+
+
+@dataclass(frozen=True)
+class SanitizerOutcome:
+    """Memory safety and races: the part's status (not run, passed, failed, skipped, not
+    graded), its runs, a note."""
+    status: Status = Status.NOT_RUN
+    checks: tuple = ()
+    note: str = ""
+
+
+# ---- speed -------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class SpeedOutcome:
+    """What the speed stage measured (times unrounded; to_dict rounds as the JSON has them).
+    ratio: student / reference; speedup: over the serial lab; full_ms: the whole scan's time
+    (gbps); too_slow: stopped at the probe. failure: a wrong answer (or failed run) at the
+    benchmark size, which scoring counts as a failed correctness case (counted_cases)."""
+    status: Status = Status.NOT_RUN
+    note: str = ""
+    metric: Optional[str] = None
+    bench_n: Optional[int] = None
+    ratio: Optional[float] = None
+    student_ms: Optional[float] = None
+    reference_ms: Optional[float] = None
+    full_ms: Optional[float] = None
+    serial_ms: Optional[float] = None
+    speedup: Optional[float] = None
+    too_slow: bool = False
+    failure: Optional[CaseFailure] = None
+
+
+# ---- a lab -------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class LabResult:
+    """A lab's whole result: the stages' outcomes, its status and summary, and its score
+    (scoring.score_lab; zeros until grading.finish_lab). limits: scoring.Maxima."""
+    lab: str
+    limits: scoring.Maxima
+    title: str = ""
+    status: Status = Status.GRADED
+    summary: str = ""
+    build: BuildOutcome = field(default_factory=BuildOutcome)
+    static: StaticOutcome = field(default_factory=StaticOutcome)
+    correctness: CorrectnessOutcome = field(default_factory=CorrectnessOutcome)
+    sanitizer: SanitizerOutcome = field(default_factory=SanitizerOutcome)
+    speed: SpeedOutcome = field(default_factory=SpeedOutcome)
+    score: scoring.LabScore = field(default_factory=scoring.LabScore)
+
+    @classmethod
+    def blank(cls, lab, settings, mode, **outcomes):
+        """A lab's result before any stage ran (settings: Config.lab(lab))."""
+        return cls(lab=lab, limits=scoring.maxima(settings, mode), **outcomes)
+
+    def summary_line(self):
+        """What went wrong, in one line: a stopped lab's own summary, else the failed cases, the
+        sanitizer's errors and the speed points lost, or "all checks passed"."""
+        if self.status in STOPPED:
+            return self.summary
+        c, s, sp = self.correctness, self.sanitizer, self.speed
+        passed, failures = scoring.counted_cases(c, sp)
+        parts = []
+        if passed < c.total:
+            if c.note.startswith("hangs:"):
+                parts.append(f"{c.note} ({passed} of {c.total} cases passed)")
+            else:
+                first = failures[0].message if failures else ""
+                parts.append(f"{c.total - passed} of {c.total} cases failed: {first}")
+        if s.status == Status.FAILED:
+            parts.append("sanitizer: " + s.note)
+        if sp.status in (Status.GRADED, Status.FAILED) and self.score.speed < self.limits.speed:
+            parts.append("speed: " + self._speed_note())
+        return "; ".join(parts) if parts else "all checks passed"
+
+    def _speed_note(self):
+        return self.score.speed_note or self.speed.note
+
+    def to_dict(self):
+        """The plain dict of the result (the JSON's lab entry)."""
+        c, s, sp, score = self.correctness, self.sanitizer, self.speed, self.score
+        passed, failures = scoring.counted_cases(c, sp)
+        return {
+            "lab": self.lab,
+            "title": self.title,
+            "status": _plain(self.status),
+            "summary": self.summary,
+            "points": score.total,
+            "max_points": self.limits.total,
+            "build": self.build.to_dict(),
+            "static": self.static.to_dict(),
+            "correctness": {"passed": passed, "total": c.total, "points": score.correctness,
+                            "max": self.limits.correctness, "failures": [f.to_dict() for f in failures],
+                            "note": c.note},
+            "sanitizer": {"status": _plain(s.status), "points": score.sanitizer, "max": self.limits.sanitizer,
+                          "checks": [x.to_dict() for x in s.checks], "note": s.note},
+            "speed": {"status": _plain(sp.status), "points": score.speed, "max": self.limits.speed,
+                      "ratio": round(sp.ratio, 3) if sp.ratio else None, "metric": sp.metric,
+                      "student_ms": sp.student_ms, "reference_ms": sp.reference_ms,
+                      "gbps": round(contract.bytes_moved(sp.bench_n) / (sp.full_ms * 1e6), 2) if sp.full_ms else None,
+                      "serial_ms": sp.serial_ms,
+                      "speedup_vs_serial": round(sp.speedup, 3) if sp.speedup else None,
+                      "bench_n": sp.bench_n, "note": self._speed_note()},
+        }
+
+
+# ---- a grading run -----------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class GradeResult:
+    """The result of grading one submission (or of failing to): what grade.py writes, every
+    output format reads (formats/). labs: lab result dicts (LabResult.to_dict). student,
+    submission_sha256 and grading_key only in batch mode (None: left out)."""
+    course: str
+    mode: str
+    seed: int
+    status: Status = Status.GRADED
+    message: str = ""
+    device: Optional[str] = None
+    points: Optional[float] = None
+    max_points: Optional[float] = None
+    elapsed_s: float = 0.0
+    timings: dict = field(default_factory=dict)
+    labs: list = field(default_factory=list)
+    student: Optional[str] = None
+    submission_sha256: Optional[str] = None
+    grading_key: Optional[dict] = None
+
+    def to_dict(self):
+        d = {"grader": "grader/grade.py", "course": self.course, "mode": self.mode, "device": self.device,
+             "seed": self.seed, "status": _plain(self.status), "message": self.message,
+             "points": self.points, "max_points": self.max_points, "elapsed_s": self.elapsed_s,
+             "timings": dict(self.timings), "labs": list(self.labs)}
+        for key in ("student", "submission_sha256", "grading_key"):
+            if getattr(self, key) is not None:
+                d[key] = getattr(self, key)
+        return d

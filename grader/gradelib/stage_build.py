@@ -1,0 +1,200 @@
+"""Stage 1 and 2: build one lab of a submission and run the static checks on it (CPU only).
+
+BuildStage.run returns a BuiltLab: the BuildOutcome and StaticOutcome, and when the lab may run,
+its binary and the course's LabInfo. A lab that fails a static check is never run (not even for
+`scan --list`). The order: the checks on the text (a forbidden #include may not even compile),
+the checks on what nvcc makes of the source (just before it compiles), the compile, the checks
+on the objects (also when the link failed: a shadowed runtime function is then the likely
+cause) and on the binary.
+"""
+import os
+from dataclasses import dataclass
+from typing import Optional
+
+from . import build as buildmod
+from . import evaluate as ev
+from .outcomes import BuildOutcome, StaticOutcome
+from .status import Status
+
+NO_KERNEL = "launches no kernel"  # how check_object words the deferred violation
+MAX_SOURCE_READ = 2_000_000
+
+
+@dataclass(frozen=True)
+class BuiltLab:
+    """The build stage's outcome for one lab. status: graded (it may run), or why it stopped
+    (missing, build failed, static check failed) with summary. binary and info (the course's
+    LabInfo) only when it may run."""
+    lab: str
+    build: BuildOutcome
+    static: StaticOutcome
+    status: Status = Status.GRADED
+    summary: str = ""
+    title: str = ""
+    binary: Optional[str] = None
+    info: object = None
+
+
+def refused(lab, build, static, violations):
+    """A lab that failed its static checks (violations: one line each)."""
+    return BuiltLab(lab, build, static.refused(violations), Status.STATIC_CHECK_FAILED,
+                    "static check failed: " + violations[0])
+
+
+def build_failed(lab, message, summary, build=None, static=None):
+    """A lab that did not build (message: the compiler's, or why there was nothing to build)."""
+    build = BuildOutcome(ok=False, seconds=build.seconds if build else 0.0, message=message)
+    return BuiltLab(lab, build, static or StaticOutcome(), Status.BUILD_FAILED, summary)
+
+
+def missing(lab, summary="not submitted", message="no scan.cu for this lab in the submission"):
+    """A lab that the submission does not contain."""
+    return BuiltLab(lab, BuildOutcome(message=message), StaticOutcome(), Status.MISSING, summary)
+
+
+@dataclass(frozen=True)
+class _Compiled:
+    """What the compile step gives the checks after it: the build of this mode (None when nvcc's
+    source checks refused the lab in CPU mode), CPU mode's nvcc build (or None) and the nvcc
+    builder it came from, and the notes on checks that could not run."""
+    build: object
+    nvcc_build: object
+    nvcc_builder: object
+    violations: list
+    notes: list
+
+
+class BuildStage:
+    """Builds and checks labs. builder: this mode's Builder; symbol_builder: CPU mode's nvcc
+    Builder (or None: the checks that need nvcc are skipped); refs: {lab: (binary, LabInfo)} of
+    the course's reference solutions."""
+
+    def __init__(self, builder, symbol_builder, static, mode, refs):
+        self.builder = builder
+        self.symbol_builder = symbol_builder
+        self.static = static
+        self.mode = mode
+        self.refs = refs
+
+    def run(self, lab, src, out_dir):
+        """The BuiltLab of lab from src (None: not submitted), built in out_dir."""
+        if src is None:
+            return missing(lab)
+        shown = f"{lab}/scan.cu"
+        text, stop = self._read(lab, src, shown)
+        if stop is not None:
+            return stop
+        # First pass, on the text: the #include lines written out (quick, with line numbers).
+        violations = buildmod.check_source(text, self.static, self.builder.harness_headers())
+        if violations:  # before the build: a forbidden #include may not even compile
+            return refused(lab, BuildOutcome(), StaticOutcome(), violations)
+        comp = self._compile(src, out_dir, shown)
+        if comp.violations:
+            return refused(lab, BuildOutcome(), StaticOutcome(note="; ".join(comp.notes)), comp.violations)
+        return self._check(lab, text, out_dir, comp)
+
+    @staticmethod
+    def _read(lab, src, shown):
+        """(text, None), or (None, the BuiltLab of a file that cannot be read or is empty)."""
+        why = ""
+        try:
+            with open(src, "rb") as f:
+                text = f.read(MAX_SOURCE_READ).decode("utf-8", errors="replace")
+        except OSError as e:
+            text, why = None, e.strerror
+        if text is None or os.path.islink(src):
+            message = f"{shown}: " + ("a symbolic link" if os.path.islink(src) else why)
+            return None, build_failed(lab, message, "build failed: " + message)
+        if not text.strip():
+            return None, build_failed(lab, f"{shown} is empty", "build failed: the file is empty")
+        return text, None
+
+    def _compile(self, src, out_dir, shown):
+        """Compiles the lab. The checks on what nvcc makes of the source (every header it reads,
+        inline assembly in host code) run on the private copy of the nvcc build, just before it
+        compiles; a violation there skips the build. In CPU mode that is the nvcc build made for
+        the static checks, done first; without nvcc they are skipped (Grader.notes says so)."""
+        nvb = self.builder if self.mode == "gpu" else self.symbol_builder
+        precheck = (lambda priv: nvb.source_checks(priv, self.static)) if nvb is not None else None
+        nb = None
+        if self.mode == "gpu":
+            b = pre = self.builder.build(src, out_dir, shown, precheck=precheck)
+        else:
+            if nvb is not None:
+                nb = nvb.build(src, os.path.join(out_dir, "nvcc"), shown, reuse=True, precheck=precheck)
+            pre = nb
+            b = None if nb is not None and nb.violations else self.builder.build(src, out_dir, shown)
+        notes = [pre.note] if pre is not None and pre.note else []
+        violations = list(pre.violations) if pre is not None else []
+        return _Compiled(b, nb, nvb, violations, notes)
+
+    def _objects(self, out_dir, comp):
+        """[(object, is an nvcc object)] to check, and the names the harness imports. The build's
+        own object, and in CPU mode the nvcc object as well, so that CPU mode enforces the GPU
+        build's rules."""
+        imports = self.builder.harness_imports()
+        objects = []
+        if os.path.exists(os.path.join(out_dir, "scan.o")):
+            objects.append((os.path.join(out_dir, "scan.o"), self.mode == "gpu"))
+        if comp.nvcc_build is not None:
+            if os.path.exists(os.path.join(out_dir, "nvcc", "scan.o")):
+                objects.append((os.path.join(out_dir, "nvcc", "scan.o"), True))
+            gpu_imports = comp.nvcc_builder.harness_imports()
+            if gpu_imports is not None:
+                imports = (imports or set()) | gpu_imports
+        return objects, imports
+
+    def _object_violations(self, lab, text, out_dir, comp):
+        """The violations the objects show, and the notes (comp.notes extended). The symbol
+        allowlist and the check for calls through pointers read nvcc objects only; system calls,
+        constructors and shadowing are checked in both."""
+        ref = self.refs.get(lab)
+        device_lab = ev.device_lab(ref[1]) if ref else True
+        objects, imports = self._objects(out_dir, comp)
+        code = buildmod.strip_comments(text)
+        violations, notes = [], list(comp.notes)
+        for obj, gpu_build in objects:
+            found, note = buildmod.check_object(obj, self.static, device_lab, gpu_build, imports, code)
+            if note and note not in notes:
+                notes.append(note)
+            violations += [v for v in found if v not in violations]
+        return violations, notes
+
+    def _check(self, lab, text, out_dir, comp):
+        """The checks after the compile, and the BuiltLab."""
+        b, nb = comp.build, comp.nvcc_build
+        build = BuildOutcome(ok=b.ok, seconds=round(b.seconds + (nb.seconds if nb else 0), 2), message=b.message)
+        violations, notes = self._object_violations(lab, text, out_dir, comp)
+        static = StaticOutcome(note="; ".join(notes))
+        # A skeleton launches nothing yet either: "no kernel" only counts once the code runs.
+        deferred = tuple(v for v in violations if v.startswith(NO_KERNEL))
+        violations = [v for v in violations if not v.startswith(NO_KERNEL)]
+        failed = None
+        if not b.ok:
+            failed = b.message
+        elif nb is not None and not nb.ok:
+            failed = "the nvcc build (the GPU's, which CPU mode must match) fails: " + nb.message
+        if failed is not None and not violations:
+            first = failed.splitlines()[0] if failed else ""
+            return build_failed(lab, failed, "build failed: " + first, build, static)
+        if self.mode == "gpu" and b.ok:
+            violations += buildmod.check_binary(b.binary)
+        elif nb is not None and nb.ok:
+            violations += buildmod.check_binary(nb.binary)
+        if violations:  # nothing of a submission that failed a static check is ever run
+            return refused(lab, build, static, violations)
+        info = self._info(lab, b.binary)
+        if isinstance(info, str):
+            return build_failed(lab, info, "build failed: " + info, build, static)
+        return BuiltLab(lab, build, StaticOutcome(ok=True, note=static.note, deferred=deferred),
+                        title=info.title, binary=b.binary, info=info)
+
+    def _info(self, lab, binary):
+        """The course's LabInfo of lab (its reference solution's: the descriptor is the course's,
+        not the student's), or, for a lab the course has no reference for, what the binary says;
+        a string when it cannot say."""
+        ref = self.refs.get(lab)
+        if ref is not None:
+            return ref[1]
+        info, why = ev.describe(binary)
+        return info if info is not None else f"the lab binary cannot describe itself: {why}"

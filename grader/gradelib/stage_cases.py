@@ -1,0 +1,191 @@
+"""Stage 3 and 4: the correctness cases and the compute-sanitizer runs (GPU, a few processes at a
+time).
+
+One pool of processes for every lab of a submission: every lab's cases first, then the
+sanitizer runs, so the slow sanitizer runs of one lab overlap the cases of another. A lab's
+remaining runs are skipped once it is known to be unimplemented or to hang. plan_lab says what
+to run, run_plans runs it and records what each run said (LabRuns), correctness_outcome and
+sanitizer_outcome turn that record into the two stages' outcomes.
+"""
+import concurrent.futures as cf
+import threading
+from dataclasses import dataclass
+from typing import Optional
+
+from . import evaluate as ev
+from .build import InfraError
+from .outcomes import CaseFailure, CorrectnessOutcome, SanitizerCheck, SanitizerOutcome
+from .status import STOPS_A_LAB, Status
+
+HANGS = "hangs:"  # how a correctness note that names a hung case begins
+
+
+@dataclass(frozen=True)
+class LabPlan:
+    """What to run for one lab: its cases [(n, dist, seed, options)] and sanitizer runs
+    [(tool, n)] with their time limits; sanitizer_preset: the sanitizer's outcome when it runs
+    nothing (CPU mode, a host lab, --no-sanitizer, no compute-sanitizer), else None."""
+    lab: str
+    binary: str
+    info: object
+    cases: tuple
+    case_s: float
+    sanitizer_runs: tuple = ()
+    sanitizer_s: float = 0.0
+    sanitizer_preset: Optional[SanitizerOutcome] = None
+
+
+@dataclass(frozen=True)
+class LabRuns:
+    """What one lab's runs said: cases [(n, dist, seed, options, kind, message)] and sanitizer
+    checks [(tool, n, verdict, detail)], both sorted; stop: the kind that stopped the lab's other
+    runs, or None."""
+    cases: tuple = ()
+    checks: tuple = ()
+    stop: Optional[Status] = None
+
+
+def plan_cases(info, settings, seed, mode):
+    """The cases of a lab (info: the course's LabInfo, whose size limit make_cases keeps to). In
+    CPU mode (kernels as fibers) only up to a sixteenth of a size-limited lab's limit, or 2^20 + 1."""
+    cpu_limit = None
+    if mode == "cpu":
+        cpu_limit = info.max_n // 16 if info.max_n else (1 << 20) + 1
+    return tuple(ev.make_cases(info, settings, seed, cpu_limit, mode))
+
+
+def sanitizer_preset(info, mode, wanted, tool):
+    """The sanitizer's outcome when it runs nothing for this lab (CPU mode, a host lab,
+    --no-sanitizer, no compute-sanitizer found), else None."""
+    if mode != "gpu":
+        return SanitizerOutcome(Status.NOT_GRADED, note="not graded in CPU mode")
+    if not ev.device_lab(info):
+        return SanitizerOutcome(Status.PASSED, note="host lab: no device code; the harness's canary "
+                                                    "words check its memory")
+    if not wanted:
+        return SanitizerOutcome(Status.SKIPPED, note="skipped (--no-sanitizer)")
+    if not tool:
+        return SanitizerOutcome(Status.SKIPPED, note="compute-sanitizer not found: memory and race "
+                                                     "checks skipped")
+    return None
+
+
+def plan_lab(lab, binary, info, settings, seed, mode, sanitizer_wanted, sanitizer_tool):
+    """The LabPlan of a lab that built (settings: Config.lab(lab))."""
+    preset = sanitizer_preset(info, mode, sanitizer_wanted, sanitizer_tool)
+    runs = ()
+    if preset is None:
+        sizes = ev.sanitizer_sizes(info)
+        runs = tuple((tool, n) for tool in settings["sanitizer"]["tools"] for n in sizes[tool])
+    timeouts = settings["timeouts"]
+    return LabPlan(lab, binary, info, plan_cases(info, settings, seed, mode), timeouts["case_s"], runs,
+                   timeouts["sanitizer_s"], preset)
+
+
+class _Pool:
+    """Runs the plans' cases, then their sanitizer runs, gpu_jobs at a time, and records what
+    each said per lab; a lab's stop (not implemented, a hang, no device) skips its other runs."""
+
+    def __init__(self, plans, sanitizer, seed, progress):
+        self.plans = plans
+        self.sanitizer = sanitizer
+        self.seed = seed
+        self.progress = progress
+        self.lock = threading.Lock()
+        self.cases = {lab: [] for lab in plans}
+        self.checks = {lab: [] for lab in plans}
+        self.stop = {lab: None for lab in plans}
+        self.n_cases = sum(len(p.cases) for p in plans.values())
+        self.done = [0, 0]
+
+    def tasks(self):
+        out = [("case", p, c) for p in self.plans.values() for c in p.cases]
+        return out + [("sanitizer", p, r) for p in self.plans.values() for r in p.sanitizer_runs]
+
+    def run(self, task):
+        what, plan, arg = task
+        with self.lock:
+            if self.stop[plan.lab]:
+                return
+        if what == "case":
+            self._case(plan, *arg)
+        else:
+            self._sanitizer(plan, *arg)
+
+    def _case(self, plan, n, dist, seed, options):
+        kind, msg, _ = ev.run_case(plan.binary, n, dist, seed, plan.case_s, options)
+        with self.lock:
+            self.done[0] += 1
+            if self.done[0] % 50 == 0 or self.done[0] == self.n_cases:
+                self.progress(f"correctness: {self.done[0]}/{self.n_cases} cases")
+            self.cases[plan.lab].append((n, dist, seed, options, kind, msg))
+            if kind in STOPS_A_LAB and not self.stop[plan.lab]:
+                self.stop[plan.lab] = kind
+
+    def _sanitizer(self, plan, tool, n):
+        verdict, detail = ev.run_sanitizer(self.sanitizer, tool, plan.binary, n,
+                                           ev.case_seed(self.seed, plan.lab, n, tool), plan.sanitizer_s,
+                                           plan.info)
+        with self.lock:
+            self.done[1] += 1
+            self.progress(f"sanitizer: {self.done[1]} runs ({plan.lab} {tool} n={n}: {verdict})")
+            self.checks[plan.lab].append((tool, n, verdict, detail))
+
+
+def run_plans(plans, jobs, sanitizer, seed, progress):
+    """{lab: LabRuns} for {lab: LabPlan}. Raises InfraError when a case found no device (the GPU
+    went away while grading)."""
+    pool = _Pool(plans, sanitizer, seed, progress)
+    with cf.ThreadPoolExecutor(jobs) as ex:
+        list(ex.map(pool.run, pool.tasks()))
+    out = {}
+    for lab in plans:
+        cases = tuple(sorted(pool.cases[lab]))
+        if any(k == Status.NO_DEVICE for *_, k, _ in cases):
+            raise InfraError("the GPU disappeared while grading (a case reported no CUDA device)")
+        out[lab] = LabRuns(cases, tuple(sorted(pool.checks[lab], key=lambda x: (x[0], x[1]))), pool.stop[lab])
+    return out
+
+
+def correctness_outcome(plan, runs, mode):
+    """The correctness stage's outcome from a lab's runs: passed of total, every failure with the
+    command that reruns it; a lab that is not implemented has no failures, a lab that hangs a
+    note naming the case, the limit and how many cases never ran."""
+    total = len(plan.cases)
+    if runs.stop == Status.NOT_IMPLEMENTED:
+        return CorrectnessOutcome(0, total, (), Status.LAB_NOT_IMPLEMENTED.value, Status.NOT_IMPLEMENTED)
+    passed = sum(1 for *_, k, _ in runs.cases if k == Status.OK)
+    failures = tuple(CaseFailure(n, dist, seed, kind, " ".join(options), msg,
+                                 ev.reproduce_cmd(plan.lab, n, dist, seed, mode, options))
+                     for n, dist, seed, options, kind, msg in runs.cases if kind != Status.OK)
+    note = ""
+    if runs.stop == Status.TIMEOUT:
+        hung = next(f for f in failures if f.kind == Status.TIMEOUT)
+        not_run = total - len(runs.cases)
+        note = (f"{HANGS} the case n={hung.n} dist={hung.dist} timed out after {plan.case_s:g} s "
+                f"(the per-case limit)" + (f"; the lab's other {not_run} cases were not run" if not_run else ""))
+    return CorrectnessOutcome(passed, total, failures, note, runs.stop)
+
+
+def sanitizer_outcome(plan, runs, correctness, mode):
+    """The sanitizer stage's outcome: errors in any run fail it (only the sanitizer's exit code
+    means errors); a run that timed out is noted and not held against the student (a hang is
+    caught by the cases); a lab whose cases hung before any sanitizer run fails it."""
+    if mode != "gpu":
+        return plan.sanitizer_preset
+    if correctness.stopped_by == Status.NOT_IMPLEMENTED:
+        return SanitizerOutcome(Status.NOT_GRADED, note=Status.LAB_NOT_IMPLEMENTED.value)
+    if runs.checks:
+        checks = tuple(SanitizerCheck(*c) for c in runs.checks)
+        bad = [c.detail for c in checks if c.verdict == Status.ERRORS]
+        slow = [c.detail for c in checks if c.verdict == Status.TIMEOUT]
+        if bad:
+            return SanitizerOutcome(Status.FAILED, checks, bad[0])
+        if slow:
+            return SanitizerOutcome(Status.PASSED, checks, "inconclusive, not held against you: " + slow[0])
+        return SanitizerOutcome(Status.PASSED, checks, "memcheck and racecheck found no errors")
+    if plan.sanitizer_preset is not None:
+        return plan.sanitizer_preset
+    if correctness.stopped_by == Status.TIMEOUT:
+        return SanitizerOutcome(Status.FAILED, note="not run: the code hangs (a correctness case timed out)")
+    return SanitizerOutcome()

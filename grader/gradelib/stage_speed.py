@@ -1,0 +1,153 @@
+"""Stage 5: speed (GPU, one process at a time, student and reference interleaved).
+
+Only for a lab whose every correctness case passed. The student's binary and the reference are
+timed at the lab's benchmark size, the order alternating from lab to lab and round to round.
+SpeedStage.run returns a SpeedOutcome of measurements; the points, and the note that explains
+them, are scoring.speed_award's. A wrong answer at the benchmark size is the outcome's failure,
+which scoring counts against correctness: the correctness outcome itself is never changed.
+"""
+from dataclasses import dataclass
+
+from . import evaluate as ev
+from . import scoring
+from .build import InfraError
+from .outcomes import CaseFailure, SpeedOutcome
+from .status import Status
+
+PROBE_REPS, PROBE_WARMUP = 3, 1
+
+
+def _positive(x):
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and x > 0
+
+
+@dataclass(frozen=True)
+class _Timing:
+    """One timed run: (kind, message, report) as evaluate.diagnose gives, and the time of the
+    metric (None unless kind is ok)."""
+    kind: Status
+    message: str
+    report: object
+    value: object
+
+
+class SpeedStage:
+    """Times labs against the course's references. refs: {lab: (binary, LabInfo)};
+    ref_binary(lab): the reference binary after checking it is unchanged; serial_cache: {n: ms}
+    of the serial lab, kept for the grading session."""
+
+    def __init__(self, config, refs, ref_binary, seed, mode, progress, serial_cache):
+        self.config = config
+        self.refs = refs
+        self.ref_binary = ref_binary
+        self.seed = seed
+        self.mode = mode
+        self.progress = progress
+        self.serial_cache = serial_cache
+
+    def run(self, lab, binary, correctness, student_first=True):
+        """The SpeedOutcome of lab (binary: the student's) given its correctness outcome."""
+        if correctness.stopped_by == Status.NOT_IMPLEMENTED:
+            return SpeedOutcome(Status.NOT_GRADED, Status.LAB_NOT_IMPLEMENTED.value)
+        if correctness.passed < correctness.total:
+            return SpeedOutcome(Status.NOT_GRADED, "not graded: correctness cases failed")
+        if lab not in self.refs:
+            return SpeedOutcome(Status.NOT_GRADED, "not graded: the course has no reference solution for this lab")
+        settings = self.config.lab(lab)
+        rinfo = self.refs[lab][1]
+        n = rinfo.bench_n
+        metric = "tile_ms" if rinfo.shape == "tile" else "ms"
+        seed = ev.case_seed(self.seed, lab, n, "bench")
+        self.progress(f"speed: {lab} at n={n}")
+        probe = self._probe(lab, binary, settings, n, metric, seed)
+        if probe is not None:
+            return probe
+        return self._rounds(lab, binary, settings, n, metric, seed, student_first)
+
+    def _timed(self, binary, n, reps, warmup, metric, seed, timeout):
+        """One timed run at n. A report without a time is an error of that run, never a TypeError."""
+        kind, msg, rep = ev.run_timed(binary, n, reps, warmup, seed, timeout)
+        val = rep.get(metric) if rep and kind == Status.OK else None
+        if kind == Status.OK and not _positive(val):
+            val = rep.get("ms")
+        if kind == Status.OK and not _positive(val):
+            kind, msg, val = Status.ERROR, (f"the report of a timed run at n={n} has no time "
+                                            f"({metric}: {rep.get(metric)!r}, ms: {rep.get('ms')!r})"), None
+        return _Timing(kind, msg, rep, val)
+
+    def _probe(self, lab, binary, settings, n, metric, seed):
+        """A cheap probe at a sixteenth of the size first, so that a hopelessly slow kernel (one
+        thread doing everything, say) is not run 20 times at the full size: the outcome of a lab
+        too slow to time in full, else None (a probe that fails is left to the full run)."""
+        to = settings["timeouts"]["speed_s"]
+        probe_n = max(min(n, 1 << 20), n // 16)
+        s = self._timed(binary, probe_n, PROBE_REPS, PROBE_WARMUP, metric, seed, to)
+        if s.kind != Status.OK:
+            return None
+        r = self._timed(self.ref_binary(lab), probe_n, PROBE_REPS, PROBE_WARMUP, metric, seed, to)
+        if r.kind != Status.OK:
+            raise InfraError(f"the reference solution of {lab} fails at n={probe_n}: {r.message}")
+        ratio = s.value / r.value if r.value else None
+        if not scoring.too_slow_to_time(ratio, settings["speed"]):
+            return None
+        serial = self._serial_ms(probe_n, settings)
+        known = bool(serial) and _positive(s.report.get("ms"))
+        return SpeedOutcome(Status.GRADED, f"too slow to time in full: {ratio:.1f}x the reference's time at n={probe_n}",
+                            metric=metric, bench_n=probe_n, ratio=ratio, student_ms=s.value, reference_ms=r.value,
+                            serial_ms=serial if known else None,
+                            speedup=serial / s.report["ms"] if known else None, too_slow=True)
+
+    def _rounds(self, lab, binary, settings, n, metric, seed, student_first):
+        """Student and reference timed in turn (rounds of both, the order alternating), then
+        judged: a failed timed run, a time a scan cannot reach, or the measured outcome."""
+        spc, to = settings["speed"], settings["timeouts"]["speed_s"]
+        s_vals, r_vals, s_full, r_copy = [], [], [], []
+        for rnd in range(spc["rounds"]):
+            order = ("s", "r") if (rnd % 2 == 0) == student_first else ("r", "s")
+            for who in order:
+                t = self._timed(binary if who == "s" else self.ref_binary(lab), n, spc["reps"], spc["warmup"],
+                                metric, seed, to)
+                if who == "r":
+                    if t.kind != Status.OK:
+                        raise InfraError(f"the reference solution of {lab} fails while timed: {t.message}")
+                    r_vals.append(t.value)
+                    if _positive(t.report.get("memcpy_ms")):
+                        r_copy.append(t.report["memcpy_ms"])
+                elif t.kind != Status.OK:  # a failure at the full size, or found when re-validated after timing
+                    return self._failed(lab, n, metric, seed, t)
+                else:
+                    s_vals.append(t.value)
+                    s_full.append(t.report["ms"] if _positive(t.report.get("ms")) else t.value)
+        return self._judge(settings, n, metric, scoring.median(s_vals), scoring.median(r_vals),
+                           scoring.median(s_full), scoring.median(r_copy) if r_copy else None)
+
+    def _failed(self, lab, n, metric, seed, t):
+        """A student's timed run that failed: the speed part fails, and the failure is reported
+        (scoring counts it as a failed case)."""
+        failure = CaseFailure(n, "small", seed, t.kind, "timed run", t.message,
+                              ev.reproduce_cmd(lab, n, "small", seed, self.mode))
+        return SpeedOutcome(Status.FAILED, f"at the benchmark size n={n}: {t.message}", metric=metric, bench_n=n,
+                            failure=failure)
+
+    def _judge(self, settings, n, metric, s_ms, r_ms, full_ms, copy_ms):
+        if not scoring.plausible(s_ms, copy_ms):
+            return SpeedOutcome(Status.FAILED, (f"timing not plausible: {s_ms:.4f} ms is faster than a copy of "
+                                                f"the same bytes ({copy_ms:.4f} ms, timed in the reference's "
+                                                f"run): a scan must read and write every element, so the "
+                                                f"measurement was tampered with"),
+                                metric=metric, bench_n=n, student_ms=s_ms, reference_ms=r_ms)
+        serial = self._serial_ms(n, settings)
+        return SpeedOutcome(Status.GRADED, metric=metric, bench_n=n, ratio=s_ms / r_ms if r_ms else None,
+                            student_ms=s_ms, reference_ms=r_ms, full_ms=full_ms, serial_ms=serial,
+                            speedup=serial / full_ms if serial and full_ms else None)
+
+    def _serial_ms(self, n, settings):
+        """Median time of the reference serial lab (01) at n, measured once per session."""
+        serial = next((lab for lab in self.refs if not ev.device_lab(self.refs[lab][1])), None)
+        if serial is None:
+            return None
+        if n not in self.serial_cache:
+            kind, msg, rep = ev.run_timed(self.ref_binary(serial), n, settings["speed"]["serial_reps"], 1,
+                                          1, settings["timeouts"]["speed_s"])
+            self.serial_cache[n] = rep["ms"] if kind == Status.OK and _positive(rep.get("ms")) else None
+        return self.serial_cache[n]

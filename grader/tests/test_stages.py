@@ -1,0 +1,293 @@
+"""The grader's typed stages on their own: the status enum, each stage's outcome and the plain
+dict made from it, the points policy (scoring.py), the pieces of the case and speed stages that
+need no process, and the registry of output formats."""
+import contextlib
+import dataclasses
+import glob
+import io
+import json
+import os
+import re
+import tempfile
+import unittest
+
+import fakes
+from gradelib import batch, config, formats, scoring
+from gradelib.outcomes import (BuildOutcome, CaseFailure, CorrectnessOutcome, GradeResult, LabResult,
+                               SanitizerCheck, SanitizerOutcome, SpeedOutcome, StaticOutcome)
+from gradelib.stage_cases import LabPlan, LabRuns, correctness_outcome, sanitizer_outcome, sanitizer_preset
+from gradelib.stage_speed import SpeedStage
+from gradelib.status import HARNESS_STATUSES, STOPPED, Status
+
+ROOT = os.path.dirname(fakes.GRADER)
+CFG = config.load(os.path.join(fakes.GRADER, "config.json"))
+SETTINGS = CFG.lab("03_kogge_stone")
+
+
+def failure(n=33, kind=Status.WRONG, message="wrong answer: out[5] expected 6, got 7"):
+    return CaseFailure(n, "ones", 7, kind, "--sizes 33,33 --calls 2", message, f"make run LAB=03 ARGS='--n {n}'")
+
+
+def graded(correctness=None, sanitizer=None, speed=None, status=Status.GRADED, mode="gpu"):
+    """A lab result as the stages leave it, scored as grading.finish_lab scores it."""
+    res = LabResult.blank("03_kogge_stone", SETTINGS, mode, status=status, title="Kogge-Stone",
+                          build=BuildOutcome(ok=True, seconds=1.5), static=StaticOutcome(ok=True),
+                          correctness=correctness or CorrectnessOutcome(40, 40),
+                          sanitizer=sanitizer or SanitizerOutcome(Status.PASSED, note="clean"),
+                          speed=speed or SpeedOutcome(Status.GRADED, metric="tile_ms", bench_n=1 << 20,
+                                                      ratio=1.0, student_ms=0.5, reference_ms=0.5,
+                                                      full_ms=0.8, serial_ms=40.0, speedup=50.0))
+    scored = dataclasses.replace(res, score=scoring.score_lab(res, SETTINGS))
+    return dataclasses.replace(scored, summary=scored.summary_line())
+
+
+class Statuses(unittest.TestCase):
+    def test_harness_statuses_are_check_c_s(self):
+        with open(os.path.join(ROOT, "common", "check.c"), encoding="utf-8") as f:
+            text = f.read()
+        body = re.search(r"STATUS_NAMES\[ST_COUNT\]\s*=\s*\{(.*?)\};", text, re.S)
+        self.assertIsNotNone(body, "common/check.c has no STATUS_NAMES table")
+        self.assertEqual([s.value for s in HARNESS_STATUSES], re.findall(r'"([^"]*)"', body.group(1)))
+
+    def test_a_status_reads_as_its_text(self):
+        self.assertEqual(f"{Status.NOT_GRADED}", "not graded")
+        self.assertEqual(str(Status.GRADED), "graded")
+        self.assertEqual(json.dumps({"s": Status.STATIC_CHECK_FAILED}), '{"s": "static check failed"}')
+        self.assertIs(Status("not run"), Status.NOT_RUN)
+        self.assertEqual({Status.PASSED: 1}.get("passed"), 1)
+        self.assertIn("missing", STOPPED)
+
+    def test_no_status_is_spelled_outside_the_enum(self):
+        """A status of more than one word (or with an underscore) written as a string anywhere in
+        the grader but status.py is a second spelling that can drift."""
+        files = glob.glob(os.path.join(fakes.GRADER, "gradelib", "**", "*.py"), recursive=True)
+        files += [os.path.join(fakes.GRADER, f) for f in ("grade.py", "check_fixtures.py")]
+        distinctive = [s.value for s in Status if " " in s.value or "_" in s.value]
+        found = []
+        for path in files:
+            if os.path.basename(path) == "status.py":
+                continue
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
+            found += [f"{os.path.relpath(path, fakes.GRADER)}: {v!r}" for v in distinctive
+                      if re.search(r"""["']%s["']""" % re.escape(v), text)]
+        self.assertEqual(found, [])
+
+
+class Outcomes(unittest.TestCase):
+    def test_a_blank_result_is_the_json_s_template(self):
+        d = LabResult.blank("02_naive", CFG.lab("02_naive"), "gpu").to_dict()
+        self.assertEqual(list(d), ["lab", "title", "status", "summary", "points", "max_points", "build", "static",
+                                   "correctness", "sanitizer", "speed"])
+        self.assertEqual(d["build"], {"ok": False, "seconds": 0.0, "message": ""})
+        self.assertEqual(d["static"], {"ok": False, "violations": []})
+        self.assertEqual(list(d["correctness"]), ["passed", "total", "points", "max", "failures", "note"])
+        self.assertEqual(list(d["sanitizer"]), ["status", "points", "max", "checks", "note"])
+        self.assertEqual(list(d["speed"]), ["status", "points", "max", "ratio", "metric", "student_ms",
+                                            "reference_ms", "gbps", "serial_ms", "speedup_vs_serial",
+                                            "bench_n", "note"])
+        self.assertEqual((d["status"], d["max_points"], d["sanitizer"]["status"], d["speed"]["max"]),
+                         ("graded", 100, "not run", 30))
+        cpu = LabResult.blank("02_naive", CFG.lab("02_naive"), "cpu").to_dict()
+        self.assertEqual((cpu["max_points"], cpu["sanitizer"]["max"], cpu["speed"]["max"]), (60, 0, 0))
+        self.assertIs(type(d["status"]), str)  # plain strings in the dict, not the enum
+
+    def test_outcomes_are_frozen(self):
+        c = CorrectnessOutcome(3, 4)
+        with self.assertRaises(dataclasses.FrozenInstanceError):
+            c.passed = 4
+        with self.assertRaises(dataclasses.FrozenInstanceError):
+            graded().speed.status = Status.FAILED
+
+    def test_static_note_and_deferred_violations(self):
+        s = StaticOutcome(ok=True, note="nvcc not found", deferred=("launches no kernel (x)",))
+        self.assertEqual(s.to_dict(), {"ok": True, "violations": [], "note": "nvcc not found"})
+        r = s.refused(s.deferred)
+        self.assertEqual(r.to_dict(), {"ok": False, "violations": ["launches no kernel (x)"],
+                                       "note": "nvcc not found"})
+        self.assertEqual(r.deferred, ())
+        self.assertNotIn("note", StaticOutcome(ok=True).to_dict())
+
+    def test_a_wrong_timed_run_counts_as_a_failed_case_without_changing_correctness(self):
+        timed = failure(1 << 20, Status.WRONG, "wrong answer: at n=1048576")
+        correctness = CorrectnessOutcome(40, 40)
+        res = graded(correctness=correctness,
+                     speed=SpeedOutcome(Status.FAILED, "at the benchmark size n=1048576: wrong", metric="tile_ms",
+                                        bench_n=1 << 20, failure=timed))
+        self.assertEqual(res.correctness, CorrectnessOutcome(40, 40))
+        d = res.to_dict()
+        self.assertEqual((d["correctness"]["passed"], d["correctness"]["total"]), (39, 40))
+        self.assertEqual(d["correctness"]["failures"], [timed.to_dict()])
+        self.assertEqual(d["correctness"]["points"], 58.5)
+        self.assertEqual(d["speed"]["points"], 0.0)
+        self.assertEqual(d["summary"], "1 of 40 cases failed: wrong answer: at n=1048576; "
+                                       "speed: at the benchmark size n=1048576: wrong")
+
+    def test_speed_dict_rounds_what_was_measured(self):
+        sp = SpeedOutcome(Status.GRADED, metric="ms", bench_n=1 << 20, ratio=1.23456, student_ms=1.23456,
+                          reference_ms=1.0, full_ms=1.23456, serial_ms=100.0, speedup=81.00006)
+        d = graded(speed=sp).to_dict()["speed"]
+        self.assertEqual((d["ratio"], d["speedup_vs_serial"], d["student_ms"]), (1.235, 81.0, 1.23456))
+        self.assertEqual(d["gbps"], round(8.0 * (1 << 20) / (1.23456 * 1e6), 2))
+        self.assertEqual(d["note"], "1.23x the reference's time (full points at <= 1.25x, none at >= 3x)")
+
+    def test_grade_result_keys(self):
+        d = GradeResult(course="c", mode="cpu", seed=5, status=Status.GRADER_ERROR, points=0.0,
+                        student="alice", submission_sha256="ab").to_dict()
+        self.assertEqual(list(d), ["grader", "course", "mode", "device", "seed", "status", "message", "points",
+                                   "max_points", "elapsed_s", "timings", "labs", "student", "submission_sha256"])
+        self.assertEqual(d["status"], "grader error")
+        self.assertNotIn("student", GradeResult(course="c", mode="gpu", seed=1).to_dict())
+
+
+class Policy(unittest.TestCase):
+    def test_maxima(self):
+        self.assertEqual(scoring.maxima(SETTINGS, "gpu"), scoring.Maxima(60, 10, 30, 100))
+        self.assertEqual(scoring.maxima(SETTINGS, "cpu"), scoring.Maxima(60, 0, 0, 60))
+
+    def test_a_stopped_lab_scores_nothing(self):
+        for status in STOPPED:
+            self.assertEqual(graded(status=status).score, scoring.LabScore(), status)
+
+    def test_full_marks(self):
+        res = graded()
+        self.assertEqual((res.score.correctness, res.score.sanitizer, res.score.speed, res.score.total),
+                         (60.0, 10, 30.0, 100.0))
+        self.assertEqual(res.summary, "all checks passed")
+
+    def test_sanitizer_points_need_a_passed_case_and_a_clean_or_missing_tool(self):
+        none_passed = CorrectnessOutcome(0, 40, (failure(),))
+        self.assertEqual(graded(correctness=none_passed).score.sanitizer, 0.0)
+        skipped = SanitizerOutcome(Status.SKIPPED, note="compute-sanitizer not found")
+        self.assertEqual(graded(sanitizer=skipped).score.sanitizer, 10)
+        bad = SanitizerOutcome(Status.FAILED, note="racecheck at n=1024: hazard")
+        res = graded(sanitizer=bad)
+        self.assertEqual((res.score.sanitizer, res.score.total), (0.0, 90.0))
+        self.assertEqual(res.summary, "sanitizer: racecheck at n=1024: hazard")
+
+    def test_speed_curve_and_caps(self):
+        def award(**kw):
+            base = dict(metric="ms", bench_n=1 << 20, student_ms=1.0, reference_ms=1.0, full_ms=1.0)
+            base.update(kw)
+            return scoring.speed_award(SpeedOutcome(Status.GRADED, **base), SETTINGS["speed"], 30)
+        self.assertEqual(award(ratio=1.25)[0], 30.0)
+        self.assertEqual(award(ratio=2.125)[0], 15.0)
+        self.assertEqual(award(ratio=3.0)[0], 0.0)
+        capped = dict(SETTINGS["speed"], min_speedup=100)
+        pts, note = scoring.speed_award(SpeedOutcome(Status.GRADED, metric="ms", ratio=1.0, speedup=50.0),
+                                        capped, 30)
+        self.assertEqual(pts, 0.0)
+        self.assertEqual(note, "speedup 50.0x over the serial lab is below this lab's minimum of 100x")
+        self.assertEqual(award(ratio=20.0, too_slow=True), (0.0, ""))
+        self.assertEqual(scoring.speed_award(SpeedOutcome(Status.FAILED, "x"), SETTINGS["speed"], 30), (0.0, ""))
+
+    def test_measurement_rules(self):
+        self.assertTrue(scoring.too_slow_to_time(6.01, SETTINGS["speed"]))
+        self.assertFalse(scoring.too_slow_to_time(6.0, SETTINGS["speed"]))
+        self.assertFalse(scoring.too_slow_to_time(None, SETTINGS["speed"]))
+        self.assertFalse(scoring.plausible(0.074, 0.1))
+        self.assertTrue(scoring.plausible(0.076, 0.1))
+        self.assertTrue(scoring.plausible(0.001, None))
+
+    def test_partial_correctness_and_a_hang_in_the_summary(self):
+        two = CorrectnessOutcome(38, 40, (failure(), failure(65)))
+        res = graded(correctness=two, speed=SpeedOutcome(Status.NOT_GRADED, "not graded: correctness cases failed"))
+        self.assertEqual((res.score.correctness, res.score.total), (57.0, 67.0))
+        self.assertEqual(res.summary, "2 of 40 cases failed: wrong answer: out[5] expected 6, got 7")
+        hung = CorrectnessOutcome(3, 40, (failure(0, Status.TIMEOUT, "timed out"),),
+                                  "hangs: the case n=0 dist=ones timed out after 2 s", Status.TIMEOUT)
+        self.assertEqual(graded(correctness=hung).summary,
+                         "hangs: the case n=0 dist=ones timed out after 2 s (3 of 40 cases passed)")
+
+
+class StagePieces(unittest.TestCase):
+    info = type("Info", (), {"id": "03_x", "shape": "tile", "tile": 512, "max_n": 0, "bench_n": 1 << 20})()
+
+    def plan(self, preset=None, cases=((33, "ones", 7, ("--calls", "2")),) * 4):
+        return LabPlan("03_x", "/nonexistent/scan", self.info, tuple(cases), 2.0, (("memcheck", 512),), 60.0, preset)
+
+    def test_sanitizer_presets(self):
+        host = type("Info", (), {"shape": "host"})()
+        self.assertEqual(sanitizer_preset(self.info, "cpu", True, "cs").status, Status.NOT_GRADED)
+        self.assertEqual(sanitizer_preset(host, "gpu", True, "cs").status, Status.PASSED)
+        self.assertEqual(sanitizer_preset(self.info, "gpu", False, "cs").note, "skipped (--no-sanitizer)")
+        self.assertIn("not found", sanitizer_preset(self.info, "gpu", True, None).note)
+        self.assertIsNone(sanitizer_preset(self.info, "gpu", True, "cs"))
+
+    def test_correctness_from_runs(self):
+        ok = (33, "ones", 7, ("--calls", "2"), Status.OK, "")
+        bad = (65, "alt", 8, ("--calls", "2"), Status.WRONG, "wrong answer: x")
+        c = correctness_outcome(self.plan(), LabRuns((ok, ok, ok, bad)), "cpu")
+        self.assertEqual((c.passed, c.total, c.note, c.stopped_by), (3, 4, "", None))
+        self.assertEqual(c.failures[0].to_dict(), {
+            "n": 65, "dist": "alt", "seed": 8, "kind": "wrong", "options": "--calls 2", "message": "wrong answer: x",
+            "reproduce": "make run LAB=03 CPU=1 ARGS='--n 65 --dist alt --seed 8 --reps 0 --calls 2'"})
+        hang = (0, "small", 1, (), Status.TIMEOUT, "timed out after 2 s")
+        c = correctness_outcome(self.plan(), LabRuns((hang, ok), stop=Status.TIMEOUT), "gpu")
+        self.assertEqual(c.note, "hangs: the case n=0 dist=small timed out after 2 s (the per-case limit); "
+                                 "the lab's other 2 cases were not run")
+        ni = correctness_outcome(self.plan(), LabRuns((bad,), stop=Status.NOT_IMPLEMENTED), "gpu")
+        self.assertEqual((ni.passed, ni.total, ni.failures, ni.note), (0, 4, (), "not implemented"))
+
+    def test_sanitizer_from_runs(self):
+        clean = ("memcheck", 512, Status.CLEAN, "memcheck at n=512: no errors")
+        slow = ("racecheck", 512, Status.TIMEOUT, "racecheck at n=512 timed out after 60 s")
+        errs = ("racecheck", 1025, Status.ERRORS, "racecheck at n=1025: hazard")
+        ok = CorrectnessOutcome(4, 4)
+        s = sanitizer_outcome(self.plan(), LabRuns(checks=(clean, slow)), ok, "gpu")
+        self.assertEqual((s.status, s.note), (Status.PASSED, "inconclusive, not held against you: " + slow[3]))
+        self.assertEqual(s.checks[0], SanitizerCheck(*clean))
+        s = sanitizer_outcome(self.plan(), LabRuns(checks=(clean, slow, errs)), ok, "gpu")
+        self.assertEqual((s.status, s.note), (Status.FAILED, errs[3]))
+        hung = CorrectnessOutcome(0, 4, stopped_by=Status.TIMEOUT)
+        self.assertEqual(sanitizer_outcome(self.plan(), LabRuns(), hung, "gpu").status, Status.FAILED)
+        preset = SanitizerOutcome(Status.SKIPPED, note="skipped (--no-sanitizer)")
+        self.assertEqual(sanitizer_outcome(self.plan(preset), LabRuns(), hung, "gpu"), preset)
+        ni = CorrectnessOutcome(0, 4, stopped_by=Status.NOT_IMPLEMENTED)
+        self.assertEqual(sanitizer_outcome(self.plan(), LabRuns(checks=(clean,)), ni, "gpu"),
+                         SanitizerOutcome(Status.NOT_GRADED, note="not implemented"))
+
+    def test_speed_is_only_timed_after_every_case_passed(self):
+        def never(*a):
+            raise AssertionError("nothing may run")
+        stage = SpeedStage(CFG, {}, never, 1, "gpu", never, {})
+        self.assertEqual(stage.run("03_x", "/x", CorrectnessOutcome(0, 4, stopped_by=Status.NOT_IMPLEMENTED)),
+                         SpeedOutcome(Status.NOT_GRADED, "not implemented"))
+        self.assertEqual(stage.run("03_x", "/x", CorrectnessOutcome(3, 4)).note,
+                         "not graded: correctness cases failed")
+        self.assertIn("no reference solution", stage.run("03_x", "/x", CorrectnessOutcome(4, 4)).note)
+
+
+class FormatRegistry(unittest.TestCase):
+    def test_the_course_s_formats(self):
+        self.assertEqual(formats.names(), ("table", "json", "gradescope", "junit"))
+        self.assertEqual(formats.side_files(), {"gradescope": "gradescope.json", "junit": "junit.xml"})
+        self.assertEqual(formats.DEFAULT, formats.names()[0])
+        for name in formats.names():
+            self.assertIn(f"{name}: ", formats.help_text())
+
+    def test_a_registered_format_is_selectable_and_gets_its_side_file(self):
+        import grade
+        lines = formats.Format("lines", "one line per lab", lambda r, colour=False:
+                               "".join(f"{lab['lab']} {lab['points']}\n" for lab in r["labs"]), side_file="lines.txt")
+        formats.register(lines)
+        try:
+            args, _ = grade.parse_args(["--format", "lines"])
+            self.assertEqual(args.format, "lines")
+            self.assertIn("lines: one line per lab", grade.parse_args([])[1].format_help())
+            self.assertIn("x.lines.txt", batch.result_files("x"))
+            result = {"labs": [LabResult.blank("02_naive", CFG.lab("02_naive"), "gpu").to_dict()]}
+            with tempfile.TemporaryDirectory() as d:
+                grade.write_student_files(result, d, "alice", "lines")
+                with open(os.path.join(d, "alice.lines.txt")) as f:
+                    self.assertEqual(f.read(), "02_naive 0.0\n")
+                self.assertTrue(os.path.exists(os.path.join(d, "alice.json")))
+        finally:
+            formats.unregister("lines")
+        self.assertNotIn("lines", formats.names())
+        with self.assertRaises(SystemExit), contextlib.redirect_stderr(io.StringIO()):
+            grade.parse_args(["--format", "lines"])
+
+
+if __name__ == "__main__":
+    unittest.main()
