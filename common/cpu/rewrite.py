@@ -179,6 +179,50 @@ def rewrite_shared(src):
     return "".join(out)
 
 
+LOOP = re.compile(r"\b(while|for)\s*\(")
+LOOP_POINT = "::lab_cpu::loop_point(), "
+
+
+def top_level_semicolon(code, start):
+    """Index of the first ';' at bracket depth 0 from start up to the ')' that closes the
+    parenthesis opened just before start, or -1 (a range-based for has none)."""
+    depth = 0
+    for i in range(start, len(code)):
+        c = code[i]
+        if c in "([{":
+            depth += 1
+        elif c in ")]}":
+            if depth == 0:
+                return -1
+            depth -= 1
+        elif c == ";" and depth == 0:
+            return i
+    return -1
+
+
+def instrument_loops(src, code):
+    """Puts ::lab_cpu::loop_point() first in the condition of every while, do-while and for loop
+    (not range-based for), on the same line: the watchdog's safe point at every iteration, so a
+    spin-wait that never reaches a barrier, warp operation or atomic is still stopped cleanly."""
+    out = []
+    last = 0
+    for m in LOOP.finditer(code):
+        if m.group(1) == "while":
+            at, text = m.end(), LOOP_POINT
+        else:
+            semi = top_level_semicolon(code, m.end())
+            if semi < 0:
+                continue
+            cond_end = top_level_semicolon(code, semi + 1)
+            empty = cond_end >= 0 and not code[semi + 1:cond_end].strip()
+            at, text = semi + 1, " " + (LOOP_POINT + "true" if empty else LOOP_POINT.rstrip())
+        out.append(src[last:at])
+        out.append(text)
+        last = at
+    out.append(src[last:])
+    return "".join(out)
+
+
 PRAGMA_UNROLL = re.compile(r"^[ \t]*#[ \t]*pragma[ \t]+unroll\b[^\n]*$", re.M)
 INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"]+)"[^\n]*$', re.M)
 
@@ -210,6 +254,7 @@ def rewrite_body(src, path, seen):
     src = PRAGMA_UNROLL.sub("", src)
     src = rewrite_launches(src, mask_code(src), path)
     src = rewrite_shared(src)
+    src = instrument_loops(src, mask_code(src))
     return inline_includes(src, path, seen)
 
 
