@@ -201,9 +201,13 @@ def top_level_semicolon(code, start):
 
 
 def instrument_loops(src, code):
-    """Puts ::lab_cpu::loop_point() first in the condition of every while, do-while and for loop
-    (not range-based for), on the same line: the watchdog's safe point at every iteration, so a
-    spin-wait that never reaches a barrier, warp operation or atomic is still stopped cleanly."""
+    """Puts ::lab_cpu::loop_point() first in the condition of every while and do-while loop, and
+    of every for loop with no condition or no increment (for (;;), for (; flag == 0;)), on the
+    same line: the watchdog's safe point at every iteration, so that a spin-wait that never
+    reaches a barrier, warp operation or atomic is still stopped cleanly. Counting loops (a
+    condition and an increment) are left alone: a check in them would keep the compiler from
+    vectorising them (lab 02 ran twice as slowly), and a kernel stuck in one is still stopped,
+    by the watchdog's last resort (runtime.cpp, "signals")."""
     out = []
     last = 0
     for m in LOOP.finditer(code):
@@ -211,11 +215,15 @@ def instrument_loops(src, code):
             at, text = m.end(), LOOP_POINT
         else:
             semi = top_level_semicolon(code, m.end())
-            if semi < 0:
+            cond_end = top_level_semicolon(code, semi + 1) if semi >= 0 else -1
+            if cond_end < 0:
+                continue  # range-based for
+            close = code.find(")", cond_end)  # the increment holds no ')' when it is empty
+            no_cond = not code[semi + 1:cond_end].strip()
+            no_incr = close >= 0 and not code[cond_end + 1:close].strip()
+            if not (no_cond or no_incr):
                 continue
-            cond_end = top_level_semicolon(code, semi + 1)
-            empty = cond_end >= 0 and not code[semi + 1:cond_end].strip()
-            at, text = semi + 1, " " + (LOOP_POINT + "true" if empty else LOOP_POINT.rstrip())
+            at, text = semi + 1, " " + (LOOP_POINT + "true" if no_cond else LOOP_POINT.rstrip())
         out.append(src[last:at])
         out.append(text)
         last = at
