@@ -249,7 +249,8 @@ ifneq ($(filter test,$(MAKECMDGOALS)),)
 endif
 TEST_LABS   = $(if $(LAB),$(LAB_DIR),$(LABS))
 KERNEL_BINS = $(TEST_LABS:%=$(BUILD)/tests/$(if $(filter labs,$(TEST_SRC)),labs/)kernels_%)
-TEST_BINS   = $(if $(LAB),,$(BUILD)/tests/test_check $(BUILD)/tests/test_harness) $(KERNEL_BINS)
+TEST_BINS   = $(if $(LAB),,$(BUILD)/tests/test_check $(BUILD)/tests/test_harness \
+                $(if $(CPU_MODE),$(BUILD)/tests/test_cpu_warp)) $(KERNEL_BINS)
 
 # What the Python suites need besides: every lab binary of both trees and the CPU-mode fixtures.
 TEST_EXTRAS = $(if $(LAB),,$(LABS:%=$(BUILD)/labs/%/scan) $(LABS:%=$(BUILD)/solutions/%/scan) cpu-fixtures)
@@ -276,6 +277,14 @@ cpu-fixtures: $(CPU_FIXTURES:%=$(BUILD)/cpu_fixtures/%/scan)
 $(BUILD)/cpu_fixtures/%/scan.o: tests/cpu_fixtures/%.cu $(COMMON_DEPS) tests/cpu_fixtures/fixture.h
 	@mkdir -p $(@D)
 	$(call CU_COMPILE,$<,$@)
+
+# tests/test_cpu_warp.cu: the CPU runtime's warp operations against the CUDA rules (CPU mode only).
+$(BUILD)/tests/test_cpu_warp.o: tests/test_cpu_warp.cu $(COMMON_DEPS) | check-criterion
+	@mkdir -p $(@D)
+	$(PYTHON) common/cpu/rewrite.py $< -o $(@:.o=.cpu.cpp)
+	$(CXX) $(CPU_CXXFLAGS) $(CRIT_CFLAGS) -c $(@:.o=.cpu.cpp) -o $@
+$(BUILD)/tests/test_cpu_warp: $(BUILD)/tests/test_cpu_warp.o $(BUILD)/common/cpu_runtime.o
+	$(CXX) $^ -o $@ $(TEST_LIBS)
 
 test test-extended: export LAB_TEST_MAX_N := $(or $(LAB_TEST_MAX_N),$(CPU_TEST_MAX_N))
 test test-extended: export CPU_SCHED_QUIET := 1

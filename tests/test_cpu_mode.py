@@ -319,6 +319,28 @@ class Rewriter(unittest.TestCase):
         self.assertIn('static ::lab_cpu::extern_shared<int> dyn("dyn");', out)
         self.assertIn("__shared__ int flag;", out)  # a scalar: the __shared__ macro makes it static
 
+    def test_loops_that_may_spin_get_a_safe_point(self):
+        """while, do-while and for loops without a condition or an increment get the watchdog's
+        safe point first in their condition, on the same line; counting loops, range-based for
+        and text in comments and strings do not."""
+        src = ("while (flag[0] == 0) {}\ndo { x++; } while (x < (n));\nfor (;;) { break; }\n"
+               "for (int i = 0; f(i) != 0;) {}\nfor (int i = 0; i < n; i++) {}\nfor (int v : w) {}\n"
+               "for (auto g = [](int a) { return a; }; g(1) < 0; g(2)) {}\n"
+               "// while (1)\nconst char *s = \"for (;;)\"; int awhile = 0;\n")
+        out = rewrite.rewrite(src, "x.cu")
+        self.assertEqual(out.count("\n"), src.count("\n") + 2)
+        body = out.split("\n", 2)[2]
+        self.assertEqual(body.splitlines(), [
+            "while (::lab_cpu::loop_point(), flag[0] == 0) {}",
+            "do { x++; } while (::lab_cpu::loop_point(), x < (n));",
+            "for (; ::lab_cpu::loop_point(), true;) { break; }",
+            "for (int i = 0; ::lab_cpu::loop_point(), f(i) != 0;) {}",
+            "for (int i = 0; i < n; i++) {}",
+            "for (int v : w) {}",
+            "for (auto g = [](int a) { return a; }; g(1) < 0; g(2)) {}",
+            "// while (1)",
+            'const char *s = "for (;;)"; int awhile = 0;'])
+
     def test_unreadable_launch_is_an_error(self):
         with self.assertRaises(SyntaxError):
             rewrite.rewrite("void f() { k<<<1, 2>>> ; }\n", "x.cu")
