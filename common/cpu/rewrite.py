@@ -9,6 +9,8 @@ What changes (nothing else does; `#line` keeps every message pointing into SRC.c
   [static] __shared__ T name[A][B];   -> static ::lab_cpu::shared_array<...> name("name");  (checked)
   extern __shared__ T name[];         -> static ::lab_cpu::extern_shared<T> name("name");   (checked)
   #pragma unroll                      -> an empty line (GCC would warn about it)
+  while (c) / for (;;) / for (i; c;)  -> while (::lab_cpu::loop_point(), c) ... (the watchdog's
+                                         safe point; counting for loops are left alone)
   #include "x.h" (next to the file) with launches or __shared__ arrays -> its rewritten text
 Comments and string literals are left alone. Every byte that is not rewritten comes out as it
 went in, UTF-8 or not (a Latin-1 comment, say): files are read and written as UTF-8 with
