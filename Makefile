@@ -72,8 +72,10 @@ NVFLAGS  := -std=c++17 -arch=$(ARCH) -lineinfo $(DEBUG_FLAGS) -Icommon \
 LDFLAGS  := -arch=$(ARCH)
 ifneq ($(CPU_MODE),)
   CFLAGS       := -std=c11 -Wall -Wextra -pedantic $(DEBUG_FLAGS) -DLAB_CPU_MODE -Icommon -Icommon/cpu $(SECCOMP_CFLAGS)
-  CPU_CXXFLAGS := -x c++ -std=c++20 -fwrapv -fno-threadsafe-statics $(DEBUG_FLAGS) -DLAB_CPU_MODE \
-                  -Icommon -Icommon/cpu -Wall -Wextra -Wno-unknown-pragmas
+  # -fstack-clash-protection: a big stack frame touches each page in turn, so a thread's stack
+  # overflow hits the guard page below it (common/cpu/README.md) instead of jumping over it.
+  CPU_CXXFLAGS := -x c++ -std=c++20 -fwrapv -fno-threadsafe-statics -fstack-clash-protection \
+                  $(DEBUG_FLAGS) -DLAB_CPU_MODE -Icommon -Icommon/cpu -Wall -Wextra -Wno-unknown-pragmas
   override NVCC := $(CXX)
   LDFLAGS      :=
 endif
@@ -291,7 +293,8 @@ ifneq ($(filter test,$(MAKECMDGOALS)),)
 endif
 TEST_LABS   = $(if $(LAB),$(LAB_DIR),$(LABS))
 KERNEL_BINS = $(TEST_LABS:%=$(BUILD)/tests/$(if $(filter labs,$(TEST_SRC)),labs/)kernels_%)
-TEST_BINS   = $(if $(LAB),,$(BUILD)/tests/test_helpers $(BUILD)/tests/test_harness) $(KERNEL_BINS)
+TEST_BINS   = $(if $(LAB),,$(BUILD)/tests/test_helpers $(BUILD)/tests/test_harness \
+                $(if $(CPU_MODE),$(BUILD)/tests/test_cpu_warp)) $(KERNEL_BINS)
 
 # What the Python suites need besides: every lab binary of both trees and the CPU-mode fixtures.
 TEST_EXTRAS = $(if $(LAB),,$(LABS:%=$(BUILD)/labs/%/scan) $(LABS:%=$(BUILD)/solutions/%/scan) cpu-fixtures)
@@ -318,6 +321,14 @@ cpu-fixtures: $(CPU_FIXTURES:%=$(BUILD)/cpu_fixtures/%/scan)
 $(BUILD)/cpu_fixtures/%/scan.o: tests/cpu_fixtures/%.cu $(COMMON_DEPS) tests/cpu_fixtures/fixture.h
 	@mkdir -p $(@D)
 	$(call CU_COMPILE,$<,$@)
+
+# tests/test_cpu_warp.cu: the CPU runtime's warp operations against the CUDA rules (CPU mode only).
+$(BUILD)/tests/test_cpu_warp.o: tests/test_cpu_warp.cu $(COMMON_DEPS) | check-criterion
+	@mkdir -p $(@D)
+	$(PYTHON) common/cpu/rewrite.py $< -o $(@:.o=.cpu.cpp)
+	$(CXX) $(CPU_CXXFLAGS) $(CRIT_CFLAGS) -c $(@:.o=.cpu.cpp) -o $@
+$(BUILD)/tests/test_cpu_warp: $(BUILD)/tests/test_cpu_warp.o $(BUILD)/common/cpu_runtime.o
+	$(CXX) $^ -o $@ $(TEST_LIBS)
 
 test test-extended: export LAB_TEST_MAX_N := $(or $(LAB_TEST_MAX_N),$(CPU_TEST_MAX_N))
 test test-extended: export CPU_SCHED_QUIET := 1

@@ -1,9 +1,12 @@
 """CPU mode (common/cpu/): the launch rewriter, and deliberately broken kernels that CPU mode must
 catch — a missing barrier (a wrong result for some CPU_SCHED_SEED, the same for the same seed), a
-write past n, a global write off the end of a buffer, a shared-memory index out of bounds, a
-divergent barrier, an early return before a barrier, a shuffle naming lanes that returned, a
-block waiting for a later block (the watchdog); and that the result line keeps CPU mode's whole
-report.
+write past n, a global write off the end of a buffer and one just before its start, a static and
+a dynamic shared-memory index out of bounds, shared memory read before it is written (not zero),
+a cudaMemset past its buffer, a divergent barrier, an early return before a barrier, a shuffle
+naming lanes that returned, an integer division by zero, a stack overflow, and blocks waiting
+for a later block (the watchdog: stopped at a loop, at an atomic, or with no safe point at all);
+a spin-wait on an atomic within a block that must finish; and that the result line keeps CPU
+mode's whole report.
 
 The fixtures are tests/cpu_fixtures/*.cu, built by `make test` as CPU-mode lab binaries under
 LAB_BUILD_DIR/cpu_fixtures (CPU mode) or LAB_BUILD_DIR/cpu/cpu_fixtures (a GPU build). Every run
@@ -12,6 +15,7 @@ has a timeout: a hang is a failure, never a stall.
 import importlib.util
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -95,6 +99,39 @@ class MemorySafety(unittest.TestCase):
                      "out-of-bounds global memory write", "int index", "past the end of a cudaMalloc buffer"):
             self.assertIn(part, err)
 
+    def test_global_write_just_before_the_start(self):
+        # no guard page there: the pattern in the padding, checked after the kernel
+        rc, rep, err = run("write_before_start", 1000)
+        self.assertEqual((rc, rep.get("status")), (EXIT_CUDA_ERROR, "cuda_error"), f"{rep} {err}")
+        self.assertIn("cudaErrorIllegalAddress", rep["message"])
+        self.assertIn("CPU mode: kernel fixture_kernel wrote at byte offset -4 (int index -1) before "
+                      "the start of a cudaMalloc buffer of ", err)
+
+    def test_memset_past_its_buffer_is_refused(self):
+        rc, rep, err = run("memset_past_buffer", 1000)
+        self.assertEqual((rc, rep.get("status")), (EXIT_CUDA_ERROR, "cuda_error"), f"{rep} {err}")
+        self.assertIn("CUDA error cudaErrorInvalidValue (invalid argument) in cudaMemset(d_out, 0, "
+                      "(size_t)1 << 20)", rep["message"])
+
+    def test_dynamic_shared_index_out_of_bounds(self):
+        rc, rep, err = run("extern_shared_oob", 1000)
+        self.assertEqual((rc, rep.get("status")), (EXIT_CUDA_ERROR, "cuda_error"), f"{rep} {err}")
+        self.assertIn("cudaErrorIllegalAddress", rep["message"])
+        self.assertIn("kernel fixture_kernel, block (0,0,0), thread (0,0,0): out-of-bounds "
+                      "shared-memory index 256 in the extern __shared__ (dynamic) array of 256 "
+                      "elements", err)
+
+    def test_shared_memory_starts_as_0xcb_not_zero(self):
+        # one ragged tile of 100: its 156 unwritten slots each add 0xCBCBCBCB to the tile total
+        # (zero-filled memory would hide the bug)
+        rc, rep, err = run("uninitialised_shared", 100)
+        self.assertEqual((rc, rep.get("status")), (EXIT_WRONG, "wrong"), f"{rep} {err}")
+        msg = rep["message"]
+        m = re.match(r"tile_sums\[0\] expected (-?\d+), got (-?\d+): ", msg)
+        self.assertIsNotNone(m, msg)
+        expected, got = int(m.group(1)), int(m.group(2))
+        self.assertEqual((expected + 156 * 0xCBCBCBCB - got) % 2**32, 0, msg)
+
     def test_shared_index_out_of_bounds(self):
         rc, rep, err = run("shared_oob", 1000)
         self.assertEqual(rc, EXIT_CUDA_ERROR, f"{rep} {err}")
@@ -126,6 +163,26 @@ class Barriers(unittest.TestCase):
         self.assertEqual(rc, EXIT_CUDA_ERROR, f"{rep} {err}")
         self.assertIn("block (31,0,0)", err)
         self.assertIn("threads 0..7 wait, threads 8..31 have returned", err)
+
+
+class Faults(unittest.TestCase):
+    """A trap in a kernel's thread (SIGFPE, SIGSEGV) is reported naming kernel, block and thread;
+    the kernel is abandoned and the harness prints its result line."""
+
+    def test_integer_division_by_zero(self):
+        rc, rep, err = run("divide_by_zero", 1000)
+        self.assertEqual((rc, rep.get("status")), (EXIT_CUDA_ERROR, "cuda_error"), f"{rep} {err}")
+        self.assertIn("cudaErrorIllegalInstruction", rep["message"])
+        self.assertIn("CPU mode: kernel fixture_kernel, block (3,0,0), thread (232,0,0): integer "
+                      "division by zero (a GPU gives an unspecified value; the CPU traps) "
+                      "(launched at fixture.h:", err)
+
+    def test_stack_overflow(self):
+        rc, rep, err = run("stack_overflow", 1000)
+        self.assertEqual((rc, rep.get("status")), (EXIT_CUDA_ERROR, "cuda_error"), f"{rep} {err}")
+        self.assertIn("cudaErrorIllegalAddress", rep["message"])
+        self.assertIn("CPU mode: kernel fixture_kernel, block (0,0,0), thread (0,0,0): stack "
+                      "overflow (over 256 KiB of local variables?)", err)
 
 
 class ResultLine(unittest.TestCase):
@@ -200,11 +257,47 @@ class Sandbox(unittest.TestCase):
 
 
 class Watchdog(unittest.TestCase):
-    def test_waiting_for_a_later_block_times_out_with_a_report(self):
-        rc, rep, err = run("wait_for_later_block", 1000, CPU_KERNEL_TIMEOUT="2")
-        self.assertEqual(rc, EXIT_CUDA_ERROR, f"{rep} {err}")
+    """CPU_KERNEL_TIMEOUT: the watchdog's signal handler only sets a flag; a safe point (a loop
+    rewrite.py instruments, an atomic) reports the timeout like any kernel error, with the
+    harness's result line. A kernel with no safe point is ended by the handler itself (write(2)
+    and _exit(4)), without a result line."""
+
+    REPORT = ("CPU mode: kernel fixture_kernel, block (0,0,0), thread ({t},0,0): still running after "
+              "{s} s: a spin-wait that never ends? (blocks run one at a time in blockIdx order, so a "
+              "block can only wait for earlier ones; CPU_KERNEL_TIMEOUT=seconds sets the limit) "
+              "(launched at fixture.h:")
+
+    def check_stopped_at_a_safe_point(self, name):
+        rc, rep, err = run(name, 1000, CPU_KERNEL_TIMEOUT="2")
+        self.assertEqual((rc, rep.get("status")), (EXIT_CUDA_ERROR, "cuda_error"), f"{rep} {err}")
         self.assertIn("cudaErrorLaunchTimeout", err)
-        self.assertIn("kernel fixture_kernel, block (0,0,0), thread (0,0,0): still running after 2 s", err)
+        self.assertIn(self.REPORT.format(t=0, s=2), err)
+        self.assertIn(self.REPORT.format(t=0, s=2)[len("CPU mode: "):], rep["message"])
+
+    def test_waiting_for_a_later_block_times_out_with_a_report(self):
+        self.check_stopped_at_a_safe_point("wait_for_later_block")  # a while loop
+
+    def test_a_spin_on_atomics_stops_at_the_atomic(self):
+        self.check_stopped_at_a_safe_point("spin_on_atomic")  # a goto loop
+
+    def test_a_spin_without_safe_point_ends_the_process(self):
+        env = dict(os.environ, CPU_SCHED_SEED="1", CPU_SCHED_QUIET="1", CPU_KERNEL_TIMEOUT="1")
+        p = subprocess.run([fixture("spin_without_safe_point"), "--n", "1000", "--reps", "0", "--json"],
+                           capture_output=True, text=True, timeout=60, env=env)
+        self.assertEqual(p.returncode, EXIT_CUDA_ERROR, p.stderr)
+        self.assertEqual(p.stdout, "")  # the handler ends the process: no result line
+        lines = p.stderr.splitlines()
+        self.assertEqual(len(lines), 2, p.stderr)
+        self.assertTrue(lines[0].startswith(self.REPORT.format(t=5, s=1)), lines[0])
+        self.assertTrue(lines[0].endswith("; CPU_SCHED_SEED=1)"), lines[0])
+        self.assertTrue(lines[1].startswith("CPU mode: cudaErrorLaunchTimeout: the kernel reached no "
+                                            "point where CPU mode can stop it"), lines[1])
+        self.assertTrue(lines[1].endswith("the process ends here with exit code 4"), lines[1])
+
+    def test_a_spin_on_an_atomic_flag_of_the_same_block_finishes(self):
+        for seed in (1, 2, 3):
+            rc, rep, err = run("spin_same_block", 1000, seed, CPU_KERNEL_TIMEOUT="10")
+            self.assertEqual((rc, rep.get("status")), (0, "ok"), f"seed {seed}: {rep} {err}")
 
 
 class Rewriter(unittest.TestCase):
@@ -228,6 +321,28 @@ class Rewriter(unittest.TestCase):
         self.assertIn('static ::lab_cpu::shared_array<::lab_cpu::shared_array<int, (size_t)(N)>, (size_t)(2), 16> t("t");', out)
         self.assertIn('static ::lab_cpu::extern_shared<int> dyn("dyn");', out)
         self.assertIn("__shared__ int flag;", out)  # a scalar: the __shared__ macro makes it static
+
+    def test_loops_that_may_spin_get_a_safe_point(self):
+        """while, do-while and for loops without a condition or an increment get the watchdog's
+        safe point first in their condition, on the same line; counting loops, range-based for
+        and text in comments and strings do not."""
+        src = ("while (flag[0] == 0) {}\ndo { x++; } while (x < (n));\nfor (;;) { break; }\n"
+               "for (int i = 0; f(i) != 0;) {}\nfor (int i = 0; i < n; i++) {}\nfor (int v : w) {}\n"
+               "for (auto g = [](int a) { return a; }; g(1) < 0; g(2)) {}\n"
+               "// while (1)\nconst char *s = \"for (;;)\"; int awhile = 0;\n")
+        out = rewrite.rewrite(src, "x.cu")
+        self.assertEqual(out.count("\n"), src.count("\n") + 2)
+        body = out.split("\n", 2)[2]
+        self.assertEqual(body.splitlines(), [
+            "while (::lab_cpu::loop_point(), flag[0] == 0) {}",
+            "do { x++; } while (::lab_cpu::loop_point(), x < (n));",
+            "for (; ::lab_cpu::loop_point(), true;) { break; }",
+            "for (int i = 0; ::lab_cpu::loop_point(), f(i) != 0;) {}",
+            "for (int i = 0; i < n; i++) {}",
+            "for (int v : w) {}",
+            "for (auto g = [](int a) { return a; }; g(1) < 0; g(2)) {}",
+            "// while (1)",
+            'const char *s = "for (;;)"; int awhile = 0;'])
 
     def test_unreadable_launch_is_an_error(self):
         with self.assertRaises(SyntaxError):

@@ -21,6 +21,7 @@
 #include <atomic>
 #include <cassert>
 #include <climits>
+#include <csignal>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -101,10 +102,21 @@ unsigned long long warp_op(int kind, unsigned mask, unsigned long long value, in
 /* Called by atomics: every so often it lets other threads run, so a spin-wait on a flag another
  * thread of the same block sets can finish. */
 void spin_point();
+/* Set by the watchdog when a launch has run CPU_KERNEL_TIMEOUT seconds (runtime.cpp, "signals"). */
+extern volatile sig_atomic_t g_timed_out;
+/* Ends the calling thread's kernel with the timeout report (cudaErrorLaunchTimeout). */
+void timeout_stop();
+/* A safe point, where a kernel that ran out of time stops cleanly. rewrite.py puts one in the
+ * condition of every loop of a .cu file, so that even a spin-wait with no barrier, warp operation
+ * or atomic in it can be stopped; barriers, warp operations and atomics have one too. */
+constexpr inline void loop_point()
+{
+    if (!std::is_constant_evaluated() && g_timed_out)
+        timeout_stop();
+}
 /* A shared-memory index outside its array: reports kernel, block, thread and index; never returns
  * (the kernel is abandoned and cudaGetLastError reports cudaErrorIllegalAddress). */
-[[noreturn]] void shared_index_fault(const void *array, long long index, unsigned long long count,
-                                     const char *file, int line);
+[[noreturn]] void shared_index_fault(const void *array, long long index, unsigned long long count);
 void register_shared(void *p, size_t bytes, const char *name);
 void *dynamic_shared_base();
 size_t dynamic_shared_bytes();
@@ -156,14 +168,14 @@ struct shared_array {
     __attribute__((always_inline)) T &operator[](I i)
     {
         if ((unsigned long long)i >= N)
-            shared_index_fault(this, (long long)i, N, nullptr, 0);
+            shared_index_fault(this, (long long)i, N);
         return data[i];
     }
     template <class I>
     __attribute__((always_inline)) const T &operator[](I i) const
     {
         if ((unsigned long long)i >= N)
-            shared_index_fault(this, (long long)i, N, nullptr, 0);
+            shared_index_fault(this, (long long)i, N);
         return data[i];
     }
     operator T *() { return data; }
@@ -179,7 +191,7 @@ struct extern_shared {
     {
         const unsigned long long count = dynamic_shared_bytes() / sizeof(T);
         if ((unsigned long long)i >= count)
-            shared_index_fault(dynamic_shared_base(), (long long)i, count, nullptr, 0);
+            shared_index_fault(dynamic_shared_base(), (long long)i, count);
         return ((T *)dynamic_shared_base())[i];
     }
     operator T *() const { return (T *)dynamic_shared_base(); }

@@ -9,6 +9,8 @@ What changes (nothing else does; `#line` keeps every message pointing into SRC.c
   [static] __shared__ T name[A][B];   -> static ::lab_cpu::shared_array<...> name("name");  (checked)
   extern __shared__ T name[];         -> static ::lab_cpu::extern_shared<T> name("name");   (checked)
   #pragma unroll                      -> an empty line (GCC would warn about it)
+  while (c) / for (;;) / for (i; c;)  -> while (::lab_cpu::loop_point(), c) ... (the watchdog's
+                                         safe point; counting for loops are left alone)
   #include "x.h" (next to the file) with launches or __shared__ arrays -> its rewritten text
 Comments and string literals are left alone. Every byte that is not rewritten comes out as it
 went in, UTF-8 or not (a Latin-1 comment, say): files are read and written as UTF-8 with
@@ -179,6 +181,58 @@ def rewrite_shared(src):
     return "".join(out)
 
 
+LOOP = re.compile(r"\b(while|for)\s*\(")
+LOOP_POINT = "::lab_cpu::loop_point(), "
+
+
+def top_level_semicolon(code, start):
+    """Index of the first ';' at bracket depth 0 from start up to the ')' that closes the
+    parenthesis opened just before start, or -1 (a range-based for has none)."""
+    depth = 0
+    for i in range(start, len(code)):
+        c = code[i]
+        if c in "([{":
+            depth += 1
+        elif c in ")]}":
+            if depth == 0:
+                return -1
+            depth -= 1
+        elif c == ";" and depth == 0:
+            return i
+    return -1
+
+
+def instrument_loops(src, code):
+    """Puts ::lab_cpu::loop_point() first in the condition of every while and do-while loop, and
+    of every for loop with no condition or no increment (for (;;), for (; flag == 0;)), on the
+    same line: the watchdog's safe point at every iteration, so that a spin-wait that never
+    reaches a barrier, warp operation or atomic is still stopped cleanly. Counting loops (a
+    condition and an increment) are left alone: a check in them would keep the compiler from
+    vectorising them (lab 02 ran twice as slowly), and a kernel stuck in one is still stopped,
+    by the watchdog's last resort (runtime.cpp, "signals")."""
+    out = []
+    last = 0
+    for m in LOOP.finditer(code):
+        if m.group(1) == "while":
+            at, text = m.end(), LOOP_POINT
+        else:
+            semi = top_level_semicolon(code, m.end())
+            cond_end = top_level_semicolon(code, semi + 1) if semi >= 0 else -1
+            if cond_end < 0:
+                continue  # range-based for
+            close = code.find(")", cond_end)  # the increment holds no ')' when it is empty
+            no_cond = not code[semi + 1:cond_end].strip()
+            no_incr = close >= 0 and not code[cond_end + 1:close].strip()
+            if not (no_cond or no_incr):
+                continue
+            at, text = semi + 1, " " + (LOOP_POINT + "true" if no_cond else LOOP_POINT.rstrip())
+        out.append(src[last:at])
+        out.append(text)
+        last = at
+    out.append(src[last:])
+    return "".join(out)
+
+
 PRAGMA_UNROLL = re.compile(r"^[ \t]*#[ \t]*pragma[ \t]+unroll\b[^\n]*$", re.M)
 INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"]+)"[^\n]*$', re.M)
 
@@ -210,6 +264,7 @@ def rewrite_body(src, path, seen):
     src = PRAGMA_UNROLL.sub("", src)
     src = rewrite_launches(src, mask_code(src), path)
     src = rewrite_shared(src)
+    src = instrument_loops(src, mask_code(src))
     return inline_includes(src, path, seen)
 
 

@@ -151,7 +151,6 @@ struct fiber {
     unsigned wmask;
     unsigned long long wval, wres;
     int warg, wwidth;
-    int pred;
     unsigned spins;
 };
 
@@ -165,13 +164,14 @@ ucontext_t g_sched_uc;
 jmp_buf g_sched_jb;
 fiber *g_cur; /* the running fiber; NULL on the scheduler */
 bool g_aborted;
-char *g_altstack;
+
+/* What a fiber's _longjmp back to the scheduler (g_sched_jb) means. */
+enum { JUMP_YIELD = 1, JUMP_FAULT = 2 };
 
 struct launch_t {
     const char *name, *file;
     int line;
-    dim3 grid, block;
-    size_t shmem;
+    dim3 block;
     void (*thunk)(void *);
     void *ctx;
     unsigned long long number;
@@ -264,7 +264,7 @@ std::string kernel_and_block()
 }
 
 /* Records a kernel error: the sticky error, its report (printed once to stderr), the end of the
- * launch. Does not return to the caller when called from a fiber. */
+ * launch. Returns: from a fiber, fiber_error() then leaves the fiber. */
 void kernel_error(cudaError_t err, const char *fmt, ...)
 {
     char what[1400];
@@ -279,16 +279,22 @@ void kernel_error(cudaError_t err, const char *fmt, ...)
     g_sticky = err;
     set_error(err);
     g_aborted = true;
-    if (g_cur) {
-        g_cur->started = false;
-        _longjmp(g_sched_jb, 1);
-    }
 }
 
+/* kernel_error naming the thread threadIdx: the running fiber, or the one that faulted. */
 void thread_error(cudaError_t err, const char *what)
 {
     kernel_error(err, "%s, thread (%u,%u,%u): %s", kernel_and_block().c_str(), threadIdx.x,
                  threadIdx.y, threadIdx.z, what);
+}
+
+/* An error the running fiber found: report it, then leave the fiber for good (the scheduler sees
+ * g_aborted and abandons the launch). */
+[[noreturn]] void fiber_error(cudaError_t err, const char *what)
+{
+    thread_error(err, what);
+    g_cur->started = false;
+    _longjmp(g_sched_jb, JUMP_YIELD);
 }
 
 void fiber_main()
@@ -299,7 +305,7 @@ void fiber_main()
         f->state = F_DONE;
         g_ndone++;
         if (!_setjmp(f->jb))
-            _longjmp(g_sched_jb, 1);
+            _longjmp(g_sched_jb, JUMP_YIELD);
     }
 }
 
@@ -308,71 +314,243 @@ void yield()
 {
     fiber *f = g_cur;
     if (!_setjmp(f->jb))
-        _longjmp(g_sched_jb, 1);
+        _longjmp(g_sched_jb, JUMP_YIELD);
 }
 
+/* Starts f on its own stack, or continues it where it yielded. Does not return: f comes back to
+ * resume()'s _setjmp with a _longjmp. */
+[[noreturn]] void enter(fiber *f)
+{
+    if (f->started)
+        _longjmp(f->jb, 1);
+    f->started = true;
+    f->uc = g_template_uc;
+    f->uc.uc_stack.ss_sp = f->stack;
+    f->uc.uc_stack.ss_size = STACK_BYTES;
+    f->uc.uc_link = NULL;
+    makecontext(&f->uc, fiber_main, 0);
+    swapcontext(&g_sched_uc, &f->uc);
+    abort(); /* not reached: fiber_main never returns */
+}
+
+void report_fault();
+
+/* Runs f until it yields, ends or faults. */
 void resume(fiber *f)
 {
     g_cur = f;
     threadIdx = f->tid;
-    if (!_setjmp(g_sched_jb)) {
-        if (!f->started) {
-            f->started = true;
-            f->uc = g_template_uc;
-            f->uc.uc_stack.ss_sp = f->stack;
-            f->uc.uc_stack.ss_size = STACK_BYTES;
-            f->uc.uc_link = NULL;
-            makecontext(&f->uc, fiber_main, 0);
-            swapcontext(&g_sched_uc, &f->uc);
-        } else {
-            _longjmp(f->jb, 1);
-        }
+    switch (_setjmp(g_sched_jb)) {
+    case 0:
+        enter(f);
+    case JUMP_FAULT: /* the fault handler jumped here: describe the fault, out of the handler */
+        f->started = false;
+        report_fault();
+        break;
+    default: /* JUMP_YIELD */
+        break;
     }
     g_cur = NULL;
 }
 
-/* SIGSEGV/SIGBUS/SIGFPE in a kernel: a report instead of a crash. Outside a kernel the signal
- * takes its default action. */
-void on_signal(int sig, siginfo_t *si, void *uctx)
+/* ---- signals ----------------------------------------------------------------------------------
+ * A signal can arrive anywhere, inside malloc or stdio too, so the handlers do only what is
+ * async-signal-safe: they note what happened, and the report is written in normal code.
+ *
+ * SIGSEGV, SIGBUS and SIGFPE in a kernel are synchronous faults of the running fiber's
+ * instruction. The handler notes the signal and the address and _longjmps to the scheduler
+ * (resume), which reports them and abandons the fiber; the fiber is never continued. Outside a
+ * kernel the signal takes its default action.
+ *
+ * SIGALRM is the watchdog (CPU_KERNEL_TIMEOUT). Its first delivery only sets g_timed_out and
+ * sets the alarm again, TIMEOUT_GRACE_S later. The flag is polled at every safe point: the
+ * condition of every loop in a rewritten .cu file (rewrite.py), every barrier, warp operation and
+ * atomic, and the scheduler between fibers; there the timeout is reported like any kernel error
+ * (sticky cudaErrorLaunchTimeout, the harness's result line, exit code 4). If the alarm fires a
+ * second time, no safe point came in the grace period: the kernel spins where nothing polls (a
+ * goto loop, a loop in a header rewrite.py does not see). Then the only way out is from the
+ * handler, and it does only what is safe there: it writes the same report, built from text
+ * prepared at the launch with no stdio and no malloc, with write(2), and ends the process with
+ * _exit(4) (the harness's exit code for a CUDA error; its result line is not printed). */
+
+const unsigned TIMEOUT_GRACE_S = 2;
+
+struct fault_t {
+    int sig;
+    const char *addr;
+    const char *access; /* "read", "write" or "access" */
+};
+fault_t g_fault; /* written by the fault handler just before it jumps to resume() */
+
+volatile sig_atomic_t g_watching; /* 1 while a launch runs: the alarm is for it */
+char g_timeout_what[400];         /* "still running after N s: ..." */
+char g_timeout_head[400];         /* "CPU mode: kernel K" of this launch */
+char g_timeout_tail[600];         /* ": <g_timeout_what> (launched at ...; CPU_SCHED_SEED=S)\n" */
+
+} /* namespace */
+
+namespace lab_cpu {
+volatile sig_atomic_t g_timed_out;
+}
+
+namespace {
+
+/* Describes the fault g_fault of the thread threadIdx (normal code, after the handler). */
+void report_fault()
+{
+    char what[600];
+    if (g_fault.sig == SIGFPE) {
+        thread_error(cudaErrorIllegalInstruction,
+                     "integer division by zero (a GPU gives an unspecified value; the CPU traps)");
+        return;
+    }
+    const char *addr = g_fault.addr;
+    if (g_stack_area && addr >= g_stack_area &&
+        addr < g_stack_area + (size_t)MAX_THREADS * (STACK_BYTES + page_size())) {
+        snprintf(what, sizeof(what), "stack overflow (over %zu KiB of local variables?)", STACK_BYTES / 1024);
+    } else {
+        char where_buf[400];
+        describe_address(addr, where_buf, sizeof(where_buf));
+        snprintf(what, sizeof(what), "out-of-bounds global memory %s at %s", g_fault.access, where_buf);
+    }
+    thread_error(cudaErrorIllegalAddress, what);
+}
+
+/* SIGSEGV/SIGBUS/SIGFPE: see "signals" above. */
+void on_fault(int sig, siginfo_t *si, void *uctx)
 {
     if (!g_cur || !g_launch) {
         signal(sig, SIG_DFL);
         return; /* the faulting instruction runs again and the default action ends the process */
     }
-    char where_buf[400], what[600];
-    if (sig == SIGFPE) {
-        snprintf(what, sizeof(what), "integer division by zero (a GPU gives an unspecified value; the CPU traps)");
-        thread_error(cudaErrorIllegalInstruction, what);
-    }
-    const char *addr = (const char *)si->si_addr;
-    const char *kind = "access";
+    g_fault.sig = sig;
+    g_fault.addr = (const char *)si->si_addr;
+    g_fault.access = "access";
 #if defined(__x86_64__) && defined(REG_ERR)
-    kind = (((ucontext_t *)uctx)->uc_mcontext.gregs[REG_ERR] & 2) ? "write" : "read";
+    g_fault.access = (((ucontext_t *)uctx)->uc_mcontext.gregs[REG_ERR] & 2) ? "write" : "read";
 #else
     (void)uctx;
 #endif
-    if (g_stack_area && addr >= g_stack_area &&
-        addr < g_stack_area + (size_t)MAX_THREADS * (STACK_BYTES + page_size())) {
-        snprintf(what, sizeof(what), "stack overflow (over %zu KiB of local variables?)", STACK_BYTES / 1024);
-    } else {
-        describe_address(addr, where_buf, sizeof(where_buf));
-        snprintf(what, sizeof(what), "out-of-bounds global memory %s at %s", kind, where_buf);
-    }
-    thread_error(cudaErrorIllegalAddress, what);
+    _longjmp(g_sched_jb, JUMP_FAULT);
 }
 
+/* Async-signal-safe text for the watchdog's last resort: no stdio, no malloc. */
+struct signal_text {
+    char buf[1600];
+    size_t len;
+    void add(const char *s)
+    {
+        while (*s && len < sizeof(buf))
+            buf[len++] = *s++;
+    }
+    void add(unsigned v)
+    {
+        char digits[10];
+        int n = 0;
+        do
+            digits[n++] = (char)('0' + v % 10);
+        while (v /= 10);
+        while (n && len < sizeof(buf))
+            buf[len++] = digits[--n];
+    }
+    void add(uint3 v)
+    {
+        add("(");
+        add(v.x);
+        add(",");
+        add(v.y);
+        add(",");
+        add(v.z);
+        add(")");
+    }
+};
+
+/* SIGALRM: see "signals" above. */
 void on_alarm(int)
 {
-    if (!g_launch)
+    if (!g_watching)
         return;
-    char what[300];
-    snprintf(what, sizeof(what),
-             "still running after %d s: a spin-wait that never ends? (blocks run one at a time in blockIdx order, so a block can only wait for earlier ones; CPU_KERNEL_TIMEOUT=seconds sets the limit)",
-             g_timeout_s);
-    if (g_cur)
-        thread_error(cudaErrorLaunchTimeout, what);
-    fprintf(stderr, "CPU mode: %s: %s\n", kernel_and_block().c_str(), what);
+    if (!lab_cpu::g_timed_out) {
+        lab_cpu::g_timed_out = 1;
+        alarm(TIMEOUT_GRACE_S);
+        return;
+    }
+    signal_text t;
+    t.len = 0;
+    t.add(g_timeout_head);
+    t.add(", block ");
+    t.add(blockIdx);
+    if (g_cur) {
+        t.add(", thread ");
+        t.add(threadIdx);
+    }
+    t.add(g_timeout_tail);
+    t.add("CPU mode: cudaErrorLaunchTimeout: the kernel reached no point where CPU mode can stop it in ");
+    t.add(TIMEOUT_GRACE_S);
+    t.add(" more seconds (a loop rewrite.py does not see: a goto, or a header file?); the process ends here with exit code 4\n");
+    ssize_t ignored = write(STDERR_FILENO, t.buf, t.len);
+    (void)ignored;
     _exit(4);
+}
+
+/* Prepares the watchdog's text for this launch and starts it (normal code: snprintf is fine). */
+void watchdog_start()
+{
+    if (g_timeout_s <= 0)
+        return;
+    if (!g_timeout_what[0])
+        snprintf(g_timeout_what, sizeof(g_timeout_what),
+                 "still running after %d s: a spin-wait that never ends? (blocks run one at a time in blockIdx order, so a block can only wait for earlier ones; CPU_KERNEL_TIMEOUT=seconds sets the limit)",
+                 g_timeout_s);
+    snprintf(g_timeout_head, sizeof(g_timeout_head), "CPU mode: kernel %s", g_launch->name);
+    snprintf(g_timeout_tail, sizeof(g_timeout_tail), ": %s (launched at %s; CPU_SCHED_SEED=%llu)\n",
+             g_timeout_what, where(g_launch->file, g_launch->line).c_str(), g_seed);
+    lab_cpu::g_timed_out = 0;
+    g_watching = 1;
+    alarm((unsigned)g_timeout_s);
+}
+
+void watchdog_stop()
+{
+    alarm(0);
+    g_watching = 0;
+    lab_cpu::g_timed_out = 0; /* an alarm that came after the last block: the kernel did finish */
+}
+
+/* The scheduler's safe point: true when the launch must end, after a kernel error or because the
+ * watchdog fired (reported here without a thread: none is running). */
+bool launch_stopped()
+{
+    if (lab_cpu::g_timed_out && !g_aborted)
+        kernel_error(cudaErrorLaunchTimeout, "%s: %s", kernel_and_block().c_str(), g_timeout_what);
+    return g_aborted;
+}
+
+/* The fault handler and the watchdog, on a stack of their own (a fiber's may be what overflowed).
+ * SA_NODEFER: on_fault leaves by _longjmp, which restores no signal mask, so its signal must not
+ * stay blocked. */
+void install_handlers()
+{
+    static char altstack[64 * 1024];
+    stack_t ss;
+    ss.ss_sp = altstack;
+    ss.ss_size = sizeof(altstack);
+    ss.ss_flags = 0;
+    sigaltstack(&ss, NULL);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_sigaction = on_fault;
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGSEGV, &sa, NULL);
+    sigaction(SIGBUS, &sa, NULL);
+    sigaction(SIGFPE, &sa, NULL);
+    struct sigaction al;
+    memset(&al, 0, sizeof(al));
+    al.sa_handler = on_alarm;
+    al.sa_flags = SA_ONSTACK | SA_RESTART;
+    sigemptyset(&al.sa_mask);
+    sigaction(SIGALRM, &al, NULL);
 }
 
 /* Ends the process after a fatal misuse outside a kernel (the message is already on stderr).
@@ -406,28 +584,7 @@ void init_once()
         g_fibers[i]->stack = base + page_size();
     }
     getcontext(&g_template_uc);
-
-    const size_t alt = 64 * 1024;
-    g_altstack = (char *)malloc(alt);
-    stack_t ss;
-    ss.ss_sp = g_altstack;
-    ss.ss_size = alt;
-    ss.ss_flags = 0;
-    sigaltstack(&ss, NULL);
-    struct sigaction sa;
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_sigaction = on_signal;
-    sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGSEGV, &sa, NULL);
-    sigaction(SIGBUS, &sa, NULL);
-    sigaction(SIGFPE, &sa, NULL);
-    struct sigaction al;
-    memset(&al, 0, sizeof(al));
-    al.sa_handler = on_alarm;
-    al.sa_flags = SA_ONSTACK | SA_NODEFER;
-    sigemptyset(&al.sa_mask);
-    sigaction(SIGALRM, &al, NULL);
+    install_handlers();
 }
 
 /* Fills the block's shared memory with a pattern: shared memory starts undefined on a GPU. */
@@ -491,8 +648,8 @@ void report_stuck()
                  kb.c_str(), parts.c_str());
 }
 
-/* Runs one block to its end; false when the launch was abandoned. */
-bool run_block()
+/* Readies every thread of the block blockIdx, in a fresh shuffle of its own. */
+void start_block()
 {
     const launch_t &L = *g_launch;
     g_nthreads = (int)(L.block.x * L.block.y * L.block.z);
@@ -513,28 +670,39 @@ bool run_block()
         f->spins = 0;
         g_pool.push_back(i);
     }
+}
+
+/* Takes a thread that can run out of the pool, at random. */
+int pick_next()
+{
+    const size_t k = (size_t)(splitmix(g_rng) % g_pool.size());
+    const int t = g_pool[k];
+    g_pool[k] = g_pool.back();
+    g_pool.pop_back();
+    return t;
+}
+
+/* Runs one block to its end; false when the launch was abandoned. */
+bool run_block()
+{
+    start_block();
     for (;;) {
         while (!g_pool.empty()) {
-            const size_t k = (size_t)(splitmix(g_rng) % g_pool.size());
-            const int t = g_pool[k];
-            g_pool[k] = g_pool.back();
-            g_pool.pop_back();
-            resume(g_fibers[t]);
-            if (g_aborted)
+            resume(g_fibers[pick_next()]);
+            if (launch_stopped())
                 return false;
         }
         if (g_ndone == g_nthreads)
             return true;
-        if (g_nbar == g_nthreads && !g_bar_divergent) {
-            g_nbar = 0;
-            for (int i = 0; i < g_nthreads; i++) {
-                g_fibers[i]->state = F_READY;
-                g_pool.push_back(i);
-            }
-            continue;
+        if (g_nbar != g_nthreads || g_bar_divergent) {
+            report_stuck();
+            return false;
         }
-        report_stuck();
-        return false;
+        g_nbar = 0; /* every thread waits at the same barrier: open it */
+        for (int i = 0; i < g_nthreads; i++) {
+            g_fibers[i]->state = F_READY;
+            g_pool.push_back(i);
+        }
     }
 }
 
@@ -564,6 +732,135 @@ void check_padding()
     }
 }
 
+/* ---- warp operations -------------------------------------------------------------------------- */
+
+using namespace lab_cpu; /* the warp_kind names, loop_point() */
+
+/* The running fiber; a barrier or warp operation outside a kernel ends the process. */
+fiber *running_fiber(const char *what, const char *file, int line)
+{
+    if (!g_cur) {
+        fprintf(stderr, "CPU mode: %s called outside a kernel at %s\n", what, where(file, line).c_str());
+        fatal_exit();
+    }
+    return g_cur;
+}
+
+/* A mask that leaves out the calling lane, or a width that is not a power of two up to 32: an
+ * error on a GPU too (undefined behaviour there). */
+void check_warp_call(const fiber *f, unsigned mask, int width, const char *file, int line)
+{
+    const int lane = f->linear & 31;
+    char what[300];
+    if (!((mask >> lane) & 1u)) {
+        snprintf(what, sizeof(what), "warp operation at %s with mask 0x%08x, which leaves out the calling lane %d",
+                 where(file, line).c_str(), mask, lane);
+        fiber_error(cudaErrorIllegalInstruction, what);
+    }
+    if (width < 1 || width > 32 || (width & (width - 1))) {
+        snprintf(what, sizeof(what), "shuffle width %d at %s is not a power of two up to 32", width,
+                 where(file, line).c_str());
+        fiber_error(cudaErrorIllegalInstruction, what);
+    }
+}
+
+/* The lanes of the warp starting at thread base that exist: a block whose size is not a multiple
+ * of 32 ends in a warp with fewer lanes. */
+unsigned present_lanes(int base)
+{
+    return g_nthreads - base >= 32 ? 0xffffffffu : (1u << (g_nthreads - base)) - 1u;
+}
+
+/* True when every lane of group waits in a warp operation with the same mask. */
+bool all_arrived(int base, unsigned group, unsigned mask)
+{
+    for (int l = 0; l < 32; l++) {
+        if (!((group >> l) & 1u))
+            continue;
+        const fiber *g = g_fibers[base + l];
+        if (g->state != F_WARP || g->wmask != mask)
+            return false;
+    }
+    return true;
+}
+
+/* The lane whose value lane `lane` receives from a shuffle, by the rules of PTX's shfl.sync: lanes
+ * form segments of `width`; an index shuffle wraps within the segment; up, down and xor use the
+ * low 5 bits of their argument, and a source past the segment's last lane (or, going up, before
+ * its first) gives the lane its own value. xor may read an earlier segment, as on a GPU. */
+int shuffle_source(int kind, int lane, int arg, int width)
+{
+    const int first = lane & ~(width - 1), last = first + width - 1, b = arg & 31;
+    switch (kind) {
+    case W_SHFL:
+        return first + (arg & (width - 1));
+    case W_SHFL_UP:
+        return lane - b >= first ? lane - b : lane;
+    case W_SHFL_DOWN:
+        return lane + b <= last ? lane + b : lane;
+    case W_SHFL_XOR:
+        return (lane ^ b) <= last ? lane ^ b : lane;
+    default:
+        return lane;
+    }
+}
+
+/* Every lane of group has arrived: checks that they are at the same kind of operation and returns
+ * the ballot of their values. */
+unsigned gather_ballot(const fiber *f, int base, unsigned group, const char *file, int line)
+{
+    unsigned ballot = 0;
+    for (int l = 0; l < 32; l++) {
+        if (!((group >> l) & 1u))
+            continue;
+        const fiber *g = g_fibers[base + l];
+        if (g->wkind != f->wkind) {
+            char what[300];
+            snprintf(what, sizeof(what),
+                     "lanes of warp %d meet at different warp operations: lane %d at %s, lane %d at %s",
+                     base / 32, f->linear & 31, where(file, line).c_str(), l, where(g->file, g->line).c_str());
+            fiber_error(cudaErrorIllegalInstruction, what);
+        }
+        if (g->wval)
+            ballot |= 1u << l;
+    }
+    return ballot;
+}
+
+/* Gives each lane of group its result, and the lanes that waited back to the scheduler. */
+void complete_warp_op(const fiber *f, int base, unsigned group, unsigned ballot)
+{
+    for (int l = 0; l < 32; l++) {
+        if (!((group >> l) & 1u))
+            continue;
+        fiber *g = g_fibers[base + l];
+        switch (f->wkind) {
+        case W_BALLOT:
+            g->wres = ballot;
+            break;
+        case W_ANY:
+            g->wres = ballot != 0;
+            break;
+        case W_ALL:
+            g->wres = ballot == group;
+            break;
+        case W_SYNC:
+            g->wres = 0;
+            break;
+        default: {
+            int src = shuffle_source(f->wkind, l, g->warg, g->wwidth);
+            if (!((group >> src) & 1u))
+                src = l; /* a lane outside the mask: undefined on a GPU; the lane's own value here */
+            g->wres = g_fibers[base + src]->wval;
+        }
+        }
+        if (g != f) {
+            g->state = F_READY;
+            g_pool.push_back(base + l);
+        }
+    }
+}
+
 } /* namespace */
 
 /* ---- the device-side entry points (lab_cpu.h) ------------------------------------------------ */
@@ -572,11 +869,8 @@ namespace lab_cpu {
 
 int block_barrier(int kind, int pred, const char *file, int line)
 {
-    fiber *f = g_cur;
-    if (!f) {
-        fprintf(stderr, "CPU mode: __syncthreads() called outside a kernel at %s\n", where(file, line).c_str());
-        fatal_exit();
-    }
+    fiber *f = running_fiber("__syncthreads()", file, line);
+    loop_point();
     if (g_nbar == 0) {
         g_bar_file = file;
         g_bar_line = line;
@@ -599,26 +893,13 @@ int block_barrier(int kind, int pred, const char *file, int line)
     return g_bar_result; /* nobody changes it before every thread has left this barrier */
 }
 
+/* A lane arrives and waits; the last lane of the mask to arrive computes every lane's result. */
 unsigned long long warp_op(int kind, unsigned mask, unsigned long long value, int arg, int width,
                            const char *file, int line)
 {
-    fiber *f = g_cur;
-    if (!f) {
-        fprintf(stderr, "CPU mode: a warp operation called outside a kernel at %s\n", where(file, line).c_str());
-        fatal_exit();
-    }
-    const int lane = f->linear & 31, base = f->linear & ~31;
-    char what[300];
-    if (!((mask >> lane) & 1u)) {
-        snprintf(what, sizeof(what), "warp operation at %s with mask 0x%08x, which leaves out the calling lane %d",
-                 where(file, line).c_str(), mask, lane);
-        thread_error(cudaErrorIllegalInstruction, what);
-    }
-    if (width < 1 || width > 32 || (width & (width - 1))) {
-        snprintf(what, sizeof(what), "shuffle width %d at %s is not a power of two up to 32", width,
-                 where(file, line).c_str());
-        thread_error(cudaErrorIllegalInstruction, what);
-    }
+    fiber *f = running_fiber("a warp operation", file, line);
+    loop_point();
+    check_warp_call(f, mask, width, file, line);
     f->wkind = kind;
     f->wmask = mask;
     f->wval = value;
@@ -628,79 +909,13 @@ unsigned long long warp_op(int kind, unsigned mask, unsigned long long value, in
     f->line = line;
     f->state = F_WARP;
     f->spins = 0;
-    for (int l = 0; l < 32; l++) {
-        const int t = base + l;
-        if (!((mask >> l) & 1u) || t >= g_nthreads)
-            continue;
-        const fiber *g = g_fibers[t];
-        if (g->state != F_WARP || g->wmask != mask) {
-            yield(); /* the last lane to arrive completes the operation for all */
-            return f->wres;
-        }
+    const int base = f->linear & ~31;
+    const unsigned group = mask & present_lanes(base);
+    if (!all_arrived(base, group, mask)) {
+        yield(); /* a later lane completes the operation, f's result included */
+        return f->wres;
     }
-    /* every lane of the mask is here: compute each one's result */
-    unsigned ballot = 0;
-    for (int l = 0; l < 32; l++) {
-        const int t = base + l;
-        if (((mask >> l) & 1u) && t < g_nthreads) {
-            const fiber *g = g_fibers[t];
-            if (g->wkind != kind) {
-                snprintf(what, sizeof(what),
-                         "lanes of warp %d meet at different warp operations: lane %d at %s, lane %d at %s",
-                         base / 32, lane, where(file, line).c_str(), l, where(g->file, g->line).c_str());
-                thread_error(cudaErrorIllegalInstruction, what);
-            }
-            if (g->wval)
-                ballot |= 1u << l;
-        }
-    }
-    const unsigned present = g_nthreads - base >= 32 ? 0xffffffffu : (1u << (g_nthreads - base)) - 1u;
-    const unsigned group = mask & present;
-    for (int l = 0; l < 32; l++) {
-        if (!((group >> l) & 1u))
-            continue;
-        fiber *g = g_fibers[base + l];
-        const int w = g->wwidth, seg = l & ~(w - 1);
-        int src = l;
-        switch (kind) {
-        case W_SHFL:
-            src = seg + (((g->warg % w) + w) % w);
-            break;
-        case W_SHFL_UP:
-            src = l - g->warg >= seg ? l - g->warg : l;
-            break;
-        case W_SHFL_DOWN:
-            src = l + g->warg < seg + w ? l + g->warg : l;
-            break;
-        case W_SHFL_XOR:
-            src = (l ^ g->warg) >= seg && (l ^ g->warg) < seg + w ? (l ^ g->warg) : l;
-            break;
-        default:
-            break;
-        }
-        if (!((group >> src) & 1u))
-            src = l; /* reading a lane outside the mask is undefined; give the lane its own value */
-        switch (kind) {
-        case W_BALLOT:
-            g->wres = ballot;
-            break;
-        case W_ANY:
-            g->wres = ballot != 0;
-            break;
-        case W_ALL:
-            g->wres = ballot == group;
-            break;
-        case W_SYNC:
-            g->wres = 0;
-            break;
-        default:
-            g->wres = g_fibers[base + src]->wval;
-        }
-        if (g != f) {
-            g->state = F_READY;
-            g_pool.push_back(base + l);
-        }
-    }
+    complete_warp_op(f, base, group, gather_ballot(f, base, group, file, line));
     f->state = F_READY;
     return f->wres;
 }
@@ -708,14 +923,25 @@ unsigned long long warp_op(int kind, unsigned mask, unsigned long long value, in
 void spin_point()
 {
     fiber *f = g_cur;
-    if (f && ++f->spins % 64 == 0) {
+    if (!f)
+        return;
+    loop_point();
+    if (++f->spins % 64 == 0) {
         f->state = F_READY;
         g_pool.push_back(f->linear);
         yield();
     }
 }
 
-void shared_index_fault(const void *array, long long index, unsigned long long count, const char *, int)
+void timeout_stop()
+{
+    if (g_cur)
+        fiber_error(cudaErrorLaunchTimeout, g_timeout_what);
+    /* on the scheduler's side (host code of a .cu file does not run during a launch):
+     * launch_stopped() reports it */
+}
+
+void shared_index_fault(const void *array, long long index, unsigned long long count)
 {
     const char *name = NULL;
     for (const shared_reg &r : g_shared)
@@ -730,8 +956,7 @@ void shared_index_fault(const void *array, long long index, unsigned long long c
         fprintf(stderr, "CPU mode: %s (outside a kernel)\n", what);
         fatal_exit();
     }
-    thread_error(cudaErrorIllegalAddress, what);
-    abort(); /* not reached */
+    fiber_error(cudaErrorIllegalAddress, what);
 }
 
 void register_shared(void *p, size_t bytes, const char *name)
@@ -744,18 +969,26 @@ void *dynamic_shared_base() { return g_dyn; }
 size_t dynamic_shared_bytes() { return g_dyn_bytes; }
 void thread_fence() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 
-void run_kernel(const char *name, const char *file, int line, const void *fn, const launch_config &cfg,
-                void (*thunk)(void *), void *ctx)
+} /* namespace lab_cpu */
+
+/* ---- launches ---------------------------------------------------------------------------------- */
+
+namespace {
+
+/* The seed, once per process on stderr (CPU_SCHED_QUIET=1 hides it). */
+void print_seed_once()
 {
-    init_once();
-    if (g_sticky != cudaSuccess)
+    if (g_seed_printed)
         return;
-    if (!g_seed_printed) {
-        g_seed_printed = true;
-        const char *quiet = getenv("CPU_SCHED_QUIET");
-        if (!quiet || strcmp(quiet, "1") != 0)
-            fprintf(stderr, "CPU mode: kernels run on the CPU, thread order between barriers shuffled with CPU_SCHED_SEED=%llu\n", g_seed);
-    }
+    g_seed_printed = true;
+    const char *quiet = getenv("CPU_SCHED_QUIET");
+    if (!quiet || strcmp(quiet, "1") != 0)
+        fprintf(stderr, "CPU mode: kernels run on the CPU, thread order between barriers shuffled with CPU_SCHED_SEED=%llu\n", g_seed);
+}
+
+/* A launch a GPU would refuse: says why on stderr, sets the error a GPU gives, returns false. */
+bool launch_ok(const char *name, const char *file, int line, const void *fn, const lab_cpu::launch_config &cfg)
+{
     const unsigned long long threads = (unsigned long long)cfg.block.x * cfg.block.y * cfg.block.z;
     const unsigned long long blocks = (unsigned long long)cfg.grid.x * cfg.grid.y * cfg.grid.z;
     if (threads == 0 || threads > (unsigned long long)MAX_THREADS || cfg.block.z > 64 || blocks == 0 ||
@@ -764,7 +997,7 @@ void run_kernel(const char *name, const char *file, int line, const void *fn, co
                 name, where(file, line).c_str(), cfg.grid.x, cfg.grid.y, cfg.grid.z, cfg.block.x,
                 cfg.block.y, cfg.block.z);
         set_error(cudaErrorInvalidConfiguration);
-        return;
+        return false;
     }
     auto attr = g_func_smem.find(fn);
     const size_t smem_limit = attr != g_func_smem.end() ? (size_t)attr->second : 48 * 1024;
@@ -772,26 +1005,47 @@ void run_kernel(const char *name, const char *file, int line, const void *fn, co
         fprintf(stderr, "CPU mode: kernel %s launched at %s asks for %zu bytes of dynamic shared memory, over the %zu allowed (cudaFuncSetAttribute raises it to 227 KiB)\n",
                 name, where(file, line).c_str(), cfg.shmem, smem_limit);
         set_error(cudaErrorInvalidValue);
-        return;
+        return false;
     }
-    launch_t L{name, file, line, cfg.grid, cfg.block, cfg.shmem, thunk, ctx, ++g_launches};
+    return true;
+}
+
+/* Every block of the grid in blockIdx order (x fastest), until one is abandoned. */
+void run_blocks(const dim3 &grid)
+{
+    for (unsigned z = 0; z < grid.z; z++)
+        for (unsigned y = 0; y < grid.y; y++)
+            for (unsigned x = 0; x < grid.x; x++) {
+                blockIdx = uint3{x, y, z};
+                if (!run_block())
+                    return;
+            }
+}
+
+} /* namespace */
+
+namespace lab_cpu {
+
+void run_kernel(const char *name, const char *file, int line, const void *fn, const launch_config &cfg,
+                void (*thunk)(void *), void *ctx)
+{
+    init_once();
+    if (g_sticky != cudaSuccess)
+        return;
+    print_seed_once();
+    if (!launch_ok(name, file, line, fn, cfg))
+        return;
+    launch_t L{name, file, line, cfg.block, thunk, ctx, ++g_launches};
     g_launch = &L;
     gridDim = cfg.grid;
     blockDim = cfg.block;
-    std::vector<char> dyn(cfg.shmem + 16);
+    std::vector<char> dyn(cfg.shmem + 16); /* the dynamic shared memory, 16-byte aligned */
     g_dyn = (char *)(((uintptr_t)dyn.data() + 15) & ~(uintptr_t)15);
     g_dyn_bytes = cfg.shmem;
     g_aborted = false;
-    if (g_timeout_s > 0)
-        alarm((unsigned)g_timeout_s);
-    for (unsigned z = 0; z < cfg.grid.z && !g_aborted; z++)
-        for (unsigned y = 0; y < cfg.grid.y && !g_aborted; y++)
-            for (unsigned x = 0; x < cfg.grid.x && !g_aborted; x++) {
-                blockIdx = uint3{x, y, z};
-                if (!run_block())
-                    break;
-            }
-    alarm(0);
+    watchdog_start();
+    run_blocks(cfg.grid);
+    watchdog_stop();
     if (g_aborted) /* fibers stopped mid-kernel start afresh next time */
         for (fiber *f : g_fibers)
             f->started = false;

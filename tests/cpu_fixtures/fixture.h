@@ -4,7 +4,8 @@
  * to scan tiles of FIXTURE_TILE elements (one thread per element) with one deliberate bug, then
  * includes this file, which wraps it as a LAB_TILE lab the harness can run. tests/test_cpu_mode.py
  * runs each one in CPU mode and checks that the bug is reported, never hidden and never a hang.
- * A fixture may define FIXTURE_HOST_HOOK(), called at the start of the launcher (host code).
+ * A fixture may define FIXTURE_HOST_HOOK(), called at the start of the launcher (host code), and
+ * FIXTURE_SHMEM, the bytes of dynamic shared memory each launch asks for (0 by default).
  */
 #ifndef FIXTURE_H
 #define FIXTURE_H
@@ -15,6 +16,9 @@
 #ifndef FIXTURE_TILE
 #define FIXTURE_TILE 256
 #endif
+#ifndef FIXTURE_SHMEM
+#define FIXTURE_SHMEM 0
+#endif
 
 static lab_result fixture_scan_tiles(const int *d_in, int *d_out, int *d_tile_sums, size_t n)
 {
@@ -24,7 +28,7 @@ static lab_result fixture_scan_tiles(const int *d_in, int *d_out, int *d_tile_su
     if (n == 0)
         return LAB_OK;
     const unsigned tiles = (unsigned)CEIL_DIV(n, (size_t)FIXTURE_TILE);
-    fixture_kernel<<<tiles, FIXTURE_TILE>>>(d_in, d_out, d_tile_sums, n);
+    fixture_kernel<<<tiles, FIXTURE_TILE, FIXTURE_SHMEM>>>(d_in, d_out, d_tile_sums, n);
     LAUNCH_CHECK();
     return LAB_OK;
 }
