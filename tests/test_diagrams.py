@@ -4,7 +4,8 @@
   on random integers here (independently of the script's own symbolic check).
 - Its addition and step counts equal the course's work formulas for n = 2 .. 256, and equal the
   formulas each lab's handout states in its "Work and steps" table (rows named "additions" and
-  "steps"; see the comment above WORK_ROWS in make_diagrams.py).
+  "steps"; see the comment above WORK_ROWS in make_diagrams.py), and lab 06's table of its six
+  variants equals the network of each at the GPU's warp of 32.
 - The committed SVGs are exactly what the script writes today, and are well-formed XML.
 - Every lab has a Marp deck whose images exist.
 """
