@@ -42,6 +42,16 @@ def add(a, b):
     return (a[0], b[1])
 
 
+def sub(a, b):
+    """a - b where b is the last part of the range a: what is left is the part before b (or the
+    identity). Subtracting anything else is an error."""
+    if b is ZERO:
+        return a
+    if a is ZERO or a[1] != b[1] or b[0] < a[0]:
+        raise NotAScan("subtracts %s from %s: not its last part" % (fmt_range(b), fmt_range(a)))
+    return ZERO if a[0] == b[0] else (a[0], b[0] - 1)
+
+
 def fmt_range(v):
     """x3, x0..x5, or 0 for the identity."""
     if v is ZERO:
@@ -53,8 +63,10 @@ def fmt_range(v):
 
 class Op:
     """One operation of one step: lanes[dst] = lanes[src[0]] + lanes[src[1]] ('add'),
-    lanes[dst] = lanes[src[0]] ('copy'), lanes[dst] = 0 ('zero'), or, for the naive scan,
-    acc[dst] += input[k] ('load_add': src = [dst], k = the input index)."""
+    lanes[dst] = lanes[src[0]] ('copy'), lanes[dst] = 0 ('zero'), for the naive scan
+    acc[dst] += input[k] ('load_add': src = [dst], k = the input index), or one line of code that
+    adds its first sources and subtracts the last one, lanes[dst] = lanes[src[0]] + ... -
+    lanes[src[-1]] ('addsub': len(src) - 1 additions, the subtraction counted as one)."""
 
     def __init__(self, kind, dst, src=(), k=None, hazard=False):
         self.kind, self.dst, self.src, self.k, self.hazard = kind, dst, list(src), k, hazard
@@ -68,7 +80,14 @@ class Step:
 
     @property
     def additions(self):
-        return sum(1 for op in self.ops if op.kind in ("add", "load_add"))
+        return sum(op_additions(op) for op in self.ops)
+
+
+def op_additions(op):
+    """Additions an operation counts: 1 for add and load_add, len(src) - 1 for addsub."""
+    if op.kind in ("add", "load_add"):
+        return 1
+    return len(op.src) - 1 if op.kind == "addsub" else 0
 
 
 class Network:
@@ -122,6 +141,11 @@ def run(net):
                 new[op.dst] = ZERO
             elif op.kind == "load_add":
                 new[op.dst] = add(lanes[op.dst], (op.k, op.k))
+            elif op.kind == "addsub":
+                v = lanes[op.src[0]]
+                for src in op.src[1:-1]:
+                    v = add(v, lanes[src])
+                new[op.dst] = sub(v, lanes[op.src[-1]])
             else:
                 raise ValueError(op.kind)
         lanes = new
@@ -224,30 +248,72 @@ def blelloch(n):
                    scan="exclusive")
 
 
-def coarsened(n, threads=4):
-    """Lab 06: each of `threads` threads owns c = n/threads consecutive elements. Phase 1: each
-    thread scans its own elements serially (c - 1 steps). Phase 2: a Kogge-Stone scan of the
-    threads' totals (the last element of each chunk). Phase 3: every thread but the first adds
-    the previous chunk's prefix to its other c - 1 elements."""
+def small_warp(threads):
+    """The warp width for drawing `threads` threads as the reference does: the smallest power of
+    two w with w * w >= threads, so that one warp can scan the threads / w warp totals (on the
+    GPU: 32, and at most 32 * 32 = 1024 threads)."""
+    w = 1
+    while w * w < threads:
+        w *= 2
+    return w
+
+
+def coarsened(n, threads=4, warp=None):
+    """Lab 06, as solutions/06_coarsened/scan.cu does it, with `threads` threads (B) of
+    c = n/threads consecutive elements each (C) and warps of `warp` threads (W; 32 on the GPU,
+    default small_warp(threads) so that a small picture still has several warps).
+    Phase 1: each thread scans its run serially in registers v[] (c - 1 steps; the first element
+    is added to a total of 0, which is not counted). Phase 2, block_exclusive_scan: the run total
+    is copied into the thread's register lane, a Kogge-Stone over each warp's lanes (the shuffles),
+    each warp's last lane copies its total into s_warp, warp 0 scans s_warp (a Kogge-Stone over
+    threads/warp values), and every thread computes before = s_warp[warp - 1] + inc - x in one
+    line (warp 0 has no s_warp term: the code adds a literal 0). Phase 3: every thread adds before
+    to each of its c values: threads * c additions (thread 0's before is 0, but it is a computed
+    value and the addition runs like any other, so it is counted)."""
     c = n // threads
     if c * threads != n:
         raise ValueError("n must be a multiple of the thread count")
+    warp = warp or small_warp(threads)
+    warps = threads // warp
+    if warps * warp != threads or warps > warp or warp & (warp - 1):
+        raise ValueError("threads must be a multiple of the warp, at most warp^2 of them")
+    reg, sw = n, n + threads                 # lanes: thread t's register, warp w's s_warp word
+    p1, p2, p3 = "1: scan own run", "2: scan run totals", "3: add before"
     steps = []
     for j in range(1, c):
         ops = [Op("add", t * c + j, [t * c + j - 1, t * c + j]) for t in range(threads)]
-        steps.append(Step(ops, "j = %d" % j, "1: scan own chunk"))
+        steps.append(Step(ops, "j = %d" % j, p1))
+    steps.append(Step([Op("copy", reg + t, [t * c + c - 1]) for t in range(threads)],
+                      "inc = x", p2))
     d = 1
-    while d < threads:
-        ops = [Op("add", t * c + c - 1, [(t - d) * c + c - 1, t * c + c - 1])
-               for t in range(d, threads)]
-        steps.append(Step(ops, "d = %d" % d, "2: scan chunk totals"))
+    while d < warp:
+        ops = [Op("add", reg + t, [reg + t - d, reg + t]) for t in range(threads) if t % warp >= d]
+        steps.append(Step(ops, "d = %d (shuffle)" % d, p2))
         d *= 2
-    ops = [Op("add", t * c + j, [t * c - 1, t * c + j]) for t in range(1, threads)
-           for j in range(c - 1)]
-    steps.append(Step(ops, "fix-up", "3: add carry-in"))
+    steps.append(Step([Op("copy", sw + w, [reg + w * warp + warp - 1]) for w in range(warps)],
+                      "s_warp", p2))
+    d = 1
+    while d < warps:
+        ops = [Op("add", sw + i, [sw + i - d, sw + i]) for i in range(d, warps)]
+        steps.append(Step(ops, "d = %d (warp 0)" % d, p2))
+        d *= 2
+    ops = []
+    for t in range(threads):
+        w = t // warp
+        ops.append(Op("addsub", reg + t, ([sw + w - 1] if w else []) + [reg + t, t * c + c - 1]))
+    steps.append(Step(ops, "before", p2))
+    steps.append(Step([Op("add", t * c + k, [reg + t, t * c + k]) for t in range(threads)
+                       for k in range(c)], "+ before", p3))
+    labels = (["x%d" % i for i in range(n)] + ["t%d" % t for t in range(threads)]
+              + ["w%d" % w for w in range(warps)])
     groups = [(t * c, t * c + c - 1, "thread %d" % t) for t in range(threads)]
-    return Network("coarsened", "Coarsened three-phase scan: %d threads x %d elements"
-                   % (threads, c), n, steps, groups=groups)
+    groups.append((reg, reg + threads - 1, "registers"))
+    groups.append((sw, sw + warps - 1, "s_warp"))
+    return Network("coarsened", "Coarsened three-phase scan: %d threads x %d elements, warps of %d"
+                   % (threads, c, warp), n, steps, lanes=n + threads + warps, lane_labels=labels,
+                   groups=groups,
+                   note="t0..t%d: each thread's register (run total x, then inc, then before); "
+                   "w0..w%d: s_warp. The GPU's warps have 32 threads." % (threads - 1, warps - 1))
 
 
 def hierarchical(n, tile=4):
@@ -663,17 +729,19 @@ def draw_network(net):
                      anchor="start", fill=c)
         for op in step.ops:
             x1 = lx(op.dst)
-            if op.kind in ("add", "copy"):
-                for src in op.src:
+            if op.kind in ("add", "copy", "addsub"):
+                for k, src in enumerate(op.src):
+                    minus = op.kind == "addsub" and k == len(op.src) - 1
                     if src == op.dst:
                         svg.line(x1, y0, x1, y1 - 7, c, 2.2)
                     else:
                         hz = op.hazard
                         svg.line(lx(src), y0, x1, y1 - 7, HAZARD if hz else c, 2.2 if hz else 1.8,
-                                 dash="5 3" if hz else None)
-                if op.kind == "add":
+                                 dash="5 3" if hz else ("2 3" if minus else None))
+                if op.kind in ("add", "addsub"):
                     svg.circle(x1, y1, 8, c)
-                    svg.text(x1, y1, "+", size=14, fill="white", weight="bold", centred=True)
+                    svg.text(x1, y1, "+" if op.kind == "add" else "\u00b1", size=14, fill="white",
+                             weight="bold", centred=True)
                 else:
                     svg.rect(x1 - 6, y1 - 6, 12, 12, "white", c)
             elif op.kind == "zero":
@@ -705,6 +773,12 @@ def draw_network(net):
             svg.rect(x - 8, y - 12, 16, 16, "white", "#555")
             svg.text(x, y - 4, "0", size=12, fill="#555", weight="bold", centred=True)
             svg.text(x + 14, y, "set to 0 (the identity)", size=12, anchor="start", fill="#444")
+        if "addsub" in kinds:
+            x += 70
+            svg.circle(x, y - 4, 8, "#555")
+            svg.text(x, y - 4, "\u00b1", size=14, fill="white", weight="bold", centred=True)
+            svg.text(x + 14, y, "add, then subtract the dotted line's value (one line of code)",
+                     size=12, anchor="start", fill="#444")
     if net.hazards:
         svg.line(16, height - 40, 46, height - 40, HAZARD, 2.2, dash="5 3")
         svg.text(54, height - 36, "thread i reads x[i-d] in the step in which thread i-d "

@@ -5,7 +5,8 @@ A handout fails when it lacks a required section or its solutions/NN_name/ANSWER
 Grading table or speed sentence disagrees with grader/config.json (the lab's entry merged over
 "defaults"), when a number in its work table disagrees with the row's own formula, when it
 embeds a diagram that does not exist, when "What to write" leaves out a function that holds a
-TODO(student) hole, or when "Run, test, grade" leaves out one of the agreed commands.
+TODO(student) hole, when "Run, test, grade" leaves out one of the agreed commands, or when lab
+06's barrier count disagrees with the __syncthreads() in its reference.
 A lab whose handout does not exist yet is skipped, naming it; the config comparison is skipped
 while grader/config.json does not exist. The TODO(student) check reads the skeletons, so it skips
 a lab whose labs/NN_name/scan.cu is no longer the recorded skeleton, and every lab under make test
@@ -215,6 +216,36 @@ class Handouts(unittest.TestCase):
                             "make test", "make grade", "make run LAB=%s CPU=1" % nn):
                     self.assertIn(cmd, section, "labs/%s/README.md: Run, test, grade lacks `%s`"
                                   % (lab_id, cmd))
+
+
+def code_only(source):
+    """C/CUDA source without its comments (and without string literals' contents)."""
+    source = re.sub(r'"(\\.|[^"\\\n])*"', '""', source)
+    return re.sub(r"/\*.*?\*/|//[^\n]*", "", source, flags=re.S)
+
+
+class BarrierCounts(unittest.TestCase):
+    """Barrier counts that a handout states for a reference kernel whose barriers run once each
+    (no barrier inside a loop) equal the barriers in the reference's code."""
+
+    def test_lab06_barriers(self):
+        d = os.path.join(ROOT, "labs", "06_coarsened")
+        src = os.path.join(ROOT, "solutions", "06_coarsened", "scan.cu")
+        if not os.path.exists(os.path.join(d, "README.md")) or not os.path.exists(src):
+            self.skipTest("lab 06's handout or reference does not exist")
+        work = md.markdown_section(read(os.path.join(d, "README.md")), "Work and steps") or ""
+        m = re.search(r"(?m)^\|\s*barriers[^|]*\|\s*(\d+)\b", work)
+        self.assertIsNotNone(m, "labs/06_coarsened/README.md: Work and steps has no barriers row")
+        code = code_only(read(src))
+        self.assertNotRegex(code, r"\bfor\s*\([^)]*\)\s*\{[^{}]*__syncthreads",
+                            "a barrier inside a loop: count its iterations, not its call sites")
+        self.assertEqual(int(m.group(1)), len(re.findall(r"\b__syncthreads\s*\(\s*\)", code)),
+                         "labs/06_coarsened/README.md states %s barriers; "
+                         "solutions/06_coarsened/scan.cu has a different number" % m.group(1))
+
+    def test_code_only(self):
+        self.assertEqual(code_only('a(); /* __syncthreads() */ b(); // __syncthreads()\n'
+                                   'c("__syncthreads()");'), 'a();  b(); \nc("");')
 
 
 class Overview(unittest.TestCase):
