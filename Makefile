@@ -168,7 +168,7 @@ LAB_BINS = $(LABS:%=$(BUILD)/$(SRC)/%/scan)
 # LAB=03 or LAB=03_kogge_stone both name lab 03.
 LAB_DIR = $(firstword $(filter $(LAB)%,$(LABS)))
 
-.PHONY: help all run test test-extended grade clean check-criterion lab-common lab-binary
+.PHONY: help all run test test-extended grade clean check-criterion lab-common lab-binary format lint
 .SECONDARY:  # keep objects between builds
 
 help:
@@ -188,6 +188,9 @@ help:
 	@echo "  make slides             render slides/*.md to build/slides/ (HTML; PDF with Chromium; needs npm)"
 	@echo "  make diagrams           regenerate the SVG diagrams in slides/diagrams/ from the algorithms"
 	@echo "  make contract           regenerate common/contract.h from common/contract.json"
+	@echo "  make format             rewrite every C/CUDA file in the course's style (clang-format, .clang-format)"
+	@echo "  make lint               check that style without changing anything (clang-format) and the Python"
+	@echo "                          for mistakes (pyflakes3); CI runs it before make test"
 	@echo "  make clean              remove build/"
 	@echo ""
 	@echo "  variables: SRC=labs|solutions  LAB=NN  ARGS='...'  TEST_SRC=solutions|labs (now $(TEST_SRC))"
@@ -390,3 +393,29 @@ $(BUILD)/bench/bench_cub: $(BUILD)/common/bench_cub.o $(HELPERS_OBJ) $(BUILD)/co
 .PHONY: bench
 bench: $(BUILD)/bench/bench_cub $(LABS:%=$(BUILD)/$(BENCH_SRC)/%/scan)
 	$(PYTHON) grader/bench.py --build $(BUILD) --src $(BENCH_SRC) --out $(BUILD)/bench $(BENCH_ARGS)
+
+# ---- style: make format rewrites, make lint only checks (CI runs make lint) -----------------------
+# Every C/CUDA source of the course in the style of .clang-format (written for clang-format 14, the
+# version Debian 12 ships; another version may format a few lines differently). Not the grader's
+# fixture submissions: they are students' files as submitted, and the grader's messages about them
+# name line numbers (grader/fixtures/expected.json).
+CLANG_FORMAT ?= clang-format
+PYFLAKES     ?= pyflakes3
+STYLE_C  := $(sort $(wildcard common/*.c common/*.h common/*.cu common/cpu/*.cpp common/cpu/*.h \
+              common/labs/*.c common/labs/*.h labs/*/*.cu solutions/*/*.cu \
+              tests/*.c tests/*.h tests/hooks/*.cu tests/hooks/*.h tests/cpu_fixtures/*.cu tests/cpu_fixtures/*.h))
+STYLE_PY := $(sort $(wildcard common/*.py common/cpu/*.py grader/*.py grader/gradelib/*.py \
+              grader/gradelib/*/*.py grader/tests/*.py tests/*.py slides/*.py))
+
+format:
+	@command -v $(CLANG_FORMAT) >/dev/null 2>&1 || { echo "make format: $(CLANG_FORMAT) is missing: sudo apt-get install clang-format" >&2; exit 2; }
+	$(CLANG_FORMAT) -i $(STYLE_C)
+
+lint:
+	@command -v $(CLANG_FORMAT) >/dev/null 2>&1 || { echo "make lint: $(CLANG_FORMAT) is missing: sudo apt-get install clang-format" >&2; exit 2; }
+	@command -v $(PYFLAKES) >/dev/null 2>&1 || { echo "make lint: $(PYFLAKES) is missing: sudo apt-get install pyflakes3" >&2; exit 2; }
+	@mkdir -p $(BUILD); $(CLANG_FORMAT) --dry-run --Werror $(STYLE_C) >/dev/null 2>&1 \
+	  && echo "lint: $(words $(STYLE_C)) C/CUDA files in the course style ($$($(CLANG_FORMAT) --version | sed 's/.*version \([0-9.]*\).*/clang-format \1/'))" \
+	  || { $(CLANG_FORMAT) --dry-run $(STYLE_C) 2>&1 | grep -oE '^[^: ]+:[0-9]+' | sort -t: -k1,1 -k2,2n -u | awk -F: '{c[$$1]++; if (!($$1 in f)) f[$$1]=$$2} END {for (k in c) printf "lint: %s: %d lines not in the course style (first: line %s)\n", k, c[k], f[k]}' | sort; \
+	       echo "lint: run make format to fix them (clang-format -i)"; exit 1; }
+	@$(PYFLAKES) $(STYLE_PY) && echo "lint: $(words $(STYLE_PY)) Python files clean ($(PYFLAKES))"
