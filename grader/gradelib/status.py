@@ -7,66 +7,58 @@ ran out of time): those are one member under one name.
 """
 import enum
 
+from . import contract
 
-class Status(str, enum.Enum):
-    """What a run, a part or a lab came to (see the groups below)."""
 
-    # ---- the harness's own statuses, as common/check.c (lab_status_name) writes them ---------
-    # The only place they are spelled: common/contract.json is the single source once merged,
-    # and HARNESS_STATUSES below must match it (grader/tests/test_stages.py checks check.c).
-    OK = "ok"
-    WRONG = "wrong"
-    OUT_OF_BOUNDS = "out_of_bounds"
-    INPUT_MODIFIED = "input_modified"
-    NOT_IMPLEMENTED = "not_implemented"
-    CUDA_ERROR = "cuda_error"
-    NO_DEVICE = "no_device"
-    NO_MEMORY = "no_memory"
-    TOO_LARGE = "too_large"
-    USAGE_ERROR = "usage_error"
-    LEAK = "leak"
-
-    # ---- what the grader makes of one run (a case's failure kind; evaluate.diagnose) ---------
-    # besides the harness statuses above (ok, not_implemented, wrong, out_of_bounds,
-    # input_modified, leak, no_device, no_memory keep their names)
-    RUNTIME_ERROR = "runtime_error"  # the harness's cuda_error
-    TIMEOUT = "timeout"
-    CRASH = "crash"
-    TAMPERED = "tampered"
-    ESCAPED = "escaped"
-    SANDBOX = "sandbox"
-    ERROR = "error"
-
-    # ---- one sanitizer run (evaluate.run_sanitizer): clean, errors, timeout, failed ----------
-    CLEAN = "clean"
-    ERRORS = "errors"
-
-    # ---- a part of a lab (sanitizer, speed) ----------------------------------------------------
-    NOT_RUN = "not run"
-    PASSED = "passed"
-    FAILED = "failed"
-    SKIPPED = "skipped"
-    NOT_GRADED = "not graded"
-    GRADED = "graded"  # also a lab's status, and a whole result's
-
-    # ---- a lab ---------------------------------------------------------------------------------
-    MISSING = "missing"
-    BUILD_FAILED = "build failed"
-    STATIC_CHECK_FAILED = "static check failed"
-    LAB_NOT_IMPLEMENTED = "not implemented"
-
-    # ---- a whole result: the grader, not the submission, failed -----------------------------
-    INFRASTRUCTURE_ERROR = "infrastructure error"
-    GRADER_ERROR = "grader error"
+class _TextEnum(str, enum.Enum):
+    """A str-valued enum whose members print as their text."""
 
     __str__ = str.__str__
     __format__ = str.__format__
 
 
-# The harness's statuses in common/check.c's order (STATUS_NAMES), for the contract check.
-HARNESS_STATUSES = (Status.OK, Status.WRONG, Status.OUT_OF_BOUNDS, Status.INPUT_MODIFIED,
-                    Status.NOT_IMPLEMENTED, Status.CUDA_ERROR, Status.NO_DEVICE, Status.NO_MEMORY,
-                    Status.TOO_LARGE, Status.USAGE_ERROR, Status.LEAK)
+# ---- the harness's own statuses, as the harness prints them: not spelled here but read from
+# common/contract.json (contract.STATUSES), in the contract's order; each member is the status in
+# capitals (Status.WRONG == "wrong", Status.USAGE_ERROR == "usage_error").
+_HARNESS = [(name.upper(), name) for name in contract.STATUSES]
+
+# ---- the grader's own statuses ---------------------------------------------------------------
+_GRADER = [
+    # what the grader makes of one run (a case's failure kind; evaluate.diagnose), besides the
+    # harness statuses (ok, not_implemented, wrong, out_of_bounds, input_modified, leak,
+    # no_device, no_memory keep their names)
+    ("RUNTIME_ERROR", "runtime_error"),  # the harness's cuda_error
+    ("TIMEOUT", "timeout"),
+    ("CRASH", "crash"),
+    ("TAMPERED", "tampered"),
+    ("ESCAPED", "escaped"),
+    ("SANDBOX", "sandbox"),
+    ("ERROR", "error"),
+    # one sanitizer run (evaluate.run_sanitizer): clean, errors, timeout, failed
+    ("CLEAN", "clean"),
+    ("ERRORS", "errors"),
+    # a part of a lab (sanitizer, speed)
+    ("NOT_RUN", "not run"),
+    ("PASSED", "passed"),
+    ("FAILED", "failed"),
+    ("SKIPPED", "skipped"),
+    ("NOT_GRADED", "not graded"),
+    ("GRADED", "graded"),  # also a lab's status, and a whole result's
+    # a lab
+    ("MISSING", "missing"),
+    ("BUILD_FAILED", "build failed"),
+    ("STATIC_CHECK_FAILED", "static check failed"),
+    ("LAB_NOT_IMPLEMENTED", "not implemented"),
+    # a whole result: the grader, not the submission, failed
+    ("INFRASTRUCTURE_ERROR", "infrastructure error"),
+    ("GRADER_ERROR", "grader error"),
+]
+
+# What a run, a part or a lab came to. A member compares equal to its text.
+Status = _TextEnum("Status", _HARNESS + _GRADER, module=__name__)
+
+# The harness's statuses in the contract's order.
+HARNESS_STATUSES = tuple(Status(name) for name in contract.STATUSES)
 
 # A lab that ended before it was graded: every part scores 0, and the outputs show no cases.
 STOPPED = (Status.MISSING, Status.BUILD_FAILED, Status.STATIC_CHECK_FAILED, Status.LAB_NOT_IMPLEMENTED)
