@@ -25,8 +25,8 @@
 #include <string.h>
 
 enum op { OP_SHFL, OP_UP, OP_DOWN, OP_XOR, OP_BALLOT, OP_ANY, OP_ALL };
-static const char *const OP_NAMES[] = {"__shfl_sync", "__shfl_up_sync", "__shfl_down_sync",
-                                       "__shfl_xor_sync", "__ballot_sync", "__any_sync",
+static const char *const OP_NAMES[] = {"__shfl_sync",     "__shfl_up_sync", "__shfl_down_sync",
+                                       "__shfl_xor_sync", "__ballot_sync",  "__any_sync",
                                        "__all_sync"};
 
 #define MAX_THREADS 64
@@ -44,13 +44,27 @@ __global__ void warp_kernel(int op, unsigned mask, const int *arg, int width, in
     }
     int r = 0;
     switch (op) {
-    case OP_SHFL: r = __shfl_sync(mask, v, arg[t], width); break;
-    case OP_UP: r = __shfl_up_sync(mask, v, (unsigned)arg[t], width); break;
-    case OP_DOWN: r = __shfl_down_sync(mask, v, (unsigned)arg[t], width); break;
-    case OP_XOR: r = __shfl_xor_sync(mask, v, arg[t], width); break;
-    case OP_BALLOT: r = (int)__ballot_sync(mask, arg[t]); break;
-    case OP_ANY: r = __any_sync(mask, arg[t]); break;
-    case OP_ALL: r = __all_sync(mask, arg[t]); break;
+    case OP_SHFL:
+        r = __shfl_sync(mask, v, arg[t], width);
+        break;
+    case OP_UP:
+        r = __shfl_up_sync(mask, v, (unsigned)arg[t], width);
+        break;
+    case OP_DOWN:
+        r = __shfl_down_sync(mask, v, (unsigned)arg[t], width);
+        break;
+    case OP_XOR:
+        r = __shfl_xor_sync(mask, v, arg[t], width);
+        break;
+    case OP_BALLOT:
+        r = (int)__ballot_sync(mask, arg[t]);
+        break;
+    case OP_ANY:
+        r = __any_sync(mask, arg[t]);
+        break;
+    case OP_ALL:
+        r = __all_sync(mask, arg[t]);
+        break;
     }
     out[t] = r;
 }
@@ -62,10 +76,18 @@ static int model_source(int op, int t, int arg, int width, unsigned mask, int th
     const int seg_first = lane / width * width, seg_end = seg_first + width;
     int src = lane;
     switch (op) {
-    case OP_SHFL: src = seg_first + ((arg % width) + width) % width; break;
-    case OP_UP: src = lane - arg >= seg_first ? lane - arg : lane; break;
-    case OP_DOWN: src = lane + arg < seg_end ? lane + arg : lane; break;
-    case OP_XOR: src = (lane ^ arg) < seg_end ? (lane ^ arg) : lane; break;
+    case OP_SHFL:
+        src = seg_first + ((arg % width) + width) % width;
+        break;
+    case OP_UP:
+        src = lane - arg >= seg_first ? lane - arg : lane;
+        break;
+    case OP_DOWN:
+        src = lane + arg < seg_end ? lane + arg : lane;
+        break;
+    case OP_XOR:
+        src = (lane ^ arg) < seg_end ? (lane ^ arg) : lane;
+        break;
     }
     if (!((mask >> src) & 1u) || warp + src >= threads)
         src = lane; /* undefined in CUDA; CPU mode's choice: the lane's own value */
@@ -95,11 +117,13 @@ static int check(int op, unsigned mask, const int *arg, int width, int threads)
     int *d_arg, *d_out, out[MAX_THREADS];
     cr_assert_eq(cudaMalloc((void **)&d_arg, threads * sizeof(int)), cudaSuccess);
     cr_assert_eq(cudaMalloc((void **)&d_out, threads * sizeof(int)), cudaSuccess);
-    cr_assert_eq(cudaMemcpy(d_arg, arg, threads * sizeof(int), cudaMemcpyHostToDevice), cudaSuccess);
+    cr_assert_eq(cudaMemcpy(d_arg, arg, threads * sizeof(int), cudaMemcpyHostToDevice),
+                 cudaSuccess);
     warp_kernel<<<1, threads>>>(op, mask, d_arg, width, d_out);
     cudaError_t err = cudaGetLastError();
     cr_assert_eq(err, cudaSuccess, "%s: %s", OP_NAMES[op], cudaGetErrorString(err));
-    cr_assert_eq(cudaMemcpy(out, d_out, threads * sizeof(int), cudaMemcpyDeviceToHost), cudaSuccess);
+    cr_assert_eq(cudaMemcpy(out, d_out, threads * sizeof(int), cudaMemcpyDeviceToHost),
+                 cudaSuccess);
     cudaFree(d_arg);
     cudaFree(d_out);
     int wrong = 0;
@@ -110,7 +134,8 @@ static int check(int op, unsigned mask, const int *arg, int width, int threads)
                                    : 1000 + model_source(op, t, arg[t], width, mask, threads);
         if (out[t] != want && wrong++ < 8)
             cr_log_error("%s, mask 0x%08x, width %d, %d threads: thread %d (argument %d) got %d, "
-                         "expected %d", OP_NAMES[op], mask, width, threads, t, arg[t], out[t], want);
+                         "expected %d",
+                         OP_NAMES[op], mask, width, threads, t, arg[t], out[t], want);
     }
     return wrong;
 }
@@ -123,8 +148,8 @@ static void check_all_widths(int op, unsigned mask, int threads)
     for (int width = 1; width <= 32; width *= 2) {
         for (int t = 0; t < threads; t++)
             arg[t] = op == OP_SHFL ? (t * 7 + 3) % 45 - 6 : (t * 5 + width) % 32;
-        cr_expect_eq(check(op, mask, arg, width, threads), 0, "%s, mask 0x%08x, width %d, %d threads",
-                     OP_NAMES[op], mask, width, threads);
+        cr_expect_eq(check(op, mask, arg, width, threads), 0,
+                     "%s, mask 0x%08x, width %d, %d threads", OP_NAMES[op], mask, width, threads);
     }
 }
 
@@ -135,39 +160,46 @@ Test(warp, shfl, .description = "__shfl_sync: source lane modulo width, within t
     check_all_widths(OP_SHFL, 0xffffffffu, 64);
 }
 
-Test(warp, shfl_up, .description = "__shfl_up_sync: the first delta lanes of a segment keep their value")
+Test(warp, shfl_up,
+     .description = "__shfl_up_sync: the first delta lanes of a segment keep their value")
 {
     check_all_widths(OP_UP, 0xffffffffu, 64);
 }
 
-Test(warp, shfl_down, .description = "__shfl_down_sync: the last delta lanes of a segment keep their value")
+Test(warp, shfl_down,
+     .description = "__shfl_down_sync: the last delta lanes of a segment keep their value")
 {
     check_all_widths(OP_DOWN, 0xffffffffu, 64);
 }
 
-Test(warp, shfl_xor, .description = "__shfl_xor_sync: earlier segments readable, later ones give the own value")
+Test(warp, shfl_xor,
+     .description = "__shfl_xor_sync: earlier segments readable, later ones give the own value")
 {
     check_all_widths(OP_XOR, 0xffffffffu, 64);
-    /* width 8, lane mask 8: lanes 0..7 would read 8..15 (later: own value), lanes 8..15 read 0..7 */
+    /* width 8, lane mask 8: lanes 0..7 would read 8..15 (later: own value), lanes 8..15 read 0..7
+     */
     int arg[32];
     for (int t = 0; t < 32; t++)
         arg[t] = 8;
     cr_expect_eq(check(OP_XOR, 0xffffffffu, arg, 8, 32), 0);
 }
 
-Test(warp, partial_mask, .description = "lanes outside the mask: not run; reading one gives the own value")
+Test(warp, partial_mask,
+     .description = "lanes outside the mask: not run; reading one gives the own value")
 {
     for (int op = OP_SHFL; op <= OP_XOR; op++)
         check_all_widths(op, 0x0f0ff0f5u, 64);
 }
 
-Test(warp, partial_warp, .description = "a block of 48: the last warp's 16 missing lanes read as the own value")
+Test(warp, partial_warp,
+     .description = "a block of 48: the last warp's 16 missing lanes read as the own value")
 {
     for (int op = OP_SHFL; op <= OP_XOR; op++)
         check_all_widths(op, 0xffffffffu, 48);
 }
 
-Test(warp, votes, .description = "__ballot_sync, __any_sync, __all_sync over full and partial masks")
+Test(warp, votes,
+     .description = "__ballot_sync, __any_sync, __all_sync over full and partial masks")
 {
     int pred[MAX_THREADS];
     const unsigned masks[] = {0xffffffffu, 0x0f0ff0f5u, 0x00000001u};
@@ -176,13 +208,16 @@ Test(warp, votes, .description = "__ballot_sync, __any_sync, __all_sync over ful
             pred[t] = pattern == 0 ? (t * 13) % 5 == 0 : pattern == 1 ? 1 : (t % 32 == 17 ? 9 : 0);
         for (int m = 0; m < 3; m++)
             for (int op = OP_BALLOT; op <= OP_ALL; op++) {
-                cr_expect_eq(check(op, masks[m], pred, 32, 64), 0, "%s, pattern %d", OP_NAMES[op], pattern);
-                cr_expect_eq(check(op, masks[m], pred, 32, 48), 0, "%s, pattern %d", OP_NAMES[op], pattern);
+                cr_expect_eq(check(op, masks[m], pred, 32, 64), 0, "%s, pattern %d", OP_NAMES[op],
+                             pattern);
+                cr_expect_eq(check(op, masks[m], pred, 32, 48), 0, "%s, pattern %d", OP_NAMES[op],
+                             pattern);
             }
     }
 }
 
-/* ---- misuse: reported as a kernel error naming the place ---------------------------------------- */
+/* ---- misuse: reported as a kernel error naming the place ----------------------------------------
+ */
 
 __global__ void bad_width_kernel(int *out)
 {
@@ -191,7 +226,8 @@ __global__ void bad_width_kernel(int *out)
 
 __global__ void mask_without_caller_kernel(int *out)
 {
-    out[threadIdx.x] = __shfl_sync(0x0000ffffu, (int)threadIdx.x, 0); /* lanes 16..31 are not in it */
+    out[threadIdx.x] =
+        __shfl_sync(0x0000ffffu, (int)threadIdx.x, 0); /* lanes 16..31 are not in it */
 }
 
 __global__ void different_ops_kernel(int *out)
@@ -243,14 +279,17 @@ Test(warp_misuse, lanes_at_different_operations)
 {
     const char *report;
     cr_assert_eq(launch_misuse(different_ops_kernel, &report), cudaErrorIllegalInstruction);
-    cr_expect(strstr(report, "lanes of warp 0 meet at different warp operations") != NULL, "%s", report);
+    cr_expect(strstr(report, "lanes of warp 0 meet at different warp operations") != NULL, "%s",
+              report);
 }
 
 Test(warp_misuse, lanes_with_different_masks)
 {
     const char *report;
     cr_assert_eq(launch_misuse(different_masks_kernel, &report), cudaErrorLaunchFailure);
-    cr_expect(strstr(report, "a warp operation (mask 0xffffffff) at test_cpu_warp.cu:") != NULL, "%s", report);
+    cr_expect(strstr(report, "a warp operation (mask 0xffffffff) at test_cpu_warp.cu:") != NULL,
+              "%s", report);
     cr_expect(strstr(report, "threads 0..15 wait, threads 16..31 wait elsewhere (divergent warp "
-                             "operations)") != NULL, "%s", report);
+                             "operations)") != NULL,
+              "%s", report);
 }

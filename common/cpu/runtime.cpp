@@ -411,7 +411,8 @@ void report_fault()
     } else {
         char where_buf[400];
         describe_address(addr, where_buf, sizeof(where_buf));
-        snprintf(what, sizeof(what), "out-of-bounds global memory %s at %s", g_fault.access, where_buf);
+        snprintf(what, sizeof(what), "out-of-bounds global memory %s at %s", g_fault.access,
+                 where_buf);
     }
     thread_error(cudaErrorIllegalAddress, what);
 }
@@ -732,7 +733,7 @@ void check_padding()
     }
 }
 
-/* ---- warp operations -------------------------------------------------------------------------- */
+/* ---- warp operations --------------------------------------------------------------------- */
 
 using namespace lab_cpu; /* the warp_kind names, loop_point() */
 
@@ -740,7 +741,8 @@ using namespace lab_cpu; /* the warp_kind names, loop_point() */
 fiber *running_fiber(const char *what, const char *file, int line)
 {
     if (!g_cur) {
-        fprintf(stderr, "CPU mode: %s called outside a kernel at %s\n", what, where(file, line).c_str());
+        fprintf(stderr, "CPU mode: %s called outside a kernel at %s\n", what,
+                where(file, line).c_str());
         fatal_exit();
     }
     return g_cur;
@@ -818,7 +820,8 @@ unsigned gather_ballot(const fiber *f, int base, unsigned group, const char *fil
             char what[300];
             snprintf(what, sizeof(what),
                      "lanes of warp %d meet at different warp operations: lane %d at %s, lane %d at %s",
-                     base / 32, f->linear & 31, where(file, line).c_str(), l, where(g->file, g->line).c_str());
+                     base / 32, f->linear & 31, where(file, line).c_str(), l,
+                     where(g->file, g->line).c_str());
             fiber_error(cudaErrorIllegalInstruction, what);
         }
         if (g->wval)
@@ -850,7 +853,7 @@ void complete_warp_op(const fiber *f, int base, unsigned group, unsigned ballot)
         default: {
             int src = shuffle_source(f->wkind, l, g->warg, g->wwidth);
             if (!((group >> src) & 1u))
-                src = l; /* a lane outside the mask: undefined on a GPU; the lane's own value here */
+                src = l; /* outside the mask: undefined on a GPU; the lane's own value here */
             g->wres = g_fibers[base + src]->wval;
         }
         }
@@ -971,7 +974,7 @@ void thread_fence() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 
 } /* namespace lab_cpu */
 
-/* ---- launches ---------------------------------------------------------------------------------- */
+/* ---- launches ---------------------------------------------------------------------------- */
 
 namespace {
 
@@ -987,7 +990,8 @@ void print_seed_once()
 }
 
 /* A launch a GPU would refuse: says why on stderr, sets the error a GPU gives, returns false. */
-bool launch_ok(const char *name, const char *file, int line, const void *fn, const lab_cpu::launch_config &cfg)
+bool launch_ok(const char *name, const char *file, int line, const void *fn,
+               const lab_cpu::launch_config &cfg)
 {
     const unsigned long long threads = (unsigned long long)cfg.block.x * cfg.block.y * cfg.block.z;
     const unsigned long long blocks = (unsigned long long)cfg.grid.x * cfg.grid.y * cfg.grid.z;

@@ -1,7 +1,7 @@
 /* extern_shared_oob.cu — Kogge-Stone in dynamic shared memory (extern __shared__, one int per
  * thread) whose thread 0 reads the tile's total from s[FIXTURE_TILE], one past the end, instead of
- * s[FIXTURE_TILE - 1]. CPU mode checks every subscript of the launch's dynamic shared memory against its size,
- * as for a static array, and names kernel, block, thread and index. */
+ * s[FIXTURE_TILE - 1]. CPU mode checks every subscript of the launch's dynamic shared memory
+ * against its size, as for a static array, and names kernel, block, thread and index. */
 #define FIXTURE_ID "fixture_extern_shared_oob"
 #define FIXTURE_SUMMARY "Kogge-Stone reading one past its dynamic shared memory"
 #include "lab.h"

@@ -6,7 +6,8 @@
 #define FIXTURE_ID "fixture_memset_past_buffer"
 #define FIXTURE_SUMMARY "cudaMemset past the end of the output"
 #include "lab.h"
-#define FIXTURE_HOST_HOOK() CUDA_CHECK(cudaMemset(d_out, 0, (size_t)1 << 20)) /* BUG: n * sizeof(int) */
+/* BUG: n * sizeof(int) bytes */
+#define FIXTURE_HOST_HOOK() CUDA_CHECK(cudaMemset(d_out, 0, (size_t)1 << 20))
 
 #define FIXTURE_TILE 256
 __global__ void fixture_kernel(const int *in, int *out, int *tile_sums, size_t n)
