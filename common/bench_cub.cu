@@ -27,7 +27,8 @@
 
 /* The anchor's own descriptor, only so the report has a name and a shape. */
 static const lab_info CUB_ANCHOR = {
-    "cub", "CUB DeviceScan::InclusiveSum", LAB_WHOLE, SCAN_INCLUSIVE, 0, 0, (size_t)1 << 26, 0, NULL,
+    "cub", "CUB DeviceScan::InclusiveSum", LAB_WHOLE, SCAN_INCLUSIVE, 0, 0, (size_t)1 << 26, 0,
+    NULL,
 };
 
 static lab_report g_report;
@@ -109,8 +110,9 @@ static int rig_alloc(cub_rig *g, const lab_options *o, lab_report *r)
     double need = 2.0 * (double)n * sizeof(int) + (double)g->tmp_bytes + (double)g->flush_bytes;
     if (need > (double)free_b) {
         r->status = ST_NO_MEMORY;
-        snprintf(r->message, sizeof(r->message), "n=%zu needs %.2f GB of device memory, only %.2f GB is free",
-                 n, need / 1e9, (double)free_b / 1e9);
+        snprintf(r->message, sizeof(r->message),
+                 "n=%zu needs %.2f GB of device memory, only %.2f GB is free", n, need / 1e9,
+                 (double)free_b / 1e9);
         return -1;
     }
     g->h_in = (int *)malloc(n * sizeof(int));
@@ -227,9 +229,10 @@ int main(int argc, char **argv)
         return LAB_EXIT_USAGE;
     }
     if (o.help) {
-        printf("usage: %s [--n N] [--reps R] [--warmup W] [--seed S] [--dist D] [--json]\n"
-               "CUB DeviceScan::InclusiveSum on int32, timed like a lab (see common/bench_cub.cu)\n",
-               prog);
+        printf(
+            "usage: %s [--n N] [--reps R] [--warmup W] [--seed S] [--dist D] [--json]\n"
+            "CUB DeviceScan::InclusiveSum on int32, timed like a lab (see common/bench_cub.cu)\n",
+            prog);
         return LAB_EXIT_OK;
     }
     if (o.list || o.variant) {

@@ -34,24 +34,24 @@ extern void (*lab_cuda_fail_hook)(const char *what, cudaError_t err);
 }
 #endif
 
-#define CUDA_CHECK(call)                                                                  \
-    do {                                                                                  \
-        cudaError_t cuda_check_err_ = (call);                                             \
-        if (cuda_check_err_ != cudaSuccess)                                               \
-            lab_cuda_fail(__FILE__, __LINE__, #call, cuda_check_err_);                    \
+#define CUDA_CHECK(call)                                                                           \
+    do {                                                                                           \
+        cudaError_t cuda_check_err_ = (call);                                                      \
+        if (cuda_check_err_ != cudaSuccess)                                                        \
+            lab_cuda_fail(__FILE__, __LINE__, #call, cuda_check_err_);                             \
     } while (0)
 
 #ifdef LAB_DEBUG_SYNC
-#define LAUNCH_CHECK()                                                                    \
-    do {                                                                                  \
-        CUDA_CHECK(cudaGetLastError());                                                   \
-        CUDA_CHECK(cudaDeviceSynchronize());                                              \
+#define LAUNCH_CHECK()                                                                             \
+    do {                                                                                           \
+        CUDA_CHECK(cudaGetLastError());                                                            \
+        CUDA_CHECK(cudaDeviceSynchronize());                                                       \
     } while (0)
 #else
 #define LAUNCH_CHECK() CUDA_CHECK(cudaGetLastError())
 #endif
 
 /* Number of blocks of size b that cover n items. */
-#define CEIL_DIV(n, b) (((n) + (b) - 1) / (b))
+#define CEIL_DIV(n, b) (((n) + (b)-1) / (b))
 
 #endif /* SCAN_CUDA_CHECK_H */

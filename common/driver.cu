@@ -79,7 +79,8 @@ extern "C" void ref_exclusive_scan_inplace(int *d_data, size_t m, void *d_temp)
     ref_block_scan_kernel<<<(unsigned)blocks, REF_THREADS>>>(d_data, d_sums, m);
     LAUNCH_CHECK();
     if (blocks > 1) {
-        ref_exclusive_scan_inplace(d_sums, blocks, (char *)d_temp + lab_align256(blocks * sizeof(int)));
+        ref_exclusive_scan_inplace(d_sums, blocks,
+                                   (char *)d_temp + lab_align256(blocks * sizeof(int)));
         const size_t rest = m - REF_TILE;
         ref_block_add_kernel<<<(unsigned)CEIL_DIV(rest, (size_t)REF_THREADS), REF_THREADS>>>(
             d_data, d_sums, m);

@@ -125,9 +125,10 @@ static lab_status check_leak(size_t count_after_first, size_t bytes_after_first,
         return ST_OK;
     r->status = ST_LEAK;
     const size_t leaked = g_live_count - count_after_first;
-    report_msg(r, "device memory leak: in the %d call%s after the first, the lab's code allocated "
-                  "%zu buffer%s (%zu bytes) with cudaMalloc that it never freed (free what each call "
-                  "allocates, or use the scratch the harness passes in)",
+    report_msg(r,
+               "device memory leak: in the %d call%s after the first, the lab's code allocated "
+               "%zu buffer%s (%zu bytes) with cudaMalloc that it never freed (free what each call "
+               "allocates, or use the scratch the harness passes in)",
                calls - 1, calls - 1 == 1 ? "" : "s", leaked, leaked == 1 ? "" : "s",
                g_live_bytes - bytes_after_first);
     return r->status;
@@ -195,7 +196,8 @@ static int shifted_ref(const int *h_ref, size_t i, unsigned c, scan_type type)
 }
 
 /* Index of the first wrong output element, or n. */
-static size_t first_bad_output(const int *out, const int *h_ref, size_t n, unsigned c, scan_type type)
+static size_t first_bad_output(const int *out, const int *h_ref, size_t n, unsigned c,
+                               scan_type type)
 {
     if (c == 0)
         return lab_first_mismatch(out, h_ref, n);
@@ -238,20 +240,23 @@ static lab_status report_verdict(const lab_info *lab, const lab_call_verdict *v,
         report_msg(r, "out[%lld] expected %lld, got %lld%s (n=%zu, %s scan%s)", v->out, v->expected,
                    v->got, v->got == LAB_POISON ? " (never written)" : "", n,
                    lab_scan_type_name(lab->type),
-                   lab->shape == LAB_TILE && (size_t)v->out >= lab->tile ? ", past the first tile" : "");
+                   lab->shape == LAB_TILE && (size_t)v->out >= lab->tile ? ", past the first tile"
+                                                                         : "");
     } else if (v->sum >= 0) {
         const size_t first = (size_t)v->sum * lab->tile;
         const size_t last = (first + lab->tile < n ? first + lab->tile : n) - 1;
         r->status = ST_WRONG;
-        report_msg(r, "tile_sums[%lld] expected %lld, got %lld%s: the total of tile %lld "
-                      "(elements %zu..%zu) (n=%zu)", v->sum, v->expected, v->got,
-                   v->got == LAB_POISON ? " (never written)" : "", v->sum, first, last, n);
+        report_msg(r,
+                   "tile_sums[%lld] expected %lld, got %lld%s: the total of tile %lld "
+                   "(elements %zu..%zu) (n=%zu)",
+                   v->sum, v->expected, v->got, v->got == LAB_POISON ? " (never written)" : "",
+                   v->sum, first, last, n);
         return r->status;
     } else {
         return ST_OK;
     }
     r->has_mismatch = 1;
-    r->mismatch_index = v->out_front >= 0 ? -v->out_front
+    r->mismatch_index = v->out_front >= 0  ? -v->out_front
                         : v->out_back >= 0 ? (long long)n + v->out_back
                         : v->in >= 0       ? v->in
                                            : v->out;
@@ -506,14 +511,14 @@ static double event_ms(cudaEvent_t a, cudaEvent_t b)
 /* Everything a device run allocates once, sized for its largest n. */
 typedef struct {
     size_t cap, words;
-    int *d_in, *d_out;      /* guarded buffers, layout_words(cap) each */
-    void *d_scratch;        /* the lab's scratch (tile labs: tile totals, then the carries' temp) */
+    int *d_in, *d_out; /* guarded buffers, layout_words(cap) each */
+    void *d_scratch;   /* the lab's scratch (tile labs: tile totals, then the carries' temp) */
     size_t scratch_bytes;
-    size_t scratch_n;       /* the n the scratch was last zeroed for */
-    void *d_verify;         /* verify.cu's temp */
-    uint64_t *d_seed;       /* the seed of the call's input, on the device only */
-    int *d_sums;            /* tile labs: the tile totals as the lab wrote them */
-    void *d_flush;          /* written before each call so no call starts with a warm L2 */
+    size_t scratch_n; /* the n the scratch was last zeroed for */
+    void *d_verify;   /* verify.cu's temp */
+    uint64_t *d_seed; /* the seed of the call's input, on the device only */
+    int *d_sums;      /* tile labs: the tile totals as the lab wrote them */
+    void *d_flush;    /* written before each call so no call starts with a warm L2 */
     size_t flush_bytes;
     cudaEvent_t ev[3];
     int *h_in, *h_out, *h_sums; /* call 0's buffers read back */
@@ -658,7 +663,8 @@ static lab_status call_device(device_rig *g, const lab_info *lab, const lab_vari
     }
     if (lab->shape == LAB_TILE && n) { /* keep the totals, then the harness's carries */
         const size_t tiles = CEIL_DIV(n, lab->tile);
-        CUDA_CHECK(cudaMemcpy(g->d_sums, g->d_scratch, tiles * sizeof(int), cudaMemcpyDeviceToDevice));
+        CUDA_CHECK(
+            cudaMemcpy(g->d_sums, g->d_scratch, tiles * sizeof(int), cudaMemcpyDeviceToDevice));
         lab_device_carries(lab, d_out, n, g->d_scratch);
     }
     CUDA_CHECK(cudaEventRecord(g->ev[2], 0));
@@ -748,14 +754,17 @@ static lab_status refuse_case(const lab_info *lab, const lab_options *o, size_t 
     char why[200];
     if (lab->max_n && cap > lab->max_n && !o->force) {
         r->status = ST_TOO_LARGE;
-        report_msg(r, "n=%zu is over this lab's practical limit of %zu; pass --force to run it anyway",
+        report_msg(r,
+                   "n=%zu is over this lab's practical limit of %zu; pass --force to run it anyway",
                    cap, lab->max_n);
         return r->status;
     }
     if (lab->shape != LAB_HOST && !lab_have_device(why, sizeof(why))) {
         r->status = ST_NO_DEVICE;
-        report_msg(r, "%s (no GPU here? CPU=1, e.g. make run LAB=%.2s CPU=1, runs the lab on the "
-                      "CPU for correctness)", why, lab->id);
+        report_msg(r,
+                   "%s (no GPU here? CPU=1, e.g. make run LAB=%.2s CPU=1, runs the lab on the "
+                   "CPU for correctness)",
+                   why, lab->id);
         return r->status;
     }
     /* host copies: input, reference, and the guarded buffers read back */
@@ -810,7 +819,7 @@ out_free:
 
 static lab_report *g_report; /* what lab_cuda_fail reports through, once started */
 static int g_json;
-static FILE *g_report_out;   /* stdout, or the grader's private channel (--report-fd) */
+static FILE *g_report_out; /* stdout, or the grader's private channel (--report-fd) */
 
 /* 1 from just before the lab's code runs until the report is out. The process must not end in
  * that window except through the harness: lab code that calls exit() (after printing a result
@@ -902,7 +911,8 @@ static int read_grader_case(const char *prog, char **args, int max_args, char *l
     args[argc++] = (char *)prog;
     char *save = NULL;
     for (char *tok = strtok_r(line, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
-        if (argc == max_args - 1 || strcmp(tok, "--grader") == 0 || strncmp(tok, "--report-fd", 11) == 0) {
+        if (argc == max_args - 1 || strcmp(tok, "--grader") == 0 ||
+            strncmp(tok, "--report-fd", 11) == 0) {
             snprintf(err, errlen, "--grader: bad case on standard input ('%s')", tok);
             return -1;
         }
@@ -938,7 +948,8 @@ static int lab_info_ok(const lab_info *lab, char *why, size_t whylen)
     for (int i = 0; i < lab->n_variants; i++) {
         const lab_variant *v = &lab->variants[i];
         if (!v->name || (lab->shape == LAB_TILE ? !v->scan_tiles : !v->scan)) {
-            snprintf(why, whylen, "variant %d has no name or no entry point for this lab's shape", i);
+            snprintf(why, whylen, "variant %d has no name or no entry point for this lab's shape",
+                     i);
             return 0;
         }
     }
@@ -971,7 +982,8 @@ static int read_options(int argc, char **argv, const char *prog, lab_options *o)
     const int grader = argc == 2 && strcmp(argv[1], "--grader") == 0;
 
     if (grader) {
-        argc = read_grader_case(prog, case_args, 64, case_line, sizeof(case_line), err, sizeof(err));
+        argc =
+            read_grader_case(prog, case_args, 64, case_line, sizeof(case_line), err, sizeof(err));
         argv = case_args;
         report_fd = STDIN_FILENO;
         ok = argc >= 0;

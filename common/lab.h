@@ -73,11 +73,11 @@ typedef size_t (*lab_temp_fn)(size_t n);
 
 /* One way of computing the lab's scan; variants[0] is the default, the one the grader times. */
 typedef struct {
-    const char *name;    /* short, for --variant: "double_buffer" */
-    const char *summary; /* one line for --list */
-    lab_scan_fn scan;        /* LAB_HOST, LAB_WHOLE */
-    lab_tile_fn scan_tiles;  /* LAB_TILE */
-    lab_temp_fn temp_bytes;  /* optional (NULL: no scratch) */
+    const char *name;       /* short, for --variant: "double_buffer" */
+    const char *summary;    /* one line for --list */
+    lab_scan_fn scan;       /* LAB_HOST, LAB_WHOLE */
+    lab_tile_fn scan_tiles; /* LAB_TILE */
+    lab_temp_fn temp_bytes; /* optional (NULL: no scratch) */
 } lab_variant;
 
 /* The description of one lab: `const lab_info LAB`, defined in common/labs/NN_name.c. */

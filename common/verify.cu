@@ -75,7 +75,7 @@ extern "C" void lab_gen_input(int *d_base, size_t front, size_t n, size_t back, 
     set_seed_kernel<<<1, 1>>>(d_seed, seed, secret);
     LAUNCH_CHECK();
     gen_input_kernel<<<verify_blocks(front + n + back), VERIFY_THREADS>>>(d_base, front, n, back,
-                                                                         dist, d_seed);
+                                                                          dist, d_seed);
     LAUNCH_CHECK();
 }
 
@@ -161,9 +161,8 @@ static long long field(const unsigned long long *h, int f)
 
 extern "C" int lab_verify_call(const int *d_in_base, const int *d_out_base, size_t front_in,
                                size_t front_out, size_t n, size_t back_in, size_t back_out,
-                               int dist, const uint64_t *d_seed, scan_type type,
-                               const int *d_sums, size_t tile, void *d_temp,
-                               lab_call_verdict *v)
+                               int dist, const uint64_t *d_seed, scan_type type, const int *d_sums,
+                               size_t tile, void *d_temp, lab_call_verdict *v)
 {
     unsigned long long *d_v = (unsigned long long *)d_temp, h[V_FIELDS];
     int *d_ref = (int *)((char *)d_temp + 256);
@@ -185,7 +184,7 @@ extern "C" int lab_verify_call(const int *d_in_base, const int *d_out_base, size
     if (d_sums && n) {
         const size_t tiles = CEIL_DIV(n, tile);
         check_sums_kernel<<<verify_blocks(tiles), VERIFY_THREADS>>>(d_sums, tiles, tile, n, d_ref,
-                                                                   d_in, d_v);
+                                                                    d_in, d_v);
         LAUNCH_CHECK();
     }
     CUDA_CHECK(cudaMemcpy(h, d_v, sizeof(h), cudaMemcpyDeviceToHost));

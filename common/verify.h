@@ -34,12 +34,13 @@ size_t lab_verify_temp_bytes(size_t n);
  * host): each field the first bad index, or -1 when none; expected and got belong to the first
  * field set, in the order of the fields (the order the harness reports them in). */
 typedef struct {
-    long long out_front;  /* front guard word of the output, counted back from out[0] (1 = out[-1]) */
-    long long out_back;   /* back guard word k: out[n + k] */
-    long long in_guard;   /* guard word around the input (index in the front guard, or n + k) */
-    long long in;         /* input element that no longer holds what was generated */
-    long long out;        /* first wrong output element */
-    long long sum;        /* first wrong tile total (tile labs) */
+    long long
+        out_front;      /* front guard word of the output, counted back from out[0] (1 = out[-1]) */
+    long long out_back; /* back guard word k: out[n + k] */
+    long long in_guard; /* guard word around the input (index in the front guard, or n + k) */
+    long long in;       /* input element that no longer holds what was generated */
+    long long out;      /* first wrong output element */
+    long long sum;      /* first wrong tile total (tile labs) */
     /* values at the first bad index, for the message */
     long long expected, got;
 } lab_call_verdict;

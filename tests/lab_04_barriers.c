@@ -134,8 +134,7 @@ static void check_variant(int v)
 
 TestSuite(brent_kung_barriers, .timeout = 300);
 
-Test(brent_kung_barriers, brent_kung,
-     .description = "right with its barriers, caught without them")
+Test(brent_kung_barriers, brent_kung, .description = "right with its barriers, caught without them")
 {
     need_device();
     check_variant(lab_find_variant(&LAB, "brent_kung"));

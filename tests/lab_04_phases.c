@@ -64,8 +64,8 @@ static void run_phase(int phase, const unsigned *state, const unsigned *want, co
     CUDA_CHECK(cudaMemcpy(h_got, d_out, words * sizeof(int), cudaMemcpyDeviceToHost));
     for (size_t k = 0; k < TILES; k++) {
         size_t bad = lab_first_mismatch(h_got + k * T, (const int *)want + k * T, T);
-        cr_expect(bad == T, "%s, block %zu of %d (%zu words): shared word %zu expected %d, got %d", what,
-                  k, TILES, T, bad, bad < T ? (int)want[k * T + bad] : 0,
+        cr_expect(bad == T, "%s, block %zu of %d (%zu words): shared word %zu expected %d, got %d",
+                  what, k, TILES, T, bad, bad < T ? (int)want[k * T + bad] : 0,
                   bad < T ? h_got[k * T + bad] : 0);
     }
     cudaFree(d_out);
@@ -124,7 +124,8 @@ Test(brent_kung_phases, reduction_tree,
 }
 
 Test(brent_kung_phases, reverse_tree,
-     .description = "bk_reverse_tree alone, from the model's reduced state, gives the inclusive scan")
+     .description =
+         "bk_reverse_tree alone, from the model's reduced state, gives the inclusive scan")
 {
     need_device();
     for (uint64_t seed = lab_test_seed(); seed < lab_test_seed() + 2; seed++) {

@@ -134,7 +134,8 @@ static void check_variant(int v)
 
 TestSuite(blelloch_barriers, .timeout = 300);
 
-Test(blelloch_barriers, padded, .description = "padded: right with its barriers, caught without them")
+Test(blelloch_barriers, padded,
+     .description = "padded: right with its barriers, caught without them")
 {
     need_device();
     check_variant(lab_find_variant(&LAB, "padded"));

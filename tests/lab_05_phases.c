@@ -162,8 +162,9 @@ Test(blelloch_phases, up_sweep_plain,
     check_up(lab_find_variant(&LAB, "plain"));
 }
 
-Test(blelloch_phases, down_sweep_padded,
-     .description = "padded layout: the down-sweep alone, from the model's state, matches the model")
+Test(
+    blelloch_phases, down_sweep_padded,
+    .description = "padded layout: the down-sweep alone, from the model's state, matches the model")
 {
     need_device();
     check_down(lab_find_variant(&LAB, "padded"));

@@ -115,7 +115,8 @@ static void check_tile_scan(int with_carries)
         if (with_carries) {
             /* no totals asked for: the totals array must be untouched */
             for (size_t t = 0; t < tiles; t++)
-                cr_expect_eq(h_sums[t], LAB_POISON, "tile scan with carries wrote tile_sums[%zu]", t);
+                cr_expect_eq(h_sums[t], LAB_POISON, "tile scan with carries wrote tile_sums[%zu]",
+                             t);
         }
         free(h_sums);
         free(h_out);
@@ -189,8 +190,9 @@ Test(phases07, add_back, .description = "out[i] += carries[i / tile - 1] past th
         for (size_t i = 0; i < n; i++) {
             int want = i < T ? h_out[i] : (int)((unsigned)h_out[i] + (unsigned)h_carry[i / T - 1]);
             if (got[i] != want) {
-                cr_expect_eq(got[i], want, "add-back n=%zu: out[%zu] (tile %zu) expected %d, got %d",
-                             n, i, i / T, want, got[i]);
+                cr_expect_eq(got[i], want,
+                             "add-back n=%zu: out[%zu] (tile %zu) expected %d, got %d", n, i, i / T,
+                             want, got[i]);
                 break;
             }
         }
@@ -235,8 +237,10 @@ static void check_scan_totals(int variant)
         size_t bad = lab_first_mismatch(got, want, m);
         cr_expect(bad == m, "%s scan of m=%zu (%s): out[%zu] (tile %zu) expected %d, got %d",
                   LAB.variants[variant].name, m,
-                  m <= T ? "one tile" : m <= T * T ? "two levels" : "three levels", bad, bad / T,
-                  bad < m ? want[bad] : 0, bad < m ? got[bad] : 0);
+                  m <= T       ? "one tile"
+                  : m <= T * T ? "two levels"
+                               : "three levels",
+                  bad, bad / T, bad < m ? want[bad] : 0, bad < m ? got[bad] : 0);
         cr_expect(lab_first_mismatch(in_back, h_in, m) == m, "scan of m=%zu modified its input", m);
         free(in_back);
         free(temp_back);
@@ -304,7 +308,8 @@ Test(phases07, unaligned_pointers, .description = "both variants on in + 1 and o
         int *got = fetch_checked(d_out, n + 3, "unaligned output");
         size_t bad = lab_first_mismatch(got + 3, want, n);
         cr_expect(bad == n, "%s unaligned n=%zu: out[%zu] expected %d, got %d",
-                  LAB.variants[v].name, n, bad, bad < n ? want[bad] : 0, bad < n ? got[3 + bad] : 0);
+                  LAB.variants[v].name, n, bad, bad < n ? want[bad] : 0,
+                  bad < n ? got[3 + bad] : 0);
         free(got);
         if (d_temp)
             cudaFree(d_temp);
@@ -324,7 +329,8 @@ Test(phases07, no_leak_over_thousands_of_calls, .description = "3000 calls per v
 {
     need_device();
 #ifdef LAB_CPU_MODE
-    cr_skip_test("CPU mode: 3000 calls at n = 2^26 would take hours on the CPU; the GPU run checks leaks");
+    cr_skip_test(
+        "CPU mode: 3000 calls at n = 2^26 would take hours on the CPU; the GPU run checks leaks");
 #endif
     const size_t T = lab_hook_tile(), n = 4 * T * T + 17; /* two levels of totals, 2^26 + 17 */
     const size_t slack = (size_t)64 << 20;

@@ -51,7 +51,12 @@ TestSuite(lookback, .timeout = 300);
 Test(lookback, many_seeds, .description = "sizes around 1..40 tiles, 16 seeds each")
 {
     need_device();
-    const size_t ns[] = {TILE - 1, TILE + 1, 2 * TILE, 31 * TILE + 17, 32 * TILE, 33 * TILE - 1,
+    const size_t ns[] = {TILE - 1,
+                         TILE + 1,
+                         2 * TILE,
+                         31 * TILE + 17,
+                         32 * TILE,
+                         33 * TILE - 1,
                          40 * TILE + TILE - 1};
     for (size_t k = 0; k < sizeof(ns) / sizeof(ns[0]); k++)
         for (uint64_t s = 0; s < 16; s++) {
@@ -71,8 +76,8 @@ Test(lookback, many_tiles, .description = "2^25 + 13 elements (thousands of tile
     for (size_t k = 0; k < sizeof(dists) / sizeof(dists[0]); k++) {
         lab_report r;
         int ok = lab_case_ok(&LAB, 0, n, dists[k], lab_test_seed() + 200 + k, &r);
-        cr_expect(ok, "n=%zu dist=%s: %s: %s", n, lab_dist_name(dists[k]), lab_status_name(r.status),
-                  r.message);
+        cr_expect(ok, "n=%zu dist=%s: %s: %s", n, lab_dist_name(dists[k]),
+                  lab_status_name(r.status), r.message);
     }
 }
 
@@ -175,7 +180,8 @@ Test(lookback, unaligned, .description = "input at +1 word, output at +3 words: 
     int *out = d_out + G + 3;
     CUDA_CHECK(cudaMemcpy(d_out, h_guard, G * sizeof(int), cudaMemcpyHostToDevice));
     CUDA_CHECK(cudaMemset(d_out + G, 0x7E, (n + 3) * sizeof(int)));
-    CUDA_CHECK(cudaMemcpy(d_out + G + 3 + n, h_guard, (G - 3) * sizeof(int), cudaMemcpyHostToDevice));
+    CUDA_CHECK(
+        cudaMemcpy(d_out + G + 3 + n, h_guard, (G - 3) * sizeof(int), cudaMemcpyHostToDevice));
     lab_result res = LAB.variants[0].scan(d_in + 1, out, n, d_temp);
     CUDA_CHECK(cudaGetLastError());
     CUDA_CHECK(cudaDeviceSynchronize());

@@ -104,8 +104,10 @@ int lab_expect_written(const lab_info *lab, int vi)
     lab_report r;
     if (probe(lab, vi, &r) != ST_NOT_IMPLEMENTED)
         return 1;
-    cr_expect(0, "%s/%s: not implemented: this variant still returns LAB_NOT_IMPLEMENTED (write its "
-              "TODO(student) parts)", lab->id, lab->variants[vi].name);
+    cr_expect(0,
+              "%s/%s: not implemented: this variant still returns LAB_NOT_IMPLEMENTED (write its "
+              "TODO(student) parts)",
+              lab->id, lab->variants[vi].name);
     return 0;
 }
 
@@ -115,13 +117,16 @@ void lab_expect_race_caught(const lab_info *lab, const char *variant, size_t n, 
     if (bad)
         return;
     if (lab_test_student_mode()) /* stderr, not cr_log_warn: a Criterion warning fails the run */
-        fprintf(stderr,
-                "[WARN] %s/%s n=%zu: built WITHOUT its barriers (tile_barrier<false>), your kernel "
-                "still gave the right answer in %d runs, so this test cannot check your barriers. If "
-                "you call __syncthreads() directly, call tile_barrier<SYNC>() instead, as the TODO "
-                "says. (A warning, not a failure.)\n",
-                lab->id, variant, n, runs);
+        fprintf(
+            stderr,
+            "[WARN] %s/%s n=%zu: built WITHOUT its barriers (tile_barrier<false>), your kernel "
+            "still gave the right answer in %d runs, so this test cannot check your barriers. If "
+            "you call __syncthreads() directly, call tile_barrier<SYNC>() instead, as the TODO "
+            "says. (A warning, not a failure.)\n",
+            lab->id, variant, n, runs);
     else
-        cr_expect(0, "%s/%s n=%zu: the build WITHOUT barriers gave the right answer in %d runs, so "
-                  "these tests could not catch a missing barrier", lab->id, variant, n, runs);
+        cr_expect(0,
+                  "%s/%s n=%zu: the build WITHOUT barriers gave the right answer in %d runs, so "
+                  "these tests could not catch a missing barrier",
+                  lab->id, variant, n, runs);
 }

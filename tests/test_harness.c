@@ -61,7 +61,10 @@ static lab_result skips_last(const int *in, int *out, size_t n, void *t)
 
 static lab_result not_written(const int *in, int *out, size_t n, void *t)
 {
-    (void)in; (void)out; (void)n; (void)t;
+    (void)in;
+    (void)out;
+    (void)n;
+    (void)t;
     return LAB_NOT_IMPLEMENTED;
 }
 
@@ -75,9 +78,10 @@ static lab_result wrong_when_timed(const int *in, int *out, size_t n, void *t)
     return LAB_OK;
 }
 
-#define HOST_LAB(name, fn)                                                                    \
-    static const lab_variant name##_v[] = {{#name, "fixture", fn, NULL, NULL}};               \
-    static const lab_info name = {#name, "fixture", LAB_HOST, SCAN_INCLUSIVE, 0, 0, 1000, 1, name##_v}
+#define HOST_LAB(name, fn)                                                                         \
+    static const lab_variant name##_v[] = {{#name, "fixture", fn, NULL, NULL}};                    \
+    static const lab_info name = {#name, "fixture", LAB_HOST, SCAN_INCLUSIVE, 0,                   \
+                                  0,     1000,      1,        name##_v}
 
 HOST_LAB(lab_exclusive, exclusive_instead);
 HOST_LAB(lab_past_n, writes_past_n);
@@ -124,7 +128,8 @@ Test(harness, correct, .description = "a correct scan is ok at every edge size, 
     cr_expect_gt(r.memcpy_ms, 0.0);
 }
 
-Test(harness, exclusive_for_inclusive, .description = "an exclusive scan fails an inclusive lab at index 0")
+Test(harness, exclusive_for_inclusive,
+     .description = "an exclusive scan fails an inclusive lab at index 0")
 {
     lab_report r = run(&lab_exclusive, 100, 0);
     cr_expect_eq(r.status, ST_WRONG);
@@ -165,7 +170,8 @@ Test(harness, unwritten_element, .description = "an element never written shows 
     cr_expect(strstr(r.message, "never written"), "%s", r.message);
 }
 
-Test(harness, not_implemented, .description = "LAB_NOT_IMPLEMENTED is reported as such, not as wrong")
+Test(harness, not_implemented,
+     .description = "LAB_NOT_IMPLEMENTED is reported as such, not as wrong")
 {
     lab_report r = run(&lab_not_impl, 1000, 20);
     cr_expect_eq(r.status, ST_NOT_IMPLEMENTED);
@@ -173,7 +179,8 @@ Test(harness, not_implemented, .description = "LAB_NOT_IMPLEMENTED is reported a
     cr_expect(strstr(r.message, "TODO(student)"), "%s", r.message);
 }
 
-Test(harness, every_call_checked, .description = "every call of a timed run is checked, the 2nd too")
+Test(harness, every_call_checked,
+     .description = "every call of a timed run is checked, the 2nd too")
 {
     calls = 0;
     lab_report r = run(&lab_timed_wrong, 1000, 20);
@@ -198,7 +205,8 @@ static lab_result replays_by_pointer(const int *in, int *out, size_t n, void *t)
 }
 HOST_LAB(lab_replays, replays_by_pointer);
 
-Test(harness, new_input_every_call, .description = "a replayed answer is wrong: each call has a new input")
+Test(harness, new_input_every_call,
+     .description = "a replayed answer is wrong: each call has a new input")
 {
     cached_in = NULL;
     lab_report r = run(&lab_replays, 1000, 3);
@@ -243,7 +251,8 @@ static lab_result needs_alignment(const int *in, int *out, size_t n, void *t)
 }
 HOST_LAB(lab_aligned_only, needs_alignment);
 
-Test(harness, unaligned_pointers, .description = "--offset-in/--offset-out: 4, 8, 12 bytes off alignment")
+Test(harness, unaligned_pointers,
+     .description = "--offset-in/--offset-out: 4, 8, 12 bytes off alignment")
 {
     for (int off = 0; off <= LAB_MAX_OFFSET; off++) {
         lab_options o;
@@ -280,7 +289,8 @@ static void redirect_all(void)
     cr_redirect_stderr();
 }
 
-Test(program, ok_line, .init = redirect_all, .description = "a correct run prints one line and exits 0")
+Test(program, ok_line, .init = redirect_all,
+     .description = "a correct run prints one line and exits 0")
 {
     char *argv[] = {"scan", "--n", "1000", "--reps", "0", NULL};
     cr_expect_eq(main_of(argv), LAB_EXIT_OK);
@@ -301,7 +311,8 @@ Test(program, json, .init = redirect_all, .description = "--json prints one obje
                             "\"pct_memcpy\":null}\n");
 }
 
-Test(program, usage_exit, .init = redirect_all, .description = "unknown flag: exit 2, one line on stderr")
+Test(program, usage_exit, .init = redirect_all,
+     .description = "unknown flag: exit 2, one line on stderr")
 {
     char *argv[] = {"scan", "--frobnicate", NULL};
     cr_expect_eq(main_of(argv), LAB_EXIT_USAGE);
@@ -321,22 +332,25 @@ Test(program, too_large_exit, .init = redirect_all, .description = "n over max_n
     cr_expect_eq(main_of(argv), LAB_EXIT_TOO_LARGE);
 }
 
-Test(program, absurd_n, .init = redirect_all, .description = "absurd n: exit 2 before any allocation")
+Test(program, absurd_n, .init = redirect_all,
+     .description = "absurd n: exit 2 before any allocation")
 {
     char *argv[] = {"scan", "--n", "2^50", "--force", NULL};
     cr_expect_eq(main_of(argv), LAB_EXIT_USAGE);
 }
 
-Test(program, list, .init = redirect_all, .description = "--list names every variant and the default")
+Test(program, list, .init = redirect_all,
+     .description = "--list names every variant and the default")
 {
     char *argv[] = {"scan", "--list", NULL};
     cr_expect_eq(main_of(argv), LAB_EXIT_OK);
     fflush(stdout);
-    cr_expect_stdout_eq_str("00_fixture: fixture\n"
-                            "  inclusive scan, host arrays, benchmark n=1000, practical up to n=5000\n"
-                            "variants:\n"
-                            "  0 first                  fixture (default, graded)\n"
-                            "  1 second                 fixture\n");
+    cr_expect_stdout_eq_str(
+        "00_fixture: fixture\n"
+        "  inclusive scan, host arrays, benchmark n=1000, practical up to n=5000\n"
+        "variants:\n"
+        "  0 first                  fixture (default, graded)\n"
+        "  1 second                 fixture\n");
 }
 
 /* ---- the GPU check of calls after the first (common/verify.cu) ------------------- */
@@ -385,7 +399,8 @@ static void verify_rig_make(verify_rig *g, size_t n, int secret)
 static int verify_rig_check(verify_rig *g, lab_call_verdict *v)
 {
     return lab_verify_call(g->d_in, g->d_out, g->front, g->front, g->n, g->back, g->back,
-                           DIST_RANDOM, g->d_seed, SCAN_INCLUSIVE, g->d_sums, g->tile, g->d_temp, v);
+                           DIST_RANDOM, g->d_seed, SCAN_INCLUSIVE, g->d_sums, g->tile, g->d_temp,
+                           v);
 }
 
 static void poke(int *d, int value)
@@ -393,7 +408,8 @@ static void poke(int *d, int value)
     CUDA_CHECK(cudaMemcpy(d, &value, sizeof(value), cudaMemcpyHostToDevice));
 }
 
-Test(verifier, agrees_with_the_cpu, .description = "a right answer passes; each kind of wrong one is named")
+Test(verifier, agrees_with_the_cpu,
+     .description = "a right answer passes; each kind of wrong one is named")
 {
     const size_t ns[] = {1, 1000, 5000};
     for (size_t c = 0; c < sizeof(ns) / sizeof(ns[0]); c++)
@@ -402,7 +418,8 @@ Test(verifier, agrees_with_the_cpu, .description = "a right answer passes; each 
             lab_call_verdict v;
             const size_t n = ns[c], k = n / 2;
             verify_rig_make(&g, n, secret);
-            cr_expect_eq(verify_rig_check(&g, &v), 0, "n=%zu secret=%d: a right answer failed", n, secret);
+            cr_expect_eq(verify_rig_check(&g, &v), 0, "n=%zu secret=%d: a right answer failed", n,
+                         secret);
             cr_expect(v.out < 0 && v.in < 0 && v.sum < 0 && v.out_back < 0 && v.out_front < 0);
 
             poke(g.d_out + g.front + k, g.h_ref[k] + 1);
@@ -443,7 +460,8 @@ Test(verifier, agrees_with_the_cpu, .description = "a right answer passes; each 
         }
 }
 
-Test(verifier, secret_inputs_differ, .description = "secret seeds give a new input each time, on the GPU")
+Test(verifier, secret_inputs_differ,
+     .description = "secret seeds give a new input each time, on the GPU")
 {
     verify_rig a, b;
     verify_rig_make(&a, 1000, 1);

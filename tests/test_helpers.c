@@ -169,10 +169,12 @@ Test(args, sizes, .description = "decimal, 2^k+-c and K/M/G sizes")
     cr_expect_eq(lab_parse_size("2^40", &n, err, sizeof(err)), 0);
 }
 
-Test(args, bad_sizes, .description = "negative, non-numeric and absurd sizes are refused with a reason")
+Test(args, bad_sizes,
+     .description = "negative, non-numeric and absurd sizes are refused with a reason")
 {
-    const char *bad[] = {"-5", "abc", "12x", "", "2^", "3^4", "2^41", "2^3-9", "99999999999999999999",
-                         "1e6", "2^10+", "1T"};
+    const char *bad[] = {
+        "-5",  "abc",   "12x", "", "2^", "3^4", "2^41", "2^3-9", "99999999999999999999",
+        "1e6", "2^10+", "1T"};
     size_t n;
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         char err[200] = "";
@@ -183,8 +185,8 @@ Test(args, bad_sizes, .description = "negative, non-numeric and absurd sizes are
 
 Test(args, parse, .description = "every option, in both --flag value and --flag=value forms")
 {
-    char *argv[] = {"scan", "--n", "2^10+1", "--seed=9", "--dist", "large", "--reps", "0",
-                    "--warmup=5", "--variant", "two_barrier", "--json", "--force", NULL};
+    char *argv[] = {"scan", "--n",        "2^10+1",    "--seed=9",    "--dist", "large",   "--reps",
+                    "0",    "--warmup=5", "--variant", "two_barrier", "--json", "--force", NULL};
     lab_options o;
     char err[200];
     lab_default_options(&o);
@@ -213,8 +215,8 @@ Test(args, switches, .description = "--list, --describe, -h, and --reps given or
 
 Test(args, graded_run_options, .description = "--sizes, --calls, --offset-in/out, --sandbox")
 {
-    char *argv[] = {"scan", "--sizes", "2^11+1,33,1025", "--calls=100", "--offset-in", "3",
-                    "--offset-out=1", "--sandbox", NULL};
+    char *argv[] = {"scan", "--sizes",        "2^11+1,33,1025", "--calls=100", "--offset-in",
+                    "3",    "--offset-out=1", "--sandbox",      NULL};
     lab_options o;
     char err[200];
     lab_default_options(&o);
@@ -243,17 +245,24 @@ Test(args, defaults, .description = "no options: default seed, reps, distributio
     cr_expect_geq(o.reps, 20, "the median needs at least 20 repetitions by default");
     cr_expect_eq(o.dist, DIST_SMALL);
     cr_expect(!o.n_given);
-    cr_expect(o.n_sizes == 0 && o.calls == 1 && o.offset_in == 0 && o.offset_out == 0 && !o.sandbox);
+    cr_expect(o.n_sizes == 0 && o.calls == 1 && o.offset_in == 0 && o.offset_out == 0 &&
+              !o.sandbox);
 }
 
 Test(args, errors, .description = "each bad command line gives exit code 2 and a one-line reason")
 {
-    char *cases[][3] = {{"scan", "--bogus", NULL},   {"scan", "--n", NULL},
-                        {"scan", "--n", "-1"},       {"scan", "--dist", "zeros"},
-                        {"scan", "--reps", "many"},  {"scan", "--seed", "-3"},
-                        {"scan", "--warmup", "-1"},  {"scan", "--variant", ""},
-                        {"scan", "n=5", NULL},       {"scan", "--offset-in", "4"},
-                        {"scan", "--calls", "0"},    {"scan", "--sizes", "1,,x"},
+    char *cases[][3] = {{"scan", "--bogus", NULL},
+                        {"scan", "--n", NULL},
+                        {"scan", "--n", "-1"},
+                        {"scan", "--dist", "zeros"},
+                        {"scan", "--reps", "many"},
+                        {"scan", "--seed", "-3"},
+                        {"scan", "--warmup", "-1"},
+                        {"scan", "--variant", ""},
+                        {"scan", "n=5", NULL},
+                        {"scan", "--offset-in", "4"},
+                        {"scan", "--calls", "0"},
+                        {"scan", "--sizes", "1,,x"},
                         {"scan", "--sizes", "1,2,3,4,5,6,7,8,9"}};
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         int argc = cases[i][2] ? 3 : 2;
@@ -315,7 +324,8 @@ Test(reports, json_fields, .description = "JSON carries status, mismatch and tim
     cr_expect(strstr(buf, "\"gbps\":0.004"), "8n bytes / time: %s", buf); /* 8200 B / 2 ms */
 }
 
-Test(reports, status_codes, .description = "every status has a name and a distinct documented exit code")
+Test(reports, status_codes,
+     .description = "every status has a name and a distinct documented exit code")
 {
     cr_expect_eq(lab_status_exit_code(ST_OK), 0);
     cr_expect_eq(lab_status_exit_code(ST_WRONG), 1);
@@ -354,8 +364,13 @@ Test(reports, describe, .description = "--describe: one JSON line with every fie
         {.name = "plain", .summary = "the \"default\""},
         {.name = "scratch", .summary = "with temp", .temp_bytes = some_temp},
     };
-    const lab_info lab = {.id = "05_x", .title = "Blelloch\tscan", .shape = LAB_TILE,
-                          .type = SCAN_EXCLUSIVE, .tile = 512, .bench_n = 1000, .n_variants = 2,
+    const lab_info lab = {.id = "05_x",
+                          .title = "Blelloch\tscan",
+                          .shape = LAB_TILE,
+                          .type = SCAN_EXCLUSIVE,
+                          .tile = 512,
+                          .bench_n = 1000,
+                          .n_variants = 2,
                           .variants = variants};
     char buf[2048];
     FILE *f = tmpfile();

@@ -103,7 +103,8 @@ Test(kernel, descriptor, .description = "LAB is well formed: variants, tile, siz
         else
             cr_expect(var->scan != NULL, "variant %s has no scan", var->name);
         for (int w = 0; w < v; w++)
-            cr_expect(strcmp(var->name, LAB.variants[w].name) != 0, "two variants named %s", var->name);
+            cr_expect(strcmp(var->name, LAB.variants[w].name) != 0, "two variants named %s",
+                      var->name);
     }
     if (LAB.shape == LAB_TILE) {
         cr_expect(LAB.tile >= 32 && (LAB.tile & (LAB.tile - 1)) == 0,
@@ -139,8 +140,8 @@ Test(kernel, tile_totals, .description = "tile labs: each tile's local scan and 
             CUDA_CHECK(cudaMalloc(&d_scratch, sb));
             CUDA_CHECK(cudaMemset(d_scratch, 0, sb));
             CUDA_CHECK(cudaMemcpy(d_in, h_in, n * sizeof(int), cudaMemcpyHostToDevice));
-            lab_result res = lab_device_tile_pass(&LAB, &LAB.variants[v], d_in, d_out, n, d_scratch,
-                                                  &d_sums);
+            lab_result res =
+                lab_device_tile_pass(&LAB, &LAB.variants[v], d_in, d_out, n, d_scratch, &d_sums);
             CUDA_CHECK(cudaGetLastError());
             CUDA_CHECK(cudaDeviceSynchronize());
             cr_assert_eq(res, LAB_OK, "%s/%s n=%zu: scan_tiles returned %d", LAB.id,
@@ -157,8 +158,9 @@ Test(kernel, tile_totals, .description = "tile labs: each tile's local scan and 
                 cr_expect(bad == len, "%s/%s n=%zu tile %zu: out[%zu] expected %d, got %d", LAB.id,
                           LAB.variants[v].name, n, t, t * T + bad, bad < len ? want[bad] : 0,
                           bad < len ? h_out[t * T + bad] : 0);
-                cr_expect_eq(h_sums[t], (int)total, "%s/%s n=%zu: tile_sums[%zu] expected %d, got %d",
-                             LAB.id, LAB.variants[v].name, n, t, (int)total, h_sums[t]);
+                cr_expect_eq(h_sums[t], (int)total,
+                             "%s/%s n=%zu: tile_sums[%zu] expected %d, got %d", LAB.id,
+                             LAB.variants[v].name, n, t, (int)total, h_sums[t]);
             }
             cudaFree(d_scratch);
             cudaFree(d_out);

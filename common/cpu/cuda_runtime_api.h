@@ -152,9 +152,9 @@ static inline cudaError_t cudaFuncSetAttribute(T *func, cudaFuncAttribute attr, 
     return lab_cpu_func_set_attribute((const void *)func, attr, value);
 }
 
-/* cudaMalloc(&d_ints, bytes) with an int ** (or any T **), as the CUDA runtime's template allows. */
-template <class T>
-static inline cudaError_t cudaMalloc(T **ptr, size_t bytes)
+/* cudaMalloc(&d_ints, bytes) with an int ** (or any T **), as the CUDA runtime's template allows.
+ */
+template <class T> static inline cudaError_t cudaMalloc(T **ptr, size_t bytes)
 {
     return cudaMalloc((void **)ptr, bytes);
 }
@@ -163,7 +163,8 @@ static inline cudaError_t cudaMalloc(T **ptr, size_t bytes)
  * limit), at least 1. CPU mode reports one multiprocessor. */
 template <class T>
 static inline cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *num_blocks, T func,
-                                                                        int block_size, size_t dynamic_smem)
+                                                                        int block_size,
+                                                                        size_t dynamic_smem)
 {
     (void)func;
     (void)dynamic_smem;
@@ -173,7 +174,8 @@ static inline cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *num
     return cudaSuccess;
 }
 #else
-#define cudaFuncSetAttribute(func, attr, value) lab_cpu_func_set_attribute((const void *)(func), attr, value)
+#define cudaFuncSetAttribute(func, attr, value)                                                    \
+    lab_cpu_func_set_attribute((const void *)(func), attr, value)
 #endif
 
 #endif /* LAB_CPU_CUDA_RUNTIME_API_H */

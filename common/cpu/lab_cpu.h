@@ -66,16 +66,24 @@ extern dim3 blockDim;
 extern dim3 gridDim;
 static constexpr int warpSize = 32;
 
-#define LAB_CPU_VEC2(T, N)                                                                       \
-    struct alignas(2 * sizeof(T)) N##2 {                                                         \
-        T x, y;                                                                                  \
-    };                                                                                           \
-    static inline N##2 make_##N##2(T x, T y) { return N##2{x, y}; }
-#define LAB_CPU_VEC4(T, N)                                                                       \
-    struct alignas(4 * sizeof(T) > 16 ? 16 : 4 * sizeof(T)) N##4 {                               \
-        T x, y, z, w;                                                                            \
-    };                                                                                           \
-    static inline N##4 make_##N##4(T x, T y, T z, T w) { return N##4{x, y, z, w}; }
+#define LAB_CPU_VEC2(T, N)                                                                         \
+    struct alignas(2 * sizeof(T)) N##2                                                             \
+    {                                                                                              \
+        T x, y;                                                                                    \
+    };                                                                                             \
+    static inline N##2 make_##N##2(T x, T y)                                                       \
+    {                                                                                              \
+        return N##2 {x, y};                                                                        \
+    }
+#define LAB_CPU_VEC4(T, N)                                                                         \
+    struct alignas(4 * sizeof(T) > 16 ? 16 : 4 * sizeof(T)) N##4                                   \
+    {                                                                                              \
+        T x, y, z, w;                                                                              \
+    };                                                                                             \
+    static inline N##4 make_##N##4(T x, T y, T z, T w)                                             \
+    {                                                                                              \
+        return N##4 {x, y, z, w};                                                                  \
+    }
 LAB_CPU_VEC2(int, int)
 LAB_CPU_VEC4(int, int)
 LAB_CPU_VEC2(unsigned, uint)
@@ -86,7 +94,10 @@ LAB_CPU_VEC2(long long, longlong)
 LAB_CPU_VEC2(unsigned long long, ulonglong)
 #undef LAB_CPU_VEC2
 #undef LAB_CPU_VEC4
-static inline uint3 make_uint3(unsigned x, unsigned y, unsigned z) { return uint3{x, y, z}; }
+static inline uint3 make_uint3(unsigned x, unsigned y, unsigned z)
+{
+    return uint3{x, y, z};
+}
 
 /* ---- the runtime's entry points (runtime.cpp) ---------------------------------------------- */
 namespace lab_cpu {
@@ -142,37 +153,37 @@ template <class... P, class... A>
 void launch(void (*kernel)(P...), const char *name, const char *file, int line,
             const launch_config &cfg, A &&...args)
 {
-    static_assert(sizeof...(P) == sizeof...(A), "kernel launched with the wrong number of arguments");
+    static_assert(sizeof...(P) == sizeof...(A),
+                  "kernel launched with the wrong number of arguments");
     struct ctx_t {
         void (*kernel)(P...);
         std::tuple<std::decay_t<P>...> args;
     } ctx{kernel, std::tuple<std::decay_t<P>...>(std::forward<A>(args)...)};
-    run_kernel(name, file, line, (const void *)kernel, cfg,
-               [](void *p) {
-                   ctx_t *c = (ctx_t *)p;
-                   std::apply(c->kernel, c->args);
-               },
-               &ctx);
+    run_kernel(
+        name, file, line, (const void *)kernel, cfg,
+        [](void *p) {
+            ctx_t *c = (ctx_t *)p;
+            std::apply(c->kernel, c->args);
+        },
+        &ctx);
 }
 
 /* A static __shared__ array: same layout as T[N], every subscript checked. The outer array is
- * aligned to 16 bytes (CUDA aligns shared arrays at least that much), nested ones are not padded. */
-template <class T, size_t N, size_t Align = alignof(T)>
-struct shared_array {
+ * aligned to 16 bytes (CUDA aligns shared arrays at least that much), nested ones are not padded.
+ */
+template <class T, size_t N, size_t Align = alignof(T)> struct shared_array {
     alignas(Align) T data[N];
 
     shared_array() = default;
     explicit shared_array(const char *name) { register_shared(data, sizeof(data), name); }
 
-    template <class I>
-    __attribute__((always_inline)) T &operator[](I i)
+    template <class I> __attribute__((always_inline)) T &operator[](I i)
     {
         if ((unsigned long long)i >= N)
             shared_index_fault(this, (long long)i, N);
         return data[i];
     }
-    template <class I>
-    __attribute__((always_inline)) const T &operator[](I i) const
+    template <class I> __attribute__((always_inline)) const T &operator[](I i) const
     {
         if ((unsigned long long)i >= N)
             shared_index_fault(this, (long long)i, N);
@@ -183,11 +194,9 @@ struct shared_array {
 };
 
 /* extern __shared__ T name[]: the launch's dynamic shared memory, checked against its size. */
-template <class T>
-struct extern_shared {
+template <class T> struct extern_shared {
     explicit extern_shared(const char *) {}
-    template <class I>
-    __attribute__((always_inline)) T &operator[](I i) const
+    template <class I> __attribute__((always_inline)) T &operator[](I i) const
     {
         const unsigned long long count = dynamic_shared_bytes() / sizeof(T);
         if ((unsigned long long)i >= count)
@@ -198,19 +207,23 @@ struct extern_shared {
 };
 
 /* An optional trailing macro argument (a mask or a width) or its default. */
-static inline unsigned long long opt_arg(unsigned long long def) { return def; }
-static inline unsigned long long opt_arg(unsigned long long, unsigned long long v) { return v; }
+static inline unsigned long long opt_arg(unsigned long long def)
+{
+    return def;
+}
+static inline unsigned long long opt_arg(unsigned long long, unsigned long long v)
+{
+    return v;
+}
 
-template <class T>
-static inline unsigned long long to_bits(T v)
+template <class T> static inline unsigned long long to_bits(T v)
 {
     static_assert(sizeof(T) <= 8, "warp shuffles move at most 8 bytes");
     unsigned long long b = 0;
     std::memcpy(&b, &v, sizeof(T));
     return b;
 }
-template <class T>
-static inline T from_bits(unsigned long long b)
+template <class T> static inline T from_bits(unsigned long long b)
 {
     T v;
     std::memcpy(&v, &b, sizeof(T));
@@ -225,6 +238,8 @@ static inline T shfl(int kind, unsigned mask, T v, int arg, int width, const cha
 } /* namespace lab_cpu */
 
 /* ---- barriers and warp operations (macros so a report names the file and line) -------------- */
+/* one macro a line, so the table reads down */
+// clang-format off
 #define __syncthreads() ((void)::lab_cpu::block_barrier(::lab_cpu::B_PLAIN, 0, __FILE__, __LINE__))
 #define __syncthreads_count(p) ::lab_cpu::block_barrier(::lab_cpu::B_COUNT, (p) != 0, __FILE__, __LINE__)
 #define __syncthreads_and(p) ::lab_cpu::block_barrier(::lab_cpu::B_AND, (p) != 0, __FILE__, __LINE__)
@@ -237,17 +252,48 @@ static inline T shfl(int kind, unsigned mask, T v, int arg, int width, const cha
 #define __ballot_sync(mask, p) ((unsigned)::lab_cpu::warp_op(::lab_cpu::W_BALLOT, mask, (p) != 0, 0, 32, __FILE__, __LINE__))
 #define __any_sync(mask, p) ((int)::lab_cpu::warp_op(::lab_cpu::W_ANY, mask, (p) != 0, 0, 32, __FILE__, __LINE__))
 #define __all_sync(mask, p) ((int)::lab_cpu::warp_op(::lab_cpu::W_ALL, mask, (p) != 0, 0, 32, __FILE__, __LINE__))
+// clang-format on
 
-static inline unsigned __activemask() { return 0xffffffffu; }
-static inline void __threadfence() { ::lab_cpu::thread_fence(); }
-static inline void __threadfence_block() { ::lab_cpu::thread_fence(); }
-static inline void __threadfence_system() { ::lab_cpu::thread_fence(); }
-static inline int __popc(unsigned x) { return __builtin_popcount(x); }
-static inline int __popcll(unsigned long long x) { return __builtin_popcountll(x); }
-static inline int __clz(int x) { return x ? __builtin_clz((unsigned)x) : 32; }
-static inline int __clzll(long long x) { return x ? __builtin_clzll((unsigned long long)x) : 64; }
-static inline int __ffs(int x) { return __builtin_ffs(x); }
-static inline int __ffsll(long long x) { return __builtin_ffsll(x); }
+static inline unsigned __activemask()
+{
+    return 0xffffffffu;
+}
+static inline void __threadfence()
+{
+    ::lab_cpu::thread_fence();
+}
+static inline void __threadfence_block()
+{
+    ::lab_cpu::thread_fence();
+}
+static inline void __threadfence_system()
+{
+    ::lab_cpu::thread_fence();
+}
+static inline int __popc(unsigned x)
+{
+    return __builtin_popcount(x);
+}
+static inline int __popcll(unsigned long long x)
+{
+    return __builtin_popcountll(x);
+}
+static inline int __clz(int x)
+{
+    return x ? __builtin_clz((unsigned)x) : 32;
+}
+static inline int __clzll(long long x)
+{
+    return x ? __builtin_clzll((unsigned long long)x) : 64;
+}
+static inline int __ffs(int x)
+{
+    return __builtin_ffs(x);
+}
+static inline int __ffsll(long long x)
+{
+    return __builtin_ffsll(x);
+}
 static inline unsigned __brev(unsigned x)
 {
     unsigned r = 0;
@@ -255,56 +301,78 @@ static inline unsigned __brev(unsigned x)
         r = (r << 1) | (x & 1u);
     return r;
 }
-template <class T>
-static inline T __ldg(const T *p) { return *p; }
+template <class T> static inline T __ldg(const T *p)
+{
+    return *p;
+}
 /* Cache-hinted loads and stores: the hint means nothing on the CPU. */
-template <class T>
-static inline T __ldcs(const T *p) { return *p; }
-template <class T>
-static inline T __ldcg(const T *p) { return *p; }
-template <class T>
-static inline T __ldca(const T *p) { return *p; }
-template <class T>
-static inline T __ldlu(const T *p) { return *p; }
-template <class T>
-static inline void __stcs(T *p, T v) { *p = v; }
-template <class T>
-static inline void __stcg(T *p, T v) { *p = v; }
-template <class T>
-static inline void __stwb(T *p, T v) { *p = v; }
+template <class T> static inline T __ldcs(const T *p)
+{
+    return *p;
+}
+template <class T> static inline T __ldcg(const T *p)
+{
+    return *p;
+}
+template <class T> static inline T __ldca(const T *p)
+{
+    return *p;
+}
+template <class T> static inline T __ldlu(const T *p)
+{
+    return *p;
+}
+template <class T> static inline void __stcs(T *p, T v)
+{
+    *p = v;
+}
+template <class T> static inline void __stcg(T *p, T v)
+{
+    *p = v;
+}
+template <class T> static inline void __stwb(T *p, T v)
+{
+    *p = v;
+}
 /* A thread that sleeps lets the others run (a spin loop with a back-off still progresses). */
-static inline void __nanosleep(unsigned) { ::lab_cpu::spin_point(); }
+static inline void __nanosleep(unsigned)
+{
+    ::lab_cpu::spin_point();
+}
 
 /* CUDA's min/max overloads for device code (mixed integer types pick the common type). */
-template <class A, class B>
-static inline std::common_type_t<A, B> min(A a, B b) { return b < a ? b : a; }
-template <class A, class B>
-static inline std::common_type_t<A, B> max(A a, B b) { return a < b ? b : a; }
+template <class A, class B> static inline std::common_type_t<A, B> min(A a, B b)
+{
+    return b < a ? b : a;
+}
+template <class A, class B> static inline std::common_type_t<A, B> max(A a, B b)
+{
+    return a < b ? b : a;
+}
 
-/* ---- atomics: fibers of one OS thread never interleave inside a call, so plain code is atomic -- */
-#define LAB_CPU_ATOMIC(name, expr)                                                               \
-    template <class T, class U>                                                                  \
-    static inline T name(T *p, U u)                                                              \
-    {                                                                                            \
-        ::lab_cpu::spin_point();                                                                 \
-        const T v = (T)u;                                                                        \
-        const T old = *p;                                                                        \
-        *p = (expr);                                                                             \
-        return old;                                                                              \
+/* ---- atomics: fibers of one OS thread never interleave inside a call, so plain code is atomic --
+ */
+#define LAB_CPU_ATOMIC(name, expr)                                                                 \
+    template <class T, class U> static inline T name(T *p, U u)                                    \
+    {                                                                                              \
+        ::lab_cpu::spin_point();                                                                   \
+        const T v = (T)u;                                                                          \
+        const T old = *p;                                                                          \
+        *p = (expr);                                                                               \
+        return old;                                                                                \
     }
 LAB_CPU_ATOMIC(atomicAdd, (T)(old + v))
 LAB_CPU_ATOMIC(atomicSub, (T)(old - v))
 LAB_CPU_ATOMIC(atomicExch, v)
 LAB_CPU_ATOMIC(atomicMax, old < v ? v : old)
 LAB_CPU_ATOMIC(atomicMin, v < old ? v : old)
-LAB_CPU_ATOMIC(atomicAnd, (T)(old & v))
+LAB_CPU_ATOMIC(atomicAnd, (T)(old &v))
 LAB_CPU_ATOMIC(atomicOr, (T)(old | v))
 LAB_CPU_ATOMIC(atomicXor, (T)(old ^ v))
 LAB_CPU_ATOMIC(atomicInc, old >= v ? (T)0 : (T)(old + 1))
 LAB_CPU_ATOMIC(atomicDec, (old == 0 || old > v) ? v : (T)(old - 1))
 #undef LAB_CPU_ATOMIC
-template <class T, class U, class V>
-static inline T atomicCAS(T *p, U compare, V value)
+template <class T, class U, class V> static inline T atomicCAS(T *p, U compare, V value)
 {
     ::lab_cpu::spin_point();
     const T old = *p;

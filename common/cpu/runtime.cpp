@@ -62,19 +62,19 @@ cudaError_t set_error(cudaError_t e)
 }
 
 /* Every API call starts here: after a kernel fault nothing works any more (as on a GPU). */
-#define API_ENTER()                                                                              \
-    do {                                                                                         \
-        if (g_sticky != cudaSuccess)                                                             \
-            return g_sticky;                                                                     \
+#define API_ENTER()                                                                                \
+    do {                                                                                           \
+        if (g_sticky != cudaSuccess)                                                               \
+            return g_sticky;                                                                       \
     } while (0)
 
-/* ---- memory ------------------------------------------------------------------------------------ */
+/* ---- memory ---------------------------------------------------------------------------------- */
 
 const unsigned char PAD_BYTE = 0xCB; /* fills the padding next to a buffer and fresh buffers */
 size_t g_page;
 
 struct allocation {
-    char *map;       /* the whole mapping: guard page, data pages, guard page */
+    char *map; /* the whole mapping: guard page, data pages, guard page */
     size_t map_len;
     char *user;      /* what cudaMalloc returned */
     size_t bytes;    /* what was asked for */
@@ -94,7 +94,8 @@ size_t page_size()
 const allocation *find_mapping(const void *p)
 {
     const uintptr_t a = (uintptr_t)p;
-    auto it = g_allocs.upper_bound(a + page_size()); /* user > a + page cannot hold a in its mapping */
+    auto it =
+        g_allocs.upper_bound(a + page_size()); /* user > a + page cannot hold a in its mapping */
     while (it != g_allocs.begin()) {
         --it;
         const allocation &al = it->second;
@@ -122,14 +123,15 @@ void describe_address(const void *p, char *buf, size_t len)
 {
     const allocation *al = find_mapping(p);
     if (!al) {
-        snprintf(buf, len, "address %p, which is in no cudaMalloc buffer (a null, host or wild pointer?)", p);
+        snprintf(buf, len,
+                 "address %p, which is in no cudaMalloc buffer (a null, host or wild pointer?)", p);
         return;
     }
     const long long off = (long long)((const char *)p - al->user);
     snprintf(buf, len,
-             "byte offset %lld (int index %lld) %s a cudaMalloc buffer of %zu bytes (%zu ints)", off,
-             off >= 0 ? off / 4 : -((-off + 3) / 4), off < 0 ? "before the start of" : "past the end of",
-             al->bytes, al->bytes / 4);
+             "byte offset %lld (int index %lld) %s a cudaMalloc buffer of %zu bytes (%zu ints)",
+             off, off >= 0 ? off / 4 : -((-off + 3) / 4),
+             off < 0 ? "before the start of" : "past the end of", al->bytes, al->bytes / 4);
 }
 
 /* ---- fibers and the scheduler ---------------------------------------------------------------- */
@@ -137,12 +139,12 @@ void describe_address(const void *p, char *buf, size_t len)
 enum fiber_state { F_READY, F_BARRIER, F_WARP, F_DONE };
 
 struct fiber {
-    jmp_buf jb;      /* where the fiber continues when resumed */
-    ucontext_t uc;   /* only to start it on its stack */
+    jmp_buf jb;    /* where the fiber continues when resumed */
+    ucontext_t uc; /* only to start it on its stack */
     char *stack;
-    bool started;    /* false: the next resume starts it afresh */
+    bool started; /* false: the next resume starts it afresh */
     int state;
-    int linear;      /* thread index within the block */
+    int linear; /* thread index within the block */
     uint3 tid;
     const char *file; /* where it waits */
     int line;
@@ -258,8 +260,8 @@ std::string where(const char *file, int line)
 std::string kernel_and_block()
 {
     char buf[400];
-    snprintf(buf, sizeof(buf), "kernel %s, block (%u,%u,%u)", g_launch->name, blockIdx.x, blockIdx.y,
-             blockIdx.z);
+    snprintf(buf, sizeof(buf), "kernel %s, block (%u,%u,%u)", g_launch->name, blockIdx.x,
+             blockIdx.y, blockIdx.z);
     return buf;
 }
 
@@ -407,7 +409,8 @@ void report_fault()
     const char *addr = g_fault.addr;
     if (g_stack_area && addr >= g_stack_area &&
         addr < g_stack_area + (size_t)MAX_THREADS * (STACK_BYTES + page_size())) {
-        snprintf(what, sizeof(what), "stack overflow (over %zu KiB of local variables?)", STACK_BYTES / 1024);
+        snprintf(what, sizeof(what), "stack overflow (over %zu KiB of local variables?)",
+                 STACK_BYTES / 1024);
     } else {
         char where_buf[400];
         describe_address(addr, where_buf, sizeof(where_buf));
@@ -486,9 +489,11 @@ void on_alarm(int)
         t.add(threadIdx);
     }
     t.add(g_timeout_tail);
-    t.add("CPU mode: cudaErrorLaunchTimeout: the kernel reached no point where CPU mode can stop it in ");
+    t.add("CPU mode: cudaErrorLaunchTimeout: the kernel reached no point where CPU mode can stop "
+          "it in ");
     t.add(TIMEOUT_GRACE_S);
-    t.add(" more seconds (a loop rewrite.py does not see: a goto, or a header file?); the process ends here with exit code 4\n");
+    t.add(" more seconds (a loop rewrite.py does not see: a goto, or a header file?); the process "
+          "ends here with exit code 4\n");
     ssize_t ignored = write(STDERR_FILENO, t.buf, t.len);
     (void)ignored;
     _exit(4);
@@ -501,7 +506,9 @@ void watchdog_start()
         return;
     if (!g_timeout_what[0])
         snprintf(g_timeout_what, sizeof(g_timeout_what),
-                 "still running after %d s: a spin-wait that never ends? (blocks run one at a time in blockIdx order, so a block can only wait for earlier ones; CPU_KERNEL_TIMEOUT=seconds sets the limit)",
+                 "still running after %d s: a spin-wait that never ends? (blocks run one at a time "
+                 "in blockIdx order, so a block can only wait for earlier ones; "
+                 "CPU_KERNEL_TIMEOUT=seconds sets the limit)",
                  g_timeout_s);
     snprintf(g_timeout_head, sizeof(g_timeout_head), "CPU mode: kernel %s", g_launch->name);
     snprintf(g_timeout_tail, sizeof(g_timeout_tail), ": %s (launched at %s; CPU_SCHED_SEED=%llu)\n",
@@ -574,7 +581,8 @@ void init_once()
     g_stack_area = (char *)mmap(NULL, per * MAX_THREADS, PROT_READ | PROT_WRITE,
                                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (g_stack_area == MAP_FAILED) {
-        fprintf(stderr, "CPU mode: cannot map %zu MiB for thread stacks\n", per * MAX_THREADS >> 20);
+        fprintf(stderr, "CPU mode: cannot map %zu MiB for thread stacks\n",
+                per * MAX_THREADS >> 20);
         fatal_exit();
     }
     g_fibers.resize(MAX_THREADS);
@@ -621,17 +629,23 @@ void report_stuck()
                 missing.push_back(t);
         }
         kernel_error(cudaErrorLaunchFailure,
-                     "%s: a warp operation (mask 0x%08x) at %s waits for lanes that never reach it: threads %s wait, threads %s %s",
+                     "%s: a warp operation (mask 0x%08x) at %s waits for lanes that never reach "
+                     "it: threads %s wait, threads %s %s",
                      kb.c_str(), f->wmask, where(f->file, f->line).c_str(), ranges(waiting).c_str(),
                      ranges(missing).c_str(),
-                     missing.empty() ? "" : g_fibers[missing[0]]->state == F_DONE ? "have returned" : "wait elsewhere (divergent warp operations)");
+                     missing.empty() ? ""
+                     : g_fibers[missing[0]]->state == F_DONE
+                         ? "have returned"
+                         : "wait elsewhere (divergent warp operations)");
         return;
     }
     if (!done.empty()) {
-        kernel_error(cudaErrorLaunchFailure,
-                     "%s: __syncthreads() at %s is reached by %zu of %d threads; threads %s returned without reaching it (an early return before a barrier?); waiting: threads %s",
-                     kb.c_str(), where(g_bar_file, g_bar_line).c_str(), at_bar.size(), g_nthreads,
-                     ranges(done).c_str(), ranges(at_bar).c_str());
+        kernel_error(
+            cudaErrorLaunchFailure,
+            "%s: __syncthreads() at %s is reached by %zu of %d threads; threads %s returned "
+            "without reaching it (an early return before a barrier?); waiting: threads %s",
+            kb.c_str(), where(g_bar_file, g_bar_line).c_str(), at_bar.size(), g_nthreads,
+            ranges(done).c_str(), ranges(at_bar).c_str());
         return;
     }
     /* divergent: group the waiting threads by barrier */
@@ -656,9 +670,10 @@ void start_block()
     g_nthreads = (int)(L.block.x * L.block.y * L.block.z);
     g_ndone = g_nbar = 0;
     g_bar_divergent = false;
-    unsigned long long s = g_seed * 0x100000001B3ull ^ (L.number << 32) ^
-                           ((unsigned long long)blockIdx.x + (unsigned long long)gridDim.x *
-                            (blockIdx.y + (unsigned long long)gridDim.y * blockIdx.z));
+    unsigned long long s =
+        g_seed * 0x100000001B3ull ^ (L.number << 32) ^
+        ((unsigned long long)blockIdx.x +
+         (unsigned long long)gridDim.x * (blockIdx.y + (unsigned long long)gridDim.y * blockIdx.z));
     g_rng = splitmix(s);
     poison_shared();
     g_pool.clear();
@@ -755,7 +770,8 @@ void check_warp_call(const fiber *f, unsigned mask, int width, const char *file,
     const int lane = f->linear & 31;
     char what[300];
     if (!((mask >> lane) & 1u)) {
-        snprintf(what, sizeof(what), "warp operation at %s with mask 0x%08x, which leaves out the calling lane %d",
+        snprintf(what, sizeof(what),
+                 "warp operation at %s with mask 0x%08x, which leaves out the calling lane %d",
                  where(file, line).c_str(), mask, lane);
         fiber_error(cudaErrorIllegalInstruction, what);
     }
@@ -818,10 +834,11 @@ unsigned gather_ballot(const fiber *f, int base, unsigned group, const char *fil
         const fiber *g = g_fibers[base + l];
         if (g->wkind != f->wkind) {
             char what[300];
-            snprintf(what, sizeof(what),
-                     "lanes of warp %d meet at different warp operations: lane %d at %s, lane %d at %s",
-                     base / 32, f->linear & 31, where(file, line).c_str(), l,
-                     where(g->file, g->line).c_str());
+            snprintf(
+                what, sizeof(what),
+                "lanes of warp %d meet at different warp operations: lane %d at %s, lane %d at %s",
+                base / 32, f->linear & 31, where(file, line).c_str(), l,
+                where(g->file, g->line).c_str());
             fiber_error(cudaErrorIllegalInstruction, what);
         }
         if (g->wval)
@@ -953,8 +970,10 @@ void shared_index_fault(const void *array, long long index, unsigned long long c
     if (array == g_dyn)
         name = "extern __shared__ (dynamic)";
     char what[400];
-    snprintf(what, sizeof(what), "out-of-bounds shared-memory index %lld in %s%s%s array of %llu elements",
-             index, name ? "the " : "a ", name ? name : "__shared__", name && array != g_dyn ? " __shared__" : "", count);
+    snprintf(what, sizeof(what),
+             "out-of-bounds shared-memory index %lld in %s%s%s array of %llu elements", index,
+             name ? "the " : "a ", name ? name : "__shared__",
+             name && array != g_dyn ? " __shared__" : "", count);
     if (!g_cur) {
         fprintf(stderr, "CPU mode: %s (outside a kernel)\n", what);
         fatal_exit();
@@ -968,9 +987,18 @@ void register_shared(void *p, size_t bytes, const char *name)
     memset(p, PAD_BYTE, bytes);
 }
 
-void *dynamic_shared_base() { return g_dyn; }
-size_t dynamic_shared_bytes() { return g_dyn_bytes; }
-void thread_fence() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+void *dynamic_shared_base()
+{
+    return g_dyn;
+}
+size_t dynamic_shared_bytes()
+{
+    return g_dyn_bytes;
+}
+void thread_fence()
+{
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
 
 } /* namespace lab_cpu */
 
@@ -986,7 +1014,10 @@ void print_seed_once()
     g_seed_printed = true;
     const char *quiet = getenv("CPU_SCHED_QUIET");
     if (!quiet || strcmp(quiet, "1") != 0)
-        fprintf(stderr, "CPU mode: kernels run on the CPU, thread order between barriers shuffled with CPU_SCHED_SEED=%llu\n", g_seed);
+        fprintf(stderr,
+                "CPU mode: kernels run on the CPU, thread order between barriers shuffled with "
+                "CPU_SCHED_SEED=%llu\n",
+                g_seed);
 }
 
 /* A launch a GPU would refuse: says why on stderr, sets the error a GPU gives, returns false. */
@@ -995,9 +1026,11 @@ bool launch_ok(const char *name, const char *file, int line, const void *fn,
 {
     const unsigned long long threads = (unsigned long long)cfg.block.x * cfg.block.y * cfg.block.z;
     const unsigned long long blocks = (unsigned long long)cfg.grid.x * cfg.grid.y * cfg.grid.z;
-    if (threads == 0 || threads > (unsigned long long)MAX_THREADS || cfg.block.z > 64 || blocks == 0 ||
-        cfg.grid.y > 65535 || cfg.grid.z > 65535) {
-        fprintf(stderr, "CPU mode: kernel %s launched at %s with grid (%u,%u,%u) and block (%u,%u,%u): invalid configuration\n",
+    if (threads == 0 || threads > (unsigned long long)MAX_THREADS || cfg.block.z > 64 ||
+        blocks == 0 || cfg.grid.y > 65535 || cfg.grid.z > 65535) {
+        fprintf(stderr,
+                "CPU mode: kernel %s launched at %s with grid (%u,%u,%u) and block (%u,%u,%u): "
+                "invalid configuration\n",
                 name, where(file, line).c_str(), cfg.grid.x, cfg.grid.y, cfg.grid.z, cfg.block.x,
                 cfg.block.y, cfg.block.z);
         set_error(cudaErrorInvalidConfiguration);
@@ -1006,7 +1039,9 @@ bool launch_ok(const char *name, const char *file, int line, const void *fn,
     auto attr = g_func_smem.find(fn);
     const size_t smem_limit = attr != g_func_smem.end() ? (size_t)attr->second : 48 * 1024;
     if (cfg.shmem > smem_limit) {
-        fprintf(stderr, "CPU mode: kernel %s launched at %s asks for %zu bytes of dynamic shared memory, over the %zu allowed (cudaFuncSetAttribute raises it to 227 KiB)\n",
+        fprintf(stderr,
+                "CPU mode: kernel %s launched at %s asks for %zu bytes of dynamic shared memory, "
+                "over the %zu allowed (cudaFuncSetAttribute raises it to 227 KiB)\n",
                 name, where(file, line).c_str(), cfg.shmem, smem_limit);
         set_error(cudaErrorInvalidValue);
         return false;
@@ -1030,8 +1065,8 @@ void run_blocks(const dim3 &grid)
 
 namespace lab_cpu {
 
-void run_kernel(const char *name, const char *file, int line, const void *fn, const launch_config &cfg,
-                void (*thunk)(void *), void *ctx)
+void run_kernel(const char *name, const char *file, int line, const void *fn,
+                const launch_config &cfg, void (*thunk)(void *), void *ctx)
 {
     init_once();
     if (g_sticky != cudaSuccess)
@@ -1062,7 +1097,7 @@ void run_kernel(const char *name, const char *file, int line, const void *fn, co
 
 } /* namespace lab_cpu */
 
-/* ---- the runtime API ---------------------------------------------------------------------------- */
+/* ---- the runtime API ------------------------------------------------------------------------- */
 
 extern "C" {
 
@@ -1138,7 +1173,8 @@ cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes, cudaMemcpyKind 
     return cudaSuccess;
 }
 
-cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind, cudaStream_t)
+cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind,
+                            cudaStream_t)
 {
     return cudaMemcpy(dst, src, bytes, kind);
 }
@@ -1190,22 +1226,37 @@ cudaError_t cudaGetLastError(void)
     return e;
 }
 
-cudaError_t cudaPeekAtLastError(void) { return g_sticky != cudaSuccess ? g_sticky : g_last; }
+cudaError_t cudaPeekAtLastError(void)
+{
+    return g_sticky != cudaSuccess ? g_sticky : g_last;
+}
 
 const char *cudaGetErrorName(cudaError_t err)
 {
     switch (err) {
-#define NAME(e) \
-    case e:     \
-        return #e;
-        NAME(cudaSuccess) NAME(cudaErrorInvalidValue) NAME(cudaErrorMemoryAllocation)
-        NAME(cudaErrorInitializationError) NAME(cudaErrorInvalidConfiguration)
-        NAME(cudaErrorInvalidDevicePointer) NAME(cudaErrorInvalidMemcpyDirection)
-        NAME(cudaErrorInvalidDeviceFunction) NAME(cudaErrorNoDevice) NAME(cudaErrorInvalidDevice)
-        NAME(cudaErrorInvalidResourceHandle) NAME(cudaErrorNotReady) NAME(cudaErrorIllegalAddress)
-        NAME(cudaErrorLaunchOutOfResources) NAME(cudaErrorLaunchTimeout) NAME(cudaErrorAssert)
-        NAME(cudaErrorIllegalInstruction) NAME(cudaErrorLaunchFailure) NAME(cudaErrorNotSupported)
+        // clang-format off
+#define NAME(e) case e: return #e;
+        NAME(cudaSuccess)
+        NAME(cudaErrorInvalidValue)
+        NAME(cudaErrorMemoryAllocation)
+        NAME(cudaErrorInitializationError)
+        NAME(cudaErrorInvalidConfiguration)
+        NAME(cudaErrorInvalidDevicePointer)
+        NAME(cudaErrorInvalidMemcpyDirection)
+        NAME(cudaErrorInvalidDeviceFunction)
+        NAME(cudaErrorNoDevice)
+        NAME(cudaErrorInvalidDevice)
+        NAME(cudaErrorInvalidResourceHandle)
+        NAME(cudaErrorNotReady)
+        NAME(cudaErrorIllegalAddress)
+        NAME(cudaErrorLaunchOutOfResources)
+        NAME(cudaErrorLaunchTimeout)
+        NAME(cudaErrorAssert)
+        NAME(cudaErrorIllegalInstruction)
+        NAME(cudaErrorLaunchFailure)
+        NAME(cudaErrorNotSupported)
         NAME(cudaErrorUnknown)
+        // clang-format on
 #undef NAME
     }
     return "cudaErrorUnknown";
@@ -1216,17 +1267,28 @@ const char *cudaGetErrorString(cudaError_t err)
     if (err != cudaSuccess && err == g_sticky && g_report[0])
         return g_report; /* the CPU-mode report: kernel, block, thread, index */
     switch (err) {
-    case cudaSuccess: return "no error";
-    case cudaErrorInvalidValue: return "invalid argument";
-    case cudaErrorMemoryAllocation: return "out of memory";
-    case cudaErrorInvalidConfiguration: return "invalid configuration argument";
-    case cudaErrorNoDevice: return "no CUDA-capable device is detected";
-    case cudaErrorIllegalAddress: return "an illegal memory access was encountered";
-    case cudaErrorLaunchTimeout: return "the launch timed out and was terminated";
-    case cudaErrorIllegalInstruction: return "an illegal instruction was encountered";
-    case cudaErrorLaunchFailure: return "unspecified launch failure";
-    case cudaErrorInvalidMemcpyDirection: return "invalid copy direction for memcpy";
-    default: return "unknown error";
+    case cudaSuccess:
+        return "no error";
+    case cudaErrorInvalidValue:
+        return "invalid argument";
+    case cudaErrorMemoryAllocation:
+        return "out of memory";
+    case cudaErrorInvalidConfiguration:
+        return "invalid configuration argument";
+    case cudaErrorNoDevice:
+        return "no CUDA-capable device is detected";
+    case cudaErrorIllegalAddress:
+        return "an illegal memory access was encountered";
+    case cudaErrorLaunchTimeout:
+        return "the launch timed out and was terminated";
+    case cudaErrorIllegalInstruction:
+        return "an illegal instruction was encountered";
+    case cudaErrorLaunchFailure:
+        return "unspecified launch failure";
+    case cudaErrorInvalidMemcpyDirection:
+        return "invalid copy direction for memcpy";
+    default:
+        return "unknown error";
     }
 }
 
@@ -1236,7 +1298,10 @@ cudaError_t cudaDeviceSynchronize(void)
     return cudaSuccess;
 }
 
-cudaError_t cudaDeviceReset(void) { return cudaSuccess; }
+cudaError_t cudaDeviceReset(void)
+{
+    return cudaSuccess;
+}
 
 cudaError_t cudaGetDeviceCount(int *count)
 {
@@ -1250,7 +1315,10 @@ cudaError_t cudaGetDevice(int *device)
     return cudaSuccess;
 }
 
-cudaError_t cudaSetDevice(int device) { return device == 0 ? cudaSuccess : set_error(cudaErrorInvalidDevice); }
+cudaError_t cudaSetDevice(int device)
+{
+    return device == 0 ? cudaSuccess : set_error(cudaErrorInvalidDevice);
+}
 
 cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device)
 {
@@ -1298,16 +1366,35 @@ cudaError_t cudaDeviceGetAttribute(int *value, cudaDeviceAttr attr, int device)
     if (e != cudaSuccess)
         return e;
     switch (attr) {
-    case cudaDevAttrMaxThreadsPerBlock: *value = p.maxThreadsPerBlock; break;
-    case cudaDevAttrMaxSharedMemoryPerBlock: *value = (int)p.sharedMemPerBlock; break;
-    case cudaDevAttrWarpSize: *value = p.warpSize; break;
-    case cudaDevAttrMultiProcessorCount: *value = p.multiProcessorCount; break;
-    case cudaDevAttrComputeCapabilityMajor: *value = p.major; break;
-    case cudaDevAttrComputeCapabilityMinor: *value = p.minor; break;
-    case cudaDevAttrL2CacheSize: *value = p.l2CacheSize; break;
-    case cudaDevAttrMaxThreadsPerMultiProcessor: *value = p.maxThreadsPerMultiProcessor; break;
-    case cudaDevAttrMaxSharedMemoryPerBlockOptin: *value = (int)p.sharedMemPerBlockOptin; break;
-    default: return set_error(cudaErrorInvalidValue);
+    case cudaDevAttrMaxThreadsPerBlock:
+        *value = p.maxThreadsPerBlock;
+        break;
+    case cudaDevAttrMaxSharedMemoryPerBlock:
+        *value = (int)p.sharedMemPerBlock;
+        break;
+    case cudaDevAttrWarpSize:
+        *value = p.warpSize;
+        break;
+    case cudaDevAttrMultiProcessorCount:
+        *value = p.multiProcessorCount;
+        break;
+    case cudaDevAttrComputeCapabilityMajor:
+        *value = p.major;
+        break;
+    case cudaDevAttrComputeCapabilityMinor:
+        *value = p.minor;
+        break;
+    case cudaDevAttrL2CacheSize:
+        *value = p.l2CacheSize;
+        break;
+    case cudaDevAttrMaxThreadsPerMultiProcessor:
+        *value = p.maxThreadsPerMultiProcessor;
+        break;
+    case cudaDevAttrMaxSharedMemoryPerBlockOptin:
+        *value = (int)p.sharedMemPerBlockOptin;
+        break;
+    default:
+        return set_error(cudaErrorInvalidValue);
     }
     return cudaSuccess;
 }
@@ -1370,7 +1457,11 @@ cudaError_t cudaStreamDestroy(cudaStream_t stream)
     return cudaSuccess;
 }
 
-cudaError_t cudaStreamSynchronize(cudaStream_t) { API_ENTER(); return cudaSuccess; }
+cudaError_t cudaStreamSynchronize(cudaStream_t)
+{
+    API_ENTER();
+    return cudaSuccess;
+}
 
 cudaError_t lab_cpu_func_set_attribute(const void *func, cudaFuncAttribute attr, int value)
 {

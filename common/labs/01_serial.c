@@ -10,9 +10,13 @@ static const lab_variant VARIANTS[] = {
 };
 
 const lab_info LAB = {
-    "01_serial", "Serial CPU scan", LAB_HOST, SCAN_INCLUSIVE,
+    "01_serial",
+    "Serial CPU scan",
+    LAB_HOST,
+    SCAN_INCLUSIVE,
     0,               /* no tiles */
     0,               /* any n that fits in memory */
     (size_t)1 << 26, /* benchmark n: 64 Mi elements */
-    sizeof(VARIANTS) / sizeof(VARIANTS[0]), VARIANTS,
+    sizeof(VARIANTS) / sizeof(VARIANTS[0]),
+    VARIANTS,
 };

@@ -10,9 +10,13 @@ static const lab_variant VARIANTS[] = {
 };
 
 const lab_info LAB = {
-    "02_naive", "Naive parallel scan", LAB_WHOLE, SCAN_INCLUSIVE,
+    "02_naive",
+    "Naive parallel scan",
+    LAB_WHOLE,
+    SCAN_INCLUSIVE,
     0,               /* no tiles */
     (size_t)1 << 20, /* practical limit: 2^20 elements is ~5.5e11 loads */
     (size_t)1 << 16, /* benchmark n */
-    sizeof(VARIANTS) / sizeof(VARIANTS[0]), VARIANTS,
+    sizeof(VARIANTS) / sizeof(VARIANTS[0]),
+    VARIANTS,
 };

@@ -13,9 +13,13 @@ static const lab_variant VARIANTS[] = {
 };
 
 const lab_info LAB = {
-    "03_kogge_stone", "Kogge-Stone with double buffering", LAB_TILE, SCAN_INCLUSIVE,
+    "03_kogge_stone",
+    "Kogge-Stone with double buffering",
+    LAB_TILE,
+    SCAN_INCLUSIVE,
     KS_TILE,         /* elements per tile */
     0,               /* no size limit */
     (size_t)1 << 28, /* benchmark n */
-    sizeof(VARIANTS) / sizeof(VARIANTS[0]), VARIANTS,
+    sizeof(VARIANTS) / sizeof(VARIANTS[0]),
+    VARIANTS,
 };

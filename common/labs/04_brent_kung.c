@@ -6,14 +6,18 @@
 #include "labs/04_brent_kung.h"
 
 static const lab_variant VARIANTS[] = {
-    {"brent_kung", "reduction tree + reverse tree, two elements per thread", NULL,
-     brent_kung_scan, NULL},
+    {"brent_kung", "reduction tree + reverse tree, two elements per thread", NULL, brent_kung_scan,
+     NULL},
 };
 
 const lab_info LAB = {
-    "04_brent_kung", "Brent-Kung", LAB_TILE, SCAN_INCLUSIVE,
+    "04_brent_kung",
+    "Brent-Kung",
+    LAB_TILE,
+    SCAN_INCLUSIVE,
     BK_TILE,         /* elements per tile */
     0,               /* no size limit */
     (size_t)1 << 28, /* benchmark n */
-    sizeof(VARIANTS) / sizeof(VARIANTS[0]), VARIANTS,
+    sizeof(VARIANTS) / sizeof(VARIANTS[0]),
+    VARIANTS,
 };

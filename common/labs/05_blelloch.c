@@ -13,9 +13,13 @@ static const lab_variant VARIANTS[] = {
 };
 
 const lab_info LAB = {
-    "05_blelloch", "Blelloch (up-sweep, down-sweep)", LAB_TILE, SCAN_EXCLUSIVE,
+    "05_blelloch",
+    "Blelloch (up-sweep, down-sweep)",
+    LAB_TILE,
+    SCAN_EXCLUSIVE,
     BL_TILE,         /* elements per tile */
     0,               /* no size limit */
     (size_t)1 << 28, /* benchmark n */
-    sizeof(VARIANTS) / sizeof(VARIANTS[0]), VARIANTS,
+    sizeof(VARIANTS) / sizeof(VARIANTS[0]),
+    VARIANTS,
 };

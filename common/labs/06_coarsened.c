@@ -7,8 +7,7 @@
 
 /* The same tile split differently between threads and runs: the coarsening sweep. */
 static const lab_variant VARIANTS[] = {
-    {"c8_b256", "C = 8 elements per thread, 256 threads per block", NULL, scan_tiles_c8_b256,
-     NULL},
+    {"c8_b256", "C = 8 elements per thread, 256 threads per block", NULL, scan_tiles_c8_b256, NULL},
     {"c2_b1024", "C = 2, 1024 threads", NULL, scan_tiles_c2_b1024, NULL},
     {"c4_b512", "C = 4, 512 threads", NULL, scan_tiles_c4_b512, NULL},
     {"c16_b128", "C = 16, 128 threads", NULL, scan_tiles_c16_b128, NULL},
@@ -17,9 +16,13 @@ static const lab_variant VARIANTS[] = {
 };
 
 const lab_info LAB = {
-    "06_coarsened", "Coarsened three-phase scan", LAB_TILE, SCAN_INCLUSIVE,
+    "06_coarsened",
+    "Coarsened three-phase scan",
+    LAB_TILE,
+    SCAN_INCLUSIVE,
     TILE,
     0,               /* no practical limit: the driver handles any n */
     (size_t)1 << 28, /* benchmark n */
-    sizeof(VARIANTS) / sizeof(VARIANTS[0]), VARIANTS,
+    sizeof(VARIANTS) / sizeof(VARIANTS[0]),
+    VARIANTS,
 };

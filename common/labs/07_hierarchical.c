@@ -13,9 +13,13 @@ static const lab_variant VARIANTS[] = {
 };
 
 const lab_info LAB = {
-    "07_hierarchical", "Hierarchical scan of any length", LAB_WHOLE, SCAN_INCLUSIVE,
+    "07_hierarchical",
+    "Hierarchical scan of any length",
+    LAB_WHOLE,
+    SCAN_INCLUSIVE,
     0,               /* no tiles visible to the harness: this lab does its own carries */
     0,               /* no practical limit: as much as device memory holds */
     (size_t)1 << 28, /* benchmark n */
-    sizeof(VARIANTS) / sizeof(VARIANTS[0]), VARIANTS,
+    sizeof(VARIANTS) / sizeof(VARIANTS[0]),
+    VARIANTS,
 };

@@ -12,9 +12,13 @@ static const lab_variant VARIANTS[] = {
 };
 
 const lab_info LAB = {
-    "08_decoupled_lookback", "Single-pass scan with decoupled look-back", LAB_WHOLE, SCAN_INCLUSIVE,
+    "08_decoupled_lookback",
+    "Single-pass scan with decoupled look-back",
+    LAB_WHOLE,
+    SCAN_INCLUSIVE,
     0,               /* no tiles for the driver: the lab carries between its own tiles */
     0,               /* no practical limit: size_t indexing, tested at 2^31 + 7 */
     (size_t)1 << 26, /* benchmark n */
-    sizeof(VARIANTS) / sizeof(VARIANTS[0]), VARIANTS,
+    sizeof(VARIANTS) / sizeof(VARIANTS[0]),
+    VARIANTS,
 };

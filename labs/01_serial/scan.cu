@@ -17,6 +17,8 @@ lab_result serial_scan(const int *in, int *out, size_t n, void *temp)
     (void)temp;
     // TODO(student): keep a running total (as unsigned, so overflow wraps) and store it into
     // out[i] after adding in[i]; then delete the two lines below.
-    (void)in; (void)out; (void)n;
+    (void)in;
+    (void)out;
+    (void)n;
     return LAB_NOT_IMPLEMENTED;
 }

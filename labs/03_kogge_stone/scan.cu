@@ -32,7 +32,6 @@
 #include "labs/03_kogge_stone.h"
 #include "cuda_check.h"
 
-
 /* The barrier of this lab. Every launch in this file uses SYNC = true, which makes it
  * __syncthreads(); only the course's barrier tests (tests/lab_03_barriers.c) build SYNC = false,
  * compiling this file together with launches of their own, to prove that the tests notice when the
@@ -72,7 +71,14 @@ __global__ void __launch_bounds__(KS_THREADS)
     //     Exactly one barrier per step.
     //  3. Store: out[base + p] = x[j] where base + p < n. Thread KS_THREADS - 1 owns position
     //     KS_TILE - 1: it writes x[KS_ITEMS - 1], the tile's total, to tile_sums[blockIdx.x].
-    (void)in; (void)out; (void)tile_sums; (void)n; (void)buf; (void)t; (void)base; (void)x;
+    (void)in;
+    (void)out;
+    (void)tile_sums;
+    (void)n;
+    (void)buf;
+    (void)t;
+    (void)base;
+    (void)x;
 }
 
 /* The same scan with a single buffer s. A step first reads every s[p - d] it needs into a
@@ -94,7 +100,14 @@ __global__ void __launch_bounds__(KS_THREADS)
     //  tile_barrier<SYNC>(); read left[j] = s[p - d] (0 when p < d) for each of your positions;
     //  tile_barrier<SYNC>(); then x[j] += left[j] and s[p] = x[j]. Store and write the tile's
     //  total as in the double-buffered kernel.
-    (void)in; (void)out; (void)tile_sums; (void)n; (void)s; (void)t; (void)base; (void)x;
+    (void)in;
+    (void)out;
+    (void)tile_sums;
+    (void)n;
+    (void)s;
+    (void)t;
+    (void)base;
+    (void)x;
 }
 
 /* ---- launchers ------------------------------------------------------------ */
@@ -103,17 +116,23 @@ __global__ void __launch_bounds__(KS_THREADS)
 lab_result ks_double_buffer_scan(const int *d_in, int *d_out, int *d_tile_sums, size_t n)
 {
     // TODO(student): return LAB_OK at once when n == 0; otherwise launch
-    // ks_double_buffer_kernel<true> on one KS_THREADS-thread block per tile (CEIL_DIV(n, KS_TILE) blocks),
-    // follow it with LAUNCH_CHECK(), and return LAB_OK instead of the lines below.
-    (void)d_in; (void)d_out; (void)d_tile_sums; (void)n;
+    // ks_double_buffer_kernel<true> on one KS_THREADS-thread block per tile (CEIL_DIV(n, KS_TILE)
+    // blocks), follow it with LAUNCH_CHECK(), and return LAB_OK instead of the lines below.
+    (void)d_in;
+    (void)d_out;
+    (void)d_tile_sums;
+    (void)n;
     return LAB_NOT_IMPLEMENTED;
 }
 
 lab_result ks_two_barrier_scan(const int *d_in, int *d_out, int *d_tile_sums, size_t n)
 {
     // TODO(student): return LAB_OK at once when n == 0; otherwise launch
-    // ks_two_barrier_kernel<true> on one KS_THREADS-thread block per tile (CEIL_DIV(n, KS_TILE) blocks),
-    // follow it with LAUNCH_CHECK(), and return LAB_OK instead of the lines below.
-    (void)d_in; (void)d_out; (void)d_tile_sums; (void)n;
+    // ks_two_barrier_kernel<true> on one KS_THREADS-thread block per tile (CEIL_DIV(n, KS_TILE)
+    // blocks), follow it with LAUNCH_CHECK(), and return LAB_OK instead of the lines below.
+    (void)d_in;
+    (void)d_out;
+    (void)d_tile_sums;
+    (void)n;
     return LAB_NOT_IMPLEMENTED;
 }

@@ -99,7 +99,12 @@ __global__ void __launch_bounds__(BK_THREADS)
     // 3. s[t] is now the inclusive sum up to element b and s[t - 1] the one up to element a - 1
     //   (0 for t == 0): write out[a] = s[t - 1] + x and out[b] = s[t] where the index is < n.
     //   Thread BK_THREADS - 1 writes s[BK_PAIRS - 1], the tile's total, to tile_sums[blockIdx.x].
-    (void)in; (void)out; (void)tile_sums; (void)n; (void)s; (void)b;
+    (void)in;
+    (void)out;
+    (void)tile_sums;
+    (void)n;
+    (void)s;
+    (void)b;
 }
 
 /* ---- launcher ------------------------------------------------------------ */
@@ -110,6 +115,9 @@ lab_result brent_kung_scan(const int *d_in, int *d_out, int *d_tile_sums, size_t
     // TODO(student): return LAB_OK at once when n == 0; otherwise launch brent_kung_kernel<true>
     // on one BK_THREADS-thread block per tile (CEIL_DIV(n, BK_TILE) blocks), follow it with
     // LAUNCH_CHECK(), and return LAB_OK instead of the lines below.
-    (void)d_in; (void)d_out; (void)d_tile_sums; (void)n;
+    (void)d_in;
+    (void)d_out;
+    (void)d_tile_sums;
+    (void)n;
     return LAB_NOT_IMPLEMENTED;
 }

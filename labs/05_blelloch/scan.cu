@@ -29,7 +29,7 @@
 #include "labs/05_blelloch.h"
 #include "cuda_check.h"
 
-#define LOG_BANKS 5                             /* 32 banks of shared memory */
+#define LOG_BANKS 5                                 /* 32 banks of shared memory */
 #define BL_SLOTS (BL_TILE + (BL_TILE >> LOG_BANKS)) /* shared words, padding included */
 
 /* The barrier of this lab. Every launch in this file uses SYNC = true, which makes it
@@ -90,8 +90,8 @@ template <bool PADDED, bool SYNC> __device__ void blelloch_down_sweep(unsigned *
  * t + BL_THREADS (coalesced). Elements at or past n read as 0 and are never written. */
 template <bool PADDED, bool SYNC>
 __global__ void __launch_bounds__(BL_THREADS)
-    blelloch_kernel(const int *__restrict__ in, int *__restrict__ out,
-                    int *__restrict__ tile_sums, size_t n)
+    blelloch_kernel(const int *__restrict__ in, int *__restrict__ out, int *__restrict__ tile_sums,
+                    size_t n)
 {
     __shared__ unsigned s[BL_SLOTS];
     const unsigned t = threadIdx.x;
@@ -103,7 +103,13 @@ __global__ void __launch_bounds__(BL_THREADS)
     // tile's total, to tile_sums[blockIdx.x] and then sets it to 0; tile_barrier<SYNC>();
     // down-sweep; store elements t and t + BL_THREADS to out[a] and out[b] where < n.
     // Every shared index goes through slot<PADDED>().
-    (void)in; (void)out; (void)tile_sums; (void)n; (void)s; (void)a; (void)b;
+    (void)in;
+    (void)out;
+    (void)tile_sums;
+    (void)n;
+    (void)s;
+    (void)a;
+    (void)b;
 }
 
 /* ---- launchers ------------------------------------------------------------ */
@@ -115,7 +121,10 @@ static lab_result blelloch_scan(const int *d_in, int *d_out, int *d_tile_sums, s
     // TODO(student): return LAB_OK at once when n == 0; otherwise launch
     // blelloch_kernel<PADDED, true> on one BL_THREADS-thread block per tile (CEIL_DIV(n, BL_TILE)
     // blocks), follow it with LAUNCH_CHECK(), and return LAB_OK instead of the lines below.
-    (void)d_in; (void)d_out; (void)d_tile_sums; (void)n;
+    (void)d_in;
+    (void)d_out;
+    (void)d_tile_sums;
+    (void)n;
     return LAB_NOT_IMPLEMENTED;
 }
 

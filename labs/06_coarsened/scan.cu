@@ -71,8 +71,9 @@ __device__ void store_tile(int *__restrict__ out, unsigned len, bool vec, const 
 #pragma unroll
             for (int j = 0; j < C / 4; j++) {
                 const unsigned i = 4 * (j * BLOCK + threadIdx.x);
-                out4[j * BLOCK + threadIdx.x] = make_int4((int)s[padded(i)], (int)s[padded(i + 1)],
-                                                          (int)s[padded(i + 2)], (int)s[padded(i + 3)]);
+                out4[j * BLOCK + threadIdx.x] =
+                    make_int4((int)s[padded(i)], (int)s[padded(i + 1)], (int)s[padded(i + 2)],
+                              (int)s[padded(i + 3)]);
             }
             return;
         }
@@ -100,7 +101,8 @@ __device__ unsigned block_exclusive_scan(unsigned x, unsigned *s_warp, unsigned 
     // Kogge-Stone inside each warp with __shfl_up_sync, each warp's total into s_warp, a second
     // warp-level scan of those BLOCK / 32 totals, then add the totals of the warps before yours.
     // Every thread of the block must reach every __syncthreads().
-    (void)x; (void)s_warp;
+    (void)x;
+    (void)s_warp;
     *block_total = 0;
     return 0;
 }
@@ -118,7 +120,8 @@ __global__ void __launch_bounds__(BLOCK)
     __shared__ unsigned s_warp[BLOCK / WARP];
     const size_t base = (size_t)blockIdx.x * (BLOCK * C);
     const unsigned len = n - base < (size_t)(BLOCK * C) ? (unsigned)(n - base) : BLOCK * C;
-    const unsigned first = threadIdx.x * C; /* this thread's run: tile elements first .. first+C-1 */
+    const unsigned first =
+        threadIdx.x * C; /* this thread's run: tile elements first .. first+C-1 */
 
     load_tile<BLOCK, C>(in + base, len, vec, s_tile);
     __syncthreads(); /* the whole tile is in shared memory before anyone reads a run */
@@ -140,13 +143,16 @@ __global__ void __launch_bounds__(BLOCK)
      * tile's total (the padding zeros past len add nothing to it). */
     // TODO(student): phase 3. Write v[k] + before back to element first + k of s_tile (through
     // padded()) for every k, and let one thread store tile_total to tile_sums[blockIdx.x].
-    (void)v; (void)before; (void)tile_total; (void)tile_sums;
+    (void)v;
+    (void)before;
+    (void)tile_total;
+    (void)tile_sums;
     __syncthreads(); /* every run is back before the coalesced store reads them */
 
     store_tile<BLOCK, C>(out + base, len, vec, s_tile);
 }
 
-/* ---- launcher ---------------------------------------------------------------------------------- */
+/* ---- launcher -------------------------------------------------------------------------------- */
 
 /* Inclusive scan of each TILE-element tile of d_in into d_out, tile totals into d_tile_sums. */
 template <int BLOCK, int C>
@@ -157,7 +163,10 @@ static lab_result scan_tiles_coarsened(const int *d_in, int *d_out, int *d_tile_
     // d_out are both 16-byte aligned ((uintptr_t)p % 16 == 0), launch coarsened_scan_kernel<BLOCK,
     // C> with one BLOCK-thread block per tile (CEIL_DIV(n, (size_t)TILE) blocks), follow it with
     // LAUNCH_CHECK(), and return LAB_OK instead of the lines below.
-    (void)d_in; (void)d_out; (void)d_tile_sums; (void)n;
+    (void)d_in;
+    (void)d_out;
+    (void)d_tile_sums;
+    (void)n;
     return LAB_NOT_IMPLEMENTED;
 }
 

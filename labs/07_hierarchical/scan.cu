@@ -20,8 +20,8 @@
 
 #include <stdint.h>
 
-#define BLOCK 256  /* threads per block */
-#define ITEMS 16   /* consecutive elements per thread */
+#define BLOCK 256 /* threads per block */
+#define ITEMS 16  /* consecutive elements per thread */
 #define TILE (BLOCK * ITEMS)
 #define WARP 32
 #define WARPS (BLOCK / WARP)
@@ -149,7 +149,7 @@ static inline bool aligned16(const void *a, const void *b)
     return (uintptr_t)a % 16 == 0 && (uintptr_t)b % 16 == 0;
 }
 
-/* ---- kernels -------------------------------------------------------------------------------------- */
+/* ---- kernels --------------------------------------------------------------------------------- */
 
 /* Block b scans tile b of in into out (inclusive). When tile_sums is not NULL it writes the
  * tile's total to tile_sums[b]; when carries is not NULL it starts tile b (b > 0) from
@@ -172,7 +172,9 @@ __global__ void __launch_bounds__(BLOCK)
     // carries[blockIdx.x - 1] when carries is not NULL and blockIdx.x > 0, to the run and write
     // the run back to s_tile; when tile_sums is not NULL, one thread writes the total (without
     // the carry) to tile_sums[blockIdx.x]. Use unsigned arithmetic so sums wrap.
-    (void)first; (void)tile_sums; (void)carries;
+    (void)first;
+    (void)tile_sums;
+    (void)carries;
     __syncthreads();
 
     store_tile(out + base, len, vec, s_tile);
@@ -187,7 +189,10 @@ __global__ void __launch_bounds__(BLOCK)
     // TODO(student): add up in[base .. base+len) with every thread reading consecutive addresses
     // (int4 loads as in load_tile when vec && len == TILE, single ints otherwise), combine the
     // threads' sums with block_sum(), and let one thread write it to tile_sums[blockIdx.x].
-    (void)in; (void)tile_sums; (void)vec; (void)len;
+    (void)in;
+    (void)tile_sums;
+    (void)vec;
+    (void)len;
 }
 
 /* Block b adds carries[b] (the inclusive scan of the totals of tiles 0..b) to every element of
@@ -200,19 +205,27 @@ __global__ void __launch_bounds__(BLOCK)
     // TODO(student): read carries[blockIdx.x] once, then add it to out[base .. base+len):
     // consecutive threads on consecutive int4 words when vec && len == TILE, single ints with a
     // bound check otherwise (the last tile is short; never touch out past n).
-    (void)out; (void)carries; (void)vec; (void)len;
+    (void)out;
+    (void)carries;
+    (void)vec;
+    (void)len;
 }
 
-/* ---- launchers -------------------------------------------------------------------------------------- */
+/* ---- launchers ------------------------------------------------------------------------------- */
 
 /* Scans every tile of d_in[0..n) into d_out (n > 0), as tile_scan_kernel says. */
-lab_result launch_tile_scan(const int *d_in, int *d_out, int *d_tile_sums,
-                            const int *d_carries, size_t n)
+lab_result launch_tile_scan(const int *d_in, int *d_out, int *d_tile_sums, const int *d_carries,
+                            size_t n)
 {
     // TODO(student): launch tile_scan_kernel with one BLOCK-thread block per tile
     // (CEIL_DIV(n, (size_t)TILE) blocks, vec = aligned16(d_in, d_out)), then LAUNCH_CHECK() and
     // return LAB_OK instead of the lines below.
-    (void)d_in; (void)d_out; (void)d_tile_sums; (void)d_carries; (void)n; (void)aligned16;
+    (void)d_in;
+    (void)d_out;
+    (void)d_tile_sums;
+    (void)d_carries;
+    (void)n;
+    (void)aligned16;
     return LAB_NOT_IMPLEMENTED;
 }
 
@@ -220,7 +233,9 @@ lab_result launch_tile_scan(const int *d_in, int *d_out, int *d_tile_sums,
 lab_result launch_tile_reduce(const int *d_in, int *d_tile_sums, size_t n)
 {
     // TODO(student): launch tile_reduce_kernel, one block per tile, then LAUNCH_CHECK().
-    (void)d_in; (void)d_tile_sums; (void)n;
+    (void)d_in;
+    (void)d_tile_sums;
+    (void)n;
     return LAB_NOT_IMPLEMENTED;
 }
 
@@ -230,11 +245,13 @@ lab_result launch_add_back(int *d_out, const int *d_carries, size_t n)
     // TODO(student): with fewer than two tiles there is nothing to add: return LAB_OK. Otherwise
     // launch add_back_kernel with one block per tile after the first (tiles - 1 blocks), then
     // LAUNCH_CHECK().
-    (void)d_out; (void)d_carries; (void)n;
+    (void)d_out;
+    (void)d_carries;
+    (void)n;
     return LAB_NOT_IMPLEMENTED;
 }
 
-/* ---- the hierarchy ---------------------------------------------------------------------------------- */
+/* ---- the hierarchy --------------------------------------------------------------------------- */
 
 /* Bytes of scratch for a scan of n elements: at every level with more than one tile, the tile
  * totals and their scan (two arrays of ceil(n / TILE) ints), then the same for those totals. */
@@ -242,7 +259,8 @@ size_t hier_temp_bytes(size_t n)
 {
     // TODO(student): while n is more than one tile, add 2 * align256(tiles * sizeof(int)) for
     // tiles = CEIL_DIV(n, TILE) and go on with n = tiles. Return the sum (0 when n <= TILE).
-    (void)n; (void)align256;
+    (void)n;
+    (void)align256;
     return 0;
 }
 
@@ -257,7 +275,10 @@ lab_result scan_then_propagate(const int *d_in, int *d_out, size_t n, void *d_te
     // launch_tile_scan writing d_sums, scan d_sums into d_carries by calling this function on
     // the totals (the level below's scratch), and launch_add_back with d_carries. Pass on any
     // result that is not LAB_OK. Never cudaMalloc here: the caller sized d_temp.
-    (void)d_in; (void)d_out; (void)n; (void)d_temp;
+    (void)d_in;
+    (void)d_out;
+    (void)n;
+    (void)d_temp;
     return LAB_NOT_IMPLEMENTED;
 }
 
@@ -268,6 +289,9 @@ lab_result reduce_then_scan(const int *d_in, int *d_out, size_t n, void *d_temp)
     // TODO(student) (extension): as scan_then_propagate, with the same layout of d_temp, but
     // launch_tile_reduce into d_sums first, scan d_sums into d_carries (recursively), and then
     // launch_tile_scan of d_in into d_out seeded with d_carries (no totals, no add-back).
-    (void)d_in; (void)d_out; (void)n; (void)d_temp;
+    (void)d_in;
+    (void)d_out;
+    (void)n;
+    (void)d_temp;
     return LAB_NOT_IMPLEMENTED;
 }

@@ -71,12 +71,12 @@
 #define LB_LAUNCH_BOUNDS __launch_bounds__(LB_THREADS)
 #endif
 #define WARP_SIZE 32
-#define VEC_INTS 4                                  /* ints in one int4 */
-#define ITEMS_PER_THREAD (LB_VECS * VEC_INTS)       /* 48 */
-#define TILE_ITEMS (LB_THREADS * ITEMS_PER_THREAD)  /* 6144 elements, 24 KB */
+#define VEC_INTS 4                                 /* ints in one int4 */
+#define ITEMS_PER_THREAD (LB_VECS * VEC_INTS)      /* 48 */
+#define TILE_ITEMS (LB_THREADS * ITEMS_PER_THREAD) /* 6144 elements, 24 KB */
 #define WARPS (LB_THREADS / WARP_SIZE)
-#define WARP_ITEMS (WARP_SIZE * ITEMS_PER_THREAD)   /* one warp's consecutive share of a tile */
-#define ROUND_ITEMS (WARP_SIZE * VEC_INTS)          /* 128: what a warp loads in one round */
+#define WARP_ITEMS (WARP_SIZE * ITEMS_PER_THREAD) /* one warp's consecutive share of a tile */
+#define ROUND_ITEMS (WARP_SIZE * VEC_INTS)        /* 128: what a warp loads in one round */
 #define FULL_MASK 0xffffffffu
 
 /* Descriptor: bits 63..62 status, 61..32 epoch, 31..0 value. One word, so a reader sees the
@@ -111,7 +111,8 @@ __device__ u64 take_ticket(u64 *d_counter, unsigned last)
     // the ticket. If its low 32 bits equal last (the call's last ticket), store
     // ((epoch + 1) & EPOCH_MASK) << 32 into the counter, epoch being (ticket >> 32) & EPOCH_MASK.
     // Return the ticket.
-    (void)d_counter; (void)last;
+    (void)d_counter;
+    (void)last;
     return 0;
 }
 
@@ -177,11 +178,16 @@ __device__ unsigned look_back(u64 *d_desc, unsigned tile, unsigned epoch, unsign
     // ST_PREFIX with value 0, a descriptor whose epoch bits differ from epoch as ST_INVALID.
     // Ballot the ST_PREFIX lanes and the ST_INVALID lanes. The needed lanes are the highest
     // ST_PREFIX lane and all above it (all 32 if there is none). If a needed lane is ST_INVALID,
-    // pause_ns(LB_BACKOFF_NS) and load the same window again. Otherwise add the needed lanes' values (warp_sum) to exclusive;
-    // stop if there was a prefix, else move the window back: top -= 32.
+    // pause_ns(LB_BACKOFF_NS) and load the same window again. Otherwise add the needed lanes'
+    // values (warp_sum) to exclusive; stop if there was a prefix, else move the window back: top
+    // -= 32.
     //
     // TODO(student): publish again: lane 0 stores ST_PREFIX with exclusive + aggregate.
-    (void)d_desc; (void)tile; (void)epoch; (void)aggregate; (void)lane;
+    (void)d_desc;
+    (void)tile;
+    (void)epoch;
+    (void)aggregate;
+    (void)lane;
     unsigned exclusive = 0;
     return exclusive;
 }
@@ -215,7 +221,8 @@ __device__ __forceinline__ void scan_tile(const int *__restrict__ in, int *__res
     if (full) {
 #pragma unroll
         for (int j = 0; j < LB_VECS; j++)
-            v[j] = reinterpret_cast<const uint4 *>(in)[first / VEC_INTS + j * (ROUND_ITEMS / VEC_INTS)];
+            v[j] = reinterpret_cast<const uint4 *>(
+                in)[first / VEC_INTS + j * (ROUND_ITEMS / VEC_INTS)];
     } else {
 #pragma unroll
         for (int j = 0; j < LB_VECS; j++) {
@@ -298,9 +305,9 @@ __device__ __forceinline__ void scan_tile(const int *__restrict__ in, int *__res
  * tile a block gets. Built with LB_PERSISTENT=1, the grid is only as large as fits on the GPU and
  * each block loops, taking its next ticket (when: LB_PREFETCH), until the tickets run out. */
 template <bool ALIGNED>
-__global__ void LB_LAUNCH_BOUNDS
-lookback_scan_kernel(const int *__restrict__ in, int *__restrict__ out, size_t n,
-                     u64 *d_counter, u64 *d_desc, unsigned ntiles)
+__global__ void LB_LAUNCH_BOUNDS lookback_scan_kernel(const int *__restrict__ in,
+                                                      int *__restrict__ out, size_t n,
+                                                      u64 *d_counter, u64 *d_desc, unsigned ntiles)
 {
     __shared__ u64 s_ticket;
     __shared__ unsigned s_exclusive;
@@ -339,8 +346,7 @@ size_t lookback_temp_bytes(size_t n)
 /* Blocks to launch: as many as fit on the GPU at once (the occupancy calculator's count per
  * multiprocessor, from the kernel's registers and threads), but no more than there are tiles.
  * Correct for any grid size: a block only ever waits for tiles that running blocks hold. */
-template <bool ALIGNED>
-static unsigned lookback_grid(size_t ntiles)
+template <bool ALIGNED> static unsigned lookback_grid(size_t ntiles)
 {
     static int resident = 0; /* blocks that fit at once, computed on the first call */
     if (!LB_PERSISTENT)
@@ -365,6 +371,9 @@ lab_result lookback_scan(const int *d_in, int *d_out, size_t n, void *d_temp)
     // STATE_WORDS; launch lookback_scan_kernel<true> when d_in and d_out are both 16-byte
     // aligned, <false> otherwise, on lookback_grid<...>(ntiles) blocks of LB_THREADS threads;
     // LAUNCH_CHECK(); return LAB_OK instead of the lines below.
-    (void)d_in; (void)d_out; (void)n; (void)d_temp;
+    (void)d_in;
+    (void)d_out;
+    (void)n;
+    (void)d_temp;
     return LAB_NOT_IMPLEMENTED;
 }

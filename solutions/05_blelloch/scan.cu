@@ -29,7 +29,7 @@
 #include "labs/05_blelloch.h"
 #include "cuda_check.h"
 
-#define LOG_BANKS 5                             /* 32 banks of shared memory */
+#define LOG_BANKS 5                                 /* 32 banks of shared memory */
 #define BL_SLOTS (BL_TILE + (BL_TILE >> LOG_BANKS)) /* shared words, padding included */
 
 /* The barrier of this lab. Every launch in this file uses SYNC = true, which makes it
@@ -96,8 +96,8 @@ template <bool PADDED, bool SYNC> __device__ void blelloch_down_sweep(unsigned *
  * t + BL_THREADS (coalesced). Elements at or past n read as 0 and are never written. */
 template <bool PADDED, bool SYNC>
 __global__ void __launch_bounds__(BL_THREADS)
-    blelloch_kernel(const int *__restrict__ in, int *__restrict__ out,
-                    int *__restrict__ tile_sums, size_t n)
+    blelloch_kernel(const int *__restrict__ in, int *__restrict__ out, int *__restrict__ tile_sums,
+                    size_t n)
 {
     __shared__ unsigned s[BL_SLOTS];
     const unsigned t = threadIdx.x;

@@ -71,8 +71,9 @@ __device__ void store_tile(int *__restrict__ out, unsigned len, bool vec, const 
 #pragma unroll
             for (int j = 0; j < C / 4; j++) {
                 const unsigned i = 4 * (j * BLOCK + threadIdx.x);
-                out4[j * BLOCK + threadIdx.x] = make_int4((int)s[padded(i)], (int)s[padded(i + 1)],
-                                                          (int)s[padded(i + 2)], (int)s[padded(i + 3)]);
+                out4[j * BLOCK + threadIdx.x] =
+                    make_int4((int)s[padded(i)], (int)s[padded(i + 1)], (int)s[padded(i + 2)],
+                              (int)s[padded(i + 3)]);
             }
             return;
         }
@@ -141,7 +142,8 @@ __global__ void __launch_bounds__(BLOCK)
     __shared__ unsigned s_warp[BLOCK / WARP];
     const size_t base = (size_t)blockIdx.x * (BLOCK * C);
     const unsigned len = n - base < (size_t)(BLOCK * C) ? (unsigned)(n - base) : BLOCK * C;
-    const unsigned first = threadIdx.x * C; /* this thread's run: tile elements first .. first+C-1 */
+    const unsigned first =
+        threadIdx.x * C; /* this thread's run: tile elements first .. first+C-1 */
 
     load_tile<BLOCK, C>(in + base, len, vec, s_tile);
     __syncthreads(); /* the whole tile is in shared memory before anyone reads a run */
@@ -171,7 +173,7 @@ __global__ void __launch_bounds__(BLOCK)
     store_tile<BLOCK, C>(out + base, len, vec, s_tile);
 }
 
-/* ---- launcher ---------------------------------------------------------------------------------- */
+/* ---- launcher -------------------------------------------------------------------------------- */
 
 /* Inclusive scan of each TILE-element tile of d_in into d_out, tile totals into d_tile_sums. */
 template <int BLOCK, int C>

@@ -20,8 +20,8 @@
 
 #include <stdint.h>
 
-#define BLOCK 256  /* threads per block */
-#define ITEMS 16   /* consecutive elements per thread */
+#define BLOCK 256 /* threads per block */
+#define ITEMS 16  /* consecutive elements per thread */
 #define TILE (BLOCK * ITEMS)
 #define WARP 32
 #define WARPS (BLOCK / WARP)
@@ -149,7 +149,7 @@ static inline bool aligned16(const void *a, const void *b)
     return (uintptr_t)a % 16 == 0 && (uintptr_t)b % 16 == 0;
 }
 
-/* ---- kernels -------------------------------------------------------------------------------------- */
+/* ---- kernels --------------------------------------------------------------------------------- */
 
 /* Block b scans tile b of in into out (inclusive). When tile_sums is not NULL it writes the
  * tile's total to tile_sums[b]; when carries is not NULL it starts tile b (b > 0) from
@@ -245,11 +245,11 @@ __global__ void __launch_bounds__(BLOCK)
     }
 }
 
-/* ---- launchers -------------------------------------------------------------------------------------- */
+/* ---- launchers ------------------------------------------------------------------------------- */
 
 /* Scans every tile of d_in[0..n) into d_out (n > 0), as tile_scan_kernel says. */
-lab_result launch_tile_scan(const int *d_in, int *d_out, int *d_tile_sums,
-                            const int *d_carries, size_t n)
+lab_result launch_tile_scan(const int *d_in, int *d_out, int *d_tile_sums, const int *d_carries,
+                            size_t n)
 {
     const size_t tiles = CEIL_DIV(n, (size_t)TILE);
     tile_scan_kernel<<<(unsigned)tiles, BLOCK>>>(d_in, d_out, d_tile_sums, d_carries, n,
@@ -278,7 +278,7 @@ lab_result launch_add_back(int *d_out, const int *d_carries, size_t n)
     return LAB_OK;
 }
 
-/* ---- the hierarchy ---------------------------------------------------------------------------------- */
+/* ---- the hierarchy --------------------------------------------------------------------------- */
 
 /* Bytes of scratch for a scan of n elements: at every level with more than one tile, the tile
  * totals and their scan (two arrays of ceil(n / TILE) ints), then the same for those totals. */

@@ -71,12 +71,12 @@
 #define LB_LAUNCH_BOUNDS __launch_bounds__(LB_THREADS)
 #endif
 #define WARP_SIZE 32
-#define VEC_INTS 4                                  /* ints in one int4 */
-#define ITEMS_PER_THREAD (LB_VECS * VEC_INTS)       /* 48 */
-#define TILE_ITEMS (LB_THREADS * ITEMS_PER_THREAD)  /* 6144 elements, 24 KB */
+#define VEC_INTS 4                                 /* ints in one int4 */
+#define ITEMS_PER_THREAD (LB_VECS * VEC_INTS)      /* 48 */
+#define TILE_ITEMS (LB_THREADS * ITEMS_PER_THREAD) /* 6144 elements, 24 KB */
 #define WARPS (LB_THREADS / WARP_SIZE)
-#define WARP_ITEMS (WARP_SIZE * ITEMS_PER_THREAD)   /* one warp's consecutive share of a tile */
-#define ROUND_ITEMS (WARP_SIZE * VEC_INTS)          /* 128: what a warp loads in one round */
+#define WARP_ITEMS (WARP_SIZE * ITEMS_PER_THREAD) /* one warp's consecutive share of a tile */
+#define ROUND_ITEMS (WARP_SIZE * VEC_INTS)        /* 128: what a warp loads in one round */
 #define FULL_MASK 0xffffffffu
 
 /* Descriptor: bits 63..62 status, 61..32 epoch, 31..0 value. One word, so a reader sees the
@@ -172,8 +172,9 @@ __device__ unsigned look_back(u64 *d_desc, unsigned tile, unsigned epoch, unsign
                               unsigned lane)
 {
     if (lane == 0)
-        atomic_u64(d_desc[tile]).store(
-            pack_descriptor(tile == 0 ? ST_PREFIX : ST_AGGREGATE, epoch, aggregate), PUBLISH_ORDER);
+        atomic_u64(d_desc[tile])
+            .store(pack_descriptor(tile == 0 ? ST_PREFIX : ST_AGGREGATE, epoch, aggregate),
+                   PUBLISH_ORDER);
     if (tile == 0)
         return 0;
 
@@ -203,8 +204,8 @@ __device__ unsigned look_back(u64 *d_desc, unsigned tile, unsigned epoch, unsign
         top -= WARP_SIZE;
     }
     if (lane == 0)
-        atomic_u64(d_desc[tile]).store(pack_descriptor(ST_PREFIX, epoch, exclusive + aggregate),
-                                       PUBLISH_ORDER);
+        atomic_u64(d_desc[tile])
+            .store(pack_descriptor(ST_PREFIX, epoch, exclusive + aggregate), PUBLISH_ORDER);
     return exclusive;
 }
 
@@ -237,7 +238,8 @@ __device__ __forceinline__ void scan_tile(const int *__restrict__ in, int *__res
     if (full) {
 #pragma unroll
         for (int j = 0; j < LB_VECS; j++)
-            v[j] = reinterpret_cast<const uint4 *>(in)[first / VEC_INTS + j * (ROUND_ITEMS / VEC_INTS)];
+            v[j] = reinterpret_cast<const uint4 *>(
+                in)[first / VEC_INTS + j * (ROUND_ITEMS / VEC_INTS)];
     } else {
 #pragma unroll
         for (int j = 0; j < LB_VECS; j++) {
@@ -320,9 +322,9 @@ __device__ __forceinline__ void scan_tile(const int *__restrict__ in, int *__res
  * tile a block gets. Built with LB_PERSISTENT=1, the grid is only as large as fits on the GPU and
  * each block loops, taking its next ticket (when: LB_PREFETCH), until the tickets run out. */
 template <bool ALIGNED>
-__global__ void LB_LAUNCH_BOUNDS
-lookback_scan_kernel(const int *__restrict__ in, int *__restrict__ out, size_t n,
-                     u64 *d_counter, u64 *d_desc, unsigned ntiles)
+__global__ void LB_LAUNCH_BOUNDS lookback_scan_kernel(const int *__restrict__ in,
+                                                      int *__restrict__ out, size_t n,
+                                                      u64 *d_counter, u64 *d_desc, unsigned ntiles)
 {
     __shared__ u64 s_ticket;
     __shared__ unsigned s_exclusive;
@@ -361,8 +363,7 @@ size_t lookback_temp_bytes(size_t n)
 /* Blocks to launch: as many as fit on the GPU at once (the occupancy calculator's count per
  * multiprocessor, from the kernel's registers and threads), but no more than there are tiles.
  * Correct for any grid size: a block only ever waits for tiles that running blocks hold. */
-template <bool ALIGNED>
-static unsigned lookback_grid(size_t ntiles)
+template <bool ALIGNED> static unsigned lookback_grid(size_t ntiles)
 {
     static int resident = 0; /* blocks that fit at once, computed on the first call */
     if (!LB_PERSISTENT)
@@ -386,7 +387,8 @@ lab_result lookback_scan(const int *d_in, int *d_out, size_t n, void *d_temp)
         return LAB_OK;
     const size_t ntiles = CEIL_DIV(n, (size_t)TILE_ITEMS);
     u64 *d_counter = (u64 *)d_temp, *d_desc = (u64 *)d_temp + STATE_WORDS;
-    const bool aligned = ((uintptr_t)d_in % sizeof(uint4)) == 0 && ((uintptr_t)d_out % sizeof(uint4)) == 0;
+    const bool aligned =
+        ((uintptr_t)d_in % sizeof(uint4)) == 0 && ((uintptr_t)d_out % sizeof(uint4)) == 0;
     if (aligned)
         lookback_scan_kernel<true><<<lookback_grid<true>(ntiles), LB_THREADS>>>(
             d_in, d_out, n, d_counter, d_desc, (unsigned)ntiles);

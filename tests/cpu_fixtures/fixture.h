@@ -38,8 +38,11 @@ static const lab_variant VARIANTS[] = {
 };
 
 extern "C" const lab_info LAB = {
-    FIXTURE_ID, FIXTURE_SUMMARY, LAB_TILE, SCAN_INCLUSIVE, FIXTURE_TILE, 0, (size_t)1 << 16,
-    sizeof(VARIANTS) / sizeof(VARIANTS[0]), VARIANTS,
+    FIXTURE_ID,      FIXTURE_SUMMARY,
+    LAB_TILE,        SCAN_INCLUSIVE,
+    FIXTURE_TILE,    0,
+    (size_t)1 << 16, sizeof(VARIANTS) / sizeof(VARIANTS[0]),
+    VARIANTS,
 };
 
 #endif /* FIXTURE_H */

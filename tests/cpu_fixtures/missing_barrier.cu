@@ -6,7 +6,6 @@
 #define FIXTURE_SUMMARY "Kogge-Stone without the barrier between read and write"
 #include "lab.h"
 
-
 #define FIXTURE_TILE 256
 __global__ void fixture_kernel(const int *in, int *out, int *tile_sums, size_t n)
 {

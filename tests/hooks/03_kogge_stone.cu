@@ -11,8 +11,8 @@
 
 /* Launches the variant's kernel as its launcher does; sync = 0 builds it with every
  * tile_barrier removed. variant: 0 double_buffer, 1 two_barrier. */
-lab_result lab_hook_scan_tiles(int variant, int sync, const int *d_in, int *d_out,
-                               int *d_tile_sums, size_t n)
+lab_result lab_hook_scan_tiles(int variant, int sync, const int *d_in, int *d_out, int *d_tile_sums,
+                               size_t n)
 {
     if (variant != 0 && variant != 1) {
         fprintf(stderr, "lab_hook_scan_tiles: lab 03 has no variant %d\n", variant);

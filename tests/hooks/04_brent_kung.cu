@@ -47,8 +47,8 @@ void lab_hook_phase(int variant, int phases, const int *d_state_in, int *d_state
 }
 
 /* The launcher's launch; sync = 0 builds the kernel with every tile_barrier removed. */
-lab_result lab_hook_scan_tiles(int variant, int sync, const int *d_in, int *d_out,
-                               int *d_tile_sums, size_t n)
+lab_result lab_hook_scan_tiles(int variant, int sync, const int *d_in, int *d_out, int *d_tile_sums,
+                               size_t n)
 {
     if (variant != 0) {
         fprintf(stderr, "lab_hook_scan_tiles: lab 04 has no variant %d\n", variant);

@@ -49,8 +49,8 @@ void lab_hook_phase(int variant, int phases, const int *d_state_in, int *d_state
 
 /* The launchers' launch; sync = 0 builds the kernel with every tile_barrier removed.
  * variant: 0 padded, 1 plain. */
-lab_result lab_hook_scan_tiles(int variant, int sync, const int *d_in, int *d_out,
-                               int *d_tile_sums, size_t n)
+lab_result lab_hook_scan_tiles(int variant, int sync, const int *d_in, int *d_out, int *d_tile_sums,
+                               size_t n)
 {
     if (variant != 0 && variant != 1) {
         fprintf(stderr, "lab_hook_scan_tiles: lab 05 has no variant %d\n", variant);

@@ -28,8 +28,8 @@ extern "C" {
 /* The launch that variant's launcher makes, over every tile of d_in[0..n), with or without its
  * barriers. Lab 04 has one variant, 0. An unknown variant prints a line on stderr and returns
  * LAB_NOT_IMPLEMENTED. */
-lab_result lab_hook_scan_tiles(int variant, int sync, const int *d_in, int *d_out,
-                               int *d_tile_sums, size_t n);
+lab_result lab_hook_scan_tiles(int variant, int sync, const int *d_in, int *d_out, int *d_tile_sums,
+                               size_t n);
 
 /* ---- labs 04 and 05: each tree on its own ----------------------------------------------- */
 
@@ -38,8 +38,7 @@ lab_result lab_hook_scan_tiles(int variant, int sync, const int *d_in, int *d_ou
  * phases & 1 (lab 04: the reduction tree; lab 05: the up-sweep), then the second when phases & 2
  * (the reverse tree; the down-sweep), and copies its words back to d_state_out. Lab 04's state
  * is lab_hook_state_words() pair sums per tile, lab 05's the tile itself (LAB.tile words). */
-void lab_hook_phase(int variant, int phases, const int *d_state_in, int *d_state_out,
-                    size_t tiles);
+void lab_hook_phase(int variant, int phases, const int *d_state_in, int *d_state_out, size_t tiles);
 
 /* Lab 04: words of shared-memory state per tile (one pair sum per thread, half the tile). */
 size_t lab_hook_state_words(void);
@@ -61,8 +60,7 @@ lab_result lab_hook_add_back(int *d_out, const int *d_carries, size_t n);
 
 /* The variant's whole scan of m values (0 scan_then_propagate, 1 reduce_then_scan), d_temp
  * holding lab_hook_temp_bytes(m) bytes: on the tile totals, this is the scan of the totals. */
-lab_result lab_hook_scan_totals(int variant, const int *d_in, int *d_out, size_t m,
-                                void *d_temp);
+lab_result lab_hook_scan_totals(int variant, const int *d_in, int *d_out, size_t m, void *d_temp);
 
 #ifdef __cplusplus
 }
