@@ -32,7 +32,6 @@
 #include "labs/03_kogge_stone.h"
 #include "cuda_check.h"
 
-
 /* The barrier of this lab. Every launch in this file uses SYNC = true, which makes it
  * __syncthreads(); only the course's barrier tests (tests/lab_03_barriers.c) build SYNC = false,
  * compiling this file together with launches of their own, to prove that the tests notice when the
