@@ -17,7 +17,7 @@
  * threads. With this "strided" ownership each load and store instruction of a warp touches 32
  * consecutive words (coalesced) and 32 different banks. Sizes, chosen by measurement on an H100
  * at n = 2^28 (tile pass as % of a device memcpy; the handout has the whole table):
- *   KS_THREADS = 128, KS_ITEMS = 4 -> KS_TILE = 512: 81 % (1 item per thread: 52-60 %).
+ *   KS_THREADS = 128, KS_ITEMS = 4 -> KS_TILE = 512: 81 % (1 item per thread: 44-60 %).
  *   Items per thread matter most: each thread's KS_ITEMS loads are independent, so they are all
  *   in flight at once, and a memory-bound kernel is only as fast as the bytes it keeps in
  *   flight. The tile size matters less: a bigger tile costs one more step per doubling, on

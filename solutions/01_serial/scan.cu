@@ -1,6 +1,6 @@
 /* 01_serial — the CPU scan every speedup in this course is measured against.
  *
- * One loop, one running total: out[i] = in[0] + ... + in[i]. n - 1 additions, n steps, and no
+ * One loop, one running total: out[i] = in[0] + ... + in[i]. n - 1 additions, n - 1 steps, and no
  * parallelism at all: step i needs the result of step i - 1. The later labs break that chain.
  * Sums wrap modulo 2^32, as int32 additions do on the GPU (the loop adds as unsigned so C's
  * rule against signed overflow never applies).

@@ -2,13 +2,15 @@
  *
  * What changes from 05: each thread owns a run of C consecutive elements instead of one or two.
  *   Phase 1: every thread scans its own run sequentially, in registers (C - 1 adds, no barrier).
- *   Phase 2: the block scans the BLOCK per-thread run totals (a Kogge-Stone over BLOCK values,
- *            not over the whole tile: log2(BLOCK) steps instead of log2(BLOCK * C)).
+ *   Phase 2: the block scans the BLOCK per-thread run totals (an exclusive scan: Kogge-Stones
+ *            over warp shuffles, inside each warp and then over the warp totals; not over the
+ *            whole tile: about log2(BLOCK) steps instead of log2(BLOCK * C)).
  *   Phase 3: every thread adds the total of all runs before its own to each element of its run.
  * Global memory is read and written coalesced: the block first copies its tile into shared
  * memory with consecutive threads on consecutive addresses (16 bytes each when aligned), and
  * only then does each thread pick up its own run from shared memory.
- * Work ~ 2n adds (plus BLOCK log2 BLOCK for phase 2), 3 barriers; tile = BLOCK x C = 2048.
+ * Work: BLOCK (C - 1) + BLOCK C adds in phases 1 and 3, about 6 BLOCK in phase 2 (1529 at
+ * BLOCK = 256); 4 barriers; tile = BLOCK x C = 2048.
  *
  * Run: make run LAB=06      Test: make test TEST_SRC=labs LAB=06      Grade: make grade
  */
@@ -22,7 +24,8 @@
 
 /* Shared memory is 32 banks of 4 bytes. Thread t reads its run at t * C: with C a power of two,
  * the threads of a warp would all hit a handful of banks. One padding word after every 32 words
- * spreads them over all 32 banks, for the coalesced copy and for the runs alike. */
+ * spreads them over all 32 banks, for the coalesced copy and for runs of C <= 32 (at C = 64
+ * threads t and t + 16 still share a bank). */
 __device__ __forceinline__ unsigned padded(unsigned i)
 {
     return i + i / WARP;

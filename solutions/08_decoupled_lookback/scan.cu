@@ -10,7 +10,8 @@
  * Tiles are numbered by an atomic ticket, not by blockIdx, so a tile only ever waits for tiles
  * whose blocks are already running (the forward-progress argument in README.md). One block per
  * tile by default; LB_PERSISTENT=1 builds a grid the size of the GPU whose blocks loop over
- * tiles (slower on the H100: README.md has the measurements and the reason).
+ * tiles (no faster on the H100, and slower with the ticket taken early, LB_PREFETCH 1 or 2:
+ * README.md has the measurements and the reason).
  *
  * Scratch (temp_bytes): word 0 = (epoch << 32) | next ticket; words 16.. = one descriptor per
  * tile. Zero-filled once; each call leaves word 0 ready for the next call (ticket 0, epoch + 1),
