@@ -12,6 +12,7 @@
  */
 #include "lab_cases.h"
 #include "cuda_check.h"
+#include "validate.h"
 #include "hooks/hooks.h"
 
 #include <criterion/criterion.h>
@@ -58,7 +59,7 @@ static void run_phase(int phase, const unsigned *state, const unsigned *want, co
     CUDA_CHECK(cudaMalloc((void **)&d_state, words * sizeof(int)));
     CUDA_CHECK(cudaMalloc((void **)&d_out, words * sizeof(int)));
     CUDA_CHECK(cudaMemcpy(d_state, state, words * sizeof(int), cudaMemcpyHostToDevice));
-    CUDA_CHECK(cudaMemset(d_out, 0x7E, words * sizeof(int)));
+    CUDA_CHECK(cudaMemset(d_out, LAB_POISON_BYTE, words * sizeof(int)));
     lab_hook_phase(0, phase, d_state, d_out, TILES);
     CUDA_CHECK(cudaDeviceSynchronize());
     CUDA_CHECK(cudaMemcpy(h_got, d_out, words * sizeof(int), cudaMemcpyDeviceToHost));

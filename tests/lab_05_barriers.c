@@ -14,6 +14,7 @@
  */
 #include "lab_cases.h"
 #include "cuda_check.h"
+#include "validate.h"
 #include "hooks/hooks.h"
 
 #include <criterion/criterion.h>
@@ -98,7 +99,7 @@ static void check_variant(int v)
     CUDA_CHECK(cudaMemcpy(d_in, h_in, n * sizeof(int), cudaMemcpyHostToDevice));
 
     /* with barriers: every tile right */
-    CUDA_CHECK(cudaMemset(d_out, 0x7E, n * sizeof(int)));
+    CUDA_CHECK(cudaMemset(d_out, LAB_POISON_BYTE, n * sizeof(int)));
     cr_assert_eq(lab_hook_scan_tiles(v, 1, d_in, d_out, d_sums, n), LAB_OK);
     CUDA_CHECK(cudaDeviceSynchronize());
     CUDA_CHECK(cudaMemcpy(h_out, d_out, n * sizeof(int), cudaMemcpyDeviceToHost));
@@ -111,7 +112,7 @@ static void check_variant(int v)
     int run;
     bad = 0;
     for (run = 0; run < RACE_RUNS && bad == 0; run++) {
-        CUDA_CHECK(cudaMemset(d_out, 0x7E, n * sizeof(int)));
+        CUDA_CHECK(cudaMemset(d_out, LAB_POISON_BYTE, n * sizeof(int)));
         lab_hook_scan_tiles(v, 0, d_in, d_out, d_sums, n);
         CUDA_CHECK(cudaDeviceSynchronize());
         CUDA_CHECK(cudaMemcpy(h_out, d_out, n * sizeof(int), cudaMemcpyDeviceToHost));

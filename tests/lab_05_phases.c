@@ -10,6 +10,7 @@
  */
 #include "lab_cases.h"
 #include "cuda_check.h"
+#include "validate.h"
 #include "hooks/hooks.h"
 
 #include <criterion/criterion.h>
@@ -62,7 +63,7 @@ static void run_phase(int variant, int phase, const unsigned *state, const unsig
     CUDA_CHECK(cudaMalloc((void **)&d_state, words * sizeof(int)));
     CUDA_CHECK(cudaMalloc((void **)&d_out, words * sizeof(int)));
     CUDA_CHECK(cudaMemcpy(d_state, state, words * sizeof(int), cudaMemcpyHostToDevice));
-    CUDA_CHECK(cudaMemset(d_out, 0x7E, words * sizeof(int)));
+    CUDA_CHECK(cudaMemset(d_out, LAB_POISON_BYTE, words * sizeof(int)));
     lab_hook_phase(variant, phase, d_state, d_out, TILES);
     CUDA_CHECK(cudaDeviceSynchronize());
     CUDA_CHECK(cudaMemcpy(h_got, d_out, words * sizeof(int), cudaMemcpyDeviceToHost));

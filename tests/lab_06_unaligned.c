@@ -7,6 +7,7 @@
  */
 #include "lab_cases.h"
 #include "cuda_check.h"
+#include "validate.h"
 
 #include <criterion/criterion.h>
 #include <stdlib.h>
@@ -38,7 +39,7 @@ Test(coarsened06, unaligned_pointers, .description = "every variant's tiles on i
     for (int v = 0; v < LAB.n_variants; v++) {
         if (!lab_expect_written(&LAB, v))
             continue;
-        CUDA_CHECK(cudaMemset(d_out, 0x7E, (3 + n) * sizeof(int)));
+        CUDA_CHECK(cudaMemset(d_out, LAB_POISON_BYTE, (3 + n) * sizeof(int)));
         CUDA_CHECK(cudaMemcpy(d_out + 3 + n, canary, GUARD * sizeof(int), cudaMemcpyHostToDevice));
         lab_result r = LAB.variants[v].scan_tiles(d_in + 1, d_out + 3, d_sums, n);
         CUDA_CHECK(cudaGetLastError());

@@ -10,6 +10,7 @@
  */
 #include "lab_cases.h"
 #include "cuda_check.h"
+#include "validate.h"
 #include "hooks/hooks.h"
 
 #include <criterion/criterion.h>
@@ -35,7 +36,7 @@ static int *dev_array(const int *h, size_t n)
     if (h)
         CUDA_CHECK(cudaMemcpy(d, h, n * sizeof(int), cudaMemcpyHostToDevice));
     else
-        CUDA_CHECK(cudaMemset(d, 0x7E, n * sizeof(int)));
+        CUDA_CHECK(cudaMemset(d, LAB_POISON_BYTE, n * sizeof(int)));
     CUDA_CHECK(cudaMemcpy(d + n, canary, GUARD * sizeof(int), cudaMemcpyHostToDevice));
     free(canary);
     return d;

@@ -14,6 +14,7 @@
  */
 #include "lab_cases.h"
 #include "cuda_check.h"
+#include "validate.h"
 
 #include <criterion/criterion.h>
 #include <stdlib.h>
@@ -87,7 +88,7 @@ static size_t scan_and_compare(const int *h_in, int *h_out, int *want, int *d_in
                                size_t n, void *d_temp)
 {
     CUDA_CHECK(cudaMemcpy(d_in, h_in, n * sizeof(int), cudaMemcpyHostToDevice));
-    CUDA_CHECK(cudaMemset(d_out, 0x7E, n * sizeof(int)));
+    CUDA_CHECK(cudaMemset(d_out, LAB_POISON_BYTE, n * sizeof(int)));
     lab_result res = LAB.variants[0].scan(d_in, d_out, n, d_temp);
     CUDA_CHECK(cudaGetLastError());
     CUDA_CHECK(cudaDeviceSynchronize());
@@ -179,7 +180,7 @@ Test(lookback, unaligned, .description = "input at +1 word, output at +3 words: 
     /* output at d_out + G + 3 (G is a multiple of 4, so + 3 is never 16-byte aligned) */
     int *out = d_out + G + 3;
     CUDA_CHECK(cudaMemcpy(d_out, h_guard, G * sizeof(int), cudaMemcpyHostToDevice));
-    CUDA_CHECK(cudaMemset(d_out + G, 0x7E, (n + 3) * sizeof(int)));
+    CUDA_CHECK(cudaMemset(d_out + G, LAB_POISON_BYTE, (n + 3) * sizeof(int)));
     CUDA_CHECK(
         cudaMemcpy(d_out + G + 3 + n, h_guard, (G - 3) * sizeof(int), cudaMemcpyHostToDevice));
     lab_result res = LAB.variants[0].scan(d_in + 1, out, n, d_temp);

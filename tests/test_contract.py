@@ -35,16 +35,6 @@ C_EXT = (".c", ".h", ".cu", ".cpp")
 # Copies that are known and owned by other work, each with why it is still there. Keyed by
 # (path, rule name); a path ending in "/" covers a folder.
 KNOWN = {
-    ("tests/cpu_fixtures/", "poison word"): "broken CPU-mode fixtures (not edited by this work); "
-                                            "they name the poison in a comment and a loop",
-    ("tests/lab_03_barriers.c", "poison byte"): "lab test hooks, owned by the lab-descriptor work",
-    ("tests/lab_04_barriers.c", "poison byte"): "lab test hooks, owned by the lab-descriptor work",
-    ("tests/lab_04_phases.c", "poison byte"): "lab test hooks, owned by the lab-descriptor work",
-    ("tests/lab_05_barriers.c", "poison byte"): "lab test hooks, owned by the lab-descriptor work",
-    ("tests/lab_05_phases.c", "poison byte"): "lab test hooks, owned by the lab-descriptor work",
-    ("tests/lab_06_unaligned.c", "poison byte"): "lab test hooks, owned by the lab-descriptor work",
-    ("tests/lab_07_phases.c", "poison byte"): "lab test hooks, owned by the lab-descriptor work",
-    ("tests/lab_08_lookback.c", "poison byte"): "lab test hooks, owned by the lab-descriptor work",
     ("grader/grade.py", "exit code assigned"): "the grader's own exit codes (grader/README.md), "
                                                "not a lab binary's: EXIT_USAGE = 2 is argparse's",
 }

@@ -12,6 +12,7 @@
 
 #include "lab.h"
 #include "cuda_check.h"
+#include "validate.h"
 
 #ifndef FIXTURE_TILE
 #define FIXTURE_TILE 256

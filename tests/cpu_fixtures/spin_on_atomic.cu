@@ -11,10 +11,10 @@ __global__ void fixture_kernel(const int *in, int *out, int *tile_sums, size_t n
 {
     const unsigned t = threadIdx.x;
     const size_t i = (size_t)blockIdx.x * FIXTURE_TILE + t;
-    int *flags = tile_sums; /* every word 0x7E7E7E7E (the harness's poison) before a call */
+    int *flags = tile_sums; /* every word LAB_POISON (the harness's poison) before a call */
     if (t == 0 && blockIdx.x + 1 < gridDim.x) {
     spin:
-        if (atomicAdd(&flags[blockIdx.x + 1], 0) == 0x7E7E7E7E) /* BUG: waits for a later block */
+        if (atomicAdd(&flags[blockIdx.x + 1], 0) == LAB_POISON) /* BUG: waits for a later block */
             goto spin;
     }
     __syncthreads();

@@ -12,11 +12,11 @@ __global__ void fixture_kernel(const int *in, int *out, int *tile_sums, size_t n
 {
     const unsigned t = threadIdx.x;
     const size_t i = (size_t)blockIdx.x * FIXTURE_TILE + t;
-    /* every word 0x7E7E7E7E (the harness's poison) before a call */
+    /* every word LAB_POISON (the harness's poison) before a call */
     volatile int *flags = tile_sums;
     if (t == 5 && blockIdx.x + 1 < gridDim.x) {
     spin:
-        if (flags[blockIdx.x + 1] == 0x7E7E7E7E) /* BUG: waits for a later block */
+        if (flags[blockIdx.x + 1] == LAB_POISON) /* BUG: waits for a later block */
             goto spin;
     }
     __syncthreads();

@@ -13,9 +13,9 @@ __global__ void fixture_kernel(const int *in, int *out, int *tile_sums, size_t n
     const size_t i = (size_t)blockIdx.x * FIXTURE_TILE + t;
     const unsigned tiles = gridDim.x;
     volatile int *flags =
-        tile_sums; /* every word 0x7E7E7E7E (the harness's poison) before a call */
+        tile_sums; /* every word LAB_POISON (the harness's poison) before a call */
     if (t == 0 && blockIdx.x + 1 < tiles)
-        while (flags[blockIdx.x + 1] == 0x7E7E7E7E) /* BUG: waits for a later block */
+        while (flags[blockIdx.x + 1] == LAB_POISON) /* BUG: waits for a later block */
             ;
     __syncthreads();
     if (i < n)
