@@ -6,6 +6,7 @@
 #define FIXTURE_ID "fixture_spin_without_safe_point"
 #define FIXTURE_SUMMARY "block b spins on a volatile flag in a goto loop"
 #include "lab.h"
+#include "validate.h"
 
 #define FIXTURE_TILE 256
 __global__ void fixture_kernel(const int *in, int *out, int *tile_sums, size_t n)

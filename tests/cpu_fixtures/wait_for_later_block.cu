@@ -5,6 +5,7 @@
 #define FIXTURE_ID "fixture_wait_for_later_block"
 #define FIXTURE_SUMMARY "block b waits for block b + 1"
 #include "lab.h"
+#include "validate.h"
 
 #define FIXTURE_TILE 256
 __global__ void fixture_kernel(const int *in, int *out, int *tile_sums, size_t n)
