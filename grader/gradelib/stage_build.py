@@ -2,7 +2,7 @@
 
 BuildStage.run returns a BuiltLab: the BuildOutcome and StaticOutcome, and when the lab may run,
 its binary and the course's LabInfo. A lab that fails a static check is never run (not even for
-`scan --list`). The order: the checks on the text (a forbidden #include may not even compile),
+`scan --describe`). The order: the checks on the text (a forbidden #include may not even compile),
 the checks on what nvcc makes of the source (just before it compiles), the compile, the checks
 on the objects (also when the link failed: a shadowed runtime function is then the likely
 cause) and on the binary.
