@@ -79,7 +79,7 @@ def parse_args(argv):
     ap.add_argument("--case-timeout", type=float, metavar="S",
                     help="seconds per correctness case, overriding the config's timeouts.case_s")
     ap.add_argument("--jobs", type=int, help="parallel builds (default: CPU count)")
-    ap.add_argument("--gpu-jobs", type=int, help="correctness cases run at once (default: up to 6)")
+    ap.add_argument("--gpu-jobs", type=int, help="correctness cases run at once (default: one per CPU core, at most 10)")
     ap.add_argument("--results", metavar="DIR", help="batch: where results go (default: DIR-results)")
     ap.add_argument("--force", action="store_true", help="batch: regrade submissions already graded")
     ap.add_argument("--only-submitted", action="store_true",

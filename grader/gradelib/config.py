@@ -53,7 +53,7 @@ SCHEMA = {
         "full_at": _number(1.0),
         "zero_at": _number(1.0, lo_open=True),
         "min_speedup": _number(0.0, allow_none=True),
-        "reps": _number(1, integer=True),
+        "reps": _number(20, integer=True),  # fewer timed runs make the median noise
         "warmup": _number(0, integer=True),
         "rounds": _number(1, integer=True),
         "serial_reps": _number(1, integer=True),
@@ -165,6 +165,12 @@ class Config:
         self.static = static
         for lab_id in list(labs) + [None]:
             s = self.lab(lab_id)
+            where = 'labs.' + lab_id if lab_id else 'defaults'
+            if not s["sanitizer"]["tools"] and s["points"]["sanitizer"]:
+                raise ConfigError(f"{where}: sanitizer.tools is empty but points.sanitizer is "
+                                  f"{s['points']['sanitizer']:g}: no student could earn them; set "
+                                  "points.sanitizer to 0 (and give the points to another part) or "
+                                  "list a tool")
             if s["speed"]["full_at"] >= s["speed"]["zero_at"]:
                 raise ConfigError(f"{'labs.' + lab_id if lab_id else 'defaults'}.speed: full_at "
                                   f"({s['speed']['full_at']}) must be below zero_at ({s['speed']['zero_at']})")

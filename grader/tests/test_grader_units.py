@@ -82,6 +82,17 @@ class Config(unittest.TestCase):
         self.assertBad(lambda d: d["static"].update(registration_only_symbols=["fork"]), "is in neither")
         self.assertBad(lambda d: d["static"].update(allowed_symbols="exit"), "list of strings")
         self.assertBad(lambda d: d["defaults"]["speed"].pop("reps"), "missing key \"reps\"")
+        self.assertBad(lambda d: d["defaults"]["speed"].update(reps=19), "speed.reps must be >= 20")
+        self.assertBad(lambda d: d["labs"].update({"03_x": {"sanitizer": {"tools": []}}}),
+                       "labs.03_x: sanitizer.tools is empty but points.sanitizer is 10")
+
+    def test_a_disabled_sanitizer_with_its_points_moved_is_accepted(self):
+        d = self.base()
+        d["labs"]["03_x"] = {"sanitizer": {"tools": []},
+                             "points": {"correctness": 70, "sanitizer": 0, "speed": 30}}
+        c = config.Config(d)
+        self.assertEqual(c.lab("03_x")["sanitizer"]["tools"], [])
+        self.assertEqual(c.lab("03_x")["points"]["correctness"], 70)
 
     def test_unreadable_and_invalid_json(self):
         with self.assertRaises(config.ConfigError) as cm:
