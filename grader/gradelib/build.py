@@ -361,18 +361,6 @@ class Builder:
         top = os.path.join(self.common, "cpu") if self.mode == "cpu" else self.common
         return os.path.join(top, "common", "labs", lab + ".o")
 
-    def lab_of(self, *paths):
-        """The lab a build is for: the last component of shown_as or of out_dir (in that order)
-        that names a lab of the course (one with a descriptor, common/labs/<name>.c), or None.
-        The grader's folders and names end in the lab's directory name (03_kogge_stone/scan.cu,
-        .../ref-cpu/03_kogge_stone, .../03_kogge_stone/nvcc)."""
-        for path in paths:
-            for part in reversed(os.path.normpath(path or "").split(os.sep)):
-                if re.fullmatch(r"[0-9][0-9]_[A-Za-z0-9_]+", part) and os.path.isfile(
-                        os.path.join(self.root, "common", "labs", part + ".c")):
-                    return part
-        return None
-
     def _build_key(self, src, lab):
         h = hashlib.sha256(sha256_file(src).encode())
         h.update(os.fsencode("\0".join(self._make_args() + [lab])))
@@ -380,10 +368,9 @@ class Builder:
             h.update(sha256_file(o).encode())
         return h.hexdigest()
 
-    def build(self, src, out_dir, shown_as="scan.cu", reuse=False, precheck=None, lab=None):
+    def build(self, src, out_dir, shown_as="scan.cu", reuse=False, precheck=None, *, lab):
         """Copies src into out_dir and builds out_dir/scan, linked with lab's descriptor; returns
-        a BuildResult. lab: the lab id ("03_kogge_stone"); None takes it from shown_as or out_dir
-        (lab_of). A missing, unreadable or non-regular source is a failed build, not an
+        a BuildResult. lab: the lab id ("03_kogge_stone"), whose descriptor the binary links. A missing, unreadable or non-regular source is a failed build, not an
         exception. reuse=True keeps a successful build of the same source with the same harness
         objects, descriptor and flags whose object and binary are unchanged since (the
         reference solutions, and the nvcc build CPU mode only reads the symbols of; never a
@@ -392,10 +379,6 @@ class Builder:
         reused); violations skip the build. A build that breaks the lab's contract with the
         course (an entry point missing or static, LAB defined) fails with a message whose first
         line says so (contract_message)."""
-        lab = lab or self.lab_of(shown_as, out_dir)
-        if lab is None:
-            raise InfraError(f"the grader cannot tell which lab {shown_as} ({out_dir}) is for: no "
-                             f"common/labs/NN_name.c matches its path")
         os.makedirs(out_dir, exist_ok=True)
         stamp = os.path.join(out_dir, "build.stamp")
         binary, obj = os.path.join(out_dir, "scan"), os.path.join(out_dir, "scan.o")

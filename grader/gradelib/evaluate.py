@@ -354,11 +354,6 @@ def run_case(binary, n, dist, seed, timeout, options=()):
 
 # ---- sanitizers ----------------------------------------------------------------------------
 
-def device_lab(info):
-    """True when the lab's code runs on the GPU (every shape but "host": lab 01's host arrays)."""
-    return info.shape != "host"
-
-
 def sanitizer_sizes(info):
     """{tool: [n]}: memcheck on one tile and on a few tiles with a ragged tail; racecheck (the
     expensive one) on one tile and on two tiles plus one element."""

@@ -149,7 +149,7 @@ class Grader:
         harness objects and flags, and an unchanged object and binary (Builder.build reuse)."""
         src = os.path.join(self.root, "solutions", lab, "scan.cu")
         res = self.builder.build(src, os.path.join(self.work, "ref-" + self.mode, lab),
-                                 f"solutions/{lab}/scan.cu", reuse=True)
+                                 f"solutions/{lab}/scan.cu", reuse=True, lab=lab)
         if res.ok:
             os.chmod(res.binary, 0o555)  # a reminder more than a guard: the hash is the check
         return res
@@ -172,7 +172,7 @@ class Grader:
     def _check_device(self):
         """Runs one reference GPU lab at n = 1: no device is an infrastructure error."""
         for lab, (binary, info) in self.refs.items():
-            if not ev.device_lab(info):
+            if not info.device:
                 continue
             kind, msg, rep = ev.run_case(self._ref_binary(lab), 1, "ones", 1, 60)
             if kind == Status.NO_DEVICE:

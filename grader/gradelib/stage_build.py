@@ -88,7 +88,7 @@ class BuildStage:
         violations = buildmod.check_source(text, self.static, self.builder.harness_headers())
         if violations:  # before the build: a forbidden #include may not even compile
             return refused(lab, BuildOutcome(), StaticOutcome(), violations)
-        comp = self._compile(src, out_dir, shown)
+        comp = self._compile(lab, src, out_dir, shown)
         if comp.violations:
             return refused(lab, BuildOutcome(), StaticOutcome(note="; ".join(comp.notes)), comp.violations)
         return self._check(lab, text, out_dir, comp)
@@ -109,7 +109,7 @@ class BuildStage:
             return None, build_failed(lab, f"{shown} is empty", "build failed: the file is empty")
         return text, None
 
-    def _compile(self, src, out_dir, shown):
+    def _compile(self, lab, src, out_dir, shown):
         """Compiles the lab. The checks on what nvcc makes of the source (every header it reads,
         inline assembly in host code) run on the private copy of the nvcc build, just before it
         compiles; a violation there skips the build. In CPU mode that is the nvcc build made for
@@ -118,12 +118,14 @@ class BuildStage:
         precheck = (lambda priv: nvb.source_checks(priv, self.static)) if nvb is not None else None
         nb = None
         if self.mode == "gpu":
-            b = pre = self.builder.build(src, out_dir, shown, precheck=precheck)
+            b = pre = self.builder.build(src, out_dir, shown, precheck=precheck, lab=lab)
         else:
             if nvb is not None:
-                nb = nvb.build(src, os.path.join(out_dir, "nvcc"), shown, reuse=True, precheck=precheck)
+                nb = nvb.build(src, os.path.join(out_dir, "nvcc"), shown, reuse=True, precheck=precheck,
+                               lab=lab)
             pre = nb
-            b = None if nb is not None and nb.violations else self.builder.build(src, out_dir, shown)
+            refused = nb is not None and nb.violations
+            b = None if refused else self.builder.build(src, out_dir, shown, lab=lab)
         notes = [pre.note] if pre is not None and pre.note else []
         violations = list(pre.violations) if pre is not None else []
         return _Compiled(b, nb, nvb, violations, notes)
@@ -149,7 +151,7 @@ class BuildStage:
         allowlist and the check for calls through pointers read nvcc objects only; system calls,
         constructors and shadowing are checked in both."""
         ref = self.refs.get(lab)
-        device_lab = ev.device_lab(ref[1]) if ref else True
+        device_lab = ref[1].device if ref else True
         objects, imports = self._objects(out_dir, comp)
         code = buildmod.strip_comments(text)
         violations, notes = [], list(comp.notes)

@@ -143,7 +143,7 @@ class SpeedStage:
 
     def _serial_ms(self, n, settings):
         """Median time of the reference serial lab (01) at n, measured once per session."""
-        serial = next((lab for lab in self.refs if not ev.device_lab(self.refs[lab][1])), None)
+        serial = next((lab for lab in self.refs if not self.refs[lab][1].device), None)
         if serial is None:
             return None
         if n not in self.serial_cache:

@@ -115,7 +115,7 @@ class ContractBreaks(unittest.TestCase):
             src = os.path.join(tmp, "scan.cu")
             with open(src, "w") as f:
                 f.write(text)
-            return b.build(src, os.path.join(WORK, "contract", name), f"{lab}/scan.cu")
+            return b.build(src, os.path.join(WORK, "contract", name), f"{lab}/scan.cu", lab=lab)
 
     def test_a_missing_entry_point(self):
         with open(os.path.join(ROOT, "solutions", "03_kogge_stone", "scan.cu")) as f:

@@ -371,15 +371,6 @@ class StaticChecks(unittest.TestCase):
                          build.contract_message(static, "02_naive", "x/scan.cu"))
         self.assertEqual(build.contract_message("scan.cu:3: error: expected ';'", "02_naive", "scan.cu"), "")
 
-    def test_the_lab_of_a_build(self):
-        b = build.Builder(os.path.dirname(fakes.GRADER), "/nonexistent/work", "cpu")
-        self.assertEqual(b.lab_of("03_kogge_stone/scan.cu", "/w/sub/03_kogge_stone/nvcc"), "03_kogge_stone")
-        self.assertEqual(b.lab_of("solutions/07_hierarchical/scan.cu", None), "07_hierarchical")
-        self.assertEqual(b.lab_of("scan.cu", "/w/ref-cpu/08_decoupled_lookback"), "08_decoupled_lookback")
-        self.assertIsNone(b.lab_of("scan.cu", "/w/good"))
-        self.assertIsNone(b.lab_of("99_nothing/scan.cu", "/w/x"))
-        self.assertTrue(b.descriptor_object("02_naive").endswith(os.path.join("cpu", "common", "labs", "02_naive.o")))
-
     def test_host_asm_in_the_host_translation(self):
         src = "/w/x/scan.cu"
         text = "\n".join([

@@ -13,6 +13,7 @@ import unittest
 
 import fakes
 from gradelib import batch, config, formats, scoring
+from gradelib.evaluate import LabInfo
 from gradelib.outcomes import (BuildOutcome, CaseFailure, CorrectnessOutcome, GradeResult, LabResult,
                                SanitizerCheck, SanitizerOutcome, SpeedOutcome, StaticOutcome)
 from gradelib.stage_cases import LabPlan, LabRuns, correctness_outcome, sanitizer_outcome, sanitizer_preset
@@ -201,13 +202,13 @@ class Policy(unittest.TestCase):
 
 
 class StagePieces(unittest.TestCase):
-    info = type("Info", (), {"id": "03_x", "shape": "tile", "tile": 512, "max_n": 0, "bench_n": 1 << 20})()
+    info = LabInfo(1, "03_x", "x", "tile", "inclusive", 512, 1 << 20, 0, "int32", "add", (), "gpu")
 
     def plan(self, preset=None, cases=((33, "ones", 7, ("--calls", "2")),) * 4):
         return LabPlan("03_x", "/nonexistent/scan", self.info, tuple(cases), 2.0, (("memcheck", 512),), 60.0, preset)
 
     def test_sanitizer_presets(self):
-        host = type("Info", (), {"shape": "host"})()
+        host = dataclasses.replace(self.info, shape="host", tile=0)
         self.assertEqual(sanitizer_preset(self.info, "cpu", True, "cs").status, Status.NOT_GRADED)
         self.assertEqual(sanitizer_preset(host, "gpu", True, "cs").status, Status.PASSED)
         self.assertEqual(sanitizer_preset(self.info, "gpu", False, "cs").note, "skipped (--no-sanitizer)")
