@@ -141,16 +141,21 @@ static lab_status check_leak(size_t count_after_first, size_t bytes_after_first,
 static void enter_sandbox(const lab_options *o, lab_report *r)
 {
     extern char **environ;
+    static int entered; /* a graded process of several cases enters it once, for good */
     char why[200];
     int under_tool = 0;
     if (!o->sandbox)
         return;
+    if (entered) {
+        r->sandbox = 1;
+        return;
+    }
     for (char **e = environ; e && *e; e++) /* compute-sanitizer's injection names itself */
         if (strstr(*e, "sanitizer") || strstr(*e, "Sanitizer"))
             under_tool = 1;
     clearenv();
     if (lab_sandbox_enter(under_tool, why, sizeof(why)) == 0)
-        r->sandbox = 1;
+        r->sandbox = entered = 1;
     else
         fprintf(stderr, "harness: %s\n", why);
 }
@@ -883,27 +888,51 @@ static int take_report_fd(int *argc, char **argv, int *fd, char *err, size_t err
     return 0;
 }
 
-/* --grader: the case comes on standard input (a socket the grader holds), one line of the options
- * above, and the report goes back on it. So every graded run has the same command line, timed or
- * not, and the lab's code cannot tell them apart by reading it. Returns the new argc, or -1 with
- * a reason in err. */
+/* One line from standard input (the grader's socket) into line (without its newline): 1, or 0 at
+ * the end of the input, or -1 when the line is too long. Bytes after the newline are kept for the
+ * next call (the grader sends a case only after the report of the one before, but need not). */
+static int read_input_line(char *line, size_t len)
+{
+    static char buf[4096];
+    static size_t have;
+    for (;;) {
+        char *nl = memchr(buf, '\n', have);
+        if (nl) {
+            const size_t k = (size_t)(nl - buf);
+            if (k + 1 > len)
+                return -1;
+            memcpy(line, buf, k);
+            line[k] = '\0';
+            memmove(buf, nl + 1, have - k - 1);
+            have -= k + 1;
+            return 1;
+        }
+        if (have == sizeof(buf))
+            return -1;
+        ssize_t got = read(STDIN_FILENO, buf + have, sizeof(buf) - have);
+        if (got <= 0) { /* the end: a last line without its newline still counts */
+            if (have == 0 || have + 1 > len)
+                return have == 0 ? 0 : -1;
+            memcpy(line, buf, have);
+            line[have] = '\0';
+            have = 0;
+            return 1;
+        }
+        have += (size_t)got;
+    }
+}
+
+/* --grader: each case comes on standard input (a socket the grader holds), one line of the options
+ * above, and its report goes back on it. So every graded run has the same command line, timed or
+ * not, and the lab's code cannot tell them apart by reading it. Returns the new argc, 0 at the end
+ * of the input, or -1 with a reason in err. */
 static int read_grader_case(const char *prog, char **args, int max_args, char *line, size_t len,
                             char *err, size_t errlen)
 {
-    size_t got = 0;
-    while (got + 1 < len) {
-        ssize_t k = read(STDIN_FILENO, line + got, len - 1 - got);
-        if (k <= 0)
-            break;
-        got += (size_t)k;
-        if (memchr(line, '\n', got))
-            break;
-    }
-    line[got] = '\0';
-    char *nl = strchr(line, '\n');
-    if (nl)
-        *nl = '\0';
-    if (!nl && got + 1 >= len) {
+    const int got = read_input_line(line, len);
+    if (got == 0)
+        return 0;
+    if (got < 0) {
         snprintf(err, errlen, "--grader: the case on standard input is too long");
         return -1;
     }
@@ -970,9 +999,9 @@ static int open_report_channel(int fd, char *err, size_t errlen)
     return 0;
 }
 
-/* The options of this process, from the command line or, for `scan --grader`, from the case on
- * standard input (then sandboxed); opens the report channel of either. Returns 0, or
- * LAB_EXIT_USAGE after printing why on stderr. */
+/* The options of this process, from the command line or, for `scan --grader`, from the next case
+ * on standard input (then sandboxed); opens the report channel of either (once). Returns 0, -1 at
+ * the end of a graded run's input, or LAB_EXIT_USAGE after printing why on stderr. */
 static int read_options(int argc, char **argv, const char *prog, lab_options *o)
 {
     static char case_line[4096];
@@ -981,12 +1010,17 @@ static int read_options(int argc, char **argv, const char *prog, lab_options *o)
     int report_fd = -1, ok;
     const int grader = argc == 2 && strcmp(argv[1], "--grader") == 0;
 
+    lab_default_options(o);
     if (grader) {
         argc =
             read_grader_case(prog, case_args, 64, case_line, sizeof(case_line), err, sizeof(err));
+        if (argc == 0 && g_report_out)
+            return -1; /* the end of the cases */
+        if (argc == 0)
+            snprintf(err, sizeof(err), "--grader: no case on standard input");
         argv = case_args;
-        report_fd = STDIN_FILENO;
-        ok = argc >= 0;
+        report_fd = g_report_out ? -1 : STDIN_FILENO;
+        ok = argc > 0;
     } else {
         ok = take_report_fd(&argc, argv, &report_fd, err, sizeof(err)) == 0;
     }
@@ -1042,20 +1076,15 @@ static int run_and_report(const lab_options *o, int vi)
     return lab_status_exit_code(r.status);
 }
 
-int lab_main(int argc, char **argv)
+/* One case of the process: its options (read_options), then --help, --describe/--list, or the
+ * run. Returns its exit code, or -1 at the end of a graded run's input. */
+static int one_case(int argc, char **argv, const char *prog)
 {
     lab_options o;
     char err[256] = "";
-    const char *prog = argc > 0 ? argv[0] : "scan";
-    static int exit_check_registered;
-
-    if (!exit_check_registered && atexit(on_process_exit) == 0)
-        exit_check_registered = 1;
-    /* every kernel is loaded when CUDA starts, before the sandbox (no module loads inside it) */
-    setenv("CUDA_MODULE_LOADING", "EAGER", 1);
-    lab_default_options(&o);
-    if (read_options(argc, argv, prog, &o) != 0)
-        return LAB_EXIT_USAGE;
+    const int rc = read_options(argc, argv, prog, &o);
+    if (rc != 0)
+        return rc;
     if (o.help) {
         lab_print_usage(stdout, prog);
         return LAB_EXIT_OK;
@@ -1078,4 +1107,25 @@ int lab_main(int argc, char **argv)
     }
     settle_defaults(&o, &LAB);
     return run_and_report(&o, vi);
+}
+
+int lab_main(int argc, char **argv)
+{
+    const char *prog = argc > 0 ? argv[0] : "scan";
+    const int grader = argc == 2 && strcmp(argv[1], "--grader") == 0;
+    static int exit_check_registered;
+
+    if (!exit_check_registered && atexit(on_process_exit) == 0)
+        exit_check_registered = 1;
+    /* every kernel is loaded when CUDA starts, before the sandbox (no module loads inside it) */
+    setenv("CUDA_MODULE_LOADING", "EAGER", 1);
+    int rc = one_case(argc, argv, prog);
+    /* a graded run: the next case, until the input ends or a case is not ok */
+    while (grader && rc == LAB_EXIT_OK) {
+        const int next = one_case(argc, argv, prog);
+        if (next < 0)
+            break;
+        rc = next;
+    }
+    return rc;
 }

@@ -32,7 +32,11 @@ int lab_have_device(char *why, size_t whylen);
  * run is `scan --grader` and nothing else: the options come as one line on standard input (a
  * socket the grader holds), the report goes back on it, and the run is sandboxed (sandbox.h);
  * so every graded run has the same command line, and a result line printed by the lab's own
- * code is never read as the harness's. While the lab's code runs and until the report is out, an
+ * code is never read as the harness's. A graded run may carry several cases: after each report
+ * the harness reads the next line, and the process ends (with the last case's exit code) at the
+ * end of the input or after a case that is not ok; each case is run exactly as it would be
+ * alone (its own buffers, inputs and checks), the sandbox entered once, before the lab's first
+ * call. While the lab's code runs and until the report is out, an
  * atexit check is armed: a process that ends in that window through exit() (the lab's code printing
  * a result of its own and exiting, say) prints one line on stderr and ends with LAB_EXIT_TAMPERED.
  */

@@ -4,7 +4,7 @@ diagnosis recorded in grader/fixtures/expected.json. Prints a table (fixture, la
 got, points, verdict).
 
 Usage: check_fixtures.py [--cpu] [--only NAME ...] [--work DIR] [--json FILE] [--results DIR]
-                         [--check-only]
+                         [--check-only] [--isolated]
 The fixtures that need a GPU are graded first (a separate batch), so a run cut short still has
 their results; --check-only re-reads the results of such a run from --results DIR.
 Exit codes: 0 every fixture diagnosed as expected, 1 some were not, 2 usage error,
@@ -92,6 +92,7 @@ def parse_args(argv):
     ap.add_argument("--config", help="grade.py --config")
     ap.add_argument("--results", metavar="DIR", help="keep grade.py's results here")
     ap.add_argument("--check-only", action="store_true", help="only check the results already in --results")
+    ap.add_argument("--isolated", action="store_true", help="grade.py --isolated: one process per graded run")
     return ap.parse_args(argv)
 
 
@@ -138,6 +139,8 @@ def grade_fixtures(args, names, expected, results, tmp):
             cmd += ["--work", args.work]
         if args.config:
             cmd += ["--config", args.config]
+        if args.isolated:
+            cmd.append("--isolated")
         p = subprocess.run(cmd, stdout=subprocess.PIPE)
         if p.returncode != 0:
             print(f"check_fixtures: grade.py exited with {p.returncode}", file=sys.stderr)

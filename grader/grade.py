@@ -79,7 +79,11 @@ def parse_args(argv):
     ap.add_argument("--case-timeout", type=float, metavar="S",
                     help="seconds per correctness case, overriding the config's timeouts.case_s")
     ap.add_argument("--jobs", type=int, help="parallel builds (default: CPU count)")
-    ap.add_argument("--gpu-jobs", type=int, help="correctness cases run at once (default: one per CPU core, at most 10)")
+    ap.add_argument("--gpu-jobs", type=int, help="lab processes run at once in the correctness and sanitizer "
+                                                 "stage (default: one per CPU core, at most 10)")
+    ap.add_argument("--isolated", action="store_true",
+                    help="one process per graded run (slower; by default a process runs many cases, "
+                         "and any case that fails is run again alone: the verdicts are the same)")
     ap.add_argument("--results", metavar="DIR", help="batch: where results go (default: DIR-results)")
     ap.add_argument("--force", action="store_true", help="batch: regrade submissions already graded")
     ap.add_argument("--only-submitted", action="store_true",
@@ -130,7 +134,7 @@ def infra_result(args, seed, message, config):
 
 def make_grader(args, config, seed, labs, mode, progress):
     return Grader(ROOT, config, args.work, mode=mode, seed=seed, jobs=args.jobs, gpu_jobs=args.gpu_jobs,
-                  labs=labs, progress=progress, sanitizer=not args.no_sanitizer)
+                  labs=labs, progress=progress, sanitizer=not args.no_sanitizer, isolated=args.isolated)
 
 
 def prepared_grader(args, config, seed, labs, progress):

@@ -57,6 +57,7 @@ SCHEMA = {
         "warmup": _number(0, integer=True),
         "rounds": _number(1, integer=True),
         "serial_reps": _number(1, integer=True),
+        "n": _number(1, integer=True, allow_none=True),  # null: the lab's benchmark size
     },
     "timeouts": {"build_s": _number(1), "case_s": _number(1), "sanitizer_s": _number(1),
                  "speed_s": _number(1)},

@@ -19,6 +19,8 @@ import os
 import re
 import shutil
 import tempfile
+import threading
+import time
 
 from . import contract
 from . import proc
@@ -38,16 +40,36 @@ EXIT_SANDBOX = contract.EXIT["SANDBOX"]    # the sandbox stopped a system call o
 SANITIZER_EXIT = contract.SANITIZER_EXIT   # the --error-exitcode the grader gives compute-sanitizer
 
 
-def run_lab(argv, timeout, report=False, case=None):
+TRACE_VAR = "LAB_GRADER_TRACE"  # a file to append one JSON line per lab process to (timings)
+_trace_lock = threading.Lock()
+
+
+def trace(kind, argv, seconds, **extra):
+    """Appends one line about a finished lab process to $LAB_GRADER_TRACE, when it is set: what
+    it was (kind), its program, when it ended and how long it took (the grader's own timing
+    breakdown; grader/README.md, "Where the time goes")."""
+    path = os.environ.get(TRACE_VAR)
+    if not path:
+        return
+    line = json.dumps({"kind": kind, "prog": "/".join(argv[0].split("/")[-2:]), "end": round(time.time(), 3),
+                       "s": round(seconds, 3), **extra})
+    with _trace_lock, open(path, "a", encoding="utf-8") as f:
+        f.write(line + "\n")
+
+
+def run_lab(argv, timeout, report=False, case=None, kind="run"):
     """proc.run for a lab binary (or a tool running one): in a fresh temporary cwd, so nothing
     the binary writes by a relative path lands in the grader's folders, and contained, so that
     nothing it starts outlives it. case: a graded run (the case line)."""
     argv = [os.path.abspath(argv[0])] + list(argv[1:])
     d = tempfile.mkdtemp(prefix="lab-run-")
+    t0 = time.monotonic()
     try:
         return proc.run(argv, timeout, cwd=d, report=report, contain=True, case=case)
     finally:
         shutil.rmtree(d, ignore_errors=True)
+        trace(kind, argv if kind != "sanitizer" else argv[-1:], time.monotonic() - t0,
+              case=case or " ".join(argv[1:])[:200])
 
 
 @dataclasses.dataclass(frozen=True)
@@ -348,8 +370,83 @@ def case_line(n, dist, seed, reps=0, warmup=0, options=()):
 def run_case(binary, n, dist, seed, timeout, options=()):
     """One correctness case in its own process: (kind, message, report). --reps 0: the checked
     calls only (one, or --calls), no timing loop (in CPU mode too)."""
-    r = run_lab([binary], timeout, case=case_line(n, dist, seed, options=options))
+    r = run_lab([binary], timeout, case=case_line(n, dist, seed, options=options), kind="case")
     return diagnose(r, timeout, {"n": n, "seed": seed, "dist": dist})
+
+
+class LabSession:
+    """Several graded runs of one lab binary in one process (proc.Session; the harness reads the
+    next case after each report), each diagnosed as it would be alone: a case that is ok leaves
+    the process running for the next; a case that is not ok ends it, and is diagnosed with the
+    process's exit code, its stderr since the case began, what else was on the channel and what
+    it left running (as a run of its own would be). clean turns False when the process did
+    something no case's verdict accounts for (a second line on the report channel, an unclean
+    exit after its last case, a process left running): the caller then runs the cases that came
+    back ok again, each alone, and keeps those verdicts. argv: the binary, or a tool and its
+    options before it (compute-sanitizer)."""
+
+    def __init__(self, argv, kind="case"):
+        argv = list(argv[:-1]) + [os.path.abspath(argv[-1])]
+        self.kind = kind
+        self.prog = argv[-1:]
+        self.dir = tempfile.mkdtemp(prefix="lab-run-")
+        try:
+            self.session = proc.Session(argv, cwd=self.dir)
+        except OSError:
+            shutil.rmtree(self.dir, ignore_errors=True)
+            raise
+        self.cases = 0
+        self.clean = True
+        self.ended = False
+
+    def run(self, line, timeout, expect=None):
+        """(kind, message, report) of one case (line: case_line's options), as diagnose gives.
+        Call only while not ended."""
+        if self.session.pending().strip():  # more than one report for the case before
+            self.clean = False
+        t0 = time.monotonic()
+        off = self.session.err_offset()
+        state, text = self.session.ask(line, timeout)
+        self.cases += 1
+        rep = parse_report(text, channel=True) if state == "report" else None
+        if state == "report" and isinstance(rep, dict) and rep is not FORGED and rep.get("status") == Status.OK:
+            r = proc.Result(EXIT_OK, "", self.session.stderr_since(off), False, time.monotonic() - t0, text)
+        else:  # the process ends with this case: its exit code and leftovers are the case's
+            final, err = self._end(timeout, kill=state == "timeout", err_from=off)
+            channel = (text + "\n" if text is not None else "") + final.report
+            r = proc.Result(final.returncode, final.stdout, err, state == "timeout" or final.timed_out,
+                            time.monotonic() - t0, channel, final.escaped)
+        trace(self.kind, self.prog, time.monotonic() - t0, case=line, session=self.cases)
+        return diagnose(r, timeout, expect)
+
+    def _end(self, timeout, kill=False, err_from=0):
+        """(the process's final Result, its stderr from offset err_from on)."""
+        final = self.session.finish(timeout, kill=kill)
+        err = self.session.stderr_since(err_from)
+        self.session.release()
+        self.ended = True
+        shutil.rmtree(self.dir, ignore_errors=True)
+        if final.escaped:
+            self.clean = False
+        return final, err
+
+    def close(self, timeout=30):
+        """Ends the process after its last case; returns clean (see the class)."""
+        if not self.ended:
+            final, _ = self._end(timeout)
+            if final.returncode != EXIT_OK or final.timed_out or final.report.strip():
+                self.clean = False
+        return self.clean
+
+
+def case_session(binary):
+    """A LabSession for correctness cases of binary (LabSession.run with case_line(...))."""
+    return LabSession([binary], "case")
+
+
+def run_case_in(session, n, dist, seed, timeout, options=()):
+    """One correctness case in a running LabSession: (kind, message, report), as run_case."""
+    return session.run(case_line(n, dist, seed, options=options), timeout, {"n": n, "seed": seed, "dist": dist})
 
 
 # ---- sanitizers ----------------------------------------------------------------------------
@@ -374,23 +471,36 @@ def _sanitizer_findings(log, limit=4):
     return other + summary[:1]
 
 
+def _sanitizer_argv(sanitizer, tool, binary, log):
+    argv = [sanitizer, "--tool", tool, "--error-exitcode", str(SANITIZER_EXIT), "--log-file", log,
+            "--print-limit", "10", os.path.abspath(binary)]
+    if tool == "racecheck":
+        argv[3:3] = ["--racecheck-report", "hazard"]
+    return argv
+
+
+def _sanitizer_case(n, seed, info):
+    calls = case_calls(info, n) if info is not None else ("--calls", "2")
+    return case_line(n, "small", seed, options=calls)
+
+
+def _read_log(log):
+    try:
+        with open(log, encoding="utf-8", errors="replace") as f:
+            return f.read(200000)
+    except OSError:
+        return ""
+
+
 def run_sanitizer(sanitizer, tool, binary, n, seed, timeout, info=None):
     """(verdict, detail): verdict a Status, clean, errors (only when the sanitizer exits with the
     grader's --error-exitcode) or timeout (could not check)."""
     fd, log = tempfile.mkstemp(prefix="sanitizer-", suffix=".log")
     os.close(fd)
     try:
-        argv = [sanitizer, "--tool", tool, "--error-exitcode", str(SANITIZER_EXIT), "--log-file", log,
-                "--print-limit", "10", os.path.abspath(binary)]
-        if tool == "racecheck":
-            argv[3:3] = ["--racecheck-report", "hazard"]
-        calls = case_calls(info, n) if info is not None else ("--calls", "2")
-        r = run_lab(argv, timeout, case=case_line(n, "small", seed, options=calls))
-        try:
-            with open(log, encoding="utf-8", errors="replace") as f:
-                text = f.read(200000)
-        except OSError:
-            text = ""
+        r = run_lab(_sanitizer_argv(sanitizer, tool, binary, log), timeout, case=_sanitizer_case(n, seed, info),
+                    kind="sanitizer")
+        text = _read_log(log)
     finally:
         try:
             os.remove(log)
@@ -407,10 +517,75 @@ def run_sanitizer(sanitizer, tool, binary, n, seed, timeout, info=None):
     return Status.CLEAN, f"{tool} at n={n}: no errors"
 
 
+def run_sanitizer_sizes(sanitizer, tool, binary, sizes, timeout, info=None, isolated=False):
+    """[(n, verdict, detail)] for every (n, seed) of sizes under one tool: all in one process (a
+    LabSession under the tool, each size a case, timeout seconds each); when that process reports
+    no error and ends cleanly, every size is clean. Otherwise (errors, a case that is not ok, a
+    timeout), and with isolated=True, each size runs alone (run_sanitizer), so that every verdict
+    and message is the one a run of that size alone gives."""
+    if not isolated and len(sizes) > 1:
+        fd, log = tempfile.mkstemp(prefix="sanitizer-", suffix=".log")
+        os.close(fd)
+        try:
+            session = LabSession(_sanitizer_argv(sanitizer, tool, binary, log), "sanitizer")
+            ok = True
+            for n, seed in sizes:
+                kind, _, _ = session.run(_sanitizer_case(n, seed, info), timeout,
+                                         {"n": n, "seed": seed, "dist": "small"})
+                if kind != Status.OK:
+                    ok = False
+                    break
+            ok = session.close(timeout) and ok
+        finally:
+            try:
+                os.remove(log)
+            except OSError:
+                pass
+        if ok:
+            return [(n, Status.CLEAN, f"{tool} at n={n}: no errors") for n, _ in sizes]
+    return [(n, *run_sanitizer(sanitizer, tool, binary, n, seed, timeout, info)) for n, seed in sizes]
+
+
 # ---- timing ----------------------------------------------------------------------------------
 
 def run_timed(binary, n, reps, warmup, seed, timeout):
     """One timed run at n: (kind, message, report) as diagnose gives; the report holds ms,
     tile_ms, memcpy_ms and gbps when kind is 'ok' (the output was checked again after timing)."""
-    r = run_lab([binary], timeout, case=case_line(n, "small", seed, reps, warmup))
+    r = run_lab([binary], timeout, case=case_line(n, "small", seed, reps, warmup), kind="timed")
     return diagnose(r, timeout, {"n": n, "seed": seed, "dist": "small"})
+
+
+class Timer:
+    """Timed runs of one binary: in one process (a LabSession) unless isolated. timed() gives
+    (kind, message, report) as run_timed; a run that is not ok ends the process (the next run
+    starts another), and unless it was its process's first, its verdict is that of the same run
+    alone (run_timed). close() ends the process and says whether it was clean (LabSession)."""
+
+    def __init__(self, binary, isolated=False):
+        self.binary = binary
+        self.isolated = isolated
+        self.session = None
+        self.first = True
+        self.clean = True
+
+    def timed(self, n, reps, warmup, seed, timeout):
+        if self.isolated:
+            return run_timed(self.binary, n, reps, warmup, seed, timeout)
+        if self.session is None or self.session.ended:
+            self._close()
+            self.session, self.first = LabSession([self.binary], "timed"), True
+        kind, msg, rep = self.session.run(case_line(n, "small", seed, reps, warmup), timeout,
+                                          {"n": n, "seed": seed, "dist": "small"})
+        first, self.first = self.first, False
+        if kind != Status.OK and not first:
+            return run_timed(self.binary, n, reps, warmup, seed, timeout)
+        return kind, msg, rep
+
+    def _close(self):
+        if self.session is not None:
+            self.clean = self.session.close() and self.clean
+            self.session = None
+
+    def close(self):
+        self._close()
+        return self.clean

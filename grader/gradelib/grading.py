@@ -73,7 +73,7 @@ class Grader:
     """Grades submissions against the course in root. mode 'gpu' or 'cpu'."""
 
     def __init__(self, root, config, work, mode="gpu", seed=None, jobs=None, gpu_jobs=None,
-                 labs=None, progress=None, sanitizer=True):
+                 labs=None, progress=None, sanitizer=True, isolated=False):
         self.root = root
         self.config = config
         self.work = os.path.abspath(work)
@@ -84,6 +84,7 @@ class Grader:
         self.labs = labs if labs is not None else course_labs(root)
         self.progress = progress or (lambda msg: None)
         self.want_sanitizer = sanitizer
+        self.isolated = isolated  # one process per graded run (else several runs per process)
         self.builder = buildmod.Builder(root, os.path.join(self.work, "build"), mode,
                                         config.lab(None)["timeouts"]["build_s"])
         self.refs = {}       # lab -> (binary, LabInfo)
@@ -230,7 +231,7 @@ class Grader:
         plans = {lab: stage_cases.plan_lab(lab, built[lab].binary, built[lab].info, self.config.lab(lab),
                                            self.seed, self.mode, self.want_sanitizer, self.sanitizer)
                  for lab in runnable}
-        runs = stage_cases.run_plans(plans, self.gpu_jobs, self.sanitizer, self.seed, self.progress)
+        runs = stage_cases.run_plans(plans, self.gpu_jobs, self.sanitizer, self.seed, self.progress, self.isolated)
         out = {}
         for lab in runnable:
             b = built[lab]
@@ -253,7 +254,7 @@ class Grader:
         if self.mode != "gpu":
             return {lab: SpeedOutcome(Status.NOT_GRADED, "speed not graded: no GPU") for lab in labs}
         stage = SpeedStage(self.config, self.refs, self._ref_binary, self.seed, self.mode, self.progress,
-                           self.serial_cache)
+                           self.serial_cache, self.isolated)
         t0 = time.monotonic()
         out = {lab: stage.run(lab, built[lab].binary, checked[lab].correctness, student_first=i % 2 == 0)
                for i, lab in enumerate(labs)}

@@ -378,3 +378,130 @@ def run(argv, timeout, cwd=None, env=None, report=False, contain=False, case=Non
             if sock is not None:
                 sock.close()
 
+
+
+def _has_ended(p):
+    """True when p has ended, without reaping it (the cleanup needs its pid kept, _wait_exit)."""
+    try:
+        return os.waitid(os.P_PID, p.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+    except ChildProcessError:
+        return True
+
+
+class Session:
+    """A lab process that runs several graded cases, one at a time: `argv --grader` with a socket
+    as its standard input, to which ask() writes one case line and from which it reads the one
+    report line the harness writes back; the harness then reads the next case, and ends at the
+    end of the input (finish) or after a case that is not ok. Contained like run(contain=True):
+    its own process group and session, LAB_RUN_TAG in its environment, and everything of it still
+    running when it ends is killed and named in the final Result.escaped. stdout and stderr go to
+    files; stderr_since(offset) reads what was written after a case began."""
+
+    def __init__(self, argv, cwd=None, env=None):
+        become_subreaper()
+        self.tag = secrets.token_hex(16)
+        env = _tagged(os.environ if env is None else env, self.tag)
+        self.out = tempfile.TemporaryFile()
+        self.err = tempfile.TemporaryFile()
+        self.ours, theirs = socket.socketpair()
+        self.buf = b""
+        self.t0 = time.monotonic()
+        try:
+            self.p = subprocess.Popen(list(argv) + ["--grader"], stdout=self.out, stderr=self.err, stdin=theirs,
+                                      cwd=cwd, env=env, start_new_session=True)
+        except OSError:
+            self._close_files()
+            raise
+        finally:
+            theirs.close()
+        self.leader = proc_info(self.p.pid)
+        self.result = None  # the final Result, once the process is gone
+
+    def _close_files(self):
+        for f in (self.ours, self.out, self.err):
+            f.close()
+
+    def err_offset(self):
+        """Where stderr ends now (stderr_since reads from there)."""
+        return os.fstat(self.err.fileno()).st_size
+
+    def stderr_since(self, offset):
+        self.err.seek(offset)
+        data = self.err.read(OUTPUT_CAP + 1)
+        return data[:OUTPUT_CAP].decode("utf-8", errors="replace")
+
+    def pending(self):
+        """Bytes on the channel beyond the reports read so far (without waiting)."""
+        extra = self.buf
+        self.buf = b""
+        os.set_blocking(self.ours.fileno(), False)
+        try:
+            while len(extra) <= OUTPUT_CAP:
+                data = self.ours.recv(65536)
+                if not data:
+                    break
+                extra += data
+        except OSError:
+            pass
+        finally:
+            os.set_blocking(self.ours.fileno(), True)
+        return extra
+
+    def ask(self, line, timeout):
+        """Sends one case and waits up to timeout seconds for its report: ("report", text), or
+        ("ended", None) when the process closed the channel or ended first, or ("timeout", None)."""
+        try:
+            self.ours.sendall(line.encode() + b"\n")
+        except OSError:
+            return "ended", None
+        deadline = time.monotonic() + timeout
+        poller = select.poll()
+        poller.register(self.ours.fileno(), select.POLLIN)
+        while b"\n" not in self.buf:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return "timeout", None
+            if not poller.poll(int(min(left, 0.5) * 1000) + 1):
+                if _has_ended(self.p) and not self._readable():
+                    return "ended", None
+                continue
+            try:
+                data = self.ours.recv(65536)
+            except OSError:
+                data = b""
+            if not data:
+                return "ended", None
+            self.buf += data
+        text, _, self.buf = self.buf.partition(b"\n")
+        return "report", text.decode("utf-8", errors="replace")
+
+    def _readable(self):
+        return bool(select.select([self.ours], [], [], 0)[0])
+
+    def finish(self, timeout, kill=False):
+        """Ends the session: closes the input (the harness exits after its last case), waits up
+        to timeout seconds (kill=True: kills it at once, after a case timed out), kills the
+        process group and whatever else of the run is left (sweep), and returns the Result of
+        the whole process; its report holds what was left on the channel."""
+        if self.result is not None:
+            return self.result
+        try:
+            self.ours.shutdown(socket.SHUT_WR)
+        except OSError:
+            pass
+        timed_out = kill or not _wait_exit(self.p, timeout)
+        if timed_out:
+            kill_group(self.p.pid)
+            _wait_exit(self.p, None)
+        escaped = sweep(self.tag, self.p.pid, self.leader.start if self.leader else 0, in_group_ok=timed_out)
+        kill_group(self.p.pid)
+        self.p.wait()
+        leftover = self.pending()
+        self.result = Result(self.p.returncode, _read(self.out), _read(self.err), timed_out,
+                             time.monotonic() - self.t0, leftover.decode("utf-8", errors="replace"), escaped)
+        return self.result
+
+    def release(self):
+        """Closes the session's files (after finish, once its output has been read)."""
+        self.finish(0, kill=True)
+        self._close_files()

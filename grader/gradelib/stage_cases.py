@@ -82,62 +82,134 @@ def plan_lab(lab, binary, info, settings, seed, mode, sanitizer_wanted, sanitize
                    timeouts["sanitizer_s"], preset)
 
 
+def chunks(plans, jobs):
+    """Each lab's cases dealt into chunks, one process each (a LabSession): about two chunks per
+    job in all, at least one per lab, the cases of a lab dealt round-robin so that the large ones
+    spread over its chunks. [(plan, (case, ...))], the chunks of one lab in order."""
+    total = sum(len(p.cases) for p in plans.values())
+    out = []
+    for p in plans.values():
+        if not p.cases:
+            continue
+        k = max(1, min(len(p.cases), round(2 * jobs * len(p.cases) / max(1, total))))
+        out.extend((p, tuple(p.cases[i::k])) for i in range(k))
+    return out
+
+
 class _Pool:
     """Runs the plans' cases, then their sanitizer runs, gpu_jobs at a time, and records what
-    each said per lab; a lab's stop (not implemented, a hang, no device) skips its other runs."""
+    each said per lab; a lab's stop (not implemented, a hang, no device) skips its other runs.
+    Cases run in chunks, one process per chunk (isolated=False; evaluate.LabSession), with the
+    rule that keeps every verdict the one the case gets alone: a case that is not ok, unless it
+    was the first of its process, is run again alone and that verdict kept; the chunk goes on
+    in a new process; a process that did something no verdict accounts for (LabSession.clean)
+    has its ok cases run again, each alone. isolated=True: one process per case."""
 
-    def __init__(self, plans, sanitizer, seed, progress):
+    def __init__(self, plans, sanitizer, seed, progress, isolated=False):
         self.plans = plans
         self.sanitizer = sanitizer
         self.seed = seed
         self.progress = progress
+        self.isolated = isolated
         self.lock = threading.Lock()
         self.cases = {lab: [] for lab in plans}
         self.checks = {lab: [] for lab in plans}
         self.stop = {lab: None for lab in plans}
         self.n_cases = sum(len(p.cases) for p in plans.values())
         self.done = [0, 0]
+        self.failed = 0
 
-    def tasks(self):
-        out = [("case", p, c) for p in self.plans.values() for c in p.cases]
-        return out + [("sanitizer", p, r) for p in self.plans.values() for r in p.sanitizer_runs]
+    def tasks(self, jobs):
+        if self.isolated:
+            out = [("case", p, (c,)) for p in self.plans.values() for c in p.cases]
+        else:
+            out = [("case", p, cs) for p, cs in chunks(self.plans, jobs)]
+        for p in self.plans.values():
+            tools = []
+            for tool, _ in p.sanitizer_runs:
+                if tool not in tools:
+                    tools.append(tool)
+            out += [("sanitizer", p, (tool, tuple(n for t, n in p.sanitizer_runs if t == tool))) for tool in tools]
+        return out
+
+    def stopped(self, lab):
+        with self.lock:
+            return self.stop[lab] is not None
 
     def run(self, task):
         what, plan, arg = task
-        with self.lock:
-            if self.stop[plan.lab]:
-                return
+        if self.stopped(plan.lab):
+            return
         if what == "case":
-            self._case(plan, *arg)
+            self._chunk(plan, arg)
         else:
             self._sanitizer(plan, *arg)
 
-    def _case(self, plan, n, dist, seed, options):
+    def _alone(self, plan, case):
+        n, dist, seed, options = case
         kind, msg, _ = ev.run_case(plan.binary, n, dist, seed, plan.case_s, options)
+        return kind, msg
+
+    def _chunk(self, plan, cases):
+        """The chunk's cases in as few processes as the rule in the class comment allows."""
+        if self.isolated:
+            for case in cases:
+                if self.stopped(plan.lab):
+                    return
+                self._record(plan, case, *self._alone(plan, case))
+            return
+        todo = list(cases)
+        while todo and not self.stopped(plan.lab):
+            session = ev.case_session(plan.binary)
+            ok_here, first = [], True
+            while todo and not session.ended and not self.stopped(plan.lab):
+                case = todo.pop(0)
+                kind, msg, _ = ev.run_case_in(session, *case[:3], plan.case_s, case[3])
+                if kind != Status.OK and not first:
+                    kind, msg = self._alone(plan, case)
+                first = False
+                if kind == Status.OK:
+                    ok_here.append(case)
+                else:
+                    self._record(plan, case, kind, msg)
+            if session.close(plan.case_s):
+                for case in ok_here:
+                    self._record(plan, case, Status.OK, "")
+            else:
+                for case in ok_here:
+                    self._record(plan, case, *self._alone(plan, case))
+
+    def _record(self, plan, case, kind, msg):
+        n, dist, seed, options = case
         with self.lock:
             self.done[0] += 1
+            self.failed += kind != Status.OK
             if self.done[0] % 50 == 0 or self.done[0] == self.n_cases:
-                self.progress(f"correctness: {self.done[0]}/{self.n_cases} cases")
+                failing = f", {self.failed} failed" if self.failed else ""
+                self.progress(f"correctness: {self.done[0]}/{self.n_cases} cases run{failing}")
             self.cases[plan.lab].append((n, dist, seed, options, kind, msg))
             if kind in STOPS_A_LAB and not self.stop[plan.lab]:
                 self.stop[plan.lab] = kind
 
-    def _sanitizer(self, plan, tool, n):
-        verdict, detail = ev.run_sanitizer(self.sanitizer, tool, plan.binary, n,
-                                           ev.case_seed(self.seed, plan.lab, n, tool), plan.sanitizer_s,
-                                           plan.info)
+    def _sanitizer(self, plan, tool, sizes):
+        """The tool's runs of a lab (sizes: its n's), in one process unless isolated
+        (evaluate.run_sanitizer_sizes)."""
+        verdicts = ev.run_sanitizer_sizes(self.sanitizer, tool, plan.binary,
+                                          [(n, ev.case_seed(self.seed, plan.lab, n, tool)) for n in sizes],
+                                          plan.sanitizer_s, plan.info, self.isolated)
         with self.lock:
-            self.done[1] += 1
-            self.progress(f"sanitizer: {self.done[1]} runs ({plan.lab} {tool} n={n}: {verdict})")
-            self.checks[plan.lab].append((tool, n, verdict, detail))
+            for n, verdict, detail in verdicts:
+                self.done[1] += 1
+                self.progress(f"sanitizer: {self.done[1]} runs ({plan.lab} {tool} n={n}: {verdict})")
+                self.checks[plan.lab].append((tool, n, verdict, detail))
 
 
-def run_plans(plans, jobs, sanitizer, seed, progress):
+def run_plans(plans, jobs, sanitizer, seed, progress, isolated=False):
     """{lab: LabRuns} for {lab: LabPlan}. Raises InfraError when a case found no device (the GPU
-    went away while grading)."""
-    pool = _Pool(plans, sanitizer, seed, progress)
+    went away while grading). isolated: one process per case (_Pool)."""
+    pool = _Pool(plans, sanitizer, seed, progress, isolated)
     with cf.ThreadPoolExecutor(jobs) as ex:
-        list(ex.map(pool.run, pool.tasks()))
+        list(ex.map(pool.run, pool.tasks(jobs)))
     out = {}
     for lab in plans:
         cases = tuple(sorted(pool.cases[lab]))

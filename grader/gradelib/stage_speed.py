@@ -15,6 +15,7 @@ from .outcomes import CaseFailure, SpeedOutcome
 from .status import Status
 
 PROBE_REPS, PROBE_WARMUP = 3, 1
+SERIAL_MAX_N = 1 << 24  # the serial baseline's largest measured size (_serial_ms)
 
 
 def _positive(x):
@@ -36,7 +37,8 @@ class SpeedStage:
     ref_binary(lab): the reference binary after checking it is unchanged; serial_cache: {n: ms}
     of the serial lab, kept for the grading session."""
 
-    def __init__(self, config, refs, ref_binary, seed, mode, progress, serial_cache):
+    def __init__(self, config, refs, ref_binary, seed, mode, progress, serial_cache, isolated=False):
+        self.isolated = isolated
         self.config = config
         self.refs = refs
         self.ref_binary = ref_binary
@@ -55,18 +57,39 @@ class SpeedStage:
             return SpeedOutcome(Status.NOT_GRADED, "not graded: the course has no reference solution for this lab")
         settings = self.config.lab(lab)
         rinfo = self.refs[lab][1]
-        n = rinfo.bench_n
+        n = settings["speed"]["n"] or rinfo.bench_n
         metric = "tile_ms" if rinfo.shape == "tile" else "ms"
         seed = ev.case_seed(self.seed, lab, n, "bench")
         self.progress(f"speed: {lab} at n={n}")
-        probe = self._probe(lab, binary, settings, n, metric, seed)
-        if probe is not None:
-            return probe
-        return self._rounds(lab, binary, settings, n, metric, seed, student_first)
+        return self._measure(lab, binary, settings, n, metric, seed, student_first, self.isolated)
 
-    def _timed(self, binary, n, reps, warmup, metric, seed, timeout):
-        """One timed run at n. A report without a time is an error of that run, never a TypeError."""
-        kind, msg, rep = ev.run_timed(binary, n, reps, warmup, seed, timeout)
+    def _measure(self, lab, binary, settings, n, metric, seed, student_first, isolated):
+        """The probe, then the rounds, with the student's runs in one process and the
+        reference's in another (evaluate.Timer) unless isolated; when either process did
+        something no run's verdict accounts for, the whole measurement again, one process a run."""
+        student = ev.Timer(binary, isolated)
+        reference = ev.Timer(self.ref_binary(lab), isolated)
+        clean = False
+        try:
+            out = self._probe(lab, student, reference, settings, n, metric, seed)
+            if out is None:
+                out = self._rounds(lab, student, reference, settings, n, metric, seed, student_first)
+        finally:
+            clean = student.close()
+            clean = reference.close() and clean
+        if not clean and not isolated:
+            return self._measure(lab, binary, settings, n, metric, seed, student_first, True)
+        return out
+
+    def _ref_timed(self, lab, reference, n, reps, warmup, metric, seed, timeout):
+        """A timed run of the reference, its binary checked first (Grader._ref_binary)."""
+        self.ref_binary(lab)
+        return self._timed(reference, n, reps, warmup, metric, seed, timeout)
+
+    def _timed(self, timer, n, reps, warmup, metric, seed, timeout):
+        """One timed run at n (timer: an evaluate.Timer). A report without a time is an error of
+        that run, never a TypeError."""
+        kind, msg, rep = timer.timed(n, reps, warmup, seed, timeout)
         val = rep.get(metric) if rep and kind == Status.OK else None
         if kind == Status.OK and not _positive(val):
             val = rep.get("ms")
@@ -75,16 +98,16 @@ class SpeedStage:
                                             f"({metric}: {rep.get(metric)!r}, ms: {rep.get('ms')!r})"), None
         return _Timing(kind, msg, rep, val)
 
-    def _probe(self, lab, binary, settings, n, metric, seed):
+    def _probe(self, lab, student, reference, settings, n, metric, seed):
         """A cheap probe at a sixteenth of the size first, so that a hopelessly slow kernel (one
         thread doing everything, say) is not run 20 times at the full size: the outcome of a lab
         too slow to time in full, else None (a probe that fails is left to the full run)."""
         to = settings["timeouts"]["speed_s"]
         probe_n = max(min(n, 1 << 20), n // 16)
-        s = self._timed(binary, probe_n, PROBE_REPS, PROBE_WARMUP, metric, seed, to)
+        s = self._timed(student, probe_n, PROBE_REPS, PROBE_WARMUP, metric, seed, to)
         if s.kind != Status.OK:
             return None
-        r = self._timed(self.ref_binary(lab), probe_n, PROBE_REPS, PROBE_WARMUP, metric, seed, to)
+        r = self._ref_timed(lab, reference, probe_n, PROBE_REPS, PROBE_WARMUP, metric, seed, to)
         if r.kind != Status.OK:
             raise InfraError(f"the reference solution of {lab} fails at n={probe_n}: {r.message}")
         ratio = s.value / r.value if r.value else None
@@ -97,7 +120,7 @@ class SpeedStage:
                             serial_ms=serial if known else None,
                             speedup=serial / s.report["ms"] if known else None, too_slow=True)
 
-    def _rounds(self, lab, binary, settings, n, metric, seed, student_first):
+    def _rounds(self, lab, student, reference, settings, n, metric, seed, student_first):
         """Student and reference timed in turn (rounds of both, the order alternating), then
         judged: a failed timed run, a time a scan cannot reach, or the measured outcome."""
         spc, to = settings["speed"], settings["timeouts"]["speed_s"]
@@ -105,8 +128,10 @@ class SpeedStage:
         for rnd in range(spc["rounds"]):
             order = ("s", "r") if (rnd % 2 == 0) == student_first else ("r", "s")
             for who in order:
-                t = self._timed(binary if who == "s" else self.ref_binary(lab), n, spc["reps"], spc["warmup"],
-                                metric, seed, to)
+                if who == "s":
+                    t = self._timed(student, n, spc["reps"], spc["warmup"], metric, seed, to)
+                else:
+                    t = self._ref_timed(lab, reference, n, spc["reps"], spc["warmup"], metric, seed, to)
                 if who == "r":
                     if t.kind != Status.OK:
                         raise InfraError(f"the reference solution of {lab} fails while timed: {t.message}")
@@ -142,12 +167,16 @@ class SpeedStage:
                             speedup=serial / full_ms if serial and full_ms else None)
 
     def _serial_ms(self, n, settings):
-        """Median time of the reference serial lab (01) at n, measured once per session."""
+        """Median time of the reference serial lab (01) at n: measured once per session at
+        min(n, SERIAL_MAX_N) and scaled linearly to n (a serial scan streams its input once, so
+        its time is linear in n once the arrays are past the caches; measuring 2^28 elements
+        would take the serial lab ten seconds per submission)."""
         serial = next((lab for lab in self.refs if not self.refs[lab][1].device), None)
         if serial is None:
             return None
-        if n not in self.serial_cache:
-            kind, msg, rep = ev.run_timed(self.ref_binary(serial), n, settings["speed"]["serial_reps"], 1,
+        m = min(n, SERIAL_MAX_N)
+        if m not in self.serial_cache:
+            kind, msg, rep = ev.run_timed(self.ref_binary(serial), m, settings["speed"]["serial_reps"], 1,
                                           1, settings["timeouts"]["speed_s"])
-            self.serial_cache[n] = rep["ms"] if kind == Status.OK and _positive(rep.get("ms")) else None
-        return self.serial_cache[n]
+            self.serial_cache[m] = rep["ms"] if kind == Status.OK and _positive(rep.get("ms")) else None
+        return self.serial_cache[m] * n / m if self.serial_cache[m] else None

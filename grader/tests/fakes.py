@@ -2,7 +2,10 @@
 that answer --describe and print harness-style JSON (common/report.c: lab_print_describe,
 lab_print_report_json) with the harness's exit codes (common/contract.json), so the grader's
 pipeline runs without nvcc or a GPU. escape=PIDFILE
-makes a run leave a `sleep` behind in a session of its own (its pid appended to PIDFILE)."""
+makes a run leave a `sleep` behind in a session of its own (its pid appended to PIDFILE).
+`scan --grader` reads cases until its input ends or one is not ok, as the harness does;
+fail_after=K makes the cases after the K-th of one process wrong (state kept between cases),
+exit_at_end=CODE its exit code after the last case."""
 import json
 import os
 import stat
@@ -18,77 +21,94 @@ from gradelib import contract  # noqa: E402 (the path above first)
 FAKE_LAB = r'''#!PYTHON
 import json, os, sys, time
 B = json.loads(BEHAVIOUR)
-a = sys.argv[1:]
-def opt(name, default):
-    return a[a.index(name) + 1] if name in a else default
-report_fd = int(opt("--report-fd", -1))
-if a == ["--grader"]:  # the case on stdin (a socket), the report back on it (common/harness.c)
-    line = b""
-    while not line.endswith(b"\n"):
+argv = sys.argv[1:]
+pending = b""
+def next_case():  # one line from stdin (a socket), as common/harness.c reads its cases
+    global pending
+    while b"\n" not in pending:
         chunk = os.read(0, 4096)
         if not chunk:
-            break
-        line += chunk
-    a, report_fd = line.decode().split(), 0
-if B.get("cwd_log"):
-    with open(B["cwd_log"], "a") as f: f.write(os.getcwd() + "\n")
-if "--describe" in a:
-    print(B["describe"]); sys.exit(0)
-n = int(opt("--n", B.get("bench_n", 1000))); seed = int(opt("--seed", 1)); reps = int(opt("--reps", 20))
-dist = opt("--dist", "small")
-if B.get("escape"):  # fork, setsid, fork again: a sleeper in a session of its own, left running
-    r, w = os.pipe()
-    if os.fork() == 0:
-        os.setsid()
+            line, pending = pending, b""
+            return line.decode() if line else None
+        pending += chunk
+    line, _, pending = pending.partition(b"\n")
+    return line.decode()
+def one(a, report_fd, k):
+    def opt(name, default):
+        return a[a.index(name) + 1] if name in a else default
+    if B.get("cwd_log"):
+        with open(B["cwd_log"], "a") as f: f.write(os.getcwd() + "\n")
+    if "--describe" in a:
+        print(B["describe"]); return 0
+    n = int(opt("--n", B.get("bench_n", 1000))); seed = int(opt("--seed", 1)); reps = int(opt("--reps", 20))
+    dist = opt("--dist", "small")
+    if B.get("escape"):  # fork, setsid, fork again: a sleeper in a session of its own, left running
+        r, w = os.pipe()
         if os.fork() == 0:
-            with open(B["escape"], "a") as f: f.write("%d\n" % os.getpid())
-            os.execvp("sleep", ["sleep", "300"])
-        os._exit(0)
-    os.close(w)
-    os.read(r, 1)  # end of file once the sleeper runs: the pipe is closed on exec
-if B.get("log"):
-    with open(B["log"], "a") as f: f.write(json.dumps({"n": n, "reps": reps, "dist": dist, "tag": B.get("tag"), "report_fd": report_fd}) + "\n")
-st = B.get("by_n", {}).get(str(n), B.get("status", "ok"))
-if st == "hang":
-    if B.get("grandchild_pidfile"):
-        pid = os.fork()
-        if pid == 0:
-            time.sleep(300); os._exit(0)
-        with open(B["grandchild_pidfile"], "w") as f: f.write(str(pid))
-    time.sleep(300)
-if st == "segv":
-    os.kill(os.getpid(), 11)
-if st == "garbage":
-    print("no json here"); sys.exit(9)
-codes = B["status_exit"]
-msgs = {"ok": "", "wrong": "out[5] expected 6, got 7 (n=%d, inclusive scan)" % n,
-        "out_of_bounds": "wrote past the end of the output: out[%d] changed (n=%d)" % (n, n),
-        "input_modified": "modified the input: in[0] was 1, is now 0 (n=%d)" % n,
-        "not_implemented": "the lab's code returns LAB_NOT_IMPLEMENTED: write the TODO(student) parts",
-        "cuda_error": "CUDA error cudaErrorIllegalAddress (an illegal memory access was encountered) in x",
-        "no_device": "no CUDA device: fake"}
-timed = reps > 0 and st in ("ok", "no_ms")
-ms = B.get("ms", 1.0) if timed and st != "no_ms" else None
-tile = B.get("tile_ms") if timed else None
-rep = {"lab": B.get("id", "99_fake"), "variant": "v", "mode": B.get("mode", "gpu"), "device": "Fake GPU",
-       "n": n, "seed": seed, "dist": dist, "status": "ok" if st == "no_ms" else st, "message": msgs.get(st, ""),
-       "mismatch": {"index": 5, "expected": 6, "got": 7} if st == "wrong" else None,
-       "reps": reps if timed else 0, "ms": ms, "tile_ms": tile, "memcpy_ms": 0.1 if timed else None,
-       "gbps": (B["bytes_per_element"] * n / (ms * 1e6)) if ms else None, "pct_memcpy": None}
-line = json.dumps(rep) + "\n"
-if st == "forge_stdout":  # a result of its own on stdout, then exit(0) as if the harness had no check
-    print(json.dumps(dict(rep, status="ok"))); sys.exit(0)
-if st == "tamper":        # the harness's atexit check caught an exit() from the lab's code
-    print(json.dumps(dict(rep, status="ok"))); sys.exit(B["exit_tampered"])
-if st == "wrong_echo":    # a report for another case
-    line = json.dumps(dict(rep, status="ok", seed=seed + 1)) + "\n"
-if st == "two_reports":
-    line = json.dumps(dict(rep, status="ok")) + "\n" + json.dumps(dict(rep, status="wrong")) + "\n"
-if report_fd >= 0:
-    os.write(report_fd, line.encode())
-else:
-    sys.stdout.write(line)
-sys.exit(0 if st in ("wrong_echo", "two_reports", "no_ms") else codes.get(st, codes["wrong"]))
+            os.setsid()
+            if os.fork() == 0:
+                with open(B["escape"], "a") as f: f.write("%d\n" % os.getpid())
+                os.execvp("sleep", ["sleep", "300"])
+            os._exit(0)
+        os.close(w)
+        os.read(r, 1)  # end of file once the sleeper runs: the pipe is closed on exec
+    if B.get("log"):
+        with open(B["log"], "a") as f: f.write(json.dumps({"n": n, "reps": reps, "dist": dist, "tag": B.get("tag"), "report_fd": report_fd, "case_in_process": k}) + "\n")
+    st = B.get("by_n", {}).get(str(n), B.get("status", "ok"))
+    if B.get("fail_after") is not None and k >= B["fail_after"]:  # state: fails after K cases in one process
+        st = "wrong"
+    if st == "hang":
+        if B.get("grandchild_pidfile"):
+            pid = os.fork()
+            if pid == 0:
+                time.sleep(300); os._exit(0)
+            with open(B["grandchild_pidfile"], "w") as f: f.write(str(pid))
+        time.sleep(300)
+    if st == "segv":
+        os.kill(os.getpid(), 11)
+    if st == "garbage":
+        print("no json here"); return 9
+    codes = B["status_exit"]
+    msgs = {"ok": "", "wrong": "out[5] expected 6, got 7 (n=%d, inclusive scan)" % n,
+            "out_of_bounds": "wrote past the end of the output: out[%d] changed (n=%d)" % (n, n),
+            "input_modified": "modified the input: in[0] was 1, is now 0 (n=%d)" % n,
+            "not_implemented": "the lab's code returns LAB_NOT_IMPLEMENTED: write the TODO(student) parts",
+            "cuda_error": "CUDA error cudaErrorIllegalAddress (an illegal memory access was encountered) in x",
+            "no_device": "no CUDA device: fake"}
+    timed = reps > 0 and st in ("ok", "no_ms")
+    ms = B.get("ms", 1.0) if timed and st != "no_ms" else None
+    tile = B.get("tile_ms") if timed else None
+    rep = {"lab": B.get("id", "99_fake"), "variant": "v", "mode": B.get("mode", "gpu"), "device": "Fake GPU",
+           "n": n, "seed": seed, "dist": dist, "status": "ok" if st == "no_ms" else st, "message": msgs.get(st, ""),
+           "mismatch": {"index": 5, "expected": 6, "got": 7} if st == "wrong" else None,
+           "reps": reps if timed else 0, "ms": ms, "tile_ms": tile, "memcpy_ms": 0.1 if timed else None,
+           "gbps": (B["bytes_per_element"] * n / (ms * 1e6)) if ms else None, "pct_memcpy": None}
+    line = json.dumps(rep) + "\n"
+    if st == "forge_stdout":  # a result of its own on stdout, then exit(0) as if the harness had no check
+        print(json.dumps(dict(rep, status="ok"))); sys.exit(0)
+    if st == "tamper":        # the harness's atexit check caught an exit() from the lab's code
+        print(json.dumps(dict(rep, status="ok"))); sys.exit(B["exit_tampered"])
+    if st == "wrong_echo":    # a report for another case
+        line = json.dumps(dict(rep, status="ok", seed=seed + 1)) + "\n"
+    if st == "two_reports":
+        line = json.dumps(dict(rep, status="ok")) + "\n" + json.dumps(dict(rep, status="wrong")) + "\n"
+    if report_fd >= 0:
+        os.write(report_fd, line.encode())
+    else:
+        sys.stdout.write(line)
+    return (0 if st in ("wrong_echo", "two_reports", "no_ms") else codes.get(st, codes["wrong"]))
+
+report_fd = int(argv[argv.index("--report-fd") + 1]) if "--report-fd" in argv else -1
+if argv != ["--grader"]:
+    sys.exit(one(argv, report_fd, 0))
+k, code = 0, 0
+while code == 0:  # the harness's loop: cases until the input ends or one is not ok
+    line = next_case()
+    if line is None:
+        break
+    code = one(line.split(), 0, k)
+    k += 1
+sys.exit(code if code else B.get("exit_at_end", 0))
 '''
 
 FAKE_SANITIZER = r'''#!PYTHON

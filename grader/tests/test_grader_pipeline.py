@@ -196,9 +196,9 @@ class Pipeline(unittest.TestCase):
     def tearDown(self):
         shutil.rmtree(self.tmp, ignore_errors=True)
 
-    def grader(self, ref, lab="02_fake", sanitizer=True):
+    def grader(self, ref, lab="02_fake", sanitizer=True, isolated=False):
         g = Grader(self.tmp, config.Config(self.data), os.path.join(self.tmp, "work"), mode="gpu", seed=9,
-                   jobs=2, gpu_jobs=3, labs=[lab])
+                   jobs=2, gpu_jobs=3, labs=[lab], isolated=isolated)
         g.refs = {lab: (ref, ev.describe(ref)[0]), "01_serial": (self.serial, ev.describe(self.serial)[0])}
         g.sanitizer = fakes.fake_sanitizer(self.tmp) if sanitizer else None
         return g
@@ -208,11 +208,11 @@ class Pipeline(unittest.TestCase):
         return {lab: BuiltLab(lab, BuildOutcome(ok=True), StaticOutcome(ok=True), title=info.title,
                               binary=binary, info=info)}
 
-    def grade(self, student_kw, ref_kw=None, lab="02_fake", sanitizer=True, listing=None):
+    def grade(self, student_kw, ref_kw=None, lab="02_fake", sanitizer=True, listing=None, isolated=False):
         listing = listing or fakes.describe_text(lab, "whole", bench_n=1 << 20)
         ref = fakes.fake_lab(self.tmp, "ref", describe=listing, **(ref_kw or {"ms": 1.0}))
         stud = fakes.fake_lab(self.tmp, "student", describe=listing, **student_kw)
-        g = self.grader(ref, lab, sanitizer)
+        g = self.grader(ref, lab, sanitizer, isolated)
         return g.evaluate(self.built(lab, stud))[0]
 
     def test_perfect_student(self):
@@ -328,15 +328,73 @@ class Pipeline(unittest.TestCase):
         self.assertIn("has no time", str(cm.exception))
 
     def test_lab_binaries_run_in_a_fresh_temporary_folder(self):
-        log = os.path.join(self.tmp, "cwd.log")
-        self.grade({"ms": 1.0, "cwd_log": log})
+        for isolated in (True, False):
+            log = os.path.join(self.tmp, f"cwd-{isolated}.log")
+            self.grade({"ms": 1.0, "cwd_log": log}, isolated=isolated)
+            with open(log) as f:
+                cwds = f.read().split()
+            self.assertGreater(len(cwds), 25)
+            if isolated:
+                self.assertEqual(len(set(cwds)), len(cwds))  # a new folder for every run
+            else:  # a new folder for every process: far fewer than the runs
+                self.assertLess(len(set(cwds)), len(cwds) // 3)
+            for d in cwds:
+                self.assertNotEqual(os.path.realpath(d), os.path.realpath(os.getcwd()))
+                self.assertFalse(os.path.exists(d))  # removed after the run
+
+    def runs(self, log):
         with open(log) as f:
-            cwds = f.read().split()
-        self.assertGreater(len(cwds), 25)
-        self.assertEqual(len(set(cwds)), len(cwds))  # a new folder for every run
-        for d in cwds:
-            self.assertNotEqual(os.path.realpath(d), os.path.realpath(os.getcwd()))
-            self.assertFalse(os.path.exists(d))  # removed after the run
+            return [json.loads(x) for x in f]
+
+    def test_many_cases_run_in_one_process_with_the_verdicts_of_isolated_runs(self):
+        """Sessions: far fewer processes than cases, and a grade equal to the isolated one."""
+        results = {}
+        for isolated in (True, False):
+            log = os.path.join(self.tmp, f"runs-{isolated}.log")
+            results[isolated] = self.grade({"ms": 1.0, "log": log, "by_n": {"33": "wrong"}}, isolated=isolated)
+            runs = [x for x in self.runs(log) if x["reps"] == 0]  # the correctness cases
+            firsts = sum(1 for r in runs if r["case_in_process"] == 0)
+            if isolated:
+                self.assertEqual(firsts, len(runs))
+            else:
+                self.assertLess(firsts, len(runs) // 3, "cases should share processes")
+        iso, shared = results[True], results[False]
+        self.assertEqual(iso["correctness"], shared["correctness"])
+        self.assertEqual(iso["points"], shared["points"])
+        self.assertLess(shared["correctness"]["passed"], shared["correctness"]["total"])
+
+    def test_a_failure_caused_by_an_earlier_case_in_the_process_is_judged_alone(self):
+        """A lab that goes wrong after 3 cases in one process (state kept between cases) passes
+        every case alone: each failure is run again in a process of its own, and only the
+        verdict of that run counts."""
+        log = os.path.join(self.tmp, "runs.log")
+        r = self.grade({"ms": 1.0, "log": log, "fail_after": 3})
+        self.assertEqual(r["correctness"]["passed"], r["correctness"]["total"], r["correctness"])
+        self.assertEqual(r["points"], 100, r["summary"])
+        runs = [x for x in self.runs(log) if x["reps"] == 0]
+        self.assertTrue(any(x["case_in_process"] == 3 for x in runs))  # the shared run failed...
+        self.assertGreater(sum(1 for x in runs if x["case_in_process"] == 0), 3)  # ...and was rerun alone
+
+    def test_a_failure_as_the_first_case_of_a_process_is_not_run_again(self):
+        log = os.path.join(self.tmp, "runs.log")
+        r = self.grade({"ms": 1.0, "log": log, "status": "wrong"}, sanitizer=False)
+        runs = [x for x in self.runs(log) if x["reps"] == 0]
+        self.assertEqual(r["correctness"]["passed"], 0)
+        self.assertEqual(len(runs), r["correctness"]["total"])  # each case once, each first in its process
+        self.assertTrue(all(x["case_in_process"] == 0 for x in runs))
+
+    def test_a_process_that_ends_badly_after_its_cases_has_them_run_again_alone(self):
+        """Exit code 1 after the last case: no case's verdict explains it, so every case of that
+        process runs again alone; alone each exits 1 too, which is its failure."""
+        r = self.grade({"ms": 1.0, "exit_at_end": 1}, sanitizer=False)
+        self.assertEqual(r["correctness"]["passed"], 0, r["correctness"])
+        r = self.grade({"ms": 1.0, "exit_at_end": 0}, sanitizer=False)
+        self.assertEqual(r["correctness"]["passed"], r["correctness"]["total"])
+
+    def test_two_reports_for_one_case_are_caught_in_a_shared_process(self):
+        r = self.grade({"ms": 1.0, "status": "two_reports"}, sanitizer=False)
+        self.assertEqual(r["correctness"]["passed"], 0)
+        self.assertIn("more than the harness's one report", r["correctness"]["failures"][0]["message"])
 
     def test_a_changed_reference_binary_is_noticed(self):
         from gradelib.build import InfraError
