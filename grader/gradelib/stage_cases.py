@@ -6,6 +6,12 @@ sanitizer runs, so the slow sanitizer runs of one lab overlap the cases of anoth
 remaining runs are skipped once it is known to be unimplemented or to hang. plan_lab says what
 to run, run_plans runs it and records what each run said (LabRuns), correctness_outcome and
 sanitizer_outcome turn that record into the two stages' outcomes.
+
+Starting a CUDA process costs far more than most cases (about 2 s with ten starting at once on
+an H100, against a few milliseconds for a case of a few thousand elements), so cases share
+processes: a lab process runs case after case (the harness reads the next after each report)
+until one is not ok. Every verdict is still the one the case gets in a process of its own; the
+rule that makes it so is _Pool's.
 """
 import concurrent.futures as cf
 import threading
@@ -82,28 +88,41 @@ def plan_lab(lab, binary, info, settings, seed, mode, sanitizer_wanted, sanitize
                    timeouts["sanitizer_s"], preset)
 
 
+def runs_alone(case):
+    """True for the case that always runs in a process of its own: the many-calls case, whose
+    sizes go up and down within one process (a state sized for the first call shows there)."""
+    options = case[3]
+    return "--calls" in options and options[options.index("--calls") + 1] != "2"
+
+
 def chunks(plans, jobs):
-    """Each lab's cases dealt into chunks, one process each (a LabSession): about two chunks per
-    job in all, at least one per lab, the cases of a lab dealt round-robin so that the large ones
-    spread over its chunks. [(plan, (case, ...))], the chunks of one lab in order."""
-    total = sum(len(p.cases) for p in plans.values())
+    """Each lab's shared cases (not runs_alone) dealt into chunks, one process each (a
+    LabSession): about two chunks per job in all, at least one per lab, the cases of a lab dealt
+    round-robin so that the large ones spread over its chunks. [(plan, (case, ...))]."""
+    shared = {lab: [c for c in p.cases if not runs_alone(c)] for lab, p in plans.items()}
+    total = sum(len(cs) for cs in shared.values())
     out = []
-    for p in plans.values():
-        if not p.cases:
+    for lab, p in plans.items():
+        cs = shared[lab]
+        if not cs:
             continue
-        k = max(1, min(len(p.cases), round(2 * jobs * len(p.cases) / max(1, total))))
-        out.extend((p, tuple(p.cases[i::k])) for i in range(k))
+        k = max(1, min(len(cs), round(2 * jobs * len(cs) / max(1, total))))
+        out.extend((p, tuple(cs[i::k])) for i in range(k))
     return out
 
 
 class _Pool:
-    """Runs the plans' cases, then their sanitizer runs, gpu_jobs at a time, and records what
-    each said per lab; a lab's stop (not implemented, a hang, no device) skips its other runs.
-    Cases run in chunks, one process per chunk (isolated=False; evaluate.LabSession), with the
-    rule that keeps every verdict the one the case gets alone: a case that is not ok, unless it
-    was the first of its process, is run again alone and that verdict kept; the chunk goes on
-    in a new process; a process that did something no verdict accounts for (LabSession.clean)
-    has its ok cases run again, each alone. isolated=True: one process per case."""
+    """Runs the plans' cases and their sanitizer runs, gpu_jobs at a time, and records what each
+    said per lab; a lab's stop (not implemented, a hang, no device) skips its other runs.
+
+    Unless isolated, a lab's cases run in chunks, many cases per process (evaluate.LabSession),
+    and the many-calls case alone (runs_alone). A case's verdict must be the one it gets alone, so
+    shared processes only ever say "every case passed": a lab all of whose cases pass in clean
+    shared processes (LabSession.clean) keeps those verdicts; a lab with any case that is not ok
+    there, or with a process that did something no verdict accounts for, becomes suspect: its
+    other shared runs stop, and then every case of it runs alone (the first case of a process
+    that ended with it already did: its verdict is kept), and only those verdicts count.
+    isolated=True: every case alone from the start."""
 
     def __init__(self, plans, sanitizer, seed, progress, isolated=False):
         self.plans = plans
@@ -112,18 +131,22 @@ class _Pool:
         self.progress = progress
         self.isolated = isolated
         self.lock = threading.Lock()
-        self.cases = {lab: [] for lab in plans}
+        self.alone = {lab: {} for lab in plans}      # case -> (kind, message) of a run alone
+        self.shared_ok = {lab: [] for lab in plans}  # cases that passed in clean shared processes
+        self.suspect = {lab: False for lab in plans}
         self.checks = {lab: [] for lab in plans}
         self.stop = {lab: None for lab in plans}
         self.n_cases = sum(len(p.cases) for p in plans.values())
-        self.done = [0, 0]
+        self.done = 0
         self.failed = 0
 
     def tasks(self, jobs):
+        """The first round: chunks of shared cases, the cases that run alone, sanitizer runs."""
         if self.isolated:
-            out = [("case", p, (c,)) for p in self.plans.values() for c in p.cases]
+            out = [("alone", p, c) for p in self.plans.values() for c in p.cases]
         else:
-            out = [("case", p, cs) for p, cs in chunks(self.plans, jobs)]
+            out = [("chunk", p, cs) for p, cs in chunks(self.plans, jobs)]
+            out += [("alone", p, c) for p in self.plans.values() for c in p.cases if runs_alone(c)]
         for p in self.plans.values():
             tools = []
             for tool, _ in p.sanitizer_runs:
@@ -132,64 +155,89 @@ class _Pool:
             out += [("sanitizer", p, (tool, tuple(n for t, n in p.sanitizer_runs if t == tool))) for tool in tools]
         return out
 
-    def stopped(self, lab):
+    def rerun_tasks(self):
+        """The second round: every case of a suspect lab that has no verdict of a run alone yet."""
+        out = []
+        for lab, p in self.plans.items():
+            if self.suspect[lab] and not self.stop[lab]:
+                todo = [c for c in p.cases if c not in self.alone[lab]]
+                if todo:
+                    self.progress(f"correctness: {lab}: a case failed, so its {len(todo)} other cases "
+                                  f"run again, each in a process of its own")
+                out += [("alone", p, c) for c in todo]
+        return out
+
+    def _halted(self, lab):
         with self.lock:
             return self.stop[lab] is not None
 
     def run(self, task):
         what, plan, arg = task
-        if self.stopped(plan.lab):
+        if self._halted(plan.lab):
             return
-        if what == "case":
+        if what == "chunk":
             self._chunk(plan, arg)
+        elif what == "alone":
+            n, dist, seed, options = arg
+            kind, msg, _ = ev.run_case(plan.binary, n, dist, seed, plan.case_s, options)
+            self._verdict(plan, arg, kind, msg)
         else:
             self._sanitizer(plan, *arg)
 
-    def _alone(self, plan, case):
-        n, dist, seed, options = case
-        kind, msg, _ = ev.run_case(plan.binary, n, dist, seed, plan.case_s, options)
-        return kind, msg
-
     def _chunk(self, plan, cases):
-        """The chunk's cases in as few processes as the rule in the class comment allows."""
-        if self.isolated:
-            for case in cases:
-                if self.stopped(plan.lab):
-                    return
-                self._record(plan, case, *self._alone(plan, case))
-            return
-        todo = list(cases)
-        while todo and not self.stopped(plan.lab):
+        """The chunk's cases in shared processes until they are done or the lab is suspect."""
+        lab, todo = plan.lab, list(cases)
+        while todo and not self._halted(lab) and not self.suspect[lab]:
             session = ev.case_session(plan.binary)
             ok_here, first = [], True
-            while todo and not session.ended and not self.stopped(plan.lab):
+            while todo and not session.ended and not self._halted(lab) and not self.suspect[lab]:
                 case = todo.pop(0)
                 kind, msg, _ = ev.run_case_in(session, *case[:3], plan.case_s, case[3])
-                if kind != Status.OK and not first:
-                    kind, msg = self._alone(plan, case)
-                first = False
                 if kind == Status.OK:
                     ok_here.append(case)
                 else:
-                    self._record(plan, case, kind, msg)
+                    if first and session.ended:  # the whole life of a process: a run alone
+                        self._verdict(plan, case, kind, msg)
+                    self._suspect(lab)
+                first = False
             if session.close(plan.case_s):
-                for case in ok_here:
-                    self._record(plan, case, Status.OK, "")
+                with self.lock:
+                    self.shared_ok[lab].extend(ok_here)
+                self._count(len(ok_here), 0)
             else:
-                for case in ok_here:
-                    self._record(plan, case, *self._alone(plan, case))
+                self._suspect(lab)
 
-    def _record(self, plan, case, kind, msg):
-        n, dist, seed, options = case
+    def _suspect(self, lab):
         with self.lock:
-            self.done[0] += 1
-            self.failed += kind != Status.OK
-            if self.done[0] % 50 == 0 or self.done[0] == self.n_cases:
+            self.suspect[lab] = True
+
+    def _count(self, done, failed):
+        with self.lock:
+            before = self.done
+            self.done += done
+            self.failed += failed
+            if self.done // 50 != before // 50 or self.done == self.n_cases:
                 failing = f", {self.failed} failed" if self.failed else ""
-                self.progress(f"correctness: {self.done[0]}/{self.n_cases} cases run{failing}")
-            self.cases[plan.lab].append((n, dist, seed, options, kind, msg))
+                self.progress(f"correctness: {self.done}/{self.n_cases} cases run{failing}")
+
+    def _verdict(self, plan, case, kind, msg):
+        """A case's verdict from a run alone."""
+        with self.lock:
+            self.alone[plan.lab][case] = (kind, msg)
             if kind in STOPS_A_LAB and not self.stop[plan.lab]:
                 self.stop[plan.lab] = kind
+            if kind != Status.OK:
+                self.suspect[plan.lab] = True
+        self._count(1, kind != Status.OK)
+
+    def verdicts(self, lab):
+        """[(n, dist, seed, options, kind, message)] of a lab's cases: a suspect lab's from runs
+        alone only; another's also the shared processes' passes."""
+        found = dict(self.alone[lab])
+        if not self.suspect[lab]:
+            for case in self.shared_ok[lab]:
+                found.setdefault(case, (Status.OK, ""))
+        return [(*case, kind, msg) for case, (kind, msg) in found.items()]
 
     def _sanitizer(self, plan, tool, sizes):
         """The tool's runs of a lab (sizes: its n's), in one process unless isolated
@@ -199,8 +247,7 @@ class _Pool:
                                           plan.sanitizer_s, plan.info, self.isolated)
         with self.lock:
             for n, verdict, detail in verdicts:
-                self.done[1] += 1
-                self.progress(f"sanitizer: {self.done[1]} runs ({plan.lab} {tool} n={n}: {verdict})")
+                self.progress(f"sanitizer: {plan.lab} {tool} n={n}: {verdict}")
                 self.checks[plan.lab].append((tool, n, verdict, detail))
 
 
@@ -210,9 +257,10 @@ def run_plans(plans, jobs, sanitizer, seed, progress, isolated=False):
     pool = _Pool(plans, sanitizer, seed, progress, isolated)
     with cf.ThreadPoolExecutor(jobs) as ex:
         list(ex.map(pool.run, pool.tasks(jobs)))
+        list(ex.map(pool.run, pool.rerun_tasks()))
     out = {}
     for lab in plans:
-        cases = tuple(sorted(pool.cases[lab]))
+        cases = tuple(sorted(pool.verdicts(lab)))
         if any(k == Status.NO_DEVICE for *_, k, _ in cases):
             raise InfraError("the GPU disappeared while grading (a case reported no CUDA device)")
         out[lab] = LabRuns(cases, tuple(sorted(pool.checks[lab], key=lambda x: (x[0], x[1]))), pool.stop[lab])

@@ -5,7 +5,8 @@ pipeline runs without nvcc or a GPU. escape=PIDFILE
 makes a run leave a `sleep` behind in a session of its own (its pid appended to PIDFILE).
 `scan --grader` reads cases until its input ends or one is not ok, as the harness does;
 fail_after=K makes the cases after the K-th of one process wrong (state kept between cases),
-exit_at_end=CODE its exit code after the last case."""
+exit_at_end=CODE its exit code after the last case, cap_first=True a call larger than the first
+call of its process wrong (a buffer sized once, by the first call)."""
 import json
 import os
 import stat
@@ -23,6 +24,7 @@ import json, os, sys, time
 B = json.loads(BEHAVIOUR)
 argv = sys.argv[1:]
 pending = b""
+CAP = 0
 def next_case():  # one line from stdin (a socket), as common/harness.c reads its cases
     global pending
     while b"\n" not in pending:
@@ -56,6 +58,12 @@ def one(a, report_fd, k):
         with open(B["log"], "a") as f: f.write(json.dumps({"n": n, "reps": reps, "dist": dist, "tag": B.get("tag"), "report_fd": report_fd, "case_in_process": k}) + "\n")
     st = B.get("by_n", {}).get(str(n), B.get("status", "ok"))
     if B.get("fail_after") is not None and k >= B["fail_after"]:  # state: fails after K cases in one process
+        st = "wrong"
+    sizes = [int(x) for x in opt("--sizes", str(n)).split(",")]
+    global CAP
+    if k == 0:
+        CAP = sizes[0]
+    if B.get("cap_first") and max(sizes) > CAP:  # state sized by the process's first call
         st = "wrong"
     if st == "hang":
         if B.get("grandchild_pidfile"):

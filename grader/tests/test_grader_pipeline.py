@@ -347,21 +347,22 @@ class Pipeline(unittest.TestCase):
             return [json.loads(x) for x in f]
 
     def test_many_cases_run_in_one_process_with_the_verdicts_of_isolated_runs(self):
-        """Sessions: far fewer processes than cases, and a grade equal to the isolated one."""
-        results = {}
+        """Sessions: far fewer processes than cases for a lab that passes; the same grade as
+        isolated runs for one that fails a case (then every case runs alone)."""
         for isolated in (True, False):
             log = os.path.join(self.tmp, f"runs-{isolated}.log")
-            results[isolated] = self.grade({"ms": 1.0, "log": log, "by_n": {"33": "wrong"}}, isolated=isolated)
-            runs = [x for x in self.runs(log) if x["reps"] == 0]  # the correctness cases
-            firsts = sum(1 for r in runs if r["case_in_process"] == 0)
+            r = self.grade({"ms": 1.0, "log": log}, isolated=isolated)
+            self.assertEqual(r["points"], 100)
+            runs = [x for x in self.runs(log) if x["reps"] == 0]  # the correctness cases (and sanitizer runs)
+            firsts = sum(1 for x in runs if x["case_in_process"] == 0)
             if isolated:
                 self.assertEqual(firsts, len(runs))
             else:
                 self.assertLess(firsts, len(runs) // 3, "cases should share processes")
-        iso, shared = results[True], results[False]
-        self.assertEqual(iso["correctness"], shared["correctness"])
-        self.assertEqual(iso["points"], shared["points"])
-        self.assertLess(shared["correctness"]["passed"], shared["correctness"]["total"])
+        results = {iso: self.grade({"ms": 1.0, "by_n": {"33": "wrong"}}, isolated=iso) for iso in (True, False)}
+        self.assertEqual(results[True]["correctness"], results[False]["correctness"])
+        self.assertEqual(results[True]["points"], results[False]["points"])
+        self.assertEqual(results[False]["correctness"]["passed"], results[False]["correctness"]["total"] - 1)
 
     def test_a_failure_caused_by_an_earlier_case_in_the_process_is_judged_alone(self):
         """A lab that goes wrong after 3 cases in one process (state kept between cases) passes
@@ -374,6 +375,16 @@ class Pipeline(unittest.TestCase):
         runs = [x for x in self.runs(log) if x["reps"] == 0]
         self.assertTrue(any(x["case_in_process"] == 3 for x in runs))  # the shared run failed...
         self.assertGreater(sum(1 for x in runs if x["case_in_process"] == 0), 3)  # ...and was rerun alone
+
+    def test_state_sized_by_the_first_call_fails_as_it_does_alone(self):
+        """A buffer sized by the first call of a process: alone, only the many-calls case (sizes
+        going up and down) fails; shared processes must give that verdict too, not hide it
+        behind an earlier, larger case."""
+        results = {iso: self.grade({"ms": 1.0, "cap_first": True}, sanitizer=False, isolated=iso)
+                   for iso in (True, False)}
+        for iso, r in results.items():
+            self.assertEqual(r["correctness"]["passed"], r["correctness"]["total"] - 1, (iso, r["correctness"]))
+        self.assertEqual(results[True]["correctness"], results[False]["correctness"])
 
     def test_a_failure_as_the_first_case_of_a_process_is_not_run_again(self):
         log = os.path.join(self.tmp, "runs.log")
