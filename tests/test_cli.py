@@ -55,6 +55,67 @@ class BadInput(unittest.TestCase):
         self.assertIn("unknown variant", self.check_usage("--variant", "quantum"))
 
 
+class GradedRuns(unittest.TestCase):
+    """`scan --grader`: cases on standard input (a socket), one report each back on it, the
+    process ending at the end of its input or after a case that is not ok (common/harness.c)."""
+
+    def session(self, binary, lines):
+        import socket
+        if not os.path.exists(binary):
+            raise unittest.SkipTest(f"{binary} is not built (run make test)")
+        ours, theirs = socket.socketpair()
+        p = subprocess.Popen([binary, "--grader"], stdin=theirs, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE)
+        theirs.close()
+        reports, f = [], ours.makefile("rb")
+        rest = b""
+        try:
+            for line in lines:
+                ours.sendall(line.encode() + b"\n")
+                got = f.readline()
+                if not got:
+                    break
+                reports.append(json.loads(got))
+            ours.shutdown(socket.SHUT_WR)
+            rest = f.read()
+        except ConnectionResetError:  # the process ended with a case line still unread
+            pass
+        out, err = p.communicate(timeout=120)
+        ours.close()
+        return reports, rest, p.returncode, err.decode()
+
+    @staticmethod
+    def case(n, seed, dist="random"):
+        return f"--n {n} --dist {dist} --seed {seed} --reps 0 --json --sizes {n},{min(n, 1025)} --calls 2"
+
+    def test_several_cases_in_one_process(self):
+        cases = [self.case(1000, 5), self.case(70001, 6, "alt"), self.case(0, 7), self.case(33, 8)]
+        reports, rest, code, err = self.session(SERIAL, cases)
+        self.assertEqual([(r["n"], r["seed"], r["status"]) for r in reports],
+                         [(1000, 5, "ok"), (70001, 6, "ok"), (0, 7, "ok"), (33, 8, "ok")], err)
+        self.assertTrue(all(r["sandbox"] for r in reports) or "libseccomp" in err, err)
+        self.assertEqual(rest, b"")  # one report per case, nothing else on the channel
+        self.assertEqual(code, EXIT["OK"])
+
+    def test_the_process_ends_after_a_case_that_is_not_ok(self):
+        skeleton = os.path.join(BUILD, "labs", "01_serial", "scan")
+        reports, rest, code, err = self.session(skeleton, [self.case(100, 1), self.case(200, 2)])
+        self.assertEqual(len(reports), 1, err)
+        self.assertEqual(reports[0]["status"], "not_implemented")
+        self.assertEqual(code, EXIT["NOT_IMPLEMENTED"])
+
+    def test_a_bad_case_line_is_a_usage_error(self):
+        reports, rest, code, err = self.session(SERIAL, [self.case(10, 1), "--n lots"])
+        self.assertEqual(len(reports), 1)
+        self.assertEqual(code, EXIT["USAGE"])
+        self.assertIn("whole number", err)
+
+    def test_no_case_at_all_is_a_usage_error(self):
+        reports, rest, code, err = self.session(SERIAL, [])
+        self.assertEqual((reports, code), ([], EXIT["USAGE"]))
+        self.assertIn("no case on standard input", err)
+
+
 class Runs(unittest.TestCase):
     def test_serial_correct_with_timing(self):
         p = run(SERIAL, "--n", "2^20+7", "--reps", "20", "--json")
