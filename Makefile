@@ -174,7 +174,7 @@ LAB_DIR = $(firstword $(filter $(LAB)%,$(LABS)))
 help:
 	@echo "Parallel Scan Labs"
 	@echo ""
-	@echo "  make grade              build and grade every lab in labs/ (SRC=solutions: the references)"
+	@echo "  make grade [LAB=NN]     build and grade every lab in labs/ (or lab NN only; SRC=solutions: the references)"
 	@echo "  make test TEST_SRC=labs the kernel tests on YOUR code in labs/ (LAB=03: lab 03 only, quick);"
 	@echo "                          untouched labs are skipped as \"not implemented yet\""
 	@echo "  make test               the repository's test suite: the reference solutions, the untouched"
@@ -207,7 +207,8 @@ run:
 	$(if $(filter /%,$(BUILD)),,./)$(BUILD)/$(SRC)/$(LAB_DIR)/scan $(ARGS)
 
 grade:
-	$(PYTHON) grader/grade.py --src $(SRC) --work $(BUILD)/grader $(GRADE_ARGS)
+	@test -z "$(LAB)" -o -n "$(LAB_DIR)" || { echo "make grade: no lab matches LAB=$(LAB) (labs: $(LABS))"; exit 2; }
+	$(PYTHON) grader/grade.py --src $(SRC) --work $(BUILD)/grader $(if $(LAB),--labs $(LAB_DIR)) $(GRADE_ARGS)
 
 # The grader's private builds (grader/grade.py calls these; see grader/README.md).
 # lab-common: the harness objects and every lab's descriptor in $(BUILD). lab-binary: one scan.cu
