@@ -30,6 +30,7 @@ import concurrent.futures as cf
 import hashlib
 import json
 import os
+import signal
 import sys
 import time
 import traceback
@@ -38,7 +39,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 
-from gradelib import batch, config as configmod, formats, scoring  # noqa: E402
+from gradelib import batch, cluster, config as configmod, formats, proc, scoring  # noqa: E402
 from gradelib.build import InfraError, NoGpu  # noqa: E402
 from gradelib.grading import Grader, course_labs, select_labs  # noqa: E402
 from gradelib.outcomes import GradeResult, LabResult  # noqa: E402
@@ -88,12 +89,31 @@ def parse_args(argv):
     ap.add_argument("--force", action="store_true", help="batch: regrade submissions already graded")
     ap.add_argument("--only-submitted", action="store_true",
                     help="grade only the labs a submission contains (the others are not counted)")
+    cl = ap.add_argument_group("a class over several GPUs or machines (batch mode; grader/README.md)")
+    cl.add_argument("--gpus", metavar="LIST",
+                    help="one worker per GPU: all, or ids such as 0,1 (each worker sees its GPU alone)")
+    cl.add_argument("--shard", metavar="I/N", help="grade only shard I of N (submission k goes to shard k %% N)")
+    cl.add_argument("--merge", action="store_true",
+                    help="grade nothing: write class.csv from the results of every submission (after shards)")
+    cl.add_argument("--slurm", action="store_true",
+                    help="submit a Slurm job array (one shard per task, one GPU each) and a merge job")
+    cl.add_argument("--shards", type=int, metavar="N", help="--slurm: the number of array tasks (default: "
+                                                             "one per 10 submissions, at most 64)")
+    cl.add_argument("--sbatch-args", metavar="'...'", help="--slurm: extra #SBATCH options, e.g. "
+                                                           "'--partition=gpu --time=02:00:00'")
+    cl.add_argument("--dry-run", action="store_true", help="--slurm: write the job scripts, submit nothing")
+    cl.add_argument("--claim", metavar="DIR", help=argparse.SUPPRESS)  # a --gpus worker's claim folder
     args = ap.parse_args(argv)
     if args.seed is not None and not 0 <= args.seed < 2**63:
         ap.error("--seed must be a non-negative whole number below 2^63")
     if args.case_timeout is not None and not 0 < args.case_timeout <= 3600:
         ap.error("--case-timeout must be between 0 and 3600 seconds")
-    for name in ("jobs", "gpu_jobs"):
+    batch_only = [o for o in ("gpus", "shard", "merge", "slurm", "claim") if getattr(args, o)]
+    if batch_only and not args.submissions:
+        ap.error(f"--{batch_only[0]} needs --submissions DIR")
+    if sum(bool(getattr(args, o)) for o in ("gpus", "shard", "merge", "slurm", "claim")) > 1:
+        ap.error("choose one of --gpus, --shard, --merge and --slurm")
+    for name in ("jobs", "gpu_jobs", "shards"):
         v = getattr(args, name)
         if v is not None and v < 1:
             ap.error(f"--{name.replace('_', '-')} must be at least 1")
@@ -349,40 +369,145 @@ def store_result(run, student, fp, t0, result):
     return result
 
 
-def finish_batch(run, subs, summary):
-    """class.csv from this run's students, and the table of those graded now."""
-    csv_path = os.path.join(run.results_dir, "class.csv")
-    rows = batch.write_class_csv(run.results_dir, csv_path, [s for s, _ in subs])
-    log(f"{len(summary)} graded now, {len(subs) - len(summary)} skipped; class CSV: {csv_path} ({rows} rows)")
+def write_class_files(results_dir, students):
+    """class.csv (and what else a class gets) from the stored results of students; the rows."""
+    return batch.write_class_csv(results_dir, os.path.join(results_dir, "class.csv"), students)
+
+
+def finish_batch(run, subs, summary, class_files=True):
+    """class.csv from this run's students (not for a shard or a worker: the merge, or the
+    parent, writes it for the whole class), and the table of those graded now."""
+    if class_files:
+        rows = write_class_files(run.results_dir, [s for s, _ in subs])
+        log(f"{len(summary)} graded now, {len(subs) - len(summary)} skipped; class CSV: "
+            f"{os.path.join(run.results_dir, 'class.csv')} ({rows} rows)")
+    else:
+        log(f"{len(summary)} graded now; the class files come from --merge (or the --gpus parent)")
     lines = [f"{'student':24} {'points':>8} {'max':>6}  status"]
     for student, pts, mx, st in summary:
         lines.append(f"{student:24} {pts if pts is not None else '-':>8} {mx if mx is not None else '-':>6}  {st}")
     emit("\n".join(lines) + "\n", run.args.out)
 
 
+def results_folder(args):
+    return args.results or (os.path.abspath(args.submissions).rstrip("/") + "-results")
+
+
+def on_interrupt(cleanup):
+    """Ctrl-C (SIGINT) or SIGTERM: every lab process and build the grader has running is killed,
+    cleanup() runs (the partial class files), and the grader exits with 130 at once, without
+    waiting for its worker threads (whose processes are gone)."""
+    def handler(signum, frame):
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        killed = proc.kill_tracked()
+        log(f"interrupted: stopped {killed} running process group{'s' if killed != 1 else ''}")
+        try:
+            cleanup()
+        except Exception:  # noqa: BLE001 (exit anyway)
+            traceback.print_exc(file=sys.stderr)
+        log("run the same command again to resume: finished submissions are kept")
+        sys.stderr.flush()
+        sys.stdout.flush()
+        os._exit(130)
+    signal.signal(signal.SIGINT, handler)
+    signal.signal(signal.SIGTERM, handler)
+
+
+def claimed(run, todo):
+    """The submissions of todo this process grades: all, or for a --gpus worker those it claims
+    (cluster.claim), one at a time as it gets to them."""
+    for item in todo:
+        if run.args.claim is None or cluster.claim(run.args.claim, item[0]):
+            yield item
+
+
 def grade_batch(args, config, seed, labs):
     subs, rc = batch_submissions(args)
     if subs is None:
         return rc
-    results_dir = args.results or (os.path.abspath(args.submissions).rstrip("/") + "-results")
+    results_dir = results_folder(args)
     os.makedirs(results_dir, exist_ok=True)
-    bar = batch.Progress(len(subs))
+    if args.merge:
+        rows = write_class_files(results_dir, [s for s, _ in subs])
+        missing = [s for s, _ in subs if batch.read_result(results_dir, s) is None]
+        log(f"merged {len(subs) - len(missing)} results of {len(subs)} submissions into "
+            f"{os.path.join(results_dir, 'class.csv')} ({rows} rows)"
+            + (f"; no result yet for {len(missing)}: {', '.join(missing[:5])}" if missing else ""))
+        return EXIT_GRADED
+    if args.gpus or args.slurm:
+        return distribute(args, seed, subs, results_dir)
+    mine = subs
+    if args.shard:
+        i, n = cluster.parse_shard(args.shard)
+        mine = cluster.shard_of(subs, i, n)
+        log(f"shard {i}/{n}: {len(mine)} of {len(subs)} submissions")
+    bar = batch.Progress(len(mine))
     run = BatchRun(args, config, seed, labs, results_dir, bar,
                    prepared_grader(args, config, seed, labs, lambda m: bar.show(m)))
-    todo = still_to_grade(run, subs)
+    whole = not (args.shard or args.claim)
+    on_interrupt(lambda: write_class_files(results_dir, [s for s, _ in subs]) if whole else None)
+    todo = still_to_grade(run, mine)
     summary = []
-    with cf.ThreadPoolExecutor(2) as pool:  # builds of the next submission overlap this one's GPU runs
-        futs = [pool.submit(unpack_and_build, run, s, p) for s, p, _ in todo]
-        for (student, path, fp), fut in zip(todo, futs):
+    with cf.ThreadPoolExecutor(2) as pool:  # the next submission builds while this one has the GPU
+        queue = claimed(run, todo)
+        nxt = next(queue, None)
+        fut = pool.submit(unpack_and_build, run, nxt[0], nxt[1]) if nxt else None
+        while nxt is not None:
+            (student, _, fp), cur = nxt, fut
+            nxt = next(queue, None)
+            fut = pool.submit(unpack_and_build, run, nxt[0], nxt[1]) if nxt else None
             bar.step(student)
             t0 = time.monotonic()
-            result = store_result(run, student, fp, t0, grade_student(run, student, fp, t0, fut))
+            result = store_result(run, student, fp, t0, grade_student(run, student, fp, t0, cur))
             bar.advance()
             bar.show(f"{result.get('points')}/{result.get('max_points')} points")
             summary.append((student, result.get("points"), result.get("max_points"), result.get("status")))
     bar.close()
-    finish_batch(run, subs, summary)
+    finish_batch(run, subs, summary, class_files=whole)
     return EXIT_GRADED
+
+
+def distribute(args, seed, subs, results_dir):
+    """--gpus: a worker per GPU, then the class files; --slurm: the job scripts, submitted."""
+    work = os.path.abspath(args.work)
+    if args.slurm:
+        shards = args.shards or max(1, min(64, (len(subs) + 9) // 10))
+        folder = os.path.join(results_dir, "slurm")
+        os.makedirs(folder, exist_ok=True)
+        array, merge = cluster.sbatch_scripts(os.path.abspath(__file__), args, seed, min(shards, len(subs)),
+                                              results_dir, work, args.sbatch_args)
+        paths = [os.path.join(folder, "grade.sbatch"), os.path.join(folder, "merge.sbatch")]
+        for path, text in zip(paths, (array, merge)):
+            emit(text, path)
+        log(f"--slurm: {min(shards, len(subs))} shards of {len(subs)} submissions; job scripts: {', '.join(paths)}")
+        if args.dry_run:
+            return EXIT_GRADED
+        cluster.submit_slurm(*paths, log)
+        return EXIT_GRADED
+    gpus = cluster.parse_gpus(args.gpus)
+    workers = cluster.Workers(os.path.abspath(__file__), args, seed, gpus, results_dir, work,
+                              args.jobs or os.cpu_count() or 1, log)
+    students = [s for s, _ in subs]
+
+    def partial():
+        workers.stop()
+        write_class_files(results_dir, students)
+    on_interrupt(partial)
+    t0 = time.monotonic()
+    workers.start()
+    last = [None]
+
+    def progress(n):
+        line = f"{n}/{len(subs)} submissions taken by {len(gpus)} workers, {time.monotonic() - t0:.0f} s"
+        if line.split(",")[0] != last[0]:
+            log(line)
+            last[0] = line.split(",")[0]
+    code = workers.wait(progress)
+    rows = write_class_files(results_dir, students)
+    log(f"{len(gpus)} workers done in {time.monotonic() - t0:.1f} s (exit code {code}); class CSV: "
+        f"{os.path.join(results_dir, 'class.csv')} ({rows} rows); worker logs in {os.path.join(results_dir, '.logs')}")
+    return code
 
 
 def main(argv=None):
@@ -412,6 +537,9 @@ def main(argv=None):
         if args.submissions:
             return grade_batch(args, config, seed, labs)
         return grade_one(args, config, seed, labs)
+    except cluster.ClusterError as e:
+        log(str(e))
+        return EXIT_USAGE
     except InfraError as e:
         log(f"infrastructure error, not a grade: {e}")
         if not args.submissions:

@@ -41,6 +41,30 @@ SWEEP_S = 10.0  # at most this long to kill and reap what a run left behind
 PR_SET_CHILD_SUBREAPER = 36
 
 
+_live_lock = threading.Lock()
+_live = set()  # process groups of the runs going on now (kill_tracked ends them all)
+
+
+def track(pgid):
+    with _live_lock:
+        _live.add(pgid)
+
+
+def untrack(pgid):
+    with _live_lock:
+        _live.discard(pgid)
+
+
+def kill_tracked():
+    """SIGKILL every process group the grader has running now (Ctrl-C: nothing it started may
+    keep the GPU or a core busy after it stops); returns how many there were."""
+    with _live_lock:
+        groups = list(_live)
+    for pgid in groups:
+        kill_group(pgid)
+    return len(groups)
+
+
 class Result:
     """What one run produced: returncode (negative: killed by that signal), stdout, stderr,
     timed_out, seconds, report, escaped."""
@@ -338,6 +362,7 @@ def run(argv, timeout, cwd=None, env=None, report=False, contain=False, case=Non
             t0 = time.monotonic()
             p = subprocess.Popen(argv, stdout=out, stderr=err, stdin=stdin, cwd=cwd, env=env,
                                  start_new_session=True, pass_fds=(wfd,) if wfd is not None else ())
+            track(p.pid)
             if wfd is not None:
                 os.close(wfd)
                 wfd = None
@@ -365,6 +390,7 @@ def run(argv, timeout, cwd=None, env=None, report=False, contain=False, case=Non
             if not contain:
                 sweep(None, p.pid)
             p.wait()
+            untrack(p.pid)
             if ours is not None:
                 rep = _drain(ours.fileno())
             else:
@@ -414,6 +440,7 @@ class Session:
             raise
         finally:
             theirs.close()
+        track(self.p.pid)
         self.leader = proc_info(self.p.pid)
         self.result = None  # the final Result, once the process is gone
 
@@ -496,6 +523,7 @@ class Session:
         escaped = sweep(self.tag, self.p.pid, self.leader.start if self.leader else 0, in_group_ok=timed_out)
         kill_group(self.p.pid)
         self.p.wait()
+        untrack(self.p.pid)
         leftover = self.pending()
         self.result = Result(self.p.returncode, _read(self.out), _read(self.err), timed_out,
                              time.monotonic() - self.t0, leftover.decode("utf-8", errors="replace"), escaped)
