@@ -174,6 +174,7 @@ LAB_DIR = $(firstword $(filter $(LAB)%,$(LABS)))
 help:
 	@echo "Parallel Scan Labs"
 	@echo ""
+	@echo "  make bench-grader       grade a synthetic class of 20 and time it (BENCH_GRADER_ARGS='--gpus all')"
 	@echo "  make grade [LAB=NN]     build and grade every lab in labs/ (or lab NN only; SRC=solutions: the references)"
 	@echo "  make test TEST_SRC=labs the kernel tests on YOUR code in labs/ (LAB=03: lab 03 only, quick);"
 	@echo "                          untouched labs are skipped as \"not implemented yet\""
@@ -394,6 +395,14 @@ $(BUILD)/bench/bench_cub: $(BUILD)/common/bench_cub.o $(HELPERS_OBJ) $(BUILD)/co
 .PHONY: bench
 bench: $(BUILD)/bench/bench_cub $(LABS:%=$(BUILD)/$(BENCH_SRC)/%/scan)
 	$(PYTHON) grader/bench.py --build $(BUILD) --src $(BENCH_SRC) --out $(BUILD)/bench $(BENCH_ARGS)
+
+# ---- the grader's own benchmark (issue 15): a synthetic class graded end to end ------------------
+# make bench-grader [BENCH_GRADER_ARGS='--n 20 --gpus all --labs 01 02 --cpu']: N submissions (full,
+# partial, broken), the wall time of each and of the class, GPUs used (grader/README.md).
+BENCH_GRADER_ARGS ?=
+.PHONY: bench-grader
+bench-grader:
+	$(PYTHON) grader/bench_grader.py $(if $(CPU_MODE),--cpu) $(BENCH_GRADER_ARGS)
 
 # ---- style: make format rewrites, make lint only checks (CI runs make lint) -----------------------
 # Every C/CUDA source of the course in the style of .clang-format (written for clang-format 14, the

@@ -339,7 +339,7 @@ def grade_student(run, student, fp, t0, fut):
     grader = run.grader
     try:
         try:
-            lab_results = grader.evaluate(fut.result()[1])
+            lab_results = grader.evaluate(fut.result()[1], student)
         except batch.BadSubmission as e:
             lab_results = [LabResult.blank(lab, run.config.lab(lab), grader.mode, status=Status.MISSING,
                                            summary=f"the submission cannot be read: {e}").to_dict()

@@ -9,6 +9,7 @@ import shutil
 import stat
 import sys
 import tarfile
+import time
 import unicodedata
 import zipfile
 
@@ -274,11 +275,19 @@ class Progress:
         self.width = width
         self.tty = hasattr(stream, "isatty") and stream.isatty()
         self.label = ""
+        self.t0 = time.monotonic()
+
+    def eta(self):
+        """' ETA 3m20s' from the mean time of the submissions done so far, or ''."""
+        if not self.done or self.done >= self.total:
+            return ""
+        left = (time.monotonic() - self.t0) / self.done * (self.total - self.done)
+        return f" ETA {int(left // 60)}m{int(left % 60):02d}s"
 
     def show(self, msg):
         filled = int(self.width * self.done / self.total)
         bar = "#" * filled + "." * (self.width - filled)
-        line = f"[{bar}] {self.done}/{self.total} {self.label}: {msg}"
+        line = f"[{bar}] {self.done}/{self.total}{self.eta()} {self.label}: {msg}"
         if self.tty:
             self.stream.write("\r\033[K" + line[:160])
         else:

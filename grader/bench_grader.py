@@ -1,0 +1,149 @@
+#!/usr/bin/env python3
+"""bench_grader.py — how long grading a class takes (`make bench-grader`).
+
+Makes N synthetic submissions in a temporary folder, a mix of what a class hands in:
+  full     every lab from solutions/
+  partial  the first half of the labs from solutions/, the rest the untouched skeletons
+  broken   the solutions with one lab replaced by a buggy submission of the grader's fixtures
+           (grader/fixtures/submissions/: a compile error, a missing barrier, a write past n,
+           a wrong last tile total, a kernel that hangs, ...)
+then grades them with `grade.py --submissions` (one GPU, or --gpus; --cpu for CPU mode) and
+prints the wall time of every submission (its result's elapsed_s), of the whole class, the
+GPUs used and submissions per hour. Exit code: grade.py's.
+
+Usage: bench_grader.py [--n 20] [--labs 01 02 ...] [--cpu] [--gpus LIST] [--keep] [--work DIR]
+"""
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+
+from gradelib.grading import course_labs, select_labs  # noqa: E402
+
+# Buggy labs to plant in "broken" submissions, in turn: (fixture, what it does wrong).
+BROKEN = [("compile_error", "does not compile"), ("missing_barrier", "a missing barrier"),
+          ("write_past_n", "writes past n"), ("bad_last_tile_total", "a wrong last tile total"),
+          ("off_by_one_tile", "an off-by-one at tile edges"), ("infinite_loop", "hangs")]
+# The mix, repeated: out of every 10, 5 full, 2 partial, 3 broken.
+MIX = ["full", "broken", "full", "partial", "full", "broken", "full", "partial", "full", "broken"]
+
+
+def broken_labs(labs):
+    """[(fixture, lab, what)] of BROKEN whose lab is graded."""
+    out = []
+    for fixture, what in BROKEN:
+        fdir = os.path.join(HERE, "fixtures", "submissions", fixture)
+        lab = next(iter(os.listdir(fdir)))
+        if lab in labs:
+            out.append((fixture, lab, what))
+    return out
+
+
+def make_class(folder, n, labs):
+    """Writes n submissions into folder; returns [(name, kind, what is broken)]."""
+    made, bugs = [], broken_labs(labs)
+    for k in range(n):
+        kind = MIX[k % len(MIX)]
+        name = f"s{k:03d}-{kind}"
+        dest = os.path.join(folder, name)
+        for i, lab in enumerate(labs):
+            tree = "labs" if kind == "partial" and i >= len(labs) // 2 else "solutions"
+            os.makedirs(os.path.join(dest, lab))
+            shutil.copyfile(os.path.join(ROOT, tree, lab, "scan.cu"), os.path.join(dest, lab, "scan.cu"))
+        detail = ""
+        if kind == "broken":
+            nth = sum(1 for m in made if m[1] == "broken")
+            if bugs:
+                fixture, lab, what = bugs[nth % len(bugs)]
+                shutil.copyfile(os.path.join(HERE, "fixtures", "submissions", fixture, lab, "scan.cu"),
+                                os.path.join(dest, lab, "scan.cu"))
+            else:  # none of the fixtures' labs is graded: a compile error in the first lab
+                lab, what = labs[0], "does not compile"
+                with open(os.path.join(dest, lab, "scan.cu"), "a") as f:
+                    f.write("\nthis is not C++;\n")
+            detail = f"{lab}: {what}"
+        made.append((name, kind, detail))
+    return made
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--n", type=int, default=20, help="submissions (default 20)")
+    ap.add_argument("--labs", nargs="+", metavar="LAB", help="only these labs (default: all)")
+    ap.add_argument("--cpu", action="store_true", help="grade in CPU mode")
+    ap.add_argument("--gpus", metavar="LIST", help="grade.py --gpus (all, or 0,1): a worker per GPU")
+    ap.add_argument("--keep", action="store_true", help="keep the submissions and results")
+    ap.add_argument("--work", help="grade.py --work (default: a temporary folder)")
+    ap.add_argument("--json", metavar="FILE", help="also write the measurements here")
+    args = ap.parse_args(argv)
+    if args.n < 1:
+        ap.error("--n must be at least 1")
+    try:
+        labs = select_labs(course_labs(ROOT), args.labs)
+    except ValueError as e:
+        ap.error(str(e))
+    tmp = tempfile.mkdtemp(prefix="bench-grader-")
+    subs, res = os.path.join(tmp, "subs"), os.path.join(tmp, "results")
+    os.makedirs(subs)
+    made = make_class(subs, args.n, labs)
+    cmd = [sys.executable, os.path.join(HERE, "grade.py"), "--submissions", subs, "--results", res,
+           "--work", args.work or os.path.join(tmp, "work"), "--labs", *labs, "--format", "json"]
+    cmd += ["--cpu"] if args.cpu else ["--gpu"]
+    if args.gpus:
+        cmd += ["--gpus", args.gpus]
+    print(f"bench-grader: {args.n} submissions ({', '.join(f'{sum(1 for m in made if m[1] == k)} {k}' for k in ('full', 'partial', 'broken'))}), "
+          f"labs {' '.join(lab[:2] for lab in labs)}, {'CPU mode' if args.cpu else 'GPU ' + (args.gpus or 'one')}",
+          file=sys.stderr, flush=True)
+    t0 = time.monotonic()
+    p = subprocess.run(cmd, stdout=subprocess.DEVNULL)
+    wall = time.monotonic() - t0
+    rows = []
+    for name, kind, detail in made:
+        try:
+            with open(os.path.join(res, name + ".json"), encoding="utf-8") as f:
+                r = json.load(f)
+        except (OSError, ValueError):
+            r = {}
+        rows.append({"submission": name, "kind": kind, "broken": detail, "points": r.get("points"),
+                     "max_points": r.get("max_points"), "elapsed_s": r.get("elapsed_s"),
+                     "timings": r.get("timings"), "device": r.get("device")})
+    print(f"{'submission':18} {'kind':8} {'points':>12} {'s':>7}  build/check/speed s   broken lab")
+    for r in rows:
+        t = r["timings"] or {}
+        phases = "/".join(str(t.get(k, "-")) for k in ("build_s", "correctness_and_sanitizer_s", "speed_s"))
+        pts = f"{r['points']}/{r['max_points']}" if r["points"] is not None else "no result"
+        print(f"{r['submission']:18} {r['kind']:8} {pts:>12} {r['elapsed_s'] or '-':>7}  {phases:20} {r['broken']}")
+    times = [r["elapsed_s"] for r in rows if r["elapsed_s"]]
+    devices = sorted({r["device"] for r in rows if r["device"]})
+    workers = len(args.gpus.split(",")) if args.gpus and args.gpus != "all" else (None if args.gpus else 1)
+    summary = {"submissions": args.n, "graded": len(times), "wall_s": round(wall, 1),
+               "per_submission_median_s": round(statistics.median(times), 1) if times else None,
+               "per_submission_max_s": max(times) if times else None,
+               "submissions_per_hour": round(3600 * len(times) / wall, 1) if wall else None,
+               "gpus": args.gpus or ("none (CPU mode)" if args.cpu else "1"), "workers": workers,
+               "devices": devices, "grade_exit_code": p.returncode}
+    print(f"class: {summary['graded']}/{args.n} graded in {summary['wall_s']} s wall "
+          f"({summary['submissions_per_hour']} submissions/hour); per submission median "
+          f"{summary['per_submission_median_s']} s, max {summary['per_submission_max_s']} s; "
+          f"GPUs: {summary['gpus']}; device: {', '.join(devices) or '-'}; grade.py exit code {p.returncode}")
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as f:
+            json.dump({"summary": summary, "rows": rows}, f, indent=1)
+    if args.keep:
+        print(f"bench-grader: kept {tmp}", file=sys.stderr)
+    else:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return p.returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main())
