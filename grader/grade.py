@@ -55,6 +55,17 @@ def log(msg):
     print(f"grade: [{time.monotonic() - T0:6.1f} s] {msg}", file=sys.stderr, flush=True)
 
 
+def _joined(argv):
+    """argv with `--sbatch-args VALUE` written `--sbatch-args=VALUE`, so that a value starting
+    with '-' (every sbatch option does) is taken as the value, not as an option of grade.py."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    for i, a in enumerate(argv[:-1]):
+        if a == "--sbatch-args":
+            argv[i:i + 2] = ["--sbatch-args=" + argv[i + 1]]
+            break
+    return argv
+
+
 def parse_args(argv):
     ap = argparse.ArgumentParser(prog="grade.py", description=__doc__.splitlines()[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -103,7 +114,7 @@ def parse_args(argv):
                                                            "'--partition=gpu --time=02:00:00'")
     cl.add_argument("--dry-run", action="store_true", help="--slurm: write the job scripts, submit nothing")
     cl.add_argument("--claim", metavar="DIR", help=argparse.SUPPRESS)  # a --gpus worker's claim folder
-    args = ap.parse_args(argv)
+    args = ap.parse_args(_joined(argv))
     if args.seed is not None and not 0 <= args.seed < 2**63:
         ap.error("--seed must be a non-negative whole number below 2^63")
     if args.case_timeout is not None and not 0 < args.case_timeout <= 3600:
@@ -431,7 +442,7 @@ def grade_batch(args, config, seed, labs):
     if args.merge:
         rows = write_class_files(results_dir, [s for s, _ in subs])
         missing = [s for s, _ in subs if batch.read_result(results_dir, s) is None]
-        log(f"merged {len(subs) - len(missing)} results of {len(subs)} submissions into "
+        log(f"merged {len(subs) - len(missing)} of {len(subs)} submissions into "
             f"{os.path.join(results_dir, 'class.csv')} ({rows} rows)"
             + (f"; no result yet for {len(missing)}: {', '.join(missing[:5])}" if missing else ""))
         return EXIT_GRADED
@@ -481,9 +492,11 @@ def distribute(args, seed, subs, results_dir):
         for path, text in zip(paths, (array, merge)):
             emit(text, path)
         log(f"--slurm: {min(shards, len(subs))} shards of {len(subs)} submissions; job scripts: {', '.join(paths)}")
+        os.makedirs(os.path.join(results_dir, "logs"), exist_ok=True)  # Slurm does not make it
         if args.dry_run:
             return EXIT_GRADED
-        cluster.submit_slurm(*paths, log)
+        ids = cluster.submit_slurm(*paths, log)
+        print(*ids, flush=True)  # the array's and the merge job's ids, for scripts
         return EXIT_GRADED
     gpus = cluster.parse_gpus(args.gpus)
     workers = cluster.Workers(os.path.abspath(__file__), args, seed, gpus, results_dir, work,

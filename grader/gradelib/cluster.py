@@ -171,18 +171,18 @@ def sbatch_scripts(grade_py, args, seed, shards, results_dir, work, sbatch_args)
     q = " ".join(shlex.quote(x) for x in common)
     gres = "" if args.cpu else "#SBATCH --gres=gpu:1\n"
     extra = "".join(f"#SBATCH {x}\n" for x in shlex.split(sbatch_args or ""))
-    logs = os.path.join(results_dir, "slurm")
+    logs = os.path.join(results_dir, "logs")
     array = (f"#!/bin/bash\n"
              f"# Grades one shard of {args.submissions} per array task (grade.py --slurm wrote this;\n"
              f"# sbatch it again to regrade: finished submissions are skipped unless --force).\n"
              f"#SBATCH --job-name=scan-grade\n#SBATCH --array=0-{shards - 1}\n{gres}"
              f"#SBATCH --cpus-per-task={max(1, min(8, os.cpu_count() or 1))}\n"
-             f"#SBATCH --output={logs}/shard-%a.log\n{extra}"
+             f"#SBATCH --output={logs}/grade-%A_%a.out\n{extra}"
              f"set -u\n"
              f"exec {q} --shard \"$SLURM_ARRAY_TASK_ID/{shards}\" --work {shlex.quote(work)}/shard-$SLURM_ARRAY_TASK_ID\n")
     merge = (f"#!/bin/bash\n"
              f"# Writes class.csv (and the gradebook) once every shard has finished.\n"
-             f"#SBATCH --job-name=scan-grade-merge\n#SBATCH --output={logs}/merge.log\n{extra}"
+             f"#SBATCH --job-name=scan-grade-merge\n#SBATCH --output={logs}/merge-%j.out\n{extra}"
              f"set -u\nexec {q} --merge\n")
     return array, merge
 
