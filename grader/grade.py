@@ -39,7 +39,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 
-from gradelib import batch, cluster, config as configmod, formats, proc, scoring  # noqa: E402
+from gradelib import batch, cluster, config as configmod, formats, proc, scoring, uploads  # noqa: E402
 from gradelib.build import InfraError, NoGpu  # noqa: E402
 from gradelib.grading import Grader, course_labs, select_labs  # noqa: E402
 from gradelib.outcomes import GradeResult, LabResult  # noqa: E402
@@ -135,7 +135,7 @@ def resolve_src(src):
     """'labs' / 'solutions' name the course's folders; anything else is a path."""
     if src in ("labs", "solutions") and not os.path.isdir(src):
         return os.path.join(ROOT, src)
-    if os.path.isdir(src):
+    if os.path.isdir(src) or os.path.isfile(src):  # a folder, an archive, one scan.cu (uploads)
         return os.path.abspath(src)
     if os.path.isdir(os.path.join(ROOT, src)):
         return os.path.join(ROOT, src)
@@ -239,11 +239,12 @@ def error_result(grader, config, labs, seed, t0, student, fp, message, key=None)
                        grading_key=key).to_dict()
 
 
-def assemble(grader, lab_results, seed, t0, student=None, fp=None, key=None):
-    """The result of a graded submission (lab_results: the lab result dicts, in lab order)."""
+def assemble(grader, lab_results, seed, t0, student=None, fp=None, key=None, status=Status.GRADED, why=""):
+    """The result of a graded submission (lab_results: the lab result dicts, in lab order).
+    status/why: NO_LABS_FOUND and the reason, for a submission in which no lab was found."""
     notes = ["speed not graded: no GPU (CPU mode grades correctness only)"] if grader.mode == "cpu" else []
     return GradeResult(course=grader.config.course, mode=grader.mode, device=grader.device, seed=seed,
-                       message="; ".join(notes + list(getattr(grader, "notes", []))),
+                       status=status, message="; ".join(([why] if why else []) + notes + list(getattr(grader, "notes", []))),
                        points=round(sum(r["points"] for r in lab_results), 2),
                        max_points=round(sum(r["max_points"] for r in lab_results), 2),
                        elapsed_s=round(time.monotonic() - t0, 1), timings=dict(grader.timings),
@@ -253,17 +254,25 @@ def assemble(grader, lab_results, seed, t0, student=None, fp=None, key=None):
 def grade_one(args, config, seed, labs):
     src_dir = resolve_src(args.src)
     if src_dir is None:
-        log(f"--src {args.src}: no such folder (use labs, solutions, or a folder laid out like labs/)")
+        log(f"--src {args.src}: no such folder or file (use labs, solutions, a folder laid out like labs/, "
+            f"an archive of one, or one scan.cu with --labs NN)")
         return EXIT_USAGE
     t0 = time.monotonic()
     grader = prepared_grader(args, config, seed, labs, log)
-    sources = {lab: (os.path.join(src_dir, lab, "scan.cu") if os.path.exists(os.path.join(src_dir, lab, "scan.cu"))
-                     else None) for lab in labs}
-    chosen = [lab for lab in labs if sources[lab]] if args.only_submitted else labs
+    name = batch.student_name(os.path.basename(src_dir.rstrip("/"))) or "src"
+    try:
+        found = uploads.open_submission(src_dir, os.path.join(grader.work, "unpacked", batch.work_tag(name)), labs)
+    except batch.BadSubmission as e:
+        found = uploads.Found({lab: None for lab in labs}, f"the submission cannot be read: {e}")
+    if found.problem:
+        log(f"--src {args.src}: {found.problem}")
+    chosen = [lab for lab in labs if found.sources[lab]] if args.only_submitted else labs
     log(f"building {len(chosen)} labs from {os.path.relpath(src_dir)}")
-    built = grader.build_submission(os.path.basename(src_dir.rstrip("/")) or "src", sources, chosen)
-    results = grader.evaluate(built)
-    result = assemble(grader, results, seed, t0)
+    built = grader.build_submission(name, found.sources, chosen, found.problem)
+    results = grader.evaluate(built, name)
+    nothing = found.problem and found.nothing
+    result = assemble(grader, results, seed, t0, status=Status.NO_LABS_FOUND if nothing else Status.GRADED,
+                      why=found.problem if nothing else "")
     log(f"done in {result['elapsed_s']} s")
     emit(formats.render(result, args.format, sys.stdout, to_terminal=not args.out), args.out)
     if args.out and args.format != formats.DEFAULT:
@@ -332,30 +341,32 @@ def still_to_grade(run, subs):
 
 
 def unpack_and_build(run, student, path):
-    """CPU part of one submission: (sources, built) or raises BadSubmission."""
-    if os.path.isfile(path):
-        root = os.path.join(run.grader.work, "unpacked", batch.work_tag(student))
-        batch.extract(path, root)
-    else:
-        root = path
-    sources = batch.find_lab_sources(root, run.labs)
-    chosen = [lab for lab in run.labs if sources[lab]] if run.args.only_submitted else run.labs
-    return sources, run.grader.build_submission(student, sources, chosen)
+    """CPU part of one submission: (uploads.Found, built) or raises BadSubmission."""
+    found = uploads.open_submission(path, os.path.join(run.grader.work, "unpacked", batch.work_tag(student)),
+                                    run.labs)
+    chosen = [lab for lab in run.labs if found.sources[lab]] if run.args.only_submitted else run.labs
+    return found, run.grader.build_submission(student, found.sources, chosen, found.problem)
 
 
 def grade_student(run, student, fp, t0, fut):
     """The result of one submission (fut: the future of unpack_and_build). A submission that
-    cannot be read is graded 0 in every lab; a grader error (a bug, whatever the submission
-    did) is that student's error result. Only an infrastructure error stops the batch."""
+    cannot be read, or in which no lab is found, is graded 0 in every lab, with the reason; a
+    grader error (a bug, whatever the submission did) is that student's error result. Only an
+    infrastructure error stops the batch."""
     grader = run.grader
     try:
+        status, message = Status.GRADED, ""
         try:
-            lab_results = grader.evaluate(fut.result()[1], student)
+            found, built = fut.result()
+            lab_results = grader.evaluate(built, student)
+            if found.problem and found.nothing:
+                status, message = Status.NO_LABS_FOUND, found.problem
         except batch.BadSubmission as e:
+            status, message = Status.NO_LABS_FOUND, f"the submission cannot be read: {e}"
             lab_results = [LabResult.blank(lab, run.config.lab(lab), grader.mode, status=Status.MISSING,
-                                           summary=f"the submission cannot be read: {e}").to_dict()
+                                           summary=message).to_dict()
                            for lab in run.labs]
-        return assemble(grader, lab_results, run.seed, t0, student, fp, run.key)
+        return assemble(grader, lab_results, run.seed, t0, student, fp, run.key, status, message)
     except InfraError:
         raise
     except Exception as e:  # a hostile submission must never stop the batch

@@ -188,22 +188,6 @@ def extract(archive, dest):
         raise BadSubmission(f"the archive cannot be read: {e}")
 
 
-def find_lab_sources(folder, labs, max_depth=4):
-    """{lab: path of its scan.cu or None}: a folder named after the lab id, at most max_depth
-    levels below folder (a copy of labs/, or one wrapped in a top folder)."""
-    found = {}
-    base_depth = folder.rstrip(os.sep).count(os.sep)
-    for dirpath, dirnames, filenames in os.walk(folder, followlinks=False):
-        depth = dirpath.count(os.sep) - base_depth
-        if depth >= max_depth:
-            dirnames[:] = []
-        dirnames.sort()
-        name = os.path.basename(dirpath)
-        if name in labs and name not in found and "scan.cu" in filenames:
-            found[name] = os.path.join(dirpath, "scan.cu")
-    return {lab: found.get(lab) for lab in labs}
-
-
 def fingerprint(path):
     """A hash of a submission: the archive's bytes, or every scan.cu under a folder."""
     if os.path.isfile(path):
@@ -237,7 +221,8 @@ def already_graded(results_dir, student, fp, key=None):
     """The stored result when results_dir holds a complete result for this exact submission,
     graded the same way (the same grading key: labs, mode, config, grader), else None."""
     r = read_result(results_dir, student)
-    if r and r.get("status") == Status.GRADED and r.get("submission_sha256") == fp and r.get("grading_key") == key:
+    if (r and r.get("status") in (Status.GRADED, Status.NO_LABS_FOUND) and r.get("submission_sha256") == fp
+            and r.get("grading_key") == key):
         return r
     return None
 

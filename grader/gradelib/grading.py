@@ -19,7 +19,7 @@ from . import build as buildmod
 from . import evaluate as ev
 from . import proc
 from . import scoring
-from . import stage_cases
+from . import stage_build, stage_cases
 from .build import InfraError, NoGpu
 from .outcomes import LabResult, SpeedOutcome
 from .stage_build import BuildStage
@@ -190,15 +190,20 @@ class Grader:
 
     # ---- one submission --------------------------------------------------------------------
 
-    def build_submission(self, name, sources, labs=None):
+    def build_submission(self, name, sources, labs=None, why_missing=None):
         """CPU part: builds and statically checks every lab of a submission (stage_build).
-        Returns {lab: BuiltLab}; a lab that may run has its binary and LabInfo there."""
+        Returns {lab: BuiltLab}; a lab that may run has its binary and LabInfo there. why_missing:
+        why the labs without a source were not found (uploads.Found.problem), their summary."""
         base = os.path.join(self.work, "submissions", batchmod.work_tag(name))
         stage = BuildStage(self.builder, self.symbol_builder, self.config.static, self.mode, self.refs)
         t0 = time.monotonic()
+
+        def one(lab):
+            if sources.get(lab) is None and why_missing:
+                return stage_build.missing(lab, summary="not found: " + why_missing, message=why_missing)
+            return stage.run(lab, sources.get(lab), os.path.join(base, lab))
         with cf.ThreadPoolExecutor(self.jobs) as pool:
-            built = list(pool.map(lambda lab: stage.run(lab, sources.get(lab), os.path.join(base, lab)),
-                                  self.labs if labs is None else labs))
+            built = list(pool.map(one, self.labs if labs is None else labs))
         self.build_seconds[name] = self.timings["build_s"] = round(time.monotonic() - t0, 1)
         return {b.lab: b for b in built}
 

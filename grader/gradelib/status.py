@@ -49,6 +49,8 @@ _GRADER = [
     ("BUILD_FAILED", "build failed"),
     ("STATIC_CHECK_FAILED", "static check failed"),
     ("LAB_NOT_IMPLEMENTED", "not implemented"),
+    # a whole result: no lab could be found in the submission (its message says why; a grade of 0)
+    ("NO_LABS_FOUND", "no labs found"),
     # a whole result: the grader, not the submission, failed
     ("INFRASTRUCTURE_ERROR", "infrastructure error"),
     ("GRADER_ERROR", "grader error"),

@@ -561,7 +561,8 @@ class Batch(unittest.TestCase):
             f.addfile(link)
         dest = os.path.join(self.tmp, "out")
         batch.extract(t, dest)
-        found = batch.find_lab_sources(dest, ["02_naive", "03_kogge_stone"])
+        from gradelib import uploads
+        found = uploads.locate(dest, ["02_naive", "03_kogge_stone"]).sources
         self.assertTrue(found["02_naive"].endswith(os.path.join("labs", "02_naive", "scan.cu")))
         self.assertIsNone(found["03_kogge_stone"])
 
