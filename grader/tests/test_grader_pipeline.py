@@ -583,7 +583,7 @@ class Batch(unittest.TestCase):
             mode, device, work, timings = "gpu", "Fake", os.path.join(self.tmp, "work"), {}
             config = cfg
 
-            def build_submission(self, name, sources, labs):
+            def build_submission(self, name, sources, labs, why_missing=None):
                 graded.append(name)
                 out = {}
                 for lab in labs:
@@ -593,7 +593,7 @@ class Batch(unittest.TestCase):
                     out[lab] = r
                 return out
 
-            def evaluate(self, built):
+            def evaluate(self, built, name=None):
                 return [built[k] for k in sorted(built)]
 
         saved = grade.prepared_grader
@@ -650,7 +650,7 @@ class BatchSafety(unittest.TestCase):
             work = os.path.join(self.tmp, "work")
             config = cfg
 
-            def build_submission(self, name, sources, labs):
+            def build_submission(self, name, sources, labs, why_missing=None):
                 test.graded.append(name)
                 out = {}
                 for lab in labs:
@@ -661,7 +661,7 @@ class BatchSafety(unittest.TestCase):
                     out[lab] = r
                 return out
 
-            def evaluate(self, built):
+            def evaluate(self, built, name=None):
                 out = [built[k] for k in sorted(built)]
                 who = out[0].pop("_student") if out else None
                 for r in out:
