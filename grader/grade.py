@@ -171,7 +171,7 @@ def make_grader(args, config, seed, labs, mode, progress):
 def prepared_grader(args, config, seed, labs, progress):
     """A Grader with the harness and references built, in GPU mode or (with --cpu, or when there
     is no GPU and --gpu was not given) CPU mode."""
-    if args.cpu:
+    if args.cpu or (config.mode == "cpu" and not args.gpu):
         g = make_grader(args, config, seed, labs, "cpu", progress)
         g.prepare()
         return g
@@ -180,7 +180,10 @@ def prepared_grader(args, config, seed, labs, progress):
         g.prepare()
         return g
     except NoGpu as e:
-        if args.gpu:
+        if args.gpu or config.mode == "gpu":
+            if config.mode == "gpu" and not args.gpu:
+                raise NoGpu(f"{e} (the config says \"mode\": \"gpu\": this deployment never falls back "
+                            f"to CPU mode; set it to \"cpu\" to grade correctness only)")
             raise
         log(f"{e}; trying CPU mode (correctness only)")
         g = make_grader(args, config, seed, labs, "cpu", progress)
@@ -243,6 +246,8 @@ def assemble(grader, lab_results, seed, t0, student=None, fp=None, key=None, sta
     """The result of a graded submission (lab_results: the lab result dicts, in lab order).
     status/why: NO_LABS_FOUND and the reason, for a submission in which no lab was found."""
     notes = ["speed not graded: no GPU (CPU mode grades correctness only)"] if grader.mode == "cpu" else []
+    for r in lab_results:  # who sees each part, for the platform's output (Gradescope)
+        r.setdefault("visibility", grader.config.lab(r["lab"])["visibility"])
     return GradeResult(course=grader.config.course, mode=grader.mode, device=grader.device, seed=seed,
                        status=status, message="; ".join(([why] if why else []) + notes + list(getattr(grader, "notes", []))),
                        points=round(sum(r["points"] for r in lab_results), 2),

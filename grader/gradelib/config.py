@@ -47,6 +47,17 @@ def _tool_list(v, where):
             raise ConfigError(f"{where}: unknown tool {json.dumps(x)} (choose from {', '.join(SANITIZER_TOOLS)})")
 
 
+VISIBILITIES = ("visible", "after_due_date", "after_published", "hidden")  # Gradescope's words
+MODES = ("auto", "gpu", "cpu")
+
+
+def _one_of(choices):
+    def check(v, where):
+        if v not in choices:
+            raise ConfigError(f"{where} must be one of {', '.join(choices)} (got {json.dumps(v)})")
+    return check
+
+
 SCHEMA = {
     "points": {"correctness": _number(), "sanitizer": _number(), "speed": _number()},
     "speed": {
@@ -64,6 +75,9 @@ SCHEMA = {
     "correctness": {"dists": _list_of(DISTS), "large_n": _number(1, integer=True),
                     "all_dists_sizes": None},
     "sanitizer": {"tools": _tool_list},
+    # who sees each part's result on Gradescope, and when (results.json "visibility")
+    "visibility": {"correctness": _one_of(VISIBILITIES), "sanitizer": _one_of(VISIBILITIES),
+                   "speed": _one_of(VISIBILITIES)},
 }
 
 # "static": what the static checks allow (grader/README.md, "Static checks"). The symbol
@@ -126,8 +140,9 @@ class Config:
         if not isinstance(data, dict):
             raise ConfigError(f"{path}: the top level must be an object")
         for k in data:
-            if k not in ("course", "defaults", "labs", "static"):
-                raise ConfigError(f"{path}: unknown key {json.dumps(k)} (known: course, defaults, labs, static)")
+            if k not in ("course", "mode", "defaults", "labs", "static"):
+                raise ConfigError(f"{path}: unknown key {json.dumps(k)} (known: course, mode, defaults, labs, static)")
+        _one_of(MODES)(data.get("mode", "auto"), "mode")
         if "defaults" not in data:
             raise ConfigError(f"{path}: missing key \"defaults\"")
         _check_section(data["defaults"], SCHEMA, "defaults", partial=False)
@@ -161,6 +176,9 @@ class Config:
                 raise ConfigError(f"static.registration_only_symbols: {json.dumps(name)} is in neither "
                                   f"allowed_symbols nor allowed_gpu_lab_symbols")
         self.course = data.get("course", "")
+        # auto: the GPU when there is one, else CPU mode (a student's own machine); gpu: no GPU is
+        # an infrastructure error, never CPU mode (a deployment); cpu: CPU mode, correctness only
+        self.mode = data.get("mode", "auto")
         self.defaults = data["defaults"]
         self.labs = labs
         self.static = static

@@ -593,11 +593,15 @@ class Formats(unittest.TestCase):
         tests = doc["tests"]
         self.assertEqual(len(tests), 9)  # 3 parts for each of 3 labs
         for t in tests:
-            self.assertEqual(set(t), {"name", "score", "max_score", "status", "output", "visibility"})
+            self.assertEqual(set(t), {"name", "number", "tags", "score", "max_score", "status", "output",
+                                      "visibility"})
             self.assertIn(t["status"], ("passed", "failed"))
             self.assertLessEqual(t["score"], t["max_score"])
+            self.assertEqual(t["visibility"], "visible")
         self.assertAlmostEqual(sum(t["score"] for t in tests), doc["score"])
         self.assertEqual(sum(t["max_score"] for t in tests), 300)
+        self.assertEqual([t["number"] for t in tests[:3]], ["3.1", "3.2", "3.3"])
+        self.assertEqual(tests[1]["tags"], ["03_kogge_stone", "sanitizer"])
         by = {t["name"]: t for t in tests}
         self.assertEqual(by["03_kogge_stone: speed"]["score"], 30)
         self.assertEqual(by["02_naive: correctness"]["score"], 0)
@@ -605,6 +609,33 @@ class Formats(unittest.TestCase):
         self.assertIn("error: x", by["02_naive: correctness"]["output"])
         self.assertIn("not implemented", by["04_brent_kung: correctness"]["output"])
         self.assertEqual(doc["leaderboard"], [{"name": "03_kogge_stone GB/s", "value": 2500.0, "order": "desc"}])
+
+    def test_gradescope_visibility_per_part(self):
+        result = sample_result()
+        for lab in result["labs"]:
+            lab["visibility"] = {"correctness": "visible", "sanitizer": "after_published", "speed": "hidden"}
+        tests = json.loads(formats.get("gradescope").render(result))["tests"]
+        seen = {t["tags"][1]: t["visibility"] for t in tests}
+        self.assertEqual(seen, {"correctness": "visible", "sanitizer": "after_published", "speed": "hidden"})
+
+    def test_config_refuses_an_unknown_visibility_or_mode(self):
+        with open(CONFIG) as f:
+            data = json.load(f)
+        bad = json.loads(json.dumps(data))
+        bad["labs"]["02_naive"] = {"visibility": {"speed": "later"}}
+        with self.assertRaises(config.ConfigError) as cm:
+            config.Config(bad)
+        self.assertIn("labs.02_naive.visibility.speed must be one of visible, after_due_date", str(cm.exception))
+        bad = json.loads(json.dumps(data))
+        bad["mode"] = "fast"
+        with self.assertRaises(config.ConfigError) as cm:
+            config.Config(bad)
+        self.assertIn("mode must be one of auto, gpu, cpu", str(cm.exception))
+        ok = json.loads(json.dumps(data))
+        ok["labs"]["03_kogge_stone"] = {"visibility": {"speed": "after_due_date"}}
+        c = config.Config(ok)
+        self.assertEqual(c.lab("03_kogge_stone")["visibility"]["speed"], "after_due_date")
+        self.assertEqual(c.lab("03_kogge_stone")["visibility"]["correctness"], "visible")
 
     def test_gradescope_when_the_grader_failed(self):
         for status in ("infrastructure error", "grader error"):

@@ -1,5 +1,6 @@
 """A Gradescope results.json (https://gradescope-autograders.readthedocs.io/en/latest/specs/): one
-test per lab and part, a leaderboard of GB/s per GPU lab. Also for a failed build (the lab's
+test per lab and part (numbered lab.part, tagged, visible as the config's "visibility" says: visible,
+after_due_date, after_published or hidden), a leaderboard of GB/s per GPU lab. Also for a failed build (the lab's
 tests score 0 with the compiler's message), and when the grader itself failed (an
 infrastructure error, or a grader error on one submission of a batch): a score of 0, no tests,
 and an output that says so. Nothing tells the instructor by itself, so the output asks the
@@ -24,18 +25,24 @@ def _not_graded(result):
     }
 
 
-def _test(name, score, max_score, passed, output):
-    return {"name": name, "score": score, "max_score": max_score, "status": "passed" if passed else "failed",
-            "output": output, "visibility": "visible"}
+PARTS = {"correctness": 1, "sanitizer": 2, "speed": 3}  # a test's number: lab.part, e.g. 3.2
+
+
+def _test(lab, part, name, score, max_score, passed, output):
+    """One test of lab for part (correctness, sanitizer, speed): numbered lab.part, tagged with
+    the lab and the part, visible as the config's visibility says (Config "visibility")."""
+    return {"name": name, "number": f"{int(lab['lab'][:2])}.{PARTS[part]}", "tags": [lab["lab"], part],
+            "score": score, "max_score": max_score, "status": "passed" if passed else "failed",
+            "output": output, "visibility": lab.get("visibility", {}).get(part, "visible")}
 
 
 def _stopped_tests(lab):
     """A lab that stopped: each of its parts scores 0, with the lab's details."""
     detail = "\n".join(lab_detail_lines(lab))
-    parts = [("correctness", lab["correctness"]["max"]), ("memory safety and races", lab["sanitizer"]["max"]),
-             ("speed", lab["speed"]["max"])]
-    return [_test(f"{lab['lab']}: {part}", 0.0, mx, False, detail)
-            for part, mx in parts if mx != 0 or part == "correctness"]
+    parts = [("correctness", "correctness", lab["correctness"]["max"]),
+             ("sanitizer", "memory safety and races", lab["sanitizer"]["max"]), ("speed", "speed", lab["speed"]["max"])]
+    return [_test(lab, part, f"{lab['lab']}: {title}", 0.0, mx, False, detail)
+            for part, title, mx in parts if mx != 0 or part == "correctness"]
 
 
 def _correctness_test(lab, seed):
@@ -46,7 +53,7 @@ def _correctness_test(lab, seed):
                                 f"  reproduce: {f['reproduce']}" for f in c["failures"][:10])
     if c.get("note"):
         out += "\n" + c["note"]
-    return _test(f"{lab['lab']}: correctness", c["points"], c["max"], c["passed"] == c["total"], out)
+    return _test(lab, "correctness", f"{lab['lab']}: correctness", c["points"], c["max"], c["passed"] == c["total"], out)
 
 
 def _speed_test(lab):
@@ -57,7 +64,7 @@ def _speed_test(lab):
                 f"at n={sp['bench_n']}")
     if sp.get("speedup_vs_serial"):
         out += f"\nspeedup over the serial lab: {sp['speedup_vs_serial']:.1f}x"
-    return _test(f"{lab['lab']}: speed", sp["points"], sp["max"], sp["points"] >= sp["max"], out)
+    return _test(lab, "speed", f"{lab['lab']}: speed", sp["points"], sp["max"], sp["points"] >= sp["max"], out)
 
 
 def _lab_tests(lab, seed):
@@ -66,7 +73,7 @@ def _lab_tests(lab, seed):
     s, sp = lab["sanitizer"], lab["speed"]
     tests = [_correctness_test(lab, seed)]
     if s["max"]:
-        tests.append(_test(f"{lab['lab']}: memory safety and races", s["points"], s["max"],
+        tests.append(_test(lab, "sanitizer", f"{lab['lab']}: memory safety and races", s["points"], s["max"],
                            s["points"] >= s["max"], s["note"] or s["status"]))
     if sp["max"]:
         tests.append(_speed_test(lab))
@@ -79,10 +86,11 @@ def render(result, colour=False):
     tests = [t for lab in result["labs"] for t in _lab_tests(lab, result["seed"])]
     board = [{"name": f"{lab['lab']} GB/s", "value": lab["speed"]["gbps"], "order": "desc"}
              for lab in result["labs"] if not stopped(lab) and lab["speed"].get("gbps")]
+    why = f"\n{result['message']}" if result.get("message") else ""
     doc = {
         "score": result["points"],
         "output": (f"Graded {len(result['labs'])} labs in {result['mode']} mode on "
-                   f"{result.get('device') or 'no GPU'}; seed {result['seed']}."),
+                   f"{result.get('device') or 'no GPU'}; seed {result['seed']}.{why}"),
         "visibility": "visible",
         "stdout_visibility": "visible",
         "execution_time": int(result.get("elapsed_s") or 0),
