@@ -174,6 +174,7 @@ LAB_DIR = $(firstword $(filter $(LAB)%,$(LABS)))
 help:
 	@echo "Parallel Scan Labs"
 	@echo ""
+	@echo "  make gradescope         build/gradescope/autograder.zip for Gradescope (GRADESCOPE_ARGS='--mode gpu')"
 	@echo "  make bench-grader       grade a synthetic class of 20 and time it (BENCH_GRADER_ARGS='--gpus all')"
 	@echo "  make grade [LAB=NN]     build and grade every lab in labs/ (or lab NN only; SRC=solutions: the references)"
 	@echo "  make test TEST_SRC=labs the kernel tests on YOUR code in labs/ (LAB=03: lab 03 only, quick);"
@@ -395,6 +396,15 @@ $(BUILD)/bench/bench_cub: $(BUILD)/common/bench_cub.o $(HELPERS_OBJ) $(BUILD)/co
 .PHONY: bench
 bench: $(BUILD)/bench/bench_cub $(LABS:%=$(BUILD)/$(BENCH_SRC)/%/scan)
 	$(PYTHON) grader/bench.py --build $(BUILD) --src $(BENCH_SRC) --out $(BUILD)/bench $(BENCH_ARGS)
+
+# ---- deployments (grader/README.md, "Deployments") ------------------------------------------------
+# make gradescope [GRADESCOPE_ARGS='--mode gpu --labs 03 --timeout 1800']: build/gradescope/autograder.zip
+# (setup.sh, run_autograder, the course files); the container for PrairieLearn or any runner is
+# grader/deploy/Dockerfile (docker build -f grader/deploy/Dockerfile .).
+GRADESCOPE_ARGS ?=
+.PHONY: gradescope
+gradescope:
+	$(PYTHON) grader/deploy/make_gradescope.py --out build/gradescope/autograder.zip $(GRADESCOPE_ARGS)
 
 # ---- the grader's own benchmark (issue 15): a synthetic class graded end to end ------------------
 # make bench-grader [BENCH_GRADER_ARGS='--n 20 --gpus all --labs 01 02 --cpu']: N submissions (full,

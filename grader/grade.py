@@ -100,6 +100,9 @@ def parse_args(argv):
     ap.add_argument("--force", action="store_true", help="batch: regrade submissions already graded")
     ap.add_argument("--only-submitted", action="store_true",
                     help="grade only the labs a submission contains (the others are not counted)")
+    ap.add_argument("--prepare-only", action="store_true",
+                    help="build the harness and the reference solutions into --work and stop (no GPU "
+                         "needed: for a container or Gradescope image built ahead of grading)")
     cl = ap.add_argument_group("a class over several GPUs or machines (batch mode; grader/README.md)")
     cl.add_argument("--gpus", metavar="LIST",
                     help="one worker per GPU: all, or ids such as 0,1 (each worker sees its GPU alone)")
@@ -563,6 +566,11 @@ def main(argv=None):
     seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "little")
     log(f"seed {seed} (pass --seed {seed} to reproduce these inputs)")
     try:
+        if args.prepare_only:
+            mode = "cpu" if args.cpu or (config.mode == "cpu" and not args.gpu) else "gpu"
+            make_grader(args, config, seed, labs, mode, log).build_course()
+            log(f"built the harness and {len(labs)} reference solutions ({mode} mode) in {args.work}")
+            return EXIT_GRADED
         if args.submissions:
             return grade_batch(args, config, seed, labs)
         return grade_one(args, config, seed, labs)

@@ -104,6 +104,14 @@ class Grader:
         InfraError when grading is impossible on this machine."""
         if self.mode == "gpu" and not gpu_visible():
             raise NoGpu("no GPU: no NVIDIA device or driver is visible on this machine")
+        self.build_course()
+        self._check_device()
+        if self.mode == "gpu" and self.want_sanitizer:
+            self.sanitizer = buildmod.find_tool("compute-sanitizer", self.builder.nvcc)
+
+    def build_course(self):
+        """The harness and the reference solutions, built (or found built) in the work folder;
+        needs no GPU (grade.py --prepare-only: a container or Gradescope image built ahead)."""
         self.progress(f"building the harness ({self.mode} mode)")
         self.builder.prepare()
         if self.mode == "cpu":
@@ -121,9 +129,6 @@ class Grader:
             if info is None:
                 raise InfraError(f"the reference solution of {lab}: {why}")
             self.refs[lab] = (res.binary, info)
-        self._check_device()
-        if self.mode == "gpu" and self.want_sanitizer:
-            self.sanitizer = buildmod.find_tool("compute-sanitizer", self.builder.nvcc)
 
     def _prepare_symbol_builder(self):
         """CPU mode: the static checks that need nvcc (the symbol allowlist, calls through

@@ -21,6 +21,7 @@ MODULES = (
     "json_result",
     "gradescope",
     "junit",
+    "prairielearn",
 )
 DEFAULT = "table"  # what --format is unless given, and what a terminal gets beside --out
 STORED = "json"    # what batch mode stores as <student>.json (and reads back to resume)
