@@ -39,7 +39,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 
-from gradelib import batch, cluster, config as configmod, formats, proc, scoring, uploads  # noqa: E402
+from gradelib import batch, cluster, config as configmod, formats, gradebook, proc, scoring, uploads  # noqa: E402
 from gradelib.build import InfraError, NoGpu  # noqa: E402
 from gradelib.grading import Grader, course_labs, select_labs  # noqa: E402
 from gradelib.outcomes import GradeResult, LabResult  # noqa: E402
@@ -98,6 +98,8 @@ def parse_args(argv):
                          "and any case that fails is run again alone: the verdicts are the same)")
     ap.add_argument("--results", metavar="DIR", help="batch: where results go (default: DIR-results)")
     ap.add_argument("--force", action="store_true", help="batch: regrade submissions already graded")
+    ap.add_argument("--roster", metavar="CSV", help="batch: submission names to student id, name and email "
+                                                    "(columns submission,id,name,email) for gradebook.csv")
     ap.add_argument("--only-submitted", action="store_true",
                     help="grade only the labs a submission contains (the others are not counted)")
     ap.add_argument("--prepare-only", action="store_true",
@@ -399,8 +401,14 @@ def store_result(run, student, fp, t0, result):
     return result
 
 
+ROSTER = None  # the --roster, read once in main (gradebook.read_roster)
+LABS = []      # the graded labs, for the gradebook's columns
+
+
 def write_class_files(results_dir, students):
-    """class.csv (and what else a class gets) from the stored results of students; the rows."""
+    """class.csv and gradebook.csv (gradebook.py) from the stored results of students; the rows
+    of class.csv."""
+    gradebook.write_gradebook(results_dir, students, LABS, ROSTER, warn=log)
     return batch.write_class_csv(results_dir, os.path.join(results_dir, "class.csv"), students)
 
 
@@ -489,7 +497,21 @@ def grade_batch(args, config, seed, labs):
             fut = pool.submit(unpack_and_build, run, nxt[0], nxt[1]) if nxt else None
             bar.step(student)
             t0 = time.monotonic()
-            result = store_result(run, student, fp, t0, grade_student(run, student, fp, t0, cur))
+            try:
+                result = grade_student(run, student, fp, t0, cur)
+            except InfraError as e:  # the machine, not the submission: this row says so, the rest wait
+                result = store_result(run, student, fp, t0, dict(infra_result(args, seed, str(e), config),
+                                                                 student=student, submission_sha256=fp))
+                summary.append((student, None, None, result.get("status")))
+                pool.shutdown(wait=False, cancel_futures=True)
+                bar.close()
+                log(f"infrastructure error while grading {student}, not a grade: {e}")
+                finish_batch(run, subs, summary, class_files=whole)
+                left = len(todo) - len(summary)
+                log(f"stopped: {left} submission{'s' if left != 1 else ''} not graded (class.csv says 'no result'); "
+                    f"fix the machine and run the same command again to resume")
+                return EXIT_INFRA
+            result = store_result(run, student, fp, t0, result)
             bar.advance()
             bar.show(f"{result.get('points')}/{result.get('max_points')} points")
             summary.append((student, result.get("points"), result.get("max_points"), result.get("status")))
@@ -563,6 +585,14 @@ def main(argv=None):
     except ValueError as e:
         log(str(e))
         return EXIT_USAGE
+    global ROSTER, LABS
+    LABS = labs
+    if args.roster:
+        try:
+            ROSTER = gradebook.read_roster(args.roster)
+        except gradebook.RosterError as e:
+            log(str(e))
+            return EXIT_USAGE
     seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "little")
     log(f"seed {seed} (pass --seed {seed} to reproduce these inputs)")
     try:

@@ -668,6 +668,9 @@ class BatchSafety(unittest.TestCase):
                     r.pop("_student", None)
                 if test.explode.get(who) == "evaluate":
                     raise KeyError("mode")
+                if test.explode.get(who) == "infra":
+                    from gradelib.build import InfraError
+                    raise InfraError("the GPU disappeared while grading")
                 if test.explode.get(who) == "render":
                     for r in out:
                         del r["correctness"]  # the Gradescope rendering then fails
@@ -696,6 +699,55 @@ class BatchSafety(unittest.TestCase):
     def csv_rows(self):
         with open(os.path.join(self.results, "class.csv")) as f:
             return f.read().splitlines()
+
+    def test_an_infrastructure_error_is_a_row_and_a_nonzero_exit(self):
+        for name in ("alice", "bob", "carol"):
+            self.student(name)
+        self.explode["bob"] = "infra"
+        rc, err = self.main()
+        self.assertEqual(rc, 3, err)
+        rows = self.csv_rows()
+        self.assertIn("alice,TOTAL,42.0,100,graded", rows)
+        self.assertIn("bob,TOTAL,,,infrastructure error", rows)  # no points: not a grade
+        self.assertIn("carol,TOTAL,0,0,no result", rows)
+        self.assertIn("1 submission not graded", err)
+        self.explode.clear()
+        self.graded.clear()
+        rc, err = self.main()  # resumed: bob (an infrastructure error is no grade) and carol
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(sorted(self.graded), ["bob", "carol"])
+
+    def test_gradebook_with_a_roster(self):
+        for name in ("alice", "bob", "zed"):
+            self.student(name)
+        roster = os.path.join(self.tmp, "roster.csv")
+        with open(roster, "w") as f:
+            f.write("Student ID,First Name,Last Name,Email,Login\n"
+                    "s1,Alice,Ng,alice@u.edu,alice\ns2,Bob,Ray,bob@u.edu,bob\ns3,Cy,Lo,cy@u.edu,cy\n")
+        # "Login" names the submission column; the name is first + last
+        rc, err = self.main("--roster", roster)
+        self.assertEqual(rc, 0, err)
+        with open(os.path.join(self.results, "gradebook.csv")) as f:
+            rows = [ln.split(",") for ln in f.read().splitlines()]
+        self.assertEqual(rows[0], ["student_id", "name", "email", "submission", "02_naive", "total", "max", "status"])
+        self.assertEqual(rows[1], ["s1", "Alice Ng", "alice@u.edu", "alice", "42.0", "42.0", "100", "graded"])
+        self.assertEqual(rows[3], ["s3", "Cy Lo", "cy@u.edu", "cy", "0", "0", "", "no submission"])
+        self.assertEqual(rows[4][3], "zed")  # graded, not on the roster: a row and a warning
+        self.assertIn("1 submission not on the roster: zed", err)
+
+    def test_a_roster_without_a_submission_column_is_refused(self):
+        self.student("alice")
+        roster = os.path.join(self.tmp, "roster.csv")
+        with open(roster, "w") as f:
+            f.write("name,email\nAlice,a@u.edu\n")
+        rc, err = self.main("--roster", roster)
+        self.assertEqual(rc, 2)
+        self.assertIn("no submission column", err)
+        with open(roster, "w") as f:
+            f.write("submission,id\nalice,1\nalice,2\n")
+        rc, err = self.main("--roster", roster)
+        self.assertEqual(rc, 2)
+        self.assertIn("'alice' is on lines 2 and 3", err)
 
     def test_a_folder_and_an_archive_of_the_same_name_are_refused(self):
         self.student("alice")

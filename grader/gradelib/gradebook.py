@@ -1,0 +1,112 @@
+"""The class files of a batch: class.csv (long: one row per student and lab, and a TOTAL row) and
+gradebook.csv (wide, for an LMS: one row per student, a column per lab, the total), with the
+names, ids and emails of a roster when one is given (--roster).
+
+A roster is a CSV file with a header row. Its columns, by name (case and spaces do not matter):
+  submission   the submission's name in the batch (its folder or archive name without the
+               extension, as class.csv shows it); also accepted: login, username, student
+  id           the student id (also: student_id, sid)
+  name         the student's name (also: full_name); or first_name and last_name
+  email        (also: e-mail, mail)
+Only `submission` is required. Every roster student gets a gradebook row, with 0 and "no
+submission" when there is none; a submission that is not on the roster gets a row too, and a
+warning.
+"""
+import csv
+import os
+
+from .batch import read_result
+
+ALIASES = {
+    "submission": ("submission", "login", "username", "student"),
+    "id": ("id", "student_id", "sid"),
+    "name": ("name", "full_name"),
+    "first_name": ("first_name", "first"),
+    "last_name": ("last_name", "last", "surname"),
+    "email": ("email", "e-mail", "mail"),
+}
+
+
+class RosterError(Exception):
+    """A roster that cannot be used (one line)."""
+
+
+def _key(header):
+    return header.strip().lower().replace(" ", "_")
+
+
+def read_roster(path):
+    """[{submission, id, name, email}] from a roster CSV file; raises RosterError."""
+    try:
+        with open(path, newline="", encoding="utf-8-sig") as f:
+            rows = list(csv.reader(f))
+    except OSError as e:
+        raise RosterError(f"--roster {path}: cannot read it: {e.strerror}")
+    except (UnicodeDecodeError, csv.Error) as e:
+        raise RosterError(f"--roster {path}: not a UTF-8 CSV file: {e}")
+    if not rows:
+        raise RosterError(f"--roster {path}: empty (a header row is needed: submission,id,name,email)")
+    header = [_key(h) for h in rows[0]]
+    cols = {}
+    for field, names in ALIASES.items():
+        for n in names:
+            if n in header:
+                cols[field] = header.index(n)
+                break
+    if "submission" not in cols:
+        raise RosterError(f"--roster {path}: no submission column (the header has {', '.join(rows[0])}; "
+                          f"name one of {', '.join(ALIASES['submission'])})")
+    out, seen = [], {}
+    for line, row in enumerate(rows[1:], start=2):
+        if not any(c.strip() for c in row):
+            continue
+
+        def get(field):
+            i = cols.get(field)
+            return row[i].strip() if i is not None and i < len(row) else ""
+        sub = get("submission")
+        if not sub:
+            raise RosterError(f"--roster {path}: line {line} has no submission name")
+        if sub in seen:
+            raise RosterError(f"--roster {path}: submission {sub!r} is on lines {seen[sub]} and {line}")
+        seen[sub] = line
+        name = get("name") or " ".join(x for x in (get("first_name"), get("last_name")) if x)
+        out.append({"submission": sub, "id": get("id"), "name": name, "email": get("email")})
+    return out
+
+
+def _write(path, header, rows):
+    tmp = path + ".tmp"
+    with open(tmp, "w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        w.writerow(header)
+        w.writerows(rows)
+    os.replace(tmp, path)
+
+
+def write_gradebook(results_dir, students, labs, roster=None, warn=None):
+    """gradebook.csv in results_dir: one row per student (roster order, then the submissions not
+    on it), a column of points per lab, total, max and status. Returns the number of rows."""
+    roster = roster or []
+    on_roster = {r["submission"] for r in roster}
+    people = list(roster) + [{"submission": s, "id": "", "name": "", "email": ""}
+                             for s in students if s not in on_roster]
+    stray = [s for s in students if s not in on_roster]
+    if roster and stray and warn:
+        warn(f"{len(stray)} submission{'s' if len(stray) != 1 else ''} not on the roster: {', '.join(stray[:5])}"
+             + (" ..." if len(stray) > 5 else ""))
+    graded = set(students)
+    rows = []
+    for p in people:
+        r = read_result(results_dir, p["submission"]) if p["submission"] in graded else None
+        by_lab = {lab.get("lab"): lab for lab in (r or {}).get("labs", [])}
+        points = [by_lab[lab].get("points", 0) if lab in by_lab else 0 for lab in labs]
+        if r is None:
+            status = "no submission" if p["submission"] not in graded else "no result"
+        else:
+            status = r.get("status", "")
+        rows.append([p["id"], p["name"], p["email"], p["submission"], *points,
+                     (r or {}).get("points", 0), (r or {}).get("max_points", ""), status])
+    _write(os.path.join(results_dir, "gradebook.csv"),
+           ["student_id", "name", "email", "submission", *labs, "total", "max", "status"], rows)
+    return len(rows)
