@@ -46,7 +46,11 @@ def shard_of(subs, i, n):
 
 
 def visible_gpus():
-    """The GPU indices nvidia-smi lists; raises ClusterError when it cannot tell."""
+    """The GPUs of CUDA_VISIBLE_DEVICES when it is set (a scheduler's allocation), else the
+    indices nvidia-smi lists; raises ClusterError when it cannot tell."""
+    given = [x.strip() for x in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if x.strip()]
+    if given:
+        return given
     smi = shutil.which("nvidia-smi")
     if not smi:
         raise ClusterError("--gpus all: nvidia-smi not found, so the GPUs cannot be counted; list them "
@@ -168,6 +172,8 @@ def sbatch_scripts(grade_py, args, seed, shards, results_dir, work, sbatch_args)
     the class files. Both are plain bash an instructor can read and submit again."""
     common = [sys.executable, grade_py, "--submissions", os.path.abspath(args.submissions), "--results",
               results_dir, "--seed", str(seed)] + forwarded(args)
+    # a task on a node without a GPU is an infrastructure error, never a quiet CPU-mode grade
+    task = common + (["--gpu"] if not args.cpu and not args.gpu else [])
     q = " ".join(shlex.quote(x) for x in common)
     gres = "" if args.cpu else "#SBATCH --gres=gpu:1\n"
     extra = "".join(f"#SBATCH {x}\n" for x in shlex.split(sbatch_args or ""))
@@ -179,7 +185,9 @@ def sbatch_scripts(grade_py, args, seed, shards, results_dir, work, sbatch_args)
              f"#SBATCH --cpus-per-task={max(1, min(8, os.cpu_count() or 1))}\n"
              f"#SBATCH --output={logs}/grade-%A_%a.out\n{extra}"
              f"set -u\n"
-             f"exec {q} --shard \"$SLURM_ARRAY_TASK_ID/{shards}\" --work {shlex.quote(work)}/shard-$SLURM_ARRAY_TASK_ID\n")
+             f"# builds go to a folder of the node's own\n"
+             f"exec {' '.join(shlex.quote(x) for x in task)} --shard \"$SLURM_ARRAY_TASK_ID/{shards}\" "
+             f"--work \"${{TMPDIR:-/tmp}}/scan-grade-$SLURM_JOB_ID\"\n")
     merge = (f"#!/bin/bash\n"
              f"# Writes class.csv (and the gradebook) once every shard has finished.\n"
              f"#SBATCH --job-name=scan-grade-merge\n#SBATCH --output={logs}/merge-%j.out\n{extra}"

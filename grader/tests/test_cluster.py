@@ -92,6 +92,8 @@ class Units(unittest.TestCase):
         self.assertIn("#SBATCH --partition=gpu", array)
         self.assertIn('--shard "$SLURM_ARRAY_TASK_ID/4"', array)
         self.assertIn("--seed 7", array)
+        self.assertIn(" --gpu ", array)  # a node without a GPU: an infrastructure error, not CPU mode
+        self.assertIn("${TMPDIR:-/tmp}", array)  # builds on the node's own disk
         self.assertIn("--merge", merge)
         self.assertNotIn("--shard", merge)
         cpu_array, _ = cluster.sbatch_scripts("/g.py", cluster_args("/s", cpu=True), 7, 2, "/r", "/w", None)
