@@ -12,6 +12,7 @@ Usage:
   grade.py --src solutions                grade the reference solutions (make grade SRC=solutions)
   grade.py --src DIR --labs 03 05         a folder laid out like labs/, some labs only
   grade.py --submissions DIR              a whole class: DIR/<student>/ or DIR/<student>.zip|.tar.gz
+  grade.py --submissions DIR --gpus all   ... one worker per GPU (--shard I/N, --merge, --slurm)
   grade.py ... --format gradescope --out /autograder/results/results.json
 
 Data (the table, or --format json|gradescope|junit) goes to stdout or --out; progress to stderr.
@@ -24,6 +25,7 @@ Exit codes:
      solution does not build or run. Not a grade: Gradescope output scores it 0 and says the
      grader failed to run (not a judgement of the code; ask for a regrade).
   4  batch: two submissions would write the same result file (alice/ and alice.zip)
+  130 interrupted (Ctrl-C, SIGTERM): what finished is kept; the same command resumes
 """
 import argparse
 import concurrent.futures as cf
