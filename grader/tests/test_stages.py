@@ -261,7 +261,7 @@ class StagePieces(unittest.TestCase):
 
 class FormatRegistry(unittest.TestCase):
     def test_the_course_s_formats(self):
-        self.assertEqual(formats.names(), ("table", "json", "gradescope", "junit"))
+        self.assertEqual(formats.names(), ("table", "json", "gradescope", "junit", "prairielearn"))
         self.assertEqual(formats.side_files(), {"gradescope": "gradescope.json", "junit": "junit.xml"})
         self.assertEqual(formats.DEFAULT, formats.names()[0])
         for name in formats.names():
