@@ -10,7 +10,9 @@
 - Every lab has a Marp deck whose images exist.
 """
 import glob
+import contextlib
 import importlib.util
+import io
 import os
 import random
 import re
@@ -262,7 +264,10 @@ class SvgFiles(unittest.TestCase):
 
     def test_committed_svgs_are_what_the_script_writes(self):
         with tempfile.TemporaryDirectory() as tmp:
-            self.assertEqual(md.main(["--out", tmp]), 0)
+            err = io.StringIO()
+            with contextlib.redirect_stderr(err):  # a green make test shows no temporary paths
+                self.assertEqual(md.main(["--out", tmp]), 0)
+            self.assertIn("make_diagrams: wrote", err.getvalue())
             for name in self.NAMES:
                 with self.subTest(diagram=name):
                     with open(os.path.join(tmp, name + ".svg"), encoding="utf-8") as f:

@@ -2,7 +2,9 @@
 failed tests with their first messages, and the per-lab lines of make test TEST_SRC=labs.
 A fake Criterion binary (a shell script that writes a TAP file) stands in for a real one.
 """
+import contextlib
 import importlib.util
+import io
 import os
 import stat
 import tempfile
@@ -52,7 +54,8 @@ class Summary(unittest.TestCase):
             os.makedirs(os.path.join(d, "labs"))
             b = fake_binary(os.path.join(d, "labs"), "kernels_03_kogge_stone", TAP, 1)
             self.assertEqual(run_tests.suite_name(b), "labs: kernels_03_kogge_stone")
-            p, f, s, reasons, failures = run_tests.run_criterion(b)
+            with contextlib.redirect_stderr(io.StringIO()):  # a green make test shows no such lines
+                p, f, s, reasons, failures = run_tests.run_criterion(b)
         self.assertEqual((p, f, s), (1, 2, 2))
         self.assertIn("extended suite only (make test-extended)", reasons)
         names = [n for n, _ in failures]
@@ -66,9 +69,12 @@ class Summary(unittest.TestCase):
     def test_a_binary_that_dies_without_a_report_fails(self):
         with tempfile.TemporaryDirectory() as d:
             b = fake_binary(d, "kernels_01_serial", "TAP version 13\n", 4)
-            p, f, s, _, failures = run_tests.run_criterion(b)
+            err = io.StringIO()
+            with contextlib.redirect_stderr(err):  # a green make test shows no such lines
+                p, f, s, _, failures = run_tests.run_criterion(b)
         self.assertEqual((p, f, s), (0, 1, 0))
         self.assertIn("exited with status 4", failures[0][1][0])
+        self.assertIn("kernels_01_serial: exited with status 4 without a failing test", err.getvalue())
 
     def test_lab_verdicts(self):
         ni = "03_kogge_stone: not implemented yet (labs/03_kogge_stone/scan.cu still returns ...)"
