@@ -75,6 +75,44 @@ def make_class(folder, n, labs):
     return made
 
 
+def read_rows(res, made):
+    """One row per submission from its stored result: points, elapsed_s, phase timings, device."""
+    rows = []
+    for name, kind, detail in made:
+        try:
+            with open(os.path.join(res, name + ".json"), encoding="utf-8") as f:
+                r = json.load(f)
+        except (OSError, ValueError):
+            r = {}
+        rows.append({"submission": name, "kind": kind, "broken": detail, "points": r.get("points"),
+                     "max_points": r.get("max_points"), "elapsed_s": r.get("elapsed_s"),
+                     "timings": r.get("timings"), "device": r.get("device")})
+    return rows
+
+
+def report(rows, args, wall, code):
+    """Prints the table and the class's line; returns the summary."""
+    print(f"{'submission':18} {'kind':8} {'points':>12} {'s':>7}  build/check/speed s   broken lab")
+    for r in rows:
+        t = r["timings"] or {}
+        phases = "/".join(str(t.get(k, "-")) for k in ("build_s", "correctness_and_sanitizer_s", "speed_s"))
+        pts = f"{r['points']}/{r['max_points']}" if r["points"] is not None else "no result"
+        print(f"{r['submission']:18} {r['kind']:8} {pts:>12} {r['elapsed_s'] or '-':>7}  {phases:20} {r['broken']}")
+    times = [r["elapsed_s"] for r in rows if r["elapsed_s"]]
+    devices = sorted({r["device"] for r in rows if r["device"]})
+    summary = {"submissions": len(rows), "graded": len(times), "wall_s": round(wall, 1),
+               "per_submission_median_s": round(statistics.median(times), 1) if times else None,
+               "per_submission_max_s": max(times) if times else None,
+               "submissions_per_hour": round(3600 * len(times) / wall, 1) if wall else None,
+               "gpus": args.gpus or ("none (CPU mode)" if args.cpu else "1"), "devices": devices,
+               "grade_exit_code": code}
+    print(f"class: {summary['graded']}/{len(rows)} graded in {summary['wall_s']} s wall "
+          f"({summary['submissions_per_hour']} submissions/hour); per submission median "
+          f"{summary['per_submission_median_s']} s, max {summary['per_submission_max_s']} s; "
+          f"GPUs: {summary['gpus']}; device: {', '.join(devices) or '-'}; grade.py exit code {code}")
+    return summary
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=20, help="submissions (default 20)")
@@ -106,35 +144,8 @@ def main(argv=None):
     t0 = time.monotonic()
     p = subprocess.run(cmd, stdout=subprocess.DEVNULL)
     wall = time.monotonic() - t0
-    rows = []
-    for name, kind, detail in made:
-        try:
-            with open(os.path.join(res, name + ".json"), encoding="utf-8") as f:
-                r = json.load(f)
-        except (OSError, ValueError):
-            r = {}
-        rows.append({"submission": name, "kind": kind, "broken": detail, "points": r.get("points"),
-                     "max_points": r.get("max_points"), "elapsed_s": r.get("elapsed_s"),
-                     "timings": r.get("timings"), "device": r.get("device")})
-    print(f"{'submission':18} {'kind':8} {'points':>12} {'s':>7}  build/check/speed s   broken lab")
-    for r in rows:
-        t = r["timings"] or {}
-        phases = "/".join(str(t.get(k, "-")) for k in ("build_s", "correctness_and_sanitizer_s", "speed_s"))
-        pts = f"{r['points']}/{r['max_points']}" if r["points"] is not None else "no result"
-        print(f"{r['submission']:18} {r['kind']:8} {pts:>12} {r['elapsed_s'] or '-':>7}  {phases:20} {r['broken']}")
-    times = [r["elapsed_s"] for r in rows if r["elapsed_s"]]
-    devices = sorted({r["device"] for r in rows if r["device"]})
-    workers = len(args.gpus.split(",")) if args.gpus and args.gpus != "all" else (None if args.gpus else 1)
-    summary = {"submissions": args.n, "graded": len(times), "wall_s": round(wall, 1),
-               "per_submission_median_s": round(statistics.median(times), 1) if times else None,
-               "per_submission_max_s": max(times) if times else None,
-               "submissions_per_hour": round(3600 * len(times) / wall, 1) if wall else None,
-               "gpus": args.gpus or ("none (CPU mode)" if args.cpu else "1"), "workers": workers,
-               "devices": devices, "grade_exit_code": p.returncode}
-    print(f"class: {summary['graded']}/{args.n} graded in {summary['wall_s']} s wall "
-          f"({summary['submissions_per_hour']} submissions/hour); per submission median "
-          f"{summary['per_submission_median_s']} s, max {summary['per_submission_max_s']} s; "
-          f"GPUs: {summary['gpus']}; device: {', '.join(devices) or '-'}; grade.py exit code {p.returncode}")
+    rows = read_rows(res, made)
+    summary = report(rows, args, wall, p.returncode)
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
             json.dump({"summary": summary, "rows": rows}, f, indent=1)
