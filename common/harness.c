@@ -221,6 +221,25 @@ static lab_call_verdict no_verdict(void)
     return v;
 }
 
+/* Why a wrong value looks the way it does: never written (the harness's poison), or in CPU mode
+ * within a little of 1 to 4 times the fill of memory no thread wrote (0xCB bytes: one or a few
+ * such slots summed into an answer); "" otherwise. */
+static const char *wrong_value_hint(long long got)
+{
+    if (got == LAB_POISON)
+        return " (never written)";
+#ifdef LAB_CPU_MODE
+    for (unsigned k = 1; k <= 4; k++) {
+        const int32_t off = (int32_t)((uint32_t)got - k * 0xCBCBCBCBu);
+        if (off > -(1 << 16) && off < (1 << 16))
+            return " (near CPU mode's fill 0xCBCBCBCB of memory no thread wrote: shared memory "
+                   "read "
+                   "before any thread wrote it, a missing barrier or a wrong index?)";
+    }
+#endif
+    return "";
+}
+
 /* Sets r's status, message and mismatch from a verdict (of the host's check or the GPU's). */
 static lab_status report_verdict(const lab_info *lab, const lab_call_verdict *v, size_t n,
                                  lab_report *r)
@@ -243,8 +262,7 @@ static lab_status report_verdict(const lab_info *lab, const lab_call_verdict *v,
     } else if (v->out >= 0) {
         r->status = ST_WRONG;
         report_msg(r, "out[%lld] expected %lld, got %lld%s (n=%zu, %s scan%s)", v->out, v->expected,
-                   v->got, v->got == LAB_POISON ? " (never written)" : "", n,
-                   lab_scan_type_name(lab->type),
+                   v->got, wrong_value_hint(v->got), n, lab_scan_type_name(lab->type),
                    lab->shape == LAB_TILE && (size_t)v->out >= lab->tile ? ", past the first tile"
                                                                          : "");
     } else if (v->sum >= 0) {
@@ -254,8 +272,7 @@ static lab_status report_verdict(const lab_info *lab, const lab_call_verdict *v,
         report_msg(r,
                    "tile_sums[%lld] expected %lld, got %lld%s: the total of tile %lld "
                    "(elements %zu..%zu) (n=%zu)",
-                   v->sum, v->expected, v->got, v->got == LAB_POISON ? " (never written)" : "",
-                   v->sum, first, last, n);
+                   v->sum, v->expected, v->got, wrong_value_hint(v->got), v->sum, first, last, n);
         return r->status;
     } else {
         return ST_OK;

@@ -132,6 +132,15 @@ class MemorySafety(unittest.TestCase):
         expected, got = int(m.group(1)), int(m.group(2))
         self.assertEqual((expected + 156 * 0xCBCBCBCB - got) % 2**32, 0, msg)
 
+    def test_a_value_read_from_unwritten_shared_memory_is_named(self):
+        # thread 255 never stores its element: out[255] is the 0xCB fill plus the 255 before it
+        rc, rep, err = run("unwritten_shared_read", 1000)
+        self.assertEqual((rc, rep.get("status")), (EXIT_WRONG, "wrong"), f"{rep} {err}")
+        self.assertIn("near CPU mode's fill 0xCBCBCBCB of memory no thread wrote", rep["message"])
+        self.assertIn("a missing barrier or a wrong index?", rep["message"])
+        rc, rep, err = run("write_past_n", 1000)  # a wrong answer of another kind says nothing of it
+        self.assertNotIn("0xCBCBCBCB", rep["message"])
+
     def test_shared_index_out_of_bounds(self):
         rc, rep, err = run("shared_oob", 1000)
         self.assertEqual(rc, EXIT_CUDA_ERROR, f"{rep} {err}")
