@@ -258,13 +258,13 @@ def assemble(grader, lab_results, seed, t0, student=None, fp=None, key=None, sta
     """The result of a graded submission (lab_results: the lab result dicts, in lab order).
     status/why: NO_LABS_FOUND and the reason, for a submission in which no lab was found."""
     notes = ["speed not graded: no GPU (CPU mode grades correctness only)"] if grader.mode == "cpu" else []
-    return present(GradeResult(course=grader.config.course, mode=grader.mode, device=grader.device, seed=seed,
-                       status=status, message="; ".join(([why] if why else []) + notes + list(getattr(grader, "notes", []))),
-                       points=round(sum(r["points"] for r in lab_results), 2),
-                       max_points=round(sum(r["max_points"] for r in lab_results), 2),
-                       elapsed_s=round(time.monotonic() - t0, 1), timings=dict(grader.timings),
-                       labs=list(lab_results), student=student, submission_sha256=fp,
-                               grading_key=key).to_dict(), grader.config)  # who sees each part (Gradescope)
+    result = GradeResult(course=grader.config.course, mode=grader.mode, device=grader.device, seed=seed,
+                         status=status, message="; ".join(([why] if why else []) + notes + list(getattr(grader, "notes", []))),
+                         points=round(sum(r["points"] for r in lab_results), 2),
+                         max_points=round(sum(r["max_points"] for r in lab_results), 2),
+                         elapsed_s=round(time.monotonic() - t0, 1), timings=dict(grader.timings),
+                         labs=list(lab_results), student=student, submission_sha256=fp, grading_key=key).to_dict()
+    return present(result, grader.config)  # who sees each part, for the platform's output (Gradescope)
 
 
 def grade_one(args, config, seed, labs):
