@@ -43,9 +43,10 @@ sys.path.insert(0, HERE)
 
 from gradelib import batch, cluster, config as configmod, formats, gradebook, proc, scoring, uploads  # noqa: E402
 from gradelib.build import InfraError, NoGpu  # noqa: E402
+from gradelib.formats.gradescope import present  # noqa: E402
 from gradelib.grading import Grader, course_labs, select_labs  # noqa: E402
 from gradelib.outcomes import GradeResult, LabResult  # noqa: E402
-from gradelib.status import Status  # noqa: E402
+from gradelib.status import NOT_GRADED, Status  # noqa: E402
 
 EXIT_GRADED, EXIT_INTERNAL, EXIT_USAGE, EXIT_INFRA, EXIT_NAME_CLASH = 0, 1, 2, 3, 4
 
@@ -54,6 +55,7 @@ T0 = time.monotonic()
 
 
 def log(msg):
+    batch.clear_line()  # a progress bar drawn in place on a terminal
     print(f"grade: [{time.monotonic() - T0:6.1f} s] {msg}", file=sys.stderr, flush=True)
 
 
@@ -126,7 +128,7 @@ def parse_args(argv):
         ap.error("--seed must be a non-negative whole number below 2^63")
     if args.case_timeout is not None and not 0 < args.case_timeout <= 3600:
         ap.error("--case-timeout must be between 0 and 3600 seconds")
-    batch_only = [o for o in ("gpus", "shard", "merge", "slurm", "claim") if getattr(args, o)]
+    batch_only = [o for o in ("gpus", "shard", "merge", "slurm", "claim", "roster") if getattr(args, o)]
     if batch_only and not args.submissions:
         ap.error(f"--{batch_only[0]} needs --submissions DIR")
     if sum(bool(getattr(args, o)) for o in ("gpus", "shard", "merge", "slurm", "claim")) > 1:
@@ -222,7 +224,10 @@ def grading_key(args, config, labs, mode):
     graded under another key is graded again when a batch resumes. The seed is not part of it
     (a fresh one is drawn per run unless --seed is given), nor is --format: a resumed student's
     Gradescope or JUnit file is written again from the stored result."""
-    cfg = json.dumps({"course": config.course, "defaults": config.defaults, "labs": config.labs,
+    def graded(settings):  # who sees what (visibility) is not how it is graded: left out
+        return {k: v for k, v in settings.items() if k != "visibility"}
+    cfg = json.dumps({"course": config.course, "defaults": graded(config.defaults),
+                      "labs": {lab: graded(over) for lab, over in config.labs.items() if graded(over)},
                       "static": config.static}, sort_keys=True)
     files = [os.path.join(ROOT, "Makefile"), os.path.abspath(__file__)]
     for d in (os.path.join(HERE, "gradelib"), os.path.join(ROOT, "common")):
@@ -253,14 +258,13 @@ def assemble(grader, lab_results, seed, t0, student=None, fp=None, key=None, sta
     """The result of a graded submission (lab_results: the lab result dicts, in lab order).
     status/why: NO_LABS_FOUND and the reason, for a submission in which no lab was found."""
     notes = ["speed not graded: no GPU (CPU mode grades correctness only)"] if grader.mode == "cpu" else []
-    for r in lab_results:  # who sees each part, for the platform's output (Gradescope)
-        r.setdefault("visibility", grader.config.lab(r["lab"])["visibility"])
-    return GradeResult(course=grader.config.course, mode=grader.mode, device=grader.device, seed=seed,
-                       status=status, message="; ".join(([why] if why else []) + notes + list(getattr(grader, "notes", []))),
-                       points=round(sum(r["points"] for r in lab_results), 2),
-                       max_points=round(sum(r["max_points"] for r in lab_results), 2),
-                       elapsed_s=round(time.monotonic() - t0, 1), timings=dict(grader.timings),
-                       labs=list(lab_results), student=student, submission_sha256=fp, grading_key=key).to_dict()
+    result = GradeResult(course=grader.config.course, mode=grader.mode, device=grader.device, seed=seed,
+                         status=status, message="; ".join(([why] if why else []) + notes + list(getattr(grader, "notes", []))),
+                         points=round(sum(r["points"] for r in lab_results), 2),
+                         max_points=round(sum(r["max_points"] for r in lab_results), 2),
+                         elapsed_s=round(time.monotonic() - t0, 1), timings=dict(grader.timings),
+                         labs=list(lab_results), student=student, submission_sha256=fp, grading_key=key).to_dict()
+    return present(result, grader.config)  # who sees each part, for the platform's output (Gradescope)
 
 
 def grade_one(args, config, seed, labs):
@@ -338,13 +342,13 @@ def still_to_grade(run, subs):
         stored = None if run.args.force else batch.already_graded(run.results_dir, student, fp, run.key)
         if stored is not None:
             if run.args.format in formats.side_files():
-                try:
-                    write_student_files(stored, run.results_dir, student, run.args.format)
+                try:  # with the config's visibility of today (not part of the grading key)
+                    write_student_files(present(stored, run.config), run.results_dir, student, run.args.format)
                 except Exception:  # noqa: BLE001 (then grade it again)
                     traceback.print_exc(file=sys.stderr)
                     todo.append((student, path, fp))
                     continue
-            run.bar.advance()
+            run.bar.advance(skipped=True)
             run.bar.step(student)
             run.bar.show("already graded (--force regrades)")
             continue
@@ -408,21 +412,32 @@ LABS = []      # the graded labs, for the gradebook's columns
 
 
 def write_class_files(results_dir, students):
-    """class.csv and gradebook.csv (gradebook.py) from the stored results of students; the rows
-    of class.csv."""
-    gradebook.write_gradebook(results_dir, students, LABS, ROSTER, warn=log)
-    return batch.write_class_csv(results_dir, os.path.join(results_dir, "class.csv"), students)
+    """class.csv and gradebook.csv (gradebook.write_class_files) from the stored results of
+    students; the rows of class.csv."""
+    return gradebook.write_class_files(results_dir, students, LABS, ROSTER, warn=log)
 
 
-def finish_batch(run, subs, summary, class_files=True):
+def log_class_summary(results_dir, students):
+    """The class's summary (gradebook.summary_lines) on stderr."""
+    for line in gradebook.summary_lines(gradebook.class_summary(results_dir, students)):
+        log(line)
+
+
+def finish_batch(run, subs, summary, class_files=True, not_reached=0):
     """class.csv from this run's students (not for a shard or a worker: the merge, or the
-    parent, writes it for the whole class), and the table of those graded now."""
+    parent, writes it for the whole class), the summary (this run's counts and times, then the
+    class's points), and the table of those graded now."""
     if class_files:
         rows = write_class_files(run.results_dir, [s for s, _ in subs])
-        log(f"{len(summary)} graded now, {len(subs) - len(summary)} skipped; class CSV: "
-            f"{os.path.join(run.results_dir, 'class.csv')} ({rows} rows)")
+        log(f"class CSV: {os.path.join(run.results_dir, 'class.csv')} ({rows} rows), gradebook: "
+            f"{os.path.join(run.results_dir, 'gradebook.csv')}")
     else:
         log(f"{len(summary)} graded now; the class files come from --merge (or the --gpus parent)")
+    errors = sum(1 for *_, st in summary if st in NOT_GRADED)
+    log(gradebook.run_line(len(summary), run.bar.done - run.bar.graded, errors, time.monotonic() - run.bar.t0,
+                           not_reached))
+    if class_files:
+        log_class_summary(run.results_dir, [s for s, _ in subs])
     lines = [f"{'student':24} {'points':>8} {'max':>6}  status"]
     for student, pts, mx, st in summary:
         lines.append(f"{student:24} {pts if pts is not None else '-':>8} {mx if mx is not None else '-':>6}  {st}")
@@ -474,6 +489,7 @@ def grade_batch(args, config, seed, labs):
         log(f"merged {len(subs) - len(missing)} of {len(subs)} submissions into "
             f"{os.path.join(results_dir, 'class.csv')} ({rows} rows)"
             + (f"; no result yet for {len(missing)}: {', '.join(missing[:5])}" if missing else ""))
+        log_class_summary(results_dir, [s for s, _ in subs])
         return EXIT_GRADED
     if args.gpus or args.slurm:
         return distribute(args, seed, subs, results_dir)
@@ -488,6 +504,7 @@ def grade_batch(args, config, seed, labs):
     whole = not (args.shard or args.claim)
     on_interrupt(lambda: write_class_files(results_dir, [s for s, _ in subs]) if whole else None)
     todo = still_to_grade(run, mine)
+    bar.start()  # the ETA counts from here: the references are built, the skipped ones skipped
     summary = []
     with cf.ThreadPoolExecutor(2) as pool:  # the next submission builds while this one has the GPU
         queue = claimed(run, todo)
@@ -508,8 +525,8 @@ def grade_batch(args, config, seed, labs):
                 pool.shutdown(wait=False, cancel_futures=True)
                 bar.close()
                 log(f"infrastructure error while grading {student}, not a grade: {e}")
-                finish_batch(run, subs, summary, class_files=whole)
                 left = len(todo) - len(summary)
+                finish_batch(run, subs, summary, class_files=whole, not_reached=left)
                 log(f"stopped: {left} submission{'s' if left != 1 else ''} not graded (class.csv says 'no result'); "
                     f"fix the machine and run the same command again to resume")
                 return EXIT_INFRA
@@ -563,6 +580,7 @@ def distribute(args, seed, subs, results_dir):
     rows = write_class_files(results_dir, students)
     log(f"{len(gpus)} workers done in {time.monotonic() - t0:.1f} s (exit code {code}); class CSV: "
         f"{os.path.join(results_dir, 'class.csv')} ({rows} rows); worker logs in {os.path.join(results_dir, '.logs')}")
+    log_class_summary(results_dir, students)
     return code
 
 

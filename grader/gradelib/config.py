@@ -49,6 +49,10 @@ def _tool_list(v, where):
 
 VISIBILITIES = ("visible", "after_due_date", "after_published", "hidden")  # Gradescope's words
 MODES = ("auto", "gpu", "cpu")
+# "gradescope" (top level, optional): numbers: whether tests carry a number (lab.part, e.g. "3.2");
+# stdout_visibility: who sees the grader's stdout (it prints the whole table, every part's points
+# included); "auto" gives it the visibility of the least visible part (formats/gradescope.py).
+GRADESCOPE_DEFAULTS = {"numbers": True, "stdout_visibility": "auto"}
 
 
 def _one_of(choices):
@@ -122,6 +126,19 @@ def _check_section(obj, schema, where, partial):
                 raise ConfigError(f"{where}: missing key {json.dumps(k)}")
 
 
+def _check_gradescope(g):
+    if not isinstance(g, dict):
+        raise ConfigError("gradescope must be an object")
+    for k, v in g.items():
+        if k == "numbers":
+            if not isinstance(v, bool):
+                raise ConfigError(f"gradescope.numbers must be true or false (got {json.dumps(v)})")
+        elif k == "stdout_visibility":
+            _one_of(("auto",) + VISIBILITIES)(v, "gradescope.stdout_visibility")
+        else:
+            raise ConfigError(f"gradescope: unknown key {json.dumps(k)} (known: {', '.join(GRADESCOPE_DEFAULTS)})")
+
+
 def _merge(base, over):
     out = copy.deepcopy(base)
     for k, v in over.items():
@@ -140,9 +157,11 @@ class Config:
         if not isinstance(data, dict):
             raise ConfigError(f"{path}: the top level must be an object")
         for k in data:
-            if k not in ("course", "mode", "defaults", "labs", "static"):
-                raise ConfigError(f"{path}: unknown key {json.dumps(k)} (known: course, mode, defaults, labs, static)")
+            if k not in ("course", "mode", "defaults", "labs", "static", "gradescope"):
+                raise ConfigError(f"{path}: unknown key {json.dumps(k)} "
+                                  f"(known: course, mode, defaults, labs, static, gradescope)")
         _one_of(MODES)(data.get("mode", "auto"), "mode")
+        _check_gradescope(data.get("gradescope", {}))
         if "defaults" not in data:
             raise ConfigError(f"{path}: missing key \"defaults\"")
         _check_section(data["defaults"], SCHEMA, "defaults", partial=False)
@@ -179,6 +198,7 @@ class Config:
         # auto: the GPU when there is one, else CPU mode (a student's own machine); gpu: no GPU is
         # an infrastructure error, never CPU mode (a deployment); cpu: CPU mode, correctness only
         self.mode = data.get("mode", "auto")
+        self.gradescope = dict(GRADESCOPE_DEFAULTS, **data.get("gradescope", {}))
         self.defaults = data["defaults"]
         self.labs = labs
         self.static = static

@@ -1,6 +1,7 @@
 """The class files of a batch: class.csv (long: one row per student and lab, and a TOTAL row) and
 gradebook.csv (wide, for an LMS: one row per student, a column per lab, the total), with the
-names, ids and emails of a roster when one is given (--roster).
+names, ids and emails of a roster when one is given (--roster); and the class's summary that a
+batch logs at its end (class_summary, summary_lines).
 
 A roster is a CSV file with a header row. Its columns, by name (case and spaces do not matter):
   submission   the submission's name in the batch (its folder or archive name without the
@@ -14,8 +15,10 @@ warning.
 """
 import csv
 import os
+import statistics
 
-from .batch import read_result
+from .batch import read_result, write_class_csv
+from .status import NOT_GRADED
 
 ALIASES = {
     "submission": ("submission", "login", "username", "student"),
@@ -110,3 +113,79 @@ def write_gradebook(results_dir, students, labs, roster=None, warn=None):
     _write(os.path.join(results_dir, "gradebook.csv"),
            ["student_id", "name", "email", "submission", *labs, "total", "max", "status"], rows)
     return len(rows)
+
+
+def write_class_files(results_dir, students, labs, roster=None, warn=None):
+    """class.csv and gradebook.csv in results_dir from the stored results of students (those of
+    the batch, in its order): what every batch writes at its end, after an infrastructure error
+    or Ctrl-C (partial), and --merge. Returns the number of rows of class.csv."""
+    write_gradebook(results_dir, students, labs, roster, warn)
+    return write_class_csv(results_dir, os.path.join(results_dir, "class.csv"), students)
+
+
+HISTOGRAM = (0, 20, 40, 60, 80)  # the lower edges, in percent of the maximum; the last bin holds 100
+
+
+def class_summary(results_dir, students):
+    """What the stored results of students say about the class: how many have a result, per
+    status, and over the graded ones (not the grader's failures: no grade) the points and their
+    spread (mean, median, min, max, a histogram of the share of the maximum) and the grading
+    time per submission (elapsed_s)."""
+    out = {"students": len(students), "no_result": 0, "statuses": {}, "points": [], "max_points": None,
+           "histogram": [0] * len(HISTOGRAM), "elapsed_s": []}
+    for student in students:
+        r = read_result(results_dir, student)
+        if r is None:
+            out["no_result"] += 1
+            continue
+        status = str(r.get("status", ""))
+        out["statuses"][status] = out["statuses"].get(status, 0) + 1
+        if status in NOT_GRADED:
+            continue
+        pts, mx = r.get("points") or 0, r.get("max_points") or 0
+        out["points"].append(pts)
+        out["max_points"] = mx if out["max_points"] is None else max(out["max_points"], mx)
+        share = 100.0 * pts / mx if mx else 0.0
+        out["histogram"][sum(1 for lo in HISTOGRAM[1:] if share >= lo)] += 1
+        if r.get("elapsed_s"):
+            out["elapsed_s"].append(r["elapsed_s"])
+    return out
+
+
+def _num(x):
+    return f"{x:g}" if isinstance(x, (int, float)) else str(x)
+
+
+def summary_lines(s):
+    """The lines of a class_summary for the end of a batch (stderr)."""
+    parts = [f"{n} {st}" for st, n in sorted(s["statuses"].items())]
+    if s["no_result"]:
+        parts.append(f"{s['no_result']} without a result")
+    lines = [f"class: {s['students']} submissions: {', '.join(parts) or 'none graded'}"]
+    pts = s["points"]
+    if pts:
+        lines.append(f"points: mean {statistics.mean(pts):.1f}, median {_num(statistics.median(pts))}, "
+                     f"min {_num(min(pts))}, max {_num(max(pts))} (of {_num(s['max_points'])}); "
+                     f"share of the maximum: " + ", ".join(
+                         f"{lo}-{HISTOGRAM[i + 1] - 1 if i + 1 < len(HISTOGRAM) else 100}% {n}"
+                         for i, (lo, n) in enumerate(zip(HISTOGRAM, s["histogram"]))))
+    if s["elapsed_s"]:
+        lines.append(f"grading time per submission: median {_num(round(statistics.median(s['elapsed_s']), 1))} s, "
+                     f"max {_num(max(s['elapsed_s']))} s")
+    return lines
+
+
+def run_line(done, skipped, errors, wall_s, not_reached=0):
+    """The line about this run: of the submissions done now, those graded and the grader's
+    errors (no grade), those skipped (already graded), those not reached (after an
+    infrastructure error), the wall time from the first one and the time per submission done."""
+    line = f"this run: {done - errors} graded now, "
+    if errors:
+        line += f"{errors} error{'s' if errors != 1 else ''} (grader or machine: no grade), "
+    line += f"{skipped} skipped (already graded)"
+    if not_reached:
+        line += f", {not_reached} not reached"
+    line += f"; {wall_s:.1f} s wall"
+    if done:
+        line += f", {wall_s / done:.1f} s per submission"
+    return line

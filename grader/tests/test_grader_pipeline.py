@@ -711,6 +711,9 @@ class BatchSafety(unittest.TestCase):
         self.assertIn("bob,TOTAL,,,infrastructure error", rows)  # no points: not a grade
         self.assertIn("carol,TOTAL,0,0,no result", rows)
         self.assertIn("1 submission not graded", err)
+        self.assertIn("this run: 1 graded now, 1 error (grader or machine: no grade), 0 skipped (already graded), "
+                      "1 not reached;", err)
+        self.assertIn("class: 3 submissions: 1 graded, 1 infrastructure error, 1 without a result", err)
         self.explode.clear()
         self.graded.clear()
         rc, err = self.main()  # resumed: bob (an infrastructure error is no grade) and carol
@@ -734,6 +737,39 @@ class BatchSafety(unittest.TestCase):
         self.assertEqual(rows[3], ["s3", "Cy Lo", "cy@u.edu", "cy", "0", "0", "", "no submission"])
         self.assertEqual(rows[4][3], "zed")  # graded, not on the roster: a row and a warning
         self.assertIn("1 submission not on the roster: zed", err)
+
+    def test_a_new_visibility_regrades_nobody_and_reaches_the_gradescope_files(self):
+        for name in ("alice", "bob"):
+            self.student(name)
+        rc, err = self.main("--format", "gradescope")
+        self.assertEqual(rc, 0, err)
+        self.assertIn("this run: 2 graded now, 0 skipped (already graded);", err)
+        self.assertIn("points: mean 42.0, median 42, min 42, max 42 (of 100)", err)
+        with open(CONFIG) as f:
+            data = json.load(f)
+        data["defaults"]["visibility"]["speed"] = "after_due_date"
+        data["gradescope"] = {"numbers": False}
+        cfg = os.path.join(self.tmp, "config.json")
+        with open(cfg, "w") as f:
+            json.dump(data, f)
+        self.graded.clear()
+        rc, err = self.main("--format", "gradescope", "--config", cfg)
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(self.graded, [])  # who sees what is not how it is graded
+        self.assertIn("this run: 0 graded now, 2 skipped (already graded);", err)
+        with open(os.path.join(self.results, "bob.gradescope.json")) as f:
+            doc = json.load(f)
+        self.assertEqual({t["tags"][1]: t["visibility"] for t in doc["tests"]},
+                         {"correctness": "visible", "sanitizer": "visible", "speed": "after_due_date"})
+        self.assertTrue(all("number" not in t for t in doc["tests"]))
+        self.assertEqual(doc["stdout_visibility"], "after_due_date")
+
+    def test_a_roster_needs_a_batch(self):
+        with unittest.mock.patch("sys.stderr", new_callable=io.StringIO) as err:
+            with self.assertRaises(SystemExit) as cm:
+                self.grade.main(["--src", self.subs, "--roster", "r.csv"])
+        self.assertEqual(cm.exception.code, 2)
+        self.assertIn("--roster needs --submissions DIR", err.getvalue())
 
     def test_a_roster_without_a_submission_column_is_refused(self):
         self.student("alice")

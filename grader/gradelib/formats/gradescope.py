@@ -1,12 +1,15 @@
 """A Gradescope results.json (https://gradescope-autograders.readthedocs.io/en/latest/specs/): one
 test per lab and part (numbered lab.part, tagged, visible as the config's "visibility" says: visible,
-after_due_date, after_published or hidden), a leaderboard of GB/s per GPU lab. Also for a failed build (the lab's
+after_due_date, after_published or hidden; numbers can be switched off and the grader's stdout,
+which shows every part, is by default no more visible than the least visible part: the config's
+"gradescope" section), a leaderboard of GB/s per GPU lab. Also for a failed build (the lab's
 tests score 0 with the compiler's message), and when the grader itself failed (an
 infrastructure error, or a grader error on one submission of a batch): a score of 0, no tests,
 and an output that says so. Nothing tells the instructor by itself, so the output asks the
 student to."""
 import json
 
+from ..config import GRADESCOPE_DEFAULTS
 from ..status import NOT_GRADED
 from . import Format
 from .details import lab_detail_lines, stopped
@@ -26,6 +29,35 @@ def _not_graded(result):
 
 
 PARTS = {"correctness": 1, "sanitizer": 2, "speed": 3}  # a test's number: lab.part, e.g. 3.2
+
+
+def present(result, config):
+    """Sets what the config says about who sees what (each lab's "visibility", and the
+    "gradescope" options when they are not the defaults) on a result, graded now or stored
+    earlier: these settings are not part of the grading key, so changing them regrades nobody."""
+    for lab in result.get("labs", []):
+        if isinstance(lab, dict) and lab.get("lab"):
+            lab["visibility"] = dict(config.lab(lab["lab"])["visibility"])
+    options = {k: v for k, v in config.gradescope.items() if GRADESCOPE_DEFAULTS.get(k) != v}
+    if options:
+        result["gradescope"] = options
+    else:
+        result.pop("gradescope", None)
+    return result
+
+
+def _options(result):
+    return dict(GRADESCOPE_DEFAULTS, **(result.get("gradescope") or {}))
+
+
+def stdout_visibility(tests, setting="auto"):
+    """The visibility of the grader's stdout: the setting, or for "auto" that of the least
+    visible test (the stdout shows every part): visible when all are, the one other value when
+    only one other is used, else hidden (after_due_date and after_published do not order)."""
+    if setting != "auto":
+        return setting
+    others = {t["visibility"] for t in tests} - {"visible"}
+    return others.pop() if len(others) == 1 else ("hidden" if others else "visible")
 
 
 def _test(lab, part, name, score, max_score, passed, output):
@@ -83,7 +115,11 @@ def _lab_tests(lab, seed):
 def render(result, colour=False):
     if result.get("status") in NOT_GRADED:
         return json.dumps(_not_graded(result), indent=2) + "\n"
+    options = _options(result)
     tests = [t for lab in result["labs"] for t in _lab_tests(lab, result["seed"])]
+    if not options["numbers"]:
+        for t in tests:
+            del t["number"]
     board = [{"name": f"{lab['lab']} GB/s", "value": lab["speed"]["gbps"], "order": "desc"}
              for lab in result["labs"] if not stopped(lab) and lab["speed"].get("gbps")]
     why = f"\n{result['message']}" if result.get("message") else ""
@@ -92,7 +128,7 @@ def render(result, colour=False):
         "output": (f"Graded {len(result['labs'])} labs in {result['mode']} mode on "
                    f"{result.get('device') or 'no GPU'}; seed {result['seed']}.{why}"),
         "visibility": "visible",
-        "stdout_visibility": "visible",
+        "stdout_visibility": stdout_visibility(tests, options["stdout_visibility"]),
         "execution_time": int(result.get("elapsed_s") or 0),
         "tests": tests,
     }
