@@ -89,7 +89,7 @@ COMMON_OBJ := $(COMMON_C:%=$(BUILD)/common/%.o) $(BUILD)/common/driver.o $(BUILD
 MAIN_OBJ   := $(BUILD)/common/main.o
 COMMON_DEPS := $(wildcard common/*.h)
 ifneq ($(CPU_MODE),)
-  COMMON_OBJ  += $(BUILD)/common/cpu_runtime.o
+  COMMON_OBJ  += $(BUILD)/common/cpu_runtime.o $(BUILD)/common/cpu_banks.o
   COMMON_DEPS += $(wildcard common/cpu/*.h) common/cpu/cuda/atomic common/cpu/rewrite.py
   override GRADE_ARGS += --cpu
 endif
@@ -100,10 +100,19 @@ ifeq ($(CPU_MODE),)
 CU_COMPILE = $(NVCC) $(NVFLAGS) -c $(1) -o $(2)
 else
 CU_COMPILE = $(PYTHON) common/cpu/rewrite.py $(1) -o $(2:.o=.cpu.cpp) && \
-             $(CXX) $(CPU_CXXFLAGS) -iquote $(dir $(1)) -c $(2:.o=.cpu.cpp) -o $(2)
+             $(CXX) $(CPU_CXXFLAGS) $(call BANK_FLAGS,$(1)) -iquote $(dir $(1)) -c $(2:.o=.cpu.cpp) -o $(2)
 endif
+# CPU mode counts shared-memory bank conflicts (common/cpu/banks.cpp) in a file that declares
+# __shared__ memory: GCC's ThreadSanitizer instrumentation calls a function before every memory
+# access (banks.cpp defines them; libtsan is not linked). Other files stay uninstrumented: a hook
+# call per access would keep the compiler from vectorising a loop such as lab 02's.
+BANK_FLAGS = $(if $(shell grep -l '__shared__' $(1) 2>/dev/null),-fsanitize=thread --param tsan-instrument-func-entry-exit=0)
 
 $(BUILD)/common/cpu_runtime.o: common/cpu/runtime.cpp $(COMMON_DEPS)
+	@mkdir -p $(@D)
+	$(CXX) $(CPU_CXXFLAGS) -c $< -o $@
+
+$(BUILD)/common/cpu_banks.o: common/cpu/banks.cpp $(COMMON_DEPS)
 	@mkdir -p $(@D)
 	$(CXX) $(CPU_CXXFLAGS) -c $< -o $@
 
@@ -300,7 +309,7 @@ endif
 TEST_LABS   = $(if $(LAB),$(LAB_DIR),$(LABS))
 KERNEL_BINS = $(TEST_LABS:%=$(BUILD)/tests/$(if $(filter labs,$(TEST_SRC)),labs/)kernels_%)
 TEST_BINS   = $(if $(LAB),,$(BUILD)/tests/test_helpers $(BUILD)/tests/test_harness \
-                $(if $(CPU_MODE),$(BUILD)/tests/test_cpu_warp)) $(KERNEL_BINS)
+                $(if $(CPU_MODE),$(BUILD)/tests/test_cpu_warp $(BUILD)/tests/test_cpu_banks)) $(KERNEL_BINS)
 
 # What the Python suites need besides: every lab binary of both trees and the CPU-mode fixtures.
 TEST_EXTRAS = $(if $(LAB),,$(LABS:%=$(BUILD)/labs/%/scan) $(LABS:%=$(BUILD)/solutions/%/scan) cpu-fixtures)
@@ -333,7 +342,15 @@ $(BUILD)/tests/test_cpu_warp.o: tests/test_cpu_warp.cu $(COMMON_DEPS) | check-cr
 	@mkdir -p $(@D)
 	$(PYTHON) common/cpu/rewrite.py $< -o $(@:.o=.cpu.cpp)
 	$(CXX) $(CPU_CXXFLAGS) $(CRIT_CFLAGS) -c $(@:.o=.cpu.cpp) -o $@
-$(BUILD)/tests/test_cpu_warp: $(BUILD)/tests/test_cpu_warp.o $(BUILD)/common/cpu_runtime.o
+$(BUILD)/tests/test_cpu_warp: $(BUILD)/tests/test_cpu_warp.o $(BUILD)/common/cpu_runtime.o $(BUILD)/common/cpu_banks.o
+	$(CXX) $^ -o $@ $(TEST_LIBS)
+
+# tests/test_cpu_banks.cu: CPU mode's bank-conflict count against the rules (CPU mode only).
+$(BUILD)/tests/test_cpu_banks.o: tests/test_cpu_banks.cu $(COMMON_DEPS) | check-criterion
+	@mkdir -p $(@D)
+	$(PYTHON) common/cpu/rewrite.py $< -o $(@:.o=.cpu.cpp)
+	$(CXX) $(CPU_CXXFLAGS) $(call BANK_FLAGS,$<) $(CRIT_CFLAGS) -c $(@:.o=.cpu.cpp) -o $@
+$(BUILD)/tests/test_cpu_banks: $(BUILD)/tests/test_cpu_banks.o $(BUILD)/common/cpu_runtime.o $(BUILD)/common/cpu_banks.o
 	$(CXX) $^ -o $@ $(TEST_LIBS)
 
 test test-extended: export LAB_TEST_MAX_N := $(or $(LAB_TEST_MAX_N),$(CPU_TEST_MAX_N))

@@ -46,6 +46,10 @@
 #define LAB_MODE_NAME LAB_MODE_GPU
 #endif
 
+/* CPU mode counts the shared-memory bank conflicts of the lab's first call and prints them after
+ * the result line (common/cpu/banks.cpp); not in a graded run or with --json. */
+static int g_count_banks;
+
 static void report_msg(lab_report *r, const char *fmt, ...)
 {
     va_list ap;
@@ -671,10 +675,17 @@ static lab_status call_device(device_rig *g, const lab_info *lab, const lab_vari
 
     prepare_call(g, lab, v, o, n, seed, k);
     CUDA_CHECK(cudaEventRecord(g->ev[0], 0));
+#ifdef LAB_CPU_MODE
+    if (k == 0 && g_count_banks)
+        lab_cpu_banks_record(1);
+#endif
     if (lab->shape == LAB_TILE)
         res = lab_device_tile_pass(lab, v, d_in, d_out, n, g->d_scratch, NULL);
     else
         res = lab_device_scan(lab, v, d_in, d_out, n, g->d_scratch);
+#ifdef LAB_CPU_MODE
+    lab_cpu_banks_record(0);
+#endif
     CUDA_CHECK(cudaGetLastError());
     CUDA_CHECK(cudaDeviceSynchronize()); /* every stream: all of the lab's work is counted */
     CUDA_CHECK(cudaEventRecord(g->ev[1], 0));
@@ -860,6 +871,41 @@ static void on_process_exit(void)
     _exit(LAB_EXIT_TAMPERED);
 }
 
+#ifdef LAB_CPU_MODE
+/* The bank-conflict table of the lab's first call, after its result line. */
+static void print_banks(FILE *f, const lab_report *r)
+{
+    lab_cpu_bank_stats b;
+    int worst = 0;
+    unsigned long long any = 0;
+    for (int i = 0; lab_cpu_banks_get(i, &b); i++)
+        any += b.loads + b.stores;
+    if (!any || r->status == ST_NOT_IMPLEMENTED)
+        return;
+    fprintf(f, "shared-memory bank conflicts in call 1, counted by CPU mode as an H100 serves a "
+               "warp-wide access (32 banks x 4 bytes):\n");
+    fprintf(f, "  %-36s %12s %7s %6s %12s\n", "kernel", "accesses", "worst", "mean",
+            "conflicts");
+    for (int i = 0; lab_cpu_banks_get(i, &b); i++) {
+        char way[16];
+        if (!(b.loads + b.stores))
+            continue;
+        snprintf(way, sizeof(way), "%u-way", b.worst);
+        fprintf(f, "  %-36s %12llu %7s %6.2f %12llu\n", b.kernel, b.loads + b.stores, way,
+                b.mean_degree, b.extra_ld + b.extra_st);
+        if ((int)b.worst > worst)
+            worst = (int)b.worst;
+    }
+    if (worst > 1)
+        fprintf(f, "  n-way: n lanes of one warp-wide access read different words of one bank, "
+                   "served one after another; conflicts: the extra passes in all (Nsight Compute's "
+                   "bank-conflict count)\n");
+    else
+        fprintf(f, "  1-way everywhere: every warp-wide shared-memory access is served in one "
+                   "pass\n");
+}
+#endif
+
 static void print_report(const lab_report *r)
 {
     FILE *f = g_report_out ? g_report_out : stdout;
@@ -867,6 +913,10 @@ static void print_report(const lab_report *r)
         lab_print_report_json(f, r);
     else
         lab_print_report_text(f, r);
+#ifdef LAB_CPU_MODE
+    if (g_count_banks && !g_json)
+        print_banks(f, r);
+#endif
     fflush(f);
     g_armed = 0;
 }
@@ -1134,6 +1184,7 @@ int lab_main(int argc, char **argv)
 
     if (!exit_check_registered && atexit(on_process_exit) == 0)
         exit_check_registered = 1;
+    g_count_banks = !grader;
     /* every kernel is loaded when CUDA starts, before the sandbox (no module loads inside it) */
     setenv("CUDA_MODULE_LOADING", "EAGER", 1);
     int rc = one_case(argc, argv, prog);

@@ -1,5 +1,7 @@
 /* lab_cases.c — edge sizes and the case runner for the kernel tests (see lab_cases.h). */
 #include "lab_cases.h"
+#include "cuda_check.h"
+#include "inputs.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -129,4 +131,80 @@ void lab_expect_race_caught(const lab_info *lab, const char *variant, size_t n, 
                   "%s/%s n=%zu: the build WITHOUT barriers gave the right answer in %d runs, so "
                   "these tests could not catch a missing barrier",
                   lab->id, variant, n, runs);
+}
+
+void lab_count_banks(const lab_info *lab, int vi, size_t n, unsigned *worst,
+                     unsigned long long *extra, unsigned long long *accesses, const char **kernel)
+{
+#ifdef LAB_CPU_MODE
+    const size_t tiles = CEIL_DIV(n, lab->tile);
+    int *d_in, *d_out, *d_sums;
+    int *h_in = malloc(n * sizeof(int));
+    cr_assert(lab->shape == LAB_TILE && h_in, "lab_count_banks: a tile lab");
+    lab_fill_input(h_in, n, DIST_RANDOM, lab_test_seed());
+    CUDA_CHECK(cudaMalloc((void **)&d_in, n * sizeof(int)));
+    CUDA_CHECK(cudaMalloc((void **)&d_out, n * sizeof(int)));
+    CUDA_CHECK(cudaMalloc((void **)&d_sums, tiles * sizeof(int)));
+    CUDA_CHECK(cudaMemcpy(d_in, h_in, n * sizeof(int), cudaMemcpyHostToDevice));
+    lab_cpu_banks_record(1);
+    const lab_result r = lab->variants[vi].scan_tiles(d_in, d_out, d_sums, n);
+    lab_cpu_banks_record(0);
+    CUDA_CHECK(cudaGetLastError());
+    CUDA_CHECK(cudaDeviceSynchronize());
+    cr_assert_eq(r, LAB_OK, "%s/%s: scan_tiles returned %d", lab->id, lab->variants[vi].name,
+                 (int)r);
+    *worst = 0;
+    *extra = *accesses = 0;
+    *kernel = "(none)";
+    lab_cpu_bank_stats b;
+    for (int i = 0; lab_cpu_banks_get(i, &b); i++) {
+        *extra += b.extra_ld + b.extra_st;
+        *accesses += b.loads + b.stores;
+        if (b.worst > *worst) {
+            *worst = b.worst;
+            *kernel = b.kernel;
+        }
+    }
+    cudaFree(d_sums);
+    cudaFree(d_out);
+    cudaFree(d_in);
+    free(h_in);
+#else
+    (void)lab, (void)vi, (void)n, (void)worst, (void)extra, (void)accesses, (void)kernel;
+    cr_skip_test("bank conflicts are counted in CPU mode (make test CPU=1); on a GPU, Nsight "
+                 "Compute counts them: make profile LAB=%.2s",
+                 lab->id);
+#endif
+}
+
+void lab_expect_banks(const lab_info *lab, const char *variant, size_t n, unsigned want_worst,
+                      const char *why)
+{
+    const int vi = lab_find_variant(lab, variant);
+    cr_assert(vi >= 0, "%s has no variant %s", lab->id, variant);
+    if (!lab_expect_written(lab, vi))
+        return;
+    unsigned worst;
+    unsigned long long extra, accesses;
+    const char *kernel;
+    lab_count_banks(lab, vi, n, &worst, &extra, &accesses, &kernel);
+    cr_assert(accesses > 0,
+              "%s/%s n=%zu: CPU mode saw no shared-memory access at all; the scan must go "
+              "through its __shared__ tile",
+              lab->id, variant, n);
+    if (!want_worst) { /* a variant that must conflict: the counts can see a conflict */
+        cr_expect(worst > 1,
+                  "%s/%s n=%zu: no bank conflict counted (the worst of %llu warp-wide accesses "
+                  "is %u-way), yet %s",
+                  lab->id, variant, n, accesses, worst, why);
+        return;
+    }
+    cr_expect(worst == want_worst,
+              "%s/%s n=%zu: bank conflicts: the worst warp-wide shared-memory access in %s is "
+              "%u-way (%llu extra passes over %llu accesses); expected %u-way. %u-way means %u "
+              "lanes of one warp read or write different words of one bank (word i is in bank "
+              "i %% 32) and are served one after another. %s. make run LAB=%.2s CPU=1 "
+              "ARGS='--variant %s' prints the counts per kernel",
+              lab->id, variant, n, kernel, worst, extra, accesses, want_worst, worst, worst, why,
+              lab->id, variant);
 }

@@ -45,4 +45,20 @@ int lab_expect_written(const lab_info *lab, int vi);
 void lab_expect_race_caught(const lab_info *lab, const char *variant, size_t n, size_t bad,
                             int runs);
 
+/* Bank conflicts (CPU mode counts them, common/cpu/banks.cpp). The worst shared-memory access of
+ * one call of tile variant vi at n, over every kernel it launches: *worst its degree (1 =
+ * conflict-free), *extra the extra passes in all (Nsight Compute's bank conflicts), *accesses the
+ * warp-wide accesses, *kernel the kernel of the worst one. Skips the calling test on a GPU build
+ * (the GPU's own count is Nsight Compute's: make profile). */
+void lab_count_banks(const lab_info *lab, int vi, size_t n, unsigned *worst,
+                     unsigned long long *extra, unsigned long long *accesses,
+                     const char **kernel);
+
+/* Fails, saying what a bank conflict is and where to look, unless variant `variant` of the lab
+ * is exactly `want_worst`-way at n in its worst access over every kernel: 1 is conflict-free, more
+ * than 1 a variant the handout says conflicts that much, 0 any conflict (at least 2-way). why:
+ * the handout's rule, one line. */
+void lab_expect_banks(const lab_info *lab, const char *variant, size_t n, unsigned want_worst,
+                      const char *why);
+
 #endif /* SCAN_LAB_CASES_H */

@@ -143,6 +143,22 @@ cudaError_t cudaStreamSynchronize(cudaStream_t stream);
 /* Kernel attributes: the dynamic shared-memory opt-in is checked at launch, the rest ignored. */
 cudaError_t lab_cpu_func_set_attribute(const void *func, cudaFuncAttribute attr, int value);
 
+/* Shared-memory bank conflicts (CPU mode only; common/cpu/banks.cpp). lab_cpu_banks_record(1)
+ * clears the counts and counts every later launch of a kernel from an instrumented object (a .cu
+ * file that declares __shared__ memory) until lab_cpu_banks_record(0). Counts are per kernel
+ * name (the launch's text, "bl_kernel<true, SYNC>"), in the order of their first launch. */
+typedef struct lab_cpu_bank_stats {
+    const char *kernel;
+    unsigned long long loads, stores;      /* warp-wide shared-memory accesses */
+    unsigned long long extra_ld, extra_st; /* wavefronts beyond the first of each access (part):
+                                              Nsight Compute's "bank conflicts" */
+    double mean_degree; /* over the accesses: 1.0 when conflict-free */
+    unsigned worst;     /* the worst access's degree: n-way */
+} lab_cpu_bank_stats;
+void lab_cpu_banks_record(int on);
+int lab_cpu_banks_count(void);
+int lab_cpu_banks_get(int i, lab_cpu_bank_stats *out); /* 0 when there is no i-th kernel */
+
 #ifdef __cplusplus
 }
 

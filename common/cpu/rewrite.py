@@ -8,7 +8,10 @@ What changes (nothing else does; `#line` keeps every message pointing into SRC.c
       -> ::lab_cpu::launch(kernel, "kernel", __FILE__, __LINE__, ::lab_cpu::config(grid, block...), args)
   [static] __shared__ T name[A][B];   -> static ::lab_cpu::shared_array<...> name("name");  (checked)
   extern __shared__ T name[];         -> static ::lab_cpu::extern_shared<T> name("name");   (checked)
-  #pragma unroll                      -> an empty line (GCC would warn about it)
+  #pragma unroll [N]                  -> #pragma GCC unroll N (64 without N): a loop with a constant
+                                         trip count is unrolled as nvcc unrolls it, so each
+                                         iteration's shared-memory access is an instruction of
+                                         its own (bank-conflict counting pairs lanes by it)
   while (c) / for (;;) / for (i; c;)  -> while (::lab_cpu::loop_point(), c) ... (the watchdog's
                                          safe point; counting for loops are left alone)
   #include "x.h" (next to the file) with launches or __shared__ arrays -> its rewritten text
@@ -260,8 +263,15 @@ def inline_includes(src, path, seen):
     return "".join(out)
 
 
+def gcc_unroll(m):
+    """#pragma unroll [N] as GCC says it: N when it is a number, else 64 (nvcc unrolls a constant
+    trip count completely; GCC needs a factor, and 64 covers every loop the labs unroll)."""
+    arg = m.group(0).split("unroll", 1)[1].strip()
+    return "#pragma GCC unroll " + (arg if arg.isdigit() else "64")
+
+
 def rewrite_body(src, path, seen):
-    src = PRAGMA_UNROLL.sub("", src)
+    src = PRAGMA_UNROLL.sub(gcc_unroll, src)
     src = rewrite_launches(src, mask_code(src), path)
     src = rewrite_shared(src)
     src = instrument_loops(src, mask_code(src))

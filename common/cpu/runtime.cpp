@@ -31,6 +31,7 @@
 #include <string>
 #include <vector>
 
+#include "banks.h"
 #include "cuda_runtime.h"
 
 #include <setjmp.h>
@@ -676,6 +677,8 @@ void start_block()
          (unsigned long long)gridDim.x * (blockIdx.y + (unsigned long long)gridDim.y * blockIdx.z));
     g_rng = splitmix(s);
     poison_shared();
+    if (lab_cpu::banks::g_on)
+        lab_cpu::banks::block_start(g_nthreads);
     g_pool.clear();
     for (int i = 0; i < g_nthreads; i++) {
         fiber *f = g_fibers[i];
@@ -708,12 +711,17 @@ bool run_block()
             if (launch_stopped())
                 return false;
         }
-        if (g_ndone == g_nthreads)
+        if (g_ndone == g_nthreads) {
+            if (lab_cpu::banks::g_on)
+                lab_cpu::banks::flush();
             return true;
+        }
         if (g_nbar != g_nthreads || g_bar_divergent) {
             report_stuck();
             return false;
         }
+        if (lab_cpu::banks::g_on) /* the accesses before a barrier pair up by lane and site */
+            lab_cpu::banks::flush();
         g_nbar = 0; /* every thread waits at the same barrier: open it */
         for (int i = 0; i < g_nthreads; i++) {
             g_fibers[i]->state = F_READY;
@@ -987,6 +995,19 @@ void register_shared(void *p, size_t bytes, const char *name)
     memset(p, PAD_BYTE, bytes);
 }
 
+int current_thread()
+{
+    return g_cur ? g_cur->linear : -1;
+}
+
+bool in_shared(const void *p)
+{
+    for (const shared_reg &r : g_shared)
+        if (r.p <= p && p < (const void *)((const char *)r.p + r.bytes))
+            return true;
+    return g_dyn && g_dyn <= p && p < (const void *)(g_dyn + g_dyn_bytes);
+}
+
 void *dynamic_shared_base()
 {
     return g_dyn;
@@ -1082,6 +1103,8 @@ void run_kernel(const char *name, const char *file, int line, const void *fn,
     g_dyn = (char *)(((uintptr_t)dyn.data() + 15) & ~(uintptr_t)15);
     g_dyn_bytes = cfg.shmem;
     g_aborted = false;
+    if (banks::g_on)
+        banks::launch_begin(name);
     watchdog_start();
     run_blocks(cfg.grid);
     watchdog_stop();

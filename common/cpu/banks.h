@@ -1,0 +1,34 @@
+/* banks.h (CPU mode, internal) — shared-memory bank-conflict counting, between the scheduler
+ * (runtime.cpp) and the counter (banks.cpp). Lab code never includes it.
+ *
+ * A lab file that declares __shared__ memory is compiled with GCC's ThreadSanitizer
+ * instrumentation (-fsanitize=thread, no libtsan): the compiler then calls __tsan_read4(p),
+ * __tsan_write4(p), ... before each memory access, and banks.cpp defines those functions. While
+ * counting is on, every access that lands in shared memory is recorded with the thread that made
+ * it and its call site (the return address of the hook: one site per machine instruction that
+ * accesses memory). When a barrier opens or the block ends, the records of each warp are grouped:
+ * the k-th execution of one site by each lane of the warp since the last barrier is one warp-wide
+ * access, as the lanes of a warp that follow the same path execute each instruction together.
+ */
+#ifndef LAB_CPU_BANKS_H
+#define LAB_CPU_BANKS_H
+
+namespace lab_cpu {
+namespace banks {
+
+extern bool g_on; /* counting (lab_cpu_banks_record) */
+
+void launch_begin(const char *kernel); /* a launch starts (while counting) */
+void block_start(int nthreads);        /* a block starts: no records yet */
+void flush();                          /* a barrier opens or the block ends: count the records */
+
+} /* namespace banks */
+
+/* runtime.cpp: the running GPU thread's index in its block (-1 outside a kernel), and whether p
+ * is in this block's shared memory (a static __shared__ array or the dynamic shared memory). */
+int current_thread();
+bool in_shared(const void *p);
+
+} /* namespace lab_cpu */
+
+#endif /* LAB_CPU_BANKS_H */

@@ -1,0 +1,164 @@
+/* test_cpu_banks.cu — CPU mode's bank-conflict count (common/cpu/banks.cpp) against the rules of
+ * shared memory, written out here on their own: 32 banks of 4 bytes, word w in bank w % 32; a
+ * warp-wide access takes as many passes as the most DIFFERENT words one bank must deliver (lanes
+ * on the same word share it); 8-byte accesses are served per half-warp and 16-byte ones per
+ * quarter-warp. Each kernel below makes one warp-wide access pattern whose degree follows from
+ * those rules, and the test checks the count.
+ *
+ * Built in CPU mode only, instrumented like a lab file with shared memory:
+ *   make build/cpu/tests/test_cpu_banks CPU=1 && build/cpu/tests/test_cpu_banks
+ */
+#include <criterion/criterion.h>
+
+#include <stdint.h>
+
+#define WORDS 2048
+
+/* Every lane of one warp reads word (lane * stride) % WORDS, or word `fixed` when stride is 0. */
+__global__ void stride_kernel(int stride, int fixed, unsigned *out)
+{
+    __shared__ unsigned s[WORDS];
+    for (unsigned i = threadIdx.x; i < WORDS; i += blockDim.x)
+        s[i] = i;
+    __syncthreads();
+    const unsigned w = stride ? (threadIdx.x * (unsigned)stride) % WORDS : (unsigned)fixed;
+    out[threadIdx.x] = s[w];
+}
+
+/* Lane l reads the 8-byte word at element (l * stride) of a uint2-sized array. */
+__global__ void wide8_kernel(int stride, unsigned long long *out)
+{
+    __shared__ unsigned long long s[WORDS / 2];
+    for (unsigned i = threadIdx.x; i < WORDS / 2; i += blockDim.x)
+        s[i] = i;
+    __syncthreads();
+    out[threadIdx.x] = s[(threadIdx.x * (unsigned)stride) % (WORDS / 2)];
+}
+
+/* Lane l reads the 16-byte int4 at element l (consecutive: conflict-free per quarter-warp). */
+__global__ void wide16_kernel(int4 *out)
+{
+    __shared__ int4 s[WORDS / 4];
+    unsigned *words = (unsigned *)(int4 *)s; /* filled 4 bytes at a time, consecutive words */
+    for (unsigned i = threadIdx.x; i < WORDS; i += blockDim.x)
+        words[i] = i;
+    __syncthreads();
+    out[threadIdx.x] = s[threadIdx.x];
+}
+
+/* A loop unrolled as nvcc unrolls it, whose store is divergent in its last iterations: lane l
+ * stores word j * 32 + l for j < C while j * 32 + l < len. Every store is 1-way. */
+__global__ void ragged_kernel(unsigned len, unsigned *out)
+{
+    __shared__ unsigned s[8 * 32];
+#pragma unroll
+    for (int j = 0; j < 8; j++) {
+        const unsigned i = j * 32 + threadIdx.x;
+        if (i < len)
+            s[i] = i;
+        else
+            s[i] = 0;
+    }
+    __syncthreads();
+    out[threadIdx.x] = s[threadIdx.x];
+}
+
+struct count {
+    unsigned worst;
+    unsigned long long accesses, extra;
+};
+
+/* The count of the kernel `name` after one launch made by launch(). */
+template <class F> static count counted(const char *name, F launch)
+{
+    lab_cpu_banks_record(1);
+    launch();
+    lab_cpu_banks_record(0);
+    cr_assert_eq(cudaDeviceSynchronize(), cudaSuccess, "%s failed: %s", name,
+                 cudaGetErrorString(cudaGetLastError()));
+    lab_cpu_bank_stats b;
+    for (int i = 0; lab_cpu_banks_get(i, &b); i++)
+        if (strncmp(b.kernel, name, strlen(name)) == 0)
+            return count{b.worst, b.loads + b.stores, b.extra_ld + b.extra_st};
+    cr_assert_fail("no count for kernel %s", name);
+    return count{};
+}
+
+static unsigned *g_out;
+static void setup(void)
+{
+    cr_assert_eq(cudaMalloc((void **)&g_out, 64 * 16), cudaSuccess);
+}
+static void teardown(void)
+{
+    cudaFree(g_out);
+}
+TestSuite(cpu_banks, .init = setup, .fini = teardown);
+
+/* The degree a stride gives when 32 lanes read 4-byte words lane * stride: the number of lanes
+ * sharing a bank, gcd(stride, 32) (each a different word). */
+static unsigned want_stride_degree(unsigned stride)
+{
+    unsigned g = 32;
+    while (stride % g)
+        g /= 2;
+    return g;
+}
+
+Test(cpu_banks, strides, .description = "stride 1..64 reads: gcd(stride, 32)-way, 32 - 32/way extra")
+{
+    for (int stride = 1; stride <= 64; stride++) {
+        const count c = counted("stride_kernel", [&] { stride_kernel<<<1, 32>>>(stride, 0, g_out); });
+        const unsigned want = want_stride_degree((unsigned)stride);
+        cr_expect_eq(c.worst, want, "stride %d: %u-way, want %u-way", stride, c.worst, want);
+        /* the read: `want` passes, want - 1 extra; the fill of 2048 words: 64 conflict-free */
+        cr_expect_eq(c.extra, want - 1, "stride %d: %llu extra passes, want %u", stride, c.extra,
+                     want - 1);
+        cr_expect_eq(c.accesses, 64u + 1u, "stride %d: %llu warp-wide accesses, want 65", stride,
+                     c.accesses);
+    }
+}
+
+Test(cpu_banks, broadcast, .description = "all lanes on one word: a broadcast, 1-way")
+{
+    const count c = counted("stride_kernel", [] { stride_kernel<<<1, 32>>>(0, 77, g_out); });
+    cr_expect_eq(c.worst, 1u);
+    cr_expect_eq(c.extra, 0u);
+}
+
+Test(cpu_banks, two_warps, .description = "each warp is its own access: 64 threads, stride 32")
+{
+    const count c = counted("stride_kernel", [] { stride_kernel<<<1, 64>>>(32, 0, g_out); });
+    cr_expect_eq(c.worst, 32u);
+    cr_expect_eq(c.extra, 2u * 31u, "two warps, 31 extra passes each: got %llu", c.extra);
+}
+
+Test(cpu_banks, wide_accesses, .description = "8 bytes per half-warp, 16 bytes per quarter-warp")
+{
+    /* consecutive 8-byte words: each half-warp covers 32 banks once */
+    count c = counted("wide8_kernel",
+                      [] { wide8_kernel<<<1, 32>>>(1, (unsigned long long *)g_out); });
+    cr_expect_eq(c.worst, 1u, "8-byte, stride 1: %u-way", c.worst);
+    /* stride 2 (16 bytes apart): 16 lanes of a half-warp on 16 of the 32 banks twice: 2-way */
+    c = counted("wide8_kernel", [] { wide8_kernel<<<1, 32>>>(2, (unsigned long long *)g_out); });
+    cr_expect_eq(c.worst, 2u, "8-byte, stride 2: %u-way", c.worst);
+    c = counted("wide16_kernel", [] { wide16_kernel<<<1, 32>>>((int4 *)g_out); });
+    cr_expect_eq(c.worst, 1u, "16-byte, consecutive: %u-way", c.worst);
+}
+
+Test(cpu_banks, divergent_unrolled, .description = "a divergent store in an unrolled loop stays 1-way")
+{
+    for (unsigned len = 0; len <= 8 * 32; len += 37) {
+        const count c = counted("ragged_kernel", [&] { ragged_kernel<<<1, 32>>>(len, g_out); });
+        cr_expect_eq(c.worst, 1u, "len %u: %u-way", len, c.worst);
+    }
+}
+
+Test(cpu_banks, off_by_default, .description = "nothing is counted unless asked")
+{
+    lab_cpu_banks_record(1);
+    lab_cpu_banks_record(0);
+    stride_kernel<<<1, 32>>>(32, 0, g_out);
+    cr_assert_eq(cudaDeviceSynchronize(), cudaSuccess);
+    cr_expect_eq(lab_cpu_banks_count(), 0, "a launch after lab_cpu_banks_record(0) was counted");
+}
