@@ -163,6 +163,14 @@ class Barriers(unittest.TestCase):
         self.assertIn("block (3,0,0)", err)
         self.assertIn("reached by 232 of 256 threads; threads 232..255 returned", err)
 
+    def test_barrier_in_a_helper_names_the_call(self):
+        rc, rep, err = run("helper_barrier", 1000)
+        self.assertEqual(rc, EXIT_CUDA_ERROR, f"{rep} {err}")
+        src = os.path.join(ROOT, "tests", "cpu_fixtures", "helper_barrier.cu")
+        with open(src) as f:
+            call = next(i for i, ln in enumerate(f, 1) if "/* CALL SITE */" in ln)
+        self.assertIn(f"__syncthreads() at helper_barrier.cu:{call} is reached by 232 of 256", err)
+
     def test_early_return_is_fine_when_every_tile_is_full(self):
         rc, rep, err = run("early_return", 1024)
         self.assertEqual((rc, rep.get("status")), (0, "ok"), err)

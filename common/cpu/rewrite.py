@@ -14,6 +14,10 @@ What changes (nothing else does; `#line` keeps every message pointing into SRC.c
                                          its own (bank-conflict counting pairs lanes by it)
   while (c) / for (;;) / for (i; c;)  -> while (::lab_cpu::loop_point(), c) ... (the watchdog's
                                          safe point; counting for loops are left alone)
+  a __device__ function with no parameters whose body calls __syncthreads() (a barrier helper
+  such as the labs' tile_barrier<SYNC>()) -> (const char *lab_cpu_file = __builtin_FILE(),
+      int lab_cpu_line = __builtin_LINE()), and its __syncthreads() reports that place: a barrier
+      error names the line that called the helper, not the helper's own line
   #include "x.h" (next to the file) with launches or __shared__ arrays -> its rewritten text
 Comments and string literals are left alone. Every byte that is not rewritten comes out as it
 went in, UTF-8 or not (a Latin-1 comment, say): files are read and written as UTF-8 with
@@ -236,6 +240,49 @@ def instrument_loops(src, code):
     return "".join(out)
 
 
+BARRIER_HELPER = re.compile(r"__device__[^;{}()]*?\b([A-Za-z_]\w*)[ \t]*\([ \t]*(?:void)?[ \t]*\)[ \t\n]*\{")
+SYNC = re.compile(r"\b__syncthreads[ \t]*\([ \t]*\)")
+HELPER_PARAMS = "(const char *lab_cpu_file = __builtin_FILE(), int lab_cpu_line = __builtin_LINE())"
+HELPER_SYNC = "((void)::lab_cpu::block_barrier(::lab_cpu::B_PLAIN, 0, lab_cpu_file, lab_cpu_line))"
+
+
+def matching_brace(code, open_at):
+    """The index of the '}' that closes the '{' at open_at in masked code, or -1."""
+    depth = 0
+    for i in range(open_at, len(code)):
+        if code[i] == "{":
+            depth += 1
+        elif code[i] == "}":
+            depth -= 1
+            if depth == 0:
+                return i
+    return -1
+
+
+def barrier_helpers(src, code):
+    """Gives each __device__ function without parameters whose body calls __syncthreads() the
+    caller's file and line as defaulted parameters, and makes its barrier report them."""
+    out = []
+    last = 0
+    for m in BARRIER_HELPER.finditer(code):
+        close = matching_brace(code, m.end() - 1)
+        if close < 0 or not SYNC.search(code, m.end(), close):
+            continue
+        params = code.rindex("(", m.start(1), m.end())
+        params_end = code.index(")", params)
+        out.append(src[last:params])
+        out.append(HELPER_PARAMS)
+        body_out, at = [], params_end + 1
+        for sm in SYNC.finditer(code, m.end(), close):
+            body_out.append(src[at:sm.start()])
+            body_out.append(HELPER_SYNC)
+            at = sm.end()
+        out.append("".join(body_out))
+        last = at
+    out.append(src[last:])
+    return "".join(out)
+
+
 PRAGMA_UNROLL = re.compile(r"^[ \t]*#[ \t]*pragma[ \t]+unroll\b[^\n]*$", re.M)
 INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"]+)"[^\n]*$', re.M)
 
@@ -275,6 +322,7 @@ def rewrite_body(src, path, seen):
     src = rewrite_launches(src, mask_code(src), path)
     src = rewrite_shared(src)
     src = instrument_loops(src, mask_code(src))
+    src = barrier_helpers(src, mask_code(src))
     return inline_includes(src, path, seen)
 
 
