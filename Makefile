@@ -316,12 +316,12 @@ TEST_EXTRAS = $(if $(LAB),,$(LABS:%=$(BUILD)/labs/%/scan) $(LABS:%=$(BUILD)/solu
 
 test: check-criterion $(TEST_BINS) $(TEST_EXTRAS)
 	LAB_TEST_SRC=$(TEST_SRC) LAB_BUILD_DIR=$(abspath $(BUILD)) $(PYTHON) tests/run_tests.py \
-	  --src $(TEST_SRC) $(if $(LAB),--no-python) $(TEST_BINS)
+	  --src $(TEST_SRC) $(if $(LAB),--no-python) $(if $(filter 1,$(V)),--verbose) $(TEST_BINS)
 
 # The extended suite: the kernel tests again with LAB_TEST_EXTENDED=1 (adds n = 2^31 + 7).
 test-extended: check-criterion $(KERNEL_BINS)
 	LAB_TEST_EXTENDED=1 LAB_TEST_SRC=$(TEST_SRC) LAB_BUILD_DIR=$(abspath $(BUILD)) $(PYTHON) tests/run_tests.py \
-	  --src $(TEST_SRC) --no-python $(KERNEL_BINS)
+	  --src $(TEST_SRC) --no-python $(if $(filter 1,$(V)),--verbose) $(KERNEL_BINS)
 
 # CPU mode's own tests (tests/test_cpu_mode.py) run deliberately broken kernels,
 # tests/cpu_fixtures/*.cu, built as lab binaries in CPU mode: $(BUILD)/cpu/cpu_fixtures/NAME/scan

@@ -2,12 +2,15 @@
 """Runs the whole test suite and prints one summary: Criterion binaries (their TAP reports are
 counted), then the Python unittest suites in tests/ and grader/tests/.
 
-Usage: run_tests.py [--src solutions|labs] [--no-python] BINARY...  (make test calls it)
+Usage: run_tests.py [--src solutions|labs] [--no-python] [--log FILE] [--verbose] BINARY...
+(make test calls it)
 --src says which code the kernel-test binaries were linked with (make test TEST_SRC=labs: the
 student's labs/); with labs, one line per lab says whether it passed, failed or is not written yet.
+Everything the tests print goes to the log (--log, default $LAB_BUILD_DIR/test.log); the terminal
+gets one line per suite and the summary (--verbose: the tests' own output instead of the log).
 Exit code: 0 when nothing failed, 1 otherwise.
-The last line is "summary: N passed, N failed, N skipped"; above it, the skip reasons and, for
-each failed test, its name and its first messages.
+The last line is "summary: N passed, N failed, N skipped"; above it, the skip reasons, one line
+per failed test (its name and first message) and the path of the log.
 """
 import argparse
 import collections
@@ -15,6 +18,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 import unittest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -31,15 +35,18 @@ def suite_name(binary):
     return f"labs: {name}" if parent == "labs" else name
 
 
-def run_criterion(binary):
-    """Runs one Criterion binary; returns (passed, failed, skipped, skip reasons, failures), with
-    failures a list of (test name, [first messages])."""
+def run_criterion(binary, log=None):
+    """Runs one Criterion binary, its output into log (a file; None: the terminal); returns
+    (passed, failed, skipped, skip reasons, failures), with failures a list of (test name,
+    [first messages])."""
     name = suite_name(binary)
     tap = os.path.abspath(binary) + ".tap"
     if os.path.exists(tap):
         os.remove(tap)
-    print(f"==> {name}", file=sys.stderr, flush=True)
-    proc = subprocess.run([binary, "--short-filename", f"--tap={tap}"], cwd=ROOT)
+    if log:
+        print(f"==> {name}", file=log, flush=True)
+    proc = subprocess.run([binary, "--short-filename", f"--tap={tap}"], cwd=ROOT,
+                          stdout=log, stderr=subprocess.STDOUT if log else None)
     passed = failed = skipped = 0
     reasons = []
     failures = []
@@ -72,8 +79,9 @@ def run_criterion(binary):
     return passed, failed, skipped, reasons, failures
 
 
-def run_unittests():
-    """Discovers tests/test_*.py and grader/tests/test_*.py; returns the same tuple."""
+def run_unittests(log=None):
+    """Discovers tests/test_*.py and grader/tests/test_*.py, their report into log (None: the
+    terminal); returns the same tuple as run_criterion."""
     suite = unittest.TestSuite()
     loader = unittest.TestLoader()
     for d in ("tests", os.path.join("grader", "tests")):
@@ -82,8 +90,9 @@ def run_unittests():
             suite.addTests(loader.discover(path, pattern="test_*.py", top_level_dir=path))
     if suite.countTestCases() == 0:
         return 0, 0, 0, [], []
-    print("==> python unittest", file=sys.stderr, flush=True)
-    result = unittest.TextTestRunner(stream=sys.stderr, verbosity=1).run(suite)
+    if log:
+        print("==> python unittest", file=log, flush=True)
+    result = unittest.TextTestRunner(stream=log or sys.stderr, verbosity=1).run(suite)
     failed = len(result.failures) + len(result.errors) + len(result.unexpectedSuccesses)
     skipped = len(result.skipped)
     passed = result.testsRun - failed - skipped
@@ -101,14 +110,18 @@ def lab_verdicts(rows):
     lines = []
     for name, p, f, s, reasons in rows:
         lab = name.split("kernels_", 1)[1]
+        unwritten = next((r.split("variants not written yet: ", 1)[1].split(" (", 1)[0]
+                          for r in reasons if "variants not written yet: " in r), None)
         if f:
-            verdict = f"FAILED ({f} of {p + f} tests; their first messages are under 'failed:')"
+            verdict = f"FAILED ({f} of {p + f} tests; their first messages are under 'failed')"
         elif any("not implemented yet" in r for r in reasons):
             verdict = "not implemented yet (skipped: its scan.cu still returns LAB_NOT_IMPLEMENTED)"
         elif any(r.startswith("no CUDA device") for r in reasons):
             verdict = "NOT RUN: no CUDA device (CPU=1 runs the tests in CPU mode)"
         else:
             verdict = f"passed ({p} test{'s' if p != 1 else ''}" + (f", {s} skipped)" if s else ")")
+        if unwritten and not f:
+            verdict += f"; not written yet: {unwritten}"
         lines.append(f"  labs/{lab:24} {verdict}")
     return lines
 
@@ -118,8 +131,31 @@ def main():
     ap.add_argument("--src", default="solutions", choices=["solutions", "labs"],
                     help="the code the kernel tests are linked with (default: solutions)")
     ap.add_argument("--no-python", action="store_true", help="skip the Python unittest suites")
+    ap.add_argument("--log", help="where the tests' own output goes (default: "
+                    "$LAB_BUILD_DIR/test.log, or build/test.log)")
+    ap.add_argument("--verbose", action="store_true",
+                    help="the tests' own output on the terminal instead of the log")
     ap.add_argument("binaries", nargs="*")
     args = ap.parse_args()
+    log_path = args.log or os.path.join(os.environ.get("LAB_BUILD_DIR") or os.path.join(ROOT, "build"),
+                                        "test.log")
+    os.makedirs(os.path.dirname(os.path.abspath(log_path)), exist_ok=True)
+    with open(log_path, "w", encoding="utf-8", errors="replace") as log:
+        code = run_all(args, None if args.verbose else log)
+    if not args.verbose:
+        print(f"full log: {os.path.relpath(log_path)}")
+    return code
+
+
+def suite_line(name, p, f, s, seconds):
+    """The terminal's line for one finished suite."""
+    return (f"==> {name}: {p} passed, {f} failed, {s} skipped ({seconds:.0f} s)"
+            + ("   <- FAILED" if f else ""))
+
+
+def run_all(args, log):
+    """Runs every suite (output into log, or the terminal when log is None) and prints the
+    summary; returns the exit code."""
 
     if args.src == "labs":
         print("==> testing YOUR code in labs/ (TEST_SRC=labs); labs not written yet are skipped",
@@ -128,7 +164,9 @@ def main():
     reasons = collections.Counter()
     rows, student_rows, failures = [], [], []
     for b in args.binaries:
-        p, f, s, r, fl = run_criterion(b)
+        t0 = time.monotonic()
+        p, f, s, r, fl = run_criterion(b, log)
+        print(suite_line(suite_name(b), p, f, s, time.monotonic() - t0), file=sys.stderr, flush=True)
         rows.append((suite_name(b), p, f, s))
         if suite_name(b).startswith("labs: "):
             student_rows.append((suite_name(b), p, f, s, r))
@@ -136,7 +174,10 @@ def main():
         failures += fl
         totals = [totals[0] + p, totals[1] + f, totals[2] + s]
     if not args.no_python:
-        p, f, s, r, fl = run_unittests()
+        t0 = time.monotonic()
+        p, f, s, r, fl = run_unittests(log)
+        print(suite_line("python unittest", p, f, s, time.monotonic() - t0), file=sys.stderr,
+              flush=True)
         rows.append(("python unittest", p, f, s))
         reasons.update(r)
         failures += fl
@@ -151,11 +192,9 @@ def main():
         for reason, count in reasons.most_common():
             print(f"  {count:4d} x {reason}")
     if failures:
-        print("failed:")
+        print("failed (each test's first message; all of them are in the log):")
         for name, messages in failures:
-            print(f"  {name}")
-            for m in messages:
-                print(f"      {m}")
+            print(f"  {name}: {messages[0] if messages else '(no message)'}")
     if student_rows:
         print("your labs (TEST_SRC=labs):")
         print("\n".join(lab_verdicts(student_rows)))

@@ -26,6 +26,14 @@ static void need_device(void)
     lab_test_need_code(&LAB);
 }
 
+/* Every variant is written: names the ones that are not, once for the whole lab (the other
+ * tests skip their cases silently). */
+Test(kernel, variants_written, .description = "every variant is written (not LAB_NOT_IMPLEMENTED)")
+{
+    need_device();
+    lab_expect_all_written(&LAB);
+}
+
 /* Every variant x every edge size x seeds 1..nseeds (offset by LAB_TEST_SEED) for one dist. */
 static void run_matrix(lab_dist d, int large, int nseeds)
 {
