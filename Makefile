@@ -177,7 +177,7 @@ LAB_BINS = $(LABS:%=$(BUILD)/$(SRC)/%/scan)
 # LAB=03 or LAB=03_kogge_stone both name lab 03.
 LAB_DIR = $(firstword $(filter $(LAB)%,$(LABS)))
 
-.PHONY: help all run test test-extended grade clean check-criterion lab-common lab-binary format lint
+.PHONY: help all run profile test test-extended grade clean check-criterion lab-common lab-binary format lint
 .SECONDARY:  # keep objects between builds
 
 help:
@@ -194,6 +194,7 @@ help:
 	@echo "  make bench              GPU only: every reference against CUB and a memcpy (SRC=labs: yours)"
 	@echo "  make run LAB=03         build and run one lab; ARGS='--n 2^20+7 --variant 1' passes options"
 	@echo "  make run LAB=03 CPU=1   the same in CPU mode: no GPU needed, correctness only"
+	@echo "  make profile LAB=05     GPU only: the lab's kernels under Nsight Compute (DRAM %, occupancy, stalls)"
 	@echo "                          (without a GPU, run, all, test and grade choose CPU mode themselves)"
 	@echo "  make all                build every lab binary of SRC (labs by default)"
 	@echo "  make slides             render slides/*.md to build/slides/ (HTML; PDF with Chromium; needs npm)"
@@ -216,6 +217,15 @@ run:
 	@test -n "$(LAB_DIR)" || { echo "make run: no lab matches LAB=$(LAB) (labs: $(LABS))"; exit 2; }
 	@$(MAKE) --no-print-directory $(BUILD)/$(SRC)/$(LAB_DIR)/scan
 	$(if $(filter /%,$(BUILD)),,./)$(BUILD)/$(SRC)/$(LAB_DIR)/scan $(ARGS)
+
+# make profile LAB=05 [SRC=solutions] [ARGS='--n 2^24 --variant plain']: the lab's kernels under
+# Nsight Compute (ncu), one short table per kernel (grader/profile.py). GPU only.
+profile:
+	@test -n "$(LAB)" || { echo "make profile: say which lab, e.g. make profile LAB=05 (labs: $(LABS))" >&2; exit 2; }
+	@test -n "$(LAB_DIR)" || { echo "make profile: no lab matches LAB=$(LAB) (labs: $(LABS))" >&2; exit 2; }
+	@if [ -n "$(CPU_MODE)" -o -z "$(GPU_CC)" ]; then echo "make profile: no GPU here (nvidia-smi finds none, or CPU=1): Nsight Compute measures a GPU; make run LAB=$(LAB) CPU=1 counts shared-memory bank conflicts without one" >&2; exit 5; fi
+	@$(MAKE) --no-print-directory $(BUILD)/$(SRC)/$(LAB_DIR)/scan
+	$(PYTHON) grader/profile.py --binary $(BUILD)/$(SRC)/$(LAB_DIR)/scan $(if $(ARGS),-- $(ARGS))
 
 grade:
 	@test -z "$(LAB)" -o -n "$(LAB_DIR)" || { echo "make grade: no lab matches LAB=$(LAB) (labs: $(LABS))"; exit 2; }
