@@ -378,7 +378,7 @@ endif
 #                slides/marp.config.json: a line break in the Markdown source is not a break on
 #                the slide (as on GitHub).
 SLIDES_OUT   := $(BUILD)/slides
-SLIDE_DECKS  := $(sort $(wildcard slides/[0-9][0-9]_*.md))
+SLIDE_DECKS  := $(sort $(wildcard slides/[0-9][0-9]_*.md slides/[0-9][0-9][a-z]_*.md))
 MARP         := slides/node_modules/.bin/marp
 CHROME_PATH  ?= $(firstword $(foreach b,chromium chromium-browser google-chrome google-chrome-stable,$(shell command -v $(b) 2>/dev/null)))
 

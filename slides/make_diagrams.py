@@ -206,6 +206,22 @@ def kogge_stone(n, hazard_demo=False):
     return Network("kogge_stone", "Kogge-Stone scan (double-buffered)", n, steps)
 
 
+def warp_scan(lanes=8):
+    """The interlude on warp primitives (labs/WARPS.md): the lanes of one warp scan the values in
+    their registers with __shfl_up_sync, the Kogge-Stone network with no shared memory and no
+    barrier: at offset d every lane reads the register of lane - d, and lanes below d keep their
+    own value (the shuffle returns it to them, and they add nothing)."""
+    steps = []
+    d = 1
+    while d < lanes:
+        steps.append(Step([Op("add", i, [i - d, i]) for i in range(d, lanes)],
+                          "shfl_up %d" % d))
+        d *= 2
+    return Network("warp_scan", "Warp scan with shuffles: register to register, no barrier",
+                   lanes, steps, note="lane i starts with xi in a register; step 'shfl_up d' is "
+                   "__shfl_up_sync(FULL_MASK, v, d); lanes below d get their own value back")
+
+
 def up_sweep(n):
     """The reduction tree shared by Brent-Kung and Blelloch: with stride d = 1, 2, ..., n/2 the
     element at every (k+1)*2d - 1 adds the one d to its left."""
@@ -844,13 +860,14 @@ def networks():
         "blelloch_n16": blelloch(16),
         "coarsened_n16": coarsened(16, threads=4),
         "hierarchical_n16": hierarchical(16, tile=4),
+        "warp_scan_n8": warp_scan(8),
     }
     return nets
 
 
 DIAGRAMS = ["serial_n8", "naive_n8", "kogge_stone_n8", "kogge_stone_n16", "kogge_stone_hazard_n8",
             "brent_kung_n8", "brent_kung_n16", "blelloch_n8", "blelloch_n16", "coarsened_n16",
-            "hierarchical_n16", "lookback_states"]
+            "hierarchical_n16", "warp_scan_n8", "lookback_states"]
 
 
 def main(argv=None):

@@ -257,7 +257,8 @@ class CountsMatchFormulas(unittest.TestCase):
 class SvgFiles(unittest.TestCase):
     NAMES = ["serial_n8", "naive_n8", "kogge_stone_n8", "kogge_stone_n16",
              "kogge_stone_hazard_n8", "brent_kung_n8", "brent_kung_n16", "blelloch_n8",
-             "blelloch_n16", "coarsened_n16", "hierarchical_n16", "lookback_states"]
+             "blelloch_n16", "coarsened_n16", "hierarchical_n16", "warp_scan_n8",
+             "lookback_states"]
 
     def test_the_agreed_file_names(self):
         self.assertEqual(sorted(md.DIAGRAMS), sorted(self.NAMES))
@@ -284,7 +285,24 @@ class SvgFiles(unittest.TestCase):
 
 class Decks(unittest.TestCase):
     def decks(self):
-        return sorted(glob.glob(os.path.join(ROOT, "slides", "[0-9][0-9]_*.md")))
+        """The lab decks (NN_name.md) and the interludes between labs (NNa_name.md)."""
+        return sorted(glob.glob(os.path.join(ROOT, "slides", "[0-9][0-9]_*.md"))
+                      + glob.glob(os.path.join(ROOT, "slides", "[0-9][0-9][a-z]_*.md")))
+
+    def test_the_warp_interlude_is_linked_and_its_files_exist(self):
+        """labs/WARPS.md (between labs 05 and 06): its deck, diagram and answers exist, and the
+        course overview and the handouts of the labs that use warp primitives point to it."""
+        with open(os.path.join(ROOT, "labs", "WARPS.md"), encoding="utf-8") as f:
+            text = f.read()
+        for ref in re.findall(r"`((?:slides|solutions)/[^`]+\.md)`", text) + \
+                re.findall(r"!\[[^\]]*\]\(([^)\s]+)\)", text):
+            path = os.path.normpath(os.path.join(ROOT, "labs", ref) if ref.startswith("..")
+                                    else os.path.join(ROOT, ref))
+            self.assertTrue(os.path.exists(path), "labs/WARPS.md names %s, which does not exist" % ref)
+        for page in ("labs/README.md", "labs/06_coarsened/README.md",
+                     "labs/08_decoupled_lookback/README.md"):
+            with open(os.path.join(ROOT, page), encoding="utf-8") as f:
+                self.assertIn("WARPS.md", f.read(), "%s does not point to the interlude" % page)
 
     def test_every_lab_and_the_intro_has_a_deck(self):
         have = {os.path.basename(p)[:2] for p in self.decks()}
