@@ -15,8 +15,9 @@
 lab_result serial_scan(const int *in, int *out, size_t n, void *temp)
 {
     (void)temp;
-    // TODO(student): keep a running total (as unsigned, so overflow wraps) and store it into
-    // out[i] after adding in[i]; then delete the two lines below.
+    // TODO(student): out[i] = in[0] + in[1] + ... + in[i] for every i < n, sums wrapping modulo
+    // 2^32. Read in only; write out[0 .. n) and nothing else; allocate nothing (temp is unused).
+    // Budget: n - 1 additions, one pass. Then delete the two lines below and return LAB_OK.
     (void)in;
     (void)out;
     (void)n;

@@ -23,7 +23,8 @@ __global__ void naive_scan_kernel(const int *__restrict__ in, int *__restrict__ 
     const size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n)
         return;
-    // TODO(student): add up in[0..i] (as unsigned, so overflow wraps) and store it in out[i].
+    // TODO(student): out[i] = in[0] + ... + in[i], wrapping modulo 2^32, computed by this thread
+    // alone from in (no other thread's result: sharing is lab 03). Write out[i] only.
     (void)in;
     (void)out;
 }

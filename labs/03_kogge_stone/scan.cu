@@ -63,14 +63,15 @@ __global__ void __launch_bounds__(KS_THREADS)
     unsigned x[KS_ITEMS];                             /* x[j]: position t + j*KS_THREADS */
 
     // TODO(student): the double-buffered Kogge-Stone scan of this tile.
-    //  1. Load: for j = 0 .. KS_ITEMS-1, position p = t + j*KS_THREADS: x[j] = in[base + p] as
-    //     unsigned, or 0 when base + p >= n; also store it in buf[0][p].
-    //  2. Steps: for d = 1, 2, 4, ... < KS_TILE, with src starting at 0: tile_barrier<SYNC>();
-    //     then for each of your positions p: if p >= d, x[j] += buf[src][p - d]; write x[j] to
-    //     buf[src ^ 1][p] (always, so the other buffer is complete); then src ^= 1.
-    //     Exactly one barrier per step.
-    //  3. Store: out[base + p] = x[j] where base + p < n. Thread KS_THREADS - 1 owns position
-    //     KS_TILE - 1: it writes x[KS_ITEMS - 1], the tile's total, to tile_sums[blockIdx.x].
+    //  In:  in[base .. base + KS_TILE); positions at or past n count as 0, the identity.
+    //  Out: out[base + p] = the inclusive scan of the tile at p, for base + p < n only (never
+    //       past n); tile_sums[blockIdx.x] = the tile's total.
+    //  Ownership: this thread owns positions p = t + j * KS_THREADS (j < KS_ITEMS) and keeps
+    //  their running sums in x[j]; buf only carries values between threads.
+    //  Invariant: after the step with offset d, position p holds the sum of the (up to) 2d
+    //  elements ending at p.
+    //  Budget: log2(KS_TILE) steps, exactly one tile_barrier<SYNC>() per step and no other; no
+    //  step may write the buffer it reads.
     (void)in;
     (void)out;
     (void)tile_sums;
@@ -95,11 +96,10 @@ __global__ void __launch_bounds__(KS_THREADS)
     const size_t base = (size_t)blockIdx.x * KS_TILE;
     unsigned x[KS_ITEMS];
 
-    // TODO(student): the single-buffer Kogge-Stone scan of this tile.
-    //  Load as in the double-buffered kernel (x[j] and s[p]). Then for d = 1, 2, 4, ... < KS_TILE:
-    //  tile_barrier<SYNC>(); read left[j] = s[p - d] (0 when p < d) for each of your positions;
-    //  tile_barrier<SYNC>(); then x[j] += left[j] and s[p] = x[j]. Store and write the tile's
-    //  total as in the double-buffered kernel.
+    // TODO(student): the same scan with the single buffer s: the same inputs, outputs,
+    //  ownership and invariant as the double-buffered kernel. Budget: two tile_barrier<SYNC>()
+    //  per step, because with one buffer a thread may overwrite its s[p] only once every thread
+    //  has read the s[p - d] it needs in this step.
     (void)in;
     (void)out;
     (void)tile_sums;

@@ -58,9 +58,10 @@ template <bool SYNC> __device__ __forceinline__ void tile_barrier()
  * ends with a barrier, so the results are visible on return. */
 template <bool SYNC> __device__ void bk_reduction_tree(unsigned *s)
 {
-    // TODO(student): for d = 1, 2, 4, ... < BK_PAIRS: thread t takes word
-    // i = (t + 1) * 2 * d - 1; if i < BK_PAIRS, s[i] += s[i - d]; then tile_barrier<SYNC>()
-    // (every thread, every level: never inside the if).
+    // TODO(student): the reduction tree. After the level with stride d (1, 2, 4, ... < BK_PAIRS),
+    // every word i with (i + 1) a multiple of 2d holds the sum of the 2d words ending at i.
+    // Busy threads must be 0, 1, 2, ... (whole warps idle together, not one lane in every 2d).
+    // One tile_barrier<SYNC>() per level, reached by every thread (never inside an if).
     (void)s;
 }
 
@@ -70,8 +71,9 @@ template <bool SYNC> __device__ void bk_reduction_tree(unsigned *s)
  * prefix sum of the pair sums. Entry and exit as for the reduction tree. */
 template <bool SYNC> __device__ void bk_reverse_tree(unsigned *s)
 {
-    // TODO(student): for d = BK_PAIRS / 4, ..., 2, 1: the same i = (t + 1) * 2 * d - 1;
-    // if i + d < BK_PAIRS, s[i + d] += s[i]; then tile_barrier<SYNC>().
+    // TODO(student): the reverse tree, strides d = BK_PAIRS / 4, ..., 2, 1. After the level with
+    // stride d, every word i with (i + 1) a multiple of d holds its complete inclusive prefix.
+    // Same thread mapping and barrier rule as the reduction tree.
     (void)s;
 }
 
@@ -93,12 +95,11 @@ __global__ void __launch_bounds__(BK_THREADS)
     const size_t a = (size_t)blockIdx.x * BK_TILE + 2 * t; /* size_t: n may pass 2^31 */
     const size_t b = a + 1;
 
-    // TODO(student): 1. load x = in[a] and y = in[b] as unsigned (0 when the index is >= n);
-    //   store the pair sum x + y in s[t]; tile_barrier<SYNC>().
-    // 2. bk_reduction_tree<SYNC>(s), then bk_reverse_tree<SYNC>(s).
-    // 3. s[t] is now the inclusive sum up to element b and s[t - 1] the one up to element a - 1
-    //   (0 for t == 0): write out[a] = s[t - 1] + x and out[b] = s[t] where the index is < n.
-    //   Thread BK_THREADS - 1 writes s[BK_PAIRS - 1], the tile's total, to tile_sums[blockIdx.x].
+    // TODO(student): the tile scan. In: elements a and b of in (this thread's pair), 0 past n.
+    // Out: out[i] = the inclusive scan of the tile at i, for i < n only; tile_sums[blockIdx.x] =
+    // the tile's total. Both stride-1 levels happen in this thread's registers, so the two trees
+    // run over BK_PAIRS = BK_TILE / 2 pair sums in s. Barriers: s complete before the trees; the
+    // trees end with one. Budget: 2 log2(BK_TILE) - 2 barriers in all.
     (void)in;
     (void)out;
     (void)tile_sums;

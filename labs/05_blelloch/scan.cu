@@ -49,37 +49,39 @@ template <bool SYNC> __device__ __forceinline__ void tile_barrier()
  * through slot(), so the two variants differ only here. */
 template <bool PADDED> __device__ __forceinline__ unsigned slot(unsigned i)
 {
-    // TODO(student): return i for the plain layout; for PADDED, i plus one word for every
-    // 32 elements before it: i + (i >> LOG_BANKS).
+    // TODO(student): the slot of element i. Plain: i itself. PADDED: i shifted past one unused
+    // word for every 32 elements before it, so that elements 32 apart fall into different banks
+    // (LOG_BANKS is log2 of the 32 banks). Must be one-to-one and below BL_SLOTS for i < BL_TILE.
+    // The tests fail if the padded variant makes any bank conflict (CPU mode counts them).
     (void)PADDED;
     return i;
 }
 
 /* ---- the two sweeps ------------------------------------------------------ */
 
-/* Up-sweep (reduction tree) over the tile in s, in place, run by all BL_THREADS threads. At the
- * level with stride d (1, 2, ..., BL_TILE / 2) thread t adds element d*(2t+1) - 1 (the left
- * child) into element d*(2t+2) - 1 (the right child, which becomes the parent), when that is
- * inside the tile. Afterwards element BL_TILE - 1 is the tile's total. On entry s is visible to
- * every thread; each level ends with a barrier, so the results are visible on return. */
+/* Up-sweep (reduction tree) over the tile in s, in place, run by all BL_THREADS threads: at the
+ * level with stride d (1, 2, ..., BL_TILE / 2) each right child adds its left sibling and
+ * becomes their parent. Afterwards element BL_TILE - 1 is the tile's total. On entry s is
+ * visible to every thread; each level ends with a barrier, so the results are visible on
+ * return. */
 template <bool PADDED, bool SYNC> __device__ void blelloch_up_sweep(unsigned *s)
 {
-    // TODO(student): for d = 1, 2, 4, ... < BL_TILE: left = d * (2t + 1) - 1,
-    // right = d * (2t + 2) - 1; if right < BL_TILE, add element left into element right; then
-    // tile_barrier<SYNC>() (every thread, every level). Index s only through slot<PADDED>().
+    // TODO(student): the up-sweep. After the level with stride d, element i with (i + 1) a
+    // multiple of 2d holds the sum of the 2d elements ending at i. Busy threads must be
+    // 0, 1, 2, ... (thread t takes the t-th pair of the level). One tile_barrier<SYNC>() per
+    // level, reached by every thread (never inside an if). Index s only through slot<PADDED>().
     (void)s;
 }
 
 /* Down-sweep over the tile in s, in place, after the up-sweep and after element BL_TILE - 1
- * (the root) was set to 0. At the level with stride d (BL_TILE / 2, ..., 2, 1), for the same
- * pairs as the up-sweep: the left child gets the parent's value, the right child (which held
- * the parent) gets parent + old left child. Afterwards element i holds the sum of elements
- * 0..i-1 (exclusive scan). Entry and exit as for the up-sweep. */
+ * (the root) was set to 0. Level by level, from the root down, every node hands its children
+ * "the sum of everything to the left of my subtree". Afterwards element i holds the sum of
+ * elements 0..i-1 (exclusive scan). Entry and exit as for the up-sweep. */
 template <bool PADDED, bool SYNC> __device__ void blelloch_down_sweep(unsigned *s)
 {
-    // TODO(student): for d = BL_TILE / 2, ..., 2, 1 and the same left and right as the
-    // up-sweep: if right < BL_TILE, save element left, copy element right into it, and add the
-    // saved value to element right; then tile_barrier<SYNC>(). Index s only through slot().
+    // TODO(student): the down-sweep: the up-sweep's levels in reverse order, over the same
+    // pairs. Invariant: entering a level, each parent holds the sum of all elements left of its
+    // subtree; leaving it, each of its two children does. Same barrier rule as the up-sweep.
     (void)s;
 }
 
@@ -98,11 +100,11 @@ __global__ void __launch_bounds__(BL_THREADS)
     const size_t base = (size_t)blockIdx.x * BL_TILE; /* size_t: n may pass 2^31 */
     const size_t a = base + t, b = base + t + BL_THREADS;
 
-    // TODO(student): load in[a] and in[b] (0 past n) into elements t and t + BL_THREADS;
-    // tile_barrier<SYNC>(); up-sweep; thread 0 writes the root (element BL_TILE - 1), the
-    // tile's total, to tile_sums[blockIdx.x] and then sets it to 0; tile_barrier<SYNC>();
-    // down-sweep; store elements t and t + BL_THREADS to out[a] and out[b] where < n.
-    // Every shared index goes through slot<PADDED>().
+    // TODO(student): the tile scan. In: in[base .. base + BL_TILE), 0 past n. Out: out[i] =
+    // the EXCLUSIVE scan of the tile at i, for i < n only; tile_sums[blockIdx.x] = the tile's
+    // total (the root before it is cleared). Thread t moves elements t and t + BL_THREADS (a and
+    // b: consecutive threads on consecutive addresses). Budget: 2 log2(BL_TILE) + 2 barriers in
+    // all, counting the sweeps'. Every shared index through slot<PADDED>().
     (void)in;
     (void)out;
     (void)tile_sums;

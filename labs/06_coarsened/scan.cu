@@ -97,13 +97,12 @@ __device__ void store_tile(int *__restrict__ out, unsigned len, bool vec, const 
 template <int BLOCK>
 __device__ unsigned block_exclusive_scan(unsigned x, unsigned *s_warp, unsigned *block_total)
 {
-    // TODO(student): phase 2. Scan the BLOCK values x across the block and return, to each
-    // thread, the sum of x over the threads before it (exclusive); store the sum over all BLOCK
-    // threads in *block_total. Either way passes: (a) the Kogge-Stone of lab 03 over a shared
-    // array of BLOCK words (declare it here, `__shared__ unsigned s[BLOCK];`), or (b) the same
-    // Kogge-Stone inside each warp with __shfl_up_sync, each warp's total into s_warp, a second
-    // warp-level scan of those BLOCK / 32 totals, then add the totals of the warps before yours.
-    // Every thread of the block must reach every __syncthreads().
+    // TODO(student): phase 2. Return, to each thread, the sum of x over the threads before it
+    // (an exclusive scan across the block) and store the sum over all BLOCK threads in
+    // *block_total. Any correct block scan passes (lab 03's over a shared array of BLOCK words
+    // you declare here, or warp shuffles with s_warp, as the reference: labs/WARPS.md). Every
+    // thread of the block calls this function and must reach every __syncthreads() in it; the
+    // reference uses 2 barriers here.
     (void)x;
     (void)s_warp;
     *block_total = 0;
@@ -132,10 +131,9 @@ __global__ void __launch_bounds__(BLOCK)
     /* Phase 1: scan this thread's run in registers; run_total is its last value. */
     unsigned v[C];
     unsigned run_total = 0;
-    // TODO(student): phase 1. For k = 0 .. C-1 read element first + k of the tile from s_tile
-    // (always through padded()), add it to run_total and keep the running value in v[k], so that
-    // v[] is the inclusive scan of your run and run_total its sum. Unroll the loop (#pragma
-    // unroll): with C a template constant, v[] then lives in registers.
+    // TODO(student): phase 1. Leave in v[] the inclusive scan of this thread's run (tile elements
+    // first .. first + C - 1, read from s_tile through padded()) and in run_total its sum. No
+    // barrier, C - 1 additions; v[] must stay in registers (a loop the compiler can unroll).
     (void)first;
 
     /* Phase 2: what the runs before this one add up to. */
@@ -144,8 +142,9 @@ __global__ void __launch_bounds__(BLOCK)
 
     /* Phase 3: add it to the run, put the run back where it came from; one thread writes the
      * tile's total (the padding zeros past len add nothing to it). */
-    // TODO(student): phase 3. Write v[k] + before back to element first + k of s_tile (through
-    // padded()) for every k, and let one thread store tile_total to tile_sums[blockIdx.x].
+    // TODO(student): phase 3. Put the run's final values back into s_tile (through padded()):
+    // each is its value in v[] plus everything before the run. One thread writes tile_total to
+    // tile_sums[blockIdx.x].
     (void)v;
     (void)before;
     (void)tile_total;

@@ -166,12 +166,12 @@ __global__ void __launch_bounds__(BLOCK)
     load_tile(in + base, len, vec, s_tile);
     __syncthreads();
 
-    // TODO(student): the three phases of lab 06 on s_tile. (1) Scan this thread's ITEMS elements
-    // first .. first+ITEMS-1 (through padded()) in registers. (2) block_exclusive_scan of the run
-    // totals gives what precedes the run, and the tile's total. (3) Add it, plus the carry
-    // carries[blockIdx.x - 1] when carries is not NULL and blockIdx.x > 0, to the run and write
-    // the run back to s_tile; when tile_sums is not NULL, one thread writes the total (without
-    // the carry) to tile_sums[blockIdx.x]. Use unsigned arithmetic so sums wrap.
+    // TODO(student): leave in s_tile (through padded()) the inclusive scan of this tile, plus,
+    // when carries is not NULL and this is not tile 0, carries[blockIdx.x - 1] (the sum of all
+    // tiles before it) added to every element. When tile_sums is not NULL, one thread writes the
+    // tile's own total (without the carry) to tile_sums[blockIdx.x]. This thread owns tile
+    // elements first .. first + ITEMS - 1 (lab 06's three phases; block_exclusive_scan is given).
+    // Sums wrap (unsigned).
     (void)first;
     (void)tile_sums;
     (void)carries;
@@ -186,9 +186,10 @@ __global__ void __launch_bounds__(BLOCK)
 {
     const size_t base = (size_t)blockIdx.x * TILE;
     const unsigned len = tile_len(base, n);
-    // TODO(student): add up in[base .. base+len) with every thread reading consecutive addresses
-    // (int4 loads as in load_tile when vec && len == TILE, single ints otherwise), combine the
-    // threads' sums with block_sum(), and let one thread write it to tile_sums[blockIdx.x].
+    // TODO(student): tile_sums[blockIdx.x] = the sum of in[base .. base + len), wrapping. Reads
+    // must be coalesced (consecutive threads on consecutive addresses; 16-byte loads when vec
+    // and the tile is full). block_sum() (given) combines the threads' sums; nothing else is
+    // written.
     (void)in;
     (void)tile_sums;
     (void)vec;
@@ -202,9 +203,9 @@ __global__ void __launch_bounds__(BLOCK)
 {
     const size_t base = ((size_t)blockIdx.x + 1) * TILE;
     const unsigned len = tile_len(base, n);
-    // TODO(student): read carries[blockIdx.x] once, then add it to out[base .. base+len):
-    // consecutive threads on consecutive int4 words when vec && len == TILE, single ints with a
-    // bound check otherwise (the last tile is short; never touch out past n).
+    // TODO(student): add carries[blockIdx.x] (the sum of all tiles before this one; this kernel
+    // runs for tiles 1, 2, ...) to every element of out[base .. base + len), coalesced, 16 bytes
+    // at a time when vec and the tile is full. Never touch out past n.
     (void)out;
     (void)carries;
     (void)vec;
@@ -257,8 +258,9 @@ lab_result launch_add_back(int *d_out, const int *d_carries, size_t n)
  * totals and their scan (two arrays of ceil(n / TILE) ints), then the same for those totals. */
 size_t hier_temp_bytes(size_t n)
 {
-    // TODO(student): while n is more than one tile, add 2 * align256(tiles * sizeof(int)) for
-    // tiles = CEIL_DIV(n, TILE) and go on with n = tiles. Return the sum (0 when n <= TILE).
+    // TODO(student): the bytes of d_temp that the recursion below needs at n: for every level
+    // with more than one tile, two arrays of one int per tile (totals and their scan), each
+    // rounded up with align256(); the next level scans those totals. 0 when n <= TILE.
     (void)n;
     (void)align256;
     return 0;
@@ -269,12 +271,11 @@ size_t hier_temp_bytes(size_t n)
  * scratch of the level below. */
 lab_result scan_then_propagate(const int *d_in, int *d_out, size_t n, void *d_temp)
 {
-    // TODO(student): n == 0: return LAB_OK. One tile (n <= TILE): launch_tile_scan with no totals
-    // and no carries, done. Otherwise carve this level's arrays out of d_temp: d_sums at d_temp,
-    // d_carries align256(tiles * sizeof(int)) bytes further, the level below after both. Then
-    // launch_tile_scan writing d_sums, scan d_sums into d_carries by calling this function on
-    // the totals (the level below's scratch), and launch_add_back with d_carries. Pass on any
-    // result that is not LAB_OK. Never cudaMalloc here: the caller sized d_temp.
+    // TODO(student): the inclusive scan of any n with the launch_* helpers above, recursively.
+    // Layout of d_temp at each level with more than one tile (the tests rely on it): the tiles'
+    // totals at d_temp, their scan align256(tiles * sizeof(int)) bytes further, the next level's
+    // scratch after both. n == 0 launches nothing. Pass on any result that is not LAB_OK. Never
+    // cudaMalloc: the caller sized d_temp with hier_temp_bytes(n).
     (void)d_in;
     (void)d_out;
     (void)n;
@@ -286,9 +287,8 @@ lab_result scan_then_propagate(const int *d_in, int *d_out, size_t n, void *d_te
  * scan every tile once more, starting from its carry. Same scratch layout as above. */
 lab_result reduce_then_scan(const int *d_in, int *d_out, size_t n, void *d_temp)
 {
-    // TODO(student) (extension): as scan_then_propagate, with the same layout of d_temp, but
-    // launch_tile_reduce into d_sums first, scan d_sums into d_carries (recursively), and then
-    // launch_tile_scan of d_in into d_out seeded with d_carries (no totals, no add-back).
+    // TODO(student) (extension): the same result and the same d_temp layout, but 12n bytes of
+    // traffic instead of 16n: the output is written once, never read back.
     (void)d_in;
     (void)d_out;
     (void)n;

@@ -108,10 +108,10 @@ __device__ __forceinline__ u64 pack_descriptor(unsigned status, unsigned epoch, 
  * that one, and the next launch starts only after this one ends.) */
 __device__ u64 take_ticket(u64 *d_counter, unsigned last)
 {
-    // TODO(student): fetch_add 1 (relaxed) on atomic_u64(*d_counter) and keep the old value,
-    // the ticket. If its low 32 bits equal last (the call's last ticket), store
-    // ((epoch + 1) & EPOCH_MASK) << 32 into the counter, epoch being (ticket >> 32) & EPOCH_MASK.
-    // Return the ticket.
+    // TODO(student): return this block's ticket: the counter's value before one atomic increment
+    // (no two blocks may get the same ticket; relaxed order is enough). The block whose ticket
+    // is the call's last (low 32 bits == last) leaves the counter ready for the next call:
+    // tile number 0 and the next epoch (modulo EPOCH_MASK + 1) in the high bits.
     (void)d_counter;
     (void)last;
     return 0;
@@ -134,8 +134,9 @@ __device__ __forceinline__ void pause_ns(unsigned ns)
 /* Warp-wide inclusive scan of one value per lane (Kogge-Stone over shuffles, 5 steps). */
 __device__ __forceinline__ unsigned warp_inclusive_scan(unsigned x, unsigned lane)
 {
-    // TODO(student): 5 steps, d = 1, 2, 4, 8, 16: take x from lane - d with __shfl_up_sync
-    // (every lane must call it, also those that do not add) and add it when lane >= d.
+    // TODO(student): return to lane l the sum of x over lanes 0 .. l (an inclusive warp scan),
+    // in log2(32) = 5 steps, register to register (labs/WARPS.md). Every lane of the warp calls
+    // this function, and every lane must reach every shuffle.
     (void)lane;
     return x;
 }
@@ -169,21 +170,20 @@ __device__ __forceinline__ unsigned warp_sum(unsigned x)
 __device__ unsigned look_back(u64 *d_desc, unsigned tile, unsigned epoch, unsigned aggregate,
                               unsigned lane)
 {
-    // TODO(student): publish: lane 0 stores pack_descriptor(ST_PREFIX if tile == 0, else
-    // ST_AGGREGATE, epoch, aggregate) into d_desc[tile] (atomic_u64(...).store, PUBLISH_ORDER).
-    // Tile 0 has nothing to look back at: return 0. Otherwise pause_ns(LB_FIRST_DELAY_NS) once
-    // before the first read (README.md: why waiting makes it faster).
+    // TODO(student): publish this tile's aggregate (tile 0: its prefix, which is the same and
+    // ends the look-back of everyone after it) in d_desc[tile], one atomic 64-bit store
+    // (pack_descriptor, PUBLISH_ORDER), by one lane. Tile 0 then returns 0; other tiles wait
+    // pause_ns(LB_FIRST_DELAY_NS) once before their first read.
     //
-    // TODO(student): look back: repeat over windows of 32 tiles, the first ending at
-    // top = tile - 1. Lane i loads d_desc[top - 31 + i] (READ_ORDER); an index below 0 counts as
-    // ST_PREFIX with value 0, a descriptor whose epoch bits differ from epoch as ST_INVALID.
-    // Ballot the ST_PREFIX lanes and the ST_INVALID lanes. The needed lanes are the highest
-    // ST_PREFIX lane and all above it (all 32 if there is none). If a needed lane is ST_INVALID,
-    // pause_ns(LB_BACKOFF_NS) and load the same window again. Otherwise add the needed lanes'
-    // values (warp_sum) to exclusive; stop if there was a prefix, else move the window back: top
-    // -= 32.
+    // TODO(student): look back. Return to every lane `exclusive`, the sum of all tiles before
+    // this one, found from the descriptors of tiles tile - 1, tile - 2, ..., read 32 at a time
+    // (READ_ORDER), one per lane. Rules: a descriptor from another epoch counts as ST_INVALID
+    // (nothing published in this call); tiles before 0 count as ST_PREFIX 0; stop at the nearest
+    // ST_PREFIX, adding it and every aggregate after it; if a tile you need is still
+    // ST_INVALID, pause_ns(LB_BACKOFF_NS) and read the window again. Warp primitives only: every
+    // lane takes part in every ballot and shuffle.
     //
-    // TODO(student): publish again: lane 0 stores ST_PREFIX with exclusive + aggregate.
+    // TODO(student): publish this tile's inclusive prefix (exclusive + aggregate) as ST_PREFIX.
     (void)d_desc;
     (void)tile;
     (void)epoch;
