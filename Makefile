@@ -106,7 +106,10 @@ endif
 # __shared__ memory: GCC's ThreadSanitizer instrumentation calls a function before every memory
 # access (banks.cpp defines them; libtsan is not linked). Other files stay uninstrumented: a hook
 # call per access would keep the compiler from vectorising a loop such as lab 02's.
-BANK_FLAGS = $(if $(shell grep -l '__shared__' $(1) 2>/dev/null),-fsanitize=thread --param tsan-instrument-func-entry-exit=0)
+# BANKS=0 (the grader's CPU-mode builds) leaves every file uninstrumented: the instrumentation
+# adds a constructor (__tsan_init) to the object, and graded runs never count banks.
+BANKS ?= 1
+BANK_FLAGS = $(if $(filter 1,$(BANKS)),$(if $(shell grep -l '__shared__' $(1) 2>/dev/null),-fsanitize=thread --param tsan-instrument-func-entry-exit=0))
 
 $(BUILD)/common/cpu_runtime.o: common/cpu/runtime.cpp $(COMMON_DEPS)
 	@mkdir -p $(@D)
