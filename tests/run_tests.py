@@ -79,6 +79,17 @@ def run_criterion(binary, log=None):
     return passed, failed, skipped, reasons, failures
 
 
+def exception_line(trace):
+    """The line of a traceback that names the exception and starts its message
+    ("AssertionError: 2 != 1 : ..."), cut at 300 characters; a message may go on for many lines
+    (a subprocess's output), and its last line says little."""
+    lines = [ln for ln in trace.strip().splitlines() if ln.strip()]
+    for ln in reversed(lines):
+        if re.match(r"[A-Za-z_][\w.]*(Error|Exception|Failure|Interrupt|Exit)\b", ln):
+            return ln if len(ln) <= 300 else ln[:297] + "..."
+    return lines[-1] if lines else "(no message)"
+
+
 def run_unittests(log=None):
     """Discovers tests/test_*.py and grader/tests/test_*.py, their report into log (None: the
     terminal); returns the same tuple as run_criterion."""
@@ -98,8 +109,7 @@ def run_unittests(log=None):
     passed = result.testsRun - failed - skipped
     failures = []
     for test, trace in result.failures + result.errors:
-        last = [ln for ln in trace.strip().splitlines() if ln.strip()][-1:]
-        failures.append((f"python: {test.id()}", last))
+        failures.append((f"python: {test.id()}", [exception_line(trace)]))
     failures += [(f"python: {test.id()}", ["unexpected success"]) for test in result.unexpectedSuccesses]
     return passed, failed, skipped, [reason for _, reason in result.skipped], failures
 

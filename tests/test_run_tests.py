@@ -76,6 +76,14 @@ class Summary(unittest.TestCase):
         self.assertIn("exited with status 4", failures[0][1][0])
         self.assertIn("kernels_01_serial: exited with status 4 without a failing test", err.getvalue())
 
+    def test_a_python_failure_is_named_by_its_exception_line(self):
+        trace = ("Traceback (most recent call last):\n  File \"t.py\", line 3, in test_x\n"
+                 "    self.assertEqual(p.returncode, 0, out)\n"
+                 "AssertionError: 1 != 0 : | table |\n| row 1 |\ngrade: [ 9.0 s] done\n")
+        self.assertEqual(run_tests.exception_line(trace), "AssertionError: 1 != 0 : | table |")
+        self.assertEqual(run_tests.exception_line("KeyError: 'x'"), "KeyError: 'x'")
+        self.assertEqual(run_tests.exception_line("odd\ntext"), "text")
+
     def test_lab_verdicts(self):
         ni = "03_kogge_stone: not implemented yet (labs/03_kogge_stone/scan.cu still returns ...)"
         rows = [("labs: kernels_01_serial", 8, 0, 2, ["extended suite only"]),
