@@ -884,8 +884,7 @@ static void print_banks(FILE *f, const lab_report *r)
         return;
     fprintf(f, "shared-memory bank conflicts in call 1, counted by CPU mode as an H100 serves a "
                "warp-wide access (32 banks x 4 bytes):\n");
-    fprintf(f, "  %-36s %12s %7s %6s %12s\n", "kernel", "accesses", "worst", "mean",
-            "conflicts");
+    fprintf(f, "  %-36s %12s %7s %6s %12s\n", "kernel", "accesses", "worst", "mean", "conflicts");
     for (int i = 0; lab_cpu_banks_get(i, &b); i++) {
         char way[16];
         if (!(b.loads + b.stores))

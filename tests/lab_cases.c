@@ -124,7 +124,7 @@ static int unwritten_variants(const lab_info *lab, char *names, size_t cap)
 
 /* One wording for every skip of an unwritten variant, so the summary groups them in one line. */
 #define UNWRITTEN_SKIP                                                                             \
-    "%s: variants not written yet: %s (they still return LAB_NOT_IMPLEMENTED; the tests skip "    \
+    "%s: variants not written yet: %s (they still return LAB_NOT_IMPLEMENTED; the tests skip "     \
     "them until you write their TODO(student) parts)"
 
 void lab_skip_unless_written(const lab_info *lab, int vi)

@@ -60,8 +60,7 @@ void lab_expect_race_caught(const lab_info *lab, const char *variant, size_t n, 
  * warp-wide accesses, *kernel the kernel of the worst one. Skips the calling test on a GPU build
  * (the GPU's own count is Nsight Compute's: make profile). */
 void lab_count_banks(const lab_info *lab, int vi, size_t n, unsigned *worst,
-                     unsigned long long *extra, unsigned long long *accesses,
-                     const char **kernel);
+                     unsigned long long *extra, unsigned long long *accesses, const char **kernel);
 
 /* Fails, saying what a bank conflict is and where to look, unless variant `variant` of the lab
  * is exactly `want_worst`-way at n in its worst access over every kernel: 1 is conflict-free, more

@@ -39,8 +39,8 @@ struct record {
 
 struct kernel_stats {
     std::string name;
-    unsigned long long loads, stores;       /* warp-wide accesses */
-    unsigned long long extra_ld, extra_st;  /* wavefronts beyond one per part */
+    unsigned long long loads, stores;      /* warp-wide accesses */
+    unsigned long long extra_ld, extra_st; /* wavefronts beyond one per part */
     unsigned long long degree_sum;
     unsigned worst;
 };
@@ -203,7 +203,8 @@ int lab_cpu_banks_get(int i, lab_cpu_bank_stats *out)
     return 1;
 }
 
-/* ---- the ThreadSanitizer entry points an instrumented object calls ---------------------------- */
+/* ---- the ThreadSanitizer entry points an instrumented object calls ----------------------------
+ */
 
 #define LAB_BANK_HOOK(kind, n, store)                                                              \
     void __tsan_##kind##n(void *p)                                                                 \
@@ -237,14 +238,12 @@ LAB_BANK_HOOK(write, 16, true)
 void __tsan_read_range(void *p, unsigned long size)
 {
     if (__builtin_expect(banks::g_on, 0))
-        banks::record_access(p, (unsigned)std::min(size, 16ul), __builtin_return_address(0),
-                             false);
+        banks::record_access(p, (unsigned)std::min(size, 16ul), __builtin_return_address(0), false);
 }
 void __tsan_write_range(void *p, unsigned long size)
 {
     if (__builtin_expect(banks::g_on, 0))
-        banks::record_access(p, (unsigned)std::min(size, 16ul), __builtin_return_address(0),
-                             true);
+        banks::record_access(p, (unsigned)std::min(size, 16ul), __builtin_return_address(0), true);
 }
 
 void __tsan_init(void) {}

@@ -152,8 +152,8 @@ typedef struct lab_cpu_bank_stats {
     unsigned long long loads, stores;      /* warp-wide shared-memory accesses */
     unsigned long long extra_ld, extra_st; /* wavefronts beyond the first of each access (part):
                                               Nsight Compute's "bank conflicts" */
-    double mean_degree; /* over the accesses: 1.0 when conflict-free */
-    unsigned worst;     /* the worst access's degree: n-way */
+    double mean_degree;                    /* over the accesses: 1.0 when conflict-free */
+    unsigned worst;                        /* the worst access's degree: n-way */
 } lab_cpu_bank_stats;
 void lab_cpu_banks_record(int on);
 int lab_cpu_banks_count(void);
