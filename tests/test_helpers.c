@@ -361,8 +361,8 @@ static size_t some_temp(size_t n)
 Test(reports, describe, .description = "--describe: one JSON line with every field of the lab")
 {
     static const lab_variant variants[] = {
-        {.name = "plain", .summary = "the \"default\""},
-        {.name = "scratch", .summary = "with temp", .temp_bytes = some_temp},
+        {.name = "plain", .summary = "the \"default\"", LAB_OP_ADD, NULL},
+        {.name = "scratch", .summary = "with temp", .temp_bytes = some_temp, LAB_OP_ADD, NULL},
     };
     const lab_info lab = {.id = "05_x",
                           .title = "Blelloch\tscan",
