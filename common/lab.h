@@ -85,8 +85,7 @@ typedef enum {
 /* Segmented whole scan (LAB_OP_SEG_ADD): heads[i] != 0 starts a new segment at element i
  * (element 0 starts one whatever heads[0] says); out[i] is the scan of in over i's segment up to
  * i. heads is read-only, like in. */
-typedef lab_result (*lab_seg_fn)(const int *in, const int *heads, int *out, size_t n,
-                                 void *temp);
+typedef lab_result (*lab_seg_fn)(const int *in, const int *heads, int *out, size_t n, void *temp);
 
 /* One way of computing the lab's scan; variants[0] is the default, the one the grader times. */
 typedef struct {
