@@ -14,8 +14,8 @@
 extern "C" {
 #endif
 
-#define OPS_THREADS 256                    /* threads per block */
-#define OPS_ITEMS 8                        /* consecutive elements per thread */
+#define OPS_THREADS 64                     /* threads per block */
+#define OPS_ITEMS 32                       /* consecutive elements per thread */
 #define OPS_TILE (OPS_THREADS * OPS_ITEMS) /* 2048 elements per block */
 
 lab_result ops_scan_add(const int *d_in, int *d_out, size_t n, void *d_temp);  /* int +, wraps */

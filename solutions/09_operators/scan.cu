@@ -13,7 +13,8 @@
  * again from its carry, the combined partials of all tiles before it. Thread t owns elements
  * t*OPS_ITEMS .. of its tile (consecutive: the operator need not commute), the block combines
  * the threads' partials with block_inclusive_scan (a Kogge-Stone over shared memory of T).
- * Traffic: read n (reduce), read n + write n (scan): about 12n bytes, 16n with heads.
+ * Traffic: read n (reduce), read n + write n (scan): about 12n bytes; 20n with the heads, which
+ * both passes read.
  *
  * Run: make run LAB=09 ARGS='--variant fadd'   Test: make test TEST_SRC=labs LAB=09
  */
