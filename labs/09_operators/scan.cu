@@ -11,9 +11,11 @@
  * Structure (lab 07's reduce_then_scan, generic): reduce every tile of OPS_TILE elements to one
  * partial; scan the partials, recursively while they fill more than one tile; scan every tile
  * again from its carry, the combined partials of all tiles before it. Thread t owns elements
- * t*OPS_ITEMS .. of its tile (consecutive: the operator need not commute), the block combines
- * the threads' partials with block_inclusive_scan (a Kogge-Stone over shared memory of T).
- * Traffic: read n (reduce), read n + write n (scan): about 12n bytes, 16n with heads.
+ * t*OPS_ITEMS .. of its tile (consecutive: the operator need not commute), moved between device
+ * and shared memory coalesced (lab 06's copies); the block combines the threads' partials with
+ * block_inclusive_scan (a Kogge-Stone over shared memory of T).
+ * Traffic: read n (reduce), read n + write n (scan): about 12n bytes; 20n with the heads, which
+ * both passes read.
  *
  * What you write (TODO(student)): the block-wide scan, the operators' identities and combines,
  * and the entry points that instantiate the generic scan with them. The rest is given: read it.
@@ -133,40 +135,113 @@ __device__ typename Op::T block_inclusive_scan(typename Op::T x, typename Op::T 
 }
 
 /* ---- where a level reads and writes ----------------------------------------------------------
- * The first level reads the lab's input (ints and, when segmented, heads) and writes ints; the
- * levels of partials read and write arrays of T. */
+ * The first level reads the lab's input (ints and, when segmented, heads) and writes ints: it
+ * moves them through shared memory, consecutive threads on consecutive addresses (coalesced), so
+ * that each thread can then take its own run of OPS_ITEMS consecutive elements. The levels of
+ * partials (n / 2048 values and fewer) read and write arrays of T directly. */
+
+#define OPS_WARP 32
+#define OPS_SLOTS (OPS_TILE + OPS_TILE / OPS_WARP) /* one padding word after every 32 */
+
+/* Runs of 32 consecutive words start 32 words apart: one padding word per 32 puts the run
+ * starts of a warp's 32 threads in 32 different banks (lab 06). */
+__device__ __forceinline__ unsigned ops_padded(unsigned i)
+{
+    return i + i / OPS_WARP;
+}
+
+/* The elements of the tile at base (OPS_TILE, or fewer for the last tile). */
+__device__ __forceinline__ unsigned ops_len(size_t base, size_t n)
+{
+    return n - base < (size_t)OPS_TILE ? (unsigned)(n - base) : (unsigned)OPS_TILE;
+}
+
+/* Copies the tile's words of src (len of them, 0 past len) into s, coalesced. */
+__device__ __forceinline__ void stage_in(const int *src, unsigned len, int *s)
+{
+#pragma unroll
+    for (int j = 0; j < OPS_ITEMS; j++) {
+        const unsigned i = j * OPS_THREADS + threadIdx.x;
+        s[ops_padded(i)] = i < len ? src[i] : 0;
+    }
+}
 
 template <class Op> struct FromInput {
     const int *in, *heads;
-    __device__ typename Op::T get(size_t i) const { return Op::load(in[i], heads ? heads[i] : 0); }
-};
-template <class Op> struct FromArray {
-    const typename Op::T *a;
-    __device__ typename Op::T get(size_t i) const { return a[i]; }
-};
-template <class Op> struct ToOutput {
-    int *out;
-    __device__ void put(size_t i, typename Op::T v) const { out[i] = Op::store(v); }
-};
-template <class Op> struct ToArray {
-    typename Op::T *a;
-    __device__ void put(size_t i, typename Op::T v) const { a[i] = v; }
+    /* vals[k] = element t*OPS_ITEMS + k of the tile at base (the identity past n). Every thread
+     * of the block calls it (it has barriers); s holds OPS_SLOTS ints. */
+    __device__ void load_run(size_t base, size_t n, typename Op::T *vals, int *s) const
+    {
+        const unsigned len = ops_len(base, n), first = threadIdx.x * OPS_ITEMS;
+        unsigned head_bits = 0;
+        if (heads) { /* the heads first, kept as one bit per element of the run */
+            stage_in(heads + base, len, s);
+            __syncthreads();
+#pragma unroll
+            for (int k = 0; k < OPS_ITEMS; k++)
+                head_bits |= (s[ops_padded(first + k)] != 0 ? 1u : 0u) << k;
+            __syncthreads();
+        }
+        stage_in(in + base, len, s);
+        __syncthreads();
+#pragma unroll
+        for (int k = 0; k < OPS_ITEMS; k++)
+            vals[k] = first + k < len ? Op::load(s[ops_padded(first + k)], (head_bits >> k) & 1u)
+                                      : Op::identity();
+        __syncthreads(); /* s is free again */
+    }
 };
 
-/* This thread's OPS_ITEMS consecutive elements of the tile at base: their combination in order,
- * and (when vals is not NULL) each one loaded. Past n: the identity. */
-template <class Op, class Src>
-__device__ typename Op::T thread_items(const Src &src, size_t base, size_t n, typename Op::T *vals)
-{
-    typename Op::T acc = Op::identity();
-    const size_t first = base + (size_t)threadIdx.x * OPS_ITEMS;
+template <class Op> struct FromArray {
+    const typename Op::T *a;
+    __device__ void load_run(size_t base, size_t n, typename Op::T *vals, int *) const
+    {
+        const size_t first = base + (size_t)threadIdx.x * OPS_ITEMS;
 #pragma unroll
-    for (int k = 0; k < OPS_ITEMS; k++) {
-        const typename Op::T v = first + k < n ? src.get(first + k) : Op::identity();
-        if (vals)
-            vals[k] = v;
-        acc = Op::combine(acc, v);
+        for (int k = 0; k < OPS_ITEMS; k++)
+            vals[k] = first + k < n ? a[first + k] : Op::identity();
     }
+};
+
+template <class Op> struct ToOutput {
+    int *out;
+    /* Writes vals[k] as element t*OPS_ITEMS + k of the tile at base (below n only), through s
+     * and coalesced. Every thread of the block calls it. */
+    __device__ void store_run(size_t base, size_t n, const typename Op::T *vals, int *s) const
+    {
+        const unsigned len = ops_len(base, n), first = threadIdx.x * OPS_ITEMS;
+#pragma unroll
+        for (int k = 0; k < OPS_ITEMS; k++)
+            s[ops_padded(first + k)] = Op::store(vals[k]);
+        __syncthreads();
+#pragma unroll
+        for (int j = 0; j < OPS_ITEMS; j++) {
+            const unsigned i = j * OPS_THREADS + threadIdx.x;
+            if (i < len)
+                out[base + i] = s[ops_padded(i)];
+        }
+    }
+};
+
+template <class Op> struct ToArray {
+    typename Op::T *a;
+    __device__ void store_run(size_t base, size_t n, const typename Op::T *vals, int *) const
+    {
+        const size_t first = base + (size_t)threadIdx.x * OPS_ITEMS;
+#pragma unroll
+        for (int k = 0; k < OPS_ITEMS; k++)
+            if (first + k < n)
+                a[first + k] = vals[k];
+    }
+};
+
+/* The combination, in order, of this thread's run (loaded into vals). */
+template <class Op> __device__ typename Op::T run_total(const typename Op::T *vals)
+{
+    typename Op::T acc = vals[0];
+#pragma unroll
+    for (int k = 1; k < OPS_ITEMS; k++)
+        acc = Op::combine(acc, vals[k]);
     return acc;
 }
 
@@ -175,10 +250,12 @@ template <class Op, class Src>
 __global__ void __launch_bounds__(OPS_THREADS)
     reduce_kernel(Src src, typename Op::T *partials, size_t n)
 {
+    __shared__ int s_stage[OPS_SLOTS];
     __shared__ typename Op::T s[OPS_THREADS];
     const size_t base = (size_t)blockIdx.x * OPS_TILE;
-    typename Op::T total;
-    block_inclusive_scan<Op>(thread_items<Op>(src, base, n, (typename Op::T *)NULL), s, &total);
+    typename Op::T vals[OPS_ITEMS], total;
+    src.load_run(base, n, vals, s_stage);
+    block_inclusive_scan<Op>(run_total<Op>(vals), s, &total);
     if (threadIdx.x == 0)
         partials[blockIdx.x] = total;
 }
@@ -190,24 +267,24 @@ __global__ void __launch_bounds__(OPS_THREADS)
     scan_kernel(Src src, Dst dst, const typename Op::T *carries, size_t n)
 {
     typedef typename Op::T T;
+    __shared__ int s_stage[OPS_SLOTS];
     __shared__ T s[OPS_THREADS];
     const size_t base = (size_t)blockIdx.x * OPS_TILE;
     T vals[OPS_ITEMS], total;
-    const T mine = thread_items<Op>(src, base, n, vals);
-    const T incl = block_inclusive_scan<Op>(mine, s, &total);
+    src.load_run(base, n, vals, s_stage);
+    const T incl = block_inclusive_scan<Op>(run_total<Op>(vals), s, &total);
     /* what comes before this thread's first element: the carry, then the threads before it */
     s[threadIdx.x] = incl;
     __syncthreads();
     T acc = carries && blockIdx.x > 0 ? carries[blockIdx.x - 1] : Op::identity();
     if (threadIdx.x > 0)
         acc = Op::combine(acc, s[threadIdx.x - 1]);
-    const size_t first = base + (size_t)threadIdx.x * OPS_ITEMS;
 #pragma unroll
     for (int k = 0; k < OPS_ITEMS; k++) {
         acc = Op::combine(acc, vals[k]);
-        if (first + k < n)
-            dst.put(first + k, acc);
+        vals[k] = acc;
     }
+    dst.store_run(base, n, vals, s_stage);
 }
 
 /* ---- the recursion --------------------------------------------------------------------------- */
