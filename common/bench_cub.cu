@@ -81,8 +81,7 @@ static void cub_scan_n(void *d_tmp, size_t *tmp_bytes, const int *d_in, int *d_o
                                                  (float *)d_out, n));
         break;
     case LAB_OP_SEG_ADD:
-        CUDA_CHECK(
-            cub::DeviceScan::InclusiveSumByKey(d_tmp, *tmp_bytes, g_keys, d_in, d_out, n));
+        CUDA_CHECK(cub::DeviceScan::InclusiveSumByKey(d_tmp, *tmp_bytes, g_keys, d_in, d_out, n));
         break;
     default:
         CUDA_CHECK(cub::DeviceScan::InclusiveSum(d_tmp, *tmp_bytes, d_in, d_out, n));
@@ -108,8 +107,8 @@ static double event_ms(cudaEvent_t a, cudaEvent_t b)
 /* Everything a run allocates; rig_free releases it, whatever was reached. */
 typedef struct {
     int *h_in, *h_ref, *h_out, *d_in, *d_out;
-    int *h_heads, *d_keys;      /* seg_add */
-    double *want_d, *abs_d;     /* fadd */
+    int *h_heads, *d_keys;  /* seg_add */
+    double *want_d, *abs_d; /* fadd */
     void *d_tmp, *d_flush;
     size_t tmp_bytes, flush_bytes;
     double *t_scan, *t_copy;
@@ -173,8 +172,7 @@ static int rig_alloc(cub_rig *g, const lab_options *o, lab_report *r)
         return -1;
     }
     lab_ops_fill(g_op, g->h_in, g->h_heads, n, o->dist, o->seed);
-    lab_ops_reference(g_op, SCAN_INCLUSIVE, g->h_in, g->h_heads, n, g->h_ref, g->want_d,
-                      g->abs_d);
+    lab_ops_reference(g_op, SCAN_INCLUSIVE, g->h_in, g->h_heads, n, g->h_ref, g->want_d, g->abs_d);
     if (g_op == LAB_OP_SEG_ADD) { /* keys: the segment number, counting heads (and 0) */
         int key = 0;
         for (size_t i = 0; i < n; i++) {
