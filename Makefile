@@ -82,7 +82,7 @@ endif
 
 # ---- the common objects ------------------------------------------------------------------------
 # The host-side helpers, one file per job (inputs, validation, options, reports): pure C.
-HELPERS_C  := inputs validate options report
+HELPERS_C  := inputs validate options report ops
 HELPERS_OBJ := $(HELPERS_C:%=$(BUILD)/common/%.o)
 COMMON_C   := $(HELPERS_C) cuda_check harness sandbox
 COMMON_OBJ := $(COMMON_C:%=$(BUILD)/common/%.o) $(BUILD)/common/driver.o $(BUILD)/common/verify.o

@@ -11,17 +11,25 @@
  * scratch is allocated once, outside the timed region. n below 2^31 is passed as int (what most
  * callers pass; CUB picks 32-bit offsets), larger n as size_t.
  *
- * Usage: bench_cub [--n N] [--reps R] [--warmup W] [--seed S] [--dist D] [--json]
+ * Lab 09's operators (--op): max and min are DeviceScan::InclusiveScan with cuda::maximum<> and
+ * cuda::minimum<>, fadd InclusiveSum on float, seg_add InclusiveSumByKey with one key per element
+ * (the segment's number, made on the host from the same heads the lab gets; CUB reads keys,
+ * values and writes values: 12n bytes). Inputs and checks are common/ops.c's, as the harness's.
+ *
+ * Usage: bench_cub [--op add|max|min|fadd|seg_add] [--n N] [--reps R] [--warmup W] [--seed S]
+ *        [--dist D] [--json]
  * Exit codes as a lab binary's (lab.h): 0 ok, 1 wrong, 2 usage, 4 CUDA error, 5 no device,
  * 6 out of memory.
  */
 #include "inputs.h"
+#include "ops.h"
 #include "options.h"
 #include "report.h"
 #include "validate.h"
 #include "cuda_check.h"
 
 #include <cub/device/device_scan.cuh>
+#include <cuda/functional>
 #include <stdlib.h>
 #include <string.h>
 
@@ -52,13 +60,41 @@ static void on_cuda_fail(const char *what, cudaError_t err)
     print_report(&g_report);
 }
 
-/* Runs CUB's inclusive sum on the default stream (two calls: size query, then the scan). */
+static lab_op g_op = LAB_OP_ADD; /* --op */
+static const int *g_keys;        /* seg_add: the segment number of every element, on the device */
+
+/* One of CUB's scans with n of type N (int below 2^31, as most callers pass; size_t above). */
+template <class N>
+static void cub_scan_n(void *d_tmp, size_t *tmp_bytes, const int *d_in, int *d_out, N n)
+{
+    switch (g_op) {
+    case LAB_OP_MAX:
+        CUDA_CHECK(cub::DeviceScan::InclusiveScan(d_tmp, *tmp_bytes, d_in, d_out,
+                                                  cuda::maximum<int>{}, n));
+        break;
+    case LAB_OP_MIN:
+        CUDA_CHECK(cub::DeviceScan::InclusiveScan(d_tmp, *tmp_bytes, d_in, d_out,
+                                                  cuda::minimum<int>{}, n));
+        break;
+    case LAB_OP_FADD:
+        CUDA_CHECK(cub::DeviceScan::InclusiveSum(d_tmp, *tmp_bytes, (const float *)d_in,
+                                                 (float *)d_out, n));
+        break;
+    case LAB_OP_SEG_ADD:
+        CUDA_CHECK(cub::DeviceScan::InclusiveSumByKey(d_tmp, *tmp_bytes, g_keys, d_in, d_out, n));
+        break;
+    default:
+        CUDA_CHECK(cub::DeviceScan::InclusiveSum(d_tmp, *tmp_bytes, d_in, d_out, n));
+    }
+}
+
+/* Runs CUB's scan on the default stream (two calls: size query, then the scan). */
 static void cub_scan(void *d_tmp, size_t *tmp_bytes, const int *d_in, int *d_out, size_t n)
 {
     if (n < ((size_t)1 << 31))
-        CUDA_CHECK(cub::DeviceScan::InclusiveSum(d_tmp, *tmp_bytes, d_in, d_out, (int)n));
+        cub_scan_n(d_tmp, tmp_bytes, d_in, d_out, (int)n);
     else
-        CUDA_CHECK(cub::DeviceScan::InclusiveSum(d_tmp, *tmp_bytes, d_in, d_out, n));
+        cub_scan_n(d_tmp, tmp_bytes, d_in, d_out, n);
 }
 
 static double event_ms(cudaEvent_t a, cudaEvent_t b)
@@ -71,6 +107,8 @@ static double event_ms(cudaEvent_t a, cudaEvent_t b)
 /* Everything a run allocates; rig_free releases it, whatever was reached. */
 typedef struct {
     int *h_in, *h_ref, *h_out, *d_in, *d_out;
+    int *h_heads, *d_keys;  /* seg_add */
+    double *want_d, *abs_d; /* fadd */
     void *d_tmp, *d_flush;
     size_t tmp_bytes, flush_bytes;
     double *t_scan, *t_copy;
@@ -125,8 +163,26 @@ static int rig_alloc(cub_rig *g, const lab_options *o, lab_report *r)
         snprintf(r->message, sizeof(r->message), "cannot allocate host memory for n=%zu", n);
         return -1;
     }
-    lab_fill_input(g->h_in, n, o->dist, o->seed);
-    lab_reference_scan(g->h_in, g->h_ref, n, SCAN_INCLUSIVE);
+    g->h_heads = (int *)malloc(n * sizeof(int));
+    g->want_d = (double *)malloc(n * sizeof(double));
+    g->abs_d = (double *)malloc(n * sizeof(double));
+    if (!g->h_heads || !g->want_d || !g->abs_d) {
+        r->status = ST_NO_MEMORY;
+        snprintf(r->message, sizeof(r->message), "cannot allocate host memory for n=%zu", n);
+        return -1;
+    }
+    lab_ops_fill(g_op, g->h_in, g->h_heads, n, o->dist, o->seed);
+    lab_ops_reference(g_op, SCAN_INCLUSIVE, g->h_in, g->h_heads, n, g->h_ref, g->want_d, g->abs_d);
+    if (g_op == LAB_OP_SEG_ADD) { /* keys: the segment number, counting heads (and 0) */
+        int key = 0;
+        for (size_t i = 0; i < n; i++) {
+            key += i > 0 && g->h_heads[i];
+            g->h_heads[i] = key;
+        }
+        CUDA_CHECK(cudaMalloc((void **)&g->d_keys, n * sizeof(int)));
+        CUDA_CHECK(cudaMemcpy(g->d_keys, g->h_heads, n * sizeof(int), cudaMemcpyHostToDevice));
+        g_keys = g->d_keys;
+    }
     CUDA_CHECK(cudaMalloc((void **)&g->d_in, n * sizeof(int)));
     CUDA_CHECK(cudaMalloc((void **)&g->d_out, n * sizeof(int)));
     CUDA_CHECK(cudaMalloc(&g->d_tmp, g->tmp_bytes ? g->tmp_bytes : 1));
@@ -142,6 +198,10 @@ static void rig_free(cub_rig *g)
     for (int e = 0; e < 4; e++)
         if (g->ev[e])
             cudaEventDestroy(g->ev[e]);
+    cudaFree(g->d_keys);
+    free(g->abs_d);
+    free(g->want_d);
+    free(g->h_heads);
     cudaFree(g->d_flush);
     cudaFree(g->d_tmp);
     cudaFree(g->d_out);
@@ -157,11 +217,16 @@ static void rig_free(cub_rig *g)
 static lab_status check_output(cub_rig *g, size_t n, const char *when, lab_report *r)
 {
     CUDA_CHECK(cudaMemcpy(g->h_out, g->d_out, n * sizeof(int), cudaMemcpyDeviceToHost));
-    const size_t bad = lab_first_mismatch(g->h_out, g->h_ref, n);
-    if (bad < n) {
+    lab_ops_verdict v;
+    lab_ops_check(g_op, SCAN_INCLUSIVE, g->h_out, g->h_ref, g->want_d, g->abs_d, n, &v);
+    if (v.bad < n) {
         r->status = ST_WRONG;
-        snprintf(r->message, sizeof(r->message), "%sCUB's out[%zu] expected %d, got %d", when, bad,
-                 g->h_ref[bad], g->h_out[bad]);
+        snprintf(r->message, sizeof(r->message), "%sCUB's out[%zu] expected %s, got %s", when,
+                 v.bad, v.expected, v.got);
+    }
+    if (g_op == LAB_OP_FADD && v.max_ratio > r->fp_max_ratio) {
+        r->fp_max_ratio = v.max_ratio;
+        r->fp_max_error = v.max_err;
     }
     return r->status;
 }
@@ -224,6 +289,23 @@ int main(int argc, char **argv)
     const char *prog = argc > 0 ? argv[0] : "bench_cub";
 
     lab_default_options(&o);
+    /* --op NAME (the anchor's own option) is taken out before the harness's options */
+    for (int i = 1; i + 1 < argc; i++)
+        if (strcmp(argv[i], "--op") == 0) {
+            int found = -1;
+            for (int k = LAB_OP_ADD; k <= LAB_OP_SEG_ADD; k++)
+                if (strcmp(argv[i + 1], lab_op_name((lab_op)k)) == 0)
+                    found = k;
+            if (found < 0) {
+                fprintf(stderr, "%s: unknown --op '%s' (add, max, min, fadd, seg_add)\n", prog,
+                        argv[i + 1]);
+                return LAB_EXIT_USAGE;
+            }
+            g_op = (lab_op)found;
+            memmove(&argv[i], &argv[i + 2], (size_t)(argc - i - 1) * sizeof(char *));
+            argc -= 2;
+            break;
+        }
     if (lab_parse_args(argc, argv, &o, err, sizeof(err)) != 0) {
         fprintf(stderr, "%s: %s\n", prog, err);
         return LAB_EXIT_USAGE;
@@ -242,7 +324,11 @@ int main(int argc, char **argv)
     if (!o.n_given)
         o.n = CUB_ANCHOR.bench_n;
     g_json = o.json;
-    lab_report_init(&g_report, &CUB_ANCHOR, "DeviceScan::InclusiveSum", &o);
+    static const char *const NAMES[] = {"DeviceScan::InclusiveSum", "DeviceScan max",
+                                        "DeviceScan min", "DeviceScan::InclusiveSum float",
+                                        "DeviceScan::InclusiveSumByKey"};
+    lab_report_init(&g_report, &CUB_ANCHOR, NAMES[g_op], &o);
+    g_report.op = lab_op_name(g_op);
     lab_cuda_fail_hook = on_cuda_fail;
     run(&o, &g_report);
     lab_cuda_fail_hook = NULL;

@@ -27,6 +27,7 @@
 #include "cuda_check.h"
 #include "driver.h"
 #include "gen.h"
+#include "ops.h"
 #include "sandbox.h"
 #include "verify.h"
 
@@ -763,6 +764,256 @@ out_free:
     return r->status;
 }
 
+/* ---- other operators (lab 09) ---------------------------------------------------------------
+ * A variant whose op is not LAB_OP_ADD runs here. Every call's input (and segment heads) is made
+ * on the host from the call's seed, copied to the device between canary words, and the whole
+ * call (output, guards, input, heads) is read back and checked on the host against ops.c's
+ * reference: exactly for the int operators, within lab_float_bound for floats. The timing,
+ * the cold L2, the copy baseline, the leak check and the sandbox are the other labs'. */
+
+typedef struct {
+    size_t cap, words;
+    int *d_in, *d_heads, *d_out; /* guarded, words each (d_heads: LAB_OP_SEG_ADD only) */
+    void *d_scratch, *d_flush;
+    size_t scratch_bytes, scratch_n, flush_bytes;
+    cudaEvent_t ev[2];
+    int *h_in, *h_heads, *h_out, *h_back, *want; /* h_*: guarded words; want: cap */
+    double *want_d, *abs_d;                      /* LAB_OP_FADD: cap each */
+} ops_rig;
+
+static int ops_alloc(ops_rig *g, const lab_variant *v, size_t cap, lab_report *r)
+{
+    struct cudaDeviceProp prop;
+    const int seg = v->op == LAB_OP_SEG_ADD, fl = v->op == LAB_OP_FADD;
+    CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+    g->cap = cap;
+    g->words = layout_words(cap);
+    g->scratch_bytes = v->temp_bytes ? v->temp_bytes(cap) : 0;
+    g->flush_bytes = prop.l2CacheSize > 0 ? 2 * (size_t)prop.l2CacheSize : ((size_t)64 << 20);
+    g->scratch_n = (size_t)-1;
+    const size_t bytes = g->words * sizeof(int);
+    g->h_in = malloc(bytes);
+    g->h_heads = seg ? malloc(bytes) : NULL;
+    g->h_out = malloc(bytes);
+    g->h_back = malloc(bytes);
+    g->want = malloc((cap ? cap : 1) * sizeof(int));
+    g->want_d = fl ? malloc((cap ? cap : 1) * sizeof(double)) : NULL;
+    g->abs_d = fl ? malloc((cap ? cap : 1) * sizeof(double)) : NULL;
+    if (!g->h_in || (seg && !g->h_heads) || !g->h_out || !g->h_back || !g->want ||
+        (fl && (!g->want_d || !g->abs_d))) {
+        r->status = ST_NO_MEMORY;
+        report_msg(r, "cannot allocate host memory for n=%zu", cap);
+        return -1;
+    }
+    if (try_malloc((void **)&g->d_in, bytes, r, "the input") ||
+        (seg && try_malloc((void **)&g->d_heads, bytes, r, "the segment heads")) ||
+        try_malloc((void **)&g->d_out, bytes, r, "the output") ||
+        (g->scratch_bytes && try_malloc(&g->d_scratch, g->scratch_bytes, r, "the lab's scratch")) ||
+        try_malloc(&g->d_flush, g->flush_bytes, r, "the L2 flush buffer"))
+        return -1;
+    for (int e = 0; e < 2; e++)
+        CUDA_CHECK(cudaEventCreate(&g->ev[e]));
+    return 0;
+}
+
+static void ops_free(ops_rig *g)
+{
+    for (int e = 0; e < 2; e++)
+        if (g->ev[e])
+            cudaEventDestroy(g->ev[e]);
+    void *d[] = {g->d_flush, g->d_scratch, g->d_out, g->d_heads, g->d_in};
+    for (size_t i = 0; i < sizeof(d) / sizeof(d[0]); i++)
+        if (d[i])
+            cudaFree(d[i]);
+    void *h[] = {g->abs_d, g->want_d, g->want, g->h_back, g->h_out, g->h_heads, g->h_in};
+    for (size_t i = 0; i < sizeof(h) / sizeof(h[0]); i++)
+        free(h[i]);
+}
+
+/* Canary words around data[0..n) of a guarded host buffer laid out as l. */
+static void guard_host(int *base, layout l)
+{
+    lab_canary_fill(base, l.front);
+    lab_canary_fill(base + l.front + l.n, l.back);
+}
+
+/* Call k's input, heads and poisoned output, made on the host and copied to the device; the
+ * scratch zeroed for a new n; L2 flushed. Returns with the device idle. */
+static void ops_prepare(ops_rig *g, const lab_variant *v, const lab_options *o, size_t n,
+                        uint64_t seed, int k, layout li, layout lo)
+{
+    const size_t in_words = li.front + n + li.back, out_words = lo.front + n + lo.back;
+    lab_ops_fill(v->op, g->h_in + li.front, g->h_heads ? g->h_heads + li.front : NULL, n, o->dist,
+                 seed);
+    guard_host(g->h_in, li);
+    CUDA_CHECK(cudaMemcpy(g->d_in, g->h_in, in_words * sizeof(int), cudaMemcpyHostToDevice));
+    if (g->h_heads) {
+        guard_host(g->h_heads, li);
+        CUDA_CHECK(
+            cudaMemcpy(g->d_heads, g->h_heads, in_words * sizeof(int), cudaMemcpyHostToDevice));
+    }
+    memset(g->h_out + lo.front, LAB_POISON_BYTE, n * sizeof(int));
+    guard_host(g->h_out, lo);
+    CUDA_CHECK(cudaMemcpy(g->d_out, g->h_out, out_words * sizeof(int), cudaMemcpyHostToDevice));
+    if (g->scratch_bytes && g->scratch_n != n) {
+        CUDA_CHECK(cudaMemset(g->d_scratch, 0, v->temp_bytes(n)));
+        g->scratch_n = n;
+    }
+    CUDA_CHECK(cudaMemsetAsync(g->d_flush, k & 0xFF, g->flush_bytes, 0));
+    CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+/* A guarded device buffer read back must equal the host's copy (the input or the heads). */
+static size_t ops_first_changed(ops_rig *g, const int *d_base, const int *h_base, layout l)
+{
+    const size_t words = l.front + l.n + l.back;
+    CUDA_CHECK(cudaMemcpy(g->h_back, d_base, words * sizeof(int), cudaMemcpyDeviceToHost));
+    return lab_first_mismatch(g->h_back, h_base, words);
+}
+
+/* Reads call k back and checks it on the host: output guards, input and heads unchanged, then
+ * the values against the reference. */
+static lab_status ops_check(ops_rig *g, const lab_info *lab, const lab_variant *v, size_t n,
+                            layout li, layout lo, lab_report *r)
+{
+    size_t k;
+    const size_t out_words = lo.front + n + lo.back;
+    CUDA_CHECK(cudaMemcpy(g->h_back, g->d_out, out_words * sizeof(int), cudaMemcpyDeviceToHost));
+    if ((k = lab_canary_check(g->h_back, lo.front)) < lo.front) {
+        r->status = ST_OUT_OF_BOUNDS;
+        report_msg(r, "wrote before the output: out[-%zu] changed (n=%zu)", lo.front - k, n);
+        return r->status;
+    }
+    if ((k = lab_canary_check(g->h_back + lo.front + n, lo.back)) < lo.back) {
+        r->status = ST_OUT_OF_BOUNDS;
+        report_msg(r, "wrote past the end of the output: out[%zu] changed (n=%zu)", n + k, n);
+        return r->status;
+    }
+    memcpy(g->h_out, g->h_back, out_words * sizeof(int));
+    if (ops_first_changed(g, g->d_in, g->h_in, li) < li.front + n + li.back) {
+        r->status = ST_INPUT_MODIFIED;
+        report_msg(r, "modified the input or its guard words (n=%zu)", n);
+        return r->status;
+    }
+    if (g->h_heads && ops_first_changed(g, g->d_heads, g->h_heads, li) < li.front + n + li.back) {
+        r->status = ST_INPUT_MODIFIED;
+        report_msg(r, "modified the segment heads or their guard words (n=%zu)", n);
+        return r->status;
+    }
+    lab_ops_verdict vd;
+    lab_ops_reference(v->op, lab->type, g->h_in + li.front,
+                      g->h_heads ? g->h_heads + li.front : NULL, n, g->want, g->want_d, g->abs_d);
+    lab_ops_check(v->op, lab->type, g->h_out + lo.front, g->want, g->want_d, g->abs_d, n, &vd);
+    if (vd.bad < n) {
+        char where[64] = "";
+        if (g->h_heads) { /* the segment the wrong element is in */
+            size_t start = vd.bad;
+            while (start > 0 && !g->h_heads[li.front + start])
+                start--;
+            snprintf(where, sizeof(where), ", its segment starts at %zu", start);
+        } else if (v->op == LAB_OP_FADD) {
+            snprintf(where, sizeof(where), ", the float bound for %zu terms", vd.bad + 1);
+        }
+        r->status = ST_WRONG;
+        report_msg(r, "out[%zu] expected %s, got %s%s (n=%zu, %s %s scan%s)", vd.bad, vd.expected,
+                   vd.got, v->op == LAB_OP_FADD ? "" : wrong_value_hint(atoll(vd.got)), n,
+                   lab_scan_type_name(lab->type), lab_op_name(v->op), where);
+        r->has_mismatch = 1;
+        r->mismatch_index = (long long)vd.bad;
+        return r->status;
+    }
+    if (v->op == LAB_OP_FADD && vd.max_ratio >= r->fp_max_ratio) {
+        r->fp_max_ratio = vd.max_ratio;
+        r->fp_max_error = vd.max_err;
+    }
+    return ST_OK;
+}
+
+/* One call of an operator variant; timed calls add their times (and a copy's) to t. */
+static lab_status call_ops(ops_rig *g, const lab_info *lab, const lab_variant *v,
+                           const lab_options *o, int k, int timed, timings *t, lab_report *r)
+{
+    const size_t n = lab_call_n(o, k);
+    layout li = make_layout(g->cap, n, o->offset_in), lo = make_layout(g->cap, n, o->offset_out);
+    lab_result res;
+
+    ops_prepare(g, v, o, n, lab_call_seed(o->seed, (unsigned)k), k, li, lo);
+    CUDA_CHECK(cudaEventRecord(g->ev[0], 0));
+#ifdef LAB_CPU_MODE
+    if (k == 0 && g_count_banks)
+        lab_cpu_banks_record(1);
+#endif
+    if (v->op == LAB_OP_SEG_ADD)
+        res = v->scan_seg(g->d_in + li.front, g->d_heads + li.front, g->d_out + lo.front, n,
+                          g->d_scratch);
+    else
+        res = v->scan(g->d_in + li.front, g->d_out + lo.front, n, g->d_scratch);
+#ifdef LAB_CPU_MODE
+    lab_cpu_banks_record(0);
+#endif
+    CUDA_CHECK(cudaGetLastError());
+    CUDA_CHECK(cudaDeviceSynchronize());
+    CUDA_CHECK(cudaEventRecord(g->ev[1], 0));
+    CUDA_CHECK(cudaEventSynchronize(g->ev[1]));
+    if (res == LAB_NOT_IMPLEMENTED) {
+        r->status = ST_NOT_IMPLEMENTED;
+        report_msg(r, "the lab's code returns LAB_NOT_IMPLEMENTED: write the TODO(student) parts");
+        return r->status;
+    }
+    if (timed)
+        t->scan[t->count] = event_ms(g->ev[0], g->ev[1]);
+    if (ops_check(g, lab, v, n, li, lo, r) != ST_OK)
+        return r->status;
+    if (timed) {
+        CUDA_CHECK(cudaMemsetAsync(g->d_flush, 0x5A, g->flush_bytes, 0));
+        CUDA_CHECK(cudaDeviceSynchronize());
+        CUDA_CHECK(cudaEventRecord(g->ev[0], 0));
+        CUDA_CHECK(cudaMemcpyAsync(g->d_out + lo.front, g->d_in + li.front, n * sizeof(int),
+                                   cudaMemcpyDeviceToDevice, 0));
+        CUDA_CHECK(cudaEventRecord(g->ev[1], 0));
+        CUDA_CHECK(cudaEventSynchronize(g->ev[1]));
+        t->copy[t->count] = event_ms(g->ev[0], g->ev[1]);
+        t->tile[t->count] = 0;
+        t->count++;
+    }
+    return ST_OK;
+}
+
+static lab_status run_ops(const lab_info *lab, const lab_variant *v, const lab_options *o,
+                          lab_report *r)
+{
+    ops_rig g = {0};
+    timings t = {0};
+    static char device_name[256];
+    struct cudaDeviceProp prop;
+    const int total = total_calls(o);
+    size_t count0 = 0, bytes0 = 0;
+
+    CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+    snprintf(device_name, sizeof(device_name), "%s", prop.name);
+    r->device = device_name;
+    if (ops_alloc(&g, v, lab_max_call_n(o), r) != 0 || timings_alloc(&t, o->reps, r) != 0)
+        goto out_free;
+    enter_sandbox(o, r);
+    for (int k = 0; k < total; k++) {
+        r->calls = k + 1;
+        if (call_ops(&g, lab, v, o, k, k >= o->calls + o->warmup, &t, r) != ST_OK) {
+            prefix_call(r, k, total);
+            break;
+        }
+        if (k == 0) {
+            count0 = g_live_count;
+            bytes0 = g_live_bytes;
+        }
+        if (k == o->calls - 1 && check_leak(count0, bytes0, o->calls, r) != ST_OK)
+            break;
+    }
+out_free:
+    timings_finish(&t, lab, r);
+    ops_free(&g);
+    return r->status;
+}
+
 /* ---- one case --------------------------------------------------------------------------- */
 
 /* Bytes of memory the system can still give without swapping (MemAvailable), or 0 if unknown. */
@@ -827,6 +1078,8 @@ lab_status lab_run(const lab_info *lab, int vi, const lab_options *o, lab_report
      * the untimed runs), which spares it a serial scan of the benchmark size. Inputs are
      * prefix-consistent (element i depends on the seed and i alone), so one input and
      * reference at the largest n serve every call's n. */
+    if (v->op != LAB_OP_ADD) /* lab 09's operators: every call checked on the host */
+        return run_ops(lab, v, o, r);
     const int host_check = lab->shape == LAB_HOST || o->reps == 0;
     if (host_check) {
         first.in = lab_host_alloc(cap * sizeof(int));
@@ -1042,7 +1295,11 @@ static int lab_info_ok(const lab_info *lab, char *why, size_t whylen)
     }
     for (int i = 0; i < lab->n_variants; i++) {
         const lab_variant *v = &lab->variants[i];
-        if (!v->name || (lab->shape == LAB_TILE ? !v->scan_tiles : !v->scan)) {
+        const int has_entry = lab->shape == LAB_TILE    ? v->scan_tiles != NULL
+                              : v->op == LAB_OP_SEG_ADD ? v->scan_seg != NULL
+                                                        : v->scan != NULL;
+        if (!v->name || !has_entry ||
+            (v->op != LAB_OP_ADD && (lab->shape != LAB_WHOLE || lab->type != SCAN_INCLUSIVE))) {
             snprintf(why, whylen, "variant %d has no name or no entry point for this lab's shape",
                      i);
             return 0;

@@ -71,6 +71,22 @@ typedef lab_result (*lab_tile_fn)(const int *d_in, int *d_out, int *d_tile_sums,
 /* Bytes of scratch a whole scan needs for n elements. */
 typedef size_t (*lab_temp_fn)(size_t n);
 
+/* What a variant computes (lab 09 scans other operators; every other lab is LAB_OP_ADD, the 0 a
+ * descriptor gets when it does not say). The element is 4 bytes in every case: int32, or float
+ * passed through the int pointers (LAB_OP_FADD). */
+typedef enum {
+    LAB_OP_ADD = 0, /* int32 +, wrapping modulo 2^32 */
+    LAB_OP_MAX,     /* int32 max (identity INT_MIN) */
+    LAB_OP_MIN,     /* int32 min (identity INT_MAX) */
+    LAB_OP_FADD,    /* float +: checked against a double-precision reference within a bound */
+    LAB_OP_SEG_ADD, /* int32 +, restarting at every segment head (scan_seg) */
+} lab_op;
+
+/* Segmented whole scan (LAB_OP_SEG_ADD): heads[i] != 0 starts a new segment at element i
+ * (element 0 starts one whatever heads[0] says); out[i] is the scan of in over i's segment up to
+ * i. heads is read-only, like in. */
+typedef lab_result (*lab_seg_fn)(const int *in, const int *heads, int *out, size_t n, void *temp);
+
 /* One way of computing the lab's scan; variants[0] is the default, the one the grader times. */
 typedef struct {
     const char *name;       /* short, for --variant: "double_buffer" */
@@ -78,6 +94,8 @@ typedef struct {
     lab_scan_fn scan;       /* LAB_HOST, LAB_WHOLE */
     lab_tile_fn scan_tiles; /* LAB_TILE */
     lab_temp_fn temp_bytes; /* optional (NULL: no scratch) */
+    lab_op op;              /* what it computes (0: int32 +) */
+    lab_seg_fn scan_seg;    /* LAB_OP_SEG_ADD, instead of scan */
 } lab_variant;
 
 /* The description of one lab: `const lab_info LAB`, defined in common/labs/NN_name.c. */

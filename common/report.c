@@ -2,6 +2,7 @@
  * one JSON object, and the bandwidth it is quoted at (see report.h).
  */
 #include "report.h"
+#include "ops.h"
 #include "inputs.h"
 
 #include <inttypes.h>
@@ -71,6 +72,10 @@ void lab_report_init(lab_report *r, const lab_info *lab, const char *variant, co
     memset(r, 0, sizeof(*r));
     r->lab = lab ? lab->id : "?";
     r->variant = variant ? variant : "?";
+    r->op = "add";
+    for (int i = 0; lab && variant && i < lab->n_variants; i++)
+        if (strcmp(lab->variants[i].name, variant) == 0)
+            r->op = lab_op_name(lab->variants[i].op);
     r->mode = LAB_MODE_GPU;
     r->n = o->n;
     r->seed = o->seed;
@@ -94,6 +99,9 @@ void lab_print_report_text(FILE *f, const lab_report *r)
                     lab_gbps(r->n, r->tile_ms), 100.0 * r->memcpy_ms / r->tile_ms);
         fprintf(f, " | median of %d", r->reps);
     }
+    if (r->status == ST_OK && strcmp(r->op, "fadd") == 0)
+        fprintf(f, " | float: largest error %.3g, %.2f%% of its bound", r->fp_max_error,
+                100.0 * r->fp_max_ratio);
     fputc('\n', f);
 }
 
@@ -149,6 +157,11 @@ void lab_print_report_json(FILE *f, const lab_report *r)
     else
         fputs(",\"mismatch\":null", f);
     fprintf(f, ",\"calls\":%d,\"sandbox\":%s", r->calls, r->sandbox ? "true" : "false");
+    fputs(",\"op\":", f);
+    json_string(f, r->op);
+    if (strcmp(r->op, "fadd") == 0)
+        fprintf(f, ",\"float_max_error\":%.6g,\"float_error_vs_bound\":%.6g", r->fp_max_error,
+                r->fp_max_ratio);
     fprintf(f, ",\"reps\":%d,\"ms\":", r->reps);
     json_ms(f, r->ms);
     fputs(",\"tile_ms\":", f);
@@ -209,7 +222,9 @@ void lab_print_describe(FILE *f, const lab_info *lab, const char *mode)
         json_string(f, lab->variants[i].name);
         fputs(",\"summary\":", f);
         json_string(f, lab->variants[i].summary);
-        fprintf(f, ",\"temp\":%s}", lab->variants[i].temp_bytes ? "true" : "false");
+        fprintf(f, ",\"temp\":%s,\"op\":", lab->variants[i].temp_bytes ? "true" : "false");
+        json_string(f, lab_op_name(lab->variants[i].op));
+        fputc('}', f);
     }
     fputs("],\"mode\":", f);
     json_string(f, mode);

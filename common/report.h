@@ -49,6 +49,10 @@ typedef struct {
     double memcpy_ms; /* median time of a copy of the same bytes, same process */
     int calls;        /* calls of the lab's code made (each on a new input, each checked) */
     int sandbox;      /* 1: the lab's code ran inside the seccomp sandbox */
+    const char *op;   /* the variant's operator (ops.h): "add" in every lab but 09 */
+    /* "fadd": the largest |float result - double reference| over the checked calls, and the
+     * largest error as a fraction of its bound (lab_float_bound) */
+    double fp_max_error, fp_max_ratio;
 } lab_report;
 
 /* Median of v[0..count) (sorts v in place); 0 when count is 0. */

@@ -124,16 +124,39 @@ def variant_names(binary, timeout=30):
     return [v.name for v in info.variants] if info else []
 
 
-def expand_variants(labs, timeout=30):
-    """Programs for --variants all: (name, binary, variant) for every variant of every lab; the
-    default keeps the plain lab id, the others are named 'lab/variant'. A binary that cannot
-    describe its variants (missing, skeleton that fails) is kept as its default only."""
+def variant_ops(binary, timeout=30):
+    """{variant name: operator} of a lab binary, from `scan --describe` ("add" when a variant
+    does not say; {} when the binary cannot describe itself)."""
+    if not os.path.exists(binary):
+        return {}
+    try:
+        p = subprocess.run([binary, "--describe"], capture_output=True, text=True, timeout=timeout)
+        doc = json.loads(p.stdout) if p.returncode == 0 else {}
+    except (OSError, subprocess.TimeoutExpired, ValueError):
+        return {}
+    return {v.get("name"): v.get("op", "add") for v in doc.get("variants", [])}
+
+
+def expand_variants(labs, timeout=30, every=True):
+    """Programs (name, binary, variant, op): with every, each variant of every lab; otherwise each
+    lab's default, plus every variant of a lab whose variants compute different operators (lab
+    09: its default alone says nothing about max or float +). The default keeps the plain lab
+    id, the others are named 'lab/variant'. A binary that cannot describe its variants (missing,
+    skeleton that fails) is kept as its default only."""
     out = []
     for name, binary in labs:
         variants = variant_names(binary, timeout)
-        out.append((name, binary, None))
-        out.extend((f"{name}/{v}", binary, v) for v in variants[1:])
+        ops = variant_ops(binary, timeout)
+        out.append((name, binary, None, ops.get(variants[0], "add") if variants else "add"))
+        if every or len(set(ops.values())) > 1:
+            out.extend((f"{name}/{v}", binary, v, ops.get(v, "add")) for v in variants[1:])
     return out
+
+
+def anchors(cub, programs):
+    """The CUB anchor for int + and one more for every other operator a program computes."""
+    ops = sorted({op for _, _, _, op in programs if op != "add"})
+    return [(CUB, cub, None, "add")] + [(f"{CUB}/{op}", cub, None, op) for op in ops]
 
 
 def run_json(argv, timeout):
@@ -162,15 +185,17 @@ def measure(programs, ns, args):
         reps = args.huge_reps if n == HUGE_N else args.reps
         common = ["--json", "--n", str(n), "--dist", args.dist, "--reps", str(reps),
                   "--warmup", str(args.warmup)]
-        cub_ms = None
-        for name, binary, variant in programs:
-            if variant is not None and n == HUGE_N:
-                continue  # the non-default variants are measured up to 2^MAX only
+        cub_ms = {}  # operator -> the CUB anchor's time at this n
+        for name, binary, variant, op in programs:
+            if (variant is not None or op != "add") and n == HUGE_N:
+                continue  # other variants and operators are measured up to 2^MAX only
             if not os.path.exists(binary):
                 rep = {"status": "missing", "message": f"{binary} is not built"}
             else:
                 log(f"bench: {name} n={size_label(n)}")
                 argv = [binary, *common] + (["--variant", variant] if variant else [])
+                if name.startswith(CUB) and op != "add":
+                    argv += ["--op", op]
                 rep = run_json(argv, args.timeout)
             row = {"lab": name, "n": n, "status": rep.get("status", "?"),
                    "mode": rep.get("mode") or "", "device": rep.get("device") or "",
@@ -183,9 +208,9 @@ def measure(programs, ns, args):
                                      if row["memcpy_ms"] else None)
                 if row["tile_ms"] and row["memcpy_ms"]:
                     row["tile_pct_memcpy"] = 100.0 * row["memcpy_ms"] / row["tile_ms"]
-                if name == CUB:
-                    cub_ms = row["ms"]
-                row["x_cub"] = cub_ms / row["ms"] if cub_ms else None
+                if name.startswith(CUB):
+                    cub_ms[op] = row["ms"]
+                row["x_cub"] = cub_ms[op] / row["ms"] if cub_ms.get(op) else None
             rows.append(row)
             if name == CUB and row["status"] == "no_device":
                 return rows
@@ -370,9 +395,9 @@ def main(argv=None):
     cub = args.cub or os.path.join(build, "bench", "bench_cub")
     only = [p.strip() for p in args.labs.split(",") if p.strip()]
     labs = find_labs(args.src, build, only)
-    programs = [(CUB, cub, None)] + (expand_variants(labs) if args.variants == "all"
-                                     else [(name, binary, None) for name, binary in labs])
-    if len(programs) == 1:
+    lab_programs = expand_variants(labs, every=args.variants == "all")
+    programs = anchors(cub, lab_programs) + lab_programs
+    if not lab_programs:
         log(f"bench: no lab matches --labs {args.labs}")
         return EXIT_USAGE
     if not os.path.exists(cub):
@@ -389,7 +414,7 @@ def main(argv=None):
     device = next((r["device"] for r in rows if r["lab"] == CUB and r["device"]), "GPU")
     with open(os.path.join(out_dir, "bench.svg"), "w") as f:
         f.write(svg_plot(rows, f"Inclusive scan, int32, {args.src}: throughput on {device}"))
-    print(f"device: {device}   tree: {args.src}   (x CUB = CUB time / lab time; "
+    print(f"device: {device}   tree: {args.src}   (x CUB = time of CUB with the same operator / lab time; "
           f"% memcpy = memcpy time / scan time, both measured in the lab's own process)")
     print(table(rows))
     print(f"\nwrote {os.path.join(out_dir, 'bench.csv')} and {os.path.join(out_dir, 'bench.svg')}")

@@ -94,7 +94,7 @@ class Network:
     """An algorithm's whole program on n elements plus what running it produced."""
 
     def __init__(self, name, title, n, steps, scan="inclusive", lanes=None, lane_labels=None,
-                 groups=(), note="", init=None):
+                 groups=(), note="", init=None, heads=()):
         self.name, self.title, self.n, self.steps = name, title, n, steps
         self.scan = scan                      # "inclusive" or "exclusive"
         self.lanes = lanes if lanes is not None else n   # data lanes plus any extra lanes
@@ -102,6 +102,7 @@ class Network:
         self.groups = list(groups)            # (first lane, last lane, label) brackets on top
         self.note = note
         self.init = init                      # lane values before step 0 (default: x_i in lane i)
+        self.heads = frozenset(heads)         # segmented scan: the lanes that start a segment
         self.history = run(self)              # lane values before step 0 and after each step
 
     @property
@@ -157,6 +158,28 @@ def run(net):
         raise NotAScan("%s: lane %d ends as %s, not %s" % (net.name, bad, fmt_range(lanes[bad]),
                                                          fmt_range(want[bad])))
     return history
+
+
+def segment_part(net, v):
+    """What a lane's value means under the (flag, value) operator: the part of its range x_a..x_b
+    from the last segment head at or before b (the whole range when there is no head in it)."""
+    if v is ZERO or not net.heads:
+        return v
+    last = max((h for h in net.heads if v[0] <= h <= v[1]), default=v[0])
+    return (last, v[1])
+
+
+def segmented(n=8, heads=(3, 4, 6)):
+    """Lab 09: a segmented scan is a plain scan under the operator on (flag, value) pairs,
+    (f1, v1) . (f2, v2) = (f1 | f2, f2 ? v2 : v1 + v2): here the Kogge-Stone network of lab 03.
+    Every lane still combines the whole range x0..xi (run() checks that); the operator keeps only
+    the part after the last head, which is what the result row shows."""
+    net = kogge_stone(n)
+    labels = ["x%d%s" % (i, " |" if i in heads else "") for i in range(n)]
+    return Network("segmented", "Segmented scan: the same network, the (flag, value) operator", n,
+                   net.steps, lane_labels=labels, heads=heads,
+                   note="| marks a segment head: each result restarts at the last head at or "
+                   "before it (x3, x4 and x6 start segments)")
 
 
 def log2_exact(n):
@@ -771,7 +794,7 @@ def draw_network(net):
     final = net.history[-1]
     for i in range(net.lanes):
         y = y_end + 30 + (14 if i % 2 else 0) * (net.lanes > 8)
-        svg.text(lx(i), y, fmt_range(final[i]), size=11, fill="#222")
+        svg.text(lx(i), y, fmt_range(segment_part(net, final[i])), size=11, fill="#222")
     svg.text(left - 34, y_end + 30, "result", size=12, anchor="end", fill="#222")
     kinds = set(op.kind for step in net.steps for op in step.ops)
     if kinds & {"copy", "zero"}:
@@ -861,13 +884,14 @@ def networks():
         "coarsened_n16": coarsened(16, threads=4),
         "hierarchical_n16": hierarchical(16, tile=4),
         "warp_scan_n8": warp_scan(8),
+        "segmented_n8": segmented(8),
     }
     return nets
 
 
 DIAGRAMS = ["serial_n8", "naive_n8", "kogge_stone_n8", "kogge_stone_n16", "kogge_stone_hazard_n8",
             "brent_kung_n8", "brent_kung_n16", "blelloch_n8", "blelloch_n16", "coarsened_n16",
-            "hierarchical_n16", "warp_scan_n8", "lookback_states"]
+            "hierarchical_n16", "warp_scan_n8", "segmented_n8", "lookback_states"]
 
 
 def main(argv=None):

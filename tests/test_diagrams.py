@@ -257,7 +257,7 @@ class CountsMatchFormulas(unittest.TestCase):
 class SvgFiles(unittest.TestCase):
     NAMES = ["serial_n8", "naive_n8", "kogge_stone_n8", "kogge_stone_n16",
              "kogge_stone_hazard_n8", "brent_kung_n8", "brent_kung_n16", "blelloch_n8",
-             "blelloch_n16", "coarsened_n16", "hierarchical_n16", "warp_scan_n8",
+             "blelloch_n16", "coarsened_n16", "hierarchical_n16", "warp_scan_n8", "segmented_n8",
              "lookback_states"]
 
     def test_the_agreed_file_names(self):

@@ -2,12 +2,14 @@
  * validation and canaries (validate.c), sizes and arguments (options.c), names, reports and the
  * lab's description (report.c). No GPU needed. */
 #include "inputs.h"
+#include "ops.h"
 #include "options.h"
 #include "report.h"
 #include "validate.h"
 
 #include <criterion/criterion.h>
 #include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -385,8 +387,8 @@ Test(reports, describe, .description = "--describe: one JSON line with every fie
              "\"shape\":\"tile\",\"type\":\"exclusive\",\"tile\":512,\"bench_n\":1000,"
              "\"max_n\":0,\"element\":\"int32\","
              "\"operator\":\"add\",\"variants\":[{\"name\":\"plain\",\"summary\":\"the "
-             "\\\"default\\\"\",\"temp\":false},{\"name\":\"scratch\",\"summary\":\"with temp\","
-             "\"temp\":true}],\"mode\":\"cpu\"}\n",
+             "\\\"default\\\"\",\"temp\":false,\"op\":\"add\"},{\"name\":\"scratch\",\"summary\":"
+             "\"with temp\",\"temp\":true,\"op\":\"add\"}],\"mode\":\"cpu\"}\n",
              LAB_CONTRACT_VERSION);
     cr_expect_str_eq(buf, want);
 }
@@ -395,4 +397,122 @@ Test(reports, gbps, .description = "bandwidth counts 8 bytes per element")
 {
     cr_expect_float_eq(lab_gbps((size_t)1 << 28, 1.0), 2147.483648, 1e-6);
     cr_expect_float_eq(lab_gbps(1000, 0.0), 0.0, 1e-12);
+}
+
+/* ---- other operators (ops.c, lab 09) -------------------------------------------------------- */
+
+static float as_float(int b)
+{
+    float f;
+    memcpy(&f, &b, sizeof(f));
+    return f;
+}
+static int as_bits(float f)
+{
+    int b;
+    memcpy(&b, &f, sizeof(b));
+    return b;
+}
+
+Test(ops, references, .description = "max, min and segmented + by hand, inclusive and exclusive")
+{
+    const int in[6] = {3, -7, 9, 9, INT_MIN, 4}, heads[6] = {0, 0, 1, 0, 1, 0};
+    int out[6];
+    lab_ops_reference(LAB_OP_MAX, SCAN_INCLUSIVE, in, NULL, 6, out, NULL, NULL);
+    cr_expect(out[0] == 3 && out[1] == 3 && out[2] == 9 && out[5] == 9, "running max");
+    lab_ops_reference(LAB_OP_MIN, SCAN_INCLUSIVE, in, NULL, 6, out, NULL, NULL);
+    cr_expect(out[1] == -7 && out[4] == INT_MIN && out[5] == INT_MIN, "running min");
+    lab_ops_reference(LAB_OP_MAX, SCAN_EXCLUSIVE, in, NULL, 6, out, NULL, NULL);
+    cr_expect(out[0] == INT_MIN && out[1] == 3, "exclusive max starts at the identity");
+    lab_ops_reference(LAB_OP_SEG_ADD, SCAN_INCLUSIVE, in, heads, 6, out, NULL, NULL);
+    cr_expect(out[0] == 3 && out[1] == -4 && out[2] == 9 && out[3] == 18 && out[4] == INT_MIN &&
+                  out[5] == INT_MIN + 4,
+              "segmented sums restart at every head: %d %d %d %d %d %d", out[0], out[1], out[2],
+              out[3], out[4], out[5]);
+}
+
+Test(ops, heads_by_distribution, .description = "ones: every element a head; alt: none")
+{
+    int in[5000], heads[5000], count = 0;
+    lab_ops_fill(LAB_OP_SEG_ADD, in, heads, 5000, DIST_ONES, 3);
+    for (int i = 0; i < 5000; i++)
+        count += heads[i] != 0;
+    cr_expect_eq(count, 5000);
+    lab_ops_fill(LAB_OP_SEG_ADD, in, heads, 5000, DIST_ALT, 3);
+    for (int i = count = 0; i < 5000; i++)
+        count += heads[i] != 0;
+    cr_expect_eq(count, 0);
+    lab_ops_fill(LAB_OP_SEG_ADD, in, heads, 5000, DIST_RANDOM, 3);
+    for (int i = count = 0; i < 5000; i++)
+        count += heads[i] != 0;
+    cr_expect(count > 40 && count < 120, "random: about one head in 64 (%d of 5000)", count);
+}
+
+Test(ops, float_bound, .description = "gamma(k) * sum|x|: 0 for one term, infinite past 2^24")
+{
+    const double u = ldexp(1.0, -24);
+    cr_expect_eq(lab_float_bound(1, 5.0), 0.0);
+    cr_expect_float_eq(lab_float_bound(2, 1.0), u / (1 - u), 1e-20);
+    cr_expect_float_eq(lab_float_bound(1001, 2.0), 2.0 * 1000 * u / (1 - 1000 * u), 1e-15);
+    cr_expect(isinf(lab_float_bound(((size_t)1 << 24) + 1, 1.0)), "2^24 additions: no bound");
+}
+
+/* Two orders of the same float additions, serial and pairwise (a tree), give different results
+ * and both pass; a sum that drops one term fails. */
+Test(ops, float_orders, .description = "serial and tree orders differ, both within the bound")
+{
+    enum { N = 4096 };
+    static int in[N], serial[N], tree[N], want[N];
+    static double want_d[N], abs_d[N];
+    lab_ops_fill(LAB_OP_FADD, in, NULL, N, DIST_SMALL, 11);
+    lab_ops_reference(LAB_OP_FADD, SCAN_INCLUSIVE, in, NULL, N, want, want_d, abs_d);
+    float acc = 0.0f;
+    for (int i = 0; i < N; i++) {
+        acc += as_float(in[i]);
+        serial[i] = as_bits(acc);
+    }
+    /* a Kogge-Stone order: log2(N) rounds of x[i] += x[i - d] over a float copy */
+    static float a[N], b[N];
+    for (int i = 0; i < N; i++)
+        a[i] = as_float(in[i]);
+    for (int d = 1; d < N; d *= 2) {
+        for (int i = 0; i < N; i++)
+            b[i] = i >= d ? a[i - d] + a[i] : a[i];
+        memcpy(a, b, sizeof(a));
+    }
+    int differ = 0;
+    for (int i = 0; i < N; i++) {
+        tree[i] = as_bits(a[i]);
+        differ += tree[i] != serial[i];
+    }
+    cr_expect(differ > 0, "the two orders agreed everywhere: the test shows nothing");
+    lab_ops_verdict v;
+    lab_ops_check(LAB_OP_FADD, SCAN_INCLUSIVE, serial, want, want_d, abs_d, N, &v);
+    cr_expect_eq(v.bad, (size_t)N, "serial order out of bound at %zu", v.bad);
+    cr_expect(v.max_ratio > 0 && v.max_ratio < 1, "serial error ratio %g", v.max_ratio);
+    lab_ops_check(LAB_OP_FADD, SCAN_INCLUSIVE, tree, want, want_d, abs_d, N, &v);
+    cr_expect_eq(v.bad, (size_t)N, "tree order out of bound at %zu", v.bad);
+    /* drop element 100 from every later sum: caught at 100 */
+    for (int i = 100; i < N; i++)
+        serial[i] = as_bits(as_float(serial[i]) - as_float(in[100]));
+    lab_ops_check(LAB_OP_FADD, SCAN_INCLUSIVE, serial, want, want_d, abs_d, N, &v);
+    cr_expect_eq(v.bad, (size_t)100, "a missing term was not caught at 100 but at %zu", v.bad);
+    serial[0] = as_bits(NAN);
+    lab_ops_check(LAB_OP_FADD, SCAN_INCLUSIVE, serial, want, want_d, abs_d, N, &v);
+    cr_expect_eq(v.bad, (size_t)0, "a NaN passed");
+}
+
+Test(ops, int_check_is_exact, .description = "an int operator's output is compared exactly")
+{
+    const int in[4] = {1, 5, 2, 8};
+    int want[4], got[4];
+    lab_ops_reference(LAB_OP_MAX, SCAN_INCLUSIVE, in, NULL, 4, want, NULL, NULL);
+    memcpy(got, want, sizeof(got));
+    lab_ops_verdict v;
+    lab_ops_check(LAB_OP_MAX, SCAN_INCLUSIVE, got, want, NULL, NULL, 4, &v);
+    cr_expect_eq(v.bad, (size_t)4);
+    got[2] = 6;
+    lab_ops_check(LAB_OP_MAX, SCAN_INCLUSIVE, got, want, NULL, NULL, 4, &v);
+    cr_expect(v.bad == 2 && strcmp(v.expected, "5") == 0 && strcmp(v.got, "6") == 0,
+              "bad %zu expected %s got %s", v.bad, v.expected, v.got);
 }

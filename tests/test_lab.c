@@ -108,8 +108,12 @@ Test(kernel, descriptor, .description = "LAB is well formed: variants, tile, siz
         cr_expect(var->name && var->summary, "variant %d needs a name and a summary", v);
         if (LAB.shape == LAB_TILE)
             cr_expect(var->scan_tiles != NULL, "variant %s has no scan_tiles", var->name);
+        else if (var->op == LAB_OP_SEG_ADD)
+            cr_expect(var->scan_seg != NULL, "segmented variant %s has no scan_seg", var->name);
         else
             cr_expect(var->scan != NULL, "variant %s has no scan", var->name);
+        cr_expect(var->op == LAB_OP_ADD || (LAB.shape == LAB_WHOLE && LAB.type == SCAN_INCLUSIVE),
+                  "variant %s: other operators are whole inclusive scans only", var->name);
         for (int w = 0; w < v; w++)
             cr_expect(strcmp(var->name, LAB.variants[w].name) != 0, "two variants named %s",
                       var->name);

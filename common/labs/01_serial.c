@@ -6,7 +6,8 @@
 #include "labs/01_serial.h"
 
 static const lab_variant VARIANTS[] = {
-    {"serial", "one running total, one pass over the array", serial_scan, NULL, NULL},
+    {"serial", "one running total, one pass over the array", serial_scan, NULL, NULL, LAB_OP_ADD,
+     NULL},
 };
 
 const lab_info LAB = {

@@ -6,7 +6,8 @@
 #include "labs/02_naive.h"
 
 static const lab_variant VARIANTS[] = {
-    {"naive", "thread i sums in[0..i] by itself: O(n^2) work", naive_scan, NULL, NULL},
+    {"naive", "thread i sums in[0..i] by itself: O(n^2) work", naive_scan, NULL, NULL, LAB_OP_ADD,
+     NULL},
 };
 
 const lab_info LAB = {

@@ -77,7 +77,10 @@ SCHEMA = {
     "timeouts": {"build_s": _number(1), "case_s": _number(1), "sanitizer_s": _number(1),
                  "speed_s": _number(1)},
     "correctness": {"dists": _list_of(DISTS), "large_n": _number(1, integer=True),
-                    "all_dists_sizes": None},
+                    "all_dists_sizes": None,
+                    # "default": every case runs variants[0]; "rotate": case i runs variant
+                    # i mod count (lab 09, whose variants are different operators)
+                    "variants": _one_of(("default", "rotate"))},
     "sanitizer": {"tools": _tool_list},
     # who sees each part's result on Gradescope, and when (results.json "visibility")
     "visibility": {"correctness": _one_of(VISIBILITIES), "sanitizer": _one_of(VISIBILITIES),

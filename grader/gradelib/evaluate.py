@@ -210,11 +210,15 @@ def make_cases(info, settings, run_seed, limit=None, mode="gpu"):
     dists = c["dists"]
     sizes = edge_sizes(info, c["large_n"], limit)
     every = set(c.get("all_dists_sizes", []))
+    rotate = c.get("variants", "default") == "rotate" and len(info.variants) > 1
     cases = []
     for i, (n, name) in enumerate(sizes.items()):
         chosen = dists if name in every else [dists[i % len(dists)]]
-        for d in chosen:
-            cases.append((n, d, case_seed(run_seed, info.id, n, d), case_calls(info, n)))
+        for j, d in enumerate(chosen):
+            opts = case_calls(info, n)
+            if rotate:  # every variant sees every kind of size, and with all_dists every dist
+                opts += ("--variant", info.variants[(i + j) % len(info.variants)].name)
+            cases.append((n, d, case_seed(run_seed, info.id, n, d), opts))
     by_name = {name: n for n, name in sizes.items()}
     for j, (name, off_in, off_out) in enumerate(OFFSET_CASES):
         if name in by_name:

@@ -202,13 +202,32 @@ class EndToEnd(unittest.TestCase):
         self.assertEqual([p[0] for p in programs], [self.fast, self.fast + "/slow"])
         args = bench.parse_args(["--reps", "1"])
         with redirect_stderr(io.StringIO()):
-            rows = bench.measure([(self.fast, path, None), (self.fast + "/slow", path, "slow")],
+            rows = bench.measure([(self.fast, path, None, "add"),
+                                  (self.fast + "/slow", path, "slow", "add")],
                                  [1 << 10, bench.HUGE_N], args)
         self.assertEqual([(r["lab"], r["n"]) for r in rows],
                          [(self.fast, 1 << 10), (self.fast + "/slow", 1 << 10),
                           (self.fast, bench.HUGE_N)])
         self.assertEqual(bench.variant_names(path), ["fast", "slow"])
         self.assertEqual(bench.variant_names(path + ".missing"), [])
+
+    def test_operators_get_their_own_anchor(self):
+        """A lab whose variants compute different operators (lab 09) is benched variant by
+        variant even without --variants all, each against CUB with the same operator."""
+        path = os.path.join(self.build, "solutions", self.fast, "scan")
+        with open(path, "w") as f:
+            f.write(fake_variants(self.fast))
+        saved = bench.variant_ops
+        bench.variant_ops = lambda binary, timeout=30: {"fast": "add", "slow": "fadd"}
+        try:
+            programs = bench.expand_variants([(self.fast, path)], every=False)
+        finally:
+            bench.variant_ops = saved
+        self.assertEqual(programs, [(self.fast, path, None, "add"),
+                                    (self.fast + "/slow", path, "slow", "fadd")])
+        self.assertEqual(bench.anchors("cub_bin", programs),
+                         [("cub", "cub_bin", None, "add"), ("cub/fadd", "cub_bin", None, "fadd")])
+        self.assertEqual(bench.variant_ops(path + ".missing"), {})
 
     def test_a_failing_lab_fails_the_bench(self):
         make_fake(os.path.join(self.build, "solutions", self.fast, "scan"), self.fast, 0.5e-6,

@@ -1,0 +1,394 @@
+/* 09_operators — one scan for any associative operator with an identity.
+ *
+ * What changes from 07/08: the scan is written once, as templates over an operator Op (a struct
+ * with a value type T, identity() and combine(a, b)), and instantiated five times:
+ *   add        int +, wrapping (the generic code checked exactly against labs 01-08's scan)
+ *   max, min   int max and min: identities INT_MIN and INT_MAX
+ *   fadd       float +, which is not associative in floating point: every order of the
+ *              additions gives a slightly different, equally valid result (README.md's bound)
+ *   segmented  int + restarting at every segment head, as one scan under the (flag, value)
+ *              operator: (f1, v1) . (f2, v2) = (f1 | f2, f2 ? v2 : v1 + v2), associative
+ * Structure (lab 07's reduce_then_scan, generic): reduce every tile of OPS_TILE elements to one
+ * partial; scan the partials, recursively while they fill more than one tile; scan every tile
+ * again from its carry, the combined partials of all tiles before it. Thread t owns elements
+ * t*OPS_ITEMS .. of its tile (consecutive: the operator need not commute), moved between device
+ * and shared memory coalesced (lab 06's copies); the block combines the threads' partials with
+ * block_inclusive_scan (a Kogge-Stone over shared memory of T).
+ * Traffic: read n (reduce), read n + write n (scan): about 12n bytes; 20n with the heads, which
+ * both passes read.
+ *
+ * What you write (TODO(student)): the block-wide scan, the operators' identities and combines,
+ * and the entry points that instantiate the generic scan with them. The rest is given: read it.
+ *
+ * Run: make run LAB=09 ARGS='--variant fadd'   Test: make test TEST_SRC=labs LAB=09
+ */
+#include "labs/09_operators.h"
+#include "cuda_check.h"
+
+#include <climits>
+#include <stdint.h>
+#include <string.h>
+
+/* ---- the operators ---------------------------------------------------------------------------
+ * load(x, head) turns input element x (and its segment head) into a T; store(T) gives the int
+ * that goes to out. combine must be associative, identity() its neutral element. */
+
+struct AddOp {
+    typedef unsigned T;
+    __host__ __device__ static T identity() { return 0u; }
+    __device__ static T combine(T a, T b) { return a + b; } /* unsigned: wraps */
+    __device__ static T load(int x, int) { return (unsigned)x; }
+    __device__ static int store(T a) { return (int)a; }
+};
+
+struct MaxOp {
+    typedef int T;
+    // TODO(student): the identity of max (the value x for which max(x, a) == a for every int a)
+    // and max itself. Then make ops_scan_max below call the generic scan.
+    __host__ __device__ static T identity() { return 0; }
+    __device__ static T combine(T a, T b)
+    {
+        (void)a;
+        return b;
+    }
+    __device__ static T load(int x, int) { return x; }
+    __device__ static int store(T a) { return a; }
+};
+
+struct MinOp {
+    typedef int T;
+    // TODO(student): the identity of min and min itself; then ops_scan_min.
+    __host__ __device__ static T identity() { return 0; }
+    __device__ static T combine(T a, T b)
+    {
+        (void)a;
+        return b;
+    }
+    __device__ static T load(int x, int) { return x; }
+    __device__ static int store(T a) { return a; }
+};
+
+struct FAddOp {
+    typedef float T;
+    // TODO(student): the identity of float + and + itself (load and store, given, move the bits
+    // between int and float unchanged); then ops_scan_fadd.
+    __host__ __device__ static T identity() { return 1.0f; }
+    __device__ static T combine(T a, T b)
+    {
+        (void)a;
+        return b;
+    }
+    __device__ static T load(int x, int)
+    {
+        float f;
+        memcpy(&f, &x, sizeof(f)); /* the bits, not a conversion */
+        return f;
+    }
+    __device__ static int store(T a)
+    {
+        int x;
+        memcpy(&x, &a, sizeof(x));
+        return x;
+    }
+};
+
+/* (flag, value): flag says "a segment starts in here", value is the sum since the last start. */
+struct SegPair {
+    unsigned flag, value;
+};
+
+struct SegOp {
+    typedef SegPair T;
+    // TODO(student): the (flag, value) operator. combine(a, b) is the pair for the elements of a
+    // followed by those of b: flag says whether a segment starts anywhere in them, value is the
+    // sum since the last start. It must be associative (the generic scan regroups freely), and
+    // identity() must leave any pair unchanged on either side. Then ops_scan_segmented.
+    __host__ __device__ static T identity() { return SegPair{1u, 0u}; }
+    __device__ static T combine(T a, T b)
+    {
+        (void)a;
+        return b;
+    }
+    __device__ static T load(int x, int head) { return SegPair{head != 0, (unsigned)x}; }
+    __device__ static int store(T a) { return (int)a.value; }
+};
+
+/* ---- block-wide scan ------------------------------------------------------------------------ */
+
+/* Inclusive scan of one value per thread, in thread order, across the block: thread t gets
+ * x_0 . x_1 . ... . x_t (Op::combine, never reordered), and every thread *total the whole
+ * block's. A Kogge-Stone over s (OPS_THREADS values of T): log2(OPS_THREADS) steps, each a read,
+ * a barrier, a write and a barrier. Every thread must call it. */
+template <class Op>
+__device__ typename Op::T block_inclusive_scan(typename Op::T x, typename Op::T *s,
+                                               typename Op::T *total)
+{
+    // TODO(student): return to thread t the combination x_0 . x_1 . ... . x_t of the threads'
+    // values IN THREAD ORDER (Op::combine(left, right), never swapped: SegOp does not commute),
+    // and store the whole block's combination in *total for every thread. s holds OPS_THREADS
+    // values of T. Every thread calls this function; it must reach every __syncthreads() in it,
+    // and leave s free for the caller (a barrier at the end). Budget: the reference does a
+    // Kogge-Stone with 2 log2(OPS_THREADS) + 2 barriers.
+    (void)s;
+    *total = x;
+    return x;
+}
+
+/* ---- where a level reads and writes ----------------------------------------------------------
+ * The first level reads the lab's input (ints and, when segmented, heads) and writes ints: it
+ * moves them through shared memory, consecutive threads on consecutive addresses (coalesced), so
+ * that each thread can then take its own run of OPS_ITEMS consecutive elements. The levels of
+ * partials (n / 2048 values and fewer) read and write arrays of T directly. */
+
+#define OPS_WARP 32
+#define OPS_SLOTS (OPS_TILE + OPS_TILE / OPS_WARP) /* one padding word after every 32 */
+
+/* Runs of 32 consecutive words start 32 words apart: one padding word per 32 puts the run
+ * starts of a warp's 32 threads in 32 different banks (lab 06). */
+__device__ __forceinline__ unsigned ops_padded(unsigned i)
+{
+    return i + i / OPS_WARP;
+}
+
+/* The elements of the tile at base (OPS_TILE, or fewer for the last tile). */
+__device__ __forceinline__ unsigned ops_len(size_t base, size_t n)
+{
+    return n - base < (size_t)OPS_TILE ? (unsigned)(n - base) : (unsigned)OPS_TILE;
+}
+
+/* Copies the tile's words of src (len of them, 0 past len) into s, coalesced. */
+__device__ __forceinline__ void stage_in(const int *src, unsigned len, int *s)
+{
+#pragma unroll
+    for (int j = 0; j < OPS_ITEMS; j++) {
+        const unsigned i = j * OPS_THREADS + threadIdx.x;
+        s[ops_padded(i)] = i < len ? src[i] : 0;
+    }
+}
+
+template <class Op> struct FromInput {
+    const int *in, *heads;
+    /* vals[k] = element t*OPS_ITEMS + k of the tile at base (the identity past n). Every thread
+     * of the block calls it (it has barriers); s holds OPS_SLOTS ints. */
+    __device__ void load_run(size_t base, size_t n, typename Op::T *vals, int *s) const
+    {
+        const unsigned len = ops_len(base, n), first = threadIdx.x * OPS_ITEMS;
+        unsigned head_bits = 0;
+        if (heads) { /* the heads first, kept as one bit per element of the run */
+            stage_in(heads + base, len, s);
+            __syncthreads();
+#pragma unroll
+            for (int k = 0; k < OPS_ITEMS; k++)
+                head_bits |= (s[ops_padded(first + k)] != 0 ? 1u : 0u) << k;
+            __syncthreads();
+        }
+        stage_in(in + base, len, s);
+        __syncthreads();
+#pragma unroll
+        for (int k = 0; k < OPS_ITEMS; k++)
+            vals[k] = first + k < len ? Op::load(s[ops_padded(first + k)], (head_bits >> k) & 1u)
+                                      : Op::identity();
+        __syncthreads(); /* s is free again */
+    }
+};
+
+template <class Op> struct FromArray {
+    const typename Op::T *a;
+    __device__ void load_run(size_t base, size_t n, typename Op::T *vals, int *) const
+    {
+        const size_t first = base + (size_t)threadIdx.x * OPS_ITEMS;
+#pragma unroll
+        for (int k = 0; k < OPS_ITEMS; k++)
+            vals[k] = first + k < n ? a[first + k] : Op::identity();
+    }
+};
+
+template <class Op> struct ToOutput {
+    int *out;
+    /* Writes vals[k] as element t*OPS_ITEMS + k of the tile at base (below n only), through s
+     * and coalesced. Every thread of the block calls it. */
+    __device__ void store_run(size_t base, size_t n, const typename Op::T *vals, int *s) const
+    {
+        const unsigned len = ops_len(base, n), first = threadIdx.x * OPS_ITEMS;
+#pragma unroll
+        for (int k = 0; k < OPS_ITEMS; k++)
+            s[ops_padded(first + k)] = Op::store(vals[k]);
+        __syncthreads();
+#pragma unroll
+        for (int j = 0; j < OPS_ITEMS; j++) {
+            const unsigned i = j * OPS_THREADS + threadIdx.x;
+            if (i < len)
+                out[base + i] = s[ops_padded(i)];
+        }
+    }
+};
+
+template <class Op> struct ToArray {
+    typename Op::T *a;
+    __device__ void store_run(size_t base, size_t n, const typename Op::T *vals, int *) const
+    {
+        const size_t first = base + (size_t)threadIdx.x * OPS_ITEMS;
+#pragma unroll
+        for (int k = 0; k < OPS_ITEMS; k++)
+            if (first + k < n)
+                a[first + k] = vals[k];
+    }
+};
+
+/* The combination, in order, of this thread's run (loaded into vals). */
+template <class Op> __device__ typename Op::T run_total(const typename Op::T *vals)
+{
+    typename Op::T acc = vals[0];
+#pragma unroll
+    for (int k = 1; k < OPS_ITEMS; k++)
+        acc = Op::combine(acc, vals[k]);
+    return acc;
+}
+
+/* Phase 1: partials[b] = the combination of tile b. */
+template <class Op, class Src>
+__global__ void __launch_bounds__(OPS_THREADS)
+    reduce_kernel(Src src, typename Op::T *partials, size_t n)
+{
+    __shared__ int s_stage[OPS_SLOTS];
+    __shared__ typename Op::T s[OPS_THREADS];
+    const size_t base = (size_t)blockIdx.x * OPS_TILE;
+    typename Op::T vals[OPS_ITEMS], total;
+    src.load_run(base, n, vals, s_stage);
+    block_inclusive_scan<Op>(run_total<Op>(vals), s, &total);
+    if (threadIdx.x == 0)
+        partials[blockIdx.x] = total;
+}
+
+/* Phase 3 (and a level that fits one tile): scans tile b into dst, starting from carries[b - 1]
+ * when carries is not NULL and b > 0. */
+template <class Op, class Src, class Dst>
+__global__ void __launch_bounds__(OPS_THREADS)
+    scan_kernel(Src src, Dst dst, const typename Op::T *carries, size_t n)
+{
+    typedef typename Op::T T;
+    __shared__ int s_stage[OPS_SLOTS];
+    __shared__ T s[OPS_THREADS];
+    const size_t base = (size_t)blockIdx.x * OPS_TILE;
+    T vals[OPS_ITEMS], total;
+    src.load_run(base, n, vals, s_stage);
+    const T incl = block_inclusive_scan<Op>(run_total<Op>(vals), s, &total);
+    /* what comes before this thread's first element: the carry, then the threads before it */
+    s[threadIdx.x] = incl;
+    __syncthreads();
+    T acc = carries && blockIdx.x > 0 ? carries[blockIdx.x - 1] : Op::identity();
+    if (threadIdx.x > 0)
+        acc = Op::combine(acc, s[threadIdx.x - 1]);
+#pragma unroll
+    for (int k = 0; k < OPS_ITEMS; k++) {
+        acc = Op::combine(acc, vals[k]);
+        vals[k] = acc;
+    }
+    dst.store_run(base, n, vals, s_stage);
+}
+
+/* ---- the recursion --------------------------------------------------------------------------- */
+
+static size_t align256(size_t bytes)
+{
+    return (bytes + 255) / 256 * 256;
+}
+
+/* Scratch for n elements: each level's partials, 8 bytes each (the widest T), 256-aligned. */
+size_t ops_temp_bytes(size_t n)
+{
+    size_t bytes = 0;
+    while (n > OPS_TILE) {
+        n = (n + OPS_TILE - 1) / OPS_TILE;
+        bytes += align256(n * 8);
+    }
+    return bytes;
+}
+
+/* Inclusive scan of n elements from src into dst with Op; temp holds ops_temp_bytes(n). */
+template <class Op, class Src, class Dst>
+static lab_result generic_scan(Src src, Dst dst, size_t n, void *temp)
+{
+    typedef typename Op::T T;
+    static_assert(sizeof(T) <= 8, "ops_temp_bytes sizes 8 bytes per partial");
+    if (n == 0)
+        return LAB_OK;
+    const size_t tiles = CEIL_DIV(n, (size_t)OPS_TILE);
+    if (tiles == 1) {
+        scan_kernel<Op, Src, Dst><<<1, OPS_THREADS>>>(src, dst, (const T *)NULL, n);
+        LAUNCH_CHECK();
+        return LAB_OK;
+    }
+    T *partials = (T *)temp;
+    void *rest = (char *)temp + align256(tiles * 8);
+    reduce_kernel<Op, Src><<<(unsigned)tiles, OPS_THREADS>>>(src, partials, n);
+    LAUNCH_CHECK();
+    /* scan the partials in place: carries[b - 1] is everything before tile b */
+    const lab_result r = generic_scan<Op, FromArray<Op>, ToArray<Op>>(
+        FromArray<Op>{partials}, ToArray<Op>{partials}, tiles, rest);
+    if (r != LAB_OK)
+        return r;
+    scan_kernel<Op, Src, Dst><<<(unsigned)tiles, OPS_THREADS>>>(src, dst, partials, n);
+    LAUNCH_CHECK();
+    return LAB_OK;
+}
+
+/* ---- the entry points (labs/09_operators.h) ------------------------------------------------- */
+
+template <class Op>
+static lab_result scan_ints(const int *d_in, const int *d_heads, int *d_out, size_t n, void *t)
+{
+    return generic_scan<Op, FromInput<Op>, ToOutput<Op>>(FromInput<Op>{d_in, d_heads},
+                                                         ToOutput<Op>{d_out}, n, t);
+}
+
+lab_result ops_scan_add(const int *d_in, int *d_out, size_t n, void *d_temp)
+{
+    // TODO(student): once block_inclusive_scan is written: return scan_ints<AddOp>(d_in, NULL,
+    // d_out, n, d_temp);
+    (void)d_in;
+    (void)d_out;
+    (void)n;
+    (void)d_temp;
+    return LAB_NOT_IMPLEMENTED;
+}
+lab_result ops_scan_max(const int *d_in, int *d_out, size_t n, void *d_temp)
+{
+    // TODO(student): once MaxOp is written: return scan_ints<MaxOp>(d_in, NULL, d_out, n, d_temp);
+    (void)d_in;
+    (void)d_out;
+    (void)n;
+    (void)d_temp;
+    return LAB_NOT_IMPLEMENTED;
+}
+lab_result ops_scan_min(const int *d_in, int *d_out, size_t n, void *d_temp)
+{
+    // TODO(student): once MinOp is written: return scan_ints<MinOp>(d_in, NULL, d_out, n, d_temp);
+    (void)d_in;
+    (void)d_out;
+    (void)n;
+    (void)d_temp;
+    return LAB_NOT_IMPLEMENTED;
+}
+lab_result ops_scan_fadd(const int *d_in, int *d_out, size_t n, void *d_temp)
+{
+    // TODO(student): once FAddOp is written: return scan_ints<FAddOp>(d_in, NULL, d_out, n,
+    // d_temp);
+    (void)d_in;
+    (void)d_out;
+    (void)n;
+    (void)d_temp;
+    return LAB_NOT_IMPLEMENTED;
+}
+lab_result ops_scan_segmented(const int *d_in, const int *d_heads, int *d_out, size_t n,
+                              void *d_temp)
+{
+    // TODO(student): once SegOp is written: return scan_ints<SegOp>(d_in, d_heads, d_out, n,
+    // d_temp);
+    (void)d_in;
+    (void)d_heads;
+    (void)d_out;
+    (void)n;
+    (void)d_temp;
+    return LAB_NOT_IMPLEMENTED;
+}
