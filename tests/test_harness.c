@@ -306,7 +306,7 @@ Test(program, json, .init = redirect_all, .description = "--json prints one obje
     cr_expect_stdout_eq_str("{\"lab\":\"00_fixture\",\"variant\":\"second\",\"mode\":\"host\","
                             "\"device\":\"CPU (serial)\",\"n\":7,\"seed\":1,\"dist\":\"small\","
                             "\"status\":\"ok\",\"message\":\"\",\"mismatch\":null,\"calls\":1,"
-                            "\"sandbox\":false,\"reps\":0,"
+                            "\"sandbox\":false,\"op\":\"add\",\"reps\":0,"
                             "\"ms\":null,\"tile_ms\":null,\"memcpy_ms\":null,\"gbps\":null,"
                             "\"pct_memcpy\":null}\n");
 }
