@@ -67,14 +67,17 @@ DEBUG_FLAGS := $(if $(filter 1,$(DEBUG)),-DLAB_DEBUG_SYNC -g,-O3)
 CFLAGS   := -std=c11 -Wall -Wextra -pedantic $(DEBUG_FLAGS) -Icommon -I$(CUDA_HOME)/include $(SECCOMP_CFLAGS)
 # -fno-jump-tables: host code has no jumps through a table, so the grader can refuse every call or
 # jump through a pointer in a lab's host code (grader/README.md, "Static checks").
+# -fno-gnu-unique: a function-local static of an inline function or template is a weak symbol,
+# not a "unique" one, so that lab 10 can make every symbol of the lab 08 and 07 objects it links
+# local (see "lab 10" below).
 NVFLAGS  := -std=c++17 -arch=$(ARCH) -lineinfo $(DEBUG_FLAGS) -Icommon \
-            -Xcompiler -Wall,-Wextra,-fno-jump-tables --expt-relaxed-constexpr
+            -Xcompiler -Wall,-Wextra,-fno-jump-tables,-fno-gnu-unique --expt-relaxed-constexpr
 LDFLAGS  := -arch=$(ARCH)
 ifneq ($(CPU_MODE),)
   CFLAGS       := -std=c11 -Wall -Wextra -pedantic $(DEBUG_FLAGS) -DLAB_CPU_MODE -Icommon -Icommon/cpu $(SECCOMP_CFLAGS)
   # -fstack-clash-protection: a big stack frame touches each page in turn, so a thread's stack
   # overflow hits the guard page below it (common/cpu/README.md) instead of jumping over it.
-  CPU_CXXFLAGS := -x c++ -std=c++20 -fwrapv -fno-threadsafe-statics -fstack-clash-protection \
+  CPU_CXXFLAGS := -x c++ -std=c++20 -fwrapv -fno-threadsafe-statics -fstack-clash-protection -fno-gnu-unique \
                   $(DEBUG_FLAGS) -DLAB_CPU_MODE -Icommon -Icommon/cpu -Wall -Wextra -Wno-unknown-pragmas
   override NVCC := $(CXX)
   LDFLAGS      :=
@@ -139,6 +142,25 @@ $(BUILD)/common/labs/%.o: common/labs/%.c common/labs/%.h $(COMMON_DEPS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -c $< -o $@
 
+# ---- lab 10: built on the student's own scan ----------------------------------------------------
+# A lab 10 binary links, besides its own scan.lab.o, the lab 08 and lab 07 objects of the same tree
+# (labs/ or solutions/) as scan.base.o: renamed like scan.lab.o, every symbol but the entry points
+# lab 10's descriptor calls made local (objcopy -G) and their COMDAT groups dissolved, so that the
+# kernels, helpers and template instances of three labs never merge (a kernel of the same name in
+# lab 07 and lab 10 stays two kernels). LAB_BASES_<lab>: the labs it is built on; BASE_KEEP_<lab>:
+# what stays global. The grader links a course stub (common/labs/stubs/, every entry point
+# LAB_NOT_IMPLEMENTED) for a base lab that did not build or was refused.
+LAB_BASES_10_applications := 08_decoupled_lookback 07_hierarchical
+BASE_KEEP_08_decoupled_lookback := lookback_scan lookback_temp_bytes
+BASE_KEEP_07_hierarchical := scan_then_propagate hier_temp_bytes
+LAB_BASE_OBJS = $(foreach b,$(LAB_BASES_$(notdir $(1))),$(BUILD)/$(patsubst ./%,%,$(dir $(1)))$(b)/scan.base.o)
+BASE_LOCALIZE = $(OBJCOPY) $(foreach s,$(BASE_KEEP_$(2)),-G $(s)) --remove-section=.group $(1) $(3)
+STUB_OBJS := $(patsubst common/labs/stubs/%.c,$(BUILD)/common/labs/stubs/%.o,$(wildcard common/labs/stubs/*.c))
+
+$(BUILD)/common/labs/stubs/%.o: common/labs/stubs/%.c $(COMMON_DEPS) common/labs/%.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -c $< -o $@
+
 # ---- lab binaries: build/<labs|solutions>/<NN_name>/scan ----------------------------------------
 # scan.o is the lab's object as compiled (the grader reads its symbols); scan.lab.o, what is
 # linked, has its cudaMalloc and cudaFree renamed to the harness's counting wrappers (the leak check).
@@ -154,7 +176,10 @@ $(BUILD)/%/scan.o: %/scan.cu $(COMMON_DEPS) $$(call LAB_HEADER,$$*)
 $(BUILD)/%/scan.lab.o: $(BUILD)/%/scan.o
 	$(call LAB_RENAME,$<,$@)
 
-$(BUILD)/%/scan: $(BUILD)/%/scan.lab.o $$(call LAB_DESC,$$*) $(COMMON_OBJ) $(MAIN_OBJ)
+$(BUILD)/%/scan.base.o: $(BUILD)/%/scan.lab.o
+	$(call BASE_LOCALIZE,$<,$(notdir $*),$@)
+
+$(BUILD)/%/scan: $(BUILD)/%/scan.lab.o $$(call LAB_DESC,$$*) $$(call LAB_BASE_OBJS,$$*) $(COMMON_OBJ) $(MAIN_OBJ)
 	$(NVCC) $(LDFLAGS) $^ -o $@ $(SECCOMP_LIBS)
 
 # The kernel tests' copy of a lab: its scan.cu and the course's test hooks (tests/hooks/NN_name.cu,
@@ -238,15 +263,20 @@ grade:
 # lab-common: the harness objects and every lab's descriptor in $(BUILD). lab-binary: one scan.cu
 # compiled with the lab flags and linked with those objects and lab LAB_ID's descriptor:
 # make lab-binary LAB_SRC=x/scan.cu LAB_OUT=y/scan LAB_ID=03_kogge_stone BUILD=z
-lab-common: $(COMMON_OBJ) $(MAIN_OBJ) $(LAB_DESCS)
+lab-common: $(COMMON_OBJ) $(MAIN_OBJ) $(LAB_DESCS) $(STUB_OBJS)
 
-lab-binary: $(COMMON_OBJ) $(MAIN_OBJ) $(call LAB_DESC,$(LAB_ID))
+# LAB_BASES='08_decoupled_lookback=path/scan.o ...': for lab 10, the submission's objects of the
+# labs it is built on (as compiled, not renamed); a base lab not named links its stub.
+LAB_BASES ?=
+BASE_GIVEN = $(patsubst $(1)=%,%,$(filter $(1)=%,$(LAB_BASES)))
+lab-binary: $(COMMON_OBJ) $(MAIN_OBJ) $(call LAB_DESC,$(LAB_ID)) $(STUB_OBJS)
 	@test -n "$(LAB_SRC)" -a -n "$(LAB_OUT)" -a -n "$(LAB_ID)" || { echo "make lab-binary: set LAB_SRC=path/scan.cu, LAB_OUT=path/binary and LAB_ID=NN_name" >&2; exit 2; }
 	@test -f "common/labs/$(LAB_ID).c" || { echo "make lab-binary: no lab LAB_ID=$(LAB_ID) (labs: $(LABS))" >&2; exit 2; }
 	@mkdir -p $(dir $(LAB_OUT))
 	$(call CU_COMPILE,$(LAB_SRC),$(LAB_OUT).o)
 	$(call LAB_RENAME,$(LAB_OUT).o,$(LAB_OUT).lab.o)
-	$(NVCC) $(LDFLAGS) $(LAB_OUT).lab.o $(call LAB_DESC,$(LAB_ID)) $(COMMON_OBJ) $(MAIN_OBJ) -o $(LAB_OUT) $(SECCOMP_LIBS)
+	$(foreach b,$(LAB_BASES_$(LAB_ID)),$(if $(call BASE_GIVEN,$(b)),$(call LAB_RENAME,$(call BASE_GIVEN,$(b)),$(LAB_OUT).$(b).lab.o) && $(call BASE_LOCALIZE,$(LAB_OUT).$(b).lab.o,$(b),$(LAB_OUT).$(b).base.o),cp $(BUILD)/common/labs/stubs/$(b).o $(LAB_OUT).$(b).base.o) && ) true
+	$(NVCC) $(LDFLAGS) $(LAB_OUT).lab.o $(call LAB_DESC,$(LAB_ID)) $(foreach b,$(LAB_BASES_$(LAB_ID)),$(LAB_OUT).$(b).base.o) $(COMMON_OBJ) $(MAIN_OBJ) -o $(LAB_OUT) $(SECCOMP_LIBS)
 
 clean:
 	rm -rf $(BUILD)
@@ -298,9 +328,9 @@ $(BUILD)/tests/test_harness: $(BUILD)/tests/test_harness.o $(COMMON_OBJ)
 # with the lab's test hooks (LAB_TEST_OBJ) and its descriptor.
 KERNEL_TEST_OBJS = $(BUILD)/tests/test_lab.o $(TEST_SUPPORT) \
     $(addprefix $(BUILD)/,$(addsuffix .o,$(basename $(wildcard tests/lab_$(firstword $(subst _, ,$(1)))_*.c))))
-$(BUILD)/tests/kernels_%: $$(call KERNEL_TEST_OBJS,$$*) $$(call LAB_TEST_OBJ,solutions/$$*) $$(call LAB_DESC,$$*) $(COMMON_OBJ)
+$(BUILD)/tests/kernels_%: $$(call KERNEL_TEST_OBJS,$$*) $$(call LAB_TEST_OBJ,solutions/$$*) $$(call LAB_DESC,$$*) $$(call LAB_BASE_OBJS,solutions/$$*) $(COMMON_OBJ)
 	$(NVCC) $(LDFLAGS) $^ -o $@ $(TEST_LIBS) $(SECCOMP_LIBS)
-$(BUILD)/tests/labs/kernels_%: $$(call KERNEL_TEST_OBJS,$$*) $$(call LAB_TEST_OBJ,labs/$$*) $$(call LAB_DESC,$$*) $(COMMON_OBJ)
+$(BUILD)/tests/labs/kernels_%: $$(call KERNEL_TEST_OBJS,$$*) $$(call LAB_TEST_OBJ,labs/$$*) $$(call LAB_DESC,$$*) $$(call LAB_BASE_OBJS,labs/$$*) $(COMMON_OBJ)
 	@mkdir -p $(@D)
 	$(NVCC) $(LDFLAGS) $^ -o $@ $(TEST_LIBS) $(SECCOMP_LIBS)
 

@@ -16,7 +16,12 @@
  * (the segment's number, made on the host from the same heads the lab gets; CUB reads keys,
  * values and writes values: 12n bytes). Inputs and checks are common/ops.c's, as the harness's.
  *
- * Usage: bench_cub [--op add|max|min|fadd|seg_add] [--n N] [--reps R] [--warmup W] [--seed S]
+ * Lab 10's applications: compact is DeviceSelect::If with the lab's predicate (x > 0), sort
+ * DeviceRadixSort::SortKeys on unsigned keys, csr DeviceHistogram::HistogramEven (one bin per row)
+ * followed by DeviceScan::ExclusiveSum of the n_rows + 1 counts (CUB has no CSR builder: this is
+ * the same two steps the lab takes). Checked by common/ops.c's lab_apps_check, as the harness does.
+ *
+ * Usage: bench_cub [--op add|max|min|fadd|seg_add|compact|sort|csr] [--n N] [--reps R] [--warmup W] [--seed S]
  *        [--dist D] [--json]
  * Exit codes as a lab binary's (lab.h): 0 ok, 1 wrong, 2 usage, 4 CUDA error, 5 no device,
  * 6 out of memory.
@@ -26,9 +31,13 @@
 #include "options.h"
 #include "report.h"
 #include "validate.h"
+#include "labs/10_applications.h"
 #include "cuda_check.h"
 
+#include <cub/device/device_histogram.cuh>
+#include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
+#include <cub/device/device_select.cuh>
 #include <cuda/functional>
 #include <stdlib.h>
 #include <string.h>
@@ -62,6 +71,28 @@ static void on_cuda_fail(const char *what, cudaError_t err)
 
 static lab_op g_op = LAB_OP_ADD; /* --op */
 static const int *g_keys;        /* seg_add: the segment number of every element, on the device */
+static size_t *g_selected;       /* compact: the count */
+static int *g_counts;            /* csr: n_rows + 1 counts (the last one 0) */
+static size_t g_rows;            /* csr: n_rows */
+
+struct KeepPositive {
+    __device__ bool operator()(int x) const { return APPS_KEEP(x); }
+};
+
+/* csr: the row histogram, then the exclusive scan of the counts (the scratch: the larger). */
+template <class N>
+static void cub_csr(void *d_tmp, size_t *tmp_bytes, const int *d_rows, int *d_out, N n)
+{
+    size_t hist_bytes = *tmp_bytes, scan_bytes = *tmp_bytes;
+    const int bins = (int)g_rows;
+    /* 64-bit levels: CUB maps a sample to its bin as (x - lower) * bins / (upper - lower), which
+     * overflows 32 bits for millions of rows */
+    CUDA_CHECK(cub::DeviceHistogram::HistogramEven(d_tmp, hist_bytes, d_rows, g_counts, bins + 1,
+                                                   (long long)0, (long long)bins, n));
+    CUDA_CHECK(cub::DeviceScan::ExclusiveSum(d_tmp, scan_bytes, g_counts, d_out, bins + 1));
+    if (!d_tmp)
+        *tmp_bytes = hist_bytes > scan_bytes ? hist_bytes : scan_bytes;
+}
 
 /* One of CUB's scans with n of type N (int below 2^31, as most callers pass; size_t above). */
 template <class N>
@@ -82,6 +113,17 @@ static void cub_scan_n(void *d_tmp, size_t *tmp_bytes, const int *d_in, int *d_o
         break;
     case LAB_OP_SEG_ADD:
         CUDA_CHECK(cub::DeviceScan::InclusiveSumByKey(d_tmp, *tmp_bytes, g_keys, d_in, d_out, n));
+        break;
+    case LAB_OP_COMPACT:
+        CUDA_CHECK(
+            cub::DeviceSelect::If(d_tmp, *tmp_bytes, d_in, d_out, g_selected, n, KeepPositive{}));
+        break;
+    case LAB_OP_SORT:
+        CUDA_CHECK(cub::DeviceRadixSort::SortKeys(d_tmp, *tmp_bytes, (const unsigned *)d_in,
+                                                  (unsigned *)d_out, n));
+        break;
+    case LAB_OP_CSR:
+        cub_csr(d_tmp, tmp_bytes, d_in, d_out, n);
         break;
     default:
         CUDA_CHECK(cub::DeviceScan::InclusiveSum(d_tmp, *tmp_bytes, d_in, d_out, n));
@@ -108,6 +150,7 @@ static double event_ms(cudaEvent_t a, cudaEvent_t b)
 typedef struct {
     int *h_in, *h_ref, *h_out, *d_in, *d_out;
     int *h_heads, *d_keys;  /* seg_add */
+    size_t out_len, ref_len; /* the output's elements (csr: n_rows + 1), the reference's */
     double *want_d, *abs_d; /* fadd */
     void *d_tmp, *d_flush;
     size_t tmp_bytes, flush_bytes;
@@ -142,10 +185,13 @@ static int rig_alloc(cub_rig *g, const lab_options *o, lab_report *r)
     size_t free_b = 0, total_b = 0;
 
     CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+    g->out_len = lab_apps_out_len(g_op, n, o->dist);
+    g_rows = g->out_len - 1;
     cub_scan(NULL, &g->tmp_bytes, NULL, NULL, n);
     g->flush_bytes = prop.l2CacheSize > 0 ? 2 * (size_t)prop.l2CacheSize : ((size_t)64 << 20);
     CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
-    double need = 2.0 * (double)n * sizeof(int) + (double)g->tmp_bytes + (double)g->flush_bytes;
+    double need = ((double)n + (double)g->out_len) * sizeof(int) + (double)g->tmp_bytes +
+                  (double)g->flush_bytes;
     if (need > (double)free_b) {
         r->status = ST_NO_MEMORY;
         snprintf(r->message, sizeof(r->message),
@@ -154,8 +200,8 @@ static int rig_alloc(cub_rig *g, const lab_options *o, lab_report *r)
         return -1;
     }
     g->h_in = (int *)malloc(n * sizeof(int));
-    g->h_ref = (int *)malloc(n * sizeof(int));
-    g->h_out = (int *)malloc(n * sizeof(int));
+    g->h_ref = (int *)malloc(g->out_len * sizeof(int));
+    g->h_out = (int *)malloc(g->out_len * sizeof(int));
     g->t_scan = (double *)malloc(reps * sizeof(double));
     g->t_copy = (double *)malloc(reps * sizeof(double));
     if (!g->h_in || !g->h_ref || !g->h_out || !g->t_scan || !g->t_copy) {
@@ -172,7 +218,21 @@ static int rig_alloc(cub_rig *g, const lab_options *o, lab_report *r)
         return -1;
     }
     lab_ops_fill(g_op, g->h_in, g->h_heads, n, o->dist, o->seed);
-    lab_ops_reference(g_op, SCAN_INCLUSIVE, g->h_in, g->h_heads, n, g->h_ref, g->want_d, g->abs_d);
+    if (g_op >= LAB_OP_COMPACT) {
+        g->ref_len = lab_apps_reference(g_op, g->h_in, n, o->dist, g->h_ref);
+        if (g->ref_len == (size_t)-1) {
+            r->status = ST_NO_MEMORY;
+            snprintf(r->message, sizeof(r->message), "cannot allocate host memory to sort");
+            return -1;
+        }
+    } else {
+        lab_ops_reference(g_op, SCAN_INCLUSIVE, g->h_in, g->h_heads, n, g->h_ref, g->want_d,
+                          g->abs_d);
+    }
+    if (g_op == LAB_OP_COMPACT)
+        CUDA_CHECK(cudaMalloc((void **)&g_selected, sizeof(size_t)));
+    if (g_op == LAB_OP_CSR)
+        CUDA_CHECK(cudaMalloc((void **)&g_counts, g->out_len * sizeof(int)));
     if (g_op == LAB_OP_SEG_ADD) { /* keys: the segment number, counting heads (and 0) */
         int key = 0;
         for (size_t i = 0; i < n; i++) {
@@ -184,7 +244,8 @@ static int rig_alloc(cub_rig *g, const lab_options *o, lab_report *r)
         g_keys = g->d_keys;
     }
     CUDA_CHECK(cudaMalloc((void **)&g->d_in, n * sizeof(int)));
-    CUDA_CHECK(cudaMalloc((void **)&g->d_out, n * sizeof(int)));
+    /* at least n: the copy baseline writes n words there */
+    CUDA_CHECK(cudaMalloc((void **)&g->d_out, (g->out_len > n ? g->out_len : n) * sizeof(int)));
     CUDA_CHECK(cudaMalloc(&g->d_tmp, g->tmp_bytes ? g->tmp_bytes : 1));
     CUDA_CHECK(cudaMalloc(&g->d_flush, g->flush_bytes));
     CUDA_CHECK(cudaMemcpy(g->d_in, g->h_in, n * sizeof(int), cudaMemcpyHostToDevice));
@@ -199,6 +260,8 @@ static void rig_free(cub_rig *g)
         if (g->ev[e])
             cudaEventDestroy(g->ev[e]);
     cudaFree(g->d_keys);
+    cudaFree(g_selected);
+    cudaFree(g_counts);
     free(g->abs_d);
     free(g->want_d);
     free(g->h_heads);
@@ -216,6 +279,22 @@ static void rig_free(cub_rig *g)
 /* Reads the output back and compares it with the reference; when: "" or "after timing: ". */
 static lab_status check_output(cub_rig *g, size_t n, const char *when, lab_report *r)
 {
+    if (g_op >= LAB_OP_COMPACT) {
+        size_t count = 0;
+        const size_t len = g_op == LAB_OP_COMPACT ? n : g->out_len;
+        CUDA_CHECK(cudaMemset(g->d_out, LAB_POISON_BYTE, len * sizeof(int))); /* for the tail */
+        cub_scan(g->d_tmp, &g->tmp_bytes, g->d_in, g->d_out, n);
+        CUDA_CHECK(cudaMemcpy(g->h_out, g->d_out, len * sizeof(int), cudaMemcpyDeviceToHost));
+        if (g_selected)
+            CUDA_CHECK(cudaMemcpy(&count, g_selected, sizeof(count), cudaMemcpyDeviceToHost));
+        lab_apps_verdict v;
+        lab_apps_check(g_op, g->h_in, n, g->h_out, count, g->h_ref, g->ref_len, &v);
+        if (!v.ok) {
+            r->status = ST_WRONG;
+            snprintf(r->message, sizeof(r->message), "%sCUB: %s", when, v.message);
+        }
+        return r->status;
+    }
     CUDA_CHECK(cudaMemcpy(g->h_out, g->d_out, n * sizeof(int), cudaMemcpyDeviceToHost));
     lab_ops_verdict v;
     lab_ops_check(g_op, SCAN_INCLUSIVE, g->h_out, g->h_ref, g->want_d, g->abs_d, n, &v);
@@ -293,12 +372,14 @@ int main(int argc, char **argv)
     for (int i = 1; i + 1 < argc; i++)
         if (strcmp(argv[i], "--op") == 0) {
             int found = -1;
-            for (int k = LAB_OP_ADD; k <= LAB_OP_SEG_ADD; k++)
+            for (int k = LAB_OP_ADD; k <= LAB_OP_CSR; k++)
                 if (strcmp(argv[i + 1], lab_op_name((lab_op)k)) == 0)
                     found = k;
             if (found < 0) {
-                fprintf(stderr, "%s: unknown --op '%s' (add, max, min, fadd, seg_add)\n", prog,
-                        argv[i + 1]);
+                fprintf(stderr,
+                        "%s: unknown --op '%s' (add, max, min, fadd, seg_add, compact, sort, "
+                        "csr)\n",
+                        prog, argv[i + 1]);
                 return LAB_EXIT_USAGE;
             }
             g_op = (lab_op)found;
@@ -326,7 +407,9 @@ int main(int argc, char **argv)
     g_json = o.json;
     static const char *const NAMES[] = {"DeviceScan::InclusiveSum", "DeviceScan max",
                                         "DeviceScan min", "DeviceScan::InclusiveSum float",
-                                        "DeviceScan::InclusiveSumByKey"};
+                                        "DeviceScan::InclusiveSumByKey", "DeviceSelect::If",
+                                        "DeviceRadixSort::SortKeys",
+                                        "DeviceHistogram::HistogramEven + ExclusiveSum"};
     lab_report_init(&g_report, &CUB_ANCHOR, NAMES[g_op], &o);
     g_report.op = lab_op_name(g_op);
     lab_cuda_fail_hook = on_cuda_fail;

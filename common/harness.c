@@ -764,22 +764,36 @@ out_free:
     return r->status;
 }
 
-/* ---- other operators (lab 09) ---------------------------------------------------------------
+/* ---- other operators (lab 09) and applications (lab 10) -------------------------------------
  * A variant whose op is not LAB_OP_ADD runs here. Every call's input (and segment heads) is made
  * on the host from the call's seed, copied to the device between canary words, and the whole
  * call (output, guards, input, heads) is read back and checked on the host against ops.c's
- * reference: exactly for the int operators, within lab_float_bound for floats. The timing,
- * the cold L2, the copy baseline, the leak check and the sandbox are the other labs'. */
+ * reference: exactly for the int operators, within lab_float_bound for floats; lab 10's outputs
+ * by lab_apps_check (a compaction's count too, an 8-byte word the harness poisons before each
+ * call). A CSR output has n_rows + 1 words, up to 2n + 2. The timing, the cold L2, the copy
+ * baseline, the leak check and the sandbox are the other labs'. */
+
+/* Lab 10's descriptor defines it (common/labs/10_applications.c): which lab its scan ran on, "none"
+ * when both returned LAB_NOT_IMPLEMENTED. Weak: NULL in every other lab's binary. */
+extern const char *apps_scan_base(void) __attribute__((weak));
 
 typedef struct {
     size_t cap, words;
     int *d_in, *d_heads, *d_out; /* guarded, words each (d_heads: LAB_OP_SEG_ADD only) */
+    size_t out_cap, out_words;   /* d_out's largest output and words (CSR: 2 cap + 2) */
+    size_t *d_count;             /* LAB_OP_COMPACT: the count */
     void *d_scratch, *d_flush;
     size_t scratch_bytes, scratch_n, flush_bytes;
     cudaEvent_t ev[2];
     int *h_in, *h_heads, *h_out, *h_back, *want; /* h_*: guarded words; want: cap */
     double *want_d, *abs_d;                      /* LAB_OP_FADD: cap each */
 } ops_rig;
+
+/* The n a variant's temp_bytes is asked for, for an input of n: the scan's length for CSR. */
+static size_t scratch_n(const lab_variant *v, size_t n, lab_dist d)
+{
+    return v->op == LAB_OP_CSR ? lab_apps_out_len(v->op, n, d) : n;
+}
 
 static int ops_alloc(ops_rig *g, const lab_variant *v, size_t cap, lab_report *r)
 {
@@ -788,15 +802,17 @@ static int ops_alloc(ops_rig *g, const lab_variant *v, size_t cap, lab_report *r
     CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
     g->cap = cap;
     g->words = layout_words(cap);
-    g->scratch_bytes = v->temp_bytes ? v->temp_bytes(cap) : 0;
+    g->out_cap = v->op == LAB_OP_CSR ? 2 * cap + 2 : cap;
+    g->out_words = layout_words(g->out_cap);
+    g->scratch_bytes = v->temp_bytes ? v->temp_bytes(g->out_cap) : 0;
     g->flush_bytes = prop.l2CacheSize > 0 ? 2 * (size_t)prop.l2CacheSize : ((size_t)64 << 20);
     g->scratch_n = (size_t)-1;
-    const size_t bytes = g->words * sizeof(int);
+    const size_t bytes = g->words * sizeof(int), out_bytes = g->out_words * sizeof(int);
     g->h_in = malloc(bytes);
     g->h_heads = seg ? malloc(bytes) : NULL;
-    g->h_out = malloc(bytes);
-    g->h_back = malloc(bytes);
-    g->want = malloc((cap ? cap : 1) * sizeof(int));
+    g->h_out = malloc(out_bytes);
+    g->h_back = malloc(out_bytes > bytes ? out_bytes : bytes);
+    g->want = malloc(g->out_cap * sizeof(int) + sizeof(int));
     g->want_d = fl ? malloc((cap ? cap : 1) * sizeof(double)) : NULL;
     g->abs_d = fl ? malloc((cap ? cap : 1) * sizeof(double)) : NULL;
     if (!g->h_in || (seg && !g->h_heads) || !g->h_out || !g->h_back || !g->want ||
@@ -807,7 +823,9 @@ static int ops_alloc(ops_rig *g, const lab_variant *v, size_t cap, lab_report *r
     }
     if (try_malloc((void **)&g->d_in, bytes, r, "the input") ||
         (seg && try_malloc((void **)&g->d_heads, bytes, r, "the segment heads")) ||
-        try_malloc((void **)&g->d_out, bytes, r, "the output") ||
+        try_malloc((void **)&g->d_out, out_bytes, r, "the output") ||
+        (v->op == LAB_OP_COMPACT &&
+         try_malloc((void **)&g->d_count, sizeof(size_t), r, "the compaction's count")) ||
         (g->scratch_bytes && try_malloc(&g->d_scratch, g->scratch_bytes, r, "the lab's scratch")) ||
         try_malloc(&g->d_flush, g->flush_bytes, r, "the L2 flush buffer"))
         return -1;
@@ -821,7 +839,7 @@ static void ops_free(ops_rig *g)
     for (int e = 0; e < 2; e++)
         if (g->ev[e])
             cudaEventDestroy(g->ev[e]);
-    void *d[] = {g->d_flush, g->d_scratch, g->d_out, g->d_heads, g->d_in};
+    void *d[] = {g->d_flush, g->d_scratch, g->d_count, g->d_out, g->d_heads, g->d_in};
     for (size_t i = 0; i < sizeof(d) / sizeof(d[0]); i++)
         if (d[i])
             cudaFree(d[i]);
@@ -842,7 +860,7 @@ static void guard_host(int *base, layout l)
 static void ops_prepare(ops_rig *g, const lab_variant *v, const lab_options *o, size_t n,
                         uint64_t seed, int k, layout li, layout lo)
 {
-    const size_t in_words = li.front + n + li.back, out_words = lo.front + n + lo.back;
+    const size_t in_words = li.front + n + li.back, out_words = lo.front + lo.n + lo.back;
     lab_ops_fill(v->op, g->h_in + li.front, g->h_heads ? g->h_heads + li.front : NULL, n, o->dist,
                  seed);
     guard_host(g->h_in, li);
@@ -852,12 +870,15 @@ static void ops_prepare(ops_rig *g, const lab_variant *v, const lab_options *o, 
         CUDA_CHECK(
             cudaMemcpy(g->d_heads, g->h_heads, in_words * sizeof(int), cudaMemcpyHostToDevice));
     }
-    memset(g->h_out + lo.front, LAB_POISON_BYTE, n * sizeof(int));
+    memset(g->h_out + lo.front, LAB_POISON_BYTE, lo.n * sizeof(int));
     guard_host(g->h_out, lo);
     CUDA_CHECK(cudaMemcpy(g->d_out, g->h_out, out_words * sizeof(int), cudaMemcpyHostToDevice));
-    if (g->scratch_bytes && g->scratch_n != n) {
-        CUDA_CHECK(cudaMemset(g->d_scratch, 0, v->temp_bytes(n)));
-        g->scratch_n = n;
+    if (g->d_count)
+        CUDA_CHECK(cudaMemset(g->d_count, 0xFF, sizeof(size_t)));
+    const size_t sn = scratch_n(v, n, o->dist);
+    if (g->scratch_bytes && g->scratch_n != sn) {
+        CUDA_CHECK(cudaMemset(g->d_scratch, 0, v->temp_bytes(sn)));
+        g->scratch_n = sn;
     }
     CUDA_CHECK(cudaMemsetAsync(g->d_flush, k & 0xFF, g->flush_bytes, 0));
     CUDA_CHECK(cudaDeviceSynchronize());
@@ -873,20 +894,50 @@ static size_t ops_first_changed(ops_rig *g, const int *d_base, const int *h_base
 
 /* Reads call k back and checks it on the host: output guards, input and heads unchanged, then
  * the values against the reference. */
-static lab_status ops_check(ops_rig *g, const lab_info *lab, const lab_variant *v, size_t n,
-                            layout li, layout lo, lab_report *r)
+/* Lab 10: the output (and count) against lab_apps_check. */
+static lab_status apps_check(ops_rig *g, const lab_variant *v, const lab_options *o, size_t n,
+                             layout li, layout lo, lab_report *r)
+{
+    size_t count = 0;
+    if (g->d_count)
+        CUDA_CHECK(cudaMemcpy(&count, g->d_count, sizeof(count), cudaMemcpyDeviceToHost));
+    const size_t want_len = lab_apps_reference(v->op, g->h_in + li.front, n, o->dist, g->want);
+    if (want_len == (size_t)-1) {
+        r->status = ST_NO_MEMORY;
+        report_msg(r, "cannot allocate host memory to sort n=%zu keys for the check", n);
+        return r->status;
+    }
+    lab_apps_verdict vd;
+    lab_apps_check(v->op, g->h_in + li.front, n, g->h_out + lo.front, count, g->want, want_len,
+                   &vd);
+    if (vd.ok)
+        return ST_OK;
+    r->status = ST_WRONG;
+    if (v->op == LAB_OP_CSR)
+        report_msg(r, "%s (n=%zu nonzeros in %zu rows, dist %s)", vd.message, n, lo.n - 1,
+                   lab_dist_name(o->dist));
+    else
+        report_msg(r, "%s (n=%zu, %s)", vd.message, n, lab_op_name(v->op));
+    r->has_mismatch = 1;
+    r->mismatch_index = (long long)vd.bad;
+    return r->status;
+}
+
+static lab_status ops_check(ops_rig *g, const lab_info *lab, const lab_variant *v,
+                            const lab_options *o, size_t n, layout li, layout lo, lab_report *r)
 {
     size_t k;
-    const size_t out_words = lo.front + n + lo.back;
+    const size_t m = lo.n, out_words = lo.front + m + lo.back;
     CUDA_CHECK(cudaMemcpy(g->h_back, g->d_out, out_words * sizeof(int), cudaMemcpyDeviceToHost));
     if ((k = lab_canary_check(g->h_back, lo.front)) < lo.front) {
         r->status = ST_OUT_OF_BOUNDS;
         report_msg(r, "wrote before the output: out[-%zu] changed (n=%zu)", lo.front - k, n);
         return r->status;
     }
-    if ((k = lab_canary_check(g->h_back + lo.front + n, lo.back)) < lo.back) {
+    if ((k = lab_canary_check(g->h_back + lo.front + m, lo.back)) < lo.back) {
         r->status = ST_OUT_OF_BOUNDS;
-        report_msg(r, "wrote past the end of the output: out[%zu] changed (n=%zu)", n + k, n);
+        report_msg(r, "wrote past the end of the output: out[%zu] changed (n=%zu%s)", m + k, n,
+                   v->op == LAB_OP_CSR ? ", the offsets have n_rows + 1 elements" : "");
         return r->status;
     }
     memcpy(g->h_out, g->h_back, out_words * sizeof(int));
@@ -900,6 +951,8 @@ static lab_status ops_check(ops_rig *g, const lab_info *lab, const lab_variant *
         report_msg(r, "modified the segment heads or their guard words (n=%zu)", n);
         return r->status;
     }
+    if (v->op >= LAB_OP_COMPACT)
+        return apps_check(g, v, o, n, li, lo, r);
     lab_ops_verdict vd;
     lab_ops_reference(v->op, lab->type, g->h_in + li.front,
                       g->h_heads ? g->h_heads + li.front : NULL, n, g->want, g->want_d, g->abs_d);
@@ -934,7 +987,8 @@ static lab_status call_ops(ops_rig *g, const lab_info *lab, const lab_variant *v
                            const lab_options *o, int k, int timed, timings *t, lab_report *r)
 {
     const size_t n = lab_call_n(o, k);
-    layout li = make_layout(g->cap, n, o->offset_in), lo = make_layout(g->cap, n, o->offset_out);
+    layout li = make_layout(g->cap, n, o->offset_in),
+           lo = make_layout(g->out_cap, lab_apps_out_len(v->op, n, o->dist), o->offset_out);
     lab_result res;
 
     ops_prepare(g, v, o, n, lab_call_seed(o->seed, (unsigned)k), k, li, lo);
@@ -946,6 +1000,10 @@ static lab_status call_ops(ops_rig *g, const lab_info *lab, const lab_variant *v
     if (v->op == LAB_OP_SEG_ADD)
         res = v->scan_seg(g->d_in + li.front, g->d_heads + li.front, g->d_out + lo.front, n,
                           g->d_scratch);
+    else if (v->op == LAB_OP_COMPACT)
+        res = v->compact(g->d_in + li.front, g->d_out + lo.front, n, g->d_count, g->d_scratch);
+    else if (v->op == LAB_OP_CSR)
+        res = v->csr(g->d_in + li.front, g->d_out + lo.front, n, lo.n - 1, g->d_scratch);
     else
         res = v->scan(g->d_in + li.front, g->d_out + lo.front, n, g->d_scratch);
 #ifdef LAB_CPU_MODE
@@ -957,12 +1015,17 @@ static lab_status call_ops(ops_rig *g, const lab_info *lab, const lab_variant *v
     CUDA_CHECK(cudaEventSynchronize(g->ev[1]));
     if (res == LAB_NOT_IMPLEMENTED) {
         r->status = ST_NOT_IMPLEMENTED;
-        report_msg(r, "the lab's code returns LAB_NOT_IMPLEMENTED: write the TODO(student) parts");
+        if (apps_scan_base && apps_scan_base() && strcmp(apps_scan_base(), "none") == 0)
+            report_msg(r, "lab 10 runs on your lab 08 scan (or lab 07's), and both return "
+                          "LAB_NOT_IMPLEMENTED: finish lab 08 or lab 07 first");
+        else
+            report_msg(r,
+                       "the lab's code returns LAB_NOT_IMPLEMENTED: write the TODO(student) parts");
         return r->status;
     }
     if (timed)
         t->scan[t->count] = event_ms(g->ev[0], g->ev[1]);
-    if (ops_check(g, lab, v, n, li, lo, r) != ST_OK)
+    if (ops_check(g, lab, v, o, n, li, lo, r) != ST_OK)
         return r->status;
     if (timed) {
         CUDA_CHECK(cudaMemsetAsync(g->d_flush, 0x5A, g->flush_bytes, 0));
@@ -1297,6 +1360,8 @@ static int lab_info_ok(const lab_info *lab, char *why, size_t whylen)
         const lab_variant *v = &lab->variants[i];
         const int has_entry = lab->shape == LAB_TILE    ? v->scan_tiles != NULL
                               : v->op == LAB_OP_SEG_ADD ? v->scan_seg != NULL
+                              : v->op == LAB_OP_COMPACT ? v->compact != NULL
+                              : v->op == LAB_OP_CSR     ? v->csr != NULL
                                                         : v->scan != NULL;
         if (!v->name || !has_entry ||
             (v->op != LAB_OP_ADD && (lab->shape != LAB_WHOLE || lab->type != SCAN_INCLUSIVE))) {

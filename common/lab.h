@@ -2,7 +2,8 @@
  *
  * Every lab computes the same function: a scan (prefix sum) of n int32 values, n a size_t that
  * may be 0. Sums wrap modulo 2^32, and the CPU reference wraps the same way, so results are
- * compared exactly.
+ * compared exactly. Labs 09 and 10 go further (a variant's op): other operators, and the
+ * applications built on a scan (compaction, sorting, CSR offsets), each with its own check.
  *
  * Each lab is described by one object, `const lab_info LAB`, listing its variants. The course
  * owns it: common/labs/NN_name.c defines it from common/labs/NN_name.h, the header the lab's
@@ -80,12 +81,27 @@ typedef enum {
     LAB_OP_MIN,     /* int32 min (identity INT_MAX) */
     LAB_OP_FADD,    /* float +: checked against a double-precision reference within a bound */
     LAB_OP_SEG_ADD, /* int32 +, restarting at every segment head (scan_seg) */
+    /* lab 10: applications of a scan, each with its own output (common/ops.h checks them) */
+    LAB_OP_COMPACT, /* keep the elements x > 0, in order, and their count (compact) */
+    LAB_OP_SORT,    /* sort 32-bit unsigned keys ascending (scan: in and out hold the bits) */
+    LAB_OP_CSR,     /* CSR row offsets from the row of every (row, col) pair (csr) */
 } lab_op;
 
 /* Segmented whole scan (LAB_OP_SEG_ADD): heads[i] != 0 starts a new segment at element i
  * (element 0 starts one whatever heads[0] says); out[i] is the scan of in over i's segment up to
  * i. heads is read-only, like in. */
 typedef lab_result (*lab_seg_fn)(const int *in, const int *heads, int *out, size_t n, void *temp);
+
+/* Stream compaction (LAB_OP_COMPACT): writes the elements of in[0..n) with x > 0 to out[0..k),
+ * in their input order, and k to *d_count (device memory); out[k..n) stays as it was. */
+typedef lab_result (*lab_compact_fn)(const int *in, int *out, size_t n, size_t *d_count,
+                                     void *temp);
+
+/* CSR row offsets (LAB_OP_CSR): rows[0..n) holds the row of each of n nonzeros (any order, each
+ * in [0, n_rows)); writes offsets[0..n_rows], offsets[r] = the number of nonzeros in rows < r.
+ * temp holds temp_bytes(n_rows + 1) bytes. */
+typedef lab_result (*lab_csr_fn)(const int *rows, int *offsets, size_t n, size_t n_rows,
+                                 void *temp);
 
 /* One way of computing the lab's scan; variants[0] is the default, the one the grader times. */
 typedef struct {
@@ -96,6 +112,8 @@ typedef struct {
     lab_temp_fn temp_bytes; /* optional (NULL: no scratch) */
     lab_op op;              /* what it computes (0: int32 +) */
     lab_seg_fn scan_seg;    /* LAB_OP_SEG_ADD, instead of scan */
+    lab_compact_fn compact; /* LAB_OP_COMPACT, instead of scan */
+    lab_csr_fn csr;         /* LAB_OP_CSR, instead of scan */
 } lab_variant;
 
 /* The description of one lab: `const lab_info LAB`, defined in common/labs/NN_name.c. */

@@ -1,17 +1,21 @@
 /* ops.c — lab 09's operators on the host (see ops.h). */
 #include "ops.h"
 #include "gen.h"
+#include "validate.h"
+#include "labs/10_applications.h"
 
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
-static const char *const OP_NAMES[] = {"add", "max", "min", "fadd", "seg_add"};
+static const char *const OP_NAMES[] = {"add",     "max",  "min", "fadd",
+                                        "seg_add", "compact", "sort", "csr"};
 
 const char *lab_op_name(lab_op op)
 {
-    return (op >= LAB_OP_ADD && op <= LAB_OP_SEG_ADD) ? OP_NAMES[op] : "?";
+    return (op >= LAB_OP_ADD && op <= LAB_OP_CSR) ? OP_NAMES[op] : "?";
 }
 
 static int float_bits(float f)
@@ -65,11 +69,37 @@ static int head_value(uint64_t seed, lab_dist d, uint64_t i)
     }
 }
 
+size_t lab_csr_rows(size_t n, lab_dist d)
+{
+    switch (d) {
+    case DIST_ONES:
+        return 1;
+    case DIST_SMALL:
+        return n / 64 + 1;
+    case DIST_LARGE:
+        return 2 * n + 1;
+    default:
+        return n / 8 + 1;
+    }
+}
+
+/* The row of nonzero i: see ops.h. */
+static int csr_row(uint64_t seed, lab_dist d, uint64_t i, size_t rows)
+{
+    if (d == DIST_ONES)
+        return 0;
+    if (d == DIST_ALT)
+        return (int)(i / 8);
+    return (int)(lab_mix64(seed ^ 0xC5A0C5A0ull, i) % rows);
+}
+
 void lab_ops_fill(lab_op op, int *in, int *heads, size_t n, lab_dist d, uint64_t seed)
 {
     for (size_t i = 0; i < n; i++) {
         if (op == LAB_OP_FADD) {
             in[i] = float_bits(float_value(seed, d, i));
+        } else if (op == LAB_OP_CSR) {
+            in[i] = csr_row(seed, d, i, lab_csr_rows(n, d));
         } else if (op == LAB_OP_SEG_ADD) {
             /* ones and alt shape the segments; their values are small ones, not all 1 or +-k */
             const lab_dist vd = (d == DIST_ONES || d == DIST_ALT) ? DIST_SMALL : d;
@@ -152,5 +182,146 @@ void lab_ops_check(lab_op op, scan_type type, const int *got, const int *want, c
             v->max_err = err;
         if (bound > 0 && isfinite(bound) && err / bound > v->max_ratio)
             v->max_ratio = err / bound;
+    }
+}
+
+/* ---- lab 10 ------------------------------------------------------------------------------- */
+
+size_t lab_apps_out_len(lab_op op, size_t n, lab_dist d)
+{
+    return op == LAB_OP_CSR ? lab_csr_rows(n, d) + 1 : n;
+}
+
+/* One stable counting pass by the 16-bit digit at shift, from src to dst. */
+static void count_pass(const uint32_t *src, uint32_t *dst, size_t n, int shift, size_t *count)
+{
+    memset(count, 0, ((1u << 16) + 1) * sizeof(size_t));
+    for (size_t i = 0; i < n; i++)
+        count[((src[i] >> shift) & 0xFFFFu) + 1]++;
+    for (size_t k = 1; k <= (1u << 16); k++)
+        count[k] += count[k - 1];
+    for (size_t i = 0; i < n; i++)
+        dst[count[(src[i] >> shift) & 0xFFFFu]++] = src[i];
+}
+
+/* Sorts keys[0..n) as unsigned: two stable counting passes of 16 bits. 0, or -1 without memory. */
+static int sort_unsigned(int *keys, size_t n)
+{
+    uint32_t *b = malloc((n ? n : 1) * sizeof(uint32_t));
+    size_t *count = malloc(((1u << 16) + 1) * sizeof(size_t));
+    if (b && count) {
+        count_pass((const uint32_t *)keys, b, n, 0, count);
+        count_pass(b, (uint32_t *)keys, n, 16, count);
+    }
+    const int ok = b && count;
+    free(b);
+    free(count);
+    return ok ? 0 : -1;
+}
+
+size_t lab_apps_reference(lab_op op, const int *in, size_t n, lab_dist d, int *want)
+{
+    size_t k = 0;
+    switch (op) {
+    case LAB_OP_COMPACT:
+        for (size_t i = 0; i < n; i++)
+            if (APPS_KEEP(in[i]))
+                want[k++] = in[i];
+        return k;
+    case LAB_OP_SORT:
+        memcpy(want, in, n * sizeof(int));
+        return sort_unsigned(want, n) == 0 ? n : (size_t)-1;
+    case LAB_OP_CSR: {
+        const size_t rows = lab_csr_rows(n, d);
+        memset(want, 0, (rows + 1) * sizeof(int));
+        for (size_t i = 0; i < n; i++)
+            want[(size_t)in[i] + 1]++;
+        for (size_t r = 1; r <= rows; r++)
+            want[r] += want[r - 1];
+        return rows + 1;
+    }
+    default:
+        return 0;
+    }
+}
+
+/* Count of i < n with keys[i] == key (as unsigned). */
+static size_t count_key(const int *keys, size_t n, int key)
+{
+    size_t c = 0;
+    for (size_t i = 0; i < n; i++)
+        c += keys[i] == key;
+    return c;
+}
+
+void lab_apps_check(lab_op op, const int *in, size_t n, const int *got, size_t got_count,
+                    const int *want, size_t want_len, lab_apps_verdict *v)
+{
+    v->ok = 1;
+    v->bad = 0;
+    v->message[0] = '\0';
+    if (op == LAB_OP_COMPACT && got_count != want_len) {
+        v->ok = 0;
+        v->bad = got_count;
+        snprintf(v->message, sizeof(v->message),
+                 "*d_count: expected %zu elements kept (x > 0), got %zu%s", want_len, got_count,
+                 got_count == (size_t)-1 ? " (never written)"
+                 : got_count + 1 == want_len || got_count == want_len + 1
+                     ? " (off by one: an inclusive scan's last element is the count, an "
+                       "exclusive scan's is not)"
+                     : "");
+        return;
+    }
+    const size_t bad = lab_first_mismatch(got, want, want_len);
+    if (bad < want_len) {
+        v->ok = 0;
+        v->bad = bad;
+        if (op == LAB_OP_COMPACT) {
+            /* where the expected element came from in the input */
+            size_t src = 0, seen = 0;
+            for (; src < n; src++)
+                if (APPS_KEEP(in[src]) && seen++ == bad)
+                    break;
+            snprintf(v->message, sizeof(v->message),
+                     "out[%zu] expected %d (in[%zu], the kept element number %zu), got %d%s", bad,
+                     want[bad], src, bad, got[bad],
+                     bad > 0 && got[bad] == want[bad - 1] ? " (the element before it again)"
+                     : bad + 1 < want_len && got[bad] == want[bad + 1]
+                         ? " (the element after it: the positions are one off)"
+                         : "");
+        } else if (op == LAB_OP_SORT) {
+            const size_t in_count = count_key(in, n, got[bad]);
+            snprintf(v->message, sizeof(v->message),
+                     "out[%zu] expected %u, got %u (ascending unsigned order)%s", bad,
+                     (unsigned)want[bad], (unsigned)got[bad],
+                     in_count == 0 ? ": the input has no such key (one was overwritten)"
+                     : bad > 0 && (unsigned)got[bad] < (unsigned)got[bad - 1]
+                         ? ": smaller than out[i-1], so a pass misplaced it"
+                         : ": a key out of place (a pass that is not stable, or a digit's run "
+                           "starting at the wrong place)");
+        } else {
+            snprintf(v->message, sizeof(v->message),
+                     "offsets[%zu] expected %d (the nonzeros in rows < %zu), got %d%s", bad,
+                     want[bad], bad, got[bad],
+                     bad > 0 && got[bad] == want[bad - 1]
+                         ? " (offsets[r - 1]'s value: an exclusive scan where the inclusive one "
+                           "belongs, or offsets[0] not 0)"
+                         : "");
+        }
+        return;
+    }
+    if (op == LAB_OP_COMPACT) {
+        unsigned char poison[sizeof(int)];
+        memset(poison, LAB_POISON_BYTE, sizeof(poison));
+        for (size_t i = want_len; i < n; i++)
+            if (memcmp(&got[i], poison, sizeof(int)) != 0) {
+                v->ok = 0;
+                v->bad = i;
+                snprintf(v->message, sizeof(v->message),
+                         "out[%zu] changed, past the %zu kept elements: only out[0..count) may be "
+                         "written (a rejected element was stored)",
+                         i, want_len);
+                return;
+            }
     }
 }

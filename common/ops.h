@@ -56,6 +56,37 @@ typedef struct {
 void lab_ops_check(lab_op op, scan_type type, const int *got, const int *want, const double *want_d,
                    const double *abs_d, size_t n, lab_ops_verdict *v);
 
+/* ---- lab 10: the applications (LAB_OP_COMPACT, LAB_OP_SORT, LAB_OP_CSR) ----------------------
+ * Inputs: lab_ops_fill. Compaction and sorting take lab_input_value's ints (sorting reads them as
+ * unsigned keys: small has many equal keys, ones all equal ones); the CSR rows, each in
+ * [0, lab_csr_rows(n, d)), are uniform random (small: n/64 + 1 rows of ~64 nonzeros; random:
+ * n/8 + 1 rows; large: 2n + 1 rows, most of them empty), all 0 (ones), or sorted, 8 per row (alt).
+ */
+
+/* The number of rows of a CSR input of n nonzeros under distribution d (at least 1). */
+size_t lab_csr_rows(size_t n, lab_dist d);
+
+/* The length of op's output for an input of n (CSR: its rows): n, or n_rows + 1 for CSR. */
+size_t lab_apps_out_len(lab_op op, size_t n, lab_dist d);
+
+/* The expected output of an application: want[0..return value), the kept elements (compaction),
+ * the keys sorted as unsigned, or the n_rows + 1 row offsets. (size_t)-1 when the host has no
+ * memory for the sort's buffer. */
+size_t lab_apps_reference(lab_op op, const int *in, size_t n, lab_dist d, int *want);
+
+/* What lab_apps_check found: ok, else a one-line message (what is wrong, where, and why it may be). */
+typedef struct {
+    int ok;
+    size_t bad; /* the first wrong output index (or the count's) */
+    char message[400];
+} lab_apps_verdict;
+
+/* Checks an application's output: got[0..out_len) (out_len: lab_apps_out_len) against
+ * want[0..want_len) (lab_apps_reference); for compaction also the count the lab wrote (got_count)
+ * and that got[want_len..n) still holds the poison bytes it held before the call. */
+void lab_apps_check(lab_op op, const int *in, size_t n, const int *got, size_t got_count,
+                    const int *want, size_t want_len, lab_apps_verdict *v);
+
 #ifdef __cplusplus
 }
 #endif

@@ -277,7 +277,8 @@ def grade_one(args, config, seed, labs):
     grader = prepared_grader(args, config, seed, labs, log)
     name = batch.student_name(os.path.basename(src_dir.rstrip("/"))) or "src"
     try:
-        found = uploads.open_submission(src_dir, os.path.join(grader.work, "unpacked", batch.work_tag(name)), labs)
+        found = uploads.open_submission(src_dir, os.path.join(grader.work, "unpacked", batch.work_tag(name)), labs,
+                                        grader.bases_of(labs))
     except batch.BadSubmission as e:
         found = uploads.Found({lab: None for lab in labs}, f"the submission cannot be read: {e}")
     if found.problem:
@@ -359,7 +360,7 @@ def still_to_grade(run, subs):
 def unpack_and_build(run, student, path):
     """CPU part of one submission: (uploads.Found, built) or raises BadSubmission."""
     found = uploads.open_submission(path, os.path.join(run.grader.work, "unpacked", batch.work_tag(student)),
-                                    run.labs)
+                                    run.labs, run.grader.bases_of(run.labs))
     chosen = [lab for lab in run.labs if found.sources[lab]] if run.args.only_submitted else run.labs
     return found, run.grader.build_submission(student, found.sources, chosen, found.problem)
 

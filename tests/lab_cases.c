@@ -89,14 +89,16 @@ void lab_test_need_code(const lab_info *lab)
 {
     if (!lab_test_student_mode())
         return;
+    lab_report r;
     for (int v = 0; v < lab->n_variants; v++) {
-        lab_report r;
         const lab_status st = probe(lab, v, &r);
         if (st == ST_NO_DEVICE) /* cannot tell whether it is written: say why */
             cr_skip_test("%s", r.message);
         if (st != ST_NOT_IMPLEMENTED)
             return;
     }
+    if (strstr(r.message, "finish lab 08")) /* lab 10 written, its scan (lab 08 or 07) not */
+        cr_skip_test("%s: %s", lab->id, r.message);
     cr_skip_test("%s: not implemented yet (labs/%s/scan.cu still returns LAB_NOT_IMPLEMENTED)",
                  lab->id, lab->id);
 }

@@ -79,7 +79,7 @@ static lab_result wrong_when_timed(const int *in, int *out, size_t n, void *t)
 }
 
 #define HOST_LAB(name, fn)                                                                         \
-    static const lab_variant name##_v[] = {{#name, "fixture", fn, NULL, NULL, LAB_OP_ADD, NULL}};  \
+    static const lab_variant name##_v[] = {{#name, "fixture", fn, NULL, NULL, LAB_OP_ADD, NULL, NULL, NULL}};  \
     static const lab_info name = {#name, "fixture", LAB_HOST, SCAN_INCLUSIVE, 0,                   \
                                   0,     1000,      1,        name##_v}
 
@@ -92,8 +92,8 @@ HOST_LAB(lab_not_impl, not_written);
 HOST_LAB(lab_timed_wrong, wrong_when_timed);
 
 static const lab_variant GOOD_V[] = {
-    {"first", "fixture", good_scan, NULL, NULL, LAB_OP_ADD, NULL},
-    {"second", "fixture", good_scan, NULL, NULL, LAB_OP_ADD, NULL},
+    {"first", "fixture", good_scan, NULL, NULL, LAB_OP_ADD, NULL, NULL, NULL},
+    {"second", "fixture", good_scan, NULL, NULL, LAB_OP_ADD, NULL, NULL, NULL},
 };
 /* The binary's own lab, for lab_main: a correct host scan with two variants and max_n 5000. */
 const lab_info LAB = {"00_fixture", "fixture", LAB_HOST, SCAN_INCLUSIVE, 0, 5000, 1000, 2, GOOD_V};

@@ -110,6 +110,10 @@ Test(kernel, descriptor, .description = "LAB is well formed: variants, tile, siz
             cr_expect(var->scan_tiles != NULL, "variant %s has no scan_tiles", var->name);
         else if (var->op == LAB_OP_SEG_ADD)
             cr_expect(var->scan_seg != NULL, "segmented variant %s has no scan_seg", var->name);
+        else if (var->op == LAB_OP_COMPACT)
+            cr_expect(var->compact != NULL, "compaction variant %s has no compact", var->name);
+        else if (var->op == LAB_OP_CSR)
+            cr_expect(var->csr != NULL, "CSR variant %s has no csr", var->name);
         else
             cr_expect(var->scan != NULL, "variant %s has no scan", var->name);
         cr_expect(var->op == LAB_OP_ADD || (LAB.shape == LAB_WHOLE && LAB.type == SCAN_INCLUSIVE),

@@ -7,7 +7,7 @@
 
 static const lab_variant VARIANTS[] = {
     {"serial", "one running total, one pass over the array", serial_scan, NULL, NULL, LAB_OP_ADD,
-     NULL},
+     NULL, NULL, NULL},
 };
 
 const lab_info LAB = {

@@ -7,7 +7,7 @@
 
 static const lab_variant VARIANTS[] = {
     {"naive", "thread i sums in[0..i] by itself: O(n^2) work", naive_scan, NULL, NULL, LAB_OP_ADD,
-     NULL},
+     NULL, NULL, NULL},
 };
 
 const lab_info LAB = {

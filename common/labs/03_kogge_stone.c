@@ -7,9 +7,9 @@
 
 static const lab_variant VARIANTS[] = {
     {"double_buffer", "Kogge-Stone, two shared buffers: one barrier per step", NULL,
-     ks_double_buffer_scan, NULL, LAB_OP_ADD, NULL},
+     ks_double_buffer_scan, NULL, LAB_OP_ADD, NULL, NULL, NULL},
     {"two_barrier", "Kogge-Stone, one shared buffer: two barriers per step", NULL,
-     ks_two_barrier_scan, NULL, LAB_OP_ADD, NULL},
+     ks_two_barrier_scan, NULL, LAB_OP_ADD, NULL, NULL, NULL},
 };
 
 const lab_info LAB = {

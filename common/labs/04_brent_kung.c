@@ -7,7 +7,7 @@
 
 static const lab_variant VARIANTS[] = {
     {"brent_kung", "reduction tree + reverse tree, two elements per thread", NULL, brent_kung_scan,
-     NULL, LAB_OP_ADD, NULL},
+     NULL, LAB_OP_ADD, NULL, NULL, NULL},
 };
 
 const lab_info LAB = {

@@ -7,9 +7,9 @@
 
 static const lab_variant VARIANTS[] = {
     {"padded", "up-sweep and down-sweep, shared indices padded against bank conflicts", NULL,
-     blelloch_padded_scan, NULL, LAB_OP_ADD, NULL},
+     blelloch_padded_scan, NULL, LAB_OP_ADD, NULL, NULL, NULL},
     {"plain", "up-sweep and down-sweep, no padding (bank conflicts)", NULL, blelloch_plain_scan,
-     NULL, LAB_OP_ADD, NULL},
+     NULL, LAB_OP_ADD, NULL, NULL, NULL},
 };
 
 const lab_info LAB = {

@@ -7,9 +7,9 @@
 
 static const lab_variant VARIANTS[] = {
     {"scan_then_propagate", "scan tiles, scan totals, add carries back: ~16n bytes",
-     scan_then_propagate, NULL, hier_temp_bytes, LAB_OP_ADD, NULL},
+     scan_then_propagate, NULL, hier_temp_bytes, LAB_OP_ADD, NULL, NULL, NULL},
     {"reduce_then_scan", "add tiles up, scan totals, scan tiles from their carry: ~12n bytes",
-     reduce_then_scan, NULL, hier_temp_bytes, LAB_OP_ADD, NULL},
+     reduce_then_scan, NULL, hier_temp_bytes, LAB_OP_ADD, NULL, NULL, NULL},
 };
 
 const lab_info LAB = {

@@ -8,7 +8,7 @@
 
 static const lab_variant VARIANTS[] = {
     {"lookback", "one pass: tiles by ticket, 64-bit descriptors, 32-tile look-back window",
-     lookback_scan, NULL, lookback_temp_bytes, LAB_OP_ADD, NULL},
+     lookback_scan, NULL, lookback_temp_bytes, LAB_OP_ADD, NULL, NULL, NULL},
 };
 
 const lab_info LAB = {

@@ -364,14 +364,22 @@ class Builder:
         top = os.path.join(self.common, "cpu") if self.mode == "cpu" else self.common
         return os.path.join(top, "common", "labs", lab + ".o")
 
-    def _build_key(self, src, lab):
+    def _build_key(self, src, lab, bases=None):
         h = hashlib.sha256(sha256_file(src).encode())
-        h.update(os.fsencode("\0".join(self._make_args() + [lab])))
+        h.update(os.fsencode("\0".join(self._make_args() + [lab] + self._base_args(bases))))
         for o in self.common_objects() + [self.descriptor_object(lab)]:
             h.update(sha256_file(o).encode())
+        for b in sorted(bases or {}):
+            h.update(sha256_file(bases[b]).encode() if bases[b] else b"stub")
         return h.hexdigest()
 
-    def build(self, src, out_dir, shown_as="scan.cu", reuse=False, precheck=None, *, lab):
+    @staticmethod
+    def _base_args(bases):
+        """make's LAB_BASES for bases ({lab: its scan.o, or None for the course's stub})."""
+        given = " ".join(f"{b}={o}" for b, o in sorted((bases or {}).items()) if o)
+        return ["LAB_BASES=" + given] if bases else []
+
+    def build(self, src, out_dir, shown_as="scan.cu", reuse=False, precheck=None, *, lab, bases=None):
         """Copies src into out_dir and builds out_dir/scan, linked with lab's descriptor; returns
         a BuildResult. lab: the lab id ("03_kogge_stone"), whose descriptor the binary links. A missing, unreadable or non-regular source is a failed build, not an
         exception. reuse=True keeps a successful build of the same source with the same harness
@@ -381,14 +389,16 @@ class Builder:
         note) runs on the private copy just before it is compiled (also when a build is
         reused); violations skip the build. A build that breaks the lab's contract with the
         course (an entry point missing or static, LAB defined) fails with a message whose first
-        line says so (contract_message)."""
+        line says so (contract_message). bases: for a lab built on others (lab 10), {lab: the
+        object of that lab to link (scan.o as compiled), or None: the course's stub, whose entry
+        points return LAB_NOT_IMPLEMENTED}."""
         os.makedirs(out_dir, exist_ok=True)
         stamp = os.path.join(out_dir, "build.stamp")
         binary, obj = os.path.join(out_dir, "scan"), os.path.join(out_dir, "scan.o")
         priv_src = os.path.join(out_dir, "scan.cu")
         key = None
         if reuse and os.path.isfile(src) and not os.path.islink(src) and os.path.isfile(priv_src):
-            key = self._build_key(src, lab)
+            key = self._build_key(src, lab, bases)
             try:
                 with open(stamp) as f:
                     old = f.read().split()
@@ -400,7 +410,7 @@ class Builder:
             except (OSError, ValueError):
                 pass
         elif reuse and os.path.isfile(src) and not os.path.islink(src):
-            key = self._build_key(src, lab)
+            key = self._build_key(src, lab, bases)
         if os.path.lexists(stamp):
             os.remove(stamp)
         for stale in (priv_src, os.path.join(out_dir, "scan"), os.path.join(out_dir, "scan.o")):
@@ -418,7 +428,7 @@ class Builder:
                 return BuildResult(False, violations=violations, note=note)
         binary = os.path.join(out_dir, "scan")
         r = proc.run(self._make_args() + ["lab-binary", "LAB_SRC=" + priv_src, "LAB_OUT=" + binary,
-                                          "LAB_ID=" + lab], self.timeout)
+                                          "LAB_ID=" + lab] + self._base_args(bases), self.timeout)
         if r.timed_out:
             return BuildResult(False, message=f"the build timed out after {self.timeout:g} s",
                                seconds=r.seconds)

@@ -39,6 +39,11 @@ def _list_of(choices):
     return check
 
 
+def _lab_list(v, where):
+    if not isinstance(v, list) or any(not isinstance(x, str) or not re.fullmatch(r"\d\d_\w+", x) for x in v):
+        raise ConfigError(f"{where} must be a list of lab ids such as \"08_decoupled_lookback\"")
+
+
 def _tool_list(v, where):
     if not isinstance(v, list):
         raise ConfigError(f"{where} must be a list (may be empty)")
@@ -82,6 +87,9 @@ SCHEMA = {
                     # i mod count (lab 09, whose variants are different operators)
                     "variants": _one_of(("default", "rotate"))},
     "sanitizer": {"tools": _tool_list},
+    # the labs whose objects a lab's binary links (lab 10 runs on the student's lab 08, or 07),
+    # in the Makefile's order (LAB_BASES_<lab>); [] for every other lab
+    "built_on": _lab_list,
     # who sees each part's result on Gradescope, and when (results.json "visibility")
     "visibility": {"correctness": _one_of(VISIBILITIES), "sanitizer": _one_of(VISIBILITIES),
                    "speed": _one_of(VISIBILITIES)},

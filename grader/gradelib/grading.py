@@ -118,10 +118,22 @@ class Grader:
             self._prepare_symbol_builder()
         self.progress("building the reference solutions")
         todo = [lab for lab in self.labs if os.path.isfile(os.path.join(self.root, "solutions", lab, "scan.cu"))]
+        # a lab built on others (lab 10) links their reference objects: those first, also when
+        # they are not graded themselves
+        needed = sorted({b for lab in todo for b in self.built_on(lab)} - set(todo))
+        first = [lab for lab in todo if not self.built_on(lab)] + needed
+        results = {}
         with cf.ThreadPoolExecutor(self.jobs) as pool:
-            futs = {lab: pool.submit(self._build_reference, lab) for lab in todo}
-        for lab, fut in futs.items():
-            res = fut.result()
+            futs = {lab: pool.submit(self._build_reference, lab) for lab in first}
+            results.update((lab, f.result()) for lab, f in futs.items())
+            ref_dir = lambda b: os.path.join(self.work, "ref-" + self.mode, b)  # noqa: E731
+            futs = {lab: pool.submit(self._build_reference, lab,
+                                     {b: ref_dir(b) if results.get(b) and results[b].ok else None
+                                      for b in self.built_on(lab)})
+                    for lab in todo if self.built_on(lab)}
+            results.update((lab, f.result()) for lab, f in futs.items())
+        for lab in todo:
+            res = results[lab]
             if not res.ok:
                 raise InfraError(f"the reference solution of {lab} does not build: {res.message}")
             self.ref_hashes[lab] = buildmod.sha256_file(res.binary)
@@ -151,12 +163,24 @@ class Grader:
             return
         self.symbol_builder = sb
 
-    def _build_reference(self, lab):
+    def bases_of(self, labs):
+        """The labs the given ones are built on that are not among them (sorted)."""
+        return sorted({b for lab in labs for b in self.built_on(lab)} - set(labs))
+
+    def built_on(self, lab):
+        """The labs whose objects lab's binary links (config built_on: lab 10's are 08 and 07)."""
+        return list(self.config.lab(lab).get("built_on") or [])
+
+    def _build_reference(self, lab, bases=None):
         """The reference binary, rebuilt unless its build stamp shows the same source, the same
-        harness objects and flags, and an unchanged object and binary (Builder.build reuse)."""
+        harness objects and flags, and an unchanged object and binary (Builder.build reuse).
+        bases: {lab: the folder of its reference build} for a lab built on others."""
         src = os.path.join(self.root, "solutions", lab, "scan.cu")
+        objs = None if bases is None else {
+            b: os.path.join(d, "scan.o") if d and os.path.isfile(os.path.join(d, "scan.o")) else None
+            for b, d in bases.items()}
         res = self.builder.build(src, os.path.join(self.work, "ref-" + self.mode, lab),
-                                 f"solutions/{lab}/scan.cu", reuse=True, lab=lab)
+                                 f"solutions/{lab}/scan.cu", reuse=True, lab=lab, bases=objs)
         if res.ok:
             os.chmod(res.binary, 0o555)  # a reminder more than a guard: the hash is the check
         return res
@@ -203,12 +227,30 @@ class Grader:
         stage = BuildStage(self.builder, self.symbol_builder, self.config.static, self.mode, self.refs)
         t0 = time.monotonic()
 
-        def one(lab):
+        def one(lab, bases=None, folder=None):
             if sources.get(lab) is None and why_missing:
                 return stage_build.missing(lab, summary="not found: " + why_missing, message=why_missing)
-            return stage.run(lab, sources.get(lab), os.path.join(base, lab))
+            return stage.run(lab, sources.get(lab), folder or os.path.join(base, lab), bases)
+        wanted = list(self.labs if labs is None else labs)
+        # labs built on others (lab 10) after them: they link the objects of this submission's
+        # labs 08 and 07 when those built and passed the static checks (the course's stubs
+        # otherwise); a base lab that is not graded is built apart, only for that
+        later = [lab for lab in wanted if self.built_on(lab)]
+        extra = sorted({b for lab in later for b in self.built_on(lab)} - set(wanted))
         with cf.ThreadPoolExecutor(self.jobs) as pool:
-            built = list(pool.map(one, self.labs if labs is None else labs))
+            firsts = [lab for lab in wanted if lab not in later]
+            built = list(pool.map(one, firsts))
+            aside = dict(zip(extra, pool.map(lambda b: one(b, folder=os.path.join(base, "base-" + b)),
+                                             extra)))
+            done = {b.lab: b for b in built}
+            done.update(aside)
+
+            def folder(b):
+                ok = b in done and done[b].binary is not None
+                return (os.path.join(base, b) if b in wanted else os.path.join(base, "base-" + b)) if ok else None
+            built += list(pool.map(lambda lab: one(lab, {b: folder(b) for b in self.built_on(lab)}), later))
+        order = {lab: i for i, lab in enumerate(wanted)}
+        built.sort(key=lambda b: order.get(b.lab, 0))
         self.build_seconds[name] = self.timings["build_s"] = round(time.monotonic() - t0, 1)
         return {b.lab: b for b in built}
 
@@ -253,7 +295,11 @@ class Grader:
             res = LabResult.blank(lab, self.config.lab(lab), self.mode, title=b.title, build=b.build,
                                   static=b.static, correctness=correctness, sanitizer=sanitizer)
             if correctness.stopped_by == Status.NOT_IMPLEMENTED:
-                res = dataclasses.replace(res, status=Status.LAB_NOT_IMPLEMENTED, summary=NOT_IMPLEMENTED_SUMMARY)
+                why = NOT_IMPLEMENTED_SUMMARY
+                if self.built_on(lab):  # or the scan it runs on
+                    why = (f"not implemented: its TODO(student) parts, or the scan it runs on (your "
+                           f"{' or '.join(b[:2] for b in self.built_on(lab))}: both return LAB_NOT_IMPLEMENTED)")
+                res = dataclasses.replace(res, status=Status.LAB_NOT_IMPLEMENTED, summary=why)
             elif b.static.deferred:
                 res = dataclasses.replace(res, static=b.static.refused(b.static.deferred),
                                           status=Status.STATIC_CHECK_FAILED,

@@ -76,8 +76,11 @@ class BuildStage:
         self.mode = mode
         self.refs = refs
 
-    def run(self, lab, src, out_dir):
-        """The BuiltLab of lab from src (None: not submitted), built in out_dir."""
+    def run(self, lab, src, out_dir, bases=None):
+        """The BuiltLab of lab from src (None: not submitted), built in out_dir. bases: for a lab
+        built on others (lab 10), {lab: the folder where this stage built that lab of the same
+        submission, or None when it did not build or was refused}: their objects are linked in,
+        a missing one replaced by the course's stub."""
         if src is None:
             return missing(lab)
         shown = f"{lab}/scan.cu"
@@ -88,7 +91,7 @@ class BuildStage:
         violations = buildmod.check_source(text, self.static, self.builder.harness_headers())
         if violations:  # before the build: a forbidden #include may not even compile
             return refused(lab, BuildOutcome(), StaticOutcome(), violations)
-        comp = self._compile(lab, src, out_dir, shown)
+        comp = self._compile(lab, src, out_dir, shown, bases)
         if comp.violations:
             return refused(lab, BuildOutcome(), StaticOutcome(note="; ".join(comp.notes)), comp.violations)
         return self._check(lab, text, out_dir, comp)
@@ -109,7 +112,18 @@ class BuildStage:
             return None, build_failed(lab, f"{shown} is empty", "build failed: the file is empty")
         return text, None
 
-    def _compile(self, lab, src, out_dir, shown):
+    @staticmethod
+    def _base_objects(bases, sub=""):
+        """{lab: its object in folder/sub, or None} for Builder.build (None without bases)."""
+        if bases is None:
+            return None
+        out = {}
+        for b, d in bases.items():
+            obj = os.path.join(d, sub, "scan.o") if d else None
+            out[b] = obj if obj and os.path.isfile(obj) else None
+        return out
+
+    def _compile(self, lab, src, out_dir, shown, bases=None):
         """Compiles the lab. The checks on what nvcc makes of the source (every header it reads,
         inline assembly in host code) run on the private copy of the nvcc build, just before it
         compiles; a violation there skips the build. In CPU mode that is the nvcc build made for
@@ -117,15 +131,16 @@ class BuildStage:
         nvb = self.builder if self.mode == "gpu" else self.symbol_builder
         precheck = (lambda priv: nvb.source_checks(priv, self.static)) if nvb is not None else None
         nb = None
+        own = self._base_objects(bases)
         if self.mode == "gpu":
-            b = pre = self.builder.build(src, out_dir, shown, precheck=precheck, lab=lab)
+            b = pre = self.builder.build(src, out_dir, shown, precheck=precheck, lab=lab, bases=own)
         else:
             if nvb is not None:
                 nb = nvb.build(src, os.path.join(out_dir, "nvcc"), shown, reuse=True, precheck=precheck,
-                               lab=lab)
+                               lab=lab, bases=self._base_objects(bases, "nvcc"))
             pre = nb
             refused = nb is not None and nb.violations
-            b = None if refused else self.builder.build(src, out_dir, shown, lab=lab)
+            b = None if refused else self.builder.build(src, out_dir, shown, lab=lab, bases=own)
         notes = [pre.note] if pre is not None and pre.note else []
         violations = list(pre.violations) if pre is not None else []
         return _Compiled(b, nb, nvb, violations, notes)

@@ -56,7 +56,7 @@ def plan_cases(info, settings, seed, mode):
     CPU mode (kernels as fibers) only up to a sixteenth of a size-limited lab's limit, or 2^20 + 1."""
     cpu_limit = None
     if mode == "cpu":
-        cpu_limit = info.max_n // 16 if info.max_n else (1 << 20) + 1
+        cpu_limit = min(info.max_n // 16, (1 << 20) + 1) if info.max_n else (1 << 20) + 1
     return tuple(ev.make_cases(info, settings, seed, cpu_limit, mode))
 
 

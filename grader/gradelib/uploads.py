@@ -99,19 +99,31 @@ def locate(folder, labs, max_depth=MAX_DEPTH):
     return Found(sources, f"no lab found: {_expected(labs)}; {_found_text(folder)}", "unknown")
 
 
-def open_submission(path, unpack_dir, labs):
+def _with_bases(found, folder, also):
+    """found, its sources extended with the folders of the labs in `also` (labs that graded ones
+    are built on, lab 10's 08 and 07) that folder holds once; not graded, never a problem."""
+    if also:
+        extra = locate(folder, list(also))
+        for lab in also:
+            found.sources.setdefault(lab, extra.sources.get(lab) if not extra.problem else None)
+    return found
+
+
+def open_submission(path, unpack_dir, labs, also=()):
     """The Found of a submission at path: a folder, an archive (unpacked into unpack_dir) or a
     bare scan.cu (only when one lab is graded). Raises BadSubmission for an archive that cannot be
-    read; an archive that holds nothing is a Found with the reason."""
+    read; an archive that holds nothing is a Found with the reason. also: labs that are not graded
+    but that graded labs are built on, looked up too (folders and archives only)."""
+    also = [lab for lab in also if lab not in labs]
     if os.path.isdir(path):
-        return locate(path, labs)
+        return _with_bases(locate(path, labs), path, also)
     low = path.lower()
     if low.endswith(ARCHIVE_EXTS):
         extract(path, unpack_dir)
         found = locate(unpack_dir, labs)
         if found.nothing and not _entries(unpack_dir):
             return Found(found.sources, "the archive is empty (no regular files in it)", "empty")
-        return found
+        return _with_bases(found, unpack_dir, also)
     if os.path.basename(low) == "scan.cu" or low.endswith(".cu"):
         if len(labs) != 1:
             return Found({lab: None for lab in labs}, f"a single .cu file is a submission of one lab: grade it "

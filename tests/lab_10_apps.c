@@ -1,0 +1,225 @@
+/* lab_10_apps.c — lab 10's applications beyond the generic matrix (test_lab.c runs every variant
+ * over the edge sizes and distributions against ops.c's references): the phases alone (one radix
+ * pass and one split must each be a STABLE partition, which the whole sort needs and its output
+ * alone cannot show), compaction's edges (nothing kept, everything kept, kept elements on the tile
+ * edges), CSR rows in reverse order and one row holding everything, and which lab's scan the
+ * applications ran on.
+ */
+#include "lab_cases.h"
+#include "cuda_check.h"
+#include "ops.h"
+#include "labs/10_applications.h"
+
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+TestSuite(apps10, .timeout = 120);
+
+static void need_device(void)
+{
+    char why[200];
+    if (!lab_have_device(why, sizeof(why)))
+        cr_skip_test("%s", why);
+    lab_test_need_code(&LAB);
+}
+
+/* A device copy of h[0..n) (n may be 0). */
+static int *to_device(const int *h, size_t n)
+{
+    int *d;
+    CUDA_CHECK(cudaMalloc((void **)&d, (n ? n : 1) * sizeof(int)));
+    if (n)
+        CUDA_CHECK(cudaMemcpy(d, h, n * sizeof(int), cudaMemcpyHostToDevice));
+    return d;
+}
+
+static void *zeroed_temp(size_t bytes)
+{
+    void *d = NULL;
+    if (bytes) {
+        CUDA_CHECK(cudaMalloc(&d, bytes));
+        CUDA_CHECK(cudaMemset(d, 0, bytes));
+    }
+    return d;
+}
+
+/* The keys of in[0..n) sorted stably by (key >> shift) & mask: the reference of one pass. */
+static void stable_by_digit(const int *in, int *want, size_t n, int shift, unsigned mask)
+{
+    size_t k = 0;
+    for (unsigned d = 0; d <= mask; d++)
+        for (size_t i = 0; i < n; i++)
+            if ((((unsigned)in[i] >> shift) & mask) == d)
+                want[k++] = in[i];
+}
+
+typedef lab_result (*pass_fn)(const int *, int *, size_t, int, void *);
+
+/* Runs one pass (radix or split) at `arg` on random keys and checks it against the stable
+ * partition by the digit at shift with mask. */
+static void check_pass(const char *variant, pass_fn pass, size_t n, int arg, int shift,
+                       unsigned mask)
+{
+    need_device();
+    lab_skip_unless_written(&LAB, lab_find_variant(&LAB, variant));
+    int *in = malloc(n * sizeof(int)), *want = malloc(n * sizeof(int)), *got = malloc(n * 4);
+    cr_assert(in && want && got);
+    lab_fill_input(in, n, DIST_RANDOM, lab_test_seed());
+    stable_by_digit(in, want, n, shift, mask);
+    int *d_in = to_device(in, n), *d_out = to_device(in, n); /* d_out: overwritten */
+    void *d_temp = zeroed_temp(apps_sort_temp_bytes(n));
+    const lab_result r = pass(d_in, d_out, n, arg, d_temp);
+    CUDA_CHECK(cudaGetLastError());
+    CUDA_CHECK(cudaDeviceSynchronize());
+    cr_assert_eq(r, LAB_OK, "%s pass returned %d", variant, (int)r);
+    CUDA_CHECK(cudaMemcpy(got, d_out, n * sizeof(int), cudaMemcpyDeviceToHost));
+    const size_t bad = lab_first_mismatch(got, want, n);
+    cr_expect_eq(bad, n,
+                 "%s pass (digit at bit %d, %u values) of n=%zu keys: out[%zu] expected %u, got "
+                 "%u: keys of one digit must keep their input order (a stable pass), or the "
+                 "next pass undoes this one",
+                 variant, shift, mask + 1, n, bad, bad < n ? (unsigned)want[bad] : 0,
+                 bad < n ? (unsigned)got[bad] : 0);
+    cudaFree(d_temp);
+    cudaFree(d_out);
+    cudaFree(d_in);
+    free(got);
+    free(want);
+    free(in);
+}
+
+Test(apps10, radix_pass_is_stable,
+     .description = "one 4-bit pass (digit 2, bits 8-11) = the stable partition by that digit")
+{
+    check_pass("radix_sort", apps_radix_pass, 3 * APPS_TILE + 77, 8, 8, APPS_RADIX - 1);
+}
+
+Test(apps10, radix_top_digit, .description = "one 4-bit pass on bits 28-31 (the sign bit too)")
+{
+    check_pass("radix_sort", apps_radix_pass, 2 * APPS_TILE + 1, 28, 28, APPS_RADIX - 1);
+}
+
+Test(apps10, split_pass_is_stable, .description = "one 1-bit split (bit 5) = the stable partition")
+{
+    check_pass("split_sort", apps_split_pass, 3 * APPS_TILE + 77, 5, 5, 1);
+}
+
+/* Compaction of in[0..n): the kept count and the kept elements against the host's. */
+static void check_compact(const int *in, size_t n, const char *what)
+{
+    int *want = malloc((n ? n : 1) * sizeof(int)), *got = malloc((n ? n : 1) * sizeof(int));
+    cr_assert(want && got);
+    const size_t k = lab_apps_reference(LAB_OP_COMPACT, in, n, DIST_SMALL, want);
+    int *d_in = to_device(in, n), *d_out = to_device(in, n); /* d_out: overwritten */
+    size_t *d_count, count = (size_t)-1;
+    CUDA_CHECK(cudaMalloc((void **)&d_count, sizeof(size_t)));
+    CUDA_CHECK(cudaMemset(d_count, 0xFF, sizeof(size_t)));
+    void *d_temp = zeroed_temp(apps_compact_temp_bytes(n));
+    const lab_result r = apps_compact(d_in, d_out, n, d_count, d_temp);
+    CUDA_CHECK(cudaGetLastError());
+    CUDA_CHECK(cudaDeviceSynchronize());
+    cr_assert_eq(r, LAB_OK, "apps_compact returned %d", (int)r);
+    CUDA_CHECK(cudaMemcpy(&count, d_count, sizeof(count), cudaMemcpyDeviceToHost));
+    cr_expect_eq(count, k, "%s (n=%zu): *d_count expected %zu, got %zu", what, n, k, count);
+    if (count == k && k > 0) {
+        CUDA_CHECK(cudaMemcpy(got, d_out, k * sizeof(int), cudaMemcpyDeviceToHost));
+        const size_t bad = lab_first_mismatch(got, want, k);
+        cr_expect_eq(bad, k, "%s (n=%zu): out[%zu] expected %d, got %d", what, n, bad,
+                     bad < k ? want[bad] : 0, bad < k ? got[bad] : 0);
+    }
+    cudaFree(d_temp);
+    cudaFree(d_count);
+    cudaFree(d_out);
+    cudaFree(d_in);
+    free(got);
+    free(want);
+}
+
+Test(apps10, compact_edges,
+     .description = "compaction: nothing kept, everything kept, kept only on tile edges, n = 0")
+{
+    need_device();
+    lab_skip_unless_written(&LAB, lab_find_variant(&LAB, "compact"));
+    const size_t n = 4 * APPS_TILE + 3;
+    int *in = malloc(n * sizeof(int));
+    cr_assert(in);
+    for (size_t i = 0; i < n; i++)
+        in[i] = -(int)(i % 100); /* x <= 0: nothing kept */
+    check_compact(in, n, "nothing kept");
+    for (size_t i = 0; i < n; i++)
+        in[i] = (int)(i % 1000) + 1;
+    check_compact(in, n, "everything kept");
+    const size_t edges[] = {0, APPS_TILE - 1, APPS_TILE, 2 * APPS_TILE + 31, 3 * APPS_TILE, n - 1};
+    for (size_t i = 0; i < n; i++)
+        in[i] = 0;
+    for (size_t e = 0; e < sizeof(edges) / sizeof(edges[0]); e++)
+        in[edges[e]] = (int)e + 7;
+    check_compact(in, n, "kept only at 0, tile-1, tile, 2 tile+31, 3 tile, n-1");
+    check_compact(in, 0, "n = 0");
+    free(in);
+}
+
+/* The offsets of rows[0..n) in n_rows rows against the host's. */
+static void check_csr(const int *rows, size_t n, size_t n_rows, const char *what)
+{
+    int *want = calloc(n_rows + 1, sizeof(int)), *got = calloc(n_rows + 1, sizeof(int));
+    cr_assert(want && got);
+    for (size_t i = 0; i < n; i++)
+        want[rows[i] + 1]++;
+    for (size_t r = 1; r <= n_rows; r++)
+        want[r] += want[r - 1];
+    int *d_rows = to_device(rows, n), *d_off;
+    CUDA_CHECK(cudaMalloc((void **)&d_off, (n_rows + 1) * sizeof(int)));
+    CUDA_CHECK(cudaMemset(d_off, 0x7E, (n_rows + 1) * sizeof(int)));
+    void *d_temp = zeroed_temp(apps_csr_temp_bytes(n_rows + 1));
+    const lab_result r = apps_csr_offsets(d_rows, d_off, n, n_rows, d_temp);
+    CUDA_CHECK(cudaGetLastError());
+    CUDA_CHECK(cudaDeviceSynchronize());
+    cr_assert_eq(r, LAB_OK, "apps_csr_offsets returned %d", (int)r);
+    CUDA_CHECK(cudaMemcpy(got, d_off, (n_rows + 1) * sizeof(int), cudaMemcpyDeviceToHost));
+    const size_t bad = lab_first_mismatch(got, want, n_rows + 1);
+    cr_expect_eq(bad, n_rows + 1, "%s (n=%zu, %zu rows): offsets[%zu] expected %d, got %d", what,
+                 n, n_rows, bad, bad <= n_rows ? want[bad] : 0, bad <= n_rows ? got[bad] : 0);
+    cudaFree(d_temp);
+    cudaFree(d_off);
+    cudaFree(d_rows);
+    free(got);
+    free(want);
+}
+
+Test(apps10, csr_shapes,
+     .description = "CSR: rows in reverse order, every nonzero in the last row, no nonzeros")
+{
+    need_device();
+    lab_skip_unless_written(&LAB, lab_find_variant(&LAB, "csr"));
+    const size_t n = 3 * APPS_TILE + 9, n_rows = 1000;
+    int *rows = malloc(n * sizeof(int));
+    cr_assert(rows);
+    for (size_t i = 0; i < n; i++)
+        rows[i] = (int)(n_rows - 1 - (i * n_rows) / n); /* descending runs */
+    check_csr(rows, n, n_rows, "rows in reverse order");
+    for (size_t i = 0; i < n; i++)
+        rows[i] = (int)n_rows - 1;
+    check_csr(rows, n, n_rows, "every nonzero in the last row");
+    check_csr(rows, 0, n_rows, "no nonzeros");
+    free(rows);
+}
+
+Test(apps10, built_on_your_scan,
+     .description = "the applications ran on lab 08's scan (or lab 07's while 08 is not written)")
+{
+    need_device();
+    lab_skip_unless_written(&LAB, lab_find_variant(&LAB, "compact"));
+    lab_report r;
+    cr_assert(lab_case_ok(&LAB, lab_find_variant(&LAB, "compact"), 5 * APPS_TILE, DIST_RANDOM,
+                          lab_test_seed(), &r),
+              "compact: %s", r.message);
+    const char *base = apps_scan_base();
+    cr_assert(base != NULL, "apps_scan was never called: every application scans with it");
+    if (lab_test_student_mode())
+        cr_expect(strcmp(base, "08_decoupled_lookback") == 0 || strcmp(base, "07_hierarchical") == 0,
+                  "ran on %s", base);
+    else /* the reference solutions: lab 08's */
+        cr_expect_str_eq(base, "08_decoupled_lookback");
+}
