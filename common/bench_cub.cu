@@ -21,7 +21,8 @@
  * followed by DeviceScan::ExclusiveSum of the n_rows + 1 counts (CUB has no CSR builder: this is
  * the same two steps the lab takes). Checked by common/ops.c's lab_apps_check, as the harness does.
  *
- * Usage: bench_cub [--op add|max|min|fadd|seg_add|compact|sort|csr] [--n N] [--reps R] [--warmup W] [--seed S]
+ * Usage: bench_cub [--op add|max|min|fadd|seg_add|compact|sort|csr] [--n N] [--reps R] [--warmup W]
+ * [--seed S]
  *        [--dist D] [--json]
  * Exit codes as a lab binary's (lab.h): 0 ok, 1 wrong, 2 usage, 4 CUDA error, 5 no device,
  * 6 out of memory.
@@ -149,9 +150,9 @@ static double event_ms(cudaEvent_t a, cudaEvent_t b)
 /* Everything a run allocates; rig_free releases it, whatever was reached. */
 typedef struct {
     int *h_in, *h_ref, *h_out, *d_in, *d_out;
-    int *h_heads, *d_keys;  /* seg_add */
+    int *h_heads, *d_keys;   /* seg_add */
     size_t out_len, ref_len; /* the output's elements (csr: n_rows + 1), the reference's */
-    double *want_d, *abs_d; /* fadd */
+    double *want_d, *abs_d;  /* fadd */
     void *d_tmp, *d_flush;
     size_t tmp_bytes, flush_bytes;
     double *t_scan, *t_copy;
@@ -405,9 +406,12 @@ int main(int argc, char **argv)
     if (!o.n_given)
         o.n = CUB_ANCHOR.bench_n;
     g_json = o.json;
-    static const char *const NAMES[] = {"DeviceScan::InclusiveSum", "DeviceScan max",
-                                        "DeviceScan min", "DeviceScan::InclusiveSum float",
-                                        "DeviceScan::InclusiveSumByKey", "DeviceSelect::If",
+    static const char *const NAMES[] = {"DeviceScan::InclusiveSum",
+                                        "DeviceScan max",
+                                        "DeviceScan min",
+                                        "DeviceScan::InclusiveSum float",
+                                        "DeviceScan::InclusiveSumByKey",
+                                        "DeviceSelect::If",
                                         "DeviceRadixSort::SortKeys",
                                         "DeviceHistogram::HistogramEven + ExclusiveSum"};
     lab_report_init(&g_report, &CUB_ANCHOR, NAMES[g_op], &o);

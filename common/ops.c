@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const OP_NAMES[] = {"add",     "max",  "min", "fadd",
-                                        "seg_add", "compact", "sort", "csr"};
+static const char *const OP_NAMES[] = {"add",     "max",     "min",  "fadd",
+                                       "seg_add", "compact", "sort", "csr"};
 
 const char *lab_op_name(lab_op op)
 {

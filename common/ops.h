@@ -74,7 +74,8 @@ size_t lab_apps_out_len(lab_op op, size_t n, lab_dist d);
  * memory for the sort's buffer. */
 size_t lab_apps_reference(lab_op op, const int *in, size_t n, lab_dist d, int *want);
 
-/* What lab_apps_check found: ok, else a one-line message (what is wrong, where, and why it may be). */
+/* What lab_apps_check found: ok, else a one-line message (what is wrong, where, and why it may be).
+ */
 typedef struct {
     int ok;
     size_t bad; /* the first wrong output index (or the count's) */

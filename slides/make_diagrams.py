@@ -867,6 +867,77 @@ def draw_lookback(tiles=8):
     return svg.render()
 
 
+def radix_pass(keys=(9, 6, 3, 8, 1, 13, 7, 4, 11, 2, 5, 12, 1, 10, 15, 0), tile=8, bits=2):
+    """Lab 10: one LSD radix pass by the lowest `bits` bits, as the reference computes it: each
+    tile's digit counts laid out digit-major (hist[d * tiles + t]), their inclusive scan, each
+    (digit, tile)'s start (scan - count) and every key's destination (start + its rank among the
+    tile's keys of that digit). Returns (hist, scan, start, dest); raises NotAScan unless the
+    output is the stable partition by digit."""
+    radix, n = 1 << bits, len(keys)
+    tiles = (n + tile - 1) // tile
+    digit = [k & (radix - 1) for k in keys]
+    hist = [0] * (radix * tiles)
+    for i, d in enumerate(digit):
+        hist[d * tiles + i // tile] += 1
+    scan, acc = [], 0
+    for c in hist:
+        acc += c
+        scan.append(acc)
+    start = [scan[h] - hist[h] for h in range(len(hist))]
+    seen, dest = [0] * len(hist), []
+    for i, d in enumerate(digit):
+        h = d * tiles + i // tile
+        dest.append(start[h] + seen[h])
+        seen[h] += 1
+    out = [None] * n
+    for i, j in enumerate(dest):
+        out[j] = keys[i]
+    if out != sorted(keys, key=lambda k: k & (radix - 1)):  # sorted() is stable
+        raise NotAScan("radix pass: the output is not the stable partition by digit")
+    return hist, scan, start, dest
+
+
+def draw_radix_pass():
+    """Lab 10: the keys of two tiles coloured by digit, the digit-major histogram, its scan and
+    the starts, and the keys where the pass writes them."""
+    keys = (9, 6, 3, 8, 1, 13, 7, 4, 11, 2, 5, 12, 1, 10, 15, 0)
+    tile, bits = 8, 2
+    hist, scan, start, dest = radix_pass(keys, tile, bits)
+    tiles, n, radix = len(keys) // tile, len(keys), 1 << bits
+    cw, left, top = 50, 150, 70
+    svg = Svg(left + cw * n + 30, top + 6 * 62 + 40)
+    svg.text(16, 28, "One radix pass (2-bit digits, 2 tiles of 8): counts digit-major, one scan, "
+             "stable scatter", size=17, anchor="start", weight="bold")
+
+    def row(y, label, cells, fills, sub=None):
+        svg.text(left - 12, y + 26, label, size=13, anchor="end", weight="bold")
+        for i, (txt, fill) in enumerate(zip(cells, fills)):
+            svg.rect(left + cw * i + 2, y + 4, cw - 4, 36, fill, "#999")
+            svg.text(left + cw * i + cw / 2, y + 27, txt, size=14)
+            if sub:
+                svg.text(left + cw * i + cw / 2, y + 54, sub[i], size=10, fill="#555")
+
+    digit_fill = [colour(k & (radix - 1)) + "55" for k in keys]
+    row(top, "keys", [str(k) for k in keys], digit_fill,
+        ["t%d d%d" % (i // tile, k & (radix - 1)) for i, k in enumerate(keys)])
+    hist_fill = [colour(h // tiles) + "55" for h in range(len(hist))]
+    labels = ["d%d t%d" % (h // tiles, h % tiles) for h in range(len(hist))]
+    row(top + 62, "hist", [str(c) for c in hist], hist_fill, labels)
+    row(top + 124, "apps_scan", [str(c) for c in scan], hist_fill, ["inclusive"] * len(hist))
+    row(top + 186, "start", [str(c) for c in start], hist_fill, ["scan - hist"] * len(hist))
+    row(top + 248, "destination", [str(j) for j in dest], digit_fill,
+        ["start + rank"] * n)
+    out = [None] * n
+    for i, j in enumerate(dest):
+        out[j] = keys[i]
+    row(top + 310, "out", [str(k) for k in out], [colour(k & (radix - 1)) + "55" for k in out],
+        ["d%d" % (k & (radix - 1)) for k in out])
+    svg.text(16, top + 6 * 62 + 20, "Each (digit, tile) starts after every smaller digit of every "
+             "tile and its own digit in earlier tiles; keys of one digit keep their order.",
+             size=12, anchor="start", fill="#444")
+    return svg.render()
+
+
 # ---- the diagram list (file names fixed by the course's shared agreements) ---------------------
 
 def networks():
@@ -891,7 +962,7 @@ def networks():
 
 DIAGRAMS = ["serial_n8", "naive_n8", "kogge_stone_n8", "kogge_stone_n16", "kogge_stone_hazard_n8",
             "brent_kung_n8", "brent_kung_n16", "blelloch_n8", "blelloch_n16", "coarsened_n16",
-            "hierarchical_n16", "warp_scan_n8", "segmented_n8", "lookback_states"]
+            "hierarchical_n16", "warp_scan_n8", "segmented_n8", "lookback_states", "radix_pass_n16"]
 
 
 def main(argv=None):
@@ -903,6 +974,7 @@ def main(argv=None):
     try:
         nets = networks()
         lookback_svg = draw_lookback()
+        radix_svg = draw_radix_pass()
     except NotAScan as e:
         print("make_diagrams: an algorithm did not compute a scan: %s" % e, file=sys.stderr)
         return 1
@@ -916,7 +988,9 @@ def main(argv=None):
             f.write(draw_network(net))
     with open(os.path.join(args.out, "lookback_states.svg"), "w", encoding="utf-8") as f:
         f.write(lookback_svg)
-    print("make_diagrams: wrote %d diagrams to %s" % (len(nets) + 1, args.out), file=sys.stderr)
+    with open(os.path.join(args.out, "radix_pass_n16.svg"), "w", encoding="utf-8") as f:
+        f.write(radix_svg)
+    print("make_diagrams: wrote %d diagrams to %s" % (len(nets) + 2, args.out), file=sys.stderr)
     return 0
 
 

@@ -171,7 +171,7 @@ static void check_csr(const int *rows, size_t n, size_t n_rows, const char *what
         want[r] += want[r - 1];
     int *d_rows = to_device(rows, n), *d_off;
     CUDA_CHECK(cudaMalloc((void **)&d_off, (n_rows + 1) * sizeof(int)));
-    CUDA_CHECK(cudaMemset(d_off, 0x7E, (n_rows + 1) * sizeof(int)));
+    CUDA_CHECK(cudaMemset(d_off, LAB_POISON_BYTE, (n_rows + 1) * sizeof(int)));
     void *d_temp = zeroed_temp(apps_csr_temp_bytes(n_rows + 1));
     const lab_result r = apps_csr_offsets(d_rows, d_off, n, n_rows, d_temp);
     CUDA_CHECK(cudaGetLastError());
@@ -179,8 +179,8 @@ static void check_csr(const int *rows, size_t n, size_t n_rows, const char *what
     cr_assert_eq(r, LAB_OK, "apps_csr_offsets returned %d", (int)r);
     CUDA_CHECK(cudaMemcpy(got, d_off, (n_rows + 1) * sizeof(int), cudaMemcpyDeviceToHost));
     const size_t bad = lab_first_mismatch(got, want, n_rows + 1);
-    cr_expect_eq(bad, n_rows + 1, "%s (n=%zu, %zu rows): offsets[%zu] expected %d, got %d", what,
-                 n, n_rows, bad, bad <= n_rows ? want[bad] : 0, bad <= n_rows ? got[bad] : 0);
+    cr_expect_eq(bad, n_rows + 1, "%s (n=%zu, %zu rows): offsets[%zu] expected %d, got %d", what, n,
+                 n_rows, bad, bad <= n_rows ? want[bad] : 0, bad <= n_rows ? got[bad] : 0);
     cudaFree(d_temp);
     cudaFree(d_off);
     cudaFree(d_rows);
@@ -218,7 +218,8 @@ Test(apps10, built_on_your_scan,
     const char *base = apps_scan_base();
     cr_assert(base != NULL, "apps_scan was never called: every application scans with it");
     if (lab_test_student_mode())
-        cr_expect(strcmp(base, "08_decoupled_lookback") == 0 || strcmp(base, "07_hierarchical") == 0,
+        cr_expect(strcmp(base, "08_decoupled_lookback") == 0 ||
+                      strcmp(base, "07_hierarchical") == 0,
                   "ran on %s", base);
     else /* the reference solutions: lab 08's */
         cr_expect_str_eq(base, "08_decoupled_lookback");

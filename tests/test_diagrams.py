@@ -145,6 +145,17 @@ class NetworksCompute(unittest.TestCase):
             d_values = [1 << k for k in range(log2(n))]
             self.assertEqual(net.hazards, sum(max(0, n - 2 * d) for d in d_values))
 
+    def test_radix_pass_is_the_stable_partition(self):
+        hist, scan, start, dest = md.radix_pass()
+        keys = (9, 6, 3, 8, 1, 13, 7, 4, 11, 2, 5, 12, 1, 10, 15, 0)
+        self.assertEqual(sum(hist), len(keys))
+        self.assertEqual(sorted(dest), list(range(len(keys))))  # a permutation
+        self.assertEqual(start[0], 0)
+        out = [None] * len(keys)
+        for i, j in enumerate(dest):
+            out[j] = keys[i]
+        self.assertEqual(out, sorted(keys, key=lambda k: k & 3))
+
     def test_lookback_publishes_every_inclusive_prefix(self):
         ticks, events = md.lookback()
         self.assertEqual(ticks[-1], ["P"] * len(ticks[-1]))
@@ -257,7 +268,7 @@ class CountsMatchFormulas(unittest.TestCase):
 class SvgFiles(unittest.TestCase):
     NAMES = ["serial_n8", "naive_n8", "kogge_stone_n8", "kogge_stone_n16",
              "kogge_stone_hazard_n8", "brent_kung_n8", "brent_kung_n16", "blelloch_n8",
-             "blelloch_n16", "coarsened_n16", "hierarchical_n16", "warp_scan_n8", "segmented_n8",
+             "blelloch_n16", "coarsened_n16", "hierarchical_n16", "warp_scan_n8", "segmented_n8", "radix_pass_n16",
              "lookback_states"]
 
     def test_the_agreed_file_names(self):

@@ -79,7 +79,8 @@ static lab_result wrong_when_timed(const int *in, int *out, size_t n, void *t)
 }
 
 #define HOST_LAB(name, fn)                                                                         \
-    static const lab_variant name##_v[] = {{#name, "fixture", fn, NULL, NULL, LAB_OP_ADD, NULL, NULL, NULL}};  \
+    static const lab_variant name##_v[] = {                                                        \
+        {#name, "fixture", fn, NULL, NULL, LAB_OP_ADD, NULL, NULL, NULL}};                         \
     static const lab_info name = {#name, "fixture", LAB_HOST, SCAN_INCLUSIVE, 0,                   \
                                   0,     1000,      1,        name##_v}
 

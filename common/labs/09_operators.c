@@ -9,8 +9,10 @@
 static const lab_variant VARIANTS[] = {
     {"add", "int +, wrapping: the generic scan with lab 01's operator", ops_scan_add, NULL,
      ops_temp_bytes, LAB_OP_ADD, NULL, NULL, NULL},
-    {"max", "int max: a running maximum", ops_scan_max, NULL, ops_temp_bytes, LAB_OP_MAX, NULL, NULL, NULL},
-    {"min", "int min: a running minimum", ops_scan_min, NULL, ops_temp_bytes, LAB_OP_MIN, NULL, NULL, NULL},
+    {"max", "int max: a running maximum", ops_scan_max, NULL, ops_temp_bytes, LAB_OP_MAX, NULL,
+     NULL, NULL},
+    {"min", "int min: a running minimum", ops_scan_min, NULL, ops_temp_bytes, LAB_OP_MIN, NULL,
+     NULL, NULL},
     {"fadd", "float +: within the rounding bound of any order", ops_scan_fadd, NULL, ops_temp_bytes,
      LAB_OP_FADD, NULL, NULL, NULL},
     {"segmented", "int +, restarting at every segment head ((flag, value) operator)", NULL, NULL,

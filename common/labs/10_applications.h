@@ -30,11 +30,11 @@ const char *apps_scan_base(void);
 
 /* ---- what scan.cu defines ------------------------------------------------------------------- */
 
-#define APPS_THREADS 256                       /* threads per block of the tile kernels */
-#define APPS_ITEMS 8                           /* elements per thread */
+#define APPS_THREADS 256                      /* threads per block of the tile kernels */
+#define APPS_ITEMS 8                          /* elements per thread */
 #define APPS_TILE (APPS_THREADS * APPS_ITEMS) /* 2048 elements per tile */
-#define APPS_RADIX_BITS 4                      /* radix sort: bits per digit */
-#define APPS_RADIX (1 << APPS_RADIX_BITS)      /* 16 digit values */
+#define APPS_RADIX_BITS 4                     /* radix sort: bits per digit */
+#define APPS_RADIX (1 << APPS_RADIX_BITS)     /* 16 digit values */
 
 /* The predicate of the compaction: keep x when x > 0. */
 #define APPS_KEEP(x) ((x) > 0)

@@ -69,7 +69,8 @@ size_t apps_csr_temp_bytes(size_t n)
     return align256(n * sizeof(int)) + apps_scan_temp_bytes(n);
 }
 
-/* ---- block helpers ---------------------------------------------------------------------------- */
+/* ---- block helpers ----------------------------------------------------------------------------
+ */
 
 __device__ __forceinline__ unsigned lane_id()
 {
@@ -114,19 +115,8 @@ __device__ unsigned block_exclusive_sum(unsigned v, unsigned *s, unsigned *total
     return before + x - v;
 }
 
-/* The mask of the lanes whose digit equals mine (valid lanes only), from one ballot per bit. */
-__device__ __forceinline__ unsigned same_digit(unsigned digit, bool valid)
-{
-    unsigned peers = __ballot_sync(0xFFFFFFFFu, valid);
-#pragma unroll
-    for (int b = 0; b < APPS_RADIX_BITS; b++) {
-        const unsigned ones = __ballot_sync(0xFFFFFFFFu, (digit >> b) & 1u);
-        peers &= ((digit >> b) & 1u) ? ones : ~ones;
-    }
-    return peers;
-}
-
-/* ---- stream compaction ------------------------------------------------------------------------ */
+/* ---- stream compaction ------------------------------------------------------------------------
+ */
 
 /* counts[t] = kept elements of tile t. */
 __global__ void compact_count_kernel(const int *in, size_t n, int *counts)
@@ -319,7 +309,8 @@ lab_result apps_radix_sort(const int *d_in, int *d_out, size_t n, void *d_temp)
     return LAB_NOT_IMPLEMENTED;
 }
 
-/* ---- radix sort, 1 bit per pass (the split) ---------------------------------------------------- */
+/* ---- radix sort, 1 bit per pass (the split) ----------------------------------------------------
+ */
 
 /* zero[i] = 1 when bit `bit` of key i is 0. */
 __global__ void split_flags_kernel(const int *keys, size_t n, int bit, int *zero)

@@ -63,7 +63,8 @@ size_t apps_csr_temp_bytes(size_t n)
     return align256(n * sizeof(int)) + apps_scan_temp_bytes(n);
 }
 
-/* ---- block helpers ---------------------------------------------------------------------------- */
+/* ---- block helpers ----------------------------------------------------------------------------
+ */
 
 __device__ __forceinline__ unsigned lane_id()
 {
@@ -108,19 +109,8 @@ __device__ unsigned block_exclusive_sum(unsigned v, unsigned *s, unsigned *total
     return before + x - v;
 }
 
-/* The mask of the lanes whose digit equals mine (valid lanes only), from one ballot per bit. */
-__device__ __forceinline__ unsigned same_digit(unsigned digit, bool valid)
-{
-    unsigned peers = __ballot_sync(0xFFFFFFFFu, valid);
-#pragma unroll
-    for (int b = 0; b < APPS_RADIX_BITS; b++) {
-        const unsigned ones = __ballot_sync(0xFFFFFFFFu, (digit >> b) & 1u);
-        peers &= ((digit >> b) & 1u) ? ones : ~ones;
-    }
-    return peers;
-}
-
-/* ---- stream compaction ------------------------------------------------------------------------ */
+/* ---- stream compaction ------------------------------------------------------------------------
+ */
 
 /* counts[t] = kept elements of tile t. */
 __global__ void compact_count_kernel(const int *in, size_t n, int *counts)
@@ -208,7 +198,6 @@ static size_t r_tiles_of(size_t n)
 {
     return CEIL_DIV(n, (size_t)R_TILE);
 }
-
 
 __device__ __forceinline__ unsigned digit_of(unsigned key, int shift)
 {
@@ -384,7 +373,8 @@ lab_result apps_radix_sort(const int *d_in, int *d_out, size_t n, void *d_temp)
     return LAB_OK;
 }
 
-/* ---- radix sort, 1 bit per pass (the split) ---------------------------------------------------- */
+/* ---- radix sort, 1 bit per pass (the split) ----------------------------------------------------
+ */
 
 /* zero[i] = 1 when bit `bit` of key i is 0. */
 __global__ void split_flags_kernel(const int *keys, size_t n, int bit, int *zero)
@@ -474,7 +464,7 @@ lab_result apps_csr_offsets(const int *d_rows, int *d_offsets, size_t n, size_t 
     void *scan_temp = (char *)d_temp + align256((n_rows + 1) * sizeof(int));
     CUDA_CHECK(cudaMemsetAsync(counts, 0, n_rows * sizeof(int), 0));
     csr_count_kernel<<<(unsigned)CEIL_DIV(n, (size_t)APPS_THREADS), APPS_THREADS>>>(d_rows, n,
-                                                                                   counts);
+                                                                                    counts);
     LAUNCH_CHECK();
     return apps_scan(counts, d_offsets + 1, n_rows, scan_temp);
 }
