@@ -75,6 +75,7 @@ static const int *g_keys;        /* seg_add: the segment number of every element
 static size_t *g_selected;       /* compact: the count */
 static int *g_counts;            /* csr: n_rows + 1 counts (the last one 0) */
 static size_t g_rows;            /* csr: n_rows */
+#define CSR_MAX_BINS (1 << 22)   /* csr: the most rows the anchor takes (see rig_alloc) */
 
 struct KeepPositive {
     __device__ bool operator()(int x) const { return APPS_KEEP(x); }
@@ -229,6 +230,14 @@ static int rig_alloc(cub_rig *g, const lab_options *o, lab_report *r)
     } else {
         lab_ops_reference(g_op, SCAN_INCLUSIVE, g->h_in, g->h_heads, n, g->h_ref, g->want_d,
                           g->abs_d);
+    }
+    if (g_op == LAB_OP_CSR && g_rows > CSR_MAX_BINS) {
+        r->status = ST_TOO_LARGE;
+        snprintf(r->message, sizeof(r->message),
+                 "%zu rows: CUB's DeviceHistogram with one bin per row faults past %d bins "
+                 "(illegal address, measured on an H100 with CUDA 13's CUB), so no anchor here",
+                 g_rows, CSR_MAX_BINS);
+        return -1;
     }
     if (g_op == LAB_OP_COMPACT)
         CUDA_CHECK(cudaMalloc((void **)&g_selected, sizeof(size_t)));

@@ -165,10 +165,10 @@ __device__ __forceinline__ unsigned digit_of(unsigned key, int shift)
 __global__ void radix_hist_kernel(const int *keys, size_t n, int shift, int *hist)
 {
     // TODO(student): hist[d * gridDim.x + blockIdx.x] = the keys of this tile whose digit
-    // (digit_of(key, shift)) is d, for d = 0 .. APPS_RADIX - 1. No atomics needed: per round, one
-    // __ballot_sync per digit bit; lane l < APPS_RADIX ANDs the ballots (or their complements)
-    // that match the bits of l, and __popc of the result is the count of digit l in the round.
-    // Ignore elements past n (a ballot of "valid" too).
+    // (digit_of(key, shift)) is d, for d = 0 .. APPS_RADIX - 1, stored digit-major. The tile:
+    // elements base .. base + APPS_TILE - 1 below n, read in APPS_ITEMS coalesced rounds. Count
+    // in shared memory, 16 counters per warp (zero them, __syncwarp, atomicAdd one per key),
+    // then __syncthreads and let 16 threads add up the warps' counters.
     (void)keys, (void)n, (void)shift, (void)hist;
 }
 

@@ -140,10 +140,16 @@ __global__ void compact_scatter_kernel(const int *in, int *out, size_t n, const 
     const size_t base = (size_t)blockIdx.x * APPS_TILE;
     int x[APPS_ITEMS];
     unsigned votes[APPS_ITEMS];
+    /* the loads first, all in flight at once; the tile's start too, needed only at the end */
+    const size_t start = (unsigned)scanned[blockIdx.x] - (unsigned)counts[blockIdx.x];
 #pragma unroll
     for (int j = 0; j < APPS_ITEMS; j++) {
         const size_t i = base + j * APPS_THREADS + threadIdx.x;
         x[j] = i < n ? in[i] : 0;
+    }
+#pragma unroll
+    for (int j = 0; j < APPS_ITEMS; j++) {
+        const size_t i = base + j * APPS_THREADS + threadIdx.x;
         votes[j] = __ballot_sync(0xFFFFFFFFu, i < n && APPS_KEEP(x[j]));
         if (lane == 0)
             s_round[j * WARPS + warp] = __popc(votes[j]);
@@ -156,7 +162,6 @@ __global__ void compact_scatter_kernel(const int *in, int *out, size_t n, const 
     if (threadIdx.x < APPS_ITEMS * WARPS)
         s_round[threadIdx.x] = first;
     __syncthreads();
-    const size_t start = (unsigned)scanned[blockIdx.x] - (unsigned)counts[blockIdx.x];
 #pragma unroll
     for (int j = 0; j < APPS_ITEMS; j++)
         if ((votes[j] >> lane) & 1u)
@@ -204,29 +209,29 @@ __device__ __forceinline__ unsigned digit_of(unsigned key, int shift)
     return (key >> shift) & (APPS_RADIX - 1);
 }
 
-/* hist[d * tiles + t] = the keys of tile t whose digit is d. Lane l < 16 of each warp counts
- * digit l of the warp's 8 rounds from the 4 bit ballots. */
+/* hist[d * tiles + t] = the keys of tile t whose digit is d: each warp counts its keys in 16
+ * counters of its own in shared memory (atomicAdd: lanes of one digit collide, but only on 16
+ * addresses of one warp), then 16 threads add up the warps'. Counting with 4 ballots per round
+ * instead (as the scatter kernel ranks) keeps the vote unit busy: on the H100 at n = 2^26 the sort
+ * then takes 3.56 ms instead of 3.30. */
 __global__ void radix_hist_kernel(const int *keys, size_t n, int shift, int *hist)
 {
     __shared__ unsigned s_count[WARPS][APPS_RADIX];
     const unsigned warp = threadIdx.x / 32, lane = lane_id();
     const size_t base = (size_t)blockIdx.x * R_TILE;
-    unsigned mine = 0; /* lane l < 16: keys with digit l */
+    unsigned key[R_ITEMS];
 #pragma unroll
-    for (int j = 0; j < R_ITEMS; j++) {
+    for (int j = 0; j < R_ITEMS; j++) { /* the loads first: all in flight at once */
         const size_t i = base + j * APPS_THREADS + threadIdx.x;
-        const bool valid = i < n;
-        const unsigned d = valid ? digit_of((unsigned)keys[i], shift) : 0u;
-        unsigned match = __ballot_sync(0xFFFFFFFFu, valid);
-#pragma unroll
-        for (int b = 0; b < APPS_RADIX_BITS; b++) {
-            const unsigned ones = __ballot_sync(0xFFFFFFFFu, (d >> b) & 1u);
-            match &= ((lane >> b) & 1u) ? ones : ~ones;
-        }
-        mine += __popc(match);
+        key[j] = i < n ? (unsigned)keys[i] : 0u;
     }
     if (lane < APPS_RADIX)
-        s_count[warp][lane] = mine;
+        s_count[warp][lane] = 0;
+    __syncwarp();
+#pragma unroll
+    for (int j = 0; j < R_ITEMS; j++)
+        if (base + j * APPS_THREADS + threadIdx.x < n)
+            atomicAdd(&s_count[warp][digit_of(key[j], shift)], 1u);
     __syncthreads();
     if (threadIdx.x < APPS_RADIX) {
         unsigned sum = 0;
@@ -261,11 +266,21 @@ __global__ void radix_scatter_kernel(const int *keys, int *out, size_t n, int sh
     const size_t base = (size_t)blockIdx.x * R_TILE;
     const unsigned len = n - base < (size_t)R_TILE ? (unsigned)(n - base) : R_TILE;
     unsigned key[R_ITEMS], below[R_ITEMS];
+    /* every load issued before the first vote, so that they are all in flight at once; the
+     * histogram entries too (threads < 16), read only after the block's scan */
+    long long excl = 0;
+    if (threadIdx.x < APPS_RADIX) {
+        const size_t h = (size_t)threadIdx.x * gridDim.x + blockIdx.x;
+        excl = (long long)((unsigned)scanned[h] - (unsigned)hist[h]);
+    }
 #pragma unroll
     for (int j = 0; j < R_ITEMS; j++) {
         const unsigned i = j * APPS_THREADS + threadIdx.x;
-        const bool valid = i < len;
-        key[j] = valid ? (unsigned)keys[base + i] : 0u;
+        key[j] = i < len ? (unsigned)keys[base + i] : 0u;
+    }
+#pragma unroll
+    for (int j = 0; j < R_ITEMS; j++) {
+        const bool valid = j * APPS_THREADS + threadIdx.x < len;
         const unsigned d = digit_of(key[j], shift);
         /* four ballots answer both "which lanes share my digit" and "how many lanes hold digit
          * l" (lane l < 16 asks for its own number) */
@@ -295,11 +310,9 @@ __global__ void radix_scatter_kernel(const int *keys, int *out, size_t n, int sh
         run += c[k];
     }
     __syncthreads();
-    if (threadIdx.x < APPS_RADIX) {
-        const unsigned d = threadIdx.x;
-        const size_t h = (size_t)d * gridDim.x + blockIdx.x;
-        const unsigned first = s_rank[rank_slot(d * R_ITEMS * WARPS)]; /* digit d's start */
-        s_dest[d] = (long long)((unsigned)scanned[h] - (unsigned)hist[h]) - (long long)first;
+    if (threadIdx.x < APPS_RADIX) { /* digit d's first key: excl in out, `first` in the tile */
+        const unsigned first = s_rank[rank_slot(threadIdx.x * R_ITEMS * WARPS)];
+        s_dest[threadIdx.x] = excl - (long long)first;
     }
 #pragma unroll
     for (int j = 0; j < R_ITEMS; j++)
