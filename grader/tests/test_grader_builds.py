@@ -101,6 +101,68 @@ class ReusedBuilds(unittest.TestCase):
             self.assertGreater(b.build(src, out, lab="01_serial").seconds, 0)  # without reuse: always built
 
 
+class BuiltOnOtherLabs(unittest.TestCase):
+    """Lab 10 links the submission's lab 08 and lab 07 objects (Builder.build's bases): it runs
+    on lab 08's scan, on lab 07's when lab 08 is only a stub (did not build, or refused), and says
+    "finish lab 08 or lab 07" when both are stubs. A kernel that lab 07 and lab 10 both name
+    stays two kernels (the Makefile makes the base objects' symbols local)."""
+
+    @classmethod
+    def setUpClass(cls):
+        if not have_cpu_mode():
+            raise unittest.SkipTest("make, a C++ compiler or CPU mode is missing")
+        cls.b = build.Builder(ROOT, os.path.join(WORK, "build"), "cpu", timeout=300)
+        cls.b.prepare()
+        cls.objs = {}
+        for lab in ("07_hierarchical", "08_decoupled_lookback"):
+            r = cls.b.build(os.path.join(ROOT, "solutions", lab, "scan.cu"),
+                            os.path.join(WORK, "bases", lab), reuse=True, lab=lab)
+            if not r.ok:
+                raise AssertionError(r.message)
+            cls.objs[lab] = r.obj
+
+    def lab10(self, bases, name, src=None):
+        r = self.b.build(src or os.path.join(ROOT, "solutions", "10_applications", "scan.cu"),
+                         os.path.join(WORK, "lab10", name), lab="10_applications", bases=bases)
+        self.assertTrue(r.ok, r.message)
+        return r.binary
+
+    def run_lab(self, binary, *args):
+        p = subprocess.run([binary, "--n", "5000", "--reps", "0", "--json", *args], capture_output=True,
+                           text=True, timeout=300, env=dict(os.environ, CPU_SCHED_QUIET="1"))
+        return json.loads(p.stdout.strip().splitlines()[-1])
+
+    def test_on_lab_08_then_lab_07_then_neither(self):
+        both = self.lab10({"08_decoupled_lookback": self.objs["08_decoupled_lookback"],
+                           "07_hierarchical": self.objs["07_hierarchical"]}, "both")
+        self.assertEqual(self.run_lab(both, "--variant", "compact")["status"], "ok")
+        only07 = self.lab10({"08_decoupled_lookback": None,
+                             "07_hierarchical": self.objs["07_hierarchical"]}, "only07")
+        for v in ("compact", "radix_sort", "csr"):
+            self.assertEqual(self.run_lab(only07, "--variant", v)["status"], "ok", v)
+        neither = self.lab10({"08_decoupled_lookback": None, "07_hierarchical": None}, "neither")
+        rep = self.run_lab(neither, "--variant", "compact")
+        self.assertEqual(rep["status"], "not_implemented")
+        self.assertIn("finish lab 08 or lab 07", rep["message"])
+
+    def test_a_kernel_named_as_in_lab_07_stays_lab_10s(self):
+        # lab 07's reference defines tile_reduce_kernel(const int *, int *, size_t, bool); a lab 10
+        # with a kernel of the same name and signature that counts kept elements must run its own
+        text = open(os.path.join(ROOT, "solutions", "10_applications", "scan.cu")).read()
+        text = text.replace("compact_count_kernel(const int *in, size_t n, int *counts)",
+                            "tile_reduce_kernel(const int *in, int *counts, size_t n, bool)")
+        text = text.replace("compact_count_kernel<<<(unsigned)tiles, APPS_THREADS>>>(d_in, n, counts)",
+                            "tile_reduce_kernel<<<(unsigned)tiles, APPS_THREADS>>>(d_in, counts, n, false)")
+        self.assertIn("tile_reduce_kernel<<<", text)
+        with tempfile.TemporaryDirectory() as tmp:
+            src = os.path.join(tmp, "scan.cu")
+            with open(src, "w") as f:
+                f.write(text)
+            binary = self.lab10({"08_decoupled_lookback": self.objs["08_decoupled_lookback"],
+                                 "07_hierarchical": self.objs["07_hierarchical"]}, "same-name", src)
+        self.assertEqual(self.run_lab(binary, "--variant", "compact")["status"], "ok")
+
+
 class ContractBreaks(unittest.TestCase):
     """A scan.cu that breaks its lab's contract with the course (common/labs/NN_name.h and the
     descriptor common/labs/NN_name.c) fails to link; the build's message starts with one line
