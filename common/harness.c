@@ -901,6 +901,10 @@ static lab_status apps_check(ops_rig *g, const lab_variant *v, const lab_options
     size_t count = 0;
     if (g->d_count)
         CUDA_CHECK(cudaMemcpy(&count, g->d_count, sizeof(count), cudaMemcpyDeviceToHost));
+    /* a sort is checked in O(n) (sorted, the same keys); the sorted reference, O(n) passes over
+     * 2^16 buckets, is built only to say what is wrong */
+    if (v->op == LAB_OP_SORT && lab_sort_matches(g->h_in + li.front, g->h_out + lo.front, n))
+        return ST_OK;
     const size_t want_len = lab_apps_reference(v->op, g->h_in + li.front, n, o->dist, g->want);
     if (want_len == (size_t)-1) {
         r->status = ST_NO_MEMORY;

@@ -245,6 +245,20 @@ size_t lab_apps_reference(lab_op op, const int *in, size_t n, lab_dist d, int *w
     }
 }
 
+int lab_sort_matches(const int *in, const int *got, size_t n)
+{
+    uint64_t a1 = 0, a2 = 0, b1 = 0, b2 = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (i > 0 && (uint32_t)got[i] < (uint32_t)got[i - 1])
+            return 0;
+        a1 += lab_mix64(0x5011AB1Eull, (uint32_t)in[i]);
+        a2 += lab_mix64(0xF1A9E2ull, (uint32_t)in[i]);
+        b1 += lab_mix64(0x5011AB1Eull, (uint32_t)got[i]);
+        b2 += lab_mix64(0xF1A9E2ull, (uint32_t)got[i]);
+    }
+    return a1 == b1 && a2 == b2;
+}
+
 /* Count of i < n with keys[i] == key (as unsigned). */
 static size_t count_key(const int *keys, size_t n, int key)
 {

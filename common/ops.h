@@ -74,6 +74,12 @@ size_t lab_apps_out_len(lab_op op, size_t n, lab_dist d);
  * memory for the sort's buffer. */
 size_t lab_apps_reference(lab_op op, const int *in, size_t n, lab_dist d, int *want);
 
+/* 1 when got[0..n) is in[0..n) sorted as unsigned: ascending, and the same keys (an
+ * order-independent fingerprint of the multiset: two sums of 64-bit hashes of the keys, and
+ * their count). O(n), no sort: the harness checks every sorting call with it and builds the
+ * sorted reference only to describe a failure. */
+int lab_sort_matches(const int *in, const int *got, size_t n);
+
 /* What lab_apps_check found: ok, else a one-line message (what is wrong, where, and why it may be).
  */
 typedef struct {

@@ -516,3 +516,45 @@ Test(ops, int_check_is_exact, .description = "an int operator's output is compar
     cr_expect(v.bad == 2 && strcmp(v.expected, "5") == 0 && strcmp(v.got, "6") == 0,
               "bad %zu expected %s got %s", v.bad, v.expected, v.got);
 }
+
+Test(apps, sort_check, .description = "lab_sort_matches: sorted as unsigned and the same keys")
+{
+    const int in[] = {5, -1, 3, 0, 3, 7};
+    const int good[] = {0, 3, 3, 5, 7, -1}; /* -1 is 0xFFFFFFFF: last */
+    const int swapped[] = {0, 3, 5, 3, 7, -1};
+    const int dup[] = {0, 3, 3, 5, 5, -1}; /* sorted, but 7 became a second 5 */
+    const int signed_order[] = {-1, 0, 3, 3, 5, 7};
+    cr_expect(lab_sort_matches(in, good, 6));
+    cr_expect(!lab_sort_matches(in, swapped, 6), "out of order must fail");
+    cr_expect(!lab_sort_matches(in, dup, 6), "a lost key must fail even in order");
+    cr_expect(!lab_sort_matches(in, signed_order, 6), "keys sort as unsigned, not signed");
+    cr_expect(lab_sort_matches(in, good, 0));
+}
+
+Test(apps, references, .description = "compaction, sort and CSR references by hand")
+{
+    const int in[] = {3, -2, 0, 7, 1, -5};
+    int want[8];
+    cr_assert_eq(lab_apps_reference(LAB_OP_COMPACT, in, 6, DIST_SMALL, want), 3);
+    cr_expect(want[0] == 3 && want[1] == 7 && want[2] == 1, "keeps x > 0 in order");
+    cr_assert_eq(lab_apps_reference(LAB_OP_SORT, in, 6, DIST_SMALL, want), 6);
+    cr_expect(want[0] == 0 && want[1] == 1 && want[2] == 3 && want[3] == 7 && want[4] == -5 &&
+                  want[5] == -2,
+              "unsigned order: negatives last");
+    const int rows[] = {2, 0, 2, 2}; /* DIST_LARGE: 2n + 1 = 9 rows */
+    cr_assert_eq(lab_csr_rows(4, DIST_LARGE), 9);
+    int off[10];
+    cr_assert_eq(lab_apps_reference(LAB_OP_CSR, rows, 4, DIST_LARGE, off), 10);
+    cr_expect(off[0] == 0 && off[1] == 1 && off[2] == 1 && off[3] == 4 && off[9] == 4,
+              "offsets: 0, 1, 1, 4, ..., 4");
+    lab_apps_verdict v;
+    int got[8] = {3, 7, 1, LAB_POISON, LAB_POISON, LAB_POISON};
+    lab_apps_reference(LAB_OP_COMPACT, in, 6, DIST_SMALL, want);
+    lab_apps_check(LAB_OP_COMPACT, in, 6, got, 3, want, 3, &v);
+    cr_expect(v.ok, "%s", v.message);
+    lab_apps_check(LAB_OP_COMPACT, in, 6, got, 2, want, 3, &v);
+    cr_expect(!v.ok && strstr(v.message, "off by one"), "count off by one: %s", v.message);
+    got[4] = -2; /* a rejected element stored past the count */
+    lab_apps_check(LAB_OP_COMPACT, in, 6, got, 3, want, 3, &v);
+    cr_expect(!v.ok && v.bad == 4, "a write past the count: %s", v.message);
+}
