@@ -120,8 +120,7 @@ class Grader:
         todo = [lab for lab in self.labs if os.path.isfile(os.path.join(self.root, "solutions", lab, "scan.cu"))]
         # a lab built on others (lab 10) links their reference objects: those first, also when
         # they are not graded themselves
-        needed = sorted({b for lab in todo for b in self.built_on(lab)} - set(todo))
-        first = [lab for lab in todo if not self.built_on(lab)] + needed
+        first = [lab for lab in todo if not self.built_on(lab)] + self.bases_of(todo)
         results = {}
         with cf.ThreadPoolExecutor(self.jobs) as pool:
             futs = {lab: pool.submit(self._build_reference, lab) for lab in first}
@@ -176,11 +175,9 @@ class Grader:
         harness objects and flags, and an unchanged object and binary (Builder.build reuse).
         bases: {lab: the folder of its reference build} for a lab built on others."""
         src = os.path.join(self.root, "solutions", lab, "scan.cu")
-        objs = None if bases is None else {
-            b: os.path.join(d, "scan.o") if d and os.path.isfile(os.path.join(d, "scan.o")) else None
-            for b, d in bases.items()}
         res = self.builder.build(src, os.path.join(self.work, "ref-" + self.mode, lab),
-                                 f"solutions/{lab}/scan.cu", reuse=True, lab=lab, bases=objs)
+                                 f"solutions/{lab}/scan.cu", reuse=True, lab=lab,
+                                 bases=stage_build.base_objects(bases))
         if res.ok:
             os.chmod(res.binary, 0o555)  # a reminder more than a guard: the hash is the check
         return res
@@ -227,32 +224,25 @@ class Grader:
         stage = BuildStage(self.builder, self.symbol_builder, self.config.static, self.mode, self.refs)
         t0 = time.monotonic()
 
-        def one(lab, bases=None, folder=None):
-            if sources.get(lab) is None and why_missing:
-                return stage_build.missing(lab, summary="not found: " + why_missing, message=why_missing)
-            return stage.run(lab, sources.get(lab), folder or os.path.join(base, lab), bases)
         wanted = list(self.labs if labs is None else labs)
         # labs built on others (lab 10) after them: they link the objects of this submission's
         # labs 08 and 07 when those built and passed the static checks (the course's stubs
-        # otherwise); a base lab that is not graded is built apart, only for that
-        later = [lab for lab in wanted if self.built_on(lab)]
-        extra = sorted({b for lab in later for b in self.built_on(lab)} - set(wanted))
-        with cf.ThreadPoolExecutor(self.jobs) as pool:
-            firsts = [lab for lab in wanted if lab not in later]
-            built = list(pool.map(one, firsts))
-            aside = dict(zip(extra, pool.map(lambda b: one(b, folder=os.path.join(base, "base-" + b)),
-                                             extra)))
-            done = {b.lab: b for b in built}
-            done.update(aside)
+        # otherwise); a base lab that is not graded is built apart (base-NN_name/), only for that
+        dirs = {lab: os.path.join(base, lab) for lab in wanted}
+        dirs.update((b, os.path.join(base, "base-" + b)) for b in self.bases_of(wanted))
 
-            def folder(b):
-                ok = b in done and done[b].binary is not None
-                return (os.path.join(base, b) if b in wanted else os.path.join(base, "base-" + b)) if ok else None
-            built += list(pool.map(lambda lab: one(lab, {b: folder(b) for b in self.built_on(lab)}), later))
-        order = {lab: i for i, lab in enumerate(wanted)}
-        built.sort(key=lambda b: order.get(b.lab, 0))
+        def one(lab):
+            if sources.get(lab) is None and why_missing:
+                return stage_build.missing(lab, summary="not found: " + why_missing, message=why_missing)
+            bases = {b: dirs[b] if done[b].binary is not None else None
+                     for b in self.built_on(lab)} if self.built_on(lab) else None
+            return stage.run(lab, sources.get(lab), dirs[lab], bases)
+        done = {}
+        with cf.ThreadPoolExecutor(self.jobs) as pool:
+            for step in ([lab for lab in dirs if not self.built_on(lab)], [lab for lab in dirs if self.built_on(lab)]):
+                done.update(zip(step, pool.map(one, step)))
         self.build_seconds[name] = self.timings["build_s"] = round(time.monotonic() - t0, 1)
-        return {b.lab: b for b in built}
+        return {lab: done[lab] for lab in wanted}
 
     def evaluate(self, built, name=None):
         """GPU part: correctness, sanitizers and speed for the labs that built ({lab: BuiltLab}),

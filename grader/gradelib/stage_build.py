@@ -52,6 +52,18 @@ def missing(lab, summary="not submitted", message="no scan.cu for this lab in th
     return BuiltLab(lab, BuildOutcome(message=message), StaticOutcome(), Status.MISSING, summary)
 
 
+def base_objects(bases, sub=""):
+    """Builder.build's bases from {lab: the folder it was built in, or None}: {lab: its object
+    folder/sub/scan.o, or None when there is none (the course's stub is linked)}; None for None."""
+    if bases is None:
+        return None
+    out = {}
+    for b, d in bases.items():
+        obj = os.path.join(d, sub, "scan.o") if d else None
+        out[b] = obj if obj and os.path.isfile(obj) else None
+    return out
+
+
 @dataclass(frozen=True)
 class _Compiled:
     """What the compile step gives the checks after it: the build of this mode (None when nvcc's
@@ -112,17 +124,6 @@ class BuildStage:
             return None, build_failed(lab, f"{shown} is empty", "build failed: the file is empty")
         return text, None
 
-    @staticmethod
-    def _base_objects(bases, sub=""):
-        """{lab: its object in folder/sub, or None} for Builder.build (None without bases)."""
-        if bases is None:
-            return None
-        out = {}
-        for b, d in bases.items():
-            obj = os.path.join(d, sub, "scan.o") if d else None
-            out[b] = obj if obj and os.path.isfile(obj) else None
-        return out
-
     def _compile(self, lab, src, out_dir, shown, bases=None):
         """Compiles the lab. The checks on what nvcc makes of the source (every header it reads,
         inline assembly in host code) run on the private copy of the nvcc build, just before it
@@ -131,13 +132,13 @@ class BuildStage:
         nvb = self.builder if self.mode == "gpu" else self.symbol_builder
         precheck = (lambda priv: nvb.source_checks(priv, self.static)) if nvb is not None else None
         nb = None
-        own = self._base_objects(bases)
+        own = base_objects(bases)
         if self.mode == "gpu":
             b = pre = self.builder.build(src, out_dir, shown, precheck=precheck, lab=lab, bases=own)
         else:
             if nvb is not None:
                 nb = nvb.build(src, os.path.join(out_dir, "nvcc"), shown, reuse=True, precheck=precheck,
-                               lab=lab, bases=self._base_objects(bases, "nvcc"))
+                               lab=lab, bases=base_objects(bases, "nvcc"))
             pre = nb
             refused = nb is not None and nb.violations
             b = None if refused else self.builder.build(src, out_dir, shown, lab=lab, bases=own)

@@ -52,7 +52,7 @@ size_t apps_compact_temp_bytes(size_t n)
  * scan; apps_scan's scratch for the longer of the two scans (n). */
 size_t apps_sort_temp_bytes(size_t n)
 {
-    const size_t h = APPS_RADIX * tiles_of(n); /* at least the radix pass's 16 per tile */
+    const size_t h = APPS_RADIX * tiles_of(n);
     const size_t m = n > h ? n : h;
     return align256(n * sizeof(int)) + 2 * align256(m * sizeof(int)) + apps_scan_temp_bytes(m);
 }
@@ -192,17 +192,10 @@ lab_result apps_compact(const int *d_in, int *d_out, size_t n, size_t *d_count, 
 }
 
 /* ---- radix sort, 4 bits per pass -------------------------------------------------------------
- * R_ITEMS keys per thread (at least 8). More keys per tile shrink the histogram and spread the
- * per-tile work over more keys, but cost registers and occupancy: on the H100 at n = 2^26,
- * 8 sorts in 3.65 ms, 12 in 4.39 ms, 16 in 5.55 ms. */
-#define R_ITEMS 8
-#define R_TILE (APPS_THREADS * R_ITEMS)
-#define R_PER (APPS_RADIX * R_ITEMS * WARPS / APPS_THREADS) /* counts per thread in the scan */
-
-static size_t r_tiles_of(size_t n)
-{
-    return CEIL_DIV(n, (size_t)R_TILE);
-}
+ * Tiles of APPS_TILE keys, APPS_ITEMS per thread. More keys per thread would shrink the histogram
+ * and spread the per-tile work, but cost registers and occupancy: on the H100 at n = 2^26 the
+ * sort took 3.65 ms with 8, 4.39 ms with 12 and 5.55 ms with 16 (with a ballot histogram). */
+#define RANK_PER_THREAD (APPS_RADIX * APPS_ITEMS * WARPS / APPS_THREADS) /* 4 counts to scan */
 
 __device__ __forceinline__ unsigned digit_of(unsigned key, int shift)
 {
@@ -218,10 +211,10 @@ __global__ void radix_hist_kernel(const int *keys, size_t n, int shift, int *his
 {
     __shared__ unsigned s_count[WARPS][APPS_RADIX];
     const unsigned warp = threadIdx.x / 32, lane = lane_id();
-    const size_t base = (size_t)blockIdx.x * R_TILE;
-    unsigned key[R_ITEMS];
+    const size_t base = (size_t)blockIdx.x * APPS_TILE;
+    unsigned key[APPS_ITEMS];
 #pragma unroll
-    for (int j = 0; j < R_ITEMS; j++) { /* the loads first: all in flight at once */
+    for (int j = 0; j < APPS_ITEMS; j++) { /* the loads first: all in flight at once */
         const size_t i = base + j * APPS_THREADS + threadIdx.x;
         key[j] = i < n ? (unsigned)keys[i] : 0u;
     }
@@ -229,7 +222,7 @@ __global__ void radix_hist_kernel(const int *keys, size_t n, int shift, int *his
         s_count[warp][lane] = 0;
     __syncwarp();
 #pragma unroll
-    for (int j = 0; j < R_ITEMS; j++)
+    for (int j = 0; j < APPS_ITEMS; j++)
         if (base + j * APPS_THREADS + threadIdx.x < n)
             atomicAdd(&s_count[warp][digit_of(key[j], shift)], 1u);
     __syncthreads();
@@ -244,10 +237,10 @@ __global__ void radix_hist_kernel(const int *keys, size_t n, int shift, int *his
 
 /* (digit, round, warp) -> its slot: 64 slots per digit and one word of padding, so that the 16
  * lanes writing one digit each hit 16 different banks. */
-#define RANK_SLOTS (APPS_RADIX * (R_ITEMS * WARPS + 1))
+#define RANK_SLOTS (APPS_RADIX * (APPS_ITEMS * WARPS + 1))
 __device__ __forceinline__ unsigned rank_slot(unsigned flat) /* flat = (d * 8 + j) * 8 + w */
 {
-    return flat + flat / (R_ITEMS * WARPS);
+    return flat + flat / (APPS_ITEMS * WARPS);
 }
 
 /* One stable pass: tile t's keys sorted by digit in shared memory, then written out, each digit's
@@ -259,13 +252,13 @@ __global__ void radix_scatter_kernel(const int *keys, int *out, size_t n, int sh
      * that (digit, round, warp) order, the tile position of the first of them: the tile sorted
      * stably by digit */
     __shared__ unsigned s_rank[RANK_SLOTS];
-    __shared__ unsigned s_keys[R_TILE];
+    __shared__ unsigned s_keys[APPS_TILE];
     __shared__ long long s_dest[APPS_RADIX]; /* out index minus tile position, per digit */
     __shared__ unsigned s[WARPS + 1];
     const unsigned warp = threadIdx.x / 32, lane = lane_id();
-    const size_t base = (size_t)blockIdx.x * R_TILE;
-    const unsigned len = n - base < (size_t)R_TILE ? (unsigned)(n - base) : R_TILE;
-    unsigned key[R_ITEMS], below[R_ITEMS];
+    const size_t base = (size_t)blockIdx.x * APPS_TILE;
+    const unsigned len = n - base < (size_t)APPS_TILE ? (unsigned)(n - base) : APPS_TILE;
+    unsigned key[APPS_ITEMS], below[APPS_ITEMS];
     /* every load issued before the first vote, so that they are all in flight at once; the
      * histogram entries too (threads < 16), read only after the block's scan */
     long long excl = 0;
@@ -274,12 +267,12 @@ __global__ void radix_scatter_kernel(const int *keys, int *out, size_t n, int sh
         excl = (long long)((unsigned)scanned[h] - (unsigned)hist[h]);
     }
 #pragma unroll
-    for (int j = 0; j < R_ITEMS; j++) {
+    for (int j = 0; j < APPS_ITEMS; j++) {
         const unsigned i = j * APPS_THREADS + threadIdx.x;
         key[j] = i < len ? (unsigned)keys[base + i] : 0u;
     }
 #pragma unroll
-    for (int j = 0; j < R_ITEMS; j++) {
+    for (int j = 0; j < APPS_ITEMS; j++) {
         const bool valid = j * APPS_THREADS + threadIdx.x < len;
         const unsigned d = digit_of(key[j], shift);
         /* four ballots answer both "which lanes share my digit" and "how many lanes hold digit
@@ -293,36 +286,36 @@ __global__ void radix_scatter_kernel(const int *keys, int *out, size_t n, int sh
         }
         below[j] = __popc(peers & lanes_below());
         if (lane < APPS_RADIX)
-            s_rank[rank_slot((lane * R_ITEMS + j) * WARPS + warp)] = __popc(count_l);
+            s_rank[rank_slot((lane * APPS_ITEMS + j) * WARPS + warp)] = __popc(count_l);
     }
     __syncthreads();
-    /* exclusive scan of the counts: R_PER consecutive per thread */
-    unsigned c[R_PER], sum = 0, total;
+    /* exclusive scan of the counts: RANK_PER_THREAD consecutive per thread */
+    unsigned c[RANK_PER_THREAD], sum = 0, total;
 #pragma unroll
-    for (int k = 0; k < R_PER; k++) {
-        c[k] = s_rank[rank_slot(threadIdx.x * R_PER + k)];
+    for (int k = 0; k < RANK_PER_THREAD; k++) {
+        c[k] = s_rank[rank_slot(threadIdx.x * RANK_PER_THREAD + k)];
         sum += c[k];
     }
     unsigned run = block_exclusive_sum(sum, s, &total);
 #pragma unroll
-    for (int k = 0; k < R_PER; k++) {
-        s_rank[rank_slot(threadIdx.x * R_PER + k)] = run;
+    for (int k = 0; k < RANK_PER_THREAD; k++) {
+        s_rank[rank_slot(threadIdx.x * RANK_PER_THREAD + k)] = run;
         run += c[k];
     }
     __syncthreads();
     if (threadIdx.x < APPS_RADIX) { /* digit d's first key: excl in out, `first` in the tile */
-        const unsigned first = s_rank[rank_slot(threadIdx.x * R_ITEMS * WARPS)];
+        const unsigned first = s_rank[rank_slot(threadIdx.x * APPS_ITEMS * WARPS)];
         s_dest[threadIdx.x] = excl - (long long)first;
     }
 #pragma unroll
-    for (int j = 0; j < R_ITEMS; j++)
+    for (int j = 0; j < APPS_ITEMS; j++)
         if (j * APPS_THREADS + threadIdx.x < len)
-            s_keys[s_rank[rank_slot((digit_of(key[j], shift) * R_ITEMS + j) * WARPS + warp)] +
+            s_keys[s_rank[rank_slot((digit_of(key[j], shift) * APPS_ITEMS + j) * WARPS + warp)] +
                    below[j]] = key[j];
     __syncthreads();
     /* the tile in digit order: consecutive threads write consecutive places of a digit's run */
 #pragma unroll
-    for (int j = 0; j < R_ITEMS; j++) {
+    for (int j = 0; j < APPS_ITEMS; j++) {
         const unsigned i = j * APPS_THREADS + threadIdx.x;
         if (i < len) {
             const unsigned k = s_keys[i];
@@ -339,7 +332,7 @@ struct SortTemp {
 
 static SortTemp sort_temp(void *t, size_t n)
 {
-    const size_t h = APPS_RADIX * r_tiles_of(n), m = n > h ? n : h;
+    const size_t h = APPS_RADIX * tiles_of(n), m = n > h ? n : h;
     SortTemp s;
     s.keys = (int *)t;
     s.a = (int *)((char *)t + align256(n * sizeof(int)));
@@ -350,7 +343,7 @@ static SortTemp sort_temp(void *t, size_t n)
 
 static lab_result radix_pass(const int *src, int *dst, size_t n, int shift, const SortTemp &t)
 {
-    const size_t tiles = r_tiles_of(n);
+    const size_t tiles = tiles_of(n);
     radix_hist_kernel<<<(unsigned)tiles, APPS_THREADS>>>(src, n, shift, t.a);
     LAUNCH_CHECK();
     const lab_result r = apps_scan(t.a, t.b, APPS_RADIX * tiles, t.scan);
