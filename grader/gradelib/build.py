@@ -106,7 +106,8 @@ def contract_message(text, lab, shown_as):
     (common/labs/<lab>.h and the descriptor common/labs/<lab>.c), read from the compiler's and
     linker's output, or "" when the errors are about something else: the descriptor names an
     entry point scan.cu does not define (undefined reference), scan.cu still defines LAB (the
-    descriptor's, now), or it defines an entry point as static."""
+    descriptor's, now), it defines an entry point as static, or it defines a function the
+    descriptor's file defines (lab 10's apps_scan)."""
     name = os.path.basename(shown_as) or "scan.cu"
     header, desc = f"common/labs/{lab}.h", f"common/labs/{lab}.c"
     lines = text.splitlines()
@@ -129,6 +130,13 @@ def contract_message(text, lab, shown_as):
     if static:
         return (f"{name} must define {_names_and(static)} without static: {header} declares "
                 f"{'them' if len(static) > 1 else 'it'} for the course's descriptor of the lab")
+    # a function the course's side of the lab defines (lab 10's apps_scan), defined again
+    for ln in lines:
+        m = re.search(r"multiple definition of [`'‘]([A-Za-z_][A-Za-z0-9_]*)['’]", ln)
+        before = ln.split("multiple definition", 1)[0]
+        if m and (re.search(rf"(^|[\s/]){re.escape(lab)}\.c:", before) or f"labs/{lab}.o" in before):
+            return (f"{name} must not define {m.group(1)}: the course defines it ({desc}, "
+                    f"declared in {header}); call it instead")
     return ""
 
 

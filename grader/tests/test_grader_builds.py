@@ -199,6 +199,18 @@ class ContractBreaks(unittest.TestCase):
                          "(common/labs/02_naive.c) does; delete the VARIANTS table and LAB from scan.cu")
 
 
+    def test_a_course_function_defined_again(self):
+        # lab 10 calls apps_scan, which the course defines on the student's lab 08: a scan.cu
+        # that brings its own gets one line saying so
+        with open(os.path.join(ROOT, "solutions", "10_applications", "scan.cu")) as f:
+            text = f.read() + ('extern "C" lab_result apps_scan(const int *, int *, size_t, void *)\n'
+                               '{\n    return LAB_OK;\n}\n')
+        r = self.build("10_applications", text, "own_apps_scan")
+        self.assertFalse(r.ok)
+        self.assertEqual(r.message.splitlines()[0], "scan.cu must not define apps_scan: the course "
+                         "defines it (common/labs/10_applications.c, declared in "
+                         "common/labs/10_applications.h); call it instead")
+
 class StaticFailureIsNeverRun(unittest.TestCase):
     def test_a_lab_that_fails_a_static_check_is_not_run(self):
         """The code below would leave a marker file from a constructor, which runs before main
