@@ -77,7 +77,7 @@ ifneq ($(CPU_MODE),)
   CFLAGS       := -std=c11 -Wall -Wextra -pedantic $(DEBUG_FLAGS) -DLAB_CPU_MODE -Icommon -Icommon/cpu $(SECCOMP_CFLAGS)
   # -fstack-clash-protection: a big stack frame touches each page in turn, so a thread's stack
   # overflow hits the guard page below it (common/cpu/README.md) instead of jumping over it.
-  CPU_CXXFLAGS := -x c++ -std=c++20 -fwrapv -fno-threadsafe-statics -fstack-clash-protection -fno-gnu-unique \
+  CPU_CXXFLAGS := -x c++ -std=c++20 -fwrapv -fno-threadsafe-statics -fstack-clash-protection -fno-gnu-unique -fno-jump-tables \
                   $(DEBUG_FLAGS) -DLAB_CPU_MODE -Icommon -Icommon/cpu -Wall -Wextra -Wno-unknown-pragmas
   override NVCC := $(CXX)
   LDFLAGS      :=

@@ -33,9 +33,17 @@
 #include <utility>
 
 /* ---- qualifiers: all code is host code here ------------------------------------------------ */
+/* (#ifndef: the grader's CPU-mode static checks preprocess with these three defined as markers,
+ * to tell device code from host code: grader/gradelib/cpu_checks.py) */
+#ifndef __global__
 #define __global__
+#endif
+#ifndef __device__
 #define __device__
+#endif
+#ifndef __host__
 #define __host__
+#endif
 #define __constant__
 #define __managed__
 #define __forceinline__ inline __attribute__((always_inline))
@@ -113,6 +121,8 @@ unsigned long long warp_op(int kind, unsigned mask, unsigned long long value, in
 /* Called by atomics: every so often it lets other threads run, so a spin-wait on a flag another
  * thread of the same block sets can finish. */
 void spin_point();
+/* clock64()'s counter (a monotonic clock in nanoseconds here) */
+long long device_clock();
 /* Set by the watchdog when a launch has run CPU_KERNEL_TIMEOUT seconds (runtime.cpp, "signals"). */
 extern volatile sig_atomic_t g_timed_out;
 /* Ends the calling thread's kernel with the timeout report (cudaErrorLaunchTimeout). */
@@ -175,7 +185,10 @@ template <class T, size_t N, size_t Align = alignof(T)> struct shared_array {
     alignas(Align) T data[N];
 
     shared_array() = default;
-    explicit shared_array(const char *name) { register_shared(data, sizeof(data), name); }
+    explicit shared_array(const char *name)
+    {
+        register_shared((void *)data, sizeof(data), name); /* (void *): T may be volatile */
+    }
 
     template <class I> __attribute__((always_inline)) T &operator[](I i)
     {
@@ -269,6 +282,12 @@ static inline void __threadfence_block()
 static inline void __threadfence_system()
 {
     ::lab_cpu::thread_fence();
+}
+/* clock64() in device code runs here (a cycle counter), but the grader refuses it on both paths:
+ * the object's reference to lab_cpu::device_clock is how CPU mode's static checks see it. */
+static inline long long clock64()
+{
+    return ::lab_cpu::device_clock();
 }
 static inline int __popc(unsigned x)
 {

@@ -961,6 +961,13 @@ void spin_point()
     }
 }
 
+long long device_clock()
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
 void timeout_stop()
 {
     if (g_cur)

@@ -154,7 +154,7 @@ class Builder:
         self.common = os.path.join(self.work, "common-" + mode)
         self.nvcc = find_nvcc()
         self._lock = threading.Lock()
-        self._nvflags = self._own_dirs = None
+        self._nvflags = self._own_dirs = self._cpuflags = None
 
     def common_objects(self):
         """The harness objects `prepare` builds (the Makefile puts CPU-mode builds under cpu/)."""
@@ -176,9 +176,43 @@ class Builder:
         them): the first-pass text check refuses an #include of one but lab.h and cuda_check.h."""
         d = os.path.join(self.root, "common")
         try:
-            return sorted(f for f in os.listdir(d) if os.path.isfile(os.path.join(d, f)))
+            names = [f for f in os.listdir(d) if os.path.isfile(os.path.join(d, f))]
         except OSError:
             return []
+        # CPU mode's runtime (common/cpu): its CUDA stand-ins are the toolkit's names, the rest
+        # (lab_cpu.h, banks.h) the harness's own, by either spelling
+        cpu = os.path.join(d, "cpu")
+        for f in (os.listdir(cpu) if os.path.isdir(cpu) else []):
+            if os.path.isfile(os.path.join(cpu, f)):
+                names.append("cpu/" + f)
+                if not f.startswith("cuda"):
+                    names.append(f)
+        return sorted(set(names))
+
+    def cpu_flags(self):
+        """(host compiler, the Makefile's CPU_CXXFLAGS) for CPU mode's builds, read with make
+        --eval like nvcc_flags, or None when make cannot say. Read once."""
+        with self._lock:
+            if self._cpuflags is None:
+                r = proc.run(self._make_args() + ["-s", "--eval", "lab-print-cpuflags: ; @echo $(CXX) $(CPU_CXXFLAGS)",
+                                                  "lab-print-cpuflags"], 60)
+                toks = shlex.split(r.stdout.strip()) if r.returncode == 0 and not r.timed_out else []
+                self._cpuflags = (toks[0], toks[1:]) if len(toks) > 1 else False
+            return self._cpuflags or None
+
+    def cpu_source_checks(self, priv_src, static):
+        """(violations, note): CPU mode's checks on what the host compiler makes of the private
+        copy priv_src, before it is compiled (cpu_checks.source_checks: every header it reads,
+        #line directives, inline assembly in host code, clocks read by device asm). They need
+        no nvcc: the same verdicts as source_checks on the GPU path."""
+        from . import cpu_checks
+        got = self.cpu_flags()
+        if not got:
+            raise InfraError("the Makefile's CPU_CXXFLAGS could not be read: CPU mode's static checks cannot run")
+        cxx, flags = got
+        os.makedirs(self.work, exist_ok=True)
+        dirs = self._system_dirs([cxx] + cpu_checks._absolute_flags(flags, self.root))
+        return cpu_checks.source_checks(self, priv_src, static, cxx, flags, dirs, self.timeout)
 
     def nvcc_flags(self):
         """The Makefile's NVFLAGS for this build (as `make lab-binary` passes them to nvcc, read
@@ -360,6 +394,8 @@ class Builder:
             raise InfraError("nvcc not found: install the CUDA toolkit or set NVCC=/path/to/nvcc")
         if not shutil.which(self.make):
             raise InfraError(f"'{self.make}' not found: install make")
+        if not shutil.which("objdump"):
+            raise InfraError("objdump not found (binutils): the static checks read every object with it")
         os.makedirs(self.common, exist_ok=True)
         r = proc.run(self._make_args() + ["lab-common"], self.timeout)
         if r.timed_out or r.returncode != 0:
@@ -644,6 +680,10 @@ def check_source(text, static, harness_headers=()):
             found.append(_include_message(inc, quote, line, PATH_WHY))
         elif base in set(harness_headers) - set(static.get("lab_headers", [])):
             found.append(_include_message(inc, quote, line, HARNESS_WHY))
+    m = re.search(r"(?<![A-Za-z0-9_$])lab_cpu(?![A-Za-z0-9_$])", code)
+    if m:  # CPU mode's runtime: reaching into it could do there what CUDA code cannot
+        found.append(f"names lab_cpu (line {line_at(m.start())}): that is CPU mode's own runtime, "
+                     f"not CUDA; lab code may not use it")
     return found
 
 
@@ -681,8 +721,12 @@ class HeaderContext:
     folders and the host compiler's own), all as real paths."""
 
     def __init__(self, private_src, common_dir, system_dirs,
-                 lab_headers=("lab.h", "cuda_check.h", "labs/*.h")):
+                 lab_headers=("lab.h", "cuda_check.h", "labs/*.h"), runtime_dirs=(), also_sources=()):
         self.private_src = os.path.realpath(private_src)
+        # CPU mode: its CUDA headers (common/cpu) stand for the toolkit's include folder, and the
+        # C++ that CPU mode compiles (rewrite.py's output) is the source itself
+        self.runtime_dirs = sorted({os.path.realpath(d) for d in runtime_dirs}, key=len, reverse=True)
+        self.sources = {self.private_src} | {os.path.realpath(p) for p in also_sources}
         self.private_dir = os.path.dirname(self.private_src)
         self.common_dir = os.path.realpath(common_dir)
         self.lab_headers = {os.path.realpath(p) for h in lab_headers
@@ -695,8 +739,12 @@ class HeaderContext:
     def classify(self, path, patterns):
         """(why, shown name) for a header a lab may not include, or None when it may."""
         real = os.path.realpath(path)
-        if real == self.private_src or real in self.lab_headers:
+        if real in self.sources or real in self.lab_headers:
             return None
+        for root in self.runtime_dirs:
+            if _under(real, root):
+                rel = os.path.relpath(real, root)
+                return (LIBRARY_WHY, rel) if any(p.search(rel) for p in patterns) else None
         if _under(real, self.common_dir):
             return HARNESS_WHY, os.path.relpath(real, self.common_dir)
         if _under(real, self.private_dir):
@@ -1178,7 +1226,24 @@ def _as_symbol(s):
     return s if isinstance(s, Symbol) else Symbol(*s)
 
 
-def check_symbols(syms, static, device_lab, gpu_build=True, harness_imports=None, code=None):
+def _cpu_runtime_name(s, static):
+    """Whether a referenced symbol of a CPU-mode object is CPU mode's runtime (what the rewritten
+    launches, shared arrays, barriers and built-in variables call: static's cpu_runtime_symbols
+    and cpu_runtime_symbol_patterns), which stands in for code nvcc generates."""
+    name = s.raw.split("@", 1)[0]
+    return name in set(static.get("cpu_runtime_symbols", [])) or any(
+        re.fullmatch(p, name) for p in static.get("cpu_runtime_symbol_patterns", []))
+
+
+def _lines_of(code, name):
+    """Every line of code (strip_comments) where name occurs as a whole identifier."""
+    if not code:
+        return []
+    return sorted({code.count("\n", 0, m.start()) + 1
+                   for m in re.finditer(r"(?<![A-Za-z0-9_$])" + re.escape(name) + r"(?![A-Za-z0-9_$])", code)})
+
+
+def check_symbols(syms, static, device_lab, gpu_build=True, harness_imports=None, code=None, cpu_build=False):
     """Violations in an object's symbol table (read_symbols; plain (kind, name) pairs work too).
 
     gpu_build (an nvcc object): every symbol the object references (undefined, weak, and the
@@ -1188,7 +1253,12 @@ def check_symbols(syms, static, device_lab, gpu_build=True, harness_imports=None
     nvcc writes. code: the source (strip_comments) where the line of a refused name is looked up.
     Every object: a C-linkage definition shadows the C runtime or the harness when its name is
     in shadow_names or shadow_patterns or in harness_imports (the names the harness objects
-    call, Builder.harness_imports). A GPU lab's nvcc object must launch a kernel."""
+    call, Builder.harness_imports). A GPU lab's nvcc object must launch a kernel.
+
+    cpu_build (an object CPU mode compiled, checked where there is no nvcc object to read): the
+    same allowlist, CPU mode's runtime besides (_cpu_runtime_name); a kernel launched is a call
+    of lab_cpu::run_kernel, and clock64() in device code (lab_cpu::device_clock) gets the
+    message the GPU path's check_device_clocks gives."""
     syms = [_as_symbol(s) for s in syms]
     found, seen = [], set()
 
@@ -1198,7 +1268,13 @@ def check_symbols(syms, static, device_lab, gpu_build=True, harness_imports=None
             found.append(msg)
 
     refused = set()  # raw names refused as references (a weak definition is not also "shadowing")
-    if gpu_build:
+    if cpu_build and any(_base_name(s.name) == "lab_cpu::device_clock" for s in syms if s.kind in "Uwv"):
+        for line in _lines_of(code, "clock64") or [None]:
+            where = f" (line {line})" if line else ""
+            add(f"reads a clock in device code{where}: lab code may not time itself (%clock64); the "
+                f"harness times it, and a lab that measures its own speed could behave differently "
+                f"under a tool such as compute-sanitizer")
+    if gpu_build or cpu_build:
         allowed = set(static.get("allowed_symbols", []))
         if device_lab:
             allowed |= set(static.get("allowed_gpu_lab_symbols", []))
@@ -1210,7 +1286,8 @@ def check_symbols(syms, static, device_lab, gpu_build=True, harness_imports=None
             if not reference:
                 continue
             name = s.raw.split("@", 1)[0]
-            ok = name in allowed or any(r.fullmatch(name) for r in allowed_res)
+            ok = name in allowed or any(r.fullmatch(name) for r in allowed_res) or (
+                cpu_build and _cpu_runtime_name(s, static))
             if ok and not (name in reg_only and not set(s.sites) <= reg_funcs):
                 continue
             refused.add(s.raw)
@@ -1225,11 +1302,13 @@ def check_symbols(syms, static, device_lab, gpu_build=True, harness_imports=None
     shadow = set(static.get("shadow_names", [])) | set(harness_imports or ())
     for s in syms:
         base = _base_name(s.name)
-        if (s.kind.isupper() and s.kind != "U" and (gpu_build or s.kind not in "WV") and _c_linkage(s)
+        if (s.kind.isupper() and s.kind != "U" and (gpu_build or cpu_build or s.kind not in "WV") and _c_linkage(s)
                 and base not in allowed_defs and s.raw not in refused):
             if base in shadow or any(r.search(base) for r in shadow_res):
                 add(f"defines {base}, which shadows a CUDA runtime, C library or harness function")
     if gpu_build and device_lab and not any("cudaLaunchKernel" in s.name or "__device_stub" in s.name for s in syms):
+        add("launches no kernel: a GPU lab must compute on the GPU")
+    if cpu_build and device_lab and not any(_base_name(s.name) == "lab_cpu::run_kernel" for s in syms):
         add("launches no kernel: a GPU lab must compute on the GPU")
     return found
 
@@ -1362,7 +1441,10 @@ def disassemble(obj):
     return out
 
 
-def check_machine_code(insns, machine, static, gpu_build=True):
+_CPU_RUNTIME_CODE_RE = re.compile(r"^_ZZ?N7lab_cpu")  # CPU mode's inline runtime code (lab_cpu::launch's thunk)
+
+
+def check_machine_code(insns, machine, static, gpu_build=True, cpu_build=False):
     """Violations in the disassembled host code of an object (disassemble): a system-call
     instruction anywhere, and (gpu_build: nvcc objects; CPU mode's own runtime calls kernels
     through pointers) a call or jump through a pointer outside nvcc's registration_functions
@@ -1381,7 +1463,8 @@ def check_machine_code(insns, machine, static, gpu_build=True):
                    f"{_display(func, names)}+{off:#x}): lab code must not make system calls")
             if msg not in found:
                 found.append(msg)
-        elif kind == "indirect" and gpu_build and func not in allowed and func not in done_indirect:
+        elif (kind == "indirect" and (gpu_build or cpu_build) and func not in allowed and func not in done_indirect
+              and not (cpu_build and _CPU_RUNTIME_CODE_RE.match(func))):
             done_indirect.add(func)
             found.append(f"calls through a function pointer in host code ({_display(func, names)}): "
                          f"lab code may not call functions through pointers (function pointers, "
@@ -1389,14 +1472,14 @@ def check_machine_code(insns, machine, static, gpu_build=True):
     return found
 
 
-def check_object(obj, static, device_lab, gpu_build=True, harness_imports=None, code=None):
+def check_object(obj, static, device_lab, gpu_build=True, harness_imports=None, code=None, cpu_build=False):
     """(violations, note) for one object: check_symbols, check_startup, check_sections and
     check_machine_code together. note says which checks could not run (no objdump, an unreadable object)."""
     elf = read_elf(obj)
     if elf is None:
         return [], "the object could not be read: symbol checks skipped"
     syms = read_symbols(obj, elf)
-    found = check_symbols(syms, static, device_lab, gpu_build, harness_imports, code)
+    found = check_symbols(syms, static, device_lab, gpu_build, harness_imports, code, cpu_build)
     for v in check_startup(elf, static) + check_sections(elf):
         if v not in found:
             found.append(v)
@@ -1408,7 +1491,7 @@ def check_object(obj, static, device_lab, gpu_build=True, harness_imports=None, 
         if insns is None:
             note = "objdump not found: instruction checks skipped"
         else:
-            for v in check_machine_code(insns, elf.machine, static, gpu_build):
+            for v in check_machine_code(insns, elf.machine, static, gpu_build, cpu_build):
                 if v not in found:
                     found.append(v)
     return found, note

@@ -101,16 +101,20 @@ SCHEMA = {
 # registration_only_symbols only from nvcc's registration_functions (mangled names, also the
 # only functions .init_array may hold). forbidden_header_patterns: regular expressions on a
 # header's path below its system include folder; lab_headers: the headers of common/ a lab may
-# include (paths below common/, glob patterns such as labs/*.h allowed). shadow_names/shadow_patterns/allowed_definitions: definitions that would replace a
+# include (paths below common/, glob patterns such as labs/*.h allowed). cpu_runtime_symbols and
+# cpu_runtime_symbol_patterns: what an object CPU mode compiled may call besides (CPU mode's
+# runtime, standing in for what nvcc generates; grader/gradelib/cpu_checks.py). shadow_names/shadow_patterns/allowed_definitions: definitions that would replace a
 # runtime or harness function.
 STATIC_KEYS = {
     "allowed_symbols": list, "allowed_gpu_lab_symbols": list, "allowed_symbol_patterns": list,
     "registration_only_symbols": list, "registration_functions": list,
+    "cpu_runtime_symbols": list, "cpu_runtime_symbol_patterns": list,
     "forbidden_header_patterns": list, "lab_headers": list,
     "shadow_names": list, "shadow_patterns": list, "allowed_definitions": list,
     "max_source_bytes": int,
 }
-STATIC_PATTERNS = ("allowed_symbol_patterns", "forbidden_header_patterns", "shadow_patterns")
+STATIC_PATTERNS = ("allowed_symbol_patterns", "forbidden_header_patterns", "shadow_patterns",
+                   "cpu_runtime_symbol_patterns")
 
 
 class ConfigError(Exception):

@@ -3,7 +3,8 @@
 BuildStage.run returns a BuiltLab: the BuildOutcome and StaticOutcome, and when the lab may run,
 its binary and the course's LabInfo. A lab that fails a static check is never run (not even for
 `scan --describe`). The order: the checks on the text (a forbidden #include may not even compile),
-the checks on what nvcc makes of the source (just before it compiles), the compile, the checks
+the checks on what the compiler makes of the source (just before it compiles; nvcc's, or in
+CPU mode CPU mode's own, which need no nvcc), the compile, the checks
 on the objects (also when the link failed: a shadowed runtime function is then the likely
 cause) and on the binary.
 """
@@ -125,25 +126,33 @@ class BuildStage:
         return text, None
 
     def _compile(self, lab, src, out_dir, shown, bases=None):
-        """Compiles the lab. The checks on what nvcc makes of the source (every header it reads,
-        inline assembly in host code) run on the private copy of the nvcc build, just before it
-        compiles; a violation there skips the build. In CPU mode that is the nvcc build made for
-        the static checks, done first; without nvcc they are skipped (Grader.notes says so)."""
+        """Compiles the lab. The checks on what the compiler makes of the source (every header it
+        reads, inline assembly in host code, clocks read in device code) run on the private copy
+        just before it compiles; a violation there skips the build. On the GPU path, nvcc's
+        (Builder.source_checks). In CPU mode, CPU mode's own on the C++ it compiles
+        (Builder.cpu_source_checks: no nvcc needed, the same verdicts), and where nvcc is
+        installed, nvcc's too, on an nvcc build made first for the static checks."""
         nvb = self.builder if self.mode == "gpu" else self.symbol_builder
         precheck = (lambda priv: nvb.source_checks(priv, self.static)) if nvb is not None else None
         nb = None
         own = base_objects(bases)
         if self.mode == "gpu":
-            b = pre = self.builder.build(src, out_dir, shown, precheck=precheck, lab=lab, bases=own)
+            b = self.builder.build(src, out_dir, shown, precheck=precheck, lab=lab, bases=own)
+            done = [b]
         else:
             if nvb is not None:
                 nb = nvb.build(src, os.path.join(out_dir, "nvcc"), shown, reuse=True, precheck=precheck,
                                lab=lab, bases=base_objects(bases, "nvcc"))
-            pre = nb
             refused = nb is not None and nb.violations
-            b = None if refused else self.builder.build(src, out_dir, shown, lab=lab, bases=own)
-        notes = [pre.note] if pre is not None and pre.note else []
-        violations = list(pre.violations) if pre is not None else []
+            cpu_pre = lambda priv: self.builder.cpu_source_checks(priv, self.static)  # noqa: E731
+            b = None if refused else self.builder.build(src, out_dir, shown, precheck=cpu_pre, lab=lab, bases=own)
+            done = [nb, b]
+        notes, violations = [], []
+        for r in done:
+            if r is not None and r.note and r.note not in notes:
+                notes.append(r.note)
+            if r is not None:
+                violations += [v for v in r.violations if v not in violations]
         return _Compiled(b, nb, nvb, violations, notes)
 
     def _objects(self, out_dir, comp):
@@ -153,26 +162,27 @@ class BuildStage:
         imports = self.builder.harness_imports()
         objects = []
         if os.path.exists(os.path.join(out_dir, "scan.o")):
-            objects.append((os.path.join(out_dir, "scan.o"), self.mode == "gpu"))
+            objects.append((os.path.join(out_dir, "scan.o"), "gpu" if self.mode == "gpu" else "cpu"))
         if comp.nvcc_build is not None:
             if os.path.exists(os.path.join(out_dir, "nvcc", "scan.o")):
-                objects.append((os.path.join(out_dir, "nvcc", "scan.o"), True))
+                objects.append((os.path.join(out_dir, "nvcc", "scan.o"), "gpu"))
             gpu_imports = comp.nvcc_builder.harness_imports()
             if gpu_imports is not None:
                 imports = (imports or set()) | gpu_imports
         return objects, imports
 
     def _object_violations(self, lab, text, out_dir, comp):
-        """The violations the objects show, and the notes (comp.notes extended). The symbol
-        allowlist and the check for calls through pointers read nvcc objects only; system calls,
-        constructors and shadowing are checked in both."""
+        """The violations the objects show, and the notes (comp.notes extended): every check on
+        nvcc's object and on CPU mode's (check_object with cpu_build: the same allowlist, CPU
+        mode's runtime besides)."""
         ref = self.refs.get(lab)
         device_lab = ref[1].device if ref else True
         objects, imports = self._objects(out_dir, comp)
         code = buildmod.strip_comments(text)
         violations, notes = [], list(comp.notes)
-        for obj, gpu_build in objects:
-            found, note = buildmod.check_object(obj, self.static, device_lab, gpu_build, imports, code)
+        for obj, kind in objects:
+            found, note = buildmod.check_object(obj, self.static, device_lab, kind == "gpu", imports, code,
+                                                cpu_build=kind == "cpu")
             if note and note not in notes:
                 notes.append(note)
             violations += [v for v in found if v not in violations]

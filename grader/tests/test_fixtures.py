@@ -1,6 +1,7 @@
 """The bad-submission fixtures (grader/fixtures/) graded for real, in CPU mode so that this runs
-without a GPU: each must get the diagnosis recorded in grader/fixtures/expected.json. Those
-marked cpu+nvcc (static checks on an nvcc object) run too where nvcc is installed. The fixtures
+without a GPU: each must get the diagnosis recorded in grader/fixtures/expected.json (with nvcc
+where it is installed, which CPU mode then uses as well; test_static_parity.py builds them
+without it). The fixtures
 that need the GPU (sanitizer, timing, a kernel that really faults) are checked on a GPU machine
 with `python3 grader/check_fixtures.py`."""
 import os

@@ -1,0 +1,177 @@
+"""CPU mode's source checks: what nvcc's source checks find (Builder.source_checks), found on the
+C++ that CPU mode compiles, so that a machine without nvcc (Gradescope's) refuses what the GPU
+path refuses, with the same messages.
+
+On the private copy of scan.cu, before it is compiled (Builder.cpu_source_checks):
+  1. common/cpu/rewrite.py makes the C++ the build compiles (launches, __shared__ arrays);
+  2. the host compiler lists every header it reads (g++ -M -MG: a header that does not exist
+     here, such as <cub/cub.cuh>, is listed by the name the source gives it);
+  3. each missing header gets an empty stand-in, and the source is preprocessed (g++ -E) with
+     __global__, __device__ and __host__ kept as markers (common/cpu/lab_cpu.h defines them
+     only when they are not defined already), which tells device code from host code;
+  4. the checks: check_headers on the list (the stand-ins are classified by the name the source
+     gave them, CPU mode's own CUDA headers in common/cpu like the toolkit's), #line directives
+     (check_line_directives), and inline assembly outside device code (host_asm), where nvcc's
+     host translation would keep it. An asm statement in device code that reads a clock
+     register (%clock, %clock64, %globaltimer) gets check_device_clocks' message.
+The object checks (check_object with cpu_build) do the rest: the symbol allowlist, a kernel
+launched (lab_cpu::run_kernel), clock64() (lab_cpu::device_clock), calls through pointers.
+"""
+import os
+import re
+import shutil
+import sys
+import tempfile
+
+from . import build as b
+from . import proc
+
+MARKS = {"__global__": "LAB_QUAL_GLOBAL", "__device__": "LAB_QUAL_DEVICE", "__host__": "LAB_QUAL_HOST"}
+_MARKER_RE = re.compile(r'^#\s*(\d+)(?:\s+"((?:[^"\\]|\\.)*)")?')
+_TOKEN_RE = re.compile(r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|[A-Za-z_][A-Za-z0-9_]*|[{};]')
+_SAFE_NAME_RE = re.compile(r"^[A-Za-z0-9_.+/-]+$")
+
+
+def _clock_message(reg, line):
+    where = f" (line {line})" if line else ""
+    return (f"reads a clock in device code{where}: lab code may not time itself (%{reg}); the "
+            f"harness times it, and a lab that measures its own speed could behave differently "
+            f"under a tool such as compute-sanitizer")
+
+
+def host_asm(preprocessed, private_src):
+    """Violations in preprocessed C++ of scan.cu (g++ -E with the qualifier markers): an asm
+    statement, declaration or label on a line of scan.cu outside device code (a block whose
+    head has __global__ or __device__ without __host__, and every block inside one), as nvcc's
+    host translation would show it (check_host_asm); and in device code, asm that reads a clock
+    register (check_device_clocks). One message per line of scan.cu."""
+    src = os.path.realpath(private_src)
+    stack = []  # one bool per open brace: inside device code
+    head = []   # the tokens since the last ; { or }
+    in_src, line = False, 0
+    found = []
+    for ln in preprocessed.splitlines():
+        if ln.startswith("#"):
+            m = _MARKER_RE.match(ln)
+            if m:
+                if m.group(2) is not None:
+                    name = b._unescape(m.group(2))
+                    in_src = not name.startswith("<") and os.path.realpath(name) == src
+                line = int(m.group(1))
+            else:
+                line += 1  # a #pragma line
+            continue
+        for tok in _TOKEN_RE.findall(ln):
+            if tok == "{":
+                device = bool(stack and stack[-1])
+                if not device and (MARKS["__global__"] in head or MARKS["__device__"] in head):
+                    device = MARKS["__host__"] not in head
+                stack.append(device)
+                head = []
+            elif tok == "}":
+                if stack:
+                    stack.pop()
+                head = []
+            elif tok == ";":
+                head = []
+            elif tok[0] in "\"'":
+                continue
+            else:
+                head.append(tok)
+                if tok not in ("asm", "__asm__", "__asm") or not in_src:
+                    continue
+                device = bool(stack and stack[-1]) or (
+                    (MARKS["__global__"] in head or MARKS["__device__"] in head) and MARKS["__host__"] not in head)
+                if device:
+                    m = b.PTX_CLOCK_RE.search(ln)
+                    msg = _clock_message(m.group(1), line) if m else None
+                else:
+                    msg = f"inline assembly in host code (line {line}): only device code may use asm"
+                if msg and msg not in found:
+                    found.append(msg)
+        line += 1
+    return found
+
+
+def _absolute_flags(flags, root):
+    """The compiler flags with -I/-iquote/-isystem folders made absolute (taken from root)."""
+    out, i = [], 0
+    while i < len(flags):
+        t = flags[i]
+        if t in ("-I", "-iquote", "-isystem", "-idirafter") and i + 1 < len(flags):
+            out += [t, os.path.join(root, flags[i + 1])]
+            i += 2
+            continue
+        if t.startswith("-I") and len(t) > 2:
+            t = "-I" + os.path.join(root, t[2:])
+        out.append(t)
+        i += 1
+    return out
+
+
+def _stand_ins(deps, missing_root):
+    """Creates an empty file under missing_root for each header g++ -M -MG listed but could not
+    find (its name as the source gave it); the paths made."""
+    made = []
+    for d in deps:
+        if not b._under(d, missing_root) or os.path.exists(d):
+            continue
+        rel = os.path.relpath(d, missing_root)
+        if not _SAFE_NAME_RE.match(rel) or ".." in rel.split("/"):
+            continue
+        os.makedirs(os.path.dirname(d), exist_ok=True)
+        with open(d, "w"):
+            pass
+        made.append(d)
+    return made
+
+
+def source_checks(builder, priv_src, static, cxx, flags, system_dirs, timeout):
+    """(violations, note) for the private copy priv_src (see the module's docstring). cxx and
+    flags: the host compiler and CPU mode's CPU_CXXFLAGS; system_dirs: its include folders
+    (Builder._system_dirs). A step that cannot run (the rewrite or the compiler failing on the
+    source) is left to the build, which fails the same way and shows why."""
+    root = builder.root
+    work = tempfile.mkdtemp(prefix="cpu-source-check-", dir=builder.work)
+    try:
+        cpp = os.path.join(work, "scan.cpu.cpp")
+        r = proc.run([sys.executable, os.path.join(root, "common", "cpu", "rewrite.py"), priv_src, "-o", cpp],
+                     timeout, cwd=root)
+        if r.timed_out:
+            return [f"CPU mode's rewrite of the source timed out after {timeout:g} s"], ""
+        if r.returncode != 0 or not os.path.exists(cpp):
+            return [], "CPU mode's rewrite failed: the checks were left to the build"
+        missing_root = os.path.join(work, "missing")
+        os.makedirs(missing_root)
+        cmd = [cxx] + _absolute_flags(flags, root) + ["-iquote", os.path.dirname(priv_src)]
+        dep = os.path.join(work, "deps.d")
+        r = proc.run(cmd + ["-M", "-MG", cpp, "-MF", dep], timeout, cwd=missing_root)
+        if r.timed_out:
+            return [f"the list of the headers the source reads (g++ -M) timed out after {timeout:g} s"], ""
+        if r.returncode != 0 or not os.path.exists(dep):
+            return [], "g++ -M failed: the checks were left to the build"
+        with open(dep, encoding="utf-8", errors="replace") as f:
+            deps = b.parse_dependencies(f.read(), missing_root)
+        _stand_ins(deps, missing_root)
+        marks = [f"-D{k}={v}" for k, v in MARKS.items()]
+        pre = os.path.join(work, "scan.ii")
+        r = proc.run(cmd + marks + ["-idirafter", missing_root, "-E", cpp, "-o", pre], timeout, cwd=missing_root)
+        preprocessed = None
+        if r.returncode == 0 and os.path.exists(pre):
+            with open(pre, encoding="utf-8", errors="replace") as f:
+                preprocessed = f.read()
+        ctx = b.HeaderContext(priv_src, os.path.join(root, "common"), list(system_dirs) + [missing_root],
+                              static.get("lab_headers", ["lab.h", "cuda_check.h", "labs/*.h"]),
+                              runtime_dirs=[os.path.join(root, "common", "cpu")], also_sources=[cpp])
+        deps = [d for d in deps if os.path.realpath(d) != os.path.realpath(cpp)]
+        origins = b.include_origins(preprocessed, priv_src) if preprocessed else {}
+        violations = b.check_headers(deps, static, ctx, origins)
+        if preprocessed is None:
+            note = "g++ -E failed (the build shows why): the inline-assembly check was not run"
+            return violations, ("" if violations else note)
+        for v in b.check_line_directives(preprocessed, priv_src) + host_asm(preprocessed, priv_src):
+            if v not in violations:
+                violations.append(v)
+        return violations, ""
+    finally:
+        shutil.rmtree(work, ignore_errors=True)

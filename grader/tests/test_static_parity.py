@@ -1,0 +1,88 @@
+"""The static checks give one verdict whatever the machine: every fixture in grader/fixtures/ is
+built and checked in CPU mode with nvcc hidden (Gradescope's machine: CPU mode's own checks on the
+C++ it compiles, grader/gradelib/cpu_checks.py), and must get the verdict the GPU path gives it
+(grader/fixtures/expected.json): refused by a static check with the recorded message when the GPU
+refuses it, never refused when the GPU does not, and a build failure where the GPU's build fails.
+CPU mode with nvcc installed is graded by test_fixtures.py (check_fixtures.py --cpu), the GPU by
+check_fixtures.py on a GPU machine. Only the build stage runs here (no cases): about a minute on
+two cores."""
+import json
+import os
+import unittest
+from unittest import mock
+
+import fakes
+from gradelib import build, config, grading
+from gradelib.status import Status
+
+ROOT = os.path.dirname(fakes.GRADER)
+BUILD = os.environ.get("LAB_BUILD_DIR", os.path.join(ROOT, "build"))
+WORK = os.path.join(BUILD.rstrip("/").removesuffix("/cpu"), "grader-tests", "parity")
+FIXTURES = os.path.join(fakes.GRADER, "fixtures")
+
+
+def gpu_verdict(entry):
+    """(status the GPU path's static checks and build give, text the result must contain): a
+    fixture whose expected status is a static check or build failure has that verdict; any
+    other reaches the graded stage."""
+    expect = entry["expect"]
+    status = expect.get("status")
+    if status in (Status.STATIC_CHECK_FAILED.value, Status.BUILD_FAILED.value):
+        return status, expect.get("contains", "")
+    return Status.GRADED.value, ""
+
+
+class StaticParity(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        with open(os.path.join(FIXTURES, "expected.json"), encoding="utf-8") as f:
+            cls.expected = {k: v for k, v in json.load(f).items() if not k.startswith("_")}
+        cfg = config.load(os.path.join(fakes.GRADER, "config.json"))
+        # nvcc hidden: find_nvcc reads NVCC first (and the Makefile's CPU mode compiles with g++)
+        cls.env = mock.patch.dict(os.environ, {"NVCC": "/nonexistent/nvcc"})
+        cls.env.start()
+        cls.grader = grading.Grader(ROOT, cfg, WORK, mode="cpu", jobs=max(1, min(4, os.cpu_count() or 1)))
+        cls.grader.build_course()
+        names = sorted(cls.expected)
+        sources = {n: os.path.join(FIXTURES, "submissions", n, cls.expected[n]["lab"], "scan.cu") for n in names}
+        cls.built = {}
+        for n in names:
+            lab = cls.expected[n]["lab"]
+            cls.built[n] = cls.grader.build_submission("parity-" + n, {lab: sources[n]}, labs=[lab])[lab]
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.env.stop()
+
+    def test_no_nvcc_builder_was_made(self):
+        self.assertIsNone(build.find_nvcc())
+        self.assertIsNone(self.grader.symbol_builder)
+
+    def test_every_fixture_gets_the_gpu_verdict_without_nvcc(self):
+        wrong = []
+        for n, entry in sorted(self.expected.items()):
+            want, contains = gpu_verdict(entry)
+            got = self.built[n]
+            text = got.summary + "\n" + "\n".join(got.static.violations) + "\n" + got.build.message
+            if got.status.value != want:
+                wrong.append(f"{n}: {got.status.value} ({got.summary}), the GPU path: {want}")
+            elif contains and contains not in text:
+                wrong.append(f"{n}: {want}, but without {contains!r}: {got.summary}")
+        self.assertEqual(wrong, [], "\n".join(wrong))
+
+    def test_nothing_says_a_check_was_skipped(self):
+        for n, got in self.built.items():
+            self.assertNotIn("skipped", got.static.note, n)
+            self.assertNotIn("not run", got.static.note, n)
+        self.assertEqual(self.grader.notes, [])
+
+    def test_the_reference_solutions_pass_every_check(self):
+        labs = grading.course_labs(ROOT)
+        sources = {lab: os.path.join(ROOT, "solutions", lab, "scan.cu") for lab in labs}
+        built = self.grader.build_submission("parity-solutions", sources, labs=labs)
+        bad = {lab: b.summary for lab, b in built.items() if b.status != Status.GRADED}
+        self.assertEqual(bad, {})
+
+
+if __name__ == "__main__":
+    unittest.main()
