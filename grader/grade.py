@@ -41,7 +41,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 
-from gradelib import batch, cluster, config as configmod, formats, gradebook, proc, scoring, uploads  # noqa: E402
+from gradelib import batch, cluster, config as configmod, feedback, formats, gradebook, proc, scoring, uploads  # noqa: E402
 from gradelib.build import InfraError, NoGpu  # noqa: E402
 from gradelib.formats.gradescope import present  # noqa: E402
 from gradelib.grading import Grader, course_labs, select_labs  # noqa: E402
@@ -228,7 +228,7 @@ def grading_key(args, config, labs, mode):
         return {k: v for k, v in settings.items() if k != "visibility"}
     cfg = json.dumps({"course": config.course, "defaults": graded(config.defaults),
                       "labs": {lab: graded(over) for lab, over in config.labs.items() if graded(over)},
-                      "static": config.static}, sort_keys=True)
+                      "static": config.static, "feedback": config.feedback}, sort_keys=True)
     files = [os.path.join(ROOT, "Makefile"), os.path.abspath(__file__)]
     for d in (os.path.join(HERE, "gradelib"), os.path.join(ROOT, "common")):
         for dirpath, dirnames, filenames in os.walk(d):
@@ -592,6 +592,7 @@ def main(argv=None):
     except configmod.ConfigError as e:
         log(f"bad config: {e}")
         return EXIT_USAGE
+    feedback.configure(config.feedback)  # how much program output the results may quote
     if args.case_timeout is not None:
         config.defaults["timeouts"]["case_s"] = args.case_timeout
         for over in config.labs.values():

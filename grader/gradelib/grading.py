@@ -17,6 +17,7 @@ import time
 from . import batch as batchmod
 from . import build as buildmod
 from . import evaluate as ev
+from . import feedback
 from . import proc
 from . import scoring
 from . import stage_build, stage_cases
@@ -76,6 +77,7 @@ class Grader:
                  labs=None, progress=None, sanitizer=True, isolated=False):
         self.root = root
         self.config = config
+        feedback.configure(getattr(config, "feedback", None))  # the limits on quoted program output
         self.work = os.path.abspath(work)
         self.mode = mode
         self.seed = seed
