@@ -11,6 +11,7 @@ platform shows is bounded too (fit: the longest texts are cut, saying so, until 
 The limits are this module's state, set once per grading session (configure, from
 Config.feedback); DEFAULTS holds the values until then.
 """
+import copy
 import re
 
 DEFAULTS = {
@@ -164,7 +165,6 @@ def fit(obj, render, max_bytes=None, why="results.json must stay under"):
     longer, the longest texts of obj (a JSON-like dict, left unchanged: a copy is cut) are cut
     to one common length, each saying so, until the rendering fits; the lists named in LISTS are
     shortened as a last resort. Returns the text."""
-    import copy
     max_bytes = limit("results_max_bytes") if max_bytes is None else max_bytes
     text = render(obj)
     size = _utf8_len(text)
