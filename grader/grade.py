@@ -41,7 +41,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 
-from gradelib import batch, cluster, config as configmod, formats, gradebook, proc, scoring, uploads  # noqa: E402
+from gradelib import (batch, cluster, config as configmod, feedback, formats, gradebook, proc, resources,  # noqa: E402
+                      scoring, uploads)
 from gradelib.build import InfraError, NoGpu  # noqa: E402
 from gradelib.formats.gradescope import present  # noqa: E402
 from gradelib.grading import Grader, course_labs, select_labs  # noqa: E402
@@ -94,9 +95,10 @@ def parse_args(argv):
     ap.add_argument("--no-sanitizer", action="store_true", help="skip compute-sanitizer (not for real grades)")
     ap.add_argument("--case-timeout", type=float, metavar="S",
                     help="seconds per correctness case, overriding the config's timeouts.case_s")
-    ap.add_argument("--jobs", type=int, help="parallel builds (default: CPU count)")
+    ap.add_argument("--jobs", type=int, help="parallel builds (default: one per usable CPU (the affinity mask "
+                                             "and the cgroup's CPU quota), fewer when the memory limit is low)")
     ap.add_argument("--gpu-jobs", type=int, help="lab processes run at once in the correctness and sanitizer "
-                                                 "stage (default: one per CPU core, at most 10)")
+                                                 "stage (default: as --jobs, at most 10)")
     ap.add_argument("--isolated", action="store_true",
                     help="one process per graded run (slower; by default a process runs many cases, "
                          "and any case that fails is run again alone: the verdicts are the same)")
@@ -228,7 +230,7 @@ def grading_key(args, config, labs, mode):
         return {k: v for k, v in settings.items() if k != "visibility"}
     cfg = json.dumps({"course": config.course, "defaults": graded(config.defaults),
                       "labs": {lab: graded(over) for lab, over in config.labs.items() if graded(over)},
-                      "static": config.static}, sort_keys=True)
+                      "static": config.static, "feedback": config.feedback}, sort_keys=True)
     files = [os.path.join(ROOT, "Makefile"), os.path.abspath(__file__)]
     for d in (os.path.join(HERE, "gradelib"), os.path.join(ROOT, "common")):
         for dirpath, dirnames, filenames in os.walk(d):
@@ -561,7 +563,7 @@ def distribute(args, seed, subs, results_dir):
         return EXIT_GRADED
     gpus = cluster.parse_gpus(args.gpus)
     workers = cluster.Workers(os.path.abspath(__file__), args, seed, gpus, results_dir, work,
-                              args.jobs or os.cpu_count() or 1, log)
+                              args.jobs or resources.jobs(), log)
     students = [s for s, _ in subs]
 
     def partial():
@@ -592,6 +594,7 @@ def main(argv=None):
     except configmod.ConfigError as e:
         log(f"bad config: {e}")
         return EXIT_USAGE
+    feedback.configure(config.feedback)  # how much program output the results may quote
     if args.case_timeout is not None:
         config.defaults["timeouts"]["case_s"] = args.case_timeout
         for over in config.labs.values():
@@ -616,6 +619,7 @@ def main(argv=None):
             return EXIT_USAGE
     seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "little")
     log(f"seed {seed} (pass --seed {seed} to reproduce these inputs)")
+    log(resources.describe())
     try:
         if args.prepare_only:
             mode = "cpu" if args.cpu or (config.mode == "cpu" and not args.gpu) else "gpu"

@@ -5,13 +5,48 @@
 # with GRADE_LABS=NN, an archive), the result goes to $GRADE_ROOT/results/results.json in
 # PrairieLearn's format (score 0..1, gradable, tests). The upload is copied first, never written
 # to. GRADE_MODE: gpu (the image's default: no GPU is an infrastructure error, never a quiet
-# CPU-mode grade) or cpu. results.json is always written.
+# CPU-mode grade) or cpu. results.json is always written, once $GRADE_ROOT/results can be made:
+# PrairieLearn bind-mounts /grade, so the folder is made here, first; where it cannot be, this
+# says so on stderr and exits 1 (the only non-zero exit).
+#
+# The deadline: PrairieLearn kills the job at the question's timeout, which cannot exceed 600 s.
+# PLATFORM_TIMEOUT (default 600) is that setting; the grader gets 10% less (at least 60 s less,
+# at most half): 540 s of 600, leaving time for the fallback result. GRADE_TIMEOUT sets the
+# grader's deadline directly.
+#
+# Started as root (a runner that ignores the image's USER), it makes the results folder, gives it
+# to GRADE_USER (default grader) and runs the rest as that user; without such a user, as root.
 set -u
 G=${GRADE_ROOT:-/grade}
 COURSE=${COURSE:-/course}
 WORK=${GRADE_WORK:-/work}
-mkdir -p "$G/results"
+GRADE_USER=${GRADE_USER:-grader}
+if ! mkdir -p "$G/results" 2>/dev/null || [ ! -w "$G/results" ]; then
+    echo "entry.sh: cannot create or write $G/results (the runner's results mount): no result can be written" >&2
+    exit 1
+fi
+if [ "$(id -u)" = 0 ] && [ -z "${ENTRY_DROPPED:-}" ]; then
+    if id -u "$GRADE_USER" >/dev/null 2>&1; then
+        chown "$GRADE_USER" "$G/results"
+        mkdir -p "$WORK" 2>/dev/null && chown "$GRADE_USER" "$WORK" 2>/dev/null
+        export ENTRY_DROPPED=1
+        if command -v setpriv >/dev/null; then
+            exec setpriv --reuid "$GRADE_USER" --regid "$(id -g "$GRADE_USER")" --init-groups bash "$0" "$@"
+        elif command -v runuser >/dev/null; then
+            exec runuser -u "$GRADE_USER" -- bash "$0" "$@"
+        fi
+        echo "entry.sh: running as root: neither setpriv nor runuser is installed to become $GRADE_USER" >&2
+    else
+        echo "entry.sh: running as root: no user $GRADE_USER to grade as" >&2
+    fi
+fi
 out=$G/results/results.json
+platform=${PLATFORM_TIMEOUT:-600}
+margin=$((platform / 10))
+[ "$margin" -lt 60 ] && margin=60
+[ "$margin" -gt $((platform / 2)) ] && margin=$((platform / 2))
+deadline=${GRADE_TIMEOUT:-$((platform - margin))}
+echo "entry.sh: the grader has $deadline s (the platform's timeout: $platform s)" >&2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cp -r "$G/student" "$tmp/student" 2>/dev/null || mkdir -p "$tmp/student"
@@ -20,15 +55,21 @@ labs=()
 mode=--gpu
 [ "${GRADE_MODE:-gpu}" = cpu ] && mode=--cpu
 rm -f "$out"
-timeout -k 10 "${GRADE_TIMEOUT:-2400}" python3 "$COURSE/grader/grade.py" --src "$tmp/student" "${labs[@]}" $mode \
+# an empty upload, or one without lab folders, is found by grade.py (status "no labs found") and
+# is gradable: false with the reason (formats/prairielearn.py): it costs the student no attempt
+timeout -k 10 "$deadline" python3 "$COURSE/grader/grade.py" --src "$tmp/student" "${labs[@]}" $mode \
     --work "$WORK" --format prairielearn --out "$out"
 rc=$?
 if ! python3 -c 'import json, sys; json.load(open(sys.argv[1]))["gradable"]' "$out" 2>/dev/null; then
-    python3 - "$out" "$rc" <<'PY'
+    case $rc in
+        124|137) why="it ran out of time after $deadline s, before the platform's limit of $platform s" ;;
+        *) why="exit code $rc" ;;
+    esac
+    python3 - "$out" "$why" <<'PY' || printf '%s\n' '{"gradable": false, "score": 0.0, "tests": [], "message": "The grader failed to run; this is not a judgement of your code: ask for a regrade."}' >"$out"
 import json, sys
 json.dump({"gradable": False, "score": 0.0, "tests": [],
-           "message": f"The grader failed to run (exit code {sys.argv[2]}); this is not a judgement of "
-                      "your code: ask for a regrade."}, open(sys.argv[1], "w"), indent=2)
+           "message": f"The grader failed to run ({sys.argv[2]}); this is not a judgement of your "
+                      "code: ask for a regrade."}, open(sys.argv[1], "w"), indent=2)
 PY
 fi
 exit 0

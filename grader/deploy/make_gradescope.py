@@ -2,7 +2,8 @@
 """make_gradescope.py — builds the Gradescope autograder (`make gradescope`).
 
 Writes OUT (default build/gradescope/autograder.zip): setup.sh and run_autograder at the top (as
-Gradescope wants them), autograder.env (the labs to grade and the time limit), and under course/
+Gradescope wants them), autograder.env (the labs to grade and the assignment's autograder timeout
+on Gradescope, of which run_autograder gives the grader 10% less), and under course/
 what grading needs and nothing else: the Makefile, common/, grader/ (not its tests and fixtures),
 and labs/ and solutions/ (their scan.cu files). The config in the package is grader/config.json
 with "mode" set by --mode: Gradescope's machines have no GPU, so the default is cpu (correctness
@@ -46,12 +47,18 @@ def course_files():
     return out
 
 
+# Gradescope's autograder timeout: 10 minutes unless the assignment says otherwise, 40 at most
+GRADESCOPE_DEFAULT_TIMEOUT, GRADESCOPE_MAX_TIMEOUT = 600, 2400
+
+
 def build(out, mode, labs, timeout, nvcc):
     with open(os.path.join(GRADER, "config.json"), encoding="utf-8") as f:
         config = json.load(f)
     config["mode"] = mode
-    env = (f"# written by make gradescope\nGRADE_LABS=\"{' '.join(labs)}\"\nGRADE_TIMEOUT={timeout}\n"
-           f"WANT_NVCC={1 if nvcc or mode == 'gpu' else 0}\n")
+    env = (f"# written by make gradescope\nGRADE_LABS=\"{' '.join(labs)}\"\n"
+           f"# the assignment's autograder timeout on Gradescope, in seconds (run_autograder stops the grader\n"
+           f"# 10% earlier, at least 60 s, to write a result that says it ran out of time)\n"
+           f"GRADESCOPE_TIMEOUT={timeout}\nWANT_NVCC={1 if nvcc or mode == 'gpu' else 0}\n")
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
     tmp = out + ".tmp"
     with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as z:
@@ -78,18 +85,24 @@ def main(argv=None):
     ap.add_argument("--mode", choices=("cpu", "gpu"), default="cpu",
                     help="cpu (default: Gradescope has no GPU; correctness only) or gpu")
     ap.add_argument("--labs", nargs="+", metavar="LAB", help="the labs of this assignment (default: all)")
-    ap.add_argument("--timeout", type=int, default=2400, help="seconds per submission before results.json "
-                                                               "says the grader ran out of time")
+    ap.add_argument("--timeout", type=int, default=GRADESCOPE_DEFAULT_TIMEOUT, metavar="S",
+                    help="the assignment's autograder timeout as set on Gradescope, in seconds (default "
+                         f"{GRADESCOPE_DEFAULT_TIMEOUT}, Gradescope's own default; at most {GRADESCOPE_MAX_TIMEOUT}): the "
+                         "grader stops 10%% earlier (at least 60 s) and results.json says it ran out of time")
     ap.add_argument("--nvcc", action="store_true", help="setup.sh installs nvcc for the static checks that "
                                                         "read an nvcc object (always with --mode gpu)")
     args = ap.parse_args(argv)
+    if not 60 <= args.timeout <= GRADESCOPE_MAX_TIMEOUT:
+        ap.error(f"--timeout must be between 60 and {GRADESCOPE_MAX_TIMEOUT} seconds (Gradescope's limit), "
+                 f"as set in the assignment's autograder settings")
     try:
         labs = select_labs(course_labs(ROOT), args.labs) if args.labs else []
     except ValueError as e:
         ap.error(str(e))
     out = build(args.out, args.mode, labs, args.timeout, args.nvcc)
     print(f"make gradescope: {out} ({os.path.getsize(out) // 1024} KiB; mode {args.mode}; labs "
-          f"{' '.join(lab[:2] for lab in labs) or 'all'}): upload it as the assignment's autograder")
+          f"{' '.join(lab[:2] for lab in labs) or 'all'}): upload it as the assignment's autograder, and set "
+          f"its autograder timeout to {args.timeout} s on Gradescope")
     return 0
 
 

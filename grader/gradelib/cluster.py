@@ -21,7 +21,7 @@ import subprocess
 import sys
 import time
 
-from . import proc
+from . import proc, resources
 from .batch import work_tag
 
 
@@ -182,7 +182,7 @@ def sbatch_scripts(grade_py, args, seed, shards, results_dir, work, sbatch_args)
              f"# Grades one shard of {args.submissions} per array task (grade.py --slurm wrote this;\n"
              f"# sbatch it again to regrade: finished submissions are skipped unless --force).\n"
              f"#SBATCH --job-name=scan-grade\n#SBATCH --array=0-{shards - 1}\n{gres}"
-             f"#SBATCH --cpus-per-task={max(1, min(8, os.cpu_count() or 1))}\n"
+             f"#SBATCH --cpus-per-task={min(8, resources.usable_cpus())}\n"
              f"#SBATCH --output={logs}/grade-%A_%a.out\n{extra}"
              f"set -u\n"
              f"# builds go to a folder of the node's own\n"

@@ -9,7 +9,7 @@ import json
 import math
 import re
 
-from . import contract
+from . import contract, feedback
 
 DISTS = contract.DISTS
 SANITIZER_TOOLS = ("memcheck", "racecheck")
@@ -58,6 +58,14 @@ MODES = ("auto", "gpu", "cpu")
 # stdout_visibility: who sees the grader's stdout (it prints the whole table, every part's points
 # included); "auto" gives it the visibility of the least visible part (formats/gradescope.py).
 GRADESCOPE_DEFAULTS = {"numbers": True, "stdout_visibility": "auto"}
+# "feedback" (top level, optional): how much of what a submission prints reaches the feedback, in
+# bytes (gradelib/feedback.py: the quoted end of a program's output in a case message, a whole case
+# message, one test's or lab's output, one results document). Gradescope renders poorly past about
+# 1 MB and PrairieLearn refuses results over 1 MB: results_max_bytes stays well under both.
+FEEDBACK_DEFAULTS = dict(feedback.DEFAULTS)
+FEEDBACK_MIN = {"case_tail_bytes": 40, "case_message_bytes": 200, "lab_output_bytes": 1000,
+                "results_max_bytes": 50000}
+FEEDBACK_MAX = 1000000
 
 
 def _one_of(choices):
@@ -154,6 +162,21 @@ def _check_gradescope(g):
             raise ConfigError(f"gradescope: unknown key {json.dumps(k)} (known: {', '.join(GRADESCOPE_DEFAULTS)})")
 
 
+def _check_feedback(f):
+    if not isinstance(f, dict):
+        raise ConfigError("feedback must be an object")
+    for k, v in f.items():
+        if k not in FEEDBACK_DEFAULTS:
+            raise ConfigError(f"feedback: unknown key {json.dumps(k)} (known: {', '.join(FEEDBACK_DEFAULTS)})")
+        _number(FEEDBACK_MIN[k], integer=True)(v, f"feedback.{k}")
+        if v > FEEDBACK_MAX:
+            raise ConfigError(f"feedback.{k} must be at most {FEEDBACK_MAX} (got {json.dumps(v)})")
+    s = dict(FEEDBACK_DEFAULTS, **f)
+    if not s["case_tail_bytes"] < s["case_message_bytes"] <= s["lab_output_bytes"] < s["results_max_bytes"]:
+        raise ConfigError("feedback: the limits must grow: case_tail_bytes < case_message_bytes <= "
+                          "lab_output_bytes < results_max_bytes")
+
+
 def _merge(base, over):
     out = copy.deepcopy(base)
     for k, v in over.items():
@@ -172,11 +195,12 @@ class Config:
         if not isinstance(data, dict):
             raise ConfigError(f"{path}: the top level must be an object")
         for k in data:
-            if k not in ("course", "mode", "defaults", "labs", "static", "gradescope"):
+            if k not in ("course", "mode", "defaults", "labs", "static", "gradescope", "feedback"):
                 raise ConfigError(f"{path}: unknown key {json.dumps(k)} "
-                                  f"(known: course, mode, defaults, labs, static, gradescope)")
+                                  f"(known: course, mode, defaults, labs, static, gradescope, feedback)")
         _one_of(MODES)(data.get("mode", "auto"), "mode")
         _check_gradescope(data.get("gradescope", {}))
+        _check_feedback(data.get("feedback", {}))
         if "defaults" not in data:
             raise ConfigError(f"{path}: missing key \"defaults\"")
         _check_section(data["defaults"], SCHEMA, "defaults", partial=False)
@@ -214,6 +238,8 @@ class Config:
         # an infrastructure error, never CPU mode (a deployment); cpu: CPU mode, correctness only
         self.mode = data.get("mode", "auto")
         self.gradescope = dict(GRADESCOPE_DEFAULTS, **data.get("gradescope", {}))
+        # the limits on program output in the feedback (feedback.configure takes them)
+        self.feedback = dict(FEEDBACK_DEFAULTS, **data.get("feedback", {}))
         self.defaults = data["defaults"]
         self.labs = labs
         self.static = static

@@ -23,6 +23,7 @@ import threading
 import time
 
 from . import contract
+from . import feedback
 from . import proc
 from .status import Status
 
@@ -150,8 +151,8 @@ def describe(binary, timeout=30):
     if r.timed_out:
         return None, f"`scan --describe` timed out after {timeout:g} s"
     if r.returncode != 0:
-        why = (r.stderr or r.stdout).strip().splitlines()
-        return None, "`scan --describe` failed: " + (why[-1] if why else f"exit code {r.returncode}")
+        why = feedback.program_tail(r.stderr or r.stdout, "stderr" if r.stderr.strip() else "stdout", lines=1)
+        return None, "`scan --describe` failed: " + (why or f"exit code {r.returncode}")
     info, why = parse_describe(r.stdout)
     if info is None:
         return None, f"`scan --describe` gave no lab description: {why}"
@@ -275,16 +276,20 @@ def parse_report(text, channel=False):
     return found[0] if found else None
 
 
-def _tail(text, lines=3):
-    ls = [ln for ln in text.strip().splitlines() if ln.strip()]
-    return " | ".join(ls[-lines:])
+def _tail(text, lines=3, what="stderr"):
+    """The end of a program's output as a case message quotes it (feedback.program_tail: cleaned,
+    cut to the config's feedback.case_tail_bytes, marked as the program's): 'its stderr ended:
+    «...»'."""
+    return feedback.program_tail(text, what, lines)
 
 
 def escaped_message(escaped, limit=3):
     """What a run that left processes running is told (escaped: [(pid, name)]): how many, the
     first few by pid and name, and that the grader killed them."""
     n = len(escaped)
-    shown = ", ".join(f"pid {pid} '{name}'" for pid, name in escaped[:limit])
+    # a name is the kernel's comm (at most 15 bytes), cleaned and capped all the same
+    shown = ", ".join(f"pid {pid} '{feedback.head(feedback.clean(name, newlines=False), 64)}'"
+                      for pid, name in escaped[:limit])
     if n > limit:
         shown += f" and {n - limit} more"
     return (f"left {n} process{'' if n == 1 else 'es'} running after it ended ({shown}); the grader "
@@ -308,6 +313,7 @@ def diagnose(r, timeout, expect=None):
     if r.returncode == EXIT_SANDBOX:
         why = [ln for ln in r.stderr.splitlines() if "sandbox:" in ln]
         detail = why[-1].split("sandbox:", 1)[1].strip() if why else "(no message)"
+        detail = feedback.line(detail, feedback.limit("case_tail_bytes"))
         return Status.SANDBOX, f"the sandbox stopped the run (exit code {EXIT_SANDBOX}): {detail}", None
     if r.returncode == EXIT_TAMPERED:
         return Status.TAMPERED, ("the process ended before the harness reported a result (exit code "
@@ -318,8 +324,10 @@ def diagnose(r, timeout, expect=None):
     sig = r.signal_name()
     if rep is None:
         if sig:
-            return Status.CRASH, f"crashed with {sig}" + (f": {_tail(r.stderr)}" if r.stderr.strip() else ""), None
-        why = f": {_tail(r.stderr)}" if r.stderr.strip() else ""
+            tail = _tail(r.stderr)
+            return Status.CRASH, f"crashed with {sig}" + (f"; {tail}" if tail else ""), None
+        tail = _tail(r.stderr)
+        why = f"; {tail}" if tail else ""
         if channel and _result_lines(r.stdout):
             why = (" (a result-like line on stdout is the lab's own output, not the harness's "
                    "report)") + why
@@ -334,7 +342,7 @@ def diagnose(r, timeout, expect=None):
             return Status.ERROR, (f"the report names {key}={rep.get(key)!r} but the grader ran "
                                   f"{key}={want!r}: not the harness's report"), None
     kind, msg = _reported(rep, r.returncode, sig)
-    return kind, msg, rep
+    return kind, feedback.line(msg, feedback.limit("case_message_bytes")), rep
 
 
 # How a harness status reads as a case's kind, and its message from the harness's.
@@ -513,8 +521,10 @@ def run_sanitizer(sanitizer, tool, binary, n, seed, timeout, info=None):
     if r.timed_out:
         return Status.TIMEOUT, f"{tool} at n={n} timed out after {timeout:g} s"
     if r.returncode == SANITIZER_EXIT:
-        found = _sanitizer_findings(text) or [_tail(text or r.stderr, 4)]
-        return Status.ERRORS, f"{tool} at n={n}: " + " | ".join(found)
+        found = _sanitizer_findings(text)
+        said = (f"it said: {feedback.quote(' | '.join(found), feedback.limit('case_message_bytes') // 2, end=False)}"
+                if found else _tail(text or r.stderr, 4, "log" if text.strip() else "stderr") or "no message")
+        return Status.ERRORS, f"{tool} at n={n}: {said}"
     if r.returncode in (EXIT_TAMPERED, EXIT_SANDBOX) or r.returncode < 0:
         kind, msg, _ = diagnose(r, timeout)
         return Status.ERRORS, f"{tool} at n={n}: the run did not finish under the tool: {msg}"

@@ -17,7 +17,9 @@ import time
 from . import batch as batchmod
 from . import build as buildmod
 from . import evaluate as ev
+from . import feedback
 from . import proc
+from . import resources
 from . import scoring
 from . import stage_build, stage_cases
 from .build import InfraError, NoGpu
@@ -76,11 +78,13 @@ class Grader:
                  labs=None, progress=None, sanitizer=True, isolated=False):
         self.root = root
         self.config = config
+        feedback.configure(getattr(config, "feedback", None))  # the limits on quoted program output
         self.work = os.path.abspath(work)
         self.mode = mode
         self.seed = seed
-        self.jobs = jobs or max(1, os.cpu_count() or 1)
-        self.gpu_jobs = gpu_jobs or max(1, min(10, os.cpu_count() or 1))
+        # the container's real CPU quota and memory (resources.py), not the host's core count
+        self.jobs = jobs or resources.jobs()
+        self.gpu_jobs = gpu_jobs or resources.jobs(most=10)
         self.labs = labs if labs is not None else course_labs(root)
         self.progress = progress or (lambda msg: None)
         self.want_sanitizer = sanitizer

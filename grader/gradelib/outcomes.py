@@ -3,18 +3,46 @@
 Every stage returns its own outcome (frozen: nothing edits it afterwards) and reads the others
 only as inputs; grading.py composes them into a LabResult, scoring.py decides its points. The
 plain dicts that every output format and the stored JSON are written from are made here and
-only here (the to_dict methods), with the keys in the order the JSON has always had.
+only here (the to_dict methods), with the keys in the order the JSON has always had, and with
+every text that can hold what a submission printed (a compiler message, a case message, a
+sanitizer's findings, the static checks' lines) bounded and cleaned here (feedback.py: the limits
+of config.json "feedback").
 """
 from dataclasses import dataclass, field
 from typing import Optional
 
-from . import contract, scoring
+from . import contract, feedback, scoring
 from .status import STOPPED, Status
 
 
 def _plain(status):
     """A Status as the plain string the JSON holds."""
     return status.value if isinstance(status, Status) else status
+
+
+def _line(text):
+    """A one-line message that may quote a program (a case's, a sanitizer run's), bounded."""
+    return feedback.line(text, feedback.limit("case_message_bytes"))
+
+
+def _block(text):
+    """A multi-line text that may hold program output (a compiler message), bounded: each line
+    to the case message limit, the whole to the lab output limit."""
+    return feedback.cap_lines(text, feedback.limit("case_message_bytes"), feedback.limit("lab_output_bytes"))
+
+
+def _lines(lines):
+    """One-line messages (the static checks' violations), each bounded, as many as fit in the lab
+    output limit, then one line that says how many more there were."""
+    out, room = [], feedback.limit("lab_output_bytes")
+    for i, ln in enumerate(lines):
+        ln = _line(ln)
+        room -= len(ln.encode("utf-8")) + 1
+        if room < 0:
+            out.append(f"... and {len(lines) - i} more")
+            break
+        out.append(ln)
+    return out
 
 
 # ---- build and static checks -------------------------------------------------------------------
@@ -28,7 +56,7 @@ class BuildOutcome:
     message: str = ""
 
     def to_dict(self):
-        return {"ok": self.ok, "seconds": self.seconds, "message": self.message}
+        return {"ok": self.ok, "seconds": self.seconds, "message": _block(self.message)}
 
 
 @dataclass(frozen=True)
@@ -46,9 +74,9 @@ class StaticOutcome:
         return StaticOutcome(ok=False, violations=tuple(violations), note=self.note)
 
     def to_dict(self):
-        d = {"ok": self.ok, "violations": list(self.violations)}
+        d = {"ok": self.ok, "violations": _lines(self.violations)}
         if self.note:
-            d["note"] = self.note
+            d["note"] = _block(self.note)
         return d
 
 
@@ -67,7 +95,7 @@ class CaseFailure:
 
     def to_dict(self):
         return {"n": self.n, "dist": self.dist, "seed": self.seed, "kind": _plain(self.kind),
-                "options": self.options, "message": self.message, "reproduce": self.reproduce}
+                "options": self.options, "message": _line(self.message), "reproduce": self.reproduce}
 
 
 @dataclass(frozen=True)
@@ -92,7 +120,7 @@ class SanitizerCheck:
     detail: str
 
     def to_dict(self):
-        return {"tool": self.tool, "n": self.n, "verdict": _plain(self.verdict), "detail": self.detail}
+        return {"tool": self.tool, "n": self.n, "verdict": _plain(self.verdict), "detail": _line(self.detail)}
 
 
 @dataclass(frozen=True)
@@ -180,23 +208,23 @@ class LabResult:
             "lab": self.lab,
             "title": self.title,
             "status": _plain(self.status),
-            "summary": self.summary,
+            "summary": _block(self.summary),
             "points": score.total,
             "max_points": self.limits.total,
             "build": self.build.to_dict(),
             "static": self.static.to_dict(),
             "correctness": {"passed": passed, "total": c.total, "points": score.correctness,
                             "max": self.limits.correctness, "failures": [f.to_dict() for f in failures],
-                            "note": c.note},
+                            "note": _block(c.note)},
             "sanitizer": {"status": _plain(s.status), "points": score.sanitizer, "max": self.limits.sanitizer,
-                          "checks": [x.to_dict() for x in s.checks], "note": s.note},
+                          "checks": [x.to_dict() for x in s.checks], "note": _block(s.note)},
             "speed": {"status": _plain(sp.status), "points": score.speed, "max": self.limits.speed,
                       "ratio": round(sp.ratio, 3) if sp.ratio else None, "metric": sp.metric,
                       "student_ms": sp.student_ms, "reference_ms": sp.reference_ms,
                       "gbps": round(contract.bytes_moved(sp.bench_n) / (sp.full_ms * 1e6), 2) if sp.full_ms else None,
                       "serial_ms": sp.serial_ms,
                       "speedup_vs_serial": round(sp.speedup, 3) if sp.speedup else None,
-                      "bench_n": sp.bench_n, "note": self._speed_note()},
+                      "bench_n": sp.bench_n, "note": _block(self._speed_note())},
         }
 
 
@@ -224,7 +252,7 @@ class GradeResult:
 
     def to_dict(self):
         d = {"grader": "grader/grade.py", "course": self.course, "mode": self.mode, "device": self.device,
-             "seed": self.seed, "status": _plain(self.status), "message": self.message,
+             "seed": self.seed, "status": _plain(self.status), "message": _block(self.message),
              "points": self.points, "max_points": self.max_points, "elapsed_s": self.elapsed_s,
              "timings": dict(self.timings), "labs": list(self.labs)}
         for key in ("student", "submission_sha256", "grading_key"):

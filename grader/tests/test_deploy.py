@@ -2,7 +2,9 @@
 simulated /autograder tree (AUTOGRADER_ROOT), setup.sh run (without apt-get) and run_autograder
 run once per upload shape, each results.json checked against Gradescope's format and the upload
 checked unchanged; the PrairieLearn-style container entry (grader/deploy/entry.sh) on a simulated
-/grade tree; and the Dockerfile's COPY sources. CPU mode, labs 01 and 02: about two minutes."""
+/grade tree; and the Dockerfile's COPY sources. CPU mode, labs 01 and 02: about two minutes. Also
+the deadlines both leave under the platform's limit, and the reader of the container's CPU and
+memory quota (gradelib/resources.py) on fake cgroup trees."""
 import hashlib
 import json
 import os
@@ -15,6 +17,8 @@ import zipfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 GRADER = os.path.dirname(HERE)
+sys.path.insert(0, GRADER)
+from gradelib import resources  # noqa: E402
 ROOT = os.path.dirname(GRADER)
 DEPLOY = os.path.join(GRADER, "deploy")
 VISIBILITY = {"visible", "after_due_date", "after_published", "hidden"}
@@ -44,7 +48,7 @@ class Gradescope(unittest.TestCase):
         cls.root = os.path.join(cls.tmp, "autograder")
         z = os.path.join(cls.tmp, "autograder.zip")
         subprocess.run([sys.executable, os.path.join(DEPLOY, "make_gradescope.py"), "--out", z, "--labs", "01", "02",
-                        "--mode", "cpu", "--timeout", "600"], check=True, capture_output=True)
+                        "--mode", "cpu"], check=True, capture_output=True)  # the default --timeout
         source = os.path.join(cls.root, "source")
         with zipfile.ZipFile(z) as f:
             f.extractall(source)
@@ -74,6 +78,7 @@ class Gradescope(unittest.TestCase):
                            env=dict(self.env, **(env or {})), timeout=900)
         self.assertEqual(r.returncode, 0, r.stderr[-2000:])
         self.assertEqual(tree_hash(sub), before, "run_autograder changed the student's files")
+        self.stdout, self.stderr = r.stdout, r.stderr
         with open(os.path.join(self.root, "results", "results.json")) as f:
             doc = json.load(f)
         self.check_format(doc)
@@ -121,6 +126,49 @@ class Gradescope(unittest.TestCase):
         self.assertIn("no lab found", doc["output"])
         self.assertIn("the submission is empty", doc["output"])
 
+    def test_the_default_deadline_is_under_gradescopes_default_timeout(self):
+        with open(os.path.join(self.root, "source", "autograder.env")) as f:
+            self.assertIn("GRADESCOPE_TIMEOUT=600\n", f.read())
+        self.run_upload(lambda sub: None)
+        self.assertIn("run_autograder: the grader has 540 s (the platform's timeout: 600 s)", self.stderr)
+
+    def test_a_deadline_from_the_platforms_timeout_still_writes_results(self):
+        """A platform timeout of 2 s leaves the grader 1 s: it runs out of time and the fallback is
+        written before the platform's limit."""
+        def make(sub):
+            put(os.path.join(sub, "01_serial"), "solutions", "01_serial")
+        doc = self.run_upload(make, env={"GRADESCOPE_TIMEOUT_OVERRIDE": "2"})
+        self.assertIn("the grader has 1 s (the platform's timeout: 2 s)", self.stderr)
+        self.assertEqual(doc["score"], 0.0)
+        self.assertIn("ran out of time after 1 s, before the platform's limit of 2 s", doc["output"])
+        self.assertIn("Ask your instructor to regrade", doc["output"])
+
+    def test_a_crash_that_prints_a_megabyte_reaches_no_one_whole(self):
+        """Lab 01 prints 4 MB with control characters on one stderr line, then crashes: the test's
+        output and the grader's stdout (which Gradescope shows) quote a short, clean tail."""
+        code = ('#include <stdio.h>\n#include "labs/01_serial.h"\n'
+                "lab_result serial_scan(const int *in, int *out, size_t n, void *temp)\n{\n"
+                "    (void)in; (void)out; (void)n; (void)temp;\n"
+                "    for (int i = 0; i < 20000; i++)\n"
+                "        fprintf(stderr, \"LEAK %0200d \\033[2J\\r\\001 \", i);\n"
+                "    *(volatile int *)0 = 1;\n    return LAB_OK;\n}\n")
+
+        def make(sub):
+            os.makedirs(os.path.join(sub, "01_serial"))
+            with open(os.path.join(sub, "01_serial", "scan.cu"), "w") as f:
+                f.write(code)
+        doc = self.run_upload(make, env={"GRADE_LABS_OVERRIDE": "01"})
+        self.assertEqual(doc["score"], 0.0)
+        out = doc["tests"][0]["output"]
+        self.assertIn("crashed with SIGSEGV; its stderr ended: [cut to 300 bytes] «", out)
+        self.assertLessEqual(len(out.encode()), 4000)
+        self.assertNotIn("\x1b", out + self.stdout)
+        self.assertNotIn("\x01", out + self.stdout)
+        self.assertLess(self.stdout.count("LEAK"), 100, "the grader's stdout repeats the program's output")
+        self.assertLess(len(self.stdout.encode()), 20000)
+        with open(os.path.join(self.root, "results", "results.json"), "rb") as f:
+            self.assertLess(len(f.read()), 500000)
+
     def test_a_grader_that_runs_out_of_time_still_writes_results(self):
         def make(sub):
             put(os.path.join(sub, "01_serial"), "solutions", "01_serial")
@@ -140,25 +188,145 @@ class Container(unittest.TestCase):
                 if not src.startswith("--"):
                     self.assertTrue(os.path.exists(os.path.join(ROOT, src)), f"COPY {src}: not in the repository")
 
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="test-container-")
+        cls.work = os.path.join(cls.tmp, "work")  # shared: the references are built once
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def entry(self, make, **env):
+        """Runs entry.sh on a fresh simulated /grade (make(student folder) fills the upload):
+        (the completed process, results.json's document or None)."""
+        grade = tempfile.mkdtemp(prefix="grade-", dir=self.tmp)
+        student = os.path.join(grade, "student")
+        os.makedirs(student)
+        make(student)
+        env = dict(os.environ, GRADE_ROOT=grade, COURSE=ROOT, GRADE_LABS="01", GRADE_MODE="cpu",
+                   GRADE_WORK=self.work, **env)
+        r = subprocess.run(["bash", os.path.join(DEPLOY, "entry.sh")], capture_output=True, text=True, env=env,
+                           timeout=900)
+        path = os.path.join(grade, "results", "results.json")
+        if not os.path.exists(path):
+            return r, None
+        with open(path) as f:
+            return r, json.load(f)
+
     def test_the_entry_grades_a_simulated_grade_tree(self):
         """/grade/student in, /grade/results/results.json out (PrairieLearn's external grading)."""
-        d = tempfile.mkdtemp(prefix="test-container-")
-        try:
-            student = os.path.join(d, "grade", "student")
-            put(os.path.join(student, "01_serial"), "solutions", "01_serial")
-            env = dict(os.environ, GRADE_ROOT=os.path.join(d, "grade"), COURSE=ROOT, GRADE_LABS="01",
-                       GRADE_MODE="cpu", GRADE_WORK=os.path.join(d, "work"))
-            r = subprocess.run(["bash", os.path.join(DEPLOY, "entry.sh")], capture_output=True, text=True, env=env,
-                               timeout=900)
-            self.assertEqual(r.returncode, 0, r.stderr[-2000:])
-            with open(os.path.join(d, "grade", "results", "results.json")) as f:
-                doc = json.load(f)
-            self.assertTrue(doc["gradable"])
-            self.assertEqual(doc["score"], 1.0)
-            self.assertEqual(sum(t["points"] for t in doc["tests"]), 60.0)
-            self.assertTrue(all({"name", "points", "max_points", "output"} <= set(t) for t in doc["tests"]))
-        finally:
-            shutil.rmtree(d, ignore_errors=True)
+        r, doc = self.entry(lambda student: put(os.path.join(student, "01_serial"), "solutions", "01_serial"))
+        self.assertEqual(r.returncode, 0, r.stderr[-2000:])
+        self.assertTrue(doc["gradable"])
+        self.assertEqual(doc["score"], 1.0)
+        self.assertEqual(sum(t["points"] for t in doc["tests"]), 60.0)
+        self.assertTrue(all({"name", "points", "max_points", "output"} <= set(t) for t in doc["tests"]))
+        # the default deadline is under PrairieLearn's cap of 600 s
+        self.assertIn("entry.sh: the grader has 540 s (the platform's timeout: 600 s)", r.stderr)
+
+    def test_an_empty_upload_costs_no_attempt(self):
+        r, doc = self.entry(lambda student: None)
+        self.assertEqual(r.returncode, 0, r.stderr[-2000:])
+        self.assertIs(doc["gradable"], False)
+        self.assertEqual(doc["score"], 0.0)
+        self.assertTrue(doc["message"].startswith("Nothing was submitted"), doc["message"])
+        self.assertIn("the submission is empty", doc["message"])
+
+    def test_an_upload_without_lab_folders_costs_no_attempt(self):
+        def make(student):
+            os.makedirs(os.path.join(student, "hw"))
+            with open(os.path.join(student, "notes.txt"), "w") as f:
+                f.write("x")
+        r, doc = self.entry(make)
+        self.assertIs(doc["gradable"], False)
+        self.assertIn("found: hw/, notes.txt", doc["message"])
+
+    def test_a_grader_out_of_time_is_not_a_grade(self):
+        r, doc = self.entry(lambda student: put(os.path.join(student, "01_serial"), "solutions", "01_serial"),
+                            PLATFORM_TIMEOUT="2")
+        self.assertIn("the grader has 1 s (the platform's timeout: 2 s)", r.stderr)
+        self.assertIs(doc["gradable"], False)
+        self.assertIn("ran out of time after 1 s", doc["message"])
+
+    def test_no_results_folder_is_the_only_failure(self):
+        blocker = os.path.join(self.tmp, "a-file")
+        with open(blocker, "w") as f:
+            f.write("x")
+        r = subprocess.run(["bash", os.path.join(DEPLOY, "entry.sh")], capture_output=True, text=True,
+                           env=dict(os.environ, GRADE_ROOT=os.path.join(blocker, "grade"), COURSE=ROOT), timeout=60)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("entry.sh: cannot create or write", r.stderr)
+        self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+
+
+def cgroup_tree(files, proc_cgroup="0::/\n"):
+    """A fake filesystem root: <root>/proc/self/cgroup and the files under <root>/sys/fs/cgroup."""
+    root = tempfile.mkdtemp(prefix="fake-cgroup-")
+    files = dict(files, **{"proc/self/cgroup": proc_cgroup})
+    for rel, text in files.items():
+        path = os.path.join(root, rel if rel.startswith("proc/") else os.path.join("sys/fs/cgroup", rel))
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            f.write(text)
+    return root
+
+
+class Resources(unittest.TestCase):
+    """gradelib/resources.py: the CPUs and memory of a container, from its cgroup files."""
+
+    def tree(self, files, proc_cgroup="0::/\n"):
+        root = cgroup_tree(files, proc_cgroup)
+        self.addCleanup(shutil.rmtree, root, True)
+        return root
+
+    def test_cgroup_v2_quota_and_memory(self):
+        root = self.tree({"cpu.max": "50000 100000\n", "memory.max": "805306368\n"})  # Gradescope's default
+        self.assertEqual(resources.usable_cpus(root, affinity=32), 1)
+        self.assertEqual(resources.memory_limit(root), 768 * 2**20)
+        root = self.tree({"cpu.max": "250000 100000\n", "memory.max": "max\n"})
+        self.assertEqual(resources.usable_cpus(root, affinity=32), 3)  # 2.5 CPUs: rounded up
+        self.assertEqual(resources.usable_cpus(root, affinity=2), 2)   # the affinity mask is lower
+        self.assertIsNone(resources.memory_limit(root))
+
+    def test_cgroup_v2_unlimited_and_missing(self):
+        self.assertEqual(resources.usable_cpus(self.tree({"cpu.max": "max 100000\n"}), affinity=16), 16)
+        self.assertEqual(resources.usable_cpus(self.tree({}), affinity=5), 5)
+        self.assertIsNone(resources.memory_limit(self.tree({})))
+
+    def test_cgroup_v2_of_the_process_and_its_parents(self):
+        root = self.tree({"job/cpu.max": "max 100000\n", "job/task/cpu.max": "200000 100000\n",
+                          "job/memory.max": "1073741824\n", "job/task/memory.max": "max\n"},
+                         proc_cgroup="0::/job/task\n")
+        self.assertEqual(resources.usable_cpus(root, affinity=64), 2)
+        self.assertEqual(resources.memory_limit(root), 2**30)  # the parent's limit applies
+
+    def test_cgroup_v1(self):
+        root = self.tree({"cpu,cpuacct/cpu.cfs_quota_us": "150000\n", "cpu,cpuacct/cpu.cfs_period_us": "100000\n",
+                          "memory/memory.limit_in_bytes": "536870912\n"},
+                         proc_cgroup="4:memory:/\n3:cpu,cpuacct:/\n")
+        self.assertEqual(resources.usable_cpus(root, affinity=8), 2)
+        self.assertEqual(resources.memory_limit(root), 512 * 2**20)
+        unlimited = self.tree({"cpu/cpu.cfs_quota_us": "-1\n", "cpu/cpu.cfs_period_us": "100000\n",
+                               "memory/memory.limit_in_bytes": "9223372036854771712\n"},
+                              proc_cgroup="4:memory:/docker/abc\n3:cpu:/docker/abc\n")
+        self.assertEqual(resources.usable_cpus(unlimited, affinity=8), 8)
+        self.assertIsNone(resources.memory_limit(unlimited))
+
+    def test_jobs_follow_cpus_and_memory(self):
+        mb = 2**20
+        self.assertEqual(resources.jobs(cpus=32, memory=768 * mb), 4)  # (768 - 100) / 150
+        self.assertEqual(resources.jobs(cpus=2, memory=768 * mb), 2)
+        self.assertEqual(resources.jobs(cpus=32, memory=0, most=10, root=self.tree({})), 10)
+        self.assertEqual(resources.jobs(cpus=8, memory=64 * mb), 1)  # never fewer than one
+        root = self.tree({"cpu.max": "50000 100000\n", "memory.max": "805306368\n"})
+        self.assertEqual(resources.jobs(root=root), 1)
+
+    def test_the_grader_uses_them(self):
+        """No os.cpu_count() left where the grader sizes its pools."""
+        for rel in ("grade.py", "gradelib/grading.py", "gradelib/cluster.py"):
+            with open(os.path.join(GRADER, rel)) as f:
+                self.assertFalse("os.cpu_count()" in f.read(), rel)
 
 
 if __name__ == "__main__":

@@ -6,9 +6,12 @@ which shows every part, is by default no more visible than the least visible par
 tests score 0 with the compiler's message), and when the grader itself failed (an
 infrastructure error, or a grader error on one submission of a batch): a score of 0, no tests,
 and an output that says so. Nothing tells the instructor by itself, so the output asks the
-student to."""
+student to. Every test's output is cut to the config's feedback.lab_output_bytes, and the whole
+document to feedback.results_max_bytes (feedback.fit: the longest outputs are cut, saying so):
+Gradescope renders poorly past about 1 MB."""
 import json
 
+from .. import feedback
 from ..config import GRADESCOPE_DEFAULTS
 from ..status import NOT_GRADED
 from . import Format
@@ -65,7 +68,7 @@ def _test(lab, part, name, score, max_score, passed, output):
     the lab and the part, visible as the config's visibility says (Config "visibility")."""
     return {"name": name, "number": f"{int(lab['lab'][:2])}.{PARTS[part]}", "tags": [lab["lab"], part],
             "score": score, "max_score": max_score, "status": "passed" if passed else "failed",
-            "output": output, "visibility": lab.get("visibility", {}).get(part, "visible")}
+            "output": feedback.cap(output, feedback.limit("lab_output_bytes"), "this test's output"), "visibility": lab.get("visibility", {}).get(part, "visible")}
 
 
 def _stopped_tests(lab):
@@ -134,7 +137,7 @@ def render(result, colour=False):
     }
     if board:
         doc["leaderboard"] = board
-    return json.dumps(doc, indent=2) + "\n"
+    return feedback.fit(doc, lambda d: json.dumps(d, indent=2) + "\n")
 
 
 FORMAT = Format("gradescope", "a Gradescope results.json", render, side_file="gradescope.json")

@@ -2,11 +2,13 @@
 mode stores as <student>.json)."""
 import json
 
+from .. import feedback
 from . import Format
 
 
 def render(result, colour=False):
-    return json.dumps(result, indent=2, sort_keys=False) + "\n"
+    """The result as JSON, cut to the config's feedback.results_max_bytes (feedback.fit)."""
+    return feedback.fit(result, lambda r: json.dumps(r, indent=2, sort_keys=False) + "\n")
 
 
 FORMAT = Format("json", "the whole result as JSON", render)

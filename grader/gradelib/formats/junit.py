@@ -1,6 +1,7 @@
 """JUnit XML: one testsuite per lab, one testcase per part."""
 import xml.etree.ElementTree as ET
 
+from .. import feedback
 from ..status import NOT_GRADED, Status
 from . import Format
 from .details import lab_detail_lines, stopped
@@ -46,6 +47,11 @@ def _suite(lab, suites):
 
 
 def render(result, colour=False):
+    """The XML, cut to the config's feedback.results_max_bytes (feedback.fit)."""
+    return feedback.fit(result, _render)
+
+
+def _render(result):
     suites = ET.Element("testsuites", name=result.get("course") or "grade")
     if result.get("status") in NOT_GRADED:
         _not_graded(result, suites)

@@ -1,5 +1,6 @@
 """The terminal table: one row per lab, the total, then what went wrong in each lab that lost
 points."""
+from .. import feedback
 from ..status import NOT_GRADED, Status
 from . import Format
 from .details import lab_detail_lines
@@ -68,8 +69,10 @@ def _details(result):
     for lab in result["labs"]:
         if lab["points"] >= lab["max_points"] and lab["status"] == Status.GRADED:
             continue
-        out.append(f"{lab['lab']}: {lab['summary']}")
-        out += ["    " + line for line in lab_detail_lines(lab)[1:]]
+        out.append(f"{lab['lab']}: {feedback.cap(lab['summary'], feedback.limit('lab_output_bytes'), 'summary')}")
+        detail = feedback.cap("\n".join(lab_detail_lines(lab)[1:]), feedback.limit("lab_output_bytes"),
+                              "this lab's details")
+        out += ["    " + line for line in detail.splitlines()]
     return out
 
 
