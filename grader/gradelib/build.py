@@ -629,6 +629,7 @@ def find_line(code, names):
 INCLUDE_RE = re.compile(r'^[ \t]*(?:#|%:)[ \t]*include[ \t]*([<"])([^>"\n]+)[>"]', re.M)
 # #line 10 "x.h" and gcc's own markers (# 10 "x.h"): either would make the compiler's output
 # attribute the lab's code to another file
+EMBED_RE = re.compile(r'^[ \t]*(?:#|%:)[ \t]*embed\b|(?<![A-Za-z0-9_$])__has_embed(?![A-Za-z0-9_$])', re.M)
 LINE_DIRECTIVE_RE = re.compile(r'^[ \t]*(?:#|%:)[ \t]*(?:line\b|[0-9])', re.M)
 
 LIBRARY_WHY = "scan, sort and reduce libraries are not allowed"
@@ -680,6 +681,9 @@ def check_source(text, static, harness_headers=()):
             found.append(_include_message(inc, quote, line, PATH_WHY))
         elif base in set(harness_headers) - set(static.get("lab_headers", [])):
             found.append(_include_message(inc, quote, line, HARNESS_WHY))
+    for m in EMBED_RE.finditer(code):  # C23/C++26 #embed reads a file into the program as it compiles
+        found.append(f"#embed (line {line_at(m.start())}): lab code may not read files into the program")
+        break
     m = re.search(r"(?<![A-Za-z0-9_$])lab_cpu(?![A-Za-z0-9_$])", code)
     if m:  # CPU mode's runtime: reaching into it could do there what CUDA code cannot
         found.append(f"names lab_cpu (line {line_at(m.start())}): that is CPU mode's own runtime, "

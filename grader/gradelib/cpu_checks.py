@@ -13,7 +13,9 @@ On the private copy of scan.cu, before it is compiled (Builder.cpu_source_checks
      gave them, CPU mode's own CUDA headers in common/cpu like the toolkit's), #line directives
      (check_line_directives), and inline assembly outside device code (host_asm), where nvcc's
      host translation would keep it. An asm statement in device code that reads a clock
-     register (%clock, %clock64, %globaltimer) gets check_device_clocks' message.
+     register (%clock, %clock64, %globaltimer) gets check_device_clocks' message; any other is
+     refused too, with its own message: CPU mode cannot build PTX, and x86 text there would reach
+     the host's assembler (.incbin reads any file at build time).
 The object checks (check_object with cpu_build) do the rest: the symbol allowlist, a kernel
 launched (lab_cpu::run_kernel), clock64() (lab_cpu::device_clock), calls through pointers.
 """
@@ -44,7 +46,8 @@ def host_asm(preprocessed, private_src):
     statement, declaration or label on a line of scan.cu outside device code (a block whose
     head has __global__ or __device__ without __host__, and every block inside one), as nvcc's
     host translation would show it (check_host_asm); and in device code, asm that reads a clock
-    register (check_device_clocks). One message per line of scan.cu."""
+    register (check_device_clocks), or any other asm (CPU mode cannot build it). One message per
+    line of scan.cu."""
     src = os.path.realpath(private_src)
     stack = []  # one bool per open brace: inside device code
     head = []   # the tokens since the last ; { or }
@@ -83,8 +86,12 @@ def host_asm(preprocessed, private_src):
                 device = bool(stack and stack[-1]) or (
                     (MARKS["__global__"] in head or MARKS["__device__"] in head) and MARKS["__host__"] not in head)
                 if device:
+                    # nvcc hands device asm to ptxas; here it would reach the host's assembler,
+                    # which also reads files (.incbin) and writes any instruction: refused
                     m = b.PTX_CLOCK_RE.search(ln)
-                    msg = _clock_message(m.group(1), line) if m else None
+                    msg = _clock_message(m.group(1), line) if m else (
+                        f"inline assembly in device code (line {line}): CPU mode cannot run PTX, and "
+                        f"asm here would go to the host's assembler; a lab with asm is graded on a GPU")
                 else:
                     msg = f"inline assembly in host code (line {line}): only device code may use asm"
                 if msg and msg not in found:

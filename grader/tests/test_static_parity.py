@@ -8,6 +8,7 @@ check_fixtures.py on a GPU machine. Only the build stage runs here (no cases): a
 two cores."""
 import json
 import os
+import tempfile
 import unittest
 from unittest import mock
 
@@ -75,6 +76,29 @@ class StaticParity(unittest.TestCase):
             self.assertNotIn("skipped", got.static.note, n)
             self.assertNotIn("not run", got.static.note, n)
         self.assertEqual(self.grader.notes, [])
+
+    def test_cpu_mode_attacks_of_its_own(self):
+        """What only CPU mode's build could let through: asm in device code reaching the host's
+        assembler (.incbin reads a file at build time, as root), #embed, CPU mode's runtime
+        called by name."""
+        with open(os.path.join(ROOT, "solutions", "02_naive", "scan.cu"), encoding="utf-8") as f:
+            ref = f.read()
+        attacks = {
+            "incbin": ('__device__ void leak()\n{\n    asm volatile(".incbin \\"/etc/passwd\\"");\n}\n',
+                       "inline assembly in device code (line 3)"),
+            "embed": ('static const char blob[] = {\n#embed "/etc/passwd"\n};\n', "#embed (line 2)"),
+            "runtime": ("static void peek() { (void)::lab_cpu::device_clock(); }\n",
+                        "names lab_cpu (line 1)"),
+        }
+        with tempfile.TemporaryDirectory() as tmp:
+            for name, (code, want) in attacks.items():
+                path = os.path.join(tmp, name, "scan.cu")
+                os.makedirs(os.path.dirname(path))
+                with open(path, "w", encoding="utf-8") as f:
+                    f.write(code + ref)
+                got = self.grader.build_submission("attack-" + name, {"02_naive": path}, labs=["02_naive"])["02_naive"]
+                self.assertEqual(got.status, Status.STATIC_CHECK_FAILED, f"{name}: {got.summary}")
+                self.assertIn(want, "\n".join(got.static.violations), name)
 
     def test_the_reference_solutions_pass_every_check(self):
         labs = grading.course_labs(ROOT)
