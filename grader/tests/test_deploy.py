@@ -41,6 +41,62 @@ def put(dest, tree, lab):
     shutil.copyfile(os.path.join(ROOT, tree, lab, "scan.cu"), os.path.join(dest, "scan.cu"))
 
 
+# Uploads that attack the deployment (issue 24): lab 01 reads a reference solution of the course
+# and prints it on stderr before crashing; lab 02 scans on the host (the host_side_scan fixture);
+# lab 01 prints 50 MB on stdout, then scans honestly.
+REFERENCE = os.path.join("solutions", "08_decoupled_lookback", "scan.cu")
+EXFIL = """#include <stdio.h>
+#include "labs/01_serial.h"
+lab_result serial_scan(const int *in, int *out, size_t n, void *temp)
+{
+    (void)temp;
+    FILE *f = fopen("%s", "r");
+    char buf[65536];
+    size_t got = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+    buf[got] = 0;
+    fprintf(stderr, "LEAK %%s\\n", buf);
+    *(volatile int *)0 = 1;
+    for (size_t i = 0; i < n; i++)
+        out[i] = (i ? out[i - 1] : 0) + in[i];
+    return LAB_OK;
+}
+"""
+LOUD = """#include <stdio.h>
+#include "labs/01_serial.h"
+lab_result serial_scan(const int *in, int *out, size_t n, void *temp)
+{
+    (void)temp;
+    static int said;
+    if (!said) {
+        said = 1;
+        for (int i = 0; i < 50 * 1024; i++) /* 50 MB */
+            printf("%%01023d\\n", i);
+    }
+    unsigned s = 0;
+    for (size_t i = 0; i < n; i++)
+        out[i] = (int)(s += (unsigned)in[i]);
+    return LAB_OK;
+}
+"""
+
+
+def write(dest, text):
+    os.makedirs(dest, exist_ok=True)
+    with open(os.path.join(dest, "scan.cu"), "w", encoding="utf-8") as f:
+        f.write(text)
+
+
+def reference_lines():
+    """Distinctive lines of the reference the exfiltration upload reads (none may reach feedback)."""
+    with open(os.path.join(ROOT, REFERENCE), encoding="utf-8") as f:
+        return [ln.strip() for ln in f if len(ln.strip()) > 40][:40]
+
+
+def fixture(dest, name, lab):
+    os.makedirs(dest, exist_ok=True)
+    shutil.copyfile(os.path.join(GRADER, "fixtures", "submissions", name, lab, "scan.cu"), os.path.join(dest, "scan.cu"))
+
+
 class Gradescope(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -55,7 +111,8 @@ class Gradescope(unittest.TestCase):
             for info in f.infolist():  # as Gradescope does: the scripts stay executable
                 if info.external_attr >> 16 & 0o111:
                     os.chmod(os.path.join(source, info.filename), 0o755)
-        cls.env = dict(os.environ, AUTOGRADER_ROOT=cls.root, SKIP_APT="1")
+        # as shipped for Gradescope's machines: no nvcc (find_nvcc reads NVCC first)
+        cls.env = dict(os.environ, AUTOGRADER_ROOT=cls.root, SKIP_APT="1", NVCC="/nonexistent/nvcc")
         r = subprocess.run(["bash", os.path.join(source, "setup.sh")], capture_output=True, text=True, env=cls.env)
         cls.setup_output = r.stdout + r.stderr
         if r.returncode != 0:
@@ -169,6 +226,45 @@ class Gradescope(unittest.TestCase):
         with open(os.path.join(self.root, "results", "results.json"), "rb") as f:
             self.assertLess(len(f.read()), 500000)
 
+    def lab(self, doc, lab):
+        return [t for t in doc["tests"] if t["name"].startswith(lab)]
+
+    def test_the_exfiltration_upload_gets_0_and_leaks_nothing(self):
+        path = os.path.join(self.root, "source", "course", REFERENCE)
+        self.assertTrue(os.path.exists(path), "the package no longer ships the reference this test reads")
+
+        def make(sub):
+            write(os.path.join(sub, "01_serial"), EXFIL % path)
+            put(os.path.join(sub, "02_naive"), "solutions", "02_naive")
+        doc = self.run_upload(make)
+        self.assertEqual(sum(t["score"] for t in self.lab(doc, "01_serial")), 0.0)
+        self.assertIn("lab code may not call fopen (line 6)", self.lab(doc, "01_serial")[0]["output"])
+        self.assertEqual(sum(t["score"] for t in self.lab(doc, "02_naive")), 60.0)
+        with open(os.path.join(self.root, "results", "results.json"), encoding="utf-8") as f:
+            everything = f.read() + self.stdout + self.stderr
+        for ln in reference_lines():
+            self.assertNotIn(ln, everything)
+
+    def test_a_host_side_scan_gets_0_with_the_gpu_paths_message(self):
+        def make(sub):
+            put(os.path.join(sub, "01_serial"), "solutions", "01_serial")
+            fixture(os.path.join(sub, "02_naive"), "host_side_scan", "02_naive")
+        doc = self.run_upload(make)
+        self.assertEqual(sum(t["score"] for t in self.lab(doc, "01_serial")), 60.0)
+        self.assertEqual(sum(t["score"] for t in self.lab(doc, "02_naive")), 0.0)
+        # the GPU path's words (grader/fixtures/RESULTS.md, H100)
+        self.assertIn("static check failed: lab code may not call malloc (line 41): no host memory: the harness "
+                      "hands the lab every buffer it needs", self.lab(doc, "02_naive")[0]["output"])
+
+    def test_an_upload_that_prints_50_mb_gets_a_small_results_file(self):
+        def make(sub):
+            write(os.path.join(sub, "01_serial"), LOUD)
+            put(os.path.join(sub, "02_naive"), "solutions", "02_naive")
+        doc = self.run_upload(make)
+        self.assertEqual(sum(t["score"] for t in self.lab(doc, "02_naive")), 60.0)
+        self.assertLess(os.path.getsize(os.path.join(self.root, "results", "results.json")), 500000)
+        self.assertLess(len(self.stdout.encode()), 200000)
+
     def test_a_grader_that_runs_out_of_time_still_writes_results(self):
         def make(sub):
             put(os.path.join(sub, "01_serial"), "solutions", "01_serial")
@@ -204,8 +300,8 @@ class Container(unittest.TestCase):
         student = os.path.join(grade, "student")
         os.makedirs(student)
         make(student)
-        env = dict(os.environ, GRADE_ROOT=grade, COURSE=ROOT, GRADE_LABS="01", GRADE_MODE="cpu",
-                   GRADE_WORK=self.work, **env)
+        env = dict(dict(os.environ, GRADE_ROOT=grade, COURSE=ROOT, GRADE_LABS="01", GRADE_MODE="cpu",
+                        GRADE_WORK=self.work), **env)
         r = subprocess.run(["bash", os.path.join(DEPLOY, "entry.sh")], capture_output=True, text=True, env=env,
                            timeout=900)
         path = os.path.join(grade, "results", "results.json")
@@ -241,6 +337,30 @@ class Container(unittest.TestCase):
         r, doc = self.entry(make)
         self.assertIs(doc["gradable"], False)
         self.assertIn("found: hw/, notes.txt", doc["message"])
+
+    def pl_lab(self, doc, lab):
+        return sum(t["points"] for t in doc["tests"] if t["name"].startswith(lab))
+
+    def test_the_three_attacks_through_the_entry(self):
+        """The exfiltration, host-side-scan and 50 MB uploads of the Gradescope tests, through
+        PrairieLearn's entry in CPU mode without nvcc."""
+        env = dict(GRADE_LABS="01 02", NVCC="/nonexistent/nvcc")
+        r, doc = self.entry(lambda st: (write(os.path.join(st, "01_serial"), EXFIL % os.path.join(ROOT, REFERENCE)),
+                                        put(os.path.join(st, "02_naive"), "solutions", "02_naive")), **env)
+        self.assertTrue(doc["gradable"])
+        self.assertEqual((self.pl_lab(doc, "01_serial"), self.pl_lab(doc, "02_naive")), (0.0, 60.0))
+        text = json.dumps(doc) + r.stdout + r.stderr
+        self.assertIn("lab code may not call fopen (line 6)", text)
+        for ln in reference_lines():
+            self.assertNotIn(ln, text)
+        r, doc = self.entry(lambda st: (put(os.path.join(st, "01_serial"), "solutions", "01_serial"),
+                                        fixture(os.path.join(st, "02_naive"), "host_side_scan", "02_naive")), **env)
+        self.assertEqual((self.pl_lab(doc, "01_serial"), self.pl_lab(doc, "02_naive")), (60.0, 0.0))
+        self.assertIn("lab code may not call malloc (line 41): no host memory", json.dumps(doc))
+        r, doc = self.entry(lambda st: (write(os.path.join(st, "01_serial"), LOUD),
+                                        put(os.path.join(st, "02_naive"), "solutions", "02_naive")), **env)
+        self.assertEqual(self.pl_lab(doc, "02_naive"), 60.0)
+        self.assertLess(len(json.dumps(doc).encode()), 500000)
 
     def test_a_grader_out_of_time_is_not_a_grade(self):
         r, doc = self.entry(lambda student: put(os.path.join(student, "01_serial"), "solutions", "01_serial"),
