@@ -150,6 +150,22 @@ def _check_gradescope(g):
             raise ConfigError(f"gradescope: unknown key {json.dumps(k)} (known: {', '.join(GRADESCOPE_DEFAULTS)})")
 
 
+# "sandbox" (top level, optional): user: the unprivileged user lab runs drop to when the grader
+# runs as root (grader/deploy/setup.sh and the Dockerfile create it; `nobody` when it is missing).
+SANDBOX_DEFAULTS = {"user": "scan-run"}
+
+
+def _check_sandbox(s):
+    if not isinstance(s, dict):
+        raise ConfigError("sandbox must be an object")
+    for k, v in s.items():
+        if k != "user":
+            raise ConfigError(f"sandbox: unknown key {json.dumps(k)} (known: user)")
+        if not isinstance(v, str) or not re.fullmatch(r"[a-z_][a-z0-9_-]*\$?", v) or v == "root":
+            raise ConfigError(f"sandbox.user must be the name of an unprivileged user such as "
+                              f"\"scan-run\" (got {json.dumps(v)})")
+
+
 def _merge(base, over):
     out = copy.deepcopy(base)
     for k, v in over.items():
@@ -168,11 +184,12 @@ class Config:
         if not isinstance(data, dict):
             raise ConfigError(f"{path}: the top level must be an object")
         for k in data:
-            if k not in ("course", "mode", "defaults", "labs", "static", "gradescope"):
+            if k not in ("course", "mode", "defaults", "labs", "static", "gradescope", "sandbox"):
                 raise ConfigError(f"{path}: unknown key {json.dumps(k)} "
-                                  f"(known: course, mode, defaults, labs, static, gradescope)")
+                                  f"(known: course, mode, defaults, labs, static, gradescope, sandbox)")
         _one_of(MODES)(data.get("mode", "auto"), "mode")
         _check_gradescope(data.get("gradescope", {}))
+        _check_sandbox(data.get("sandbox", {}))
         if "defaults" not in data:
             raise ConfigError(f"{path}: missing key \"defaults\"")
         _check_section(data["defaults"], SCHEMA, "defaults", partial=False)
@@ -210,6 +227,7 @@ class Config:
         # an infrastructure error, never CPU mode (a deployment); cpu: CPU mode, correctness only
         self.mode = data.get("mode", "auto")
         self.gradescope = dict(GRADESCOPE_DEFAULTS, **data.get("gradescope", {}))
+        self.sandbox = dict(SANDBOX_DEFAULTS, **data.get("sandbox", {}))
         self.defaults = data["defaults"]
         self.labs = labs
         self.static = static
