@@ -36,9 +36,10 @@ from gradelib import evaluate as ev  # noqa: E402
 from gradelib import proc  # noqa: E402
 from gradelib.build import InfraError  # noqa: E402
 from gradelib.grading import Grader, course_labs, gpu_visible, select_labs  # noqa: E402
+from gradelib.status import Status  # noqa: E402
 
 TRACE = re.compile(r"harness: sandbox-trace: (\S+) (.*) flags=(0x[0-9a-f]+)$")
-EXIT_OK, EXIT_NOT_OK, EXIT_USAGE, EXIT_INFRA = 0, 1, 2, 3
+RC_MEASURED, RC_NOT_OK, RC_USAGE, RC_INFRA = 0, 1, 2, 3
 
 
 def log(msg):
@@ -76,7 +77,7 @@ def measure(binary, info, mode, timeout):
             verdict = (None, "")
             for line in lines:
                 verdict = s.run(line, timeout)[:2]
-                if verdict[0] != "ok":
+                if verdict[0] != Status.OK:
                     break
             s.close(timeout)
             err = s.session.result.stderr if s.session.result else ""
@@ -100,7 +101,7 @@ def table(results, mode, device):
         lines.append(f"{'none':<48} {'-':<18} {'-':<8} every run of every lab")
     for (path, call, flags), where in sorted(rows.items()):
         lines.append(f"{path:<48} {call:<18} {flags:<8} {', '.join(sorted(where))}")
-    bad = [(lab, name, v) for lab, runs in results.items() for name, v, _ in runs if v[0] != "ok"]
+    bad = [(lab, name, v) for lab, runs in results.items() for name, v, _ in runs if v[0] != Status.OK]
     lines.append(f"runs: {sum(len(r) for r in results.values())} in {len(results)} labs, "
                  f"{'all ok' if not bad else f'{len(bad)} not ok'}")
     for lab, name, (kind, msg) in bad:
@@ -126,7 +127,7 @@ def main(argv=None):
             labs = select_labs(labs, args.labs)
     except (configmod.ConfigError, ValueError) as e:
         log(str(e))
-        return EXIT_USAGE
+        return RC_USAGE
     ev.TRACE_OPENS = True
     t0 = time.monotonic()
     try:
@@ -134,19 +135,19 @@ def main(argv=None):
         g.build_course()
     except (InfraError, proc.RunUserError) as e:
         log(f"cannot build the references: {e}")
-        return EXIT_INFRA
+        return RC_INFRA
     # one run first: the device, and whether the harness has a sandbox to measure at all
     probe = next((b for lab, (b, info) in sorted(g.refs.items()) if info.device), g.refs[sorted(g.refs)[0]][0])
     r = ev.run_lab([probe], 60, case=ev.case_line(1, "ones", 1), kind="measure")
     rep = ev.parse_report(r.report or "", channel=True)
-    if not isinstance(rep, dict) or rep.get("status") != "ok":
+    if not isinstance(rep, dict) or rep.get("status") != Status.OK:
         log(f"the first reference does not run: {ev.diagnose(r, 60)[1]}")
-        return EXIT_INFRA
+        return RC_INFRA
     if not rep.get("sandbox"):
         log("the harness was built without libseccomp, so there is no sandbox to measure: install "
             "libseccomp-dev or pass SECCOMP_PREFIX=DIR (DIR/include/seccomp.h, DIR/lib/libseccomp.a), "
             f"and remove {work}")
-        return EXIT_INFRA
+        return RC_INFRA
     device = rep.get("device") or "?"
     results = {}
     for lab in sorted(g.refs):
@@ -166,7 +167,7 @@ def main(argv=None):
                                       for n, v, opens in runs] for lab, runs in results.items()}}, f, indent=1)
         log(f"wrote {os.path.join(out, 'open_measurement.txt')}")
     log(f"done in {time.monotonic() - t0:.0f} s")
-    return EXIT_NOT_OK if bad else EXIT_OK
+    return RC_NOT_OK if bad else RC_MEASURED
 
 
 if __name__ == "__main__":
