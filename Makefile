@@ -485,7 +485,7 @@ STYLE_C  := $(sort $(wildcard common/*.c common/*.h common/*.cu common/cpu/*.cpp
               common/labs/*.c common/labs/*.h labs/*/*.cu solutions/*/*.cu \
               tests/*.c tests/*.h tests/hooks/*.cu tests/hooks/*.h tests/cpu_fixtures/*.cu tests/cpu_fixtures/*.h))
 STYLE_PY := $(sort $(wildcard common/*.py common/cpu/*.py grader/*.py grader/gradelib/*.py \
-              grader/gradelib/*/*.py grader/tests/*.py tests/*.py slides/*.py))
+              grader/gradelib/*/*.py grader/tests/*.py grader/tools/*.py tests/*.py slides/*.py))
 
 format:
 	@command -v $(CLANG_FORMAT) >/dev/null 2>&1 || { echo "make format: $(CLANG_FORMAT) is missing: sudo apt-get install clang-format" >&2; exit 2; }

@@ -158,6 +158,9 @@ static void enter_sandbox(const lab_options *o, lab_report *r)
     for (char **e = environ; e && *e; e++) /* compute-sanitizer's injection names itself */
         if (strstr(*e, "sanitizer") || strstr(*e, "Sanitizer"))
             under_tool = 1;
+    /* measuring what the runtime opens (grader/tools/measure_opens.sh) */
+    const char *trace = getenv("LAB_SANDBOX_TRACE_OPEN");
+    lab_sandbox_trace_opens(trace && strcmp(trace, "1") == 0);
     clearenv();
     if (lab_sandbox_enter(under_tool, why, sizeof(why)) == 0)
         r->sandbox = entered = 1;
@@ -1083,18 +1086,23 @@ out_free:
 
 /* ---- one case --------------------------------------------------------------------------- */
 
-/* Bytes of memory the system can still give without swapping (MemAvailable), or 0 if unknown. */
+/* Bytes of memory the system can still give without swapping (MemAvailable), or 0 if unknown.
+ * /proc/meminfo is opened once, by a process's first case (before the sandbox, which lets no
+ * file be opened), and read again from its start for each later case of the process. */
 static double host_available_bytes(void)
 {
-    FILE *f = fopen("/proc/meminfo", "r");
-    char line[256];
+    static int fd = -1;
+    char buf[8192];
     double kb = 0;
-    if (!f)
+    if (fd < 0)
+        fd = open("/proc/meminfo", O_RDONLY | O_CLOEXEC);
+    const ssize_t got = fd < 0 ? -1 : pread(fd, buf, sizeof(buf) - 1, 0);
+    if (got <= 0)
         return 0;
-    while (fgets(line, sizeof(line), f))
-        if (sscanf(line, "MemAvailable: %lf kB", &kb) == 1)
-            break;
-    fclose(f);
+    buf[got] = '\0';
+    const char *line = strstr(buf, "MemAvailable:");
+    if (!line || sscanf(line, "MemAvailable: %lf kB", &kb) != 1)
+        return 0;
     return kb * 1024.0;
 }
 

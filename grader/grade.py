@@ -486,6 +486,11 @@ def grade_batch(args, config, seed, labs):
         return rc
     results_dir = results_folder(args)
     os.makedirs(results_dir, exist_ok=True)
+    if os.geteuid() == 0:  # lab runs then run as the run user: other students' results are not theirs
+        os.chmod(results_dir, os.stat(results_dir).st_mode & 0o7700)
+        if os.stat(args.submissions).st_mode & 0o005:
+            log(f"warning: {args.submissions} is readable by other users, so a graded run (as the run "
+                f"user) could read other students' submissions: chmod o= {args.submissions}")
     if args.merge:
         rows = write_class_files(results_dir, [s for s, _ in subs])
         missing = [s for s, _ in subs if batch.read_result(results_dir, s) is None]

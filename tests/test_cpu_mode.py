@@ -250,8 +250,31 @@ class Sandbox(unittest.TestCase):
         rc, rep, err = run("sandbox_fork", 700)
         self.assertEqual((rc, rep.get("status"), rep.get("sandbox")), (0, "ok", False), err)
 
+    def check_open(self, name, path, how, **tool):
+        rc, rep, err = run(name, 700, extra=("--sandbox",), **tool)
+        self.assertEqual(rc, EXIT_SANDBOX, f"{rep} {err}")
+        self.assertIn(f"the lab's code opened {path} ({how}): graded runs may not open files: "
+                      "exit code 9", err)
+
     def test_a_file_opened_for_writing_is_stopped(self):
-        self.check("sandbox_write_file", "openat")
+        self.check_open("sandbox_write_file", "lab-was-here.txt", "openat, for writing")
+
+    def test_a_file_opened_for_reading_is_stopped_before_a_byte_is_read(self):
+        # CPU mode opens no file once the sandbox is in (grader/tools/measure_opens.py): none may
+        self.check_open("sandbox_read_file", "/etc/passwd", "openat")
+        rc, rep, err = run("sandbox_read_file", 700, extra=("--sandbox",))
+        self.assertNotIn("root:x:0", err)
+        rc, rep, err = run("sandbox_read_file", 700)  # outside the sandbox it reads and prints it
+        self.assertIn("root:x:0", err)
+
+    def test_the_measuring_switch_logs_each_open_and_lets_reads_through(self):
+        rc, rep, err = run("sandbox_read_file", 700, extra=("--sandbox",), LAB_SANDBOX_TRACE_OPEN="1")
+        self.assertIn("harness: sandbox-trace: openat /etc/passwd flags=0x0", err)
+        self.assertIn("root:x:0", err)  # read, so that the run goes on: never in graded runs
+        self.assertEqual(rc, 42, err)  # the fixture's own exit after printing
+        rc, rep, err = run("sandbox_write_file", 700, extra=("--sandbox",), LAB_SANDBOX_TRACE_OPEN="1")
+        self.assertIn("harness: sandbox-trace: openat lab-was-here.txt", err)
+        self.assertEqual(rc, EXIT_SANDBOX, err)  # writing stays refused
 
     def test_executable_memory_is_stopped(self):
         self.check("sandbox_exec_memory", "mmap")
@@ -260,11 +283,11 @@ class Sandbox(unittest.TestCase):
         # the tool's looser filter (its code in the process reads files): fork, writing a file
         # and executable memory are still stopped
         tool = {"CUDA_INJECTION64_PATH": "/opt/cuda/compute-sanitizer/libsanitizer-collection.so"}
-        for name, call in (("sandbox_fork", "clone"), ("sandbox_write_file", "openat"),
-                           ("sandbox_exec_memory", "mmap")):
+        for name, call in (("sandbox_fork", "clone"), ("sandbox_exec_memory", "mmap")):
             rc, rep, err = run(name, 700, extra=("--sandbox",), **tool)
             self.assertEqual(rc, EXIT_SANDBOX, f"{name}: {rep} {err}")
             self.assertIn(f"graded runs do not allow: {call} (system call", err)
+        self.check_open("sandbox_write_file", "lab-was-here.txt", "openat, for writing", **tool)
         rc, rep, err = run("correct", 700, extra=("--sandbox",), **tool)
         self.assertEqual((rc, rep.get("status"), rep.get("sandbox")), (0, "ok", True), f"{rep} {err}")
 

@@ -14,31 +14,16 @@
 # at most half): 540 s of 600, leaving time for the fallback result. GRADE_TIMEOUT sets the
 # grader's deadline directly.
 #
-# Started as root (a runner that ignores the image's USER), it makes the results folder, gives it
-# to GRADE_USER (default grader) and runs the rest as that user; without such a user, as root.
+# It runs as root (the image has no USER line): the grader drops every graded run of student code
+# to the unprivileged run user (config "sandbox", created by the Dockerfile), which cannot read
+# /course or /work (0700); only root can make that drop for each run.
 set -u
 G=${GRADE_ROOT:-/grade}
 COURSE=${COURSE:-/course}
 WORK=${GRADE_WORK:-/work}
-GRADE_USER=${GRADE_USER:-grader}
 if ! mkdir -p "$G/results" 2>/dev/null || [ ! -w "$G/results" ]; then
     echo "entry.sh: cannot create or write $G/results (the runner's results mount): no result can be written" >&2
     exit 1
-fi
-if [ "$(id -u)" = 0 ] && [ -z "${ENTRY_DROPPED:-}" ]; then
-    if id -u "$GRADE_USER" >/dev/null 2>&1; then
-        chown "$GRADE_USER" "$G/results"
-        mkdir -p "$WORK" 2>/dev/null && chown "$GRADE_USER" "$WORK" 2>/dev/null
-        export ENTRY_DROPPED=1
-        if command -v setpriv >/dev/null; then
-            exec setpriv --reuid "$GRADE_USER" --regid "$(id -g "$GRADE_USER")" --init-groups bash "$0" "$@"
-        elif command -v runuser >/dev/null; then
-            exec runuser -u "$GRADE_USER" -- bash "$0" "$@"
-        fi
-        echo "entry.sh: running as root: neither setpriv nor runuser is installed to become $GRADE_USER" >&2
-    else
-        echo "entry.sh: running as root: no user $GRADE_USER to grade as" >&2
-    fi
 fi
 out=$G/results/results.json
 platform=${PLATFORM_TIMEOUT:-600}

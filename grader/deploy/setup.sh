@@ -3,6 +3,7 @@
 # what the image lacks and builds the harness and the reference solutions ahead, so that each
 # submission builds only its own labs; then it grades the reference solutions once, and fails the
 # image if they do not get full marks (a broken autograder is found now, not by the students).
+# It also creates the user graded code runs as and makes the course unreadable to it.
 set -euo pipefail
 ROOT=${AUTOGRADER_ROOT:-/autograder}
 COURSE=$ROOT/source/course
@@ -22,6 +23,15 @@ if [ -z "${SKIP_APT:-}" ]; then
         apt-get install -y -qq cuda-nvcc-13-0 cuda-cudart-dev-13-0 >/dev/null
     fi
 fi
+# Graded code runs as an unprivileged user (grader/config.json "sandbox": {"user": "scan-run"}; the
+# grader, as root, drops each lab process to it): no login, no home. The course (its reference
+# solutions, the grader) is root's alone, as is the grader's work folder (grade.py makes it 0700).
+RUN_USER=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1])).get("sandbox", {}).get("user", "scan-run"))' \
+    "$COURSE/grader/config.json")
+if [ -z "${SKIP_USERADD:-}" ] && ! id -u "$RUN_USER" >/dev/null 2>&1; then
+    useradd --system --user-group --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin "$RUN_USER"
+fi
+chmod go= "$ROOT/source"
 export PATH=/usr/local/cuda/bin:$PATH
 labs=()
 [ -n "${GRADE_LABS:-}" ] && labs=(--labs $GRADE_LABS)

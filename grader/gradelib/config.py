@@ -177,6 +177,22 @@ def _check_feedback(f):
                           "lab_output_bytes < results_max_bytes")
 
 
+# "sandbox" (top level, optional): user: the unprivileged user lab runs drop to when the grader
+# runs as root (grader/deploy/setup.sh and the Dockerfile create it; `nobody` when it is missing).
+SANDBOX_DEFAULTS = {"user": "scan-run"}
+
+
+def _check_sandbox(s):
+    if not isinstance(s, dict):
+        raise ConfigError("sandbox must be an object")
+    for k, v in s.items():
+        if k != "user":
+            raise ConfigError(f"sandbox: unknown key {json.dumps(k)} (known: user)")
+        if not isinstance(v, str) or not re.fullmatch(r"[a-z_][a-z0-9_-]*\$?", v) or v == "root":
+            raise ConfigError(f"sandbox.user must be the name of an unprivileged user such as "
+                              f"\"scan-run\" (got {json.dumps(v)})")
+
+
 def _merge(base, over):
     out = copy.deepcopy(base)
     for k, v in over.items():
@@ -195,12 +211,13 @@ class Config:
         if not isinstance(data, dict):
             raise ConfigError(f"{path}: the top level must be an object")
         for k in data:
-            if k not in ("course", "mode", "defaults", "labs", "static", "gradescope", "feedback"):
+            if k not in ("course", "mode", "defaults", "labs", "static", "gradescope", "feedback", "sandbox"):
                 raise ConfigError(f"{path}: unknown key {json.dumps(k)} "
-                                  f"(known: course, mode, defaults, labs, static, gradescope, feedback)")
+                                  f"(known: course, mode, defaults, labs, static, gradescope, feedback, sandbox)")
         _one_of(MODES)(data.get("mode", "auto"), "mode")
         _check_gradescope(data.get("gradescope", {}))
         _check_feedback(data.get("feedback", {}))
+        _check_sandbox(data.get("sandbox", {}))
         if "defaults" not in data:
             raise ConfigError(f"{path}: missing key \"defaults\"")
         _check_section(data["defaults"], SCHEMA, "defaults", partial=False)
@@ -240,6 +257,7 @@ class Config:
         self.gradescope = dict(GRADESCOPE_DEFAULTS, **data.get("gradescope", {}))
         # the limits on program output in the feedback (feedback.configure takes them)
         self.feedback = dict(FEEDBACK_DEFAULTS, **data.get("feedback", {}))
+        self.sandbox = dict(SANDBOX_DEFAULTS, **data.get("sandbox", {}))
         self.defaults = data["defaults"]
         self.labs = labs
         self.static = static

@@ -8,9 +8,13 @@ stdin, see proc.run) and the report goes back on it, never on stdout, which the 
 print to; it must be the only thing on that channel and name the case that was asked for. So timed, checked
 and sanitizer runs look the same to the lab's code, and every call in them is checked.
 
-Every run of a lab binary starts in a fresh, empty temporary folder (its cwd), removed after,
-and is contained (proc.run's contain=True): a process it leaves running, also one that called
-setsid(), is killed, and the run is diagnosed "escaped".
+Every lab process runs from a run folder of its own (RunDir), removed after: a copy of the
+binary in a folder the run user can only traverse, and an empty cwd (also HOME and TMPDIR) that
+the run user owns. When the grader is root the process runs as that unprivileged user
+(proc.run_user), which can read nothing of the grader's work folder (0700: builds, private
+copies of scan.cu, results) nor, deployed, of the course; a reference binary's copy is
+executable but not readable (0711). Every run is contained (proc.run's contain=True): a process
+it leaves running, also one that called setsid(), is killed, and the run is diagnosed "escaped".
 """
 import dataclasses
 import hashlib
@@ -18,6 +22,7 @@ import json
 import os
 import re
 import shutil
+import stat
 import tempfile
 import threading
 import time
@@ -58,19 +63,148 @@ def trace(kind, argv, seconds, **extra):
         f.write(line + "\n")
 
 
-def run_lab(argv, timeout, report=False, case=None, kind="run"):
-    """proc.run for a lab binary (or a tool running one): in a fresh temporary cwd, so nothing
-    the binary writes by a relative path lands in the grader's folders, and contained, so that
-    nothing it starts outlives it. case: a graded run (the case line)."""
-    argv = [os.path.abspath(argv[0])] + list(argv[1:])
-    d = tempfile.mkdtemp(prefix="lab-run-")
+# ---- the run folder ---------------------------------------------------------------------------
+
+# The harness's measuring switch (common/sandbox.c): every file a run opens after the sandbox
+# is in is logged on stderr and opened ("harness: sandbox-trace: ..."). Graded runs never get it;
+# grader/tools/measure_opens.py sets TRACE_OPENS.
+TRACE_OPENS_VAR = "LAB_SANDBOX_TRACE_OPEN"
+TRACE_OPENS = False
+
+_references = set()  # real paths of the course's reference binaries (mark_reference)
+_references_lock = threading.Lock()
+
+
+def mark_reference(binary):
+    """Marks binary as one of the course's reference binaries: its run copies are executable but
+    not readable by the run user (0711), and it never runs under a tool (RunDir)."""
+    with _references_lock:
+        _references.add(os.path.realpath(binary))
+
+
+def is_reference(binary):
+    with _references_lock:
+        return os.path.realpath(binary) in _references
+
+
+def private_folder(path):
+    """Creates path (and its parents) and makes it the grader's alone (0700): the grader's work
+    folder holds builds, private copies of every scan.cu (the references' too) and results, none
+    of which a lab run may read."""
+    os.makedirs(path, exist_ok=True)
+    os.chmod(path, 0o700)
+
+
+def _traversable(path):
+    """True when every folder from / down to path lets others through (o+x)."""
+    path = os.path.realpath(path)
+    while True:
+        try:
+            if not os.stat(path).st_mode & 0o001:
+                return False
+        except OSError:
+            return False
+        parent = os.path.dirname(path)
+        if parent == path:
+            return True
+        path = parent
+
+
+def _run_base():
+    """Where run folders go: the temporary folder, or /tmp when the run user could not reach it."""
+    base = tempfile.gettempdir()
+    return base if proc.run_user() is None or _traversable(base) else "/tmp"
+
+
+class RunDir:
+    """The folder one lab process runs from: `scan`, a copy of the binary (0755; a reference
+    binary's 0711: the run user may execute it, not read it), and `cwd/`, empty, owned by the run
+    user (the process's cwd, HOME and TMPDIR); with tool=True also `tool/` (the run user's) for
+    a tool's log. The folder itself is 0711: the run user can reach what is in it by name, not
+    list it. remove() deletes it all. A reference binary never runs under a tool (ValueError):
+    compute-sanitizer runs the student's binaries only. Raises proc.RunUserError when the grader
+    is root without a user to run as."""
+
+    def __init__(self, binary, tool=False):
+        user = proc.run_user()
+        reference = is_reference(binary)
+        if tool and reference:
+            raise ValueError(f"{binary} is a reference binary: it never runs under a tool")
+        self.path = tempfile.mkdtemp(prefix="lab-run-", dir=_run_base())
+        try:
+            os.chmod(self.path, 0o711)
+            self.binary = os.path.join(self.path, os.path.basename(binary))
+            shutil.copyfile(binary, self.binary)
+            os.chmod(self.binary, 0o711 if reference else 0o755)
+            self.cwd = os.path.join(self.path, "cwd")
+            os.mkdir(self.cwd, 0o700)
+            owned = [self.cwd]
+            self.log = None
+            if tool:
+                os.mkdir(os.path.join(self.path, "tool"), 0o700)
+                owned.append(os.path.join(self.path, "tool"))
+                self.log = os.path.join(self.path, "tool", "sanitizer.log")
+            if user is not None:
+                for d in owned:
+                    os.chown(d, user.uid, user.gid)
+        except BaseException:
+            self.remove()
+            raise
+        self.user = user
+
+    def env(self):
+        """The run's environment: the grader's, with HOME and TMPDIR in the run's cwd (the
+        harness empties it before the lab's code runs), and without the sandbox's measuring
+        switch unless TRACE_OPENS is set (grader/tools/measure_opens.py)."""
+        env = dict(os.environ, HOME=self.cwd, TMPDIR=self.cwd)
+        if TRACE_OPENS:
+            env[TRACE_OPENS_VAR] = "1"
+        else:
+            env.pop(TRACE_OPENS_VAR, None)
+        return env
+
+    def read_log(self, limit=200000):
+        """The tool's log, when it is a regular file of the run user's (never a link the run
+        made to a file the grader can read and the run user cannot); "" otherwise."""
+        if self.log is None:
+            return ""
+        try:
+            fd = os.open(self.log, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        except OSError:
+            return ""
+        try:
+            st = os.fstat(fd)
+            owner = self.user.uid if self.user is not None else os.geteuid()
+            if not stat.S_ISREG(st.st_mode) or st.st_uid != owner or st.st_nlink != 1:
+                return ""
+            with os.fdopen(os.dup(fd), "rb") as f:
+                return f.read(limit).decode("utf-8", errors="replace")
+        except OSError:
+            return ""
+        finally:
+            os.close(fd)
+
+    def remove(self):
+        shutil.rmtree(self.path, ignore_errors=True)
+
+
+def run_lab(argv, timeout, report=False, case=None, kind="run", tool=None):
+    """proc.run for a lab binary (argv: the binary and its options) from a RunDir of its own:
+    nothing the binary writes by a relative path lands in the grader's folders, it runs as the
+    run user when the grader is root, and it is contained, so that nothing it starts outlives
+    it. case: a graded run (the case line). tool: a function (binary, log) -> the argv of a tool
+    that runs the binary (compute-sanitizer); the Result's tool_log then holds the tool's log."""
+    prog = os.path.abspath(argv[0])
+    d = RunDir(prog, tool=tool is not None)
     t0 = time.monotonic()
     try:
-        return proc.run(argv, timeout, cwd=d, report=report, contain=True, case=case)
+        full = tool(d.binary, d.log) if tool else [d.binary] + list(argv[1:])
+        r = proc.run(full, timeout, cwd=d.cwd, env=d.env(), report=report, contain=True, case=case)
+        r.tool_log = d.read_log() if tool else ""
+        return r
     finally:
-        shutil.rmtree(d, ignore_errors=True)
-        trace(kind, argv if kind != "sanitizer" else argv[-1:], time.monotonic() - t0,
-              case=case or " ".join(argv[1:])[:200])
+        d.remove()
+        trace(kind, [prog], time.monotonic() - t0, case=case or " ".join(argv[1:])[:200])
 
 
 @dataclasses.dataclass(frozen=True)
@@ -395,18 +529,21 @@ class LabSession:
     something no case's verdict accounts for (a second line on the report channel, an unclean
     exit after its last case, a process left running): the caller then runs the cases that came
     back ok again, each alone, and keeps those verdicts. argv: the binary, or a tool and its
-    options before it (compute-sanitizer)."""
+    options before it (compute-sanitizer). The process runs from a RunDir of its own (see
+    run_lab); tool: a function (binary, log) -> the argv of a tool that runs the binary, whose
+    log tool_log() reads."""
 
-    def __init__(self, argv, kind="case"):
-        argv = list(argv[:-1]) + [os.path.abspath(argv[-1])]
+    def __init__(self, binary, kind="case", tool=None):
         self.kind = kind
-        self.prog = argv[-1:]
-        self.dir = tempfile.mkdtemp(prefix="lab-run-")
+        self.prog = [os.path.abspath(binary)]
+        self.dir = RunDir(self.prog[0], tool=tool is not None)
+        argv = tool(self.dir.binary, self.dir.log) if tool else [self.dir.binary]
         try:
-            self.session = proc.Session(argv, cwd=self.dir)
-        except OSError:
-            shutil.rmtree(self.dir, ignore_errors=True)
+            self.session = proc.Session(argv, cwd=self.dir.cwd, env=self.dir.env())
+        except BaseException:
+            self.dir.remove()
             raise
+        self.log_text = ""
         self.cases = 0
         self.clean = True
         self.ended = False
@@ -437,7 +574,8 @@ class LabSession:
         err = self.session.stderr_since(err_from)
         self.session.release()
         self.ended = True
-        shutil.rmtree(self.dir, ignore_errors=True)
+        self.log_text = self.dir.read_log()
+        self.dir.remove()
         if final.escaped:
             self.clean = False
         return final, err
@@ -453,7 +591,7 @@ class LabSession:
 
 def case_session(binary):
     """A LabSession for correctness cases of binary (LabSession.run with case_line(...))."""
-    return LabSession([binary], "case")
+    return LabSession(binary, "case")
 
 
 def run_case_in(session, n, dist, seed, timeout, options=()):
@@ -491,33 +629,22 @@ def _sanitizer_argv(sanitizer, tool, binary, log):
     return argv
 
 
+def _sanitizer_tool(sanitizer, tool):
+    """run_lab's tool= for compute-sanitizer: (binary, log) -> its argv."""
+    return lambda binary, log: _sanitizer_argv(sanitizer, tool, binary, log)
+
+
 def _sanitizer_case(n, seed, info):
     calls = case_calls(info, n) if info is not None else ("--calls", "2")
     return case_line(n, "small", seed, options=calls)
 
 
-def _read_log(log):
-    try:
-        with open(log, encoding="utf-8", errors="replace") as f:
-            return f.read(200000)
-    except OSError:
-        return ""
-
-
 def run_sanitizer(sanitizer, tool, binary, n, seed, timeout, info=None):
     """(verdict, detail): verdict a Status, clean, errors (only when the sanitizer exits with the
     grader's --error-exitcode) or timeout (could not check)."""
-    fd, log = tempfile.mkstemp(prefix="sanitizer-", suffix=".log")
-    os.close(fd)
-    try:
-        r = run_lab(_sanitizer_argv(sanitizer, tool, binary, log), timeout, case=_sanitizer_case(n, seed, info),
-                    kind="sanitizer")
-        text = _read_log(log)
-    finally:
-        try:
-            os.remove(log)
-        except OSError:
-            pass
+    r = run_lab([binary], timeout, case=_sanitizer_case(n, seed, info), kind="sanitizer",
+                tool=_sanitizer_tool(sanitizer, tool))
+    text = r.tool_log
     if r.timed_out:
         return Status.TIMEOUT, f"{tool} at n={n} timed out after {timeout:g} s"
     if r.returncode == SANITIZER_EXIT:
@@ -538,23 +665,15 @@ def run_sanitizer_sizes(sanitizer, tool, binary, sizes, timeout, info=None, isol
     timeout), and with isolated=True, each size runs alone (run_sanitizer), so that every verdict
     and message is the one a run of that size alone gives."""
     if not isolated and len(sizes) > 1:
-        fd, log = tempfile.mkstemp(prefix="sanitizer-", suffix=".log")
-        os.close(fd)
-        try:
-            session = LabSession(_sanitizer_argv(sanitizer, tool, binary, log), "sanitizer")
-            ok = True
-            for n, seed in sizes:
-                kind, _, _ = session.run(_sanitizer_case(n, seed, info), timeout,
-                                         {"n": n, "seed": seed, "dist": "small"})
-                if kind != Status.OK:
-                    ok = False
-                    break
-            ok = session.close(timeout) and ok
-        finally:
-            try:
-                os.remove(log)
-            except OSError:
-                pass
+        session = LabSession(binary, "sanitizer", tool=_sanitizer_tool(sanitizer, tool))
+        ok = True
+        for n, seed in sizes:
+            kind, _, _ = session.run(_sanitizer_case(n, seed, info), timeout,
+                                     {"n": n, "seed": seed, "dist": "small"})
+            if kind != Status.OK:
+                ok = False
+                break
+        ok = session.close(timeout) and ok
         if ok:
             return [(n, Status.CLEAN, f"{tool} at n={n}: no errors") for n, _ in sizes]
     return [(n, *run_sanitizer(sanitizer, tool, binary, n, seed, timeout, info)) for n, seed in sizes]
@@ -587,7 +706,7 @@ class Timer:
             return run_timed(self.binary, n, reps, warmup, seed, timeout)
         if self.session is None or self.session.ended:
             self._close()
-            self.session, self.first = LabSession([self.binary], "timed"), True
+            self.session, self.first = LabSession(self.binary, "timed"), True
         kind, msg, rep = self.session.run(case_line(n, "small", seed, reps, warmup), timeout,
                                           {"n": n, "seed": seed, "dist": "small"})
         first, self.first = self.first, False

@@ -100,6 +100,7 @@ class Grader:
         self.sanitizer = None
         self.timings = {}
         self.build_seconds = {}  # submission name -> its build time (builds run ahead of grading)
+        proc.set_run_user(config.sandbox["user"])  # who lab runs run as when the grader is root
 
     # ---- once per grading session ----------------------------------------------------------
 
@@ -116,6 +117,11 @@ class Grader:
     def build_course(self):
         """The harness and the reference solutions, built (or found built) in the work folder;
         needs no GPU (grade.py --prepare-only: a container or Gradescope image built ahead)."""
+        try:  # lab runs never run as root: no user to run them as is an infrastructure error
+            proc.run_user()
+        except proc.RunUserError as e:
+            raise InfraError(str(e))
+        ev.private_folder(self.work)  # builds, private copies of scan.cu, results: not the run user's
         self.progress(f"building the harness ({self.mode} mode)")
         self.builder.prepare()
         if self.mode == "cpu":
@@ -176,6 +182,7 @@ class Grader:
                                  bases=stage_build.base_objects(bases))
         if res.ok:
             os.chmod(res.binary, 0o555)  # a reminder more than a guard: the hash is the check
+            ev.mark_reference(res.binary)  # run copies executable, not readable; never under a tool
         return res
 
     def _ref_binary(self, lab):

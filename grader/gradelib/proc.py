@@ -22,9 +22,19 @@ those that were still running are named in Result.escaped. On Linux the grader i
 subreaper (prctl), so such a process becomes the grader's child when its parent ends, and the
 grader reaps the ones it killed (and only those: other threads wait for their own children).
 A process that clears the tag from its environment and leaves the session is not found.
+
+A lab run (contain=True, and every Session) never runs as root: when the grader is root, the child
+drops to the run user (run_user: the config's sandbox.user, `scan-run` as setup.sh and the
+Dockerfile create it, else `nobody`) between fork and exec (Popen's user/group/extra_groups:
+setgroups([]), setgid, setuid), after it has left for its own session, so it keeps its process
+group, its report channel (its stdin) and is still found and reaped by the sweep. When the
+grader is not root (a student's own machine) there is nothing to drop: the child runs as the
+grader's user. No run user at all (neither exists) is a RunUserError, never a run as root.
 """
 import ctypes
+import errno
 import os
+import pwd
 import secrets
 import select
 import signal
@@ -39,6 +49,80 @@ OUTPUT_CAP = 256 * 1024  # bytes of stdout/stderr kept per stream
 TAG_VAR = "LAB_RUN_TAG"  # the environment variable that marks every process of one lab run
 SWEEP_S = 10.0  # at most this long to kill and reap what a run left behind
 PR_SET_CHILD_SUBREAPER = 36
+DEFAULT_RUN_USER = "scan-run"  # grader/config.json "sandbox": {"user": ...}; deploy/setup.sh makes it
+FALLBACK_RUN_USER = "nobody"
+
+
+class RunUserError(Exception):
+    """The grader is root and has no unprivileged user to run lab code as (one line)."""
+
+
+class RunUser:
+    """The user a lab run drops to: name, uid, gid (its primary group; no other groups)."""
+
+    def __init__(self, name, uid, gid):
+        self.name, self.uid, self.gid = name, uid, gid
+
+    def __repr__(self):
+        return f"RunUser({self.name!r}, uid={self.uid}, gid={self.gid})"
+
+
+_run_user_lock = threading.Lock()
+_run_user_name = DEFAULT_RUN_USER
+_run_user = None  # resolved on first use
+
+
+def set_run_user(name):
+    """The user lab runs drop to when the grader is root (the config's sandbox.user); resolved
+    at the next run (run_user)."""
+    global _run_user_name, _run_user
+    with _run_user_lock:
+        _run_user_name, _run_user = name or DEFAULT_RUN_USER, None
+
+
+def run_user():
+    """The RunUser lab runs run as, or None when the grader is not root (nothing to drop: they
+    run as the grader's own user). Root: the configured user, else `nobody`; a user with uid 0
+    is never taken. Raises RunUserError when neither exists."""
+    global _run_user
+    if os.geteuid() != 0:
+        return None
+    with _run_user_lock:
+        if _run_user is None:
+            for name in dict.fromkeys((_run_user_name, FALLBACK_RUN_USER)):
+                try:
+                    pw = pwd.getpwnam(name)
+                except KeyError:
+                    continue
+                if pw.pw_uid != 0 and pw.pw_gid != 0:
+                    _run_user = RunUser(name, pw.pw_uid, pw.pw_gid)
+                    break
+            else:
+                raise RunUserError(f"the grader runs as root and neither the run user "
+                                   f"'{_run_user_name}' nor '{FALLBACK_RUN_USER}' exists (or has a "
+                                   f"non-root uid and group): create one (grader/deploy/setup.sh: "
+                                   f"useradd --system {DEFAULT_RUN_USER}); lab code never runs as root")
+        return _run_user
+
+
+def _popen(argv, **kwargs):
+    """subprocess.Popen, tried again for a while on ETXTBSY: a run's binary is a fresh copy
+    (evaluate.RunDir), and a process another thread forks while the copy is still open for
+    writing holds that descriptor until its own exec."""
+    for attempt in range(100):
+        try:
+            return subprocess.Popen(argv, **kwargs)
+        except OSError as e:
+            if e.errno != errno.ETXTBSY or attempt == 99:
+                raise
+            time.sleep(0.01)
+
+
+def _drop(user):
+    """Popen's keyword arguments that make the child run as user (None: as the grader)."""
+    if user is None:
+        return {}
+    return {"user": user.uid, "group": user.gid, "extra_groups": []}
 
 
 _live_lock = threading.Lock()
@@ -349,10 +433,12 @@ def run(argv, timeout, cwd=None, env=None, report=False, contain=False, case=Non
     it wrote back on it. With report=True, `--report-fd N` is added to argv instead and
     Result.report holds what the child wrote there. With contain=True (a lab run) the
     child's environment (env, or the grader's) gets LAB_RUN_TAG, and every process of the run
-    still running after it ended is killed and named in Result.escaped (see sweep). A program
+    still running after it ended is killed and named in Result.escaped (see sweep), and when the
+    grader is root the child runs as run_user() (RunUserError when there is none). A program
     that cannot be started raises OSError (the caller decides whether that is the grader's
     problem or the student's)."""
     become_subreaper()
+    user = run_user() if contain else None
     tag = secrets.token_hex(16) if contain else None
     if contain:
         env = _tagged(os.environ if env is None else env, tag)
@@ -360,8 +446,9 @@ def run(argv, timeout, cwd=None, env=None, report=False, contain=False, case=Non
     try:
         with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
             t0 = time.monotonic()
-            p = subprocess.Popen(argv, stdout=out, stderr=err, stdin=stdin, cwd=cwd, env=env,
-                                 start_new_session=True, pass_fds=(wfd,) if wfd is not None else ())
+            p = _popen(argv, stdout=out, stderr=err, stdin=stdin, cwd=cwd, env=env,
+                                 start_new_session=True, pass_fds=(wfd,) if wfd is not None else (),
+                                 **_drop(user))
             track(p.pid)
             if wfd is not None:
                 os.close(wfd)
@@ -421,10 +508,12 @@ class Session:
     end of the input (finish) or after a case that is not ok. Contained like run(contain=True):
     its own process group and session, LAB_RUN_TAG in its environment, and everything of it still
     running when it ends is killed and named in the final Result.escaped. stdout and stderr go to
-    files; stderr_since(offset) reads what was written after a case began."""
+    files; stderr_since(offset) reads what was written after a case began. As run(contain=True),
+    it runs as run_user() when the grader is root."""
 
     def __init__(self, argv, cwd=None, env=None):
         become_subreaper()
+        user = run_user()
         self.tag = secrets.token_hex(16)
         env = _tagged(os.environ if env is None else env, self.tag)
         self.out = tempfile.TemporaryFile()
@@ -433,8 +522,8 @@ class Session:
         self.buf = b""
         self.t0 = time.monotonic()
         try:
-            self.p = subprocess.Popen(list(argv) + ["--grader"], stdout=self.out, stderr=self.err, stdin=theirs,
-                                      cwd=cwd, env=env, start_new_session=True)
+            self.p = _popen(list(argv) + ["--grader"], stdout=self.out, stderr=self.err, stdin=theirs,
+                                      cwd=cwd, env=env, start_new_session=True, **_drop(user))
         except OSError:
             self._close_files()
             raise

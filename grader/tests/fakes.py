@@ -3,6 +3,9 @@ that answer --describe and print harness-style JSON (common/report.c: lab_print_
 lab_print_report_json) with the harness's exit codes (common/contract.json), so the grader's
 pipeline runs without nvcc or a GPU. escape=PIDFILE
 makes a run leave a `sleep` behind in a session of its own (its pid appended to PIDFILE).
+The grader runs a copy of a fake (evaluate.RunDir), as its run user when the tests run as root:
+what a fake writes (log=, cwd_log=, escape=, ...) must go to a folder that user can write to
+(shared_tmp).
 `scan --grader` reads cases until its input ends or one is not ok, as the harness does;
 fail_after=K makes the cases after the K-th of one process wrong (state kept between cases),
 exit_at_end=CODE its exit code after the last case, cap_first=True a call larger than the first
@@ -11,6 +14,7 @@ import json
 import os
 import stat
 import sys
+import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 GRADER = os.path.dirname(HERE)
@@ -130,8 +134,8 @@ while a[i].startswith("--"):
     i += 2
 binary, rest = a[i], a[i + 1:]
 p = subprocess.run([binary] + rest)
-marker = binary + ".sanitizer"
-if os.path.exists(marker) and tool in open(marker).read():
+marker = [ln for ln in open(binary).read().splitlines() if ln.startswith("# SANITIZER_ERRORS=")]
+if marker and tool in marker[0]:
     with open(log, "w") as f:
         f.write("========= COMPUTE-SANITIZER\n========= Invalid __global__ write of size 4 bytes\n"
                 "=========     at fake_kernel+0x10\n========= ERROR SUMMARY: 1 error\n")
@@ -140,9 +144,31 @@ sys.exit(p.returncode)
 '''
 
 
+def shared_tmp():
+    """A temporary folder for a test's files that fakes write to: world-writable (sticky) when
+    the tests run as root, since the grader then runs the fakes as its unprivileged run user."""
+    d = tempfile.mkdtemp()
+    if os.geteuid() == 0:
+        os.chmod(d, 0o1777)
+    return d
+
+
+def _interpreter():
+    """The Python the fakes run with: this one, or when the tests run as root (the grader then
+    runs the fakes as its run user) the first one every user can run (/root/.pyenv's cannot)."""
+    if os.geteuid() != 0:
+        return sys.executable
+    from gradelib import evaluate
+    for exe in (sys.executable, "/usr/bin/python3", "/usr/local/bin/python3"):
+        if os.access(exe, os.X_OK) and evaluate._traversable(os.path.dirname(os.path.realpath(exe))) \
+                and os.stat(os.path.realpath(exe)).st_mode & 0o001:
+            return exe
+    return sys.executable
+
+
 def _write_script(path, text):
     with open(path, "w") as f:
-        f.write(text.replace("#!PYTHON", "#!" + sys.executable, 1))
+        f.write(text.replace("#!PYTHON", "#!" + _interpreter(), 1))
     os.chmod(path, os.stat(path).st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
     return path
 
@@ -175,10 +201,9 @@ def fake_lab(folder, name, sanitizer_errors="", **behaviour):
                      bytes_per_element=contract.bytes_moved(1))
     path = os.path.join(d, "scan")
     text = FAKE_LAB.replace("BEHAVIOUR", repr(json.dumps(behaviour)))
+    if sanitizer_errors:  # the fake sanitizer reads it from the copy of the binary it runs
+        text += f"# SANITIZER_ERRORS={sanitizer_errors}\n"
     _write_script(path, text)
-    if sanitizer_errors:
-        with open(path + ".sanitizer", "w") as f:
-            f.write(sanitizer_errors)
     return path
 
 

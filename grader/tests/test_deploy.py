@@ -111,8 +111,10 @@ class Gradescope(unittest.TestCase):
             for info in f.infolist():  # as Gradescope does: the scripts stay executable
                 if info.external_attr >> 16 & 0o111:
                     os.chmod(os.path.join(source, info.filename), 0o755)
-        # as shipped for Gradescope's machines: no nvcc (find_nvcc reads NVCC first)
-        cls.env = dict(os.environ, AUTOGRADER_ROOT=cls.root, SKIP_APT="1", NVCC="/nonexistent/nvcc")
+        # as shipped for Gradescope's machines: no nvcc (find_nvcc reads NVCC first); SKIP_USERADD:
+        # no user is added to the machine that runs the tests (as root the grader then drops to
+        # `nobody`, proc.run_user's fallback)
+        cls.env = dict(os.environ, AUTOGRADER_ROOT=cls.root, SKIP_APT="1", SKIP_USERADD="1", NVCC="/nonexistent/nvcc")
         r = subprocess.run(["bash", os.path.join(source, "setup.sh")], capture_output=True, text=True, env=cls.env)
         cls.setup_output = r.stdout + r.stderr
         if r.returncode != 0:
@@ -153,6 +155,12 @@ class Gradescope(unittest.TestCase):
 
     def test_setup_checked_the_reference_solutions(self):
         self.assertIn("the reference solutions get 120.0/120 (cpu mode): ready", self.setup_output)
+
+    def test_setup_made_the_course_unreadable_to_other_users(self):
+        # graded code runs as another user (the config's sandbox.user): the reference solutions
+        # under source/ and the grader's work folder must be root's alone
+        self.assertEqual(os.stat(os.path.join(self.root, "source")).st_mode & 0o077, 0)
+        self.assertEqual(os.stat(os.path.join(self.root, "work")).st_mode & 0o077, 0)
 
     def test_a_labs_folder(self):
         def make(sub):
@@ -283,6 +291,15 @@ class Container(unittest.TestCase):
             for src in parts[1:-1]:
                 if not src.startswith("--"):
                     self.assertTrue(os.path.exists(os.path.join(ROOT, src)), f"COPY {src}: not in the repository")
+
+    def test_the_image_grades_as_root_and_runs_graded_code_as_the_run_user(self):
+        with open(os.path.join(DEPLOY, "Dockerfile")) as f:
+            text = f.read()
+        with open(os.path.join(GRADER, "config.json")) as f:
+            user = json.load(f)["sandbox"]["user"]
+        self.assertRegex(text, rf"useradd --system [^\n]*--shell /usr/sbin/nologin {user}\b")
+        self.assertIn("chmod 0700 /course /work", text)
+        self.assertNotRegex(text, r"(?m)^USER ")  # root, so that it can drop each run to the user
 
     @classmethod
     def setUpClass(cls):
