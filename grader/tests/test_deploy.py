@@ -282,6 +282,53 @@ class Gradescope(unittest.TestCase):
         self.assertIn("Ask your instructor to regrade", doc["output"])
 
 
+class GradescopeGpu(unittest.TestCase):
+    """The package in gpu mode (`make gradescope GRADESCOPE_ARGS='--mode gpu'`, for a self-hosted
+    Gradescope runner or any grading host with an NVIDIA GPU) in a simulated /autograder tree:
+    an upload gets the points `grade.py --gpu` gives it, lab by lab. Skips without a GPU."""
+
+    def test_the_package_grades_as_grade_py_does(self):
+        from gradelib.grading import gpu_visible
+        if not gpu_visible() or not shutil.which("nvidia-smi"):
+            self.skipTest("no NVIDIA GPU here: the gpu-mode package is checked on a GPU machine")
+        tmp = tempfile.mkdtemp(prefix="test-gradescope-gpu-")
+        try:
+            root = os.path.join(tmp, "autograder")
+            z = os.path.join(tmp, "autograder.zip")
+            subprocess.run([sys.executable, os.path.join(DEPLOY, "make_gradescope.py"), "--out", z, "--labs", "01",
+                            "02", "03", "--mode", "gpu"], check=True, capture_output=True)
+            with zipfile.ZipFile(z) as f:
+                f.extractall(os.path.join(root, "source"))
+            env = dict(os.environ, AUTOGRADER_ROOT=root, SKIP_APT="1", SKIP_USERADD="1")
+            r = subprocess.run(["bash", os.path.join(root, "source", "setup.sh")], capture_output=True, text=True,
+                               env=env, timeout=1200)
+            self.assertEqual(r.returncode, 0, (r.stdout + r.stderr)[-3000:])
+            self.assertIn("(gpu mode): ready", r.stdout)
+            sub = os.path.join(root, "submission")
+            put(os.path.join(sub, "01_serial"), "solutions", "01_serial")
+            fixture(os.path.join(sub, "02_naive"), "host_side_scan", "02_naive")
+            put(os.path.join(sub, "03_kogge_stone"), "solutions", "03_kogge_stone")
+            r = subprocess.run(["bash", os.path.join(root, "source", "run_autograder")], capture_output=True,
+                               text=True, env=env, timeout=1200)
+            self.assertEqual(r.returncode, 0, r.stderr[-3000:])
+            with open(os.path.join(root, "results", "results.json")) as f:
+                doc = json.load(f)
+            got = {}
+            for t in doc["tests"]:
+                got[t["name"][:2]] = got.get(t["name"][:2], 0) + t["score"]
+            p = subprocess.run([sys.executable, os.path.join(GRADER, "grade.py"), "--src", sub, "--gpu", "--labs",
+                                "01", "02", "03", "--format", "json", "--work", os.path.join(tmp, "work")],
+                               capture_output=True, text=True, timeout=1200)
+            self.assertEqual(p.returncode, 0, p.stderr[-3000:])
+            want = {lab["lab"][:2]: lab["points"] for lab in json.loads(p.stdout)["labs"]}
+            self.assertEqual(got, want)
+            self.assertEqual(want["02"], 0)
+            self.assertGreater(want["01"], 90)
+            self.assertIn("lab code may not call malloc (line 41)", json.dumps(doc))
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
 class Container(unittest.TestCase):
     def test_every_copy_source_of_the_dockerfile_exists(self):
         with open(os.path.join(DEPLOY, "Dockerfile")) as f:
