@@ -264,8 +264,9 @@ class Builder:
         assembly in its host code (nvcc's host translation, check_host_asm). note names what
         could not run. Needs nvcc (a "gpu" Builder)."""
         flags = self.nvcc_flags()
-        if not self.nvcc or not flags:
-            return [], "the Makefile's NVFLAGS could not be read: header and inline-assembly checks skipped"
+        if not self.nvcc or not flags:  # never a quiet pass: the machine cannot grade
+            raise InfraError("the Makefile's NVFLAGS could not be read: the header and inline-assembly checks "
+                             "cannot run")
         os.makedirs(self.work, exist_ok=True)
         work = tempfile.mkdtemp(prefix="source-check-", dir=self.work)
         try:
