@@ -376,7 +376,7 @@ CPU_TEST_MAX_N ?= 70000
 ifneq ($(CPU_MODE),)
 cpu-fixtures: $(CPU_FIXTURES:%=$(BUILD)/cpu_fixtures/%/scan)
 
-$(BUILD)/cpu_fixtures/%/scan.o: tests/cpu_fixtures/%.cu $(COMMON_DEPS) tests/cpu_fixtures/fixture.h
+$(BUILD)/cpu_fixtures/%/scan.o: tests/cpu_fixtures/%.cu $(COMMON_DEPS) tests/cpu_fixtures/fixture.h tests/cpu_fixtures/correct_kernel.h
 	@mkdir -p $(@D)
 	$(call CU_COMPILE,$<,$@)
 
