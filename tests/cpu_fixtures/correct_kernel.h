@@ -1,6 +1,6 @@
-/* correct_kernel.h — a correct Kogge-Stone tile scan (both barriers) for the CPU-mode fixtures
- * whose point lies elsewhere (the sandbox fixtures: what their launcher's host hook does), so
- * that they do not each carry a copy. Include it before fixture.h. */
+/* correct_kernel.h — a correct Kogge-Stone tile scan (both barriers), shared by the CPU-mode
+ * fixtures that need one: the control correct.cu, and the sandbox fixtures, whose point is what
+ * their launcher's host hook does. Include it before fixture.h. */
 #ifndef CORRECT_KERNEL_H
 #define CORRECT_KERNEL_H
 
