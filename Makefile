@@ -151,8 +151,8 @@ $(BUILD)/common/labs/%.o: common/labs/%.c common/labs/%.h $(COMMON_DEPS)
 # what stays global. The grader links a course stub (common/labs/stubs/, every entry point
 # LAB_NOT_IMPLEMENTED) for a base lab that did not build or was refused.
 LAB_BASES_10_applications := 08_decoupled_lookback 07_hierarchical
-BASE_KEEP_08_decoupled_lookback := lookback_scan lookback_temp_bytes
-BASE_KEEP_07_hierarchical := scan_then_propagate hier_temp_bytes
+BASE_KEEP_08_decoupled_lookback := lookback_scan lookback_temp_bytes lookback_tile
+BASE_KEEP_07_hierarchical := scan_then_propagate hier_temp_bytes hier_tile
 LAB_BASE_OBJS = $(foreach b,$(LAB_BASES_$(notdir $(1))),$(BUILD)/$(patsubst ./%,%,$(dir $(1)))$(b)/scan.base.o)
 BASE_LOCALIZE = $(OBJCOPY) $(foreach s,$(BASE_KEEP_$(2)),-G $(s)) --remove-section=.group $(1) $(3)
 STUB_OBJS := $(patsubst common/labs/stubs/%.c,$(BUILD)/common/labs/stubs/%.o,$(wildcard common/labs/stubs/*.c))

@@ -83,12 +83,18 @@ typedef enum {
     DIST_ALT, /* "alt": alternating signs, +k, -k, ...: partial sums stay near zero */
     DIST_LARGE, /* "large": magnitudes in [2^29, 2^31): sums overflow and must wrap mod 2^32 */
     DIST_RANDOM, /* "random": any 32-bit value */
+    /* "negative": every value negative, in [-2^31, -1]: a running maximum never reaches 0, so a
+     * max scan that starts from 0 instead of INT_MIN is caught */
+    DIST_NEGATIVE,
+    /* "positive": every value positive, in [1, 2^31 - 1], INT_MAX among them: a min scan that
+     * starts from 0 instead of INT_MAX is caught */
+    DIST_POSITIVE,
     DIST_COUNT
 } lab_dist;
 
 /* Indexed by lab_dist; and the same names as one phrase for messages. */
-#define LAB_DIST_NAMES {"small", "ones", "alt", "large", "random"}
-#define LAB_DIST_NAMES_TEXT "small, ones, alt, large, random"
+#define LAB_DIST_NAMES {"small", "ones", "alt", "large", "random", "negative", "positive"}
+#define LAB_DIST_NAMES_TEXT "small, ones, alt, large, random, negative, positive"
 
 /* ---- the names of lab.h's enums scan_type and lab_shape, in their order; build modes */
 #define LAB_SCAN_TYPE_NAMES {"inclusive", "exclusive"}
@@ -102,12 +108,12 @@ typedef enum {
 /* 2^k - 1 and 2^k + 1 for each k */
 #define LAB_EDGE_POW2_EXPONENTS {10, 12, 16, 20}
 
-/* n = tiles * tile + plus: tile-1, tile, tile+1, 2tile-1, 2tile+1, 3tile+5 */
+/* n = tiles * tile + plus: tile-1, tile, tile+1, 2tile-1, 2tile, 2tile+1, 3tile+5 */
 typedef struct {
     size_t tiles;
     long plus;
 } lab_tile_size;
-#define LAB_EDGE_TILE_RELATIVE {{1, -1}, {1, 0}, {1, 1}, {2, -1}, {2, 1}, {3, 5}}
+#define LAB_EDGE_TILE_RELATIVE {{1, -1}, {1, 0}, {1, 1}, {2, -1}, {2, 0}, {2, 1}, {3, 5}}
 #define LAB_EDGE_LARGE_N ((size_t)16777223) /* "large" */
 
 #endif /* SCAN_CONTRACT_H */

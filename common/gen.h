@@ -41,6 +41,14 @@ LAB_HD static inline int lab_input_value(uint64_t seed, int d, uint64_t i)
         int32_t mag = (int32_t)((1u << 29) + (uint32_t)(r % ((1u << 31) - (1u << 29))));
         return (r >> 63) ? -mag : mag;
     }
+    case 5: /* DIST_NEGATIVE: in [-2^31, -1] */
+        return (int)(0x80000000u | (uint32_t)(r >> 33));
+    case 6: { /* DIST_POSITIVE: in [1, 2^31 - 1]; one element in eight is INT_MAX */
+        if ((r & 7u) == 0)
+            return 0x7FFFFFFF;
+        const uint32_t v = (uint32_t)(r >> 33);
+        return (int)(v ? v : 1u);
+    }
     default: /* DIST_RANDOM: any 32-bit value */
         return (int)(uint32_t)(r >> 32);
     }

@@ -459,7 +459,8 @@ static lab_status call_host(const lab_info *lab, const lab_variant *v, const lab
     double t1 = now_ms();
     if (res == LAB_NOT_IMPLEMENTED) {
         r->status = ST_NOT_IMPLEMENTED;
-        report_msg(r, "the lab's code returns LAB_NOT_IMPLEMENTED: write the TODO(student) parts");
+        report_msg(r, "variant %s returns LAB_NOT_IMPLEMENTED: write its TODO(student) parts",
+                   v->name);
         return r->status;
     }
     if (validate(lab, first->in, first->ref, c, g->in, li, g->out, lo, r) != ST_OK)
@@ -695,7 +696,8 @@ static lab_status call_device(device_rig *g, const lab_info *lab, const lab_vari
     CUDA_CHECK(cudaEventRecord(g->ev[1], 0));
     if (res == LAB_NOT_IMPLEMENTED) {
         r->status = ST_NOT_IMPLEMENTED;
-        report_msg(r, "the lab's code returns LAB_NOT_IMPLEMENTED: write the TODO(student) parts");
+        report_msg(r, "variant %s returns LAB_NOT_IMPLEMENTED: write its TODO(student) parts",
+                   v->name);
         return r->status;
     }
     if (lab->shape == LAB_TILE && n) { /* keep the totals, then the harness's carries */
@@ -1023,11 +1025,13 @@ static lab_status call_ops(ops_rig *g, const lab_info *lab, const lab_variant *v
     if (res == LAB_NOT_IMPLEMENTED) {
         r->status = ST_NOT_IMPLEMENTED;
         if (apps_scan_base && apps_scan_base() && strcmp(apps_scan_base(), "none") == 0)
-            report_msg(r, "lab 10 runs on your lab 08 scan (or lab 07's), and both return "
-                          "LAB_NOT_IMPLEMENTED: finish lab 08 or lab 07 first");
-        else
             report_msg(r,
-                       "the lab's code returns LAB_NOT_IMPLEMENTED: write the TODO(student) parts");
+                       "variant %s runs on your lab 08 scan (or lab 07's), and both return "
+                       "LAB_NOT_IMPLEMENTED: finish lab 08 or lab 07 first",
+                       v->name);
+        else
+            report_msg(r, "variant %s returns LAB_NOT_IMPLEMENTED: write its TODO(student) parts",
+                       v->name);
         return r->status;
     }
     if (timed)

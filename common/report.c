@@ -226,6 +226,13 @@ void lab_print_describe(FILE *f, const lab_info *lab, const char *mode)
         json_string(f, lab_op_name(lab->variants[i].op));
         fputc('}', f);
     }
+    fputs("],\"work_tiles\":[", f);
+    if (lab_work_tiles) {
+        size_t tiles[4];
+        const size_t k = lab_work_tiles(tiles, sizeof(tiles) / sizeof(tiles[0]));
+        for (size_t i = 0; i < k; i++)
+            fprintf(f, i ? ",%zu" : "%zu", tiles[i]);
+    }
     fputs("],\"mode\":", f);
     json_string(f, mode);
     fputs("}\n", f);

@@ -43,6 +43,10 @@ def check(lab, expect):
         bad.append(f"no {expect['kind']} failure (got {sorted(kinds) or 'none'})")
     if "contains" in expect and expect["contains"] not in lab_text(lab):
         bad.append(f"the result does not mention {expect['contains']!r}")
+    if "not_contains" in expect and expect["not_contains"] in lab_text(lab):
+        bad.append(f"the result mentions {expect['not_contains']!r}")
+    if "correctness_points" in expect and c["points"] != expect["correctness_points"]:
+        bad.append(f"correctness points are {c['points']}, expected {expect['correctness_points']}")
     if "contains_any" in expect and not any(t in lab_text(lab) for t in expect["contains_any"]):
         bad.append(f"the result mentions none of {expect['contains_any']!r}")
     if "sanitizer" in expect and lab["sanitizer"]["status"] != expect["sanitizer"]:

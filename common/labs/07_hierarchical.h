@@ -34,6 +34,13 @@ lab_result launch_tile_scan(const int *d_in, int *d_out, int *d_tile_sums, const
 lab_result launch_tile_reduce(const int *d_in, int *d_tile_sums, size_t n);
 lab_result launch_add_back(int *d_out, const int *d_carries, size_t n);
 
+/* The elements scan.cu's kernels give one block (its TILE), which scan.cu defines next to the
+ * macro: `const size_t hier_tile = TILE;`. The grader reads it (`scan --describe`) to test sizes
+ * that are multiples of your tile and one off them; keep it equal to the tile you use. The
+ * descriptor refers to it weakly: a scan.cu without it still builds, and is tested at the usual
+ * sizes only. */
+extern const size_t hier_tile;
+
 #ifdef __cplusplus
 }
 #endif

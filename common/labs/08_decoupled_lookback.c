@@ -6,6 +6,17 @@
  */
 #include "labs/08_decoupled_lookback.h"
 
+#pragma weak lookback_tile /* scan.cu may leave it out (lab.h: lab_work_tiles) */
+
+/* The tile the lab's code reports (lab.h). */
+size_t lab_work_tiles(size_t *tiles, size_t max)
+{
+    size_t k = 0;
+    if (&lookback_tile && lookback_tile && k < max)
+        tiles[k++] = lookback_tile;
+    return k;
+}
+
 static const lab_variant VARIANTS[] = {
     {"lookback", "one pass: tiles by ticket, 64-bit descriptors, 32-tile look-back window",
      lookback_scan, NULL, lookback_temp_bytes, LAB_OP_ADD, NULL, NULL, NULL},

@@ -23,6 +23,13 @@ lab_result lookback_scan(const int *d_in, int *d_out, size_t n, void *d_temp);
 /* Its scratch size (lab_temp_fn). */
 size_t lookback_temp_bytes(size_t n);
 
+/* The elements scan.cu's kernels give one block (its TILE_ITEMS), which scan.cu defines next to the
+ * macro: `const size_t lookback_tile = TILE_ITEMS;`. The grader reads it (`scan --describe`) to
+ * test sizes that are multiples of your tile and one off them; keep it equal to the tile you use.
+ * The descriptor refers to it weakly: a scan.cu without it still builds, and is tested at the usual
+ * sizes only. */
+extern const size_t lookback_tile;
+
 #ifdef __cplusplus
 }
 #endif

@@ -414,9 +414,18 @@ class Builder:
         h.update(os.fsencode("\0".join(self._make_args() + [lab] + self._base_args(bases))))
         for o in self.common_objects() + [self.descriptor_object(lab)]:
             h.update(sha256_file(o).encode())
+        for header in self._lab_headers(lab):  # what scan.cu includes of the course's
+            h.update(sha256_file(header).encode() if os.path.isfile(header) else b"none")
         for b in sorted(bases or {}):
             h.update(sha256_file(bases[b]).encode() if bases[b] else b"stub")
         return h.hexdigest()
+
+    def _lab_headers(self, lab):
+        """The course's headers a lab's scan.cu includes: lab.h, cuda_check.h and its own
+        (a changed declaration must rebuild a reused build)."""
+        common = os.path.join(self.root, "common")
+        return [os.path.join(common, "lab.h"), os.path.join(common, "cuda_check.h"),
+                os.path.join(common, "labs", lab + ".h")]
 
     @staticmethod
     def _base_args(bases):

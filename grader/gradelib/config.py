@@ -52,6 +52,20 @@ def _tool_list(v, where):
             raise ConfigError(f"{where}: unknown tool {json.dumps(x)} (choose from {', '.join(SANITIZER_TOOLS)})")
 
 
+def _variant_points(v, where):
+    if not isinstance(v, dict):
+        raise ConfigError(f"{where} must be an object mapping variant names to points")
+    for name, pts in v.items():
+        _number(0.0)(pts, f"{where}.{name}")
+
+
+def _variant_dists(v, where):
+    if not isinstance(v, dict):
+        raise ConfigError(f"{where} must be an object mapping variant names to lists of distributions")
+    for name, dists in v.items():
+        _list_of(DISTS)(dists, f"{where}.{name}")
+
+
 VISIBILITIES = ("visible", "after_due_date", "after_published", "hidden")  # Gradescope's words
 MODES = ("auto", "gpu", "cpu")
 # "gradescope" (top level, optional): numbers: whether tests carry a number (lab.part, e.g. "3.2");
@@ -91,9 +105,17 @@ SCHEMA = {
                  "speed_s": _number(1)},
     "correctness": {"dists": _list_of(DISTS), "large_n": _number(1, integer=True),
                     "all_dists_sizes": None,
-                    # "default": every case runs variants[0]; "rotate": case i runs variant
-                    # i mod count (lab 09, whose variants are different operators)
-                    "variants": _one_of(("default", "rotate"))},
+                    # "default": variants[0] is graded, every other variant is checked at small
+                    # sizes and reported, not graded; "all": every variant is graded on the
+                    # whole matrix (labs 09 and 10, whose variants are different operators and
+                    # applications)
+                    "variants": _one_of(("default", "all")),
+                    # {variant: points}: each graded variant's share of points.correctness (lab
+                    # 10: partial credit per application); {}: the cases of all count alike
+                    "variant_points": _variant_points,
+                    # {variant: [dist]}: distributions a variant also gets at all_dists_sizes
+                    # (lab 09: all-negative input for max, all-positive for min)
+                    "variant_dists": _variant_dists},
     "sanitizer": {"tools": _tool_list},
     # the labs whose objects a lab's binary links (lab 10 runs on the student's lab 08, or 07),
     # in the Makefile's order (LAB_BASES_<lab>); [] for every other lab
@@ -269,6 +291,12 @@ class Config:
                                   f"{s['points']['sanitizer']:g}: no student could earn them; set "
                                   "points.sanitizer to 0 (and give the points to another part) or "
                                   "list a tool")
+            vp = s["correctness"]["variant_points"]
+            if vp and abs(sum(vp.values()) - s["points"]["correctness"]) > 1e-9:
+                raise ConfigError(f"{where}.correctness.variant_points add up to {sum(vp.values()):g}, "
+                                  f"not points.correctness ({s['points']['correctness']:g})")
+            if vp and s["correctness"]["variants"] != "all":
+                raise ConfigError(f"{where}.correctness.variant_points needs variants \"all\"")
             if s["speed"]["full_at"] >= s["speed"]["zero_at"]:
                 raise ConfigError(f"{'labs.' + lab_id if lab_id else 'defaults'}.speed: full_at "
                                   f"({s['speed']['full_at']}) must be below zero_at ({s['speed']['zero_at']})")

@@ -230,15 +230,29 @@ class LabInfo:
     operator: str
     variants: tuple  # of Variant
     mode: str        # one of contract.MODES: how the binary was built
+    work_tiles: tuple = ()  # a whole-array lab's internal tiles (lab.h: lab_work_tiles), () unknown
 
     @property
     def device(self):
         return self.shape != "host"
 
     @property
+    def tiles(self):
+        """The tiles the sizes are made from: a tile lab's tile; a whole-array lab's internal
+        tiles as it reports them (lab 10: its own and its scan's); else contract.DEFAULT_TILE."""
+        if self.tile:
+            return (self.tile,)
+        return tuple(self.work_tiles) or (contract.DEFAULT_TILE,)
+
+    @property
     def tile_or_default(self):
-        """The tile, or for a lab without one the tile the edge sizes assume."""
-        return self.tile or contract.DEFAULT_TILE
+        """The tile the edge sizes are made from (the first of tiles)."""
+        return self.tiles[0]
+
+    @property
+    def big_tile(self):
+        """The largest of tiles: the multi-tile sizes are multiples of it."""
+        return max(self.tiles)
 
 
 def parse_describe(text):
@@ -271,9 +285,12 @@ def parse_describe(text):
         variants.append(Variant(v["name"], v["summary"], v["temp"]))
     if not variants:
         return None, "no variants"
+    work = d.get("work_tiles", [])
+    if not isinstance(work, list) or any(isinstance(t, bool) or not isinstance(t, int) or t < 1 for t in work):
+        return None, "'work_tiles' is not a list of positive whole numbers"
     return LabInfo(d["contract"], d["id"], d["title"], d["shape"], d["type"], d["tile"],
                    d["bench_n"], d["max_n"], d["element"], d["operator"], tuple(variants),
-                   d["mode"]), ""
+                   d["mode"], tuple(work)), ""
 
 
 def describe(binary, timeout=30):
@@ -295,14 +312,31 @@ def describe(binary, timeout=30):
 
 # ---- the correctness matrix ------------------------------------------------------------------
 
-def edge_sizes(info, large_n, limit=None):
-    """The edge sizes for a lab (contract.edge_sizes, the same families as tests/lab_cases.c),
-    with names for the ones the config can refer to: {n: name}, none over the lab's max_n or
-    limit."""
+def _cap(info, limit):
     cap = info.max_n or None
     if limit is not None:
         cap = min(cap, limit) if cap else limit
-    return contract.edge_sizes(info.tile, large_n, cap)
+    return cap
+
+
+# Sizes made from each further tile of a lab that reports several (lab 10: its own and its scan's):
+# exact multiples and one off them, (tiles, plus).
+EXTRA_TILE_SIZES = ((1, -1), (1, 0), (1, 1), (2, 0), (2, 1), (3, 5))
+
+
+def edge_sizes(info, large_n, limit=None):
+    """The edge sizes for a lab (contract.edge_sizes, the same families as tests/lab_cases.c,
+    made from info.tiles[0]), with names for the ones the config can refer to: {n: name}, none
+    over the lab's max_n or limit; and, for every further tile a whole-array lab reports, its
+    multiples and the sizes one off them (EXTRA_TILE_SIZES), named by their value."""
+    cap = _cap(info, limit)
+    sizes = contract.edge_sizes(info.tile_or_default, large_n, cap)
+    for t in info.tiles[1:]:
+        for k, plus in EXTRA_TILE_SIZES:
+            n = k * t + plus
+            if (cap is None or n <= cap) and n not in sizes:
+                sizes[n] = str(n)
+    return dict(sorted(sizes.items()))
 
 
 def case_seed(run_seed, lab_id, n, dist):
@@ -316,56 +350,100 @@ def case_seed(run_seed, lab_id, n, dist):
 OFFSET_CASES = (("tile+1", 1, 3), ("3tile+5", 2, 2), ("2^16+1", 3, 1))
 # Every case makes two calls: call 1 scans the case's own input (the seed the grader prints, the
 # CPU reference's), call 2 an input drawn on the GPU from a secret seed, so that an answer made
-# on the host from the harness's own data (its seed) is caught too. Call 2 is at most a tile and
-# one element long, so a correct but slow lab is not timed out for it.
+# on the host from the harness's own data (its seed) is caught too. Call 2 spans several of the
+# lab's real tiles (second_size): larger than call 1 in a small case (scratch sized by the first
+# call is caught), smaller in a large one (state left by a multi-tile call is caught), and still
+# short enough that a correct but slow lab is not timed out for it.
 
 
-def case_calls(info, n):
-    """The options that make a case two calls: n, then min(n, tile + 1)."""
-    second = min(n, info.tile_or_default + 1)
-    return ("--sizes", f"{n},{second}", "--calls", "2")
+def second_size(info, limit=None):
+    """The n of every case's second call: two of the lab's largest tiles and one element."""
+    n = 2 * info.big_tile + 1
+    cap = _cap(info, limit)
+    return min(n, cap) if cap else n
+
+
+def case_calls(info, n, limit=None):
+    """The options that make a case two calls: n, then second_size."""
+    return ("--sizes", f"{n},{second_size(info, limit)}", "--calls", "2")
 # The many-calls case: one process, calls cycling through these sizes (two calls of the same n in
-# a row, then a smaller and a larger one): a remembered answer, state sized for the first call's
-# n, or a leak shows here.
+# a row, then smaller and larger ones, most of them several tiles long): a remembered answer,
+# state sized for the first call's n, or a leak shows here.
 MULTI_CALLS = {"gpu": 100, "cpu": 12}
 
 
 def multi_sizes(info):
-    """The sizes of the many-calls case."""
-    t = info.tile_or_default
-    return [t + 1, t + 1, 33, 2 * t + 1]
+    """The sizes of the many-calls case: multiples of the lab's largest tile and sizes one off,
+    growing and shrinking (a leak that only a multi-tile call makes is counted call after call)."""
+    t = info.big_tile
+    return [2 * t + 1, 2 * t + 1, 33, 5 * t + 3, t, 3 * t - 1]
 
 
-def make_cases(info, settings, run_seed, limit=None, mode="gpu"):
-    """[(n, dist, seed, options)] for a lab: every edge size with one distribution (rotating
-    through the list), the sizes named in all_dists_sizes with every distribution, a few sizes
-    with unaligned input and output (OFFSET_CASES), and one process of many calls of several
-    sizes (MULTI_CALLS; the device-memory leak check). options: extra harness options, a tuple."""
+def graded_variants(info, settings):
+    """The names of the variants the lab is graded on: every variant when the config says "all"
+    (labs 09 and 10, whose variants are different operators and applications), else the
+    default (variants[0]) alone; the others are only checked and reported (report_variants)."""
+    if settings["correctness"]["variants"] == "all":
+        return tuple(v.name for v in info.variants)
+    return (info.variants[0].name,)
+
+
+def report_variants(info, settings):
+    """The variants that are checked and named in the result but not graded."""
+    graded = graded_variants(info, settings)
+    return tuple(v.name for v in info.variants if v.name not in graded)
+
+
+def _variant_opts(info, variant):
+    """The harness options that choose variant: none for the default one."""
+    if variant is None or variant == info.variants[0].name:
+        return ()
+    return ("--variant", variant)
+
+
+def make_cases(info, settings, run_seed, limit=None, mode="gpu", variant=None):
+    """[(n, dist, seed, options)] of one variant of a lab (None: the default), the whole matrix:
+    every edge size with one distribution (rotating through the list), the sizes named in
+    all_dists_sizes with every distribution (and the variant's variant_dists), a few sizes with
+    unaligned input and output (OFFSET_CASES), and one process of many calls of several sizes
+    (MULTI_CALLS; the device-memory leak check). options: extra harness options, a tuple."""
     c = settings["correctness"]
     dists = c["dists"]
+    extra = [d for d in c.get("variant_dists", {}).get(variant or info.variants[0].name, []) if d not in dists]
     sizes = edge_sizes(info, c["large_n"], limit)
     every = set(c.get("all_dists_sizes", []))
-    rotate = c.get("variants", "default") == "rotate" and len(info.variants) > 1
+    vopts = _variant_opts(info, variant)
+    salt = f"/{variant}" if vopts else ""
     cases = []
     for i, (n, name) in enumerate(sizes.items()):
-        chosen = dists if name in every else [dists[i % len(dists)]]
-        for j, d in enumerate(chosen):
-            opts = case_calls(info, n)
-            if rotate:  # every variant sees every kind of size, and with all_dists every dist
-                opts += ("--variant", info.variants[(i + j) % len(info.variants)].name)
-            cases.append((n, d, case_seed(run_seed, info.id, n, d), opts))
+        chosen = dists + extra if name in every else [dists[i % len(dists)]]
+        for d in chosen:
+            cases.append((n, d, case_seed(run_seed, info.id, n, d + salt), case_calls(info, n, limit) + vopts))
     by_name = {name: n for n, name in sizes.items()}
     for j, (name, off_in, off_out) in enumerate(OFFSET_CASES):
         if name in by_name:
             n, d = by_name[name], dists[(j + 1) % len(dists)]
-            cases.append((n, d, case_seed(run_seed, info.id, n, f"{d}+off{off_in}{off_out}"),
-                          ("--offset-in", str(off_in), "--offset-out", str(off_out)) + case_calls(info, n)))
+            cases.append((n, d, case_seed(run_seed, info.id, n, f"{d}+off{off_in}{off_out}{salt}"),
+                          ("--offset-in", str(off_in), "--offset-out", str(off_out)) + case_calls(info, n, limit)
+                          + vopts))
     multi = [n for n in multi_sizes(info) if not info.max_n or n <= info.max_n]
     if multi and (limit is None or max(multi) <= limit):
         n = multi[0]
-        cases.append((n, "random", case_seed(run_seed, info.id, n, "multi"),
-                      ("--sizes", ",".join(map(str, multi)), "--calls", str(MULTI_CALLS[mode]))))
+        cases.append((n, "random", case_seed(run_seed, info.id, n, "multi" + salt),
+                      ("--sizes", ",".join(map(str, multi)), "--calls", str(MULTI_CALLS[mode])) + vopts))
     return cases
+
+
+# A variant that is only reported (not graded) is checked at the edge sizes up to this one, one
+# distribution each, plus the many-calls case: enough to say "written and passing" or what fails.
+REPORT_MAX_N = (1 << 16) + 1
+
+
+def report_cases(info, settings, run_seed, variant, limit=None, mode="gpu"):
+    """The cases of a reported variant: make_cases's, without its all-distributions sizes past
+    REPORT_MAX_N and its large sizes."""
+    cap = REPORT_MAX_N if limit is None else min(limit, REPORT_MAX_N)
+    return [c for c in make_cases(info, settings, run_seed, cap, mode, variant)]
 
 
 def reproduce_cmd(lab_id, n, dist, seed, mode="gpu", options=()):
@@ -482,7 +560,8 @@ def diagnose(r, timeout, expect=None):
 # How a harness status reads as a case's kind, and its message from the harness's.
 _REPORTED = {
     Status.NOT_IMPLEMENTED: (Status.NOT_IMPLEMENTED,
-                             lambda m: "not implemented (the lab's code returns LAB_NOT_IMPLEMENTED)"),
+                             lambda m: "not implemented: " + re.sub(r"^call \d+ of \d+: ", "", m) if m
+                             else "not implemented (the lab's code returns LAB_NOT_IMPLEMENTED)"),
     Status.WRONG: (Status.WRONG, lambda m: "wrong answer: " + m),
     Status.OUT_OF_BOUNDS: (Status.OUT_OF_BOUNDS, lambda m: "out-of-bounds write: " + m),
     Status.INPUT_MODIFIED: (Status.INPUT_MODIFIED, lambda m: "input modified: " + m),
@@ -601,10 +680,13 @@ def run_case_in(session, n, dist, seed, timeout, options=()):
 
 # ---- sanitizers ----------------------------------------------------------------------------
 
-def sanitizer_sizes(info):
+def sanitizer_sizes(info, default=True):
     """{tool: [n]}: memcheck on one tile and on a few tiles with a ragged tail; racecheck (the
-    expensive one) on one tile and on two tiles plus one element."""
+    expensive one) on one tile and on two tiles plus one element. A graded variant other than
+    the default: the multi-tile size of each tool only."""
     t = info.tile_or_default
+    if not default:
+        return {"memcheck": [3 * t + 5], "racecheck": [2 * t + 1]}
     return {"memcheck": [t, 3 * t + 5], "racecheck": [t, 2 * t + 1]}
 
 
@@ -634,15 +716,15 @@ def _sanitizer_tool(sanitizer, tool):
     return lambda binary, log: _sanitizer_argv(sanitizer, tool, binary, log)
 
 
-def _sanitizer_case(n, seed, info):
+def _sanitizer_case(n, seed, info, options=()):
     calls = case_calls(info, n) if info is not None else ("--calls", "2")
-    return case_line(n, "small", seed, options=calls)
+    return case_line(n, "small", seed, options=calls + tuple(options))
 
 
-def run_sanitizer(sanitizer, tool, binary, n, seed, timeout, info=None):
+def run_sanitizer(sanitizer, tool, binary, n, seed, timeout, info=None, options=()):
     """(verdict, detail): verdict a Status, clean, errors (only when the sanitizer exits with the
     grader's --error-exitcode) or timeout (could not check)."""
-    r = run_lab([binary], timeout, case=_sanitizer_case(n, seed, info), kind="sanitizer",
+    r = run_lab([binary], timeout, case=_sanitizer_case(n, seed, info, options), kind="sanitizer",
                 tool=_sanitizer_tool(sanitizer, tool))
     text = r.tool_log
     if r.timed_out:
@@ -658,7 +740,7 @@ def run_sanitizer(sanitizer, tool, binary, n, seed, timeout, info=None):
     return Status.CLEAN, f"{tool} at n={n}: no errors"
 
 
-def run_sanitizer_sizes(sanitizer, tool, binary, sizes, timeout, info=None, isolated=False):
+def run_sanitizer_sizes(sanitizer, tool, binary, sizes, timeout, info=None, isolated=False, options=()):
     """[(n, verdict, detail)] for every (n, seed) of sizes under one tool: all in one process (a
     LabSession under the tool, each size a case, timeout seconds each); when that process reports
     no error and ends cleanly, every size is clean. Otherwise (errors, a case that is not ok, a
@@ -668,7 +750,7 @@ def run_sanitizer_sizes(sanitizer, tool, binary, sizes, timeout, info=None, isol
         session = LabSession(binary, "sanitizer", tool=_sanitizer_tool(sanitizer, tool))
         ok = True
         for n, seed in sizes:
-            kind, _, _ = session.run(_sanitizer_case(n, seed, info), timeout,
+            kind, _, _ = session.run(_sanitizer_case(n, seed, info, options), timeout,
                                      {"n": n, "seed": seed, "dist": "small"})
             if kind != Status.OK:
                 ok = False
@@ -676,7 +758,7 @@ def run_sanitizer_sizes(sanitizer, tool, binary, sizes, timeout, info=None, isol
         ok = session.close(timeout) and ok
         if ok:
             return [(n, Status.CLEAN, f"{tool} at n={n}: no errors") for n, _ in sizes]
-    return [(n, *run_sanitizer(sanitizer, tool, binary, n, seed, timeout, info)) for n, seed in sizes]
+    return [(n, *run_sanitizer(sanitizer, tool, binary, n, seed, timeout, info, options)) for n, seed in sizes]
 
 
 # ---- timing ----------------------------------------------------------------------------------

@@ -71,6 +71,15 @@ def finish_lab(result, settings):
     return dataclasses.replace(scored, summary=scored.summary_line())
 
 
+BASE_UNWRITTEN = "runs on your lab 08 scan"  # the harness's not-implemented message (common/harness.c)
+
+
+def _base_unwritten(plans, runs):
+    """True when a case of the lab's plans said the scan it runs on is not written (lab 10)."""
+    return any(BASE_UNWRITTEN in msg for p in plans for *_, kind, msg in runs[p.lab].cases
+               if kind == Status.NOT_IMPLEMENTED)
+
+
 class Grader:
     """Grades submissions against the course in root. mode 'gpu' or 'cpu'."""
 
@@ -276,22 +285,26 @@ class Grader:
         """Stages 3 and 4 for every runnable lab in one pool of processes: {lab: LabResult} with
         the correctness and sanitizer outcomes, and the lab's status once its code has run: not
         implemented, or failing the static check deferred until then (it launches no kernel)."""
-        plans = {lab: stage_cases.plan_lab(lab, built[lab].binary, built[lab].info, self.config.lab(lab),
-                                           self.seed, self.mode, self.want_sanitizer, self.sanitizer)
-                 for lab in runnable}
+        by_lab = {lab: stage_cases.plan_lab(lab, built[lab].binary, built[lab].info, self.config.lab(lab),
+                                            self.seed, self.mode, self.want_sanitizer, self.sanitizer)
+                  for lab in runnable}
+        plans = {p.lab: p for lab in runnable for p in by_lab[lab]}
         runs = stage_cases.run_plans(plans, self.gpu_jobs, self.sanitizer, self.seed, self.progress, self.isolated)
         out = {}
         for lab in runnable:
             b = built[lab]
-            correctness = stage_cases.correctness_outcome(plans[lab], runs[lab], self.mode)
-            sanitizer = stage_cases.sanitizer_outcome(plans[lab], runs[lab], correctness, self.mode)
+            correctness, sanitizer = stage_cases.lab_outcomes(by_lab[lab], runs, self.mode)
             res = LabResult.blank(lab, self.config.lab(lab), self.mode, title=b.title, build=b.build,
                                   static=b.static, correctness=correctness, sanitizer=sanitizer)
             if correctness.stopped_by == Status.NOT_IMPLEMENTED:
                 why = NOT_IMPLEMENTED_SUMMARY
-                if self.built_on(lab):  # or the scan it runs on
-                    why = (f"not implemented: its TODO(student) parts, or the scan it runs on (your "
-                           f"{' or '.join(b[:2] for b in self.built_on(lab))}: both return LAB_NOT_IMPLEMENTED)")
+                if self.built_on(lab) and _base_unwritten(by_lab[lab], runs):  # the scan it runs on
+                    why = (f"not implemented: it runs on your lab {' or '.join(b[:2] for b in self.built_on(lab))} "
+                           f"scan, and both return LAB_NOT_IMPLEMENTED: finish one of them first")
+                elif len(correctness.variants) > 1:
+                    why = (f"not implemented: none of its graded variants is written "
+                           f"({', '.join(v.name for v in correctness.variants if v.graded)} return "
+                           f"LAB_NOT_IMPLEMENTED)")
                 res = dataclasses.replace(res, status=Status.LAB_NOT_IMPLEMENTED, summary=why)
             elif b.static.deferred:
                 res = dataclasses.replace(res, static=b.static.refused(b.static.deferred),

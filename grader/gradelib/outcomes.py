@@ -99,15 +99,59 @@ class CaseFailure:
 
 
 @dataclass(frozen=True)
+class VariantReport:
+    """One variant of a lab with several: graded (its cases count; points: its own share of the
+    correctness points, or None when every case of the lab counts alike) or only checked and
+    reported; written (False: it returns LAB_NOT_IMPLEMENTED); its cases passed of total; what
+    went wrong first ("" when nothing did)."""
+    name: str
+    graded: bool
+    written: bool
+    passed: int
+    total: int
+    points: Optional[float] = None
+    first: str = ""
+
+    def line(self):
+        """One line for the result: "two_barrier: written, 3 of 31 cases fail (out[2] ...); not
+        graded"."""
+        if not self.written:
+            what = "not written (returns LAB_NOT_IMPLEMENTED)"
+        elif self.passed == self.total:
+            what = f"written, all {self.total} cases pass"
+        else:
+            what = f"written, {self.total - self.passed} of {self.total} cases fail ({self.first})"
+        if not self.graded:
+            return f"{self.name}: {what}; not graded (only the default variant is)"
+        share = f" (worth {self.points:g} points)" if self.points is not None else ""
+        return f"{self.name}: {what}; graded{share}"
+
+    def to_dict(self):
+        return {"name": self.name, "graded": self.graded, "written": self.written, "passed": self.passed,
+                "total": self.total, "points": self.points, "first_failure": _line(self.first),
+                "line": _line(self.line())}
+
+
+@dataclass(frozen=True)
 class CorrectnessOutcome:
     """The correctness cases: how many ran and passed, the failures in case order, a note (a
     hang, or not implemented). stopped_by: the kind of case that stopped the lab's other cases
-    (not_implemented, timeout), or None."""
+    (not_implemented, timeout), or None. variants: a VariantReport per variant of a lab with
+    several (the default first), () for a lab with one; passed, total and failures are those of
+    the graded variants together."""
     passed: int = 0
     total: int = 0
     failures: tuple = ()
     note: str = ""
     stopped_by: Optional[Status] = None
+    variants: tuple = ()
+
+    def timed_variant_passed(self):
+        """True when every case of the default variant (the one the speed stage times) passed."""
+        if self.variants:
+            v = self.variants[0]
+            return v.written and v.passed == v.total
+        return self.passed == self.total
 
 
 @dataclass(frozen=True)
@@ -195,6 +239,7 @@ class LabResult:
             parts.append("sanitizer: " + s.note)
         if sp.status in (Status.GRADED, Status.FAILED) and self.score.speed < self.limits.speed:
             parts.append("speed: " + self._speed_note())
+        parts += [v.line() for v in c.variants if not v.written or v.passed < v.total]
         return "; ".join(parts) if parts else "all checks passed"
 
     def _speed_note(self):
@@ -215,7 +260,7 @@ class LabResult:
             "static": self.static.to_dict(),
             "correctness": {"passed": passed, "total": c.total, "points": score.correctness,
                             "max": self.limits.correctness, "failures": [f.to_dict() for f in failures],
-                            "note": _block(c.note)},
+                            "note": _block(c.note), "variants": [v.to_dict() for v in c.variants]},
             "sanitizer": {"status": _plain(s.status), "points": score.sanitizer, "max": self.limits.sanitizer,
                           "checks": [x.to_dict() for x in s.checks], "note": _block(s.note)},
             "speed": {"status": _plain(sp.status), "points": score.speed, "max": self.limits.speed,

@@ -105,6 +105,23 @@ def counted_cases(correctness, speed):
     return max(0, correctness.passed - 1), tuple(correctness.failures) + (speed.failure,)
 
 
+def correctness_award(correctness, speed, maximum):
+    """Correctness points: proportional to the cases passed (counted_cases); for a lab whose
+    graded variants each carry points of their own (config variant_points: lab 10's
+    applications), each variant's points in proportion to its own cases, so an unwritten or
+    broken application costs its share only. A wrong answer at the benchmark size counts against
+    the default variant, the one timed."""
+    graded = [v for v in correctness.variants if v.graded]
+    if graded and all(v.points is not None for v in graded):
+        pts = 0.0
+        for v in graded:
+            passed = v.passed - (1 if v is correctness.variants[0] and speed.failure is not None else 0)
+            pts += correctness_points(max(0, passed), v.total, v.points)
+        return min(maximum, pts)
+    passed, _ = counted_cases(correctness, speed)
+    return correctness_points(passed, correctness.total, maximum)
+
+
 def speed_award(speed, speed_settings, maximum):
     """(points, note) for a speed outcome. Only a timed lab (status graded, not stopped at the
     probe) earns points: linear between full_at and zero_at, none below min_speedup over the
@@ -133,7 +150,7 @@ def score_lab(result, settings):
     if result.status in STOPPED:
         return LabScore()
     passed, _ = counted_cases(result.correctness, result.speed)
-    corr = round_points(correctness_points(passed, result.correctness.total, limits.correctness))
+    corr = round_points(correctness_award(result.correctness, result.speed, limits.correctness))
     san = 0.0
     if result.sanitizer.status in (Status.PASSED, Status.SKIPPED) and passed > 0:
         san = limits.sanitizer  # skipped: the machine lacks the tool, never the student's loss

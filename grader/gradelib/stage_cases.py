@@ -20,7 +20,7 @@ from typing import Optional
 
 from . import evaluate as ev
 from .build import InfraError
-from .outcomes import CaseFailure, CorrectnessOutcome, SanitizerCheck, SanitizerOutcome
+from .outcomes import CaseFailure, CorrectnessOutcome, SanitizerCheck, SanitizerOutcome, VariantReport
 from .status import STOPS_A_LAB, Status
 
 HANGS = "hangs:"  # how a correctness note that names a hung case begins
@@ -28,9 +28,12 @@ HANGS = "hangs:"  # how a correctness note that names a hung case begins
 
 @dataclass(frozen=True)
 class LabPlan:
-    """What to run for one lab: its cases [(n, dist, seed, options)] and sanitizer runs
-    [(tool, n)] with their time limits; sanitizer_preset: the sanitizer's outcome when it runs
-    nothing (CPU mode, a host lab, --no-sanitizer, no compute-sanitizer), else None."""
+    """What to run for one variant of a lab: its cases [(n, dist, seed, options)] and sanitizer
+    runs [(tool, n)] with their time limits; sanitizer_preset: the sanitizer's outcome when it
+    runs nothing (CPU mode, a host lab, --no-sanitizer, no compute-sanitizer, a variant that is
+    only reported), else None. lab: the plan's key in the pool, the lab's id for its default
+    variant, "<lab>/<variant>" for another (variant: its name, "" for the default); graded:
+    whether its cases count; points: its own share of the correctness points, or None."""
     lab: str
     binary: str
     info: object
@@ -39,6 +42,14 @@ class LabPlan:
     sanitizer_runs: tuple = ()
     sanitizer_s: float = 0.0
     sanitizer_preset: Optional[SanitizerOutcome] = None
+    variant: str = ""
+    graded: bool = True
+    points: Optional[float] = None
+
+    @property
+    def options(self):
+        """The harness options that choose the plan's variant."""
+        return ("--variant", self.variant) if self.variant else ()
 
 
 @dataclass(frozen=True)
@@ -51,13 +62,21 @@ class LabRuns:
     stop: Optional[Status] = None
 
 
-def plan_cases(info, settings, seed, mode):
-    """The cases of a lab (info: the course's LabInfo, whose size limit make_cases keeps to). In
-    CPU mode (kernels as fibers) only up to a sixteenth of a size-limited lab's limit, or 2^20 + 1."""
-    cpu_limit = None
-    if mode == "cpu":
-        cpu_limit = min(info.max_n // 16, (1 << 20) + 1) if info.max_n else (1 << 20) + 1
-    return tuple(ev.make_cases(info, settings, seed, cpu_limit, mode))
+def _cpu_limit(info, mode):
+    """In CPU mode (kernels as fibers) cases go only up to a sixteenth of a size-limited lab's
+    limit, or 2^20 + 1; None on a GPU."""
+    if mode != "cpu":
+        return None
+    return min(info.max_n // 16, (1 << 20) + 1) if info.max_n else (1 << 20) + 1
+
+
+def plan_cases(info, settings, seed, mode, variant=None, graded=True):
+    """The cases of one variant of a lab (None: the default; info: the course's LabInfo, whose
+    size limit make_cases keeps to): the whole matrix for a graded variant, the small sizes for
+    one that is only reported."""
+    if not graded:
+        return tuple(ev.report_cases(info, settings, seed, variant, _cpu_limit(info, mode), mode))
+    return tuple(ev.make_cases(info, settings, seed, _cpu_limit(info, mode), mode, variant))
 
 
 def sanitizer_preset(info, mode, wanted, tool):
@@ -77,15 +96,29 @@ def sanitizer_preset(info, mode, wanted, tool):
 
 
 def plan_lab(lab, binary, info, settings, seed, mode, sanitizer_wanted, sanitizer_tool):
-    """The LabPlan of a lab that built (settings: Config.lab(lab))."""
+    """The LabPlans of a lab that built (settings: Config.lab(lab)), one per variant, the
+    default's first: every graded variant's (evaluate.graded_variants) with the whole matrix and
+    the sanitizer, then every other variant's, checked at small sizes and only reported."""
     preset = sanitizer_preset(info, mode, sanitizer_wanted, sanitizer_tool)
-    runs = ()
-    if preset is None:
-        sizes = ev.sanitizer_sizes(info)
-        runs = tuple((tool, n) for tool in settings["sanitizer"]["tools"] for n in sizes[tool])
     timeouts = settings["timeouts"]
-    return LabPlan(lab, binary, info, plan_cases(info, settings, seed, mode), timeouts["case_s"], runs,
-                   timeouts["sanitizer_s"], preset)
+    shares = settings["correctness"].get("variant_points") or {}
+    default = info.variants[0].name
+    plans = []
+    for name in ev.graded_variants(info, settings):
+        runs = ()
+        if preset is None:
+            sizes = ev.sanitizer_sizes(info, name == default)
+            runs = tuple((tool, n) for tool in settings["sanitizer"]["tools"] for n in sizes[tool])
+        variant = "" if name == default else name
+        plans.append(LabPlan(f"{lab}/{variant}" if variant else lab, binary, info,
+                             plan_cases(info, settings, seed, mode, name), timeouts["case_s"], runs,
+                             timeouts["sanitizer_s"], preset, variant, True, shares.get(name)))
+    for name in ev.report_variants(info, settings):
+        plans.append(LabPlan(f"{lab}/{name}", binary, info, plan_cases(info, settings, seed, mode, name, False),
+                             timeouts["case_s"], (), 0.0,
+                             SanitizerOutcome(Status.NOT_GRADED, note="not graded: a variant that is only reported"),
+                             name, False))
+    return tuple(plans)
 
 
 def runs_alone(case):
@@ -244,9 +277,11 @@ class _Pool:
         (evaluate.run_sanitizer_sizes)."""
         verdicts = ev.run_sanitizer_sizes(self.sanitizer, tool, plan.binary,
                                           [(n, ev.case_seed(self.seed, plan.lab, n, tool)) for n in sizes],
-                                          plan.sanitizer_s, plan.info, self.isolated)
+                                          plan.sanitizer_s, plan.info, self.isolated, plan.options)
         with self.lock:
             for n, verdict, detail in verdicts:
+                if plan.variant:
+                    detail = f"variant {plan.variant}: {detail}"
                 self.progress(f"sanitizer: {plan.lab} {tool} n={n}: {verdict}")
                 self.checks[plan.lab].append((tool, n, verdict, detail))
 
@@ -309,3 +344,45 @@ def sanitizer_outcome(plan, runs, correctness, mode):
     if correctness.stopped_by == Status.TIMEOUT:
         return SanitizerOutcome(Status.FAILED, note="not run: the code hangs (a correctness case timed out)")
     return SanitizerOutcome()
+
+
+def _first_problem(outcome):
+    """What went wrong first in a variant's outcome: its first failure's message, or its note."""
+    if outcome.failures:
+        f = outcome.failures[0]
+        return f"n={f.n} dist={f.dist}: {f.message}"
+    return outcome.note
+
+
+def lab_outcomes(plans, runs, mode):
+    """(CorrectnessOutcome, SanitizerOutcome) of a lab from its variants' plans (plan_lab's, the
+    default's first) and runs ({plan.lab: LabRuns}). A lab with one variant: that variant's
+    outcomes. With several: the graded variants' cases together (the failures in variant order,
+    the notes named by variant), a VariantReport per variant; the lab counts as not implemented
+    only when every graded variant is, and as hung when any graded variant hung; the sanitizer's
+    runs of every graded variant together."""
+    main = plans[0]
+    outs = [(p, correctness_outcome(p, runs[p.lab], mode)) for p in plans]
+    if len(plans) == 1:
+        c = outs[0][1]
+        return c, sanitizer_outcome(main, runs[main.lab], c, mode)
+    graded = [(p, c) for p, c in outs if p.graded]
+    reports = tuple(VariantReport(p.variant or p.info.variants[0].name, p.graded,
+                                  c.stopped_by != Status.NOT_IMPLEMENTED, c.passed, c.total, p.points,
+                                  _first_problem(c))
+                    for p, c in outs)
+    unwritten = [p for p, c in graded if c.stopped_by == Status.NOT_IMPLEMENTED]
+    hung = [(p, c) for p, c in graded if c.stopped_by == Status.TIMEOUT]
+    if len(unwritten) == len(graded):
+        stopped, note = Status.NOT_IMPLEMENTED, Status.LAB_NOT_IMPLEMENTED.value
+    elif hung:
+        p, c = hung[0]
+        stopped, note = Status.TIMEOUT, c.note.replace(HANGS, f"{HANGS} variant {p.variant or reports[0].name}:", 1)
+    else:
+        stopped = None
+        note = "; ".join(f"{p.variant or reports[0].name}: {c.note}" for p, c in graded if c.note)
+    correctness = CorrectnessOutcome(sum(c.passed for _, c in graded), sum(c.total for _, c in graded),
+                                     tuple(f for _, c in graded for f in c.failures), note, stopped, reports)
+    checks = tuple(x for p, _ in graded for x in runs[p.lab].checks)
+    combined = LabRuns(checks=checks, stop=stopped)
+    return correctness, sanitizer_outcome(main, combined, correctness, mode)

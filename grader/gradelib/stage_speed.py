@@ -51,8 +51,9 @@ class SpeedStage:
         """The SpeedOutcome of lab (binary: the student's) given its correctness outcome."""
         if correctness.stopped_by == Status.NOT_IMPLEMENTED:
             return SpeedOutcome(Status.NOT_GRADED, Status.LAB_NOT_IMPLEMENTED.value)
-        if correctness.passed < correctness.total:
-            return SpeedOutcome(Status.NOT_GRADED, "not graded: correctness cases failed")
+        if not correctness.timed_variant_passed():
+            what = f" of {correctness.variants[0].name}, the variant timed" if correctness.variants else ""
+            return SpeedOutcome(Status.NOT_GRADED, f"not graded: correctness cases{what} failed")
         if lab not in self.refs:
             return SpeedOutcome(Status.NOT_GRADED, "not graded: the course has no reference solution for this lab")
         settings = self.config.lab(lab)

@@ -498,9 +498,10 @@ class Matrix(unittest.TestCase):
         a = ev.make_cases(info, settings, 42)
         self.assertEqual(a, ev.make_cases(info, settings, 42))
         self.assertNotEqual([c[2] for c in a], [c[2] for c in ev.make_cases(info, settings, 43)])
-        self.assertEqual({c[1] for c in a}, set(config.DISTS))
+        dists = set(settings["correctness"]["dists"])
+        self.assertEqual({c[1] for c in a}, dists)
         at_tile1 = {d for n, d, _, opts in a if n == 513 and "--offset-in" not in opts}
-        self.assertEqual(at_tile1, set(config.DISTS))
+        self.assertEqual(at_tile1, dists)
         # unaligned input and output: offsets of 4, 8 and 12 bytes, each for in and for out
         offs = [o for *_, o in a if "--offset-in" in o]
         self.assertEqual(sorted(o[1] for o in offs), ["1", "2", "3"])
@@ -508,12 +509,60 @@ class Matrix(unittest.TestCase):
         # one process of >= 100 calls of at least two sizes (the leak and the multi-n checks)
         # every case checks a second call, on an input the harness draws on the GPU
         self.assertTrue(all(int(o[o.index("--calls") + 1]) >= 2 for *_, o in a))
-        # call 2 of an ordinary case is at most tile + 1 long (a slow lab is not timed out for it)
-        self.assertTrue(all(int(o[o.index("--sizes") + 1].split(",")[1]) <= 513 for *_, o in a))
+        # call 2 of every ordinary case spans two tiles and one element: larger than a small
+        # case's call 1, smaller than a large one's (and short: a slow lab is not timed out for it)
+        self.assertTrue(all(int(o[o.index("--sizes") + 1].split(",")[1]) == 1025 for *_, o in a
+                            if o[o.index("--calls") + 1] == "2"))
         multi = [o for *_, o in a if int(o[o.index("--calls") + 1]) > 2]
         self.assertEqual(len(multi), 1)
         self.assertGreaterEqual(int(multi[0][3]), 100)
-        self.assertGreaterEqual(len(set(multi[0][1].split(","))), 2)
+        sizes = [int(x) for x in multi[0][1].split(",")]
+        self.assertGreaterEqual(len(set(sizes)), 4)
+        # the many-calls sizes grow and shrink, and most span several tiles (a multi-tile leak)
+        self.assertGreaterEqual(sum(1 for x in sizes if x > 2 * 512), 3)
+        self.assertTrue(any(b > a for a, b in zip(sizes, sizes[1:])))
+        self.assertTrue(any(b < a for a, b in zip(sizes, sizes[1:])))
+
+    def test_whole_lab_sizes_follow_its_work_tiles(self):
+        # lab 10 reports its own tile and its scan's: multiples of each and one off them
+        info = fakes.lab_info("10_x", "whole", work_tiles=(2048, 6144))
+        self.assertEqual(info.tiles, (2048, 6144))
+        sizes = ev.edge_sizes(info, 16777223)
+        for n in (2047, 2048, 2049, 4096, 4097, 6143, 6144, 6145, 12288, 12289):
+            self.assertIn(n, sizes)
+        settings = config.load(CONFIG).lab("10_applications")
+        cases = ev.make_cases(info, settings, 1)
+        seconds = {int(o[o.index("--sizes") + 1].split(",")[1]) for *_, o in cases if o[o.index("--calls") + 1] == "2"}
+        self.assertEqual(seconds, {2 * 6144 + 1})
+        # a lab that reports no tile: the default
+        self.assertEqual(fakes.lab_info("07_x", "whole").tiles, (1024,))
+        bad = json.loads(fakes.describe_text())
+        bad["work_tiles"] = [0]
+        self.assertIsNone(ev.parse_describe(json.dumps(bad))[0])
+
+    def test_every_graded_variant_meets_the_whole_matrix(self):
+        variants = (("add", "a"), ("max", "m"), ("min", "n"), ("fadd", "f"), ("segmented", "s"))
+        info = fakes.lab_info("09_x", "whole", variants=variants, work_tiles=(2048,))
+        settings = config.load(CONFIG).lab("09_operators")
+        self.assertEqual(ev.graded_variants(info, settings), tuple(v for v, _ in variants))
+        base = {(n, d) for n, d, _, o in ev.make_cases(info, settings, 5)}
+        for name, _ in variants:
+            cases = ev.make_cases(info, settings, 5, variant=name)
+            got = {(n, d) for n, d, _, o in cases}
+            self.assertTrue(base - {(n, d) for n, d in base if d in ("negative", "positive")} <= got, name)
+            if name != "add":
+                self.assertTrue(all(o[-2:] == ("--variant", name) for *_, o in cases), name)
+        # an all-negative input for max and an all-positive one for min, at every all-dists size
+        for name, dist in (("max", "negative"), ("min", "positive")):
+            at = {n for n, d, _, _ in ev.make_cases(info, settings, 5, variant=name) if d == dist}
+            self.assertEqual(len(at), len(settings["correctness"]["all_dists_sizes"]))
+        # a lab graded on its default variant: the others are reported, at small sizes only
+        lab03 = fakes.lab_info("03_x", "tile", 512, variants=(("double_buffer", "d"), ("two_barrier", "t")))
+        s03 = config.load(CONFIG).lab("03_kogge_stone")
+        self.assertEqual(ev.report_variants(lab03, s03), ("two_barrier",))
+        rep = ev.report_cases(lab03, s03, 5, "two_barrier")
+        self.assertTrue(rep and max(n for n, *_ in rep) <= ev.REPORT_MAX_N)
+        self.assertTrue(all("two_barrier" in o for *_, o in rep))
 
     def test_reproduce_command_with_options(self):
         self.assertEqual(ev.reproduce_cmd("08_x", 65537, "alt", 3, "gpu", ("--offset-in", "3")),

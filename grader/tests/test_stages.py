@@ -13,10 +13,10 @@ import unittest
 
 import fakes
 from gradelib import batch, config, formats, scoring
-from gradelib.evaluate import LabInfo
+from gradelib.evaluate import LabInfo, Variant
 from gradelib.outcomes import (BuildOutcome, CaseFailure, CorrectnessOutcome, GradeResult, LabResult,
                                SanitizerCheck, SanitizerOutcome, SpeedOutcome, StaticOutcome)
-from gradelib.stage_cases import LabPlan, LabRuns, correctness_outcome, sanitizer_outcome, sanitizer_preset
+from gradelib.stage_cases import LabPlan, LabRuns, correctness_outcome, lab_outcomes, sanitizer_outcome, sanitizer_preset
 from gradelib.stage_speed import SpeedStage
 from gradelib.status import HARNESS_STATUSES, STOPPED, Status
 
@@ -82,7 +82,7 @@ class Outcomes(unittest.TestCase):
                                    "correctness", "sanitizer", "speed"])
         self.assertEqual(d["build"], {"ok": False, "seconds": 0.0, "message": ""})
         self.assertEqual(d["static"], {"ok": False, "violations": []})
-        self.assertEqual(list(d["correctness"]), ["passed", "total", "points", "max", "failures", "note"])
+        self.assertEqual(list(d["correctness"]), ["passed", "total", "points", "max", "failures", "note", "variants"])
         self.assertEqual(list(d["sanitizer"]), ["status", "points", "max", "checks", "note"])
         self.assertEqual(list(d["speed"]), ["status", "points", "max", "ratio", "metric", "student_ms",
                                             "reference_ms", "gbps", "serial_ms", "speedup_vs_serial",
@@ -247,6 +247,42 @@ class StagePieces(unittest.TestCase):
         ni = CorrectnessOutcome(0, 4, stopped_by=Status.NOT_IMPLEMENTED)
         self.assertEqual(sanitizer_outcome(self.plan(), LabRuns(checks=(clean,)), ni, "gpu"),
                          SanitizerOutcome(Status.NOT_GRADED, note="not implemented"))
+
+    def test_variants_combine_into_one_lab_outcome(self):
+        # lab 10: four applications, each graded with its own 15 points; radix_sort (the default,
+        # timed) unwritten, compact failing one case of 4, csr and split_sort passing
+        ok = (33, "ones", 7, ("--calls", "2"), Status.OK, "")
+        bad = (65, "alt", 8, ("--calls", "2"), Status.WRONG, "wrong: count 3 expected 4")
+        ni = (33, "ones", 7, ("--calls", "2"), Status.NOT_IMPLEMENTED, "variant radix_sort returns ...")
+        cases = ((33, "ones", 7, ("--calls", "2")),) * 4
+        plans = [dataclasses.replace(self.plan(cases=cases), lab=f"10_x/{v}" if v else "10_x", variant=v, points=15.0)
+                 for v in ("", "compact", "csr", "split_sort")]
+        info = dataclasses.replace(self.info, variants=tuple(Variant(v, "", False) for v in
+                                                             ("radix_sort", "compact", "csr", "split_sort")))
+        plans = [dataclasses.replace(p, info=info) for p in plans]
+        runs = {"10_x": LabRuns((ni,), stop=Status.NOT_IMPLEMENTED), "10_x/compact": LabRuns((ok, ok, ok, bad)),
+                "10_x/csr": LabRuns((ok,) * 4), "10_x/split_sort": LabRuns((ok,) * 4)}
+        c, san = lab_outcomes(plans, runs, "gpu")
+        self.assertEqual((c.passed, c.total, c.stopped_by), (11, 16, None))
+        self.assertEqual([v.name for v in c.variants], ["radix_sort", "compact", "csr", "split_sort"])
+        self.assertFalse(c.variants[0].written)
+        self.assertEqual(c.variants[0].line(), "radix_sort: not written (returns LAB_NOT_IMPLEMENTED); graded "
+                                               "(worth 15 points)")
+        self.assertIn("compact: written, 1 of 4 cases fail (n=65 dist=alt: wrong: count 3", c.variants[1].line())
+        # partial credit per application: 0 + 15 * 3/4 + 15 + 15
+        self.assertEqual(scoring.correctness_award(c, SpeedOutcome(), 60), 41.25)
+        self.assertFalse(c.timed_variant_passed())
+        # every graded variant unwritten: the lab is not implemented
+        all_ni = {k: LabRuns((ni,), stop=Status.NOT_IMPLEMENTED) for k in runs}
+        self.assertEqual(lab_outcomes(plans, all_ni, "gpu")[0].stopped_by, Status.NOT_IMPLEMENTED)
+        # a reported variant (lab 03's two_barrier) never counts, but is named
+        two = dataclasses.replace(plans[1], lab="03_x/two_barrier", variant="two_barrier", graded=False, points=None)
+        main = dataclasses.replace(plans[0], points=None)
+        c, _ = lab_outcomes([main, two], {"10_x": LabRuns((ok,) * 4), "03_x/two_barrier": LabRuns((ok, ok, ok, bad))}, "cpu")
+        self.assertEqual((c.passed, c.total), (4, 4))
+        self.assertIn("two_barrier: written, 1 of 4 cases fail", c.variants[1].line())
+        self.assertIn("not graded", c.variants[1].line())
+        self.assertTrue(c.timed_variant_passed())
 
     def test_speed_is_only_timed_after_every_case_passed(self):
         def never(*a):

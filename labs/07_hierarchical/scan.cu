@@ -23,6 +23,7 @@
 #define BLOCK 256 /* threads per block */
 #define ITEMS 16  /* consecutive elements per thread */
 #define TILE (BLOCK * ITEMS)
+const size_t hier_tile = TILE; /* your tile, for the grader (see the lab header) */
 #define WARP 32
 #define WARPS (BLOCK / WARP)
 
