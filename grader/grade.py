@@ -32,6 +32,7 @@ import concurrent.futures as cf
 import hashlib
 import json
 import os
+import shlex
 import signal
 import sys
 import time
@@ -174,9 +175,18 @@ def infra_result(args, seed, message, config):
                        elapsed_s=round(time.monotonic() - T0, 1)).to_dict()
 
 
+def regrade_command(argv=None):
+    """The command that grades again what this run graded: this one (in batch mode it resumes,
+    grading what has no result yet)."""
+    argv = sys.argv[1:] if argv is None else argv
+    return shlex.join(["python3", os.path.relpath(os.path.abspath(__file__))] + list(argv))
+
+
 def make_grader(args, config, seed, labs, mode, progress):
-    return Grader(ROOT, config, args.work, mode=mode, seed=seed, jobs=args.jobs, gpu_jobs=args.gpu_jobs,
-                  labs=labs, progress=progress, sanitizer=not args.no_sanitizer, isolated=args.isolated)
+    g = Grader(ROOT, config, args.work, mode=mode, seed=seed, jobs=args.jobs, gpu_jobs=args.gpu_jobs,
+               labs=labs, progress=progress, sanitizer=not args.no_sanitizer, isolated=args.isolated)
+    g.regrade = regrade_command(getattr(args, "argv", None))
+    return g
 
 
 def prepared_grader(args, config, seed, labs, progress):
@@ -594,6 +604,7 @@ def distribute(args, seed, subs, results_dir):
 
 def main(argv=None):
     args, ap = parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)  # for the regrade command (regrade_command)
     try:
         config = configmod.load(args.config)
     except configmod.ConfigError as e:

@@ -101,8 +101,10 @@ SCHEMA = {
         "serial_reps": _number(1, integer=True),
         "n": _number(1, integer=True, allow_none=True),  # null: the lab's benchmark size
     },
+    # case_s counts a case's CPU time (wall-clock cap: evaluate.CASE_WALL_FACTOR times it);
+    # gpu_wait_s: how long the speed stage waits for other jobs to leave the GPU (0: not at all)
     "timeouts": {"build_s": _number(1), "case_s": _number(1), "sanitizer_s": _number(1),
-                 "speed_s": _number(1)},
+                 "speed_s": _number(1), "gpu_wait_s": _number(0)},
     "correctness": {"dists": _list_of(DISTS), "large_n": _number(1, integer=True),
                     "all_dists_sizes": None,
                     # "default": variants[0] is graded, every other variant is checked at small

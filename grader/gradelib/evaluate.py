@@ -188,7 +188,7 @@ class RunDir:
         shutil.rmtree(self.path, ignore_errors=True)
 
 
-def run_lab(argv, timeout, report=False, case=None, kind="run", tool=None):
+def run_lab(argv, timeout, report=False, case=None, kind="run", tool=None, cpu_limit=None):
     """proc.run for a lab binary (argv: the binary and its options) from a RunDir of its own:
     nothing the binary writes by a relative path lands in the grader's folders, it runs as the
     run user when the grader is root, and it is contained, so that nothing it starts outlives
@@ -197,14 +197,18 @@ def run_lab(argv, timeout, report=False, case=None, kind="run", tool=None):
     prog = os.path.abspath(argv[0])
     d = RunDir(prog, tool=tool is not None)
     t0 = time.monotonic()
+    r = None
     try:
         full = tool(d.binary, d.log) if tool else [d.binary] + list(argv[1:])
-        r = proc.run(full, timeout, cwd=d.cwd, env=d.env(), report=report, contain=True, case=case)
+        r = proc.run(full, timeout, cwd=d.cwd, env=d.env(), report=report, contain=True, case=case,
+                     cpu_limit=cpu_limit)
         r.tool_log = d.read_log() if tool else ""
         return r
     finally:
         d.remove()
-        trace(kind, [prog], time.monotonic() - t0, case=case or " ".join(argv[1:])[:200])
+        used = getattr(r, "cpu_s", None)  # the CPU time it used, in the trace too
+        trace(kind, [prog], time.monotonic() - t0, case=case or " ".join(argv[1:])[:200],
+              **({"cpu": round(used, 3)} if used is not None else {}))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -508,6 +512,54 @@ def escaped_message(escaped, limit=3):
             f"killed {'it' if n == 1 else 'them'}: lab code must not start processes")
 
 
+# ---- time limits of a case ---------------------------------------------------------------------
+#
+# A case's limit (timeouts.case_s) counts the lab process's CPU time (proc.cpu_seconds: user and
+# system time of all its threads), so a machine that other jobs keep busy does not make an honest
+# lab "hang": its CPU time grows only while it runs. A process that waits without using the CPU
+# (blocked in a read, or in a CUDA call that sleeps until a kernel ends) is stopped by a wall-time
+# cap CASE_WALL_FACTOR times larger. On a GPU a kernel that never ends keeps the host thread in
+# cudaDeviceSynchronize: the CUDA runtime spins (or yields) there by default, which is CPU time,
+# so such a hang meets the CPU limit; under blocking sync it meets the wall cap. A case that
+# times out is run once more alone (stage_cases._Pool) with HANG_RERUN_FACTOR times the limit
+# before it is called a hang.
+CASE_WALL_FACTOR = 4
+HANG_RERUN_FACTOR = 3
+
+
+def case_limits(case_s):
+    """(wall-clock cap, CPU-time limit) of a case whose limit is case_s seconds."""
+    return case_s * CASE_WALL_FACTOR, case_s
+
+
+def timeout_message(r, timeout):
+    """What a run that timed out met (r: its proc.Result; timeout: its wall-clock limit): "timed
+    out after 20 s of CPU time", or for a wall-clock cap "timed out after 80 s (wall clock; it used
+    0.2 s of CPU time: blocked, not computing)", or for a run with no CPU limit "timed out after
+    60 s"."""
+    limit = getattr(r, "limit", None)
+    cpu = getattr(r, "cpu_limit", None)
+    if limit == "cpu" and cpu is not None:
+        return f"timed out after {cpu:g} s of CPU time"
+    used = getattr(r, "cpu_s", None)
+    if cpu is not None and used is not None:
+        return (f"timed out after {timeout:g} s (wall clock; it used {used:.1f} s of CPU time, under the "
+                f"{cpu:g} s limit: blocked, not computing)")
+    return f"timed out after {timeout:g} s"
+
+
+KILLED = " (the process group was killed)"
+
+
+def confirmed_timeout(first, again):
+    """The message of a case that timed out (first) and timed out again when run alone with a
+    larger limit (again): "timed out after 20 s of CPU time, and again alone after 60 s of CPU
+    time (the process group was killed)"."""
+    head = first.split(KILLED, 1)[0]
+    return f"{head}, and again alone after {again[len('timed out after '):]}" if again.startswith(
+        "timed out after ") else f"{head}, and again alone: {again}"
+
+
 def diagnose(r, timeout, expect=None):
     """(kind, message, report) for one finished run of a lab binary. kind is a Status: ok,
     not_implemented, wrong, out_of_bounds, input_modified, runtime_error, timeout, crash,
@@ -519,7 +571,7 @@ def diagnose(r, timeout, expect=None):
     escaped = getattr(r, "escaped", None) or []
     if r.timed_out:
         also = f"; it also {escaped_message(escaped)}" if escaped else ""
-        return Status.TIMEOUT, f"timed out after {timeout:g} s (the process group was killed){also}", None
+        return Status.TIMEOUT, f"{timeout_message(r, timeout)}{KILLED}{also}", None
     if escaped:
         return Status.ESCAPED, escaped_message(escaped), None
     if r.returncode == EXIT_SANDBOX:
@@ -593,10 +645,14 @@ def case_line(n, dist, seed, reps=0, warmup=0, options=()):
 
 
 def run_case(binary, n, dist, seed, timeout, options=()):
-    """One correctness case in its own process: (kind, message, report). --reps 0: the checked
-    calls only (one, or --calls), no timing loop (in CPU mode too)."""
-    r = run_lab([binary], timeout, case=case_line(n, dist, seed, options=options), kind="case")
-    return diagnose(r, timeout, {"n": n, "seed": seed, "dist": dist})
+    """One correctness case in its own process: (kind, message, report). timeout: the case's
+    limit, in seconds of CPU time, with a wall-clock cap CASE_WALL_FACTOR times larger
+    (case_limits). --reps 0: the checked calls only (one, or --calls), no timing loop (in CPU mode
+    too)."""
+    wall, cpu = case_limits(timeout)
+    r = run_lab([binary], wall, case=case_line(n, dist, seed, options=options), kind="case", cpu_limit=cpu)
+    r.cpu_limit = cpu
+    return diagnose(r, wall, {"n": n, "seed": seed, "dist": dist})
 
 
 class LabSession:
@@ -627,14 +683,18 @@ class LabSession:
         self.clean = True
         self.ended = False
 
-    def run(self, line, timeout, expect=None):
-        """(kind, message, report) of one case (line: case_line's options), as diagnose gives.
-        Call only while not ended."""
+    def run(self, line, timeout, expect=None, cpu_limit=None):
+        """(kind, message, report) of one case (line: case_line's options), as diagnose gives;
+        timeout: its wall-clock limit; cpu_limit: a limit on the CPU time the process uses for
+        it (proc.Session.ask). Call only while not ended."""
         if self.session.pending().strip():  # more than one report for the case before
             self.clean = False
         t0 = time.monotonic()
         off = self.session.err_offset()
-        state, text = self.session.ask(line, timeout)
+        cpu0 = proc.cpu_seconds(self.session.p.pid)
+        state, text = self.session.ask(line, timeout, cpu_limit)
+        cpu1 = proc.cpu_seconds(self.session.p.pid)
+        used = {"cpu": round(cpu1 - cpu0, 3)} if cpu0 is not None and cpu1 is not None else {}
         self.cases += 1
         rep = parse_report(text, channel=True) if state == "report" else None
         if state == "report" and isinstance(rep, dict) and rep is not FORGED and rep.get("status") == Status.OK:
@@ -642,9 +702,12 @@ class LabSession:
         else:  # the process ends with this case: its exit code and leftovers are the case's
             final, err = self._end(timeout, kill=state == "timeout", err_from=off)
             channel = (text + "\n" if text is not None else "") + final.report
-            r = proc.Result(final.returncode, final.stdout, err, state == "timeout" or final.timed_out,
-                            time.monotonic() - t0, channel, final.escaped)
-        trace(self.kind, self.prog, time.monotonic() - t0, case=line, session=self.cases)
+            asked = state == "timeout"
+            r = proc.Result(final.returncode, final.stdout, err, asked or final.timed_out,
+                            time.monotonic() - t0, channel, final.escaped,
+                            self.session.limit if asked else "wall", self.session.cpu_used if asked else None)
+        r.cpu_limit = cpu_limit
+        trace(self.kind, self.prog, time.monotonic() - t0, case=line, session=self.cases, **used)
         return diagnose(r, timeout, expect)
 
     def _end(self, timeout, kill=False, err_from=0):
@@ -674,8 +737,10 @@ def case_session(binary):
 
 
 def run_case_in(session, n, dist, seed, timeout, options=()):
-    """One correctness case in a running LabSession: (kind, message, report), as run_case."""
-    return session.run(case_line(n, dist, seed, options=options), timeout, {"n": n, "seed": seed, "dist": dist})
+    """One correctness case in a running LabSession: (kind, message, report), as run_case (the
+    same limits: case_limits)."""
+    wall, cpu = case_limits(timeout)
+    return session.run(case_line(n, dist, seed, options=options), wall, {"n": n, "seed": seed, "dist": dist}, cpu)
 
 
 # ---- sanitizers ----------------------------------------------------------------------------

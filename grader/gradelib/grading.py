@@ -25,7 +25,8 @@ from . import stage_build, stage_cases
 from .build import InfraError, NoGpu
 from .outcomes import LabResult, SpeedOutcome
 from .stage_build import BuildStage
-from .stage_speed import SpeedStage
+from .gpu_guard import GpuGuard
+from .stage_speed import GPU_BUSY, SpeedStage
 from .status import Status
 
 NOT_IMPLEMENTED_SUMMARY = "not implemented (the TODO(student) parts are not written)"
@@ -109,6 +110,8 @@ class Grader:
         self.sanitizer = None
         self.timings = {}
         self.build_seconds = {}  # submission name -> its build time (builds run ahead of grading)
+        self.gpu_guard = None  # gpu_guard.GpuGuard, made at the first speed stage
+        self.regrade = None  # the command that grades this again (grade.py sets it), for GPU_BUSY
         proc.set_run_user(config.sandbox["user"])  # who lab runs run as when the grader is root
 
     # ---- once per grading session ----------------------------------------------------------
@@ -318,10 +321,15 @@ class Grader:
         reference's, the order alternating from lab to lab; in CPU mode, not graded."""
         if self.mode != "gpu":
             return {lab: SpeedOutcome(Status.NOT_GRADED, "speed not graded: no GPU") for lab in labs}
+        if self.gpu_guard is None:
+            self.gpu_guard = GpuGuard(self.notes)
         stage = SpeedStage(self.config, self.refs, self._ref_binary, self.seed, self.mode, self.progress,
-                           self.serial_cache, self.isolated)
+                           self.serial_cache, self.isolated, guard=self.gpu_guard, regrade=self.regrade)
         t0 = time.monotonic()
-        out = {lab: stage.run(lab, built[lab].binary, checked[lab].correctness, student_first=i % 2 == 0)
-               for i, lab in enumerate(labs)}
+        out = {}
+        for i, lab in enumerate(labs):
+            out[lab] = stage.run(lab, built[lab].binary, checked[lab].correctness, student_first=i % 2 == 0)
+            if out[lab].note.startswith(GPU_BUSY):  # the machine, not the student: not a grade
+                raise InfraError(f"{lab}: {out[lab].note}")
         self.timings["speed_s"] = round(time.monotonic() - t0, 1)
         return out

@@ -31,6 +31,7 @@ group, its report channel (its stdin) and is still found and reaped by the sweep
 grader is not root (a student's own machine) there is nothing to drop: the child runs as the
 grader's user. No run user at all (neither exists) is a RunUserError, never a run as root.
 """
+import contextlib
 import ctypes
 import errno
 import os
@@ -153,7 +154,8 @@ class Result:
     """What one run produced: returncode (negative: killed by that signal), stdout, stderr,
     timed_out, seconds, report, escaped."""
 
-    def __init__(self, returncode, stdout, stderr, timed_out, seconds, report=None, escaped=None):
+    def __init__(self, returncode, stdout, stderr, timed_out, seconds, report=None, escaped=None,
+                 limit=None, cpu_s=None):
         self.returncode = returncode
         self.stdout = stdout
         self.stderr = stderr
@@ -163,6 +165,10 @@ class Result:
         # [(pid, name)] of the processes of a contained run still running after it ended (after
         # its group was killed, on a timeout), which the grader then killed; sorted by pid
         self.escaped = list(escaped or [])
+        # on a timeout, the limit it met: "cpu" (its CPU time) or "wall" (the wall-clock cap);
+        # cpu_s: the CPU time the process had used when it ended or was killed (None: unknown)
+        self.limit = limit if timed_out else None
+        self.cpu_s = cpu_s
 
     def signal_name(self):
         """'SIGSEGV' when the process died of a signal, else None."""
@@ -408,6 +414,43 @@ def _wait_exit(p, timeout):
     return True
 
 
+_TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+CPU_POLL_S = 0.05  # how often a CPU-time limit is checked
+
+
+def cpu_seconds(pid):
+    """The CPU time (user + system, all its threads, and its children it has waited for) that
+    process pid has used, in seconds, from /proc/PID/stat; None when it cannot be read (gone, no
+    /proc). The grader is root when lab runs run as another user, and root reads every stat;
+    a process's own stat is readable by anyone anyway."""
+    data = _read_proc(f"/proc/{pid}/stat")
+    if not data:
+        return None
+    fields = data.rpartition(b")")[2].split()
+    try:  # fields[0] is the state (field 3): utime, stime, cutime, cstime are fields 14 to 17
+        return sum(int(x) for x in fields[11:15]) / _TICK
+    except ValueError:
+        return None
+
+
+def _wait_limited(p, wall_s, cpu_s=None, cpu0=0.0):
+    """Waits for p to end (without reaping it, as _wait_exit) for at most wall_s seconds of wall
+    time and, when cpu_s is given, cpu_s seconds of its CPU time beyond cpu0. Returns None when
+    it ended, else the limit it met: "cpu" or "wall"."""
+    if cpu_s is None:
+        return None if _wait_exit(p, wall_s) else "wall"
+    deadline = time.monotonic() + wall_s
+    while True:
+        left = deadline - time.monotonic()
+        if _wait_exit(p, max(0.0, min(CPU_POLL_S, left))):
+            return None
+        used = cpu_seconds(p.pid)
+        if used is not None and used - cpu0 >= cpu_s:
+            return "cpu"
+        if time.monotonic() >= deadline:
+            return "wall"
+
+
 def _tagged(env, tag):
     """env with LAB_RUN_TAG=tag (first, replacing one that was there)."""
     return {TAG_VAR: tag, **{k: v for k, v in env.items() if k != TAG_VAR}}
@@ -426,9 +469,11 @@ def _channel(argv, case, report):
     return argv, subprocess.DEVNULL, None, None, None, None
 
 
-def run(argv, timeout, cwd=None, env=None, report=False, contain=False, case=None):
-    """Runs argv with a wall-clock limit of timeout seconds; returns a Result. On a timeout the
-    process group is killed and timed_out is True. With case (a line of lab options), the child
+def run(argv, timeout, cwd=None, env=None, report=False, contain=False, case=None, cpu_limit=None):
+    """Runs argv with a wall-clock limit of timeout seconds and, with cpu_limit, a limit of
+    cpu_limit seconds of the process's CPU time (cpu_seconds, polled every CPU_POLL_S); returns a
+    Result. On a timeout the process group is killed, timed_out is True and Result.limit says
+    which limit it met. With case (a line of lab options), the child
     gets `--grader` and a socket as stdin carrying the case, and Result.report holds the report
     it wrote back on it. With report=True, `--report-fd N` is added to argv instead and
     Result.report holds what the child wrote there. With contain=True (a lab run) the
@@ -462,7 +507,9 @@ def run(argv, timeout, cwd=None, env=None, report=False, contain=False, case=Non
                 except OSError:
                     pass  # the child is already gone: its exit code says why
             leader = proc_info(p.pid) if contain else None
-            timed_out = not _wait_exit(p, timeout)
+            limit = _wait_limited(p, timeout, cpu_limit)
+            timed_out = limit is not None
+            cpu_used = cpu_seconds(p.pid)  # still there: not reaped yet
             if timed_out:
                 kill_group(p.pid)
                 _wait_exit(p, None)
@@ -482,7 +529,7 @@ def run(argv, timeout, cwd=None, env=None, report=False, contain=False, case=Non
                 rep = _drain(ours.fileno())
             else:
                 rep = _drain(rfd) if report else None
-            return Result(p.returncode, _read(out), _read(err), timed_out, seconds, rep, escaped)
+            return Result(p.returncode, _read(out), _read(err), timed_out, seconds, rep, escaped, limit, cpu_used)
     finally:
         for fd in (rfd, wfd):
             if fd is not None:
@@ -531,6 +578,7 @@ class Session:
             theirs.close()
         track(self.p.pid)
         self.leader = proc_info(self.p.pid)
+        self.limit, self.cpu_used = None, None  # of the last ask() that timed out
         self.result = None  # the final Result, once the process is gone
 
     def _close_files(self):
@@ -563,9 +611,14 @@ class Session:
             os.set_blocking(self.ours.fileno(), True)
         return extra
 
-    def ask(self, line, timeout):
-        """Sends one case and waits up to timeout seconds for its report: ("report", text), or
-        ("ended", None) when the process closed the channel or ended first, or ("timeout", None)."""
+    def ask(self, line, timeout, cpu_limit=None):
+        """Sends one case and waits up to timeout seconds (and, with cpu_limit, up to cpu_limit
+        seconds of the process's CPU time from now) for its report: ("report", text), or
+        ("ended", None) when the process closed the channel or ended first, or ("timeout", None);
+        after a timeout self.limit says which limit it met ("cpu" or "wall") and self.cpu_used
+        the CPU time the case used."""
+        self.limit, self.cpu_used = None, None
+        cpu0 = cpu_seconds(self.p.pid) or 0.0
         try:
             self.ours.sendall(line.encode() + b"\n")
         except OSError:
@@ -573,11 +626,16 @@ class Session:
         deadline = time.monotonic() + timeout
         poller = select.poll()
         poller.register(self.ours.fileno(), select.POLLIN)
+        step = 0.5 if cpu_limit is None else CPU_POLL_S
         while b"\n" not in self.buf:
             left = deadline - time.monotonic()
-            if left <= 0:
+            used = cpu_seconds(self.p.pid) if cpu_limit is not None else None
+            if used is not None:
+                self.cpu_used = used - cpu0
+            if left <= 0 or (used is not None and used - cpu0 >= cpu_limit):
+                self.limit = "wall" if left <= 0 else "cpu"
                 return "timeout", None
-            if not poller.poll(int(min(left, 0.5) * 1000) + 1):
+            if not poller.poll(int(min(left, step) * 1000) + 1):
                 if _has_ended(self.p) and not self._readable():
                     return "ended", None
                 continue
@@ -622,3 +680,44 @@ class Session:
         """Closes the session's files (after finish, once its output has been read)."""
         self.finish(0, kill=True)
         self._close_files()
+
+
+class Gate:
+    """Lets runs go on side by side (shared()) except one that must run alone (alone()): it
+    waits until the runs in flight have ended, and none starts until it is done; a run waiting
+    to be alone goes before runs that ask after it. A thread never asks for alone() while it
+    holds shared()."""
+
+    def __init__(self):
+        self._cond = threading.Condition()
+        self._active = 0
+        self._exclusive = False
+        self._waiting = 0
+
+    @contextlib.contextmanager
+    def shared(self):
+        with self._cond:
+            while self._exclusive or self._waiting:
+                self._cond.wait()
+            self._active += 1
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._active -= 1
+                self._cond.notify_all()
+
+    @contextlib.contextmanager
+    def alone(self):
+        with self._cond:
+            self._waiting += 1
+            while self._exclusive or self._active:
+                self._cond.wait()
+            self._waiting -= 1
+            self._exclusive = True
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._exclusive = False
+                self._cond.notify_all()

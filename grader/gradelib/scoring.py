@@ -12,7 +12,8 @@ from .status import STOPPED, Status
 
 # A scan reads and writes every element, so it cannot beat a device-to-device copy of the same
 # bytes; the fastest reference (lab 08) runs at ~0.9x a copy's speed. A time under this fraction
-# of the copy time measured in the reference's run is a forged measurement: no speed points.
+# of the copy the harness times after each timed call, in the same process (memcpy_ms), is not
+# plausible; the speed stage measures it again alone and calls it forged only if that agrees.
 PLAUSIBLE_FRACTION_OF_COPY = 0.75
 # A probe (a sixteenth of the benchmark size) slower than this many times zero_at (the ratio at
 # which speed points reach 0) earns no speed points: the lab is not timed in full.
@@ -88,8 +89,8 @@ def too_slow_to_time(probe_ratio, speed_settings):
 
 
 def plausible(student_ms, copy_ms):
-    """False when the student's time beats what a copy of the same bytes allows (copy_ms: None
-    when the reference's run measured no copy)."""
+    """False when the student's time beats what a copy of the same bytes allows (copy_ms: the
+    copy timed in the same run, None when it measured none)."""
     return not (copy_ms and student_ms < PLAUSIBLE_FRACTION_OF_COPY * copy_ms)
 
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from . import evaluate as ev
+from . import proc
 from .build import InfraError
 from .outcomes import CaseFailure, CorrectnessOutcome, SanitizerCheck, SanitizerOutcome, VariantReport
 from .status import STOPS_A_LAB, Status
@@ -155,7 +156,13 @@ class _Pool:
     there, or with a process that did something no verdict accounts for, becomes suspect: its
     other shared runs stop, and then every case of it runs alone (the first case of a process
     that ended with it already did: its verdict is kept), and only those verdicts count.
-    isolated=True: every case alone from the start."""
+    isolated=True: every case alone from the start.
+
+    A case that times out (alone, or as the first case of a process that ended with it) is run
+    once more before it is called a hang: alone in its process, with no other run of the grade
+    going on meanwhile (self.gate: the runs in flight end first, and none starts until it is
+    done), and with HANG_RERUN_FACTOR times the limit (evaluate.case_limits); that run's verdict
+    is the case's, and a second timeout's message names both limits it met."""
 
     def __init__(self, plans, sanitizer, seed, progress, isolated=False):
         self.plans = plans
@@ -172,6 +179,7 @@ class _Pool:
         self.n_cases = sum(len(p.cases) for p in plans.values())
         self.done = 0
         self.failed = 0
+        self.gate = proc.Gate()  # every run shares it; a timed-out case's second run is alone
 
     def tasks(self, jobs):
         """The first round: chunks of shared cases, the cases that run alone, sanitizer runs."""
@@ -212,10 +220,27 @@ class _Pool:
             self._chunk(plan, arg)
         elif what == "alone":
             n, dist, seed, options = arg
-            kind, msg, _ = ev.run_case(plan.binary, n, dist, seed, plan.case_s, options)
-            self._verdict(plan, arg, kind, msg)
+            with self.gate.shared():
+                kind, msg, _ = ev.run_case(plan.binary, n, dist, seed, plan.case_s, options)
+            self._verdict(plan, arg, *self._confirmed(plan, arg, kind, msg))
         else:
-            self._sanitizer(plan, *arg)
+            with self.gate.shared():
+                self._sanitizer(plan, *arg)
+
+    def _confirmed(self, plan, case, kind, msg):
+        """(kind, message) of a case whose run alone gave kind and msg: a timeout is run once more,
+        alone in the whole grade, with HANG_RERUN_FACTOR times the limit, and that run decides."""
+        if kind != Status.TIMEOUT or self._halted(plan.lab):
+            return kind, msg
+        n, dist, seed, options = case
+        limit = plan.case_s * ev.HANG_RERUN_FACTOR
+        self.progress(f"correctness: {plan.lab}: the case n={n} dist={dist} {msg.split(ev.KILLED)[0]}; "
+                      f"running it again alone, with a limit of {limit:g} s")
+        with self.gate.alone():
+            again, again_msg, _ = ev.run_case(plan.binary, n, dist, seed, limit, options)
+        if again == Status.TIMEOUT:
+            return again, ev.confirmed_timeout(msg, again_msg)
+        return again, again_msg
 
     def _chunk(self, plan, cases):
         """The chunk's cases in shared processes until they are done or the lab is suspect."""
@@ -225,12 +250,13 @@ class _Pool:
             ok_here, first = [], True
             while todo and not session.ended and not self._halted(lab) and not self.suspect[lab]:
                 case = todo.pop(0)
-                kind, msg, _ = ev.run_case_in(session, *case[:3], plan.case_s, case[3])
+                with self.gate.shared():
+                    kind, msg, _ = ev.run_case_in(session, *case[:3], plan.case_s, case[3])
                 if kind == Status.OK:
                     ok_here.append(case)
                 else:
                     if first and session.ended:  # the whole life of a process: a run alone
-                        self._verdict(plan, case, kind, msg)
+                        self._verdict(plan, case, *self._confirmed(plan, case, kind, msg))
                     self._suspect(lab)
                 first = False
             if session.close(plan.case_s):
@@ -317,8 +343,8 @@ def correctness_outcome(plan, runs, mode):
     if runs.stop == Status.TIMEOUT:
         hung = next(f for f in failures if f.kind == Status.TIMEOUT)
         not_run = total - len(runs.cases)
-        note = (f"{HANGS} the case n={hung.n} dist={hung.dist} timed out after {plan.case_s:g} s "
-                f"(the per-case limit)" + (f"; the lab's other {not_run} cases were not run" if not_run else ""))
+        note = (f"{HANGS} the case n={hung.n} dist={hung.dist} {hung.message}"
+                + (f"; the lab's other {not_run} cases were not run" if not_run else ""))
     return CorrectnessOutcome(passed, total, failures, note, runs.stop)
 
 

@@ -5,6 +5,20 @@ timed at the lab's benchmark size, the order alternating from lab to lab and rou
 SpeedStage.run returns a SpeedOutcome of measurements; the points, and the note that explains
 them, are scoring.speed_award's. A wrong answer at the benchmark size is the outcome's failure,
 which scoring counts against correctness: the correctness outcome itself is never changed.
+
+Before a lab is timed, the GPU must be free of other jobs (gpu_guard.GpuGuard: it waits up to
+timeouts.gpu_wait_s); a GPU still busy then gives the outcome GPU_BUSY, "speed not graded: the
+GPU was busy (...); regrade with: <command>", which the Grader reports as an infrastructure
+problem, never as the student's.
+
+A time is plausible when it is no faster than PLAUSIBLE_FRACTION_OF_COPY of a device copy of
+the same bytes (scoring.plausible). The copy is the student's own: the harness times one right
+after each timed call, in the same process, on the same buffers (common/harness.c: time_copy
+after each timed call_device; a host lab a memcpy after each call), and reports their median as
+memcpy_ms, so the scan and the copy it is held to share whatever else the GPU was doing. An
+implausible time is measured again in a process of its own (evaluate.run_timed) before anything
+is said: only when that measurement is implausible too is it called tampered with (the message
+gives both times and both copies); otherwise the second measurement is the lab's.
 """
 from dataclasses import dataclass
 
@@ -14,6 +28,7 @@ from .build import InfraError
 from .outcomes import CaseFailure, SpeedOutcome
 from .status import Status
 
+GPU_BUSY = "speed not graded: the GPU was busy"
 PROBE_REPS, PROBE_WARMUP = 3, 1
 SERIAL_MAX_N = 1 << 24  # the serial baseline's largest measured size (_serial_ms)
 
@@ -37,8 +52,11 @@ class SpeedStage:
     ref_binary(lab): the reference binary after checking it is unchanged; serial_cache: {n: ms}
     of the serial lab, kept for the grading session."""
 
-    def __init__(self, config, refs, ref_binary, seed, mode, progress, serial_cache, isolated=False):
+    def __init__(self, config, refs, ref_binary, seed, mode, progress, serial_cache, isolated=False,
+                 guard=None, regrade=None):
         self.isolated = isolated
+        self.guard = guard  # a gpu_guard.GpuGuard (None: the GPU is not checked)
+        self.regrade = regrade or "python3 grader/grade.py --gpu"  # the command that grades again
         self.config = config
         self.refs = refs
         self.ref_binary = ref_binary
@@ -61,8 +79,23 @@ class SpeedStage:
         n = settings["speed"]["n"] or rinfo.bench_n
         metric = "tile_ms" if rinfo.shape == "tile" else "ms"
         seed = ev.case_seed(self.seed, lab, n, "bench")
+        busy = self._busy(settings)
+        if busy:
+            return busy
         self.progress(f"speed: {lab} at n={n}")
         return self._measure(lab, binary, settings, n, metric, seed, student_first, self.isolated)
+
+    def _busy(self, settings):
+        """None when the GPU is free of other jobs (within timeouts.gpu_wait_s) or cannot be
+        checked; else the outcome GPU_BUSY, with what was using it and the command that regrades."""
+        if self.guard is None:
+            return None
+        wait_s = settings["timeouts"]["gpu_wait_s"]
+        busy = self.guard.wait_idle(wait_s, self.progress)
+        if not busy:
+            return None
+        return SpeedOutcome(Status.NOT_GRADED, f"{GPU_BUSY} ({busy}, still after waiting {wait_s:g} s); "
+                                               f"regrade with: {self.regrade}")
 
     def _measure(self, lab, binary, settings, n, metric, seed, student_first, isolated):
         """The probe, then the rounds, with the student's runs in one process and the
@@ -125,7 +158,7 @@ class SpeedStage:
         """Student and reference timed in turn (rounds of both, the order alternating), then
         judged: a failed timed run, a time a scan cannot reach, or the measured outcome."""
         spc, to = settings["speed"], settings["timeouts"]["speed_s"]
-        s_vals, r_vals, s_full, r_copy = [], [], [], []
+        s_vals, r_vals, s_full, s_copy = [], [], [], []
         for rnd in range(spc["rounds"]):
             order = ("s", "r") if (rnd % 2 == 0) == student_first else ("r", "s")
             for who in order:
@@ -137,15 +170,42 @@ class SpeedStage:
                     if t.kind != Status.OK:
                         raise InfraError(f"the reference solution of {lab} fails while timed: {t.message}")
                     r_vals.append(t.value)
-                    if _positive(t.report.get("memcpy_ms")):
-                        r_copy.append(t.report["memcpy_ms"])
                 elif t.kind != Status.OK:  # a failure at the full size, or found when re-validated after timing
                     return self._failed(lab, n, metric, seed, t)
                 else:
                     s_vals.append(t.value)
                     s_full.append(t.report["ms"] if _positive(t.report.get("ms")) else t.value)
-        return self._judge(settings, n, metric, scoring.median(s_vals), scoring.median(r_vals),
-                           scoring.median(s_full), scoring.median(r_copy) if r_copy else None)
+                    if _positive(t.report.get("memcpy_ms")):  # the copy timed next to each of its calls
+                        s_copy.append(t.report["memcpy_ms"])
+        s_ms, r_ms = scoring.median(s_vals), scoring.median(r_vals)
+        full_ms, copy_ms = scoring.median(s_full), scoring.median(s_copy) if s_copy else None
+        if not scoring.plausible(s_ms, copy_ms):
+            return self._remeasure(lab, student.binary, settings, n, metric, seed, s_ms, r_ms, copy_ms)
+        return self._judge(settings, n, metric, s_ms, r_ms, full_ms)
+
+    def _remeasure(self, lab, binary, settings, n, metric, seed, s_ms, r_ms, copy_ms):
+        """A time faster than its own copy allows, measured again in a process of its own: tampered
+        with only when that agrees; otherwise the second measurement is the lab's."""
+        spc, to = settings["speed"], settings["timeouts"]["speed_s"]
+        busy = self._busy(settings)
+        if busy:
+            return busy
+        self.progress(f"speed: {lab}: {s_ms:.4f} ms is faster than its copy of the same bytes "
+                      f"({copy_ms:.4f} ms): measuring it again in a process of its own")
+        t = self._timed(ev.Timer(binary, isolated=True), n, spc["reps"], spc["warmup"], metric, seed, to)
+        if t.kind != Status.OK:
+            return self._failed(lab, n, metric, seed, t)
+        again = t.report.get("memcpy_ms") if _positive(t.report.get("memcpy_ms")) else None
+        if scoring.plausible(t.value, again):
+            full = t.report["ms"] if _positive(t.report.get("ms")) else t.value
+            return self._judge(settings, n, metric, t.value, r_ms, full)
+        copy2 = f"{again:.4f} ms" if again else "none"
+        return SpeedOutcome(Status.FAILED, (f"timing not plausible: {s_ms:.4f} ms is faster than a copy of the "
+                                            f"same bytes ({copy_ms:.4f} ms, timed after each timed call in the "
+                                            f"same process), and again in a process of its own: {t.value:.4f} ms "
+                                            f"against its copy's {copy2}; a scan must read and write every "
+                                            f"element, so the measurement was tampered with"),
+                            metric=metric, bench_n=n, student_ms=t.value, reference_ms=r_ms)
 
     def _failed(self, lab, n, metric, seed, t):
         """A student's timed run that failed: the speed part fails, and the failure is reported
@@ -155,13 +215,8 @@ class SpeedStage:
         return SpeedOutcome(Status.FAILED, f"at the benchmark size n={n}: {t.message}", metric=metric, bench_n=n,
                             failure=failure)
 
-    def _judge(self, settings, n, metric, s_ms, r_ms, full_ms, copy_ms):
-        if not scoring.plausible(s_ms, copy_ms):
-            return SpeedOutcome(Status.FAILED, (f"timing not plausible: {s_ms:.4f} ms is faster than a copy of "
-                                                f"the same bytes ({copy_ms:.4f} ms, timed in the reference's "
-                                                f"run): a scan must read and write every element, so the "
-                                                f"measurement was tampered with"),
-                                metric=metric, bench_n=n, student_ms=s_ms, reference_ms=r_ms)
+    def _judge(self, settings, n, metric, s_ms, r_ms, full_ms):
+        """The measured outcome of a plausible time."""
         serial = self._serial_ms(n, settings)
         return SpeedOutcome(Status.GRADED, metric=metric, bench_n=n, ratio=s_ms / r_ms if r_ms else None,
                             student_ms=s_ms, reference_ms=r_ms, full_ms=full_ms, serial_ms=serial,

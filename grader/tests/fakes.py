@@ -9,7 +9,9 @@ what a fake writes (log=, cwd_log=, escape=, ...) must go to a folder that user 
 `scan --grader` reads cases until its input ends or one is not ok, as the harness does;
 fail_after=K makes the cases after the K-th of one process wrong (state kept between cases),
 exit_at_end=CODE its exit code after the last case, cap_first=True a call larger than the first
-call of its process wrong (a buffer sized once, by the first call)."""
+call of its process wrong (a buffer sized once, by the first call). Status "hang" sleeps (a hang
+that uses no CPU time), "spin" loops (one that does); spin_once=PATH makes the first run that finds
+no file PATH create it and spin, and every later run behave as told."""
 import json
 import os
 import stat
@@ -69,6 +71,12 @@ def one(a, report_fd, k):
         CAP = sizes[0]
     if B.get("cap_first") and max(sizes) > CAP:  # state sized by the process's first call
         st = "wrong"
+    if B.get("spin_once") and not os.path.exists(B["spin_once"]):  # the first run only: a CPU hang
+        open(B["spin_once"], "w").close()
+        st = "spin"
+    if st == "spin":  # a hang that computes: it burns CPU time until it is killed
+        while True:
+            pass
     if st == "hang":
         if B.get("grandchild_pidfile"):
             pid = os.fork()

@@ -223,9 +223,12 @@ class StagePieces(unittest.TestCase):
         self.assertEqual(c.failures[0].to_dict(), {
             "n": 65, "dist": "alt", "seed": 8, "kind": "wrong", "options": "--calls 2", "message": "wrong answer: x",
             "reproduce": "make run LAB=03 CPU=1 ARGS='--n 65 --dist alt --seed 8 --reps 0 --calls 2'"})
-        hang = (0, "small", 1, (), Status.TIMEOUT, "timed out after 2 s")
+        hang = (0, "small", 1, (), Status.TIMEOUT, "timed out after 2 s of CPU time, and again alone after 6 s "
+                                                   "of CPU time (the process group was killed)")
         c = correctness_outcome(self.plan(), LabRuns((hang, ok), stop=Status.TIMEOUT), "gpu")
-        self.assertEqual(c.note, "hangs: the case n=0 dist=small timed out after 2 s (the per-case limit); "
+        # the note is the case's own message: which limits it met, the first and the one alone
+        self.assertEqual(c.note, "hangs: the case n=0 dist=small timed out after 2 s of CPU time, and again "
+                                 "alone after 6 s of CPU time (the process group was killed); "
                                  "the lab's other 2 cases were not run")
         ni = correctness_outcome(self.plan(), LabRuns((bad,), stop=Status.NOT_IMPLEMENTED), "gpu")
         self.assertEqual((ni.passed, ni.total, ni.failures, ni.note), (0, 4, (), "not implemented"))

@@ -1,0 +1,108 @@
+"""Issue 25, item 6, for real in CPU mode: on a machine that other jobs keep busy, an honest lab
+is not a hang, and a lab that never ends still is.
+
+A first grade without load (solutions' lab 03, with the course's config) measures the CPU time
+of its slowest case. The second grade (lab 03 again, and the infinite_loop fixture as lab 02)
+runs with case_s at twice that, while 4 busy-loop processes per core (started here, each ending
+by itself after LOAD_S seconds, killed in tearDown) keep the machine busy: lab 03 must get full
+correctness marks, a case of it must have taken longer than case_s of wall time (the old
+wall-clock limit would have called it a hang: asserted), and the infinite loop must still time
+out, twice (the second time alone, with the larger limit). About a minute on 2 cores."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import fakes
+
+ROOT = os.path.dirname(fakes.GRADER)
+LOAD_S = 75
+SPIN = "import time, sys\nend = time.time() + float(sys.argv[1])\nwhile time.time() < end: pass\n"
+
+
+def cases(trace, lab):
+    rows = []
+    with open(trace) as f:
+        for ln in f:
+            r = json.loads(ln)
+            if r["kind"] == "case" and lab in r["prog"] and "cpu" in r:
+                rows.append(r)
+    return rows
+
+
+class HangsUnderLoad(unittest.TestCase):
+    def setUp(self):
+        if not shutil.which("make") or not (shutil.which("c++") or shutil.which("g++")):
+            self.skipTest("make or a C++ compiler is missing")
+        if not os.path.exists(os.path.join(ROOT, "common", "cpu")):
+            self.skipTest("this checkout has no CPU mode")
+        self.tmp = tempfile.mkdtemp()
+        self.load = []
+
+    def tearDown(self):
+        for p in self.load:
+            p.kill()
+            p.wait()
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def grade(self, cfg, trace, out, labs):
+        env = dict(os.environ, LAB_GRADER_TRACE=trace)
+        p = subprocess.run([sys.executable, os.path.join(fakes.GRADER, "grade.py"), "--cpu", "--src", self.src,
+                            "--labs", *labs, "--config", cfg, "--work", os.path.join(self.tmp, "work"),
+                            "--seed", "5", "--format", "json", "--out", out],
+                           capture_output=True, text=True, timeout=300, env=env)
+        self.assertEqual(p.returncode, 0, p.stderr[-3000:])
+        with open(out) as f:
+            return {lab["lab"]: lab for lab in json.load(f)["labs"]}
+
+    def config(self, name, case_s=None):
+        with open(os.path.join(fakes.GRADER, "config.json")) as f:
+            data = json.load(f)
+        if case_s is not None:
+            data["defaults"]["timeouts"]["case_s"] = case_s
+        path = os.path.join(self.tmp, name)
+        with open(path, "w") as f:
+            json.dump(data, f)
+        return path
+
+    def test_an_honest_lab_passes_under_load_and_an_infinite_loop_still_hangs(self):
+        self.src = os.path.join(self.tmp, "src")
+        shutil.copytree(os.path.join(ROOT, "solutions", "03_kogge_stone"), os.path.join(self.src, "03_kogge_stone"))
+        shutil.copytree(os.path.join(fakes.GRADER, "fixtures", "submissions", "infinite_loop", "02_naive"),
+                        os.path.join(self.src, "02_naive"))
+
+        quiet = os.path.join(self.tmp, "quiet.jsonl")
+        first = self.grade(self.config("quiet.json"), quiet, os.path.join(self.tmp, "quiet.json"), ["03"])
+        self.assertEqual(first["03_kogge_stone"]["correctness"]["passed"],
+                         first["03_kogge_stone"]["correctness"]["total"])
+        slowest = max(r["cpu"] for r in cases(quiet, "03_kogge_stone"))
+        case_s = max(1.0, round(2 * slowest, 1))
+
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+        self.load = [subprocess.Popen([sys.executable, "-c", SPIN, str(LOAD_S)]) for _ in range(4 * cores)]
+        busy = os.path.join(self.tmp, "busy.jsonl")
+        labs = self.grade(self.config("busy.json", case_s), busy, os.path.join(self.tmp, "busy.json"), ["02", "03"])
+
+        honest = labs["03_kogge_stone"]
+        self.assertEqual(honest["correctness"]["passed"], honest["correctness"]["total"], honest["summary"])
+        self.assertEqual(honest["correctness"]["points"], honest["correctness"]["max"])
+        rows = cases(busy, "03_kogge_stone")
+        walls = max(r["s"] for r in rows)
+        print(f"\nload: {4 * cores} busy loops on {cores} cores; lab 03 case_s {case_s:g} s of CPU time; slowest case "
+              f"{slowest:.2f} s of CPU time alone, under load up to {walls:.2f} s of wall time and "
+              f"{max(r['cpu'] for r in rows):.2f} s of CPU time", file=sys.stderr)
+        self.assertGreater(walls, case_s, "the load did not slow a case past case_s of wall time: this test "
+                                          "shows nothing (the old wall-clock limit would have passed too)")
+
+        loop = labs["02_naive"]
+        kinds = [f["kind"] for f in loop["correctness"]["failures"]]
+        self.assertIn("timeout", kinds, loop["summary"])
+        self.assertIn("and again alone after", loop["summary"])
+        self.assertTrue(loop["correctness"]["note"].startswith("hangs:"), loop["correctness"]["note"])
+
+
+if __name__ == "__main__":
+    unittest.main()

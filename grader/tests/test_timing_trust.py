@@ -1,0 +1,299 @@
+"""Issue 25, items 5 and 6, with fakes (no GPU, no nvcc): a time faster than its own copy is
+measured again alone before anyone is accused; a GPU that another job uses is waited for, and
+then reported as busy with the command that regrades, never scored; without nvidia-smi the
+session's notes say so once; a case's limit counts CPU time, a case that times out runs once
+more alone with a larger limit, and the message names both limits it met."""
+import os
+import subprocess
+import sys
+import threading
+import time
+import unittest
+
+import fakes
+from gradelib import config, evaluate, gpu_guard, proc, stage_cases
+from gradelib.build import InfraError
+from gradelib.grading import Grader
+from gradelib.outcomes import CorrectnessOutcome
+from gradelib.stage_cases import LabPlan, run_plans
+from gradelib.stage_speed import GPU_BUSY, SpeedStage, _Timing
+from gradelib.status import Status
+
+CFG = config.load(os.path.join(fakes.GRADER, "config.json"))
+LAB = "03_kogge_stone"
+INFO = fakes.lab_info(LAB, shape="tile", tile=1024, bench_n=1 << 20)
+never = lambda *a, **k: None  # noqa: E731
+
+
+class ScriptedStage(SpeedStage):
+    """A SpeedStage whose timed runs answer from a script instead of a process: shared[who] and
+    alone[who] (who: "s" for the student's binary, "r" for the reference's) are lists of
+    (ms, memcpy_ms) taken in turn; every call is logged as (who, isolated)."""
+
+    def __init__(self, shared, alone=None, guard=None, regrade=None):
+        refs = {LAB: ("ref", INFO)}
+        super().__init__(CFG, refs, lambda lab: "ref", 1, "gpu", never, {}, guard=guard, regrade=regrade)
+        self.shared, self.alone, self.calls = shared, alone or {"s": [], "r": []}, []
+
+    def _timed(self, timer, n, reps, warmup, metric, seed, timeout):
+        who = "r" if timer.binary == "ref" else "s"
+        self.calls.append((who, timer.isolated))
+        script = self.alone if timer.isolated else self.shared
+        ms, copy = script[who].pop(0) if len(script[who]) > 1 else script[who][0]
+        rep = {"ms": ms, "tile_ms": ms, "memcpy_ms": copy}
+        return _Timing(Status.OK, "", rep, ms)
+
+    def _serial_ms(self, n, settings):
+        return None
+
+
+PASSED = CorrectnessOutcome(10, 10)
+
+
+class Plausibility(unittest.TestCase):
+    def test_the_bound_is_the_student_s_own_copy_not_the_reference_s(self):
+        # the reference's run had a slow copy (another job on the GPU): it no longer matters
+        st = ScriptedStage({"s": [(0.50, 0.45)], "r": [(0.50, 5.0)]})
+        out = st.run(LAB, "student", PASSED)
+        self.assertEqual(out.status, Status.GRADED)
+        self.assertAlmostEqual(out.ratio, 1.0)
+        self.assertNotIn(("s", True), st.calls)  # plausible: nothing measured again
+
+    def test_implausible_then_plausible_alone_uses_the_second_measurement(self):
+        st = ScriptedStage({"s": [(0.10, 0.45)], "r": [(0.50, 0.45)]}, {"s": [(0.55, 0.45)], "r": [(9, 9)]})
+        out = st.run(LAB, "student", PASSED)
+        self.assertEqual(out.status, Status.GRADED)
+        self.assertIn(("s", True), st.calls)
+        self.assertAlmostEqual(out.student_ms, 0.55)
+        self.assertAlmostEqual(out.ratio, 1.1)
+        self.assertNotIn("tampered", out.note)
+
+    def test_accused_only_when_the_run_alone_agrees(self):
+        st = ScriptedStage({"s": [(0.10, 0.45)], "r": [(0.50, 0.45)]}, {"s": [(0.12, 0.40)], "r": [(9, 9)]})
+        out = st.run(LAB, "student", PASSED)
+        self.assertEqual(out.status, Status.FAILED)
+        self.assertIn("tampered", out.note)
+        for said in ("0.1000 ms", "0.4500 ms", "same process", "process of its own", "0.1200 ms", "0.4000 ms"):
+            self.assertIn(said, out.note)  # both times, both copies, where each came from
+
+    def test_a_plausible_time_alone_is_never_called_tampered(self):
+        # just under the bound in the shared process, just over it alone
+        st = ScriptedStage({"s": [(0.30, 0.41)], "r": [(0.50, 0.45)]}, {"s": [(0.31, 0.41)], "r": [(9, 9)]})
+        out = st.run(LAB, "student", PASSED)
+        self.assertEqual(out.status, Status.GRADED)
+
+
+class FakeSmi:
+    """nvidia-smi's answers in turn (the last one repeats); None: it fails."""
+
+    def __init__(self, *answers):
+        self.answers, self.asked = list(answers), []
+
+    def __call__(self, argv, timeout):
+        self.asked.append(argv)
+        text = self.answers.pop(0) if len(self.answers) > 1 else self.answers[0]
+        if text is None:
+            return proc.Result(9, "", "NVIDIA-SMI has failed", False, 0.0)
+        return proc.Result(0, text, "", False, 0.0)
+
+
+class Clock:
+    def __init__(self):
+        self.t = 0.0
+
+    def __call__(self):
+        return self.t
+
+    def sleep(self, s):
+        self.t += s
+
+
+def guard(smi, notes=None, ours=lambda pid: False, env=None):
+    clock = Clock()
+    return gpu_guard.GpuGuard(notes if notes is not None else [], smi="/fake/nvidia-smi", run=smi,
+                              sleep=clock.sleep, clock=clock, ours=ours, env=env or {}), clock
+
+
+BUSY = "GPU-aaaa, 4242, python3, 1200 MiB\n"
+
+
+class BusyGpu(unittest.TestCase):
+    def test_parse(self):
+        self.assertEqual(gpu_guard.parse_apps(BUSY + "No running processes found\n"),
+                         [("GPU-aaaa", 4242, "python3", "1200 MiB")])
+
+    def test_waits_for_the_gpu_then_times(self):
+        smi = FakeSmi(BUSY, BUSY, "")
+        g, clock = guard(smi)
+        st = ScriptedStage({"s": [(0.5, 0.45)], "r": [(0.5, 0.45)]}, guard=g)
+        out = st.run(LAB, "student", PASSED)
+        self.assertEqual(out.status, Status.GRADED)
+        self.assertEqual(len(smi.asked), 3)
+        self.assertGreater(clock.t, 0)
+
+    def test_still_busy_after_the_wait_is_not_graded_with_the_regrade_command(self):
+        g, clock = guard(FakeSmi(BUSY))
+        st = ScriptedStage({"s": [(0.5, 0.45)], "r": [(0.5, 0.45)]}, guard=g,
+                           regrade="python3 grader/grade.py --src solutions --gpu --labs 03")
+        out = st.run(LAB, "student", PASSED)
+        self.assertEqual(out.status, Status.NOT_GRADED)
+        self.assertTrue(out.note.startswith(GPU_BUSY), out.note)
+        self.assertIn("pid 4242 'python3' 1200 MiB", out.note)
+        self.assertIn("regrade with: python3 grader/grade.py --src solutions --gpu --labs 03", out.note)
+        self.assertEqual(st.calls, [])  # nothing was timed
+        self.assertGreaterEqual(clock.t, CFG.lab(LAB)["timeouts"]["gpu_wait_s"])
+
+    def test_the_grader_reports_a_busy_gpu_as_an_infrastructure_problem(self):
+        g, _ = guard(FakeSmi(BUSY))
+        grader = Grader.__new__(Grader)  # only what _speed reads
+        grader.mode, grader.config, grader.refs, grader.seed = "gpu", CFG, {LAB: ("ref", INFO)}, 1
+        grader._ref_binary = lambda lab: "ref"
+        grader.progress, grader.serial_cache, grader.isolated, grader.timings = never, {}, False, {}
+        grader.gpu_guard, grader.regrade, grader.notes = g, "python3 grader/grade.py --gpu", []
+
+        class Built:
+            binary = "student"
+
+        class Checked:
+            correctness = PASSED
+        with self.assertRaises(InfraError) as e:
+            grader._speed({LAB: Built()}, {LAB: Checked()}, [LAB])
+        self.assertIn("the GPU was busy", str(e.exception))
+        self.assertIn("regrade with: python3 grader/grade.py --gpu", str(e.exception))
+
+    def test_our_own_processes_and_other_gpus_do_not_count(self):
+        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+        try:
+            text = f"GPU-aaaa, {child.pid}, scan, 300 MiB\nGPU-bbbb, 4242, python3, 1200 MiB\n"
+            g, _ = guard(FakeSmi(text), ours=lambda pid: gpu_guard.descends_from(pid, os.getpid()),
+                         env={"CUDA_VISIBLE_DEVICES": "GPU-aaaa"})
+            self.assertEqual(g.others(), [])  # our child on our GPU; another job on another GPU
+            g, _ = guard(FakeSmi(text), ours=lambda pid: gpu_guard.descends_from(pid, os.getpid()))
+            self.assertEqual(g.others(), [(4242, "python3", "1200 MiB")])  # no CUDA_VISIBLE_DEVICES: all GPUs
+            index = FakeSmi("0, GPU-bbbb\n1, GPU-aaaa\n")
+            g, _ = guard(lambda argv, t: (index if "--query-gpu=index,uuid" in argv else FakeSmi(text))(argv, t),
+                         ours=lambda pid: gpu_guard.descends_from(pid, os.getpid()),
+                         env={"CUDA_VISIBLE_DEVICES": "1"})
+            self.assertEqual(g.others(), [])
+        finally:
+            child.kill()
+            child.wait()
+        self.assertFalse(gpu_guard.descends_from(1, os.getpid()))
+
+    def test_without_nvidia_smi_timed_anyway_and_noted_once(self):
+        notes = []
+        g = gpu_guard.GpuGuard(notes, smi="")
+        st = ScriptedStage({"s": [(0.5, 0.45)], "r": [(0.5, 0.45)]}, guard=g)
+        self.assertEqual(st.run(LAB, "student", PASSED).status, Status.GRADED)
+        self.assertEqual(st.run(LAB, "student", PASSED).status, Status.GRADED)
+        self.assertEqual(len(notes), 1)
+        self.assertIn("nvidia-smi not found", notes[0])
+        failing = []
+        g, _ = guard(FakeSmi(None), notes=failing)
+        self.assertEqual(g.wait_idle(60), "")
+        self.assertIn("NVIDIA-SMI has failed", failing[0])
+
+
+class Gate(unittest.TestCase):
+    def test_a_run_alone_waits_for_those_in_flight_and_holds_off_new_ones(self):
+        gate, log, lock = proc.Gate(), [], threading.Lock()
+
+        def shared(tag, hold):
+            with gate.shared():
+                with lock:
+                    log.append(("start", tag))
+                time.sleep(hold)
+                with lock:
+                    log.append(("end", tag))
+        first = threading.Thread(target=shared, args=("a", 0.3))
+        first.start()
+        time.sleep(0.05)
+
+        def alone():
+            with gate.alone():
+                with lock:
+                    log.append(("start", "alone"))
+                time.sleep(0.2)
+                with lock:
+                    log.append(("end", "alone"))
+        t_alone = threading.Thread(target=alone)
+        t_alone.start()
+        time.sleep(0.05)
+        later = threading.Thread(target=shared, args=("b", 0.0))
+        later.start()
+        for t in (first, t_alone, later):
+            t.join()
+        self.assertEqual(log, [("start", "a"), ("end", "a"), ("start", "alone"), ("end", "alone"),
+                               ("start", "b"), ("end", "b")])
+
+
+class Hangs(unittest.TestCase):
+    def setUp(self):
+        self.tmp = fakes.shared_tmp()
+
+    def plan(self, binary, case_s, cases=((1025, "small", 1, ()),)):
+        return LabPlan("02_fake", binary, fakes.lab_info(), tuple(cases), case_s)
+
+    def grade(self, binary, case_s, cases=((1025, "small", 1, ()),), isolated=True):
+        said = []
+        plan = self.plan(binary, case_s, cases)
+        runs = run_plans({"02_fake": plan}, 2, None, 1, said.append, isolated=isolated)["02_fake"]
+        return stage_cases.correctness_outcome(plan, runs, "cpu"), said
+
+    def test_a_case_that_times_out_once_runs_again_alone_with_a_larger_limit(self):
+        for isolated in (True, False):
+            marker = os.path.join(self.tmp, f"spun-{isolated}")
+            binary = fakes.fake_lab(self.tmp, f"once-{isolated}", spin_once=marker)
+            c, said = self.grade(binary, 0.5, isolated=isolated)
+            self.assertTrue(os.path.exists(marker))  # the first run spun ...
+            self.assertEqual((c.passed, c.total, c.stopped_by), (1, 1, None))  # ... the second passed
+            self.assertTrue(any("running it again alone, with a limit of 1.5 s" in m for m in said), said)
+
+    def test_a_cpu_hang_names_both_limits(self):
+        binary = fakes.fake_lab(self.tmp, "spin", status="spin")
+        t0 = time.monotonic()
+        c, _ = self.grade(binary, 0.5, cases=((1025, "small", 1, ()), (2049, "small", 2, ())))
+        self.assertLess(time.monotonic() - t0, 30)
+        self.assertEqual(c.stopped_by, Status.TIMEOUT)
+        self.assertIn("timed out after 0.5 s of CPU time, and again alone after 1.5 s of CPU time "
+                      "(the process group was killed)", c.note)
+        self.assertTrue(c.note.startswith(stage_cases.HANGS))
+
+    def test_a_blocked_process_meets_the_wall_clock_cap(self):
+        binary = fakes.fake_lab(self.tmp, "sleeper", status="hang")
+        r = evaluate.run_case(binary, 1025, "small", 1, 0.25)
+        self.assertEqual(r[0], Status.TIMEOUT)
+        self.assertRegex(r[1], r"^timed out after 1 s \(wall clock; it used \d+\.\d s of CPU time, under the "
+                               r"0\.25 s limit: blocked, not computing\) \(the process group was killed\)")
+
+    def test_cpu_time_not_wall_time_is_the_limit(self):
+        # a process that waits 1.2 s without computing, under a 0.5 s limit: not a hang
+        binary = fakes.fake_lab(self.tmp, "slow", status="ok")
+        waiter = os.path.join(self.tmp, "slow", "scan")
+        with open(waiter) as f:
+            text = f.read()
+        with open(waiter, "w") as f:
+            f.write(text.replace("    if st == \"hang\":", "    time.sleep(1.2)\n    if st == \"hang\":", 1))
+        kind, msg, _ = evaluate.run_case(binary, 1025, "small", 1, 0.5)
+        self.assertEqual(kind, Status.OK, msg)
+        wall, cpu = evaluate.case_limits(0.5)
+        self.assertEqual((wall, cpu), (0.5 * evaluate.CASE_WALL_FACTOR, 0.5))
+
+    def test_cpu_seconds_reads_proc(self):
+        p = subprocess.Popen([sys.executable, "-c", "import time\nt=time.time()\nwhile time.time()-t<0.6: pass"])
+        try:
+            p.wait()
+        finally:
+            pass
+        self.assertIsNone(proc.cpu_seconds(p.pid))  # reaped: gone
+        self.assertGreater(proc.cpu_seconds(os.getpid()), 0)
+
+    def test_confirmed_message(self):
+        self.assertEqual(evaluate.confirmed_timeout(
+            "timed out after 20 s of CPU time (the process group was killed)",
+            "timed out after 60 s of CPU time (the process group was killed)"),
+            "timed out after 20 s of CPU time, and again alone after 60 s of CPU time (the process group was killed)")
+
+
+if __name__ == "__main__":
+    unittest.main()
