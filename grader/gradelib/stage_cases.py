@@ -180,6 +180,7 @@ class _Pool:
         self.done = 0
         self.failed = 0
         self.gate = proc.Gate()  # every run shares it; a timed-out case's second run is alone
+        self.confirming = {lab: threading.Lock() for lab in plans}
 
     def tasks(self, jobs):
         """The first round: chunks of shared cases, the cases that run alone, sanitizer runs."""
@@ -230,17 +231,24 @@ class _Pool:
     def _confirmed(self, plan, case, kind, msg):
         """(kind, message) of a case whose run alone gave kind and msg: a timeout is run once more,
         alone in the whole grade, with HANG_RERUN_FACTOR times the limit, and that run decides."""
-        if kind != Status.TIMEOUT or self._halted(plan.lab):
+        if kind != Status.TIMEOUT:
             return kind, msg
-        n, dist, seed, options = case
-        limit = plan.case_s * ev.HANG_RERUN_FACTOR
-        self.progress(f"correctness: {plan.lab}: the case n={n} dist={dist} {msg.split(ev.KILLED)[0]}; "
-                      f"running it again alone, with a limit of {limit:g} s")
-        with self.gate.alone():
-            again, again_msg, _ = ev.run_case(plan.binary, n, dist, seed, limit, options)
-        if again == Status.TIMEOUT:
+        # one confirmation at a time per lab: once a hang is confirmed, the lab stops, and the
+        # other cases that timed out meanwhile keep their first verdict (no rerun of each)
+        with self.confirming[plan.lab]:
+            if self._halted(plan.lab):
+                return kind, msg
+            n, dist, seed, options = case
+            limit = plan.case_s * ev.HANG_RERUN_FACTOR
+            self.progress(f"correctness: {plan.lab}: the case n={n} dist={dist} {msg.split(ev.KILLED)[0]}; "
+                          f"running it again alone, with a limit of {limit:g} s")
+            with self.gate.alone():
+                again, again_msg, _ = ev.run_case(plan.binary, n, dist, seed, limit, options)
+            if again != Status.TIMEOUT:
+                return again, again_msg
+            with self.lock:
+                self.stop[plan.lab] = self.stop[plan.lab] or Status.TIMEOUT
             return again, ev.confirmed_timeout(msg, again_msg)
-        return again, again_msg
 
     def _chunk(self, plan, cases):
         """The chunk's cases in shared processes until they are done or the lab is suspect."""
