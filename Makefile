@@ -319,6 +319,8 @@ $(BUILD)/tests/%.o: tests/%.c $(COMMON_DEPS) tests/lab_cases.h tests/hooks/hooks
 # Host-only tests of the helpers and the harness (fixture labs inside the test file).
 $(BUILD)/tests/test_helpers: $(BUILD)/tests/test_helpers.o $(HELPERS_OBJ)
 	$(NVCC) $(LDFLAGS) $^ -o $@ $(TEST_LIBS)
+$(BUILD)/tests/test_float_check: $(BUILD)/tests/test_float_check.o $(HELPERS_OBJ)
+	$(NVCC) $(LDFLAGS) $^ -o $@ $(TEST_LIBS)
 $(BUILD)/tests/test_harness: $(BUILD)/tests/test_harness.o $(COMMON_OBJ)
 	$(NVCC) $(LDFLAGS) $^ -o $@ $(TEST_LIBS) $(SECCOMP_LIBS)
 
@@ -351,7 +353,7 @@ ifneq ($(filter test,$(MAKECMDGOALS)),)
 endif
 TEST_LABS   = $(if $(LAB),$(LAB_DIR),$(LABS))
 KERNEL_BINS = $(TEST_LABS:%=$(BUILD)/tests/$(if $(filter labs,$(TEST_SRC)),labs/)kernels_%)
-TEST_BINS   = $(if $(LAB),,$(BUILD)/tests/test_helpers $(BUILD)/tests/test_harness \
+TEST_BINS   = $(if $(LAB),,$(BUILD)/tests/test_helpers $(BUILD)/tests/test_float_check $(BUILD)/tests/test_harness \
                 $(if $(CPU_MODE),$(BUILD)/tests/test_cpu_warp $(BUILD)/tests/test_cpu_banks)) $(KERNEL_BINS)
 
 # What the Python suites need besides: every lab binary of both trees and the CPU-mode fixtures.

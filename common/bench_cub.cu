@@ -151,9 +151,9 @@ static double event_ms(cudaEvent_t a, cudaEvent_t b)
 /* Everything a run allocates; rig_free releases it, whatever was reached. */
 typedef struct {
     int *h_in, *h_ref, *h_out, *d_in, *d_out;
-    int *h_heads, *d_keys;   /* seg_add */
-    size_t out_len, ref_len; /* the output's elements (csr: n_rows + 1), the reference's */
-    double *want_d, *abs_d;  /* fadd */
+    int *h_heads, *d_keys;    /* seg_add */
+    size_t out_len, ref_len;  /* the output's elements (csr: n_rows + 1), the reference's */
+    double *want_d, *bound_d; /* fadd */
     void *d_tmp, *d_flush;
     size_t tmp_bytes, flush_bytes;
     double *t_scan, *t_copy;
@@ -213,8 +213,8 @@ static int rig_alloc(cub_rig *g, const lab_options *o, lab_report *r)
     }
     g->h_heads = (int *)malloc(n * sizeof(int));
     g->want_d = (double *)malloc(n * sizeof(double));
-    g->abs_d = (double *)malloc(n * sizeof(double));
-    if (!g->h_heads || !g->want_d || !g->abs_d) {
+    g->bound_d = (double *)malloc(n * sizeof(double));
+    if (!g->h_heads || !g->want_d || !g->bound_d) {
         r->status = ST_NO_MEMORY;
         snprintf(r->message, sizeof(r->message), "cannot allocate host memory for n=%zu", n);
         return -1;
@@ -229,7 +229,7 @@ static int rig_alloc(cub_rig *g, const lab_options *o, lab_report *r)
         }
     } else {
         lab_ops_reference(g_op, SCAN_INCLUSIVE, g->h_in, g->h_heads, n, g->h_ref, g->want_d,
-                          g->abs_d);
+                          g->bound_d);
     }
     if (g_op == LAB_OP_CSR && g_rows > CSR_MAX_BINS) {
         r->status = ST_TOO_LARGE;
@@ -272,7 +272,7 @@ static void rig_free(cub_rig *g)
     cudaFree(g->d_keys);
     cudaFree(g_selected);
     cudaFree(g_counts);
-    free(g->abs_d);
+    free(g->bound_d);
     free(g->want_d);
     free(g->h_heads);
     cudaFree(g->d_flush);
@@ -307,11 +307,11 @@ static lab_status check_output(cub_rig *g, size_t n, const char *when, lab_repor
     }
     CUDA_CHECK(cudaMemcpy(g->h_out, g->d_out, n * sizeof(int), cudaMemcpyDeviceToHost));
     lab_ops_verdict v;
-    lab_ops_check(g_op, SCAN_INCLUSIVE, g->h_out, g->h_ref, g->want_d, g->abs_d, n, &v);
+    lab_ops_check(g_op, SCAN_INCLUSIVE, g->h_out, g->h_ref, g->want_d, g->bound_d, n, &v);
     if (v.bad < n) {
         r->status = ST_WRONG;
-        snprintf(r->message, sizeof(r->message), "%sCUB's out[%zu] expected %s, got %s", when,
-                 v.bad, v.expected, v.got);
+        snprintf(r->message, sizeof(r->message), "%sCUB's out[%zu] expected %s%s%s, got %s", when,
+                 v.bad, v.expected, v.why[0] ? " " : "", v.why, v.got);
     }
     if (g_op == LAB_OP_FADD && v.max_ratio > r->fp_max_ratio) {
         r->fp_max_ratio = v.max_ratio;

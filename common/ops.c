@@ -111,20 +111,99 @@ void lab_ops_fill(lab_op op, int *in, int *heads, size_t n, lab_dist d, uint64_t
     }
 }
 
+/* ---- the float check ------------------------------------------------------------------------
+ * Why lab_ops_reference's bound_d holds for every correct scan, whatever its order.
+ *
+ * The terms of out[i] are x_0..x_{k-1} (k = i + 1 inclusive, i exclusive). Every scan of the
+ * course (serial, Kogge-Stone, Brent-Kung, tiles with carries, a look-back) only ever combines
+ * two ADJACENT partial results, the left one first: the partial sum of x_a..x_{b-1} with that of
+ * x_b..x_{c-1}. So out[i] is a binary tree with the k terms as its leaves, each once, in order,
+ * and every internal node the float sum of a contiguous range x_a..x_{c-1}, 0 <= a < c <= k.
+ * (Combinations with the identity, 0 + y, are exact and are not nodes.) It has k - 1 internal
+ * nodes: m = k - 1 roundings.
+ *
+ * With the exact prefix sums P_0 = 0, P_1 = x_0, ..., P_k = x_0 + ... + x_{k-1}, a range's exact
+ * sum is P_c - P_a, so it lies within R = max(P_0..P_k) - min(P_0..P_k) in magnitude. Write
+ * node v's float value as its exact sum plus the roundings made inside its subtree:
+ * v = exact(v) + sum of eta_w over the nodes w below and at v, where eta_w = fl(s_w) - s_w is the
+ * rounding of the sum s_w that node w computes (the sum of its children's float values). Round to
+ * nearest gives |eta_w| <= u |s_w| with u = 2^-24, and |s_w| <= |exact(w)| + (the roundings below
+ * w) <= R + E, where E is the sum of all m |eta|. Adding up over the m nodes: E <= m u (R + E),
+ * so E <= m u / (1 - m u) R = gamma(m) R, and the root's error is at most E. The operator need
+ * not commute for this; it needs only the tree of adjacent ranges.
+ *
+ * Exact case: if every term is a multiple of 2^-e and R 2^e <= 2^24, every range's exact sum is
+ * j 2^-e with |j| <= 2^24, a float (e <= 149, so even below the normal range). By induction from
+ * the leaves every node's computed value is its exact sum (the sum of two exact children is a
+ * float, so it does not round), and out[i] is exact in every order. The double prefix sums are
+ * exact there too (multiples of 2^-e no larger than 2^24 of them), so want_d[i] is the answer.
+ *
+ * The bound is a worst case over orders: a serial loop can come near it, a tree of depth log2 k
+ * stays far below. What it still catches is an output too far from the exact sum for ANY order:
+ * a dropped term, a carry from the wrong tile, a partial stored in a narrower type. */
+
+int lab_float_exponent(float x)
+{
+    const uint32_t bits = (uint32_t)float_bits(x), field = (bits >> 23) & 0xFFu;
+    const uint32_t sig = (bits & 0x7FFFFFu) | (field ? 1u << 23 : 0u);
+    /* the significand's lowest set bit, as a power of two that a float holds exactly */
+    const uint32_t low_exp = ((uint32_t)float_bits((float)(sig & (~sig + 1u))) >> 23) & 0xFFu;
+    /* x = sig * 2^(field - 150) (normal) or sig * 2^-149 (subnormal) */
+    const int q = (field ? (int)field - 150 : -149) + ((int)low_exp - 127);
+    return -q;
+}
+
+int lab_float_exact(double range, int e)
+{
+    return ldexp(range, e) <= ldexp(1.0, 24);
+}
+
+double lab_float_bound(size_t terms, double range)
+{
+    if (terms < 2)
+        return 0.0;
+    const double mu = (double)(terms - 1) * ldexp(1.0, -24);
+    if (mu >= 1.0)
+        return INFINITY;
+    const double gamma = mu / (1.0 - mu);
+    return (gamma + (double)terms * ldexp(1.0, -51) * (1.0 + gamma)) * range;
+}
+
+/* bound_d of one element: see ops.h. e: the largest exponent of its nonzero terms, INT_MIN when
+ * there are none (a sum of zeros is exact). */
+static double element_bound(size_t terms, double range, int e)
+{
+    if (terms < 2 || e == INT_MIN || lab_float_exact(range, e))
+        return 0.0;
+    return lab_float_bound(terms, range);
+}
+
 void lab_ops_reference(lab_op op, scan_type type, const int *in, const int *heads, size_t n,
-                       int *want, double *want_d, double *abs_d)
+                       int *want, double *want_d, double *bound_d)
 {
     uint32_t acc = 0;
     int32_t best = op == LAB_OP_MAX ? INT_MIN : INT_MAX;
-    double sum = 0.0, abs_sum = 0.0;
+    double sum = 0.0, p_max = 0.0, p_min = 0.0; /* P_k and the running max and min of P_0..P_k */
+    int e = INT_MIN;
     for (size_t i = 0; i < n; i++) {
         const int x = in[i];
         if (op == LAB_OP_FADD) {
-            const double before = sum, abs_before = abs_sum;
-            sum += (double)bits_float(x);
-            abs_sum += fabs((double)bits_float(x));
-            want_d[i] = type == SCAN_EXCLUSIVE ? before : sum;
-            abs_d[i] = type == SCAN_EXCLUSIVE ? abs_before : abs_sum;
+            const float xf = bits_float(x);
+            if (type == SCAN_EXCLUSIVE) { /* terms x_0..x_{i-1}: before x_i joins */
+                want_d[i] = sum;
+                bound_d[i] = element_bound(i, p_max - p_min, e);
+            }
+            sum += (double)xf;
+            p_max = sum > p_max ? sum : p_max;
+            p_min = sum < p_min ? sum : p_min;
+            if (xf != 0.0f) {
+                const int ex = lab_float_exponent(xf);
+                e = ex > e ? ex : e;
+            }
+            if (type != SCAN_EXCLUSIVE) {
+                want_d[i] = sum;
+                bound_d[i] = element_bound(i + 1, p_max - p_min, e);
+            }
             continue;
         }
         if (op == LAB_OP_SEG_ADD && (i == 0 || heads[i]))
@@ -144,37 +223,59 @@ void lab_ops_reference(lab_op op, scan_type type, const int *in, const int *head
     }
 }
 
-double lab_float_bound(size_t terms, double abs_sum)
+/* v's text for a float element of `terms` terms out of its bound: what was expected and why. */
+static void describe_float(lab_ops_verdict *v, size_t terms, double want, double bound, double got)
 {
-    const double u = ldexp(1.0, -24);
-    const double ku = terms > 0 ? (double)(terms - 1) * u : 0.0;
-    return ku >= 1.0 ? INFINITY : ku / (1.0 - ku) * abs_sum;
+    snprintf(v->got, sizeof(v->got), "%.9g", got);
+    if (bound == 0.0) {
+        snprintf(v->expected, sizeof(v->expected), "%.9g exactly", want);
+        if (terms == 0)
+            snprintf(v->why, sizeof(v->why),
+                     "(the identity: out[0] of an exclusive scan adds "
+                     "no terms)");
+        else
+            snprintf(v->why, sizeof(v->why),
+                     "(every range sum of in[0..%zu] is representable in float, so any order of "
+                     "additions gives it)",
+                     terms - 1);
+    } else if (isinf(bound)) {
+        snprintf(v->expected, sizeof(v->expected), "a finite value near %.9g", want);
+        snprintf(v->why, sizeof(v->why),
+                 "(past 2^24 additions some order keeps no correct bit, so only finiteness is "
+                 "checked)");
+    } else {
+        snprintf(v->expected, sizeof(v->expected), "%.9g +- %.3g", want, bound);
+        snprintf(v->why, sizeof(v->why),
+                 "(the most that any order of its %zu additions can round: each adds at most "
+                 "2^-24 of a partial sum, and no range of in[0..%zu] sums past %.3g)",
+                 terms - 1, terms - 1, bound / lab_float_bound(terms, 1.0));
+    }
 }
 
 void lab_ops_check(lab_op op, scan_type type, const int *got, const int *want, const double *want_d,
-                   const double *abs_d, size_t n, lab_ops_verdict *v)
+                   const double *bound_d, size_t n, lab_ops_verdict *v)
 {
     v->bad = n;
-    v->expected[0] = v->got[0] = '\0';
+    v->n_bad = 0;
+    v->expected[0] = v->got[0] = v->why[0] = '\0';
     v->max_err = v->max_ratio = 0.0;
     for (size_t i = 0; i < n; i++) {
         if (op != LAB_OP_FADD) {
             if (got[i] != want[i]) {
                 v->bad = i;
+                v->n_bad = 1;
                 snprintf(v->expected, sizeof(v->expected), "%d", want[i]);
                 snprintf(v->got, sizeof(v->got), "%d", got[i]);
                 return;
             }
             continue;
         }
-        const double g = (double)bits_float(got[i]);
-        const size_t terms = type == SCAN_EXCLUSIVE ? i : i + 1;
-        const double err = fabs(g - want_d[i]), bound = lab_float_bound(terms, abs_d[i]);
-        if (!isfinite(g) || err > bound) {
-            if (v->bad == n) {
+        const double g = (double)bits_float(got[i]), bound = bound_d[i];
+        const double err = fabs(g - want_d[i]);
+        if (!isfinite(g) || !(err <= bound)) { /* !(<=): a NaN bound fails too */
+            if (v->n_bad++ == 0) {
                 v->bad = i;
-                snprintf(v->expected, sizeof(v->expected), "%.9g +- %.3g", want_d[i], bound);
-                snprintf(v->got, sizeof(v->got), "%.9g", g);
+                describe_float(v, type == SCAN_EXCLUSIVE ? i : i + 1, want_d[i], bound, g);
             }
             continue;
         }

@@ -51,7 +51,7 @@ typedef struct {
     int sandbox;      /* 1: the lab's code ran inside the seccomp sandbox */
     const char *op;   /* the variant's operator (ops.h): "add" in every lab but 09 */
     /* "fadd": the largest |float result - double reference| over the checked calls, and the
-     * largest error as a fraction of its bound (lab_float_bound) */
+     * largest error as a fraction of its bound (ops.h's bound_d) */
     double fp_max_error, fp_max_ratio;
 } lab_report;
 

@@ -110,10 +110,10 @@ Test(ops09, float_order_differs_and_passes,
     need_device();
     const size_t n = 20 * TILE + 17;
     int *in = malloc(n * 4), *want = malloc(n * 4), *serial = malloc(n * 4);
-    double *want_d = malloc(n * sizeof(double)), *abs_d = malloc(n * sizeof(double));
-    cr_assert(in && want && serial && want_d && abs_d);
+    double *want_d = malloc(n * sizeof(double)), *bound_d = malloc(n * sizeof(double));
+    cr_assert(in && want && serial && want_d && bound_d);
     lab_ops_fill(LAB_OP_FADD, in, NULL, n, DIST_SMALL, lab_test_seed());
-    lab_ops_reference(LAB_OP_FADD, SCAN_INCLUSIVE, in, NULL, n, want, want_d, abs_d);
+    lab_ops_reference(LAB_OP_FADD, SCAN_INCLUSIVE, in, NULL, n, want, want_d, bound_d);
     float acc = 0.0f, x;
     for (size_t i = 0; i < n; i++) {
         memcpy(&x, &in[i], 4);
@@ -122,7 +122,7 @@ Test(ops09, float_order_differs_and_passes,
     }
     int *got = run_variant("fadd", in, NULL, n);
     lab_ops_verdict v;
-    lab_ops_check(LAB_OP_FADD, SCAN_INCLUSIVE, got, want, want_d, abs_d, n, &v);
+    lab_ops_check(LAB_OP_FADD, SCAN_INCLUSIVE, got, want, want_d, bound_d, n, &v);
     cr_expect_eq(v.bad, n, "out[%zu] = %s, expected %s", v.bad, v.got, v.expected);
     size_t differ = 0;
     for (size_t i = 0; i < n; i++)
@@ -132,7 +132,7 @@ Test(ops09, float_order_differs_and_passes,
                 "%.1f %% of its bound",
                 differ, n, v.max_err, 100 * v.max_ratio);
     free(got);
-    free(abs_d);
+    free(bound_d);
     free(want_d);
     free(serial);
     free(want);
