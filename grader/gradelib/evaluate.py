@@ -405,22 +405,30 @@ def _variant_opts(info, variant):
     return ("--variant", variant)
 
 
-def make_cases(info, settings, run_seed, limit=None, mode="gpu", variant=None):
+def make_cases(info, settings, run_seed, limit=None, mode="gpu", variant=None, every_dist=True):
     """[(n, dist, seed, options)] of one variant of a lab (None: the default), the whole matrix:
     every edge size with one distribution (rotating through the list), the sizes named in
     all_dists_sizes with every distribution (and the variant's variant_dists), a few sizes with
     unaligned input and output (OFFSET_CASES), and one process of many calls of several sizes
-    (MULTI_CALLS; the device-memory leak check). options: extra harness options, a tuple."""
+    (MULTI_CALLS; the device-memory leak check). options: extra harness options, a tuple.
+
+    A variant other than the default meets every size and every distribution too, but the
+    large size (the costly one: 2^24 elements) with one distribution only, a different one for
+    each variant, the others at every smaller all_dists size. every_dist=False: no size with
+    every distribution (a variant that is only reported)."""
     c = settings["correctness"]
     dists = c["dists"]
     extra = [d for d in c.get("variant_dists", {}).get(variant or info.variants[0].name, []) if d not in dists]
     sizes = edge_sizes(info, c["large_n"], limit)
-    every = set(c.get("all_dists_sizes", []))
+    every = set(c.get("all_dists_sizes", [])) if every_dist else set()
     vopts = _variant_opts(info, variant)
+    if vopts:
+        every.discard("large")
+    shift = next((k for k, v in enumerate(info.variants) if v.name == variant), 0)
     salt = f"/{variant}" if vopts else ""
     cases = []
     for i, (n, name) in enumerate(sizes.items()):
-        chosen = dists + extra if name in every else [dists[i % len(dists)]]
+        chosen = dists + extra if name in every else [dists[(i + shift) % len(dists)]]
         for d in chosen:
             cases.append((n, d, case_seed(run_seed, info.id, n, d + salt), case_calls(info, n, limit) + vopts))
     by_name = {name: n for n, name in sizes.items()}
@@ -444,10 +452,11 @@ REPORT_MAX_N = (1 << 16) + 1
 
 
 def report_cases(info, settings, run_seed, variant, limit=None, mode="gpu"):
-    """The cases of a reported variant: make_cases's, without its all-distributions sizes past
-    REPORT_MAX_N and its large sizes."""
+    """The cases of a reported variant: make_cases's up to REPORT_MAX_N, one distribution per
+    size, and no many-calls case (a process of its own: the graded variant's has that check)."""
     cap = REPORT_MAX_N if limit is None else min(limit, REPORT_MAX_N)
-    return [c for c in make_cases(info, settings, run_seed, cap, mode, variant)]
+    return [c for c in make_cases(info, settings, run_seed, cap, mode, variant, every_dist=False)
+            if c[3][c[3].index("--calls") + 1] == "2"]
 
 
 def reproduce_cmd(lab_id, n, dist, seed, mode="gpu", options=()):
@@ -806,7 +815,8 @@ def run_sanitizer(sanitizer, tool, binary, n, seed, timeout, info=None, options=
 
 
 def run_sanitizer_sizes(sanitizer, tool, binary, sizes, timeout, info=None, isolated=False, options=()):
-    """[(n, verdict, detail)] for every (n, seed) of sizes under one tool: all in one process (a
+    """[(n, verdict, detail)] for every (n, seed) or (n, seed, options) of sizes (options: the
+    harness options of that run, else options) under one tool: all in one process (a
     LabSession under the tool, each size a case, timeout seconds each); when that process reports
     no error and ends cleanly, every size is clean. Otherwise (errors, a case that is not ok, a
     timeout), and with isolated=True, each size runs alone (run_sanitizer), so that every verdict
@@ -814,16 +824,17 @@ def run_sanitizer_sizes(sanitizer, tool, binary, sizes, timeout, info=None, isol
     if not isolated and len(sizes) > 1:
         session = LabSession(binary, "sanitizer", tool=_sanitizer_tool(sanitizer, tool))
         ok = True
-        for n, seed in sizes:
-            kind, _, _ = session.run(_sanitizer_case(n, seed, info, options), timeout,
+        for n, seed, *opts in sizes:
+            kind, _, _ = session.run(_sanitizer_case(n, seed, info, opts[0] if opts else options), timeout,
                                      {"n": n, "seed": seed, "dist": "small"})
             if kind != Status.OK:
                 ok = False
                 break
         ok = session.close(timeout) and ok
         if ok:
-            return [(n, Status.CLEAN, f"{tool} at n={n}: no errors") for n, _ in sizes]
-    return [(n, *run_sanitizer(sanitizer, tool, binary, n, seed, timeout, info, options)) for n, seed in sizes]
+            return [(n, Status.CLEAN, f"{tool} at n={n}: no errors") for n, *_ in sizes]
+    return [(n, *run_sanitizer(sanitizer, tool, binary, n, seed, timeout, info, opts[0] if opts else options))
+            for n, seed, *opts in sizes]
 
 
 # ---- timing ----------------------------------------------------------------------------------

@@ -189,12 +189,13 @@ class _Pool:
         else:
             out = [("chunk", p, cs) for p, cs in chunks(self.plans, jobs)]
             out += [("alone", p, c) for p in self.plans.values() for c in p.cases if runs_alone(c)]
+        # a lab's sanitizer runs, those of all its graded variants, in one process per tool
+        by_binary = {}
         for p in self.plans.values():
-            tools = []
-            for tool, _ in p.sanitizer_runs:
-                if tool not in tools:
-                    tools.append(tool)
-            out += [("sanitizer", p, (tool, tuple(n for t, n in p.sanitizer_runs if t == tool))) for tool in tools]
+            for tool, n in p.sanitizer_runs:
+                by_binary.setdefault(p.binary, {}).setdefault(tool, []).append((p, n))
+        for tools in by_binary.values():
+            out += [("sanitizer", runs[0][0], (tool, tuple(runs))) for tool, runs in tools.items()]
         return out
 
     def rerun_tasks(self):
@@ -215,7 +216,7 @@ class _Pool:
 
     def run(self, task):
         what, plan, arg = task
-        if self._halted(plan.lab):
+        if what != "sanitizer" and self._halted(plan.lab):
             return
         if what == "chunk":
             self._chunk(plan, arg)
@@ -306,18 +307,22 @@ class _Pool:
                 found.setdefault(case, (Status.OK, ""))
         return [(*case, kind, msg) for case, (kind, msg) in found.items()]
 
-    def _sanitizer(self, plan, tool, sizes):
-        """The tool's runs of a lab (sizes: its n's), in one process unless isolated
-        (evaluate.run_sanitizer_sizes)."""
+    def _sanitizer(self, plan, tool, runs):
+        """The tool's runs of a lab, runs: [(plan of a graded variant, n)], in one process unless
+        isolated (evaluate.run_sanitizer_sizes); a variant that stopped (not implemented, a hang)
+        is left out. Each verdict is recorded with its variant's plan."""
+        runs = [(p, n) for p, n in runs if not self._halted(p.lab)]
+        if not runs:
+            return
         verdicts = ev.run_sanitizer_sizes(self.sanitizer, tool, plan.binary,
-                                          [(n, ev.case_seed(self.seed, plan.lab, n, tool)) for n in sizes],
-                                          plan.sanitizer_s, plan.info, self.isolated, plan.options)
+                                          [(n, ev.case_seed(self.seed, p.lab, n, tool), p.options) for p, n in runs],
+                                          plan.sanitizer_s, plan.info, self.isolated)
         with self.lock:
-            for n, verdict, detail in verdicts:
-                if plan.variant:
-                    detail = f"variant {plan.variant}: {detail}"
-                self.progress(f"sanitizer: {plan.lab} {tool} n={n}: {verdict}")
-                self.checks[plan.lab].append((tool, n, verdict, detail))
+            for (p, _), (n, verdict, detail) in zip(runs, verdicts):
+                if p.variant:
+                    detail = f"variant {p.variant}: {detail}"
+                self.progress(f"sanitizer: {p.lab} {tool} n={n}: {verdict}")
+                self.checks[p.lab].append((tool, n, verdict, detail))
 
 
 def run_plans(plans, jobs, sanitizer, seed, progress, isolated=False):

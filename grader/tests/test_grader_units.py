@@ -545,23 +545,37 @@ class Matrix(unittest.TestCase):
         info = fakes.lab_info("09_x", "whole", variants=variants, work_tiles=(2048,))
         settings = config.load(CONFIG).lab("09_operators")
         self.assertEqual(ev.graded_variants(info, settings), tuple(v for v, _ in variants))
-        base = {(n, d) for n, d, _, o in ev.make_cases(info, settings, 5)}
+        base = ev.make_cases(info, settings, 5)
+        dists = set(settings["correctness"]["dists"])
+        large = settings["correctness"]["large_n"]
+        at_large = []
         for name, _ in variants:
             cases = ev.make_cases(info, settings, 5, variant=name)
-            got = {(n, d) for n, d, _, o in cases}
-            self.assertTrue(base - {(n, d) for n, d in base if d in ("negative", "positive")} <= got, name)
+            # every size class and every distribution, each variant (no rotation over variants)
+            self.assertEqual({n for n, *_ in cases}, {n for n, *_ in base}, name)
+            self.assertTrue(dists <= {d for _, d, _, _ in cases}, name)
+            for n in (2049, 4097, 65537):  # tile+1, 2tile+1, 2^16+1: every distribution
+                self.assertTrue(dists <= {d for m, d, _, o in cases if m == n and "--offset-in" not in o}, (name, n))
+            big = {d for m, d, _, o in cases if m == large}
             if name != "add":
                 self.assertTrue(all(o[-2:] == ("--variant", name) for *_, o in cases), name)
+                self.assertEqual(len(big), 1, name)  # the costly size: one distribution per variant
+                at_large += big
+            else:
+                self.assertTrue(dists <= big)
+        self.assertEqual(len(at_large), len(set(at_large)), "the variants' large cases use different distributions")
         # an all-negative input for max and an all-positive one for min, at every all-dists size
         for name, dist in (("max", "negative"), ("min", "positive")):
             at = {n for n, d, _, _ in ev.make_cases(info, settings, 5, variant=name) if d == dist}
-            self.assertEqual(len(at), len(settings["correctness"]["all_dists_sizes"]))
+            self.assertEqual(at, {2049, 4097, 65537})  # every all_dists size but the large one
         # a lab graded on its default variant: the others are reported, at small sizes only
         lab03 = fakes.lab_info("03_x", "tile", 512, variants=(("double_buffer", "d"), ("two_barrier", "t")))
         s03 = config.load(CONFIG).lab("03_kogge_stone")
         self.assertEqual(ev.report_variants(lab03, s03), ("two_barrier",))
         rep = ev.report_cases(lab03, s03, 5, "two_barrier")
         self.assertTrue(rep and max(n for n, *_ in rep) <= ev.REPORT_MAX_N)
+        self.assertEqual(len({n for n, *_ in rep}), len([c for c in rep if "--offset-in" not in c[3] and c[3][c[3].index("--calls") + 1] == "2"]),
+                         "one distribution per size")
         self.assertTrue(all("two_barrier" in o for *_, o in rep))
 
     def test_reproduce_command_with_options(self):
