@@ -88,6 +88,8 @@ def _correctness_test(lab, seed):
                                 f"  reproduce: {f['reproduce']}" for f in c["failures"][:10])
     if c.get("note"):
         out += "\n" + c["note"]
+    if c.get("variants"):
+        out += "\nvariants:\n" + "\n".join("  " + v["line"] for v in c["variants"])
     return _test(lab, "correctness", f"{lab['lab']}: correctness", c["points"], c["max"], c["passed"] == c["total"], out)
 
 
