@@ -14,6 +14,7 @@
 set -u
 NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
 T=$(mktemp -d)
+WORK=${WORK:-$T/work}  # the grader's build folder: WORK=build/grader reuses the built references
 LOAD_PID=
 cleanup() { [ -n "$LOAD_PID" ] && kill "$LOAD_PID" 2>/dev/null; rm -rf "$T"; }
 trap cleanup EXIT
@@ -57,7 +58,7 @@ stop_load() { touch "$T/stop"; wait "$LOAD_PID" 2>/dev/null; LOAD_PID=; }
 
 # --- 1: the grader waits for the GPU ---------------------------------------------------------
 start_load
-python3 grader/grade.py --src solutions --gpu --labs 03 06 --work "$T/work" --format json --out "$T/a.json" 2> "$T/a.log" &
+python3 grader/grade.py --src solutions --gpu --labs 03 06 --work "$WORK" --format json --out "$T/a.json" 2> "$T/a.log" &
 G=$!
 while kill -0 $G 2>/dev/null && ! grep -q "the GPU is in use by" "$T/a.log"; do sleep 1; done
 if grep -q "the GPU is in use by" "$T/a.log"; then
@@ -86,7 +87,7 @@ d["defaults"]["timeouts"]["gpu_wait_s"] = 5
 json.dump(d, open(sys.argv[1], "w"))
 PY
 start_load
-python3 grader/grade.py --src solutions --gpu --labs 03 06 --work "$T/work" --config "$T/cfg.json" --format json --out "$T/b.json" 2> "$T/b.log"
+python3 grader/grade.py --src solutions --gpu --labs 03 06 --work "$WORK" --config "$T/cfg.json" --format json --out "$T/b.json" 2> "$T/b.log"
 rc=$?
 stop_load
 tail -3 "$T/b.log"
