@@ -204,6 +204,8 @@ class _Pool:
         for lab, p in self.plans.items():
             if self.suspect[lab] and not self.stop[lab]:
                 todo = [c for c in p.cases if c not in self.alone[lab]]
+                with self.lock:  # their passes in shared processes no longer count: counted again
+                    self.done -= len(set(self.shared_ok[lab]) & set(todo))
                 if todo:
                     self.progress(f"correctness: {lab}: a case failed, so its {len(todo)} other cases "
                                   f"run again, each in a process of its own")
