@@ -388,7 +388,7 @@ Test(reports, describe, .description = "--describe: one JSON line with every fie
              "\"max_n\":0,\"element\":\"int32\","
              "\"operator\":\"add\",\"variants\":[{\"name\":\"plain\",\"summary\":\"the "
              "\\\"default\\\"\",\"temp\":false,\"op\":\"add\"},{\"name\":\"scratch\",\"summary\":"
-             "\"with temp\",\"temp\":true,\"op\":\"add\"}],\"mode\":\"cpu\"}\n",
+             "\"with temp\",\"temp\":true,\"op\":\"add\"}],\"work_tiles\":[],\"mode\":\"cpu\"}\n",
              LAB_CONTRACT_VERSION);
     cr_expect_str_eq(buf, want);
 }

@@ -354,10 +354,11 @@ def case_seed(run_seed, lab_id, n, dist):
 OFFSET_CASES = (("tile+1", 1, 3), ("3tile+5", 2, 2), ("2^16+1", 3, 1))
 # Every case makes two calls: call 1 scans the case's own input (the seed the grader prints, the
 # CPU reference's), call 2 an input drawn on the GPU from a secret seed, so that an answer made
-# on the host from the harness's own data (its seed) is caught too. Call 2 spans several of the
-# lab's real tiles (second_size): larger than call 1 in a small case (scratch sized by the first
-# call is caught), smaller in a large one (state left by a multi-tile call is caught), and still
-# short enough that a correct but slow lab is not timed out for it.
+# on the host from the harness's own data (its seed) is caught too. In a case of more than one
+# tile, call 2 spans several of the lab's real tiles (second_size): larger than call 1 in a case
+# of a few tiles (scratch sized by the first call is caught), smaller in a large one (state left
+# by a multi-tile call is caught), and short enough that a correct but slow lab is not timed out
+# for it.
 
 
 def second_size(info, limit=None):
@@ -368,8 +369,12 @@ def second_size(info, limit=None):
 
 
 def case_calls(info, n, limit=None):
-    """The options that make a case two calls: n, then second_size."""
-    return ("--sizes", f"{n},{second_size(info, limit)}", "--calls", "2")
+    """The options that make a case two calls: n, then second_size for a case of more than one
+    tile (growing or shrinking, several tiles long), n again for a case of one tile or less (a
+    remembered answer; growth is the many-calls case's), so that a lab whose single-tile path is
+    right still passes its single-tile cases."""
+    second = second_size(info, limit) if n > info.tile_or_default else n
+    return ("--sizes", f"{n},{second}", "--calls", "2")
 # The many-calls case: one process, calls cycling through these sizes (two calls of the same n in
 # a row, then smaller and larger ones, most of them several tiles long): a remembered answer,
 # state sized for the first call's n, or a leak shows here.

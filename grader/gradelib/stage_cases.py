@@ -356,7 +356,10 @@ def correctness_outcome(plan, runs, mode):
                      for n, dist, seed, options, kind, msg in runs.cases if kind != Status.OK)
     note = ""
     if runs.stop == Status.TIMEOUT:
-        hung = next(f for f in failures if f.kind == Status.TIMEOUT)
+        timeouts = [f for f in failures if f.kind == Status.TIMEOUT]
+        # the case whose hang was confirmed by a run alone (others that timed out meanwhile were
+        # not each run again: _Pool._confirmed)
+        hung = next((f for f in timeouts if ", and again alone" in f.message), timeouts[0])
         not_run = total - len(runs.cases)
         note = (f"{HANGS} the case n={hung.n} dist={hung.dist} {hung.message}"
                 + (f"; the lab's other {not_run} cases were not run" if not_run else ""))
