@@ -219,6 +219,12 @@ class Variant:
     temp: bool  # it asks the harness for scratch memory
 
 
+# A whole-array lab's reported tiles above this are ignored (sizes of several such tiles would only
+# run out of memory); its multi-tile sizes span at least MIN_BIG_TILE elements whatever it reports.
+MAX_WORK_TILE = 1 << 20
+MIN_BIG_TILE = 4096
+
+
 @dataclasses.dataclass(frozen=True)
 class LabInfo:
     """What `scan --describe` says about a lab (common/harness.c: describe_lab)."""
@@ -242,11 +248,15 @@ class LabInfo:
 
     @property
     def tiles(self):
-        """The tiles the sizes are made from: a tile lab's tile; a whole-array lab's internal
-        tiles as it reports them (lab 10: its own and its scan's); else contract.DEFAULT_TILE."""
+        """The tiles the sizes are made from: a tile lab's tile (the course's); a whole-array
+        lab's internal tiles as it reports them (lab 10: its own and its scan's; up to
+        MAX_WORK_TILE), then contract.DEFAULT_TILE. A lab 07 or 08 reports its own tile from its
+        scan.cu, so a report can only add sizes: the default tile's sizes stay, and the multi-tile
+        sizes span at least MIN_BIG_TILE (big_tile)."""
         if self.tile:
             return (self.tile,)
-        return tuple(self.work_tiles) or (contract.DEFAULT_TILE,)
+        reported = tuple(t for t in self.work_tiles if t <= MAX_WORK_TILE)
+        return reported + ((contract.DEFAULT_TILE,) if contract.DEFAULT_TILE not in reported else ())
 
     @property
     def tile_or_default(self):
@@ -255,8 +265,9 @@ class LabInfo:
 
     @property
     def big_tile(self):
-        """The largest of tiles: the multi-tile sizes are multiples of it."""
-        return max(self.tiles)
+        """The largest of tiles, at least MIN_BIG_TILE for a whole-array lab (whose tiles are its
+        own report): the multi-tile sizes are multiples of it."""
+        return max(self.tiles) if self.tile else max(self.tiles + (MIN_BIG_TILE,))
 
 
 def parse_describe(text):
@@ -323,9 +334,9 @@ def _cap(info, limit):
     return cap
 
 
-# Sizes made from each further tile of a lab that reports several (lab 10: its own and its scan's):
-# exact multiples and one off them, (tiles, plus).
-EXTRA_TILE_SIZES = ((1, -1), (1, 0), (1, 1), (2, 0), (2, 1), (3, 5))
+# Sizes made from each further tile of a lab that reports several (lab 10: its own and its scan's),
+# the contract's tile-relative family: exact multiples and sizes one off them, (tiles, plus).
+EXTRA_TILE_SIZES = tuple((r["tiles"], r["plus"]) for r in contract.DATA["edge_sizes"]["tile_relative"])
 
 
 def edge_sizes(info, large_n, limit=None):

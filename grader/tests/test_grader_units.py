@@ -514,7 +514,7 @@ class Matrix(unittest.TestCase):
         # out for it); a case of one tile or less calls again at its own n
         for n, _, _, o in a:
             if o[o.index("--calls") + 1] == "2":
-                self.assertEqual(int(o[o.index("--sizes") + 1].split(",")[1]), 1025 if n > 512 else n, n)
+                self.assertEqual(int(o[o.index("--sizes") + 1].split(",")[1]), 1025 if n > 512 else n, n)  # a tile lab
         self.assertTrue(any(n < int(o[o.index("--sizes") + 1].split(",")[1]) for n, _, _, o in a
                             if o[o.index("--calls") + 1] == "2"), "some second call grows")
         multi = [o for *_, o in a if int(o[o.index("--calls") + 1]) > 2]
@@ -530,7 +530,7 @@ class Matrix(unittest.TestCase):
     def test_whole_lab_sizes_follow_its_work_tiles(self):
         # lab 10 reports its own tile and its scan's: multiples of each and one off them
         info = fakes.lab_info("10_x", "whole", work_tiles=(2048, 6144))
-        self.assertEqual(info.tiles, (2048, 6144))
+        self.assertEqual(info.tiles, (2048, 6144, 1024))  # the default tile's sizes always stay
         sizes = ev.edge_sizes(info, 16777223)
         for n in (2047, 2048, 2049, 4096, 4097, 6143, 6144, 6145, 12288, 12289):
             self.assertIn(n, sizes)
@@ -538,9 +538,17 @@ class Matrix(unittest.TestCase):
         cases = ev.make_cases(info, settings, 1)
         seconds = {int(o[o.index("--sizes") + 1].split(",")[1]) for n, _, _, o in cases
                    if o[o.index("--calls") + 1] == "2" and n > 2048}
-        self.assertEqual(seconds, {2 * 6144 + 1})
+        self.assertEqual(seconds, {2 * ev.MIN_BIG_TILE + 1})
         # a lab that reports no tile: the default
         self.assertEqual(fakes.lab_info("07_x", "whole").tiles, (1024,))
+        # a lab 08 that reports a tiny tile (its own scan.cu says so) cannot shrink the checks:
+        # the default tile's sizes stay and the multi-tile sizes still span MIN_BIG_TILE
+        tiny = fakes.lab_info("08_x", "whole", work_tiles=(1,))
+        self.assertTrue(set(ev.edge_sizes(fakes.lab_info("08_x", "whole"), 16777223)) <= set(ev.edge_sizes(tiny, 16777223)))
+        self.assertGreaterEqual(max(ev.multi_sizes(tiny)), 5 * ev.MIN_BIG_TILE)
+        self.assertEqual(ev.second_size(tiny), 2 * ev.MIN_BIG_TILE + 1)
+        # and one that reports a huge one is tested as if it had reported none
+        self.assertEqual(fakes.lab_info("08_x", "whole", work_tiles=(1 << 30,)).tiles, (1024,))
         bad = json.loads(fakes.describe_text())
         bad["work_tiles"] = [0]
         self.assertIsNone(ev.parse_describe(json.dumps(bad))[0])
