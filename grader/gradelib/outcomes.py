@@ -146,13 +146,6 @@ class CorrectnessOutcome:
     stopped_by: Optional[Status] = None
     variants: tuple = ()
 
-    def timed_variant_passed(self):
-        """True when every case of the default variant (the one the speed stage times) passed."""
-        if self.variants:
-            v = self.variants[0]
-            return v.written and v.passed == v.total
-        return self.passed == self.total
-
 
 @dataclass(frozen=True)
 class SanitizerCheck:

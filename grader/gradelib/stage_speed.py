@@ -69,9 +69,12 @@ class SpeedStage:
         """The SpeedOutcome of lab (binary: the student's) given its correctness outcome."""
         if correctness.stopped_by == Status.NOT_IMPLEMENTED:
             return SpeedOutcome(Status.NOT_GRADED, Status.LAB_NOT_IMPLEMENTED.value)
-        if not correctness.timed_variant_passed():
-            what = f" of {correctness.variants[0].name}, the variant timed" if correctness.variants else ""
-            return SpeedOutcome(Status.NOT_GRADED, f"not graded: correctness cases{what} failed")
+        if correctness.passed < correctness.total:
+            # every graded variant must be right, not only the one timed: speed points are for a
+            # lab that works (lab 09 with only `add` written earns none)
+            bad = [v.name for v in correctness.variants if v.graded and (not v.written or v.passed < v.total)]
+            what = f" ({', '.join(bad)})" if bad else ""
+            return SpeedOutcome(Status.NOT_GRADED, f"not graded: correctness cases failed{what}")
         if lab not in self.refs:
             return SpeedOutcome(Status.NOT_GRADED, "not graded: the course has no reference solution for this lab")
         settings = self.config.lab(lab)
