@@ -111,6 +111,12 @@ class VariantReport:
     total: int
     points: Optional[float] = None
     first: str = ""
+    sanitizer: str = ""  # what a sanitizer found in a run of this variant, "" when nothing
+
+    @property
+    def clean(self):
+        """Written, every case passed, and no sanitizer error."""
+        return self.written and self.passed == self.total and not self.sanitizer
 
     def line(self):
         """One line for the result: "two_barrier: written, 3 of 31 cases fail (out[2] ...); not
@@ -121,6 +127,8 @@ class VariantReport:
             what = f"written, all {self.total} cases pass"
         else:
             what = f"written, {self.total - self.passed} of {self.total} cases fail ({self.first})"
+        if self.written and self.sanitizer:
+            what += f"; {self.sanitizer}"
         if not self.graded:
             return f"{self.name}: {what}; not graded (only the default variant is)"
         share = f" (worth {self.points:g} points)" if self.points is not None else ""
@@ -129,7 +137,7 @@ class VariantReport:
     def to_dict(self):
         return {"name": self.name, "graded": self.graded, "written": self.written, "passed": self.passed,
                 "total": self.total, "points": self.points, "first_failure": _line(self.first),
-                "line": _line(self.line())}
+                "sanitizer": _line(self.sanitizer), "line": _line(self.line())}
 
 
 @dataclass(frozen=True)
@@ -232,7 +240,7 @@ class LabResult:
             parts.append("sanitizer: " + s.note)
         if sp.status in (Status.GRADED, Status.FAILED) and self.score.speed < self.limits.speed:
             parts.append("speed: " + self._speed_note())
-        parts += [v.line() for v in c.variants if not v.written or v.passed < v.total]
+        parts += [v.line() for v in c.variants if not v.clean]
         return "; ".join(parts) if parts else "all checks passed"
 
     def _speed_note(self):

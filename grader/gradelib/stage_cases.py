@@ -115,8 +115,12 @@ def plan_lab(lab, binary, info, settings, seed, mode, sanitizer_wanted, sanitize
                              plan_cases(info, settings, seed, mode, name), timeouts["case_s"], runs,
                              timeouts["sanitizer_s"], preset, variant, True, shares.get(name)))
     for name in ev.report_variants(info, settings):
+        # racecheck at one tile and one element, in the lab's racecheck process: a race the
+        # cases may not show on a GPU (a missing barrier) is named too
+        runs = (("racecheck", info.tile_or_default + 1),) if (
+            preset is None and "racecheck" in settings["sanitizer"]["tools"]) else ()
         plans.append(LabPlan(f"{lab}/{name}", binary, info, plan_cases(info, settings, seed, mode, name, False),
-                             timeouts["case_s"], (), 0.0,
+                             timeouts["case_s"], runs, timeouts["sanitizer_s"],
                              SanitizerOutcome(Status.NOT_GRADED, note="not graded: a variant that is only reported"),
                              name, False))
     return tuple(plans)
@@ -398,6 +402,12 @@ def _first_problem(outcome):
     return outcome.note
 
 
+def _sanitizer_errors(runs):
+    """What the sanitizer found in a variant's runs (its first error), or ""."""
+    found = next((detail for _, _, verdict, detail in runs.checks if verdict == Status.ERRORS), "")
+    return found.split(": ", 1)[1] if found.startswith("variant ") else found
+
+
 def lab_outcomes(plans, runs, mode):
     """(CorrectnessOutcome, SanitizerOutcome) of a lab from its variants' plans (plan_lab's, the
     default's first) and runs ({plan.lab: LabRuns}). A lab with one variant: that variant's
@@ -413,7 +423,7 @@ def lab_outcomes(plans, runs, mode):
     graded = [(p, c) for p, c in outs if p.graded]
     reports = tuple(VariantReport(p.variant or p.info.variants[0].name, p.graded,
                                   c.stopped_by != Status.NOT_IMPLEMENTED, c.passed, c.total, p.points,
-                                  _first_problem(c))
+                                  _first_problem(c), _sanitizer_errors(runs[p.lab]))
                     for p, c in outs)
     unwritten = [p for p, c in graded if c.stopped_by == Status.NOT_IMPLEMENTED]
     hung = [(p, c) for p, c in graded if c.stopped_by == Status.TIMEOUT]

@@ -288,6 +288,13 @@ class StagePieces(unittest.TestCase):
         self.assertEqual((c.passed, c.total), (4, 4))
         self.assertIn("two_barrier: written, 1 of 4 cases fail", c.variants[1].line())
         self.assertIn("not graded", c.variants[1].line())
+        # a reported variant whose cases pass but whose racecheck run found a hazard is named
+        race = ("racecheck", 513, Status.ERRORS, "variant two_barrier: racecheck at n=513: it said: hazard")
+        c, san = lab_outcomes([main, two], {"10_x": LabRuns((ok,) * 4),
+                                            "03_x/two_barrier": LabRuns((ok,) * 4, checks=(race,))}, "gpu")
+        self.assertEqual(c.variants[1].line(), "two_barrier: written, all 4 cases pass; racecheck at n=513: it "
+                                               "said: hazard; not graded (only the default variant is)")
+        self.assertNotEqual(san.status, Status.FAILED, "a reported variant's race costs no points")
 
     def test_speed_is_only_timed_after_every_case_passed(self):
         def never(*a):

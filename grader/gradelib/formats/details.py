@@ -21,7 +21,8 @@ def lab_detail_lines(lab, max_failures=5):
         lines.append(f"... and {len(c['failures']) - max_failures} more failing cases")
     if c.get("note"):
         lines.append("correctness: " + c["note"])
-    lines += ["variant " + v["line"] for v in c.get("variants", []) if not v["written"] or v["passed"] < v["total"]]
+    lines += ["variant " + v["line"] for v in c.get("variants", [])
+              if not v["written"] or v["passed"] < v["total"] or v.get("sanitizer")]
     if lab["sanitizer"]["note"]:
         lines.append("sanitizer: " + lab["sanitizer"]["note"])
     if lab["speed"]["note"]:
