@@ -234,6 +234,23 @@ class Pipeline(unittest.TestCase):
         self.assertEqual({x["dist"] for x in runs if x["reps"] == 0},
                          set(config.load(CONFIG).lab("02_x")["correctness"]["dists"]))
 
+    def test_variants_graded_and_reported(self):
+        """A lab graded on its default variant: another variant that is not written costs
+        nothing and is named; one that is graded too (variants: all) costs its cases."""
+        listing = fakes.describe_text("02_fake", "whole", bench_n=1 << 20, variants=(("a", "x"), ("b", "y")))
+        r = self.grade({"ms": 1.0, "by_variant": {"b": "not_implemented"}}, listing=listing)
+        self.assertEqual(r["points"], 100, r["summary"])
+        self.assertEqual([v["line"] for v in r["correctness"]["variants"]],
+                         ["a: written, all %d cases pass; graded" % r["correctness"]["total"],
+                          "b: not written (returns LAB_NOT_IMPLEMENTED); not graded (only the default variant is)"])
+        self.data["labs"]["02_fake"] = {"correctness": {"variants": "all"}}
+        r = self.grade({"ms": 1.0, "by_variant": {"b": "wrong"}}, listing=listing)
+        self.assertLess(r["correctness"]["points"], 60)
+        self.assertGreater(r["correctness"]["points"], 0)
+        self.assertEqual(r["speed"]["status"], "not graded", "speed needs every graded variant right")
+        self.assertIn("b: written,", r["summary"])
+        self.assertTrue(all("--variant b" in f["options"] for f in r["correctness"]["failures"]))
+
     def test_rounds_interleave_student_and_reference(self):
         self.data["defaults"]["speed"]["rounds"] = 4
         log = os.path.join(self.tmp, "both.log")
