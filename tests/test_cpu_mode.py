@@ -19,6 +19,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -117,9 +118,10 @@ class MemorySafety(unittest.TestCase):
         rc, rep, err = run("extern_shared_oob", 1000)
         self.assertEqual((rc, rep.get("status")), (EXIT_CUDA_ERROR, "cuda_error"), f"{rep} {err}")
         self.assertIn("cudaErrorIllegalAddress", rep["message"])
-        self.assertIn("kernel fixture_kernel, block (0,0,0), thread (0,0,0): out-of-bounds "
-                      "shared-memory index 256 in the extern __shared__ (dynamic) array of 256 "
-                      "elements", err)
+        # every block faults; which one runs first follows the seed (blocks run together)
+        self.assertRegex(err, re.escape("kernel fixture_kernel, block (") + r"\d+" + re.escape(
+            ",0,0), thread (0,0,0): out-of-bounds shared-memory index 256 in the extern __shared__ "
+            "(dynamic) array of 256 elements"))
 
     def test_shared_memory_starts_as_0xcb_not_zero(self):
         # one ragged tile of 100: its 156 unwritten slots each add 0xCBCBCBCB to the tile total
@@ -145,7 +147,7 @@ class MemorySafety(unittest.TestCase):
         rc, rep, err = run("shared_oob", 1000)
         self.assertEqual(rc, EXIT_CUDA_ERROR, f"{rep} {err}")
         self.assertIn("kernel fixture_kernel", err)
-        self.assertIn("block (0,0,0), thread (", err)
+        self.assertRegex(err, r"block \(\d+,0,0\), thread \(")
         self.assertIn("out-of-bounds shared-memory index -1 in the s __shared__ array of 256 elements", err)
 
 
@@ -198,8 +200,8 @@ class Faults(unittest.TestCase):
         rc, rep, err = run("stack_overflow", 1000)
         self.assertEqual((rc, rep.get("status")), (EXIT_CUDA_ERROR, "cuda_error"), f"{rep} {err}")
         self.assertIn("cudaErrorIllegalAddress", rep["message"])
-        self.assertIn("CPU mode: kernel fixture_kernel, block (0,0,0), thread (0,0,0): stack "
-                      "overflow (over 256 KiB of local variables?)", err)
+        self.assertRegex(err, re.escape("CPU mode: kernel fixture_kernel, block (") + r"\d+" + re.escape(
+            ",0,0), thread (0,0,0): stack overflow (over 256 KiB of local variables?)"))
 
 
 class ResultLine(unittest.TestCase):
@@ -300,15 +302,16 @@ class Watchdog(unittest.TestCase):
     """CPU_KERNEL_TIMEOUT: the watchdog's signal handler only sets a flag; a safe point (a loop
     rewrite.py instruments, an atomic) reports the timeout like any kernel error, with the
     harness's result line. A kernel with no safe point is ended by the handler itself (write(2)
-    and _exit(4)), without a result line."""
+    and _exit(4)), without a result line. These run one block at a time (CPU_RESIDENT_BLOCKS=1),
+    where a block that waits for a later one spins until the watchdog stops it; with blocks
+    resident together the same kernels end as a deadlock (class Deadlock)."""
 
     REPORT = ("CPU mode: kernel fixture_kernel, block (0,0,0), thread ({t},0,0): still running after "
-              "{s} s: a spin-wait that never ends? (blocks run one at a time in blockIdx order, so a "
-              "block can only wait for earlier ones; CPU_KERNEL_TIMEOUT=seconds sets the limit) "
+              "{s} s: a spin-wait that never ends? (CPU_KERNEL_TIMEOUT=seconds sets the limit) "
               "(launched at fixture.h:")
 
     def check_stopped_at_a_safe_point(self, name):
-        rc, rep, err = run(name, 1000, CPU_KERNEL_TIMEOUT="2")
+        rc, rep, err = run(name, 1000, CPU_KERNEL_TIMEOUT="2", CPU_RESIDENT_BLOCKS="1")
         self.assertEqual((rc, rep.get("status")), (EXIT_CUDA_ERROR, "cuda_error"), f"{rep} {err}")
         self.assertIn("cudaErrorLaunchTimeout", err)
         self.assertIn(self.REPORT.format(t=0, s=2), err)
@@ -321,7 +324,8 @@ class Watchdog(unittest.TestCase):
         self.check_stopped_at_a_safe_point("spin_on_atomic")  # a goto loop
 
     def test_a_spin_without_safe_point_ends_the_process(self):
-        env = dict(os.environ, CPU_SCHED_SEED="1", CPU_SCHED_QUIET="1", CPU_KERNEL_TIMEOUT="1")
+        env = dict(os.environ, CPU_SCHED_SEED="1", CPU_SCHED_QUIET="1", CPU_KERNEL_TIMEOUT="1",
+                   CPU_RESIDENT_BLOCKS="1")
         p = subprocess.run([fixture("spin_without_safe_point"), "--n", "1000", "--reps", "0", "--json"],
                            capture_output=True, text=True, timeout=60, env=env)
         self.assertEqual(p.returncode, EXIT_CUDA_ERROR, p.stderr)
@@ -340,6 +344,49 @@ class Watchdog(unittest.TestCase):
             self.assertEqual((rc, rep.get("status")), (0, "ok"), f"seed {seed}: {rep} {err}")
 
 
+class Deadlock(unittest.TestCase):
+    """Blocks resident together (the default: 4): a block that spins on a flag that only a block
+    which is not resident (or never publishes) would set ends the launch as a deadlock, at once
+    and naming every resident block and where its threads wait, instead of after the timeout."""
+
+    def check_deadlock(self, name, spin_line):
+        for seed in (1, 2, 3):
+            t0 = time.monotonic()
+            rc, rep, err = run(name, 5000, seed, CPU_KERNEL_TIMEOUT="60")
+            self.assertLess(time.monotonic() - t0, 30, "the deadlock must not wait for the timeout")
+            self.assertEqual((rc, rep.get("status")), (EXIT_CUDA_ERROR, "cuda_error"), f"{rep} {err}")
+            msg = rep["message"]
+            self.assertIn("cudaErrorLaunchFailure", err)
+            self.assertIn("kernel fixture_kernel: deadlock: the resident blocks wait", msg)
+            self.assertNotIn("still running after", msg)
+            blocks = re.findall(r"block \((\d+),0,0\): threads 0 spin at %s.cu:%d, threads 1\.\.255 "
+                                r"wait at __syncthreads\(\) at %s.cu:\d+" % (name, spin_line, name), msg)
+            self.assertEqual(len(blocks), 4, msg)  # every resident block, with its lines
+            self.assertIn("block(s) finished", msg)
+
+    def test_waiting_for_a_later_block_is_a_deadlock(self):
+        self.check_deadlock("wait_for_later_block", 19)  # the while loop's safe point
+
+    def test_a_spin_on_atomics_is_a_deadlock(self):
+        self.check_deadlock("spin_on_atomic", 18)  # the atomic
+
+    def test_each_resident_block_keeps_its_shared_memory(self):
+        # shared_per_block switches blocks mid-scan (an atomic between the steps); a block that
+        # found another block's shared array or scalar would write a wrong scan
+        for seed in SEEDS:
+            rc, rep, err = run("shared_per_block", 5000, seed, extra=("--calls", "2"))
+            self.assertEqual((rc, rep.get("status")), (0, "ok"), f"seed {seed}: {rep} {err}")
+
+    def test_the_same_kernels_end_once_the_waited_for_block_is_resident(self):
+        # 1000 elements are 4 blocks, all resident together: block b's wait for b + 1 ends (as it
+        # would on a GPU with room for 4 blocks), so the report above is not a false alarm. The
+        # kernels copy instead of scanning: the harness then checks their output, and it is wrong.
+        for name in ("wait_for_later_block", "spin_on_atomic"):
+            for seed in (1, 2, 3):
+                rc, rep, err = run(name, 1000, seed, CPU_KERNEL_TIMEOUT="60")
+                self.assertEqual((rc, rep.get("status")), (1, "wrong"), f"{name}: {rep} {err}")
+
+
 class Rewriter(unittest.TestCase):
     def test_launch_with_template_arguments_over_lines(self):
         src = "void f() {\n    k<true, 4><<<grid,\n        256, 0>>>(a, b);\n    g<<<1, 32>>>();\n}\n"
@@ -355,12 +402,19 @@ class Rewriter(unittest.TestCase):
 
     def test_shared_arrays(self):
         src = ("__shared__ unsigned s[2 * B];\n__shared__ int t[2][N];\n"
-               "extern __shared__ __align__(16) int dyn[];\n__shared__ int flag;\n")
+               "extern __shared__ __align__(16) int dyn[];\n__shared__ int flag;\n"
+               "__shared__ volatile unsigned long long v;\n__shared__ int a, b;\n")
         out = rewrite.rewrite(src, "x.cu")
         self.assertIn('static ::lab_cpu::shared_array<unsigned, (size_t)(2 * B), 16> s("s");', out)
         self.assertIn('static ::lab_cpu::shared_array<::lab_cpu::shared_array<int, (size_t)(N)>, (size_t)(2), 16> t("t");', out)
         self.assertIn('static ::lab_cpu::extern_shared<int> dyn("dyn");', out)
-        self.assertIn("__shared__ int flag;", out)  # a scalar: the __shared__ macro makes it static
+        # a scalar stays a static, registered as shared memory: each resident block has its own
+        self.assertIn('static int flag; static ::lab_cpu::shared_scalar lab_cpu_shared_flag((void *)&flag, '
+                      'sizeof(flag), "flag");', out)
+        self.assertIn('static volatile unsigned long long v; static ::lab_cpu::shared_scalar '
+                      'lab_cpu_shared_v((void *)&v, sizeof(v), "v");', out)
+        self.assertIn("__shared__ int a, b;", out)  # two in one: left to the macro (a plain static)
+        self.assertEqual(out.count("\n"), src.count("\n") + 2)  # line for line
 
     def test_loops_that_may_spin_get_a_safe_point(self):
         """while, do-while and for loops without a condition or an increment get the watchdog's

@@ -158,6 +158,28 @@ void block_start(int nthreads)
         g_rec[i].clear();
 }
 
+/* The records of the blocks resident besides the running one, by slot (runtime.cpp). */
+std::vector<std::vector<std::vector<record>>> g_saved_rec;
+std::vector<int> g_saved_nthreads;
+
+void save_block(int slot)
+{
+    if ((int)g_saved_rec.size() <= slot) {
+        g_saved_rec.resize(slot + 1);
+        g_saved_nthreads.resize(slot + 1);
+    }
+    std::swap(g_rec, g_saved_rec[slot]);
+    g_saved_nthreads[slot] = g_nthreads;
+}
+
+void load_block(int slot)
+{
+    if ((int)g_saved_rec.size() <= slot)
+        return; /* never saved: block_start follows */
+    std::swap(g_rec, g_saved_rec[slot]);
+    g_nthreads = g_saved_nthreads[slot];
+}
+
 void flush()
 {
     if (!g_cur_stats)

@@ -21,6 +21,10 @@ extern bool g_on; /* counting (lab_cpu_banks_record) */
 void launch_begin(const char *kernel); /* a launch starts (while counting) */
 void block_start(int nthreads);        /* a block starts: no records yet */
 void flush();                          /* a barrier opens or the block ends: count the records */
+/* Blocks resident together (runtime.cpp): the running block's records are put aside when the
+ * scheduler switches to the block of another slot, and come back with it. */
+void save_block(int slot);
+void load_block(int slot);
 
 } /* namespace banks */
 

@@ -50,9 +50,10 @@
 /* no __noinline__: newer libstdc++ headers use __attribute__((__noinline__)) themselves */
 #define __launch_bounds__(...)
 #define __align__(n) alignas(n)
-/* rewrite.py turns __shared__ arrays into checked lab_cpu::shared_array objects; anything it did
- * not recognise (a scalar, say) falls back to a static variable: one copy, reused block after
- * block, which is right because blocks run one at a time. */
+/* rewrite.py turns __shared__ arrays into checked lab_cpu::shared_array objects and registers
+ * scalars (lab_cpu::shared_scalar), so that each resident block has its own copy; anything it did
+ * not recognise (`__shared__ int a, b;`, say) falls back to a plain static variable: one copy,
+ * shared by the blocks that are resident together (common/cpu/README.md, "Honest limits"). */
 #define __shared__ static
 
 /* ---- built-in types and variables ---------------------------------------------------------- */
@@ -118,27 +119,52 @@ int block_barrier(int kind, int pred, const char *file, int line);
 /* One warp-level operation by the calling lane; returns that lane's result. */
 unsigned long long warp_op(int kind, unsigned mask, unsigned long long value, int arg, int width,
                            const char *file, int line);
-/* Called by atomics: every so often it lets other threads run, so a spin-wait on a flag another
- * thread of the same block sets can finish. */
-void spin_point();
+/* Called by atomics, cuda::atomic_ref operations, fences and __nanosleep, before the operation
+ * (addr: the memory it touches, NULL for a fence). While several blocks are resident (runtime.cpp,
+ * "blocks that run together") an access outside shared memory is an inter-block point: the thread
+ * goes back to the scheduler, which may switch to another block there. Otherwise it lets other
+ * threads of the block run every so often, so a spin-wait on a flag another thread of the same
+ * block sets can finish. file and line name the place in a deadlock report; writes: the operation
+ * writes (an atomic, a store), where the scheduler suspends a block more often. */
+void spin_point(const void *addr = nullptr, const char *file = nullptr, int line = 0,
+                bool writes = false);
+/* Counts writes that changed global memory through an atomic: the scheduler's sign of progress
+ * (a launch where resident blocks only poll, with no such write, is a deadlock). */
+extern unsigned long long g_progress;
+template <class T> static inline void note_write(const T &before, const T *p)
+{
+    if (std::memcmp(&before, (const void *)p, sizeof(T)) != 0)
+        g_progress++;
+}
 /* clock64()'s counter (a monotonic clock in nanoseconds here) */
 long long device_clock();
 /* Set by the watchdog when a launch has run CPU_KERNEL_TIMEOUT seconds (runtime.cpp, "signals"). */
 extern volatile sig_atomic_t g_timed_out;
+/* 1 while several blocks of a launch are resident: loop_point() is then also an inter-block point.
+ */
+extern int g_blocks_together;
 /* Ends the calling thread's kernel with the timeout report (cudaErrorLaunchTimeout). */
 void timeout_stop();
+/* loop_point's slow path: the timeout, or (blocks together) every few iterations a switch point. */
+void loop_poll(const char *file, int line);
 /* A safe point, where a kernel that ran out of time stops cleanly. rewrite.py puts one in the
  * condition of every loop of a .cu file, so that even a spin-wait with no barrier, warp operation
- * or atomic in it can be stopped; barriers, warp operations and atomics have one too. */
-constexpr inline void loop_point()
+ * or atomic in it can be stopped; barriers, warp operations and atomics have one too. While
+ * several blocks are resident it is also where a spinning block lets the others run. */
+constexpr inline void loop_point(const char *file = __builtin_FILE(), int line = __builtin_LINE())
 {
-    if (!std::is_constant_evaluated() && g_timed_out)
-        timeout_stop();
+    if (!std::is_constant_evaluated() && (g_timed_out | g_blocks_together))
+        loop_poll(file, line);
 }
 /* A shared-memory index outside its array: reports kernel, block, thread and index; never returns
  * (the kernel is abandoned and cudaGetLastError reports cudaErrorIllegalAddress). */
 [[noreturn]] void shared_index_fault(const void *array, long long index, unsigned long long count);
 void register_shared(void *p, size_t bytes, const char *name);
+/* What rewrite.py puts after a scalar __shared__ variable (a static): registers it like an array,
+ * so that each resident block has its own value (runtime.cpp swaps them). */
+struct shared_scalar {
+    shared_scalar(void *p, size_t bytes, const char *name) { register_shared(p, bytes, name); }
+};
 void *dynamic_shared_base();
 size_t dynamic_shared_bytes();
 void thread_fence();
@@ -153,7 +179,7 @@ static inline launch_config config(dim3 grid, dim3 block, size_t shmem = 0, cuda
     return launch_config{grid, block, shmem, stream};
 }
 
-/* Runs thunk(ctx) once per thread of every block, blocks in blockIdx order. */
+/* Runs thunk(ctx) once per thread of every block, up to CPU_RESIDENT_BLOCKS blocks together. */
 void run_kernel(const char *name, const char *file, int line, const void *fn,
                 const launch_config &cfg, void (*thunk)(void *), void *ctx);
 
@@ -271,16 +297,21 @@ static inline unsigned __activemask()
 {
     return 0xffffffffu;
 }
-static inline void __threadfence()
+static inline void __threadfence(const char *file = __builtin_FILE(), int line = __builtin_LINE())
 {
+    ::lab_cpu::spin_point(nullptr, file, line);
     ::lab_cpu::thread_fence();
 }
-static inline void __threadfence_block()
+static inline void __threadfence_block(const char *file = __builtin_FILE(),
+                                       int line = __builtin_LINE())
 {
+    ::lab_cpu::spin_point(nullptr, file, line);
     ::lab_cpu::thread_fence();
 }
-static inline void __threadfence_system()
+static inline void __threadfence_system(const char *file = __builtin_FILE(),
+                                        int line = __builtin_LINE())
 {
+    ::lab_cpu::spin_point(nullptr, file, line);
     ::lab_cpu::thread_fence();
 }
 /* clock64() in device code runs here (a cycle counter), but the grader refuses it on both paths:
@@ -354,9 +385,10 @@ template <class T> static inline void __stwb(T *p, T v)
     *p = v;
 }
 /* A thread that sleeps lets the others run (a spin loop with a back-off still progresses). */
-static inline void __nanosleep(unsigned)
+static inline void __nanosleep(unsigned, const char *file = __builtin_FILE(),
+                               int line = __builtin_LINE())
 {
-    ::lab_cpu::spin_point();
+    ::lab_cpu::spin_point(nullptr, file, line);
 }
 
 /* CUDA's min/max overloads for device code (mixed integer types pick the common type). */
@@ -372,12 +404,15 @@ template <class A, class B> static inline std::common_type_t<A, B> max(A a, B b)
 /* ---- atomics: fibers of one OS thread never interleave inside a call, so plain code is atomic --
  */
 #define LAB_CPU_ATOMIC(name, expr)                                                                 \
-    template <class T, class U> static inline T name(T *p, U u)                                    \
+    template <class T, class U>                                                                    \
+    static inline T name(T *p, U u, const char *file = __builtin_FILE(),                           \
+                         int line = __builtin_LINE())                                              \
     {                                                                                              \
-        ::lab_cpu::spin_point();                                                                   \
+        ::lab_cpu::spin_point(p, file, line, true);                                                \
         const T v = (T)u;                                                                          \
         const T old = *p;                                                                          \
         *p = (expr);                                                                               \
+        ::lab_cpu::note_write(old, p);                                                             \
         return old;                                                                                \
     }
 LAB_CPU_ATOMIC(atomicAdd, (T)(old + v))
@@ -391,12 +426,15 @@ LAB_CPU_ATOMIC(atomicXor, (T)(old ^ v))
 LAB_CPU_ATOMIC(atomicInc, old >= v ? (T)0 : (T)(old + 1))
 LAB_CPU_ATOMIC(atomicDec, (old == 0 || old > v) ? v : (T)(old - 1))
 #undef LAB_CPU_ATOMIC
-template <class T, class U, class V> static inline T atomicCAS(T *p, U compare, V value)
+template <class T, class U, class V>
+static inline T atomicCAS(T *p, U compare, V value, const char *file = __builtin_FILE(),
+                          int line = __builtin_LINE())
 {
-    ::lab_cpu::spin_point();
+    ::lab_cpu::spin_point(p, file, line, true);
     const T old = *p;
     if (old == (T)compare)
         *p = (T)value;
+    ::lab_cpu::note_write(old, p);
     return old;
 }
 

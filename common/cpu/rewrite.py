@@ -8,6 +8,8 @@ What changes (nothing else does; `#line` keeps every message pointing into SRC.c
       -> ::lab_cpu::launch(kernel, "kernel", __FILE__, __LINE__, ::lab_cpu::config(grid, block...), args)
   [static] __shared__ T name[A][B];   -> static ::lab_cpu::shared_array<...> name("name");  (checked)
   extern __shared__ T name[];         -> static ::lab_cpu::extern_shared<T> name("name");   (checked)
+  [static] __shared__ T name;         -> static T name; static ::lab_cpu::shared_scalar ...(&name, ...);
+                                         (registered: each resident block has its own value)
   #pragma unroll [N]                  -> #pragma GCC unroll N (64 without N): a loop with a constant
                                          trip count is unrolled as nvcc unrolls it, so each
                                          iteration's shared-memory access is an instruction of
@@ -143,6 +145,11 @@ SHARED = re.compile(
     r"(?P<ext>\bextern\s+)?(?:\bstatic\s+)?__shared__\s+(?P<type>[A-Za-z_][\w\s:<>,*()]*?)\s*"
     r"\b(?P<name>[A-Za-z_]\w*)\s*(?P<dims>(?:\[[^\[\];]*\]\s*)+);")
 ALIGN = re.compile(r"__align__\s*\(\s*[^)]*\)")
+# `__shared__ T name;`: one variable, no initialiser, no comma (`__shared__ int a, b;` is left to
+# the macro, a plain static shared by resident blocks).
+SHARED_SCALAR = re.compile(
+    r"(?<!extern )(?:\bstatic\s+)?__shared__\s+(?P<type>[A-Za-z_][\w\s:<>*()]*?)\s*"
+    r"\b(?P<name>[A-Za-z_]\w*)\s*;")
 
 
 def shared_repl(m, src):
@@ -169,15 +176,35 @@ def shared_repl(m, src):
     return f'static {full} {name}("{name}");'
 
 
+def scalar_repl(m, src):
+    """A scalar __shared__ variable stays a static, registered as shared memory so that each
+    resident block gets its own value: `static T name; static ::lab_cpu::shared_scalar ...`."""
+    text = src[m.start():m.end()]
+    mm = SHARED_SCALAR.match(text)
+    if not mm:
+        return None
+    ty = " ".join(mm.group("type").split())
+    name = mm.group("name")
+    if not ty or ty in ("static", "extern") or "extern" in ty.split():
+        return None
+    return (f"static {ty} {name}; static ::lab_cpu::shared_scalar lab_cpu_shared_{name}("
+            f'(void *)&{name}, sizeof({name}), "{name}");')
+
+
 def rewrite_shared(src):
     code = mask_code(src)
     out = []
     last = 0
-    for m in SHARED.finditer(code):
+    matches = [(m, shared_repl) for m in SHARED.finditer(code)]
+    matches += [(m, scalar_repl) for m in SHARED_SCALAR.finditer(code)]
+    matches.sort(key=lambda mr: mr[0].start())
+    for m, make in matches:
+        if m.start() < last:
+            continue
         line_start = code.rfind("\n", 0, m.start()) + 1
         if code[line_start:m.start()].lstrip().startswith("#"):
             continue  # a macro definition: leave it
-        repl = shared_repl(m, src)
+        repl = make(m, src)
         if repl is None:
             continue
         repl += "\n" * src.count("\n", m.start(), m.end())

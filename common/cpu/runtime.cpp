@@ -1,7 +1,9 @@
 /* runtime.cpp (CPU mode) — runs CUDA kernels on the host, one fiber per GPU thread, and provides
  * the runtime API of cuda_runtime_api.h. See common/cpu/README.md for the design and its limits.
  *
- * Scheduling. Blocks run one after another in blockIdx order (x fastest). Within a block each
+ * Scheduling. Up to CPU_RESIDENT_BLOCKS (4) blocks run together, switched only at inter-block
+ * points ("blocks that run together" below); a kernel without such points runs block after block.
+ * Within a block each
  * thread is a fiber: a glibc ucontext (makecontext) gives it its own stack, and from then on the
  * switches are _setjmp/_longjmp between the scheduler and the fibers (no signal-mask system call,
  * ~30 times faster than swapcontext). A fiber runs until it reaches __syncthreads, a warp operation
@@ -157,14 +159,17 @@ struct fiber {
     unsigned long long wval, wres;
     int warg, wwidth;
     unsigned spins;
+    const char *spin_file; /* its last inter-block point (a deadlock report names it) */
+    int spin_line;
 };
 
 const size_t STACK_BYTES = 256 * 1024; /* per thread; kernels keep small arrays there */
 const int MAX_THREADS = 1024;
 
-std::vector<fiber *> g_fibers;
-char *g_stack_area;       /* MAX_THREADS stacks, each above a guard page */
-ucontext_t g_template_uc; /* a getcontext result, copied for each start */
+std::vector<std::vector<fiber *>> g_fiber_sets; /* one set of MAX_THREADS per resident block */
+fiber **g_fibers;                  /* the threads of the block being run: its slot's set */
+std::vector<char *> g_stack_areas; /* each: MAX_THREADS stacks, each above a guard page */
+ucontext_t g_template_uc;          /* a getcontext result, copied for each start */
 ucontext_t g_sched_uc;
 jmp_buf g_sched_jb;
 fiber *g_cur; /* the running fiber; NULL on the scheduler */
@@ -186,6 +191,7 @@ unsigned long long g_launches;
 unsigned long long g_seed = 1;
 bool g_seed_read, g_seed_printed;
 int g_timeout_s = 120;
+int g_resident = 4; /* blocks resident at once (CPU_RESIDENT_BLOCKS) */
 
 /* this block */
 int g_nthreads, g_ndone, g_nbar;
@@ -224,6 +230,9 @@ void read_settings()
     const char *t = getenv("CPU_KERNEL_TIMEOUT");
     if (t && *t)
         g_timeout_s = atoi(t);
+    const char *r = getenv("CPU_RESIDENT_BLOCKS");
+    if (r && *r)
+        g_resident = std::max(1, std::min(64, atoi(r)));
 }
 
 /* "0..31, 40, 42..63" for a sorted list of thread numbers. */
@@ -309,6 +318,7 @@ void fiber_main()
         fiber *f = g_cur;
         f->state = F_DONE;
         g_ndone++;
+        lab_cpu::g_progress++;
         if (!_setjmp(f->jb))
             _longjmp(g_sched_jb, JUMP_YIELD);
     }
@@ -410,8 +420,10 @@ void report_fault()
         return;
     }
     const char *addr = g_fault.addr;
-    if (g_stack_area && addr >= g_stack_area &&
-        addr < g_stack_area + (size_t)MAX_THREADS * (STACK_BYTES + page_size())) {
+    bool on_stack = false;
+    for (const char *area : g_stack_areas)
+        on_stack |= addr >= area && addr < area + (size_t)MAX_THREADS * (STACK_BYTES + page_size());
+    if (on_stack) {
         snprintf(what, sizeof(what), "stack overflow (over %zu KiB of local variables?)",
                  STACK_BYTES / 1024);
     } else {
@@ -509,9 +521,8 @@ void watchdog_start()
         return;
     if (!g_timeout_what[0])
         snprintf(g_timeout_what, sizeof(g_timeout_what),
-                 "still running after %d s: a spin-wait that never ends? (blocks run one at a time "
-                 "in blockIdx order, so a block can only wait for earlier ones; "
-                 "CPU_KERNEL_TIMEOUT=seconds sets the limit)",
+                 "still running after %d s: a spin-wait that never ends? "
+                 "(CPU_KERNEL_TIMEOUT=seconds sets the limit)",
                  g_timeout_s);
     snprintf(g_timeout_head, sizeof(g_timeout_head), "CPU mode: kernel %s", g_launch->name);
     snprintf(g_timeout_tail, sizeof(g_timeout_tail), ": %s (launched at %s; CPU_SCHED_SEED=%llu)\n",
@@ -573,6 +584,27 @@ void install_handlers()
     _exit(4);
 }
 
+/* MAX_THREADS fibers, each with its stack (the threads of one resident block). */
+void make_fibers(std::vector<fiber *> &fibers)
+{
+    const size_t per = STACK_BYTES + page_size();
+    char *area = (char *)mmap(NULL, per * MAX_THREADS, PROT_READ | PROT_WRITE,
+                              MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (area == MAP_FAILED) {
+        fprintf(stderr, "CPU mode: cannot map %zu MiB for thread stacks\n",
+                per * MAX_THREADS >> 20);
+        fatal_exit();
+    }
+    g_stack_areas.push_back(area);
+    fibers.resize(MAX_THREADS);
+    for (int i = 0; i < MAX_THREADS; i++) {
+        char *base = area + (size_t)i * per;
+        mprotect(base, page_size(), PROT_NONE); /* below the stack: overflow faults */
+        fibers[i] = new fiber();
+        fibers[i]->stack = base + page_size();
+    }
+}
+
 void init_once()
 {
     static bool done;
@@ -580,21 +612,9 @@ void init_once()
         return;
     done = true;
     read_settings();
-    const size_t per = STACK_BYTES + page_size();
-    g_stack_area = (char *)mmap(NULL, per * MAX_THREADS, PROT_READ | PROT_WRITE,
-                                MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (g_stack_area == MAP_FAILED) {
-        fprintf(stderr, "CPU mode: cannot map %zu MiB for thread stacks\n",
-                per * MAX_THREADS >> 20);
-        fatal_exit();
-    }
-    g_fibers.resize(MAX_THREADS);
-    for (int i = 0; i < MAX_THREADS; i++) {
-        char *base = g_stack_area + (size_t)i * per;
-        mprotect(base, page_size(), PROT_NONE); /* below the stack: overflow faults */
-        g_fibers[i] = new fiber();
-        g_fibers[i]->stack = base + page_size();
-    }
+    g_fiber_sets.resize(1);
+    make_fibers(g_fiber_sets[0]);
+    g_fibers = g_fiber_sets[0].data();
     getcontext(&g_template_uc);
     install_handlers();
 }
@@ -689,6 +709,8 @@ void start_block()
         f->tid = uint3{(unsigned)i % L.block.x, ((unsigned)i / L.block.x) % L.block.y,
                        (unsigned)i / (L.block.x * L.block.y)};
         f->spins = 0;
+        f->spin_file = NULL;
+        f->spin_line = 0;
         g_pool.push_back(i);
     }
 }
@@ -703,28 +725,295 @@ int pick_next()
     return t;
 }
 
-/* Runs one block to its end; false when the launch was abandoned. */
-bool run_block()
+/* ---- blocks that run together ------------------------------------------------------------------
+ * Up to g_resident blocks of a launch are resident at once, each in a slot with its own threads
+ * (a fiber set), its own barrier state, thread order and dynamic shared memory. Which block starts
+ * next is picked at random among the next g_resident not yet started, in blockIdx order, so a later
+ * block can start, and run, ahead of an earlier one. The scheduler runs the threads of one slot at
+ * a time; it may switch to another slot only where blocks can interact: before an atomic or
+ * cuda::atomic_ref operation on global memory, at a fence, __nanosleep, and every 16th pass of a
+ * loop's safe point (rewrite.py). Which block runs follows priorities, as in PCT (probabilistic
+ * concurrency testing): each block gets a random one when it starts, the highest runs, and at an
+ * inter-block point the running block may drop below all the others (DEMOTE_WRITE, _READ). So a
+ * block is often suspended for a long stretch at one point (between a value and its flag, say)
+ * while the others run ahead, which a fair coin at every point would almost never do.
+ * A switch saves the running block's static shared memory (every registered __shared__ array and
+ * scalar) and puts the other block's back in place, so each block sees only its own. A kernel with
+ * none of these points runs block after block, as before. Memory stays sequentially consistent:
+ * a switch happens only between whole operations.
+ *
+ * Deadlock: when DEADLOCK_POINTS inter-block points pass with no progress (no atomic changed
+ * global memory, no barrier opened, no thread ended and no block started), the resident blocks
+ * only poll: the launch ends with a report naming each one and where its threads wait. */
+
+struct block_slot {
+    bool busy;
+    uint3 idx;
+    int nthreads, ndone, nbar;
+    const char *bar_file;
+    int bar_line;
+    bool bar_divergent;
+    int bar_result;
+    std::vector<int> pool;
+    unsigned long long rng;
+    std::vector<char> dyn_store; /* its dynamic shared memory */
+    char *dyn;
+    std::vector<char> image; /* its static shared memory while another block's is in place */
+    long long prio;          /* the highest busy one runs */
+};
+std::vector<block_slot> g_slots;
+int g_loaded = -1;        /* the slot whose state is in the globals; -1 none */
+bool g_switch_req;        /* the fiber that just yielded was at an inter-block point */
+unsigned g_switch_demote; /* ... where its block drops with probability 1/this (0: never) */
+unsigned long long g_sched_rng;
+const unsigned long long DEADLOCK_POINTS = 200000;
+/* A block drops to the lowest priority at an inter-block point of a warp's lane 0 (the lanes of a
+ * warp reach one together on a GPU: 32 chances would make a long run ahead rare) with probability
+ * 1/DEMOTE_WRITE before a write (an atomic, a store: where a publisher can be caught between its
+ * value and its flag) and 1/DEMOTE_READ elsewhere (a load, a fence, a loop, __nanosleep). */
+const unsigned DEMOTE_WRITE = 4, DEMOTE_READ = 16;
+
+/* An inter-block point of fiber f: back to the scheduler, which may run another block. */
+void block_switch_point(fiber *f, const char *file, int line, bool writes)
 {
-    start_block();
-    for (;;) {
-        while (!g_pool.empty()) {
+    g_switch_demote = (f->linear & 31) ? 0 : writes ? DEMOTE_WRITE : DEMOTE_READ;
+    f->spin_file = file;
+    f->spin_line = line;
+    f->state = F_READY;
+    g_pool.push_back(f->linear);
+    g_switch_req = true;
+    yield();
+}
+
+/* Puts the running block's state into its slot (and its static shared memory into the image). */
+void save_slot(int k)
+{
+    block_slot &b = g_slots[k];
+    b.idx = blockIdx;
+    b.nthreads = g_nthreads;
+    b.ndone = g_ndone;
+    b.nbar = g_nbar;
+    b.bar_file = g_bar_file;
+    b.bar_line = g_bar_line;
+    b.bar_divergent = g_bar_divergent;
+    b.bar_result = g_bar_result;
+    b.rng = g_rng;
+    std::swap(b.pool, g_pool);
+    if (lab_cpu::banks::g_on)
+        lab_cpu::banks::save_block(k);
+    size_t total = 0;
+    for (const shared_reg &r : g_shared)
+        total += r.bytes;
+    b.image.resize(total);
+    size_t off = 0;
+    for (const shared_reg &r : g_shared) {
+        memcpy(b.image.data() + off, r.p, r.bytes);
+        off += r.bytes;
+    }
+    g_loaded = -1;
+}
+
+/* The reverse: slot k's block becomes the running one. A __shared__ array registered after the
+ * slot was saved (its first use, by another block) starts with the fill pattern. */
+void load_slot(int k)
+{
+    block_slot &b = g_slots[k];
+    blockIdx = b.idx;
+    g_nthreads = b.nthreads;
+    g_ndone = b.ndone;
+    g_nbar = b.nbar;
+    g_bar_file = b.bar_file;
+    g_bar_line = b.bar_line;
+    g_bar_divergent = b.bar_divergent;
+    g_bar_result = b.bar_result;
+    g_rng = b.rng;
+    std::swap(b.pool, g_pool);
+    if (lab_cpu::banks::g_on)
+        lab_cpu::banks::load_block(k);
+    g_fibers = g_fiber_sets[k].data();
+    g_dyn = b.dyn;
+    size_t off = 0;
+    for (const shared_reg &r : g_shared) {
+        if (off + r.bytes <= b.image.size())
+            memcpy(r.p, b.image.data() + off, r.bytes);
+        else
+            memset(r.p, PAD_BYTE, r.bytes);
+        off += r.bytes;
+    }
+    g_loaded = k;
+}
+
+/* "threads 0..31 spin at scan.cu:190; threads 32..127 wait at __syncthreads() at scan.cu:300" for
+ * the block whose threads are fs[0..nthreads). */
+std::string describe_threads(fiber **fs, int nthreads)
+{
+    std::map<std::string, std::vector<int>> groups;
+    for (int i = 0; i < nthreads; i++) {
+        const fiber *f = fs[i];
+        std::string what;
+        if (f->state == F_DONE)
+            what = "have returned";
+        else if (f->state == F_BARRIER)
+            what = "wait at __syncthreads() at " + where(f->file, f->line);
+        else if (f->state == F_WARP)
+            what = "wait in a warp operation at " + where(f->file, f->line);
+        else if (f->spin_file)
+            what = "spin at " + where(f->spin_file, f->spin_line);
+        else
+            what = "are ready to run";
+        groups[what].push_back(i);
+    }
+    std::string out;
+    for (auto &kv : groups) {
+        if (!out.empty())
+            out += ", ";
+        out += "threads " + ranges(kv.second) + " " + kv.first;
+    }
+    return out;
+}
+
+/* The resident blocks only poll: report each with where its threads are, and end the launch. */
+void report_deadlock(unsigned long long finished, unsigned long long not_started, int resident)
+{
+    if (g_loaded >= 0)
+        save_slot(g_loaded);
+    std::string parts;
+    for (size_t k = 0; k < g_slots.size() && (int)k < resident; k++) {
+        const block_slot &b = g_slots[k];
+        if (!b.busy)
+            continue;
+        char head[96];
+        snprintf(head, sizeof(head), "%sblock (%u,%u,%u): ", parts.empty() ? "" : "; ", b.idx.x,
+                 b.idx.y, b.idx.z);
+        parts += head + describe_threads(g_fiber_sets[k].data(), b.nthreads);
+    }
+    if (parts.size() > 900)
+        parts = parts.substr(0, 900) + " ...";
+    kernel_error(cudaErrorLaunchFailure,
+                 "kernel %s: deadlock: the resident blocks wait and none makes progress (%llu "
+                 "inter-block points with no atomic changing global memory, no barrier opening and "
+                 "no thread ending): %s. %llu block(s) finished, %llu not started; CPU mode keeps "
+                 "%d blocks resident, started in an order the seed picks, so a block that waits "
+                 "for one that is not running, or for a value no block publishes, waits forever, "
+                 "as on a GPU",
+                 g_launch->name, DEADLOCK_POINTS, parts.c_str(), finished, not_started, resident);
+}
+
+/* Every block of the grid, up to `resident` at a time, until one is abandoned. */
+void run_blocks(const dim3 &grid, size_t shmem)
+{
+    const unsigned long long total = (unsigned long long)grid.x * grid.y * grid.z;
+    int resident = g_resident;
+    if ((unsigned long long)resident > total)
+        resident = (int)total;
+    lab_cpu::g_blocks_together = resident > 1;
+    if ((int)g_slots.size() < resident)
+        g_slots.resize(resident);
+    while ((int)g_fiber_sets.size() < resident) {
+        g_fiber_sets.emplace_back();
+        make_fibers(g_fiber_sets.back());
+    }
+    for (int k = 0; k < resident; k++) {
+        block_slot &b = g_slots[k];
+        b.busy = false;
+        b.pool.clear();
+        b.image.clear();
+        b.dyn_store.assign(shmem + 16, 0); /* 16-byte aligned */
+        b.dyn = (char *)(((uintptr_t)b.dyn_store.data() + 15) & ~(uintptr_t)15);
+    }
+    unsigned long long s = g_seed * 0x9E3779B97F4A7C15ull ^ g_launch->number;
+    g_sched_rng = splitmix(s);
+    std::vector<unsigned long long> pending(total);
+    for (unsigned long long i = 0; i < total; i++)
+        pending[i] = i;
+    unsigned long long head = 0, finished = 0;
+    /* starts the next block in slot k, which is loaded (its globals are the running ones) */
+    auto start_next = [&](int k) {
+        const unsigned long long window = std::min<unsigned long long>(resident, total - head);
+        const unsigned long long j = head + (window > 1 ? splitmix(g_sched_rng) % window : 0);
+        std::swap(pending[head], pending[j]);
+        const unsigned long long l = pending[head++];
+        blockIdx = uint3{(unsigned)(l % grid.x), (unsigned)(l / grid.x % grid.y),
+                         (unsigned)(l / ((unsigned long long)grid.x * grid.y))};
+        g_slots[k].busy = true;
+        g_slots[k].prio = (long long)(splitmix(g_sched_rng) >> 33);
+        start_block();
+        lab_cpu::g_progress++;
+    };
+    g_pool.clear();
+    for (int k = 0; k < resident; k++) {
+        load_slot(k);
+        start_next(k);
+        if (resident > 1)
+            save_slot(k);
+    }
+    int busy = resident, cur = resident > 1 ? -1 : 0;
+    g_switch_req = false;
+    unsigned long long idle = 0, seen = lab_cpu::g_progress;
+    long long floor = 0; /* below every priority given so far */
+    auto highest = [&]() {
+        int best = -1;
+        for (int k = 0; k < resident; k++)
+            if (g_slots[k].busy && (best < 0 || g_slots[k].prio > g_slots[best].prio))
+                best = k;
+        return best;
+    };
+    while (busy > 0) {
+        if (cur < 0) {
+            cur = highest();
+            load_slot(cur);
+        }
+        bool switched = false;
+        while (!g_pool.empty() && !switched) {
             resume(g_fibers[pick_next()]);
             if (launch_stopped())
-                return false;
+                return;
+            if (!g_switch_req)
+                continue;
+            g_switch_req = false;
+            if (lab_cpu::g_progress != seen) {
+                seen = lab_cpu::g_progress;
+                idle = 0;
+            } else if (++idle > DEADLOCK_POINTS) {
+                report_deadlock(finished, total - head, resident);
+                return;
+            }
+            if (busy > 1 && g_switch_demote && splitmix(g_sched_rng) % g_switch_demote == 0)
+                g_slots[cur].prio = --floor;
+            if (busy > 1 && highest() != cur) {
+                save_slot(cur);
+                cur = -1;
+                switched = true;
+            }
         }
-        if (g_ndone == g_nthreads) {
+        if (switched)
+            continue;
+        if (g_ndone == g_nthreads) { /* the block has ended */
             if (lab_cpu::banks::g_on)
                 lab_cpu::banks::flush();
-            return true;
+            finished++;
+            if (head < total) {
+                start_next(cur);
+                if (resident > 1 && highest() != cur) {
+                    save_slot(cur);
+                    cur = -1;
+                }
+            } else {
+                g_slots[cur].busy = false;
+                busy--;
+                g_loaded = -1;
+                cur = resident > 1 ? -1 : 0;
+            }
+            continue;
         }
         if (g_nbar != g_nthreads || g_bar_divergent) {
             report_stuck();
-            return false;
+            return;
         }
         if (lab_cpu::banks::g_on) /* the accesses before a barrier pair up by lane and site */
             lab_cpu::banks::flush();
         g_nbar = 0; /* every thread waits at the same barrier: open it */
+        lab_cpu::g_progress++;
         for (int i = 0; i < g_nthreads; i++) {
             g_fibers[i]->state = F_READY;
             g_pool.push_back(i);
@@ -900,7 +1189,8 @@ namespace lab_cpu {
 int block_barrier(int kind, int pred, const char *file, int line)
 {
     fiber *f = running_fiber("__syncthreads()", file, line);
-    loop_point();
+    if (g_timed_out)
+        timeout_stop();
     if (g_nbar == 0) {
         g_bar_file = file;
         g_bar_line = line;
@@ -928,7 +1218,8 @@ unsigned long long warp_op(int kind, unsigned mask, unsigned long long value, in
                            const char *file, int line)
 {
     fiber *f = running_fiber("a warp operation", file, line);
-    loop_point();
+    if (g_timed_out)
+        timeout_stop();
     check_warp_call(f, mask, width, file, line);
     f->wkind = kind;
     f->wmask = mask;
@@ -950,17 +1241,34 @@ unsigned long long warp_op(int kind, unsigned mask, unsigned long long value, in
     return f->wres;
 }
 
-void spin_point()
+unsigned long long g_progress;
+int g_blocks_together;
+
+void spin_point(const void *addr, const char *file, int line, bool writes)
 {
     fiber *f = g_cur;
     if (!f)
         return;
-    loop_point();
+    if (g_timed_out)
+        timeout_stop();
+    if (g_blocks_together && !(addr && in_shared(addr))) {
+        block_switch_point(f, file, line, writes);
+        return;
+    }
     if (++f->spins % 64 == 0) {
         f->state = F_READY;
         g_pool.push_back(f->linear);
         yield();
     }
+}
+
+void loop_poll(const char *file, int line)
+{
+    if (g_timed_out)
+        timeout_stop();
+    fiber *f = g_cur;
+    if (g_blocks_together && f && ++f->spins % 16 == 0)
+        block_switch_point(f, file, line, false);
 }
 
 long long device_clock()
@@ -1079,18 +1387,6 @@ bool launch_ok(const char *name, const char *file, int line, const void *fn,
     return true;
 }
 
-/* Every block of the grid in blockIdx order (x fastest), until one is abandoned. */
-void run_blocks(const dim3 &grid)
-{
-    for (unsigned z = 0; z < grid.z; z++)
-        for (unsigned y = 0; y < grid.y; y++)
-            for (unsigned x = 0; x < grid.x; x++) {
-                blockIdx = uint3{x, y, z};
-                if (!run_block())
-                    return;
-            }
-}
-
 } /* namespace */
 
 namespace lab_cpu {
@@ -1108,18 +1404,17 @@ void run_kernel(const char *name, const char *file, int line, const void *fn,
     g_launch = &L;
     gridDim = cfg.grid;
     blockDim = cfg.block;
-    std::vector<char> dyn(cfg.shmem + 16); /* the dynamic shared memory, 16-byte aligned */
-    g_dyn = (char *)(((uintptr_t)dyn.data() + 15) & ~(uintptr_t)15);
-    g_dyn_bytes = cfg.shmem;
+    g_dyn_bytes = cfg.shmem; /* each resident block has its own (run_blocks) */
     g_aborted = false;
     if (banks::g_on)
         banks::launch_begin(name);
     watchdog_start();
-    run_blocks(cfg.grid);
+    run_blocks(cfg.grid, cfg.shmem);
     watchdog_stop();
     if (g_aborted) /* fibers stopped mid-kernel start afresh next time */
-        for (fiber *f : g_fibers)
-            f->started = false;
+        for (auto &set : g_fiber_sets)
+            for (fiber *f : set)
+                f->started = false;
     else
         check_padding();
     g_launch = NULL;

@@ -1,7 +1,8 @@
 /* spin_on_atomic.cu — like wait_for_later_block.cu, block b waits for a flag that block b + 1
  * sets, but the spin is a goto (no loop for rewrite.py to instrument) around an atomic read. The
- * atomic is the safe point where the watchdog stops it: the timeout is reported like any kernel
- * error, and the harness still prints its result line. */
+ * atomic is the inter-block point where CPU mode sees the deadlock (blocks resident together) and
+ * the safe point where the watchdog stops it (CPU_RESIDENT_BLOCKS=1): either is reported like any
+ * kernel error, and the harness still prints its result line. */
 #define FIXTURE_ID "fixture_spin_on_atomic"
 #define FIXTURE_SUMMARY "block b spins with atomics for block b + 1"
 #include "lab.h"

@@ -1,7 +1,8 @@
 /* wait_for_later_block.cu — block b spins on a flag that block b + 1 sets. On a GPU that usually
- * works (both blocks are resident) but nothing guarantees it; in CPU mode blocks run one at a time
- * in blockIdx order, so block 0 waits forever. The watchdog (CPU_KERNEL_TIMEOUT) stops it with a
- * report instead of a hang. */
+ * works (both blocks are resident) but nothing guarantees it. In CPU mode, with more blocks than
+ * are resident at once (4), the resident ones all wait for blocks that never start: a deadlock
+ * report, at once. With CPU_RESIDENT_BLOCKS=1 (one block at a time, in blockIdx order) block 0
+ * waits forever and the watchdog (CPU_KERNEL_TIMEOUT) stops it with a report instead of a hang. */
 #define FIXTURE_ID "fixture_wait_for_later_block"
 #define FIXTURE_SUMMARY "block b waits for block b + 1"
 #include "lab.h"
