@@ -373,10 +373,18 @@ test-extended: check-criterion $(KERNEL_BINS)
 # (a GPU build makes them with a CPU-mode sub-make). In CPU mode the kernel tests run up to
 # n = LAB_TEST_MAX_N (CPU_TEST_MAX_N, default 70000; tests/lab_cases.c keeps every tile edge case).
 CPU_FIXTURES := $(sort $(basename $(notdir $(wildcard tests/cpu_fixtures/*.cu))))
+# tests/cpu_corpus/*.cu: correct scans, each in one form of valid CUDA (default arguments, kernel
+# templates deduced at the launch, lambdas, macros around launches, a BOM, CRLF...) that CPU mode
+# must build and run as nvcc would: $(BUILD)/cpu_corpus/NAME/scan, built with the fixtures.
+CPU_CORPUS := $(sort $(basename $(notdir $(wildcard tests/cpu_corpus/*.cu))))
 CPU_TEST_MAX_N ?= 70000
 .PHONY: cpu-fixtures
 ifneq ($(CPU_MODE),)
-cpu-fixtures: $(CPU_FIXTURES:%=$(BUILD)/cpu_fixtures/%/scan)
+cpu-fixtures: $(CPU_FIXTURES:%=$(BUILD)/cpu_fixtures/%/scan) $(CPU_CORPUS:%=$(BUILD)/cpu_corpus/%/scan)
+
+$(BUILD)/cpu_corpus/%/scan.o: tests/cpu_corpus/%.cu $(COMMON_DEPS) tests/cpu_corpus/corpus.h
+	@mkdir -p $(@D)
+	$(call CU_COMPILE,$<,$@)
 
 $(BUILD)/cpu_fixtures/%/scan.o: tests/cpu_fixtures/%.cu $(COMMON_DEPS) tests/cpu_fixtures/fixture.h tests/cpu_fixtures/correct_kernel.h
 	@mkdir -p $(@D)
@@ -485,7 +493,8 @@ CLANG_FORMAT ?= clang-format
 PYFLAKES     ?= pyflakes3
 STYLE_C  := $(sort $(wildcard common/*.c common/*.h common/*.cu common/cpu/*.cpp common/cpu/*.h \
               common/labs/*.c common/labs/*.h labs/*/*.cu solutions/*/*.cu \
-              tests/*.c tests/*.h tests/hooks/*.cu tests/hooks/*.h tests/cpu_fixtures/*.cu tests/cpu_fixtures/*.h))
+              tests/*.c tests/*.h tests/hooks/*.cu tests/hooks/*.h tests/cpu_fixtures/*.cu tests/cpu_fixtures/*.h \
+              $(filter-out %/bom_crlf.cu,$(wildcard tests/cpu_corpus/*.cu tests/cpu_corpus/*.h))))
 STYLE_PY := $(sort $(wildcard common/*.py common/cpu/*.py grader/*.py grader/gradelib/*.py \
               grader/gradelib/*/*.py grader/tests/*.py grader/tools/*.py tests/*.py slides/*.py))
 

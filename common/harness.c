@@ -1450,17 +1450,57 @@ static int read_options(int argc, char **argv, const char *prog, lab_options *o)
 /* The largest default n of a GPU lab in CPU mode (--n overrides it). */
 #define LAB_CPU_DEFAULT_MAX_N ((size_t)1 << 20)
 
+#ifdef LAB_CPU_MODE
+/* The largest tile a lab's code works in: its tile, else the tiles it reports (lab.h:
+ * lab_work_tiles), else LAB_DEFAULT_TILE, as the grader's sizes take it. */
+static size_t largest_tile(const lab_info *lab)
+{
+    if (lab->tile)
+        return lab->tile;
+    size_t tiles[8], big = 0;
+    const size_t k = lab_work_tiles ? lab_work_tiles(tiles, sizeof(tiles) / sizeof(tiles[0])) : 0;
+    for (size_t i = 0; i < k && i < sizeof(tiles) / sizeof(tiles[0]); i++)
+        if (tiles[i] > big)
+            big = tiles[i];
+    return big ? big : LAB_DEFAULT_TILE;
+}
+
+/* CPU mode's default run of a GPU lab (no --n, no --sizes) is meant to catch the common bugs at
+ * the first make run: two calls (state left by the first call, or a leak, shows in the second),
+ * the first at a ragged n (the benchmark size, at most 2^20, plus 7: a last tile cut short) and
+ * the second at two of the lab's largest tiles and one element (smaller: scratch never reset
+ * shows), both on inputs whose first element is negative (LAB_CPU_DEFAULT_SEED: a max scan
+ * whose identity is 0 instead of INT_MIN is wrong from out[0]). */
+static void cpu_default_calls(lab_options *o, const lab_info *lab)
+{
+    size_t n = lab->bench_n < LAB_CPU_DEFAULT_MAX_N ? lab->bench_n : LAB_CPU_DEFAULT_MAX_N;
+    if (!lab->max_n || n + 7 <= lab->max_n)
+        n += 7;
+    size_t second = 2 * largest_tile(lab) + 1;
+    if (second >= n)
+        second = n / 2 + 1;
+    o->n = n;
+    o->sizes[0] = n;
+    o->sizes[1] = second;
+    o->n_sizes = 2;
+    if (!o->calls_given)
+        o->calls = 2;
+    if (!o->seed_given)
+        o->seed = LAB_CPU_DEFAULT_SEED;
+}
+#endif
+
 /* What a run without --n scans: the lab's benchmark size. CPU mode (common/cpu/) checks
- * correctness: a smaller default n, and no timing of GPU labs unless asked for with --reps (the
- * emulation's times say nothing about a GPU). */
+ * correctness: two calls of smaller ragged sizes by default (cpu_default_calls), and no timing of
+ * GPU labs unless asked for with --reps (the emulation's times say nothing about a GPU). */
 static void settle_defaults(lab_options *o, const lab_info *lab)
 {
     if (!o->n_given)
         o->n = lab->bench_n;
 #ifdef LAB_CPU_MODE
     if (lab->shape != LAB_HOST) {
-        if (!o->n_given && o->n > LAB_CPU_DEFAULT_MAX_N)
-            o->n = LAB_CPU_DEFAULT_MAX_N;
+        if (!o->n_given)
+            cpu_default_calls(o, lab);
         if (!o->reps_given)
             o->reps = 0;
     }

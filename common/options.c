@@ -204,6 +204,7 @@ static int parse_seed(const char *val, lab_options *o, char *err, size_t errlen)
         return -1;
     }
     o->seed = (uint64_t)s;
+    o->seed_given = 1;
     return 0;
 }
 
@@ -268,7 +269,12 @@ static const option_spec OPTIONS[] = {
     {.flag = "--warmup", .kind = OPT_INT, .field = FIELD(warmup), .hi = 1000},
     {.flag = "--variant", .kind = OPT_PARSE, .parse = parse_variant},
     {.flag = "--sizes", .kind = OPT_PARSE, .parse = parse_sizes},
-    {.flag = "--calls", .kind = OPT_INT, .field = FIELD(calls), .lo = 1, .hi = 1000},
+    {.flag = "--calls",
+     .kind = OPT_INT,
+     .field = FIELD(calls),
+     .lo = 1,
+     .hi = 1000,
+     .given = FIELD(calls_given)},
     {.flag = "--offset-in", .kind = OPT_INT, .field = FIELD(offset_in), .hi = LAB_MAX_OFFSET},
     {.flag = "--offset-out", .kind = OPT_INT, .field = FIELD(offset_out), .hi = LAB_MAX_OFFSET},
 };
@@ -380,9 +386,17 @@ void lab_print_usage(FILE *f, const char *prog)
         "  --sandbox      run the lab's code in the seccomp sandbox of graded runs\n"
         "  --list         list the lab's variants\n"
         "  --describe     print the lab's description as one JSON object (for programs)\n"
-        "  --help         this text\n"
-        "\n" LAB_EXIT_CODES_HELP,
+        "  --help         this text\n",
         prog, LAB_DEFAULT_SEED, LAB_DEFAULT_REPS, LAB_DEFAULT_WARMUP);
+#ifdef LAB_CPU_MODE
+    fprintf(f,
+            "\n"
+            "  CPU mode, a GPU lab without --n or --sizes: two checked calls, n = the benchmark\n"
+            "  size (at most 2^20) + 7, then two tiles + 1, seed %u (both inputs start negative);\n"
+            "  no timing without --reps\n",
+            LAB_CPU_DEFAULT_SEED);
+#endif
+    fputs("\n" LAB_EXIT_CODES_HELP, f);
 }
 
 int lab_find_variant(const lab_info *lab, const char *sel)

@@ -35,18 +35,60 @@ def suite_name(binary):
     return f"labs: {name}" if parent == "labs" else name
 
 
+# Criterion's own lines in its output (--verbose): a test starts, ends, or says more.
+CRITERION_LINE = re.compile(r"\[(----|====|RUN |PASS|FAIL|SKIP|WARN|ERR )\] ")
+TEST_START = re.compile(r"\[RUN \] (\S+)\s*$")
+TEST_END = re.compile(r"\[(PASS|FAIL|SKIP)\] (\S+): ")
+# A report of a CUDA error or of CPU mode (out of bounds, a barrier, a warp operation, a timeout)
+REPORT_LINE = re.compile(r"CPU mode: |CUDA error|cudaError[A-Z]")
+
+
+def short(line, limit=300):
+    return line if len(line) <= limit else line[:limit - 3] + "..."
+
+
+def printed_lines(output):
+    """{test name: the line it printed that says the most} from a Criterion binary's --verbose
+    output: between the test's [RUN ] and its [PASS]/[FAIL] line (tests run in parallel, so other
+    tests' lines may be there too), the first CUDA error or CPU-mode report, else the last line
+    that is not Criterion's own."""
+    windows, found = {}, {}
+    for line in output.splitlines():
+        line = line.rstrip()
+        start, end = TEST_START.match(line), TEST_END.match(line)
+        if start:
+            windows[start.group(1)] = []
+        elif end:
+            lines = [ln for ln in windows.pop(end.group(2), []) if ln.strip()]
+            reports = [ln for ln in lines if REPORT_LINE.search(ln)]
+            if reports or lines:
+                found[end.group(2)] = short((reports or lines[-1:])[0].strip())
+        elif not CRITERION_LINE.match(line):
+            for lines in windows.values():
+                lines.append(line)
+    return found
+
+
 def run_criterion(binary, log=None):
     """Runs one Criterion binary, its output into log (a file; None: the terminal); returns
     (passed, failed, skipped, skip reasons, failures), with failures a list of (test name,
-    [first messages])."""
+    [first messages]). A test that died without an assertion's message (a CUDA error's exit, a
+    signal) gets the report it printed on stderr (printed_lines) as its first message."""
     name = suite_name(binary)
     tap = os.path.abspath(binary) + ".tap"
     if os.path.exists(tap):
         os.remove(tap)
     if log:
         print(f"==> {name}", file=log, flush=True)
-    proc = subprocess.run([binary, "--short-filename", f"--tap={tap}"], cwd=ROOT,
-                          stdout=log, stderr=subprocess.STDOUT if log else None)
+    proc = subprocess.Popen([binary, "--short-filename", "--verbose", f"--tap={tap}"], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            encoding="utf-8", errors="replace")
+    output = []
+    for line in proc.stdout:
+        output.append(line)
+        print(line, end="", file=log or sys.stdout, flush=True)
+    proc.wait()
+    printed = printed_lines("".join(output))
     passed = failed = skipped = 0
     reasons = []
     failures = []
@@ -64,17 +106,27 @@ def run_criterion(binary, log=None):
                 if m.group(1) == "not ok":
                     failed += 1
                     crash = re.search(r"unexpected signal after (\S+?)(\[|$)", m.group(3))
-                    failures.append((f"{name}: {m.group(2)}",
-                                     [f"crashed (a signal) after {crash.group(1)}"] if crash else []))
+                    said = printed.get(m.group(2))
+                    if crash:
+                        messages = [f"crashed (a signal) after {crash.group(1)}"
+                                    + (f"; it printed: {said}" if said else "")]
+                    else:
+                        messages = []
+                    failures.append((f"{name}: {m.group(2)}", messages, said))
                 elif "# SKIP" in m.group(3):
                     skipped += 1
                     reasons.append(m.group(3).split("# SKIP", 1)[1].strip())
                 else:
                     passed += 1
+    # a test that ended without an assertion's message (a CUDA error's exit): what it printed
+    failures = [(test, messages or ([said] if said else [])) for test, messages, said in failures]
     if proc.returncode != 0 and failed == 0:
         failed = 1  # the binary itself failed (crashed before reporting, say)
-        print(f"{name}: exited with status {proc.returncode} without a failing test", file=sys.stderr)
-        failures.append((name, [f"exited with status {proc.returncode} without a failing test"]))
+        said = [ln.strip() for ln in output if REPORT_LINE.search(ln)]
+        why = f"exited with status {proc.returncode} without a failing test" + (
+            f": {short(said[0])}" if said else "")
+        print(f"{name}: {why}", file=sys.stderr)
+        failures.append((name, [why]))
     failures = [(test, messages[:MESSAGES_PER_FAILURE]) for test, messages in failures]
     return passed, failed, skipped, reasons, failures
 

@@ -9,6 +9,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 import unittest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -153,6 +154,77 @@ class Runs(unittest.TestCase):
         p = run(NAIVE, "--n", "2^24", "--reps", "0")
         self.assertEqual(p.returncode, EXIT["TOO_LARGE"], p.stdout + p.stderr)
         self.assertIn("--force", p.stdout)
+
+
+# The CPU-mode build: LAB_BUILD_DIR is build/cpu under make test CPU=1, build on a GPU machine
+# (whose make test builds the CPU-mode objects there too, for the fixtures).
+CPU_BUILD_ROOT = os.path.dirname(BUILD) if os.path.basename(BUILD) == "cpu" else BUILD
+SUBMISSIONS = os.path.join(ROOT, "grader", "fixtures", "submissions")
+
+
+class CpuDefaultRun(unittest.TestCase):
+    """`make run LAB=NN CPU=1` with no options (common/harness.c, cpu_default_calls): two calls,
+    the first at a ragged n, the second smaller, on inputs that start negative. A bug at the end
+    of a ragged last tile, one that a second call shows, and a max scan whose identity is 0 fail
+    there; the reference solutions pass. Each mutated lab is built as make run builds it."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def binary(self, src, lab):
+        """A CPU-mode lab binary of src (a scan.cu) for lab (make lab-binary, the grader's rule)."""
+        if not os.path.exists(os.path.join(CPU_BUILD_ROOT, "cpu", "common", "harness.o")):
+            self.skipTest("the CPU-mode objects are not built (run make test)")
+        out = os.path.join(self.tmp.name, src.replace(os.sep, "_"), "scan")
+        if not os.path.exists(out):
+            p = subprocess.run(["make", "--no-print-directory", "-C", ROOT, "CPU=1", "BANKS=0",
+                                f"BUILD={CPU_BUILD_ROOT}", "lab-binary", f"LAB_SRC={src}",
+                                f"LAB_OUT={out}", f"LAB_ID={lab}"],
+                               capture_output=True, text=True, timeout=600)
+            self.assertEqual(p.returncode, 0, p.stdout[-2000:] + p.stderr[-2000:])
+        return out
+
+    def default_run(self, src, lab, *args):
+        """The default run (no --n, --sizes, --seed, --reps) of src with args; its JSON report."""
+        env = dict(os.environ, CPU_SCHED_QUIET="1")
+        p = subprocess.run([self.binary(src, lab), "--json", *args], capture_output=True,
+                           text=True, timeout=300, env=env)
+        lines = p.stdout.strip().splitlines()
+        self.assertTrue(lines, p.stderr)
+        return p.returncode, json.loads(lines[-1])
+
+    def test_the_default_is_two_ragged_calls_starting_negative(self):
+        rc, r = self.default_run(os.path.join("solutions", "03_kogge_stone", "scan.cu"),
+                                 "03_kogge_stone")
+        self.assertEqual((rc, r["status"]), (EXIT["OK"], "ok"), r)
+        self.assertEqual((r["n"], r["calls"], r["seed"], r["reps"]), (2**20 + 7, 2, 6, 0), r)
+
+    def check(self, submission, lab, expect, *args):
+        src = os.path.join(SUBMISSIONS, submission, lab, "scan.cu")
+        rc, r = self.default_run(src, lab, *args)
+        self.assertEqual(rc, EXIT[expect[0]], r)
+        self.assertIn(expect[1], r["message"], r)
+        # the reference passes the same default run
+        rc, r = self.default_run(os.path.join("solutions", lab, "scan.cu"), lab, *args)
+        self.assertEqual((rc, r["status"]), (EXIT["OK"], "ok"), r)
+
+    def test_a_max_identity_of_zero_fails(self):
+        self.check("max_identity_zero", "09_operators", ("WRONG", "call 1 of 2: out[0] expected -12"),
+                   "--variant", "max")
+
+    def test_a_wrong_total_of_a_ragged_last_tile_fails(self):
+        self.check("bad_last_tile_total", "03_kogge_stone", ("WRONG", "tile_sums["))
+
+    def test_an_off_by_one_at_the_tile_end_fails(self):
+        self.check("off_by_one_tile", "03_kogge_stone", ("WRONG", "call 1 of 2: out[512] expected"))
+
+    def test_a_leak_per_call_fails(self):
+        self.check("leak_per_call", "02_naive", ("WRONG", "never freed"))
 
 
 def listing_fields(text):

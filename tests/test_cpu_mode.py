@@ -16,6 +16,7 @@ import importlib.util
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -392,8 +393,22 @@ class Rewriter(unittest.TestCase):
         src = "void f() {\n    k<true, 4><<<grid,\n        256, 0>>>(a, b);\n    g<<<1, 32>>>();\n}\n"
         out = rewrite.rewrite(src, "x.cu")
         self.assertIn('::lab_cpu::launch(k<true, 4>, "k<true, 4>", __FILE__, __LINE__, ::lab_cpu::config(grid,\n        256, 0), a, b);', out)
-        self.assertIn('::lab_cpu::launch(g, "g", __FILE__, __LINE__, ::lab_cpu::config(1, 32));', out)
+        self.assertIn('::lab_cpu::launch_named([&](auto &&...lab_cpu_a) { g(lab_cpu_a...); }, [&](auto lab_cpu_t) '
+                      '-> decltype(::lab_cpu::kernel_address<decltype(lab_cpu_t)>(g)) { return '
+                      '::lab_cpu::kernel_address<decltype(lab_cpu_t)>(g); }, "g", __FILE__, __LINE__, '
+                      '::lab_cpu::config(1, 32));', out)
         self.assertEqual(out.count("\n"), src.count("\n") + 2)  # the include and the #line
+
+    def test_a_byte_order_mark_is_dropped_and_crlf_read_as_lf(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            path, out = os.path.join(tmp, "scan.cu"), os.path.join(tmp, "scan.cpu.cpp")
+            with open(path, "wb") as f:
+                f.write(b"\xef\xbb\xbf#define X 1 \\\r\n  + 2\r\nint x = X;\r\n")
+            p = subprocess.run([sys.executable, REWRITE, path, "-o", out], capture_output=True, timeout=60)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            with open(out, "rb") as f:
+                text = f.read()
+        self.assertEqual(text.split(b"\n", 2)[2], b"#define X 1 \\\n  + 2\nint x = X;\n")
 
     def test_comments_and_strings_untouched(self):
         src = '// k<<<1, 2>>>(x);\nconst char *s = "a<<<b>>>(c)";\n/* __shared__ int q[4]; */\n'
@@ -461,8 +476,77 @@ class Rewriter(unittest.TestCase):
         self.assertIn(b"// caf\xe9: a Latin-1 comment\n__global__ void k(int *a) { a[0] = 1; }\n", text)
         self.assertIn(b'const char *s = "\xe9";\n', text)
         self.assertIn(b"// h\xe9\n", text)
-        self.assertIn(b'::lab_cpu::launch(k, "k", __FILE__, __LINE__, ::lab_cpu::config(1, 32), a);', text)
-        self.assertIn(b'::lab_cpu::launch(h, "h", __FILE__, __LINE__, ::lab_cpu::config(1, 1));', text)
+        self.assertIn(b'"k", __FILE__, __LINE__, ::lab_cpu::config(1, 32), a);', text)
+        self.assertIn(b'"h", __FILE__, __LINE__, ::lab_cpu::config(1, 1));', text)
+
+
+CORPUS_DIR = os.path.join(ROOT, "tests", "cpu_corpus")
+CORPUS = sorted(f[:-3] for f in os.listdir(CORPUS_DIR) if f.endswith(".cu"))
+
+
+def nvcc():
+    """nvcc's path, or None: on PATH, under CUDA_HOME, or /usr/local/cuda."""
+    for path in (shutil.which("nvcc"), os.path.join(os.environ.get("CUDA_HOME", "/usr/local/cuda"), "bin", "nvcc"),
+                 "/usr/local/cuda/bin/nvcc"):
+        if path and os.access(path, os.X_OK):
+            return path
+    return None
+
+
+class Corpus(unittest.TestCase):
+    """Valid CUDA is accepted in CPU mode as nvcc accepts it: each tests/cpu_corpus/NAME.cu, a
+    correct tile scan written in one form nvcc takes (default arguments of the runtime calls,
+    kernel templates deduced at the launch, lambdas, __restrict__, #pragma unroll N, macros
+    around launches, a UTF-8 byte-order mark with CRLF line ends), builds in CPU mode and scans
+    correctly, over several calls and seeds; and compiles with nvcc where nvcc is installed."""
+
+    def binary(self, name):
+        for d in (os.path.join(BUILD, "cpu_corpus"), os.path.join(BUILD, "cpu", "cpu_corpus")):
+            path = os.path.join(d, name, "scan")
+            if os.path.exists(path):
+                return path
+        raise unittest.SkipTest(f"CPU-mode corpus file {name} is not built (run make test)")
+
+    def test_each_form_builds_and_scans_correctly_in_cpu_mode(self):
+        for name in CORPUS:
+            for seed in (1, 2):
+                p = subprocess.run([self.binary(name), "--sizes", "70001,513,1", "--calls", "3",
+                                    "--seed", str(seed), "--reps", "0", "--json"],
+                                   capture_output=True, text=True, timeout=120,
+                                   env=dict(os.environ, CPU_SCHED_QUIET="1", CPU_SCHED_SEED=str(seed)))
+                lines = p.stdout.strip().splitlines()
+                rep = json.loads(lines[-1]) if lines else {}
+                self.assertEqual((p.returncode, rep.get("status"), rep.get("calls")), (0, "ok", 3),
+                                 f"{name}, seed {seed}: {rep} {p.stderr}")
+
+    def test_each_form_compiles_with_nvcc(self):
+        cc = nvcc()
+        if not cc:
+            self.skipTest("nvcc is not installed")
+        with tempfile.TemporaryDirectory() as tmp:
+            for name in CORPUS:
+                p = subprocess.run([cc, "-std=c++17", "-arch=sm_90", "--expt-relaxed-constexpr",
+                                    "-I" + os.path.join(ROOT, "common"), "-c",
+                                    os.path.join(CORPUS_DIR, name + ".cu"), "-o", os.path.join(tmp, name + ".o")],
+                                   capture_output=True, text=True, timeout=300)
+                self.assertEqual(p.returncode, 0, f"nvcc refuses {name}.cu: {p.stderr[-2000:]}")
+
+    def test_the_corpus_calls_every_runtime_function_a_lab_may_call(self):
+        """grader/config.json's allowlist: each cuda* function in it is called in the corpus
+        (cudaGetDeviceProperties_v2 is what CUDA 12's header makes of cudaGetDeviceProperties;
+        CUDA 13 has no such name)."""
+        with open(os.path.join(ROOT, "grader", "config.json")) as f:
+            allowed = json.load(f)["static"]["allowed_gpu_lab_symbols"]
+        text = ""
+        for name in CORPUS:
+            with open(os.path.join(CORPUS_DIR, name + ".cu"), encoding="utf-8-sig") as f:
+                text += f.read()
+        for sym in allowed:
+            if sym.startswith("cuda") and sym != "cudaGetDeviceProperties_v2":
+                self.assertTrue(re.search(r"\b" + sym + r"\s*\(", text), f"no corpus file calls {sym}")
+        self.assertIn("cudaMemsetAsync(zero, 0, CORPUS_TILE * sizeof(int)));", text)  # no stream
+        self.assertTrue(open(os.path.join(CORPUS_DIR, "bom_crlf.cu"), "rb").read().startswith(b"\xef\xbb\xbf/*"))
+        self.assertIn(b"\r\n", open(os.path.join(CORPUS_DIR, "bom_crlf.cu"), "rb").read())
 
 
 if __name__ == "__main__":

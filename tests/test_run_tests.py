@@ -6,7 +6,9 @@ import contextlib
 import importlib.util
 import io
 import os
+import shutil
 import stat
+import subprocess
 import tempfile
 import unittest
 
@@ -36,14 +38,17 @@ ok - kernel::all_ones edge sizes  # SKIP 03_kogge_stone: not implemented yet (la
 """
 
 
-def fake_binary(folder, name, tap_text, status):
-    """A script that writes tap_text to the --tap= file it is given and exits with status."""
+def fake_binary(folder, name, tap_text, status, output=""):
+    """A script that writes tap_text to the --tap= file it is given, prints output (Criterion's
+    own, with the tests' stderr) and exits with status."""
     path = os.path.join(folder, name)
     with open(path + ".tap.txt", "w") as f:
         f.write(tap_text)
+    with open(path + ".out.txt", "w") as f:
+        f.write(output)
     with open(path, "w") as f:
         f.write("#!/bin/sh\nfor a; do case $a in --tap=*) cp '%s.tap.txt' \"${a#--tap=}\";; esac; done\n"
-                "exit %d\n" % (path, status))
+                "cat '%s.out.txt' >&2\nexit %d\n" % (path, path, status))
     os.chmod(path, os.stat(path).st_mode | stat.S_IXUSR)
     return path
 
@@ -100,6 +105,111 @@ class Summary(unittest.TestCase):
         self.assertRegex(lines[3], r"labs/04_brent_kung\s+NOT RUN: no CUDA device")
         self.assertRegex(lines[4], r"labs/07_hierarchical\s+passed \(15 tests, 3 skipped\); "
                                    r"not written yet: reduce_then_scan$")
+
+
+# A kernel test that died of CPU mode's report (exit code 4, no assertion), one that crashed
+# after printing a CUDA error, and one that failed an assertion while the others ran beside it.
+DIED_TAP = """TAP version 13
+1..3
+not ok - kernel::oob  (0.01s)
+  ---
+  assertions: 0
+  failures:
+  ...
+not ok - kernel::crash unexpected signal after test_lab.c:88
+not ok - kernel::wrong  (0.01s)
+  ---
+  assertions: 1
+  failures:
+  - test_lab.c:38: |+
+      Assertion failed: out[3] expected 4, got 5
+  ...
+"""
+OOB = ("CPU mode: kernel ks_kernel<true>, block (3,0,0), thread (255,0,0): out-of-bounds "
+       "shared-memory index 256 in the s __shared__ array of 256 elements at scan.cu:41 "
+       "(CPU_SCHED_SEED=1)")
+DIED_OUTPUT = f"""[----] Criterion v2.4.1
+[====] Running 3 tests from kernel:
+[RUN ] kernel::oob
+[RUN ] kernel::wrong
+unrelated noise of kernel::wrong
+{OOB}
+tests/lab_cases.c:70: CUDA error in 'cudaDeviceSynchronize()': {OOB} (cudaErrorIllegalAddress)
+[----] test_lab.c:38: Assertion Failed
+[FAIL] kernel::wrong: (0.01s)
+[FAIL] kernel::oob: (0.01s)
+[RUN ] kernel::crash
+tests/lab_cases.c:70: CUDA error in 'cudaMalloc(&p, n)': out of memory (cudaErrorMemoryAllocation)
+[----] test_lab.c:88: Unexpected signal caught below this line!
+[FAIL] kernel::crash: CRASH!
+[====] Synthesis: Tested: 3 | Passing: 0 | Failing: 3 | Crashing: 1
+"""
+
+
+class Reports(unittest.TestCase):
+    """A test that dies of a CUDA error or a CPU-mode report shows that report in the summary,
+    not "(no message)" (the report is on the test's stderr, not in the TAP file)."""
+
+    def summary(self, binary):
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            args = type("Args", (), {"src": "solutions", "no_python": True, "binaries": [binary]})
+            with tempfile.TemporaryFile("w+") as log:
+                code = run_tests.run_all(args, log)
+        return code, out.getvalue()
+
+    def test_a_died_test_shows_its_report(self):
+        with tempfile.TemporaryDirectory() as d:
+            b = fake_binary(d, "kernels_03_kogge_stone", DIED_TAP, 1, DIED_OUTPUT)
+            code, text = self.summary(b)
+        self.assertEqual(code, 1)
+        self.assertNotIn("(no message)", text)
+        self.assertIn(f"kernels_03_kogge_stone: kernel::oob: {OOB}\n", text)
+        self.assertIn("kernels_03_kogge_stone: kernel::crash: crashed (a signal) after test_lab.c:88; "
+                      "it printed: tests/lab_cases.c:70: CUDA error in 'cudaMalloc(&p, n)': out of "
+                      "memory (cudaErrorMemoryAllocation)\n", text)
+        self.assertIn("kernels_03_kogge_stone: kernel::wrong: out[3] expected 4, got 5\n", text)
+
+    def test_printed_lines_keep_to_their_test(self):
+        found = run_tests.printed_lines(DIED_OUTPUT)
+        self.assertEqual(found["kernel::oob"], OOB)
+        # kernel::wrong ran beside kernel::oob: the report is in its window too (the assertion's
+        # message wins for it); nothing of kernel::crash's window leaks into the others
+        self.assertNotIn("cudaMalloc", found["kernel::oob"] + found["kernel::wrong"])
+        self.assertEqual(run_tests.printed_lines("[RUN ] k::quiet\n[FAIL] k::quiet: (0.00s)\n"), {})
+
+    def test_a_test_that_printed_nothing_still_says_so(self):
+        tap = "TAP version 13\n1..1\nnot ok - kernel::silent  (0.00s)\n"
+        with tempfile.TemporaryDirectory() as d:
+            b = fake_binary(d, "kernels_02_naive", tap, 1, "[RUN ] kernel::silent\n"
+                            "[FAIL] kernel::silent: (0.00s)\n")
+            _, text = self.summary(b)
+        self.assertIn("kernels_02_naive: kernel::silent: (no message)", text)
+
+    def test_a_real_criterion_test_that_exits_shows_its_report(self):
+        cc = shutil.which("cc") or shutil.which("gcc")
+        if not cc:
+            self.skipTest("no C compiler")
+        src = (
+            "#include <criterion/criterion.h>\n#include <stdio.h>\n#include <stdlib.h>\n"
+            "Test(kernel, passes) { cr_assert(1); }\n"
+            "Test(kernel, exits) { fprintf(stderr, \"noise\\n%s\\n\", \"" + OOB + "\"); exit(4); }\n"
+            "Test(kernel, aborts) { fputs(\"CUDA error cudaErrorLaunchFailure in k\\n\", stderr); "
+            "abort(); }\n")
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(d, "t.c"), "w") as f:
+                f.write(src)
+            b = os.path.join(d, "kernels_real")
+            p = subprocess.run([cc, os.path.join(d, "t.c"), "-o", b, "-lcriterion"],
+                               capture_output=True, text=True)
+            if p.returncode != 0:
+                self.skipTest(f"Criterion is not installed: {p.stderr.strip()[:200]}")
+            code, text = self.summary(b)
+        self.assertEqual(code, 1)
+        self.assertNotIn("(no message)", text)
+        self.assertIn(f"kernels_real: kernel::exits: {OOB}\n", text)
+        self.assertRegex(text, r"kernels_real: kernel::aborts: crashed \(a signal\) after \S+; it "
+                               r"printed: CUDA error cudaErrorLaunchFailure in k\n")
 
 
 if __name__ == "__main__":

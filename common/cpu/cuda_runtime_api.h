@@ -14,6 +14,13 @@
 #define LAB_CPU_MODE 1
 #endif
 
+/* A default argument, as the CUDA runtime's headers give one (their __dv(v)): C++ only. */
+#ifdef __cplusplus
+#define LAB_CPU_DV(v) = v
+#else
+#define LAB_CPU_DV(v)
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -110,9 +117,9 @@ cudaError_t cudaFree(void *ptr);
 cudaError_t cudaFreeHost(void *ptr);
 cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind);
 cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind,
-                            cudaStream_t stream);
+                            cudaStream_t stream LAB_CPU_DV(0));
 cudaError_t cudaMemset(void *ptr, int value, size_t bytes);
-cudaError_t cudaMemsetAsync(void *ptr, int value, size_t bytes, cudaStream_t stream);
+cudaError_t cudaMemsetAsync(void *ptr, int value, size_t bytes, cudaStream_t stream LAB_CPU_DV(0));
 cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total_bytes);
 
 cudaError_t cudaGetLastError(void);
@@ -131,7 +138,7 @@ cudaError_t cudaDeviceGetAttribute(int *value, cudaDeviceAttr attr, int device);
 /* Events record host time: in CPU mode the numbers say nothing about GPU speed. */
 cudaError_t cudaEventCreate(cudaEvent_t *event);
 cudaError_t cudaEventDestroy(cudaEvent_t event);
-cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream);
+cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream LAB_CPU_DV(0));
 cudaError_t cudaEventSynchronize(cudaEvent_t event);
 cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end);
 
@@ -170,6 +177,10 @@ cudaError_t cudaHostRegister(void *ptr, size_t bytes, unsigned int flags);
 cudaError_t cudaHostUnregister(void *ptr);
 cudaError_t cudaMallocAsync(void **ptr, size_t bytes, cudaStream_t stream);
 cudaError_t cudaFreeAsync(void *ptr, cudaStream_t stream);
+
+/* The stream handles the CUDA runtime predefines (nothing runs concurrently here). */
+#define cudaStreamLegacy ((cudaStream_t)0x1)
+#define cudaStreamPerThread ((cudaStream_t)0x2)
 cudaError_t cudaMemcpyPeer(void *dst, int dst_device, const void *src, int src_device,
                            size_t bytes);
 cudaError_t cudaMemcpy2D(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
@@ -182,6 +193,26 @@ cudaError_t cudaGetDriverEntryPointByVersion(const char *symbol, void **fn, unsi
 
 /* Kernel attributes: the dynamic shared-memory opt-in is checked at launch, the rest ignored. */
 cudaError_t lab_cpu_func_set_attribute(const void *func, cudaFuncAttribute attr, int value);
+
+/* What cudaFuncGetAttributes reports (the CUDA runtime's fields); CPU mode knows a kernel's
+ * dynamic shared-memory opt-in and fills the rest with an H100's limits. */
+struct cudaFuncAttributes {
+    size_t sharedSizeBytes;
+    size_t constSizeBytes;
+    size_t localSizeBytes;
+    int maxThreadsPerBlock;
+    int numRegs;
+    int ptxVersion;
+    int binaryVersion;
+    int cacheModeCA;
+    int maxDynamicSharedSizeBytes;
+    int preferredShmemCarveout;
+};
+typedef struct cudaFuncAttributes cudaFuncAttributes;
+cudaError_t lab_cpu_func_get_attributes(struct cudaFuncAttributes *attr, const void *func);
+
+#define cudaOccupancyDefault 0x00
+#define cudaOccupancyDisableCachingOverride 0x01
 
 /* Shared-memory bank conflicts (CPU mode only; common/cpu/banks.cpp). lab_cpu_banks_record(1)
  * clears the counts and counts every later launch of a kernel from an instrumented object (a .cu
@@ -208,6 +239,12 @@ static inline cudaError_t cudaFuncSetAttribute(T *func, cudaFuncAttribute attr, 
     return lab_cpu_func_set_attribute((const void *)func, attr, value);
 }
 
+template <class T>
+static inline cudaError_t cudaFuncGetAttributes(cudaFuncAttributes *attr, T *func)
+{
+    return lab_cpu_func_get_attributes(attr, (const void *)func);
+}
+
 /* cudaMalloc(&d_ints, bytes) with an int ** (or any T **), as the CUDA runtime's template allows.
  */
 template <class T> static inline cudaError_t cudaMalloc(T **ptr, size_t bytes)
@@ -229,9 +266,21 @@ static inline cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *num
     *num_blocks = 2048 / block_size;
     return cudaSuccess;
 }
+
+template <class T>
+static inline cudaError_t
+cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *num_blocks, T func, int block_size,
+                                                       size_t dynamic_smem, unsigned int flags)
+{
+    if (flags & ~(unsigned)cudaOccupancyDisableCachingOverride)
+        return cudaErrorInvalidValue;
+    return cudaOccupancyMaxActiveBlocksPerMultiprocessor(num_blocks, func, block_size,
+                                                         dynamic_smem);
+}
 #else
 #define cudaFuncSetAttribute(func, attr, value)                                                    \
     lab_cpu_func_set_attribute((const void *)(func), attr, value)
+#define cudaFuncGetAttributes(attr, func) lab_cpu_func_get_attributes(attr, (const void *)(func))
 #endif
 
 #endif /* LAB_CPU_CUDA_RUNTIME_API_H */

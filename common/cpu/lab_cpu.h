@@ -204,6 +204,38 @@ void launch(void (*kernel)(P...), const char *name, const char *file, int line,
         &ctx);
 }
 
+/* What rewrite.py makes of kernel<<<cfg>>>(args) when the kernel is named without template
+ * arguments: call(args...) calls it by its name, so the arguments of a kernel template are
+ * deduced from the launch's arguments, as nvcc deduces them; address(0) is its address where the
+ * name alone gives one (a kernel that is not a template), and the launch is then launch()'s. A
+ * deduced specialization's address is unknown: run_kernel gets null, and its dynamic
+ * shared-memory limit is the largest opt-in of any kernel (cudaFuncSetAttribute). */
+template <class Tag, class... P> auto kernel_address(void (*kernel)(P...))
+{
+    return kernel;
+}
+
+template <class Call, class Address, class... A>
+void launch_named(Call call, Address address, const char *name, const char *file, int line,
+                  const launch_config &cfg, A &&...args)
+{
+    if constexpr (std::is_invocable_v<Address, int>) {
+        launch(address(0), name, file, line, cfg, std::forward<A>(args)...);
+    } else {
+        struct ctx_t {
+            Call call;
+            std::tuple<std::decay_t<A>...> args;
+        } ctx{call, std::tuple<std::decay_t<A>...>(std::forward<A>(args)...)};
+        run_kernel(
+            name, file, line, nullptr, cfg,
+            [](void *p) {
+                ctx_t *c = (ctx_t *)p;
+                std::apply(c->call, c->args);
+            },
+            &ctx);
+    }
+}
+
 /* A static __shared__ array: same layout as T[N], every subscript checked. The outer array is
  * aligned to 16 bytes (CUDA aligns shared arrays at least that much), nested ones are not padded.
  */
@@ -436,6 +468,32 @@ static inline T atomicCAS(T *p, U compare, V value, const char *file = __builtin
         *p = (T)value;
     ::lab_cpu::note_write(old, p);
     return old;
+}
+
+/* cudaLaunchKernel(kernel, grid, block, args[, shmem[, stream]]): a launch written out by hand,
+ * args[i] pointing at the kernel's i-th argument, as the CUDA runtime's C++ template takes it
+ * (a typed kernel; the C API's const void * cannot be called here). Reports name the kernel
+ * "(cudaLaunchKernel)" and the line of the call. */
+namespace lab_cpu {
+template <class... P, size_t... I>
+void launch_args(void (*kernel)(P...), const launch_config &cfg, void **args, const char *file,
+                 int line, std::index_sequence<I...>)
+{
+    launch(kernel, "(cudaLaunchKernel)", file, line, cfg, *(std::decay_t<P> *)args[I]...);
+}
+} // namespace lab_cpu
+
+template <class... P>
+static inline cudaError_t cudaLaunchKernel(void (*kernel)(P...), dim3 grid, dim3 block, void **args,
+                                           size_t shmem = 0, cudaStream_t stream = 0,
+                                           const char *file = __builtin_FILE(),
+                                           int line = __builtin_LINE())
+{
+    if (!kernel || (sizeof...(P) > 0 && !args))
+        return cudaErrorInvalidValue;
+    ::lab_cpu::launch_args(kernel, ::lab_cpu::config(grid, block, shmem, stream), args, file, line,
+                           std::index_sequence_for<P...>{});
+    return cudaPeekAtLastError();
 }
 
 #endif /* LAB_CPU_H */

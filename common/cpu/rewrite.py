@@ -4,8 +4,11 @@
     rewrite.py SRC.cu -o OUT.cpp
 
 What changes (nothing else does; `#line` keeps every message pointing into SRC.cu):
-  kernel<<<grid, block[, shmem[, stream]]>>>(args)
-      -> ::lab_cpu::launch(kernel, "kernel", __FILE__, __LINE__, ::lab_cpu::config(grid, block...), args)
+  kernel<T><<<grid, block[, shmem[, stream]]>>>(args)
+      -> ::lab_cpu::launch(kernel<T>, "kernel<T>", __FILE__, __LINE__, ::lab_cpu::config(grid, block...), args)
+  kernel<<<...>>>(args) (no template arguments: kernel may be a template deduced from args)
+      -> ::lab_cpu::launch_named([&](auto &&...a) { kernel(a...); }, <kernel's address where it
+         has one>, "kernel", __FILE__, __LINE__, ::lab_cpu::config(...), args)
   [static] __shared__ T name[A][B];   -> static ::lab_cpu::shared_array<...> name("name");  (checked)
   extern __shared__ T name[];         -> static ::lab_cpu::extern_shared<T> name("name");   (checked)
   [static] __shared__ T name;         -> static T name; static ::lab_cpu::shared_scalar ...(&name, ...);
@@ -21,7 +24,8 @@ What changes (nothing else does; `#line` keeps every message pointing into SRC.c
       int lab_cpu_line = __builtin_LINE()), and its __syncthreads() reports that place: a barrier
       error names the line that called the helper, not the helper's own line
   #include "x.h" (next to the file) with launches or __shared__ arrays -> its rewritten text
-Comments and string literals are left alone. Every byte that is not rewritten comes out as it
+A UTF-8 byte-order mark at the start is dropped (it would follow the #include the output starts
+with). Comments and string literals are left alone. Every byte that is not rewritten comes out as it
 went in, UTF-8 or not (a Latin-1 comment, say): files are read and written as UTF-8 with
 surrogateescape. Exit codes: 0 written, 1 a launch it cannot parse (the message names the
 line), 2 bad command line. Python 3.9+, standard library only.
@@ -130,7 +134,13 @@ def rewrite_launches(src, code, path):
         callee = src[s:pos].strip()
         name = " ".join(callee.split()).replace('"', "")
         cfg = src[pos + 3:e]
-        repl = (f'::lab_cpu::launch({callee}, "{name}", __FILE__, __LINE__, ::lab_cpu::config({cfg})'
+        if callee.endswith(">"):  # explicit template arguments: the kernel's address is known
+            head = f"::lab_cpu::launch({callee}, "
+        else:  # maybe a template whose arguments the launch's arguments give (launch_named)
+            head = ("::lab_cpu::launch_named([&](auto &&...lab_cpu_a) { " + callee + "(lab_cpu_a...); }, "
+                    "[&](auto lab_cpu_t) -> decltype(::lab_cpu::kernel_address<decltype(lab_cpu_t)>("
+                    + callee + ")) { return ::lab_cpu::kernel_address<decltype(lab_cpu_t)>(" + callee + "); }, ")
+        repl = (f'{head}"{name}", __FILE__, __LINE__, ::lab_cpu::config({cfg})'
                 + ("" if no_args else ", "))
         lost = src.count("\n", s, p + 1) - repl.count("\n")
         out.append(src[last:s])
@@ -354,6 +364,8 @@ def rewrite_body(src, path, seen):
 
 
 def rewrite(src, path):
+    if src.startswith("\ufeff"):  # a UTF-8 byte-order mark: no longer first once the include is
+        src = src[1:]
     body = rewrite_body(src, path, {os.path.abspath(path)})
     return f'#include "cuda_runtime.h"\n#line 1 "{path}"\n' + body
 

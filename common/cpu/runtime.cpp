@@ -1374,8 +1374,15 @@ bool launch_ok(const char *name, const char *file, int line, const void *fn,
         set_error(cudaErrorInvalidConfiguration);
         return false;
     }
+    /* fn is null for a kernel template deduced at the launch (lab_cpu.h, launch_named): its
+     * specialization's address is unknown, so the largest opt-in of any kernel applies */
+    size_t smem_limit = 48 * 1024;
     auto attr = g_func_smem.find(fn);
-    const size_t smem_limit = attr != g_func_smem.end() ? (size_t)attr->second : 48 * 1024;
+    if (attr != g_func_smem.end())
+        smem_limit = (size_t)attr->second;
+    else if (!fn)
+        for (const auto &kv : g_func_smem)
+            smem_limit = std::max(smem_limit, (size_t)kv.second);
     if (cfg.shmem > smem_limit) {
         fprintf(stderr,
                 "CPU mode: kernel %s launched at %s asks for %zu bytes of dynamic shared memory, "
@@ -1803,6 +1810,21 @@ cudaError_t lab_cpu_func_set_attribute(const void *func, cudaFuncAttribute attr,
             return set_error(cudaErrorInvalidValue);
         g_func_smem[func] = value;
     }
+    return cudaSuccess;
+}
+
+cudaError_t lab_cpu_func_get_attributes(cudaFuncAttributes *attr, const void *func)
+{
+    API_ENTER();
+    if (!attr || !func)
+        return set_error(cudaErrorInvalidDeviceFunction);
+    memset(attr, 0, sizeof(*attr));
+    attr->maxThreadsPerBlock = 1024;
+    attr->numRegs = 32;
+    attr->ptxVersion = attr->binaryVersion = 90;
+    auto opt_in = g_func_smem.find(func);
+    attr->maxDynamicSharedSizeBytes = opt_in != g_func_smem.end() ? opt_in->second : 48 * 1024;
+    attr->preferredShmemCarveout = -1;
     return cudaSuccess;
 }
 
