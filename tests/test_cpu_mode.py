@@ -501,10 +501,13 @@ class Corpus(unittest.TestCase):
     correctly, over several calls and seeds; and compiles with nvcc where nvcc is installed."""
 
     def binary(self, name):
-        for d in (os.path.join(BUILD, "cpu_corpus"), os.path.join(BUILD, "cpu", "cpu_corpus")):
-            path = os.path.join(d, name, "scan")
+        for base in (BUILD, os.path.join(BUILD, "cpu")):
+            path = os.path.join(base, "cpu_corpus", name, "scan")
             if os.path.exists(path):
                 return path
+            # built with the fixtures: a corpus file missing beside them did not build
+            self.assertFalse(os.path.exists(os.path.join(base, "cpu_fixtures", "correct", "scan")),
+                             f"tests/cpu_corpus/{name}.cu did not build in CPU mode (make cpu-fixtures)")
         raise unittest.SkipTest(f"CPU-mode corpus file {name} is not built (run make test)")
 
     def test_each_form_builds_and_scans_correctly_in_cpu_mode(self):
