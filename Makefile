@@ -78,7 +78,7 @@ ifneq ($(CPU_MODE),)
   # -fstack-clash-protection: a big stack frame touches each page in turn, so a thread's stack
   # overflow hits the guard page below it (common/cpu/README.md) instead of jumping over it.
   CPU_CXXFLAGS := -x c++ -std=c++20 -fwrapv -fno-threadsafe-statics -fstack-clash-protection -fno-gnu-unique -fno-jump-tables \
-                  $(DEBUG_FLAGS) -DLAB_CPU_MODE -Icommon -Icommon/cpu -Wall -Wextra -Wno-unknown-pragmas
+                  $(DEBUG_FLAGS) -DLAB_CPU_MODE -Icommon -Icommon/cpu -Wall -Wextra -Wno-unknown-pragmas -Wno-deprecated-copy
   override NVCC := $(CXX)
   LDFLAGS      :=
 endif
@@ -105,14 +105,16 @@ else
 CU_COMPILE = $(PYTHON) common/cpu/rewrite.py $(1) -o $(2:.o=.cpu.cpp) && \
              $(CXX) $(CPU_CXXFLAGS) $(call BANK_FLAGS,$(1)) -iquote $(dir $(1)) -c $(2:.o=.cpu.cpp) -o $(2)
 endif
-# CPU mode counts shared-memory bank conflicts (common/cpu/banks.cpp) in a file that declares
-# __shared__ memory: GCC's ThreadSanitizer instrumentation calls a function before every memory
-# access (banks.cpp defines them; libtsan is not linked). Other files stay uninstrumented: a hook
-# call per access would keep the compiler from vectorising a loop such as lab 02's.
-# BANKS=0 (the grader's CPU-mode builds) leaves every file uninstrumented: the instrumentation
-# adds a constructor (__tsan_init) to the object, and graded runs never count banks.
+# CPU mode counts shared-memory bank conflicts and global-memory sectors (common/cpu/banks.cpp)
+# in a file that declares __shared__ memory: GCC's ThreadSanitizer instrumentation calls a function
+# before every memory access (banks.cpp defines them; libtsan is not linked), and -g1 gives the
+# line tables that name each access's source line (DWARF 4: binutils 2.40's addr2line names the
+# generated .cpu.cpp instead of the #line file for some DWARF 5 functions). Other files stay
+# uninstrumented: a call per access stops GCC vectorising loops such as lab 02's (its make run,
+# instrumented, had not finished after 40 s and held 1 GB of records). BANKS=0 (the grader's CPU-mode builds) leaves every file uninstrumented:
+# the instrumentation adds a constructor (__tsan_init) to the object, and graded runs never count.
 BANKS ?= 1
-BANK_FLAGS = $(if $(filter 1,$(BANKS)),$(if $(shell grep -l '__shared__' $(1) 2>/dev/null),-fsanitize=thread --param tsan-instrument-func-entry-exit=0))
+BANK_FLAGS = $(if $(filter 1,$(BANKS)),$(if $(shell grep -l '__shared__' $(1) 2>/dev/null),-fsanitize=thread --param tsan-instrument-func-entry-exit=0 -g1 -gdwarf-4))
 
 $(BUILD)/common/cpu_runtime.o: common/cpu/runtime.cpp $(COMMON_DEPS)
 	@mkdir -p $(@D)

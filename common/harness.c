@@ -1243,6 +1243,34 @@ static void print_banks(FILE *f, const lab_report *r)
         fprintf(f, "  1-way everywhere: every warp-wide shared-memory access is served in one "
                    "pass\n");
 }
+
+/* The global-memory table of the lab's first call: per kernel and source line, the 32-byte
+ * sectors its warp-wide accesses touched against the fewest that hold their bytes. */
+static void print_sectors(FILE *f, const lab_report *r)
+{
+    lab_cpu_sector_stats s;
+    double worst = 1.0;
+    if (!lab_cpu_sectors_get(0, &s) || r->status == ST_NOT_IMPLEMENTED)
+        return;
+    fprintf(f, "global-memory sectors in call 1, counted by CPU mode (32-byte sectors per "
+               "warp-wide access; 1.00 = coalesced):\n");
+    fprintf(f, "  %-36s %-18s %5s %12s %12s %7s\n", "kernel", "line", "", "accesses", "sectors",
+            "ratio");
+    for (int i = 0; lab_cpu_sectors_get(i, &s); i++) {
+        const double ratio = s.min_sectors ? (double)s.sectors / (double)s.min_sectors : 1.0;
+        fprintf(f, "  %-36s %-18s %5s %12llu %12llu %7.2f\n", s.kernel, s.site,
+                s.store ? "store" : "load", s.accesses, s.sectors, ratio);
+        if (ratio > worst)
+            worst = ratio;
+    }
+    if (worst >= 1.5)
+        fprintf(f, "  ratio r: the lanes of a warp touched r times the sectors their bytes need; "
+                   "the memory system moves whole sectors, so a ratio of r costs up to r times "
+                   "the bandwidth: give neighbouring lanes neighbouring addresses\n");
+    else
+        fprintf(f, "  coalesced: every access site touches (close to) the fewest sectors its "
+                   "bytes need\n");
+}
 #endif
 
 static void print_report(const lab_report *r)
@@ -1253,8 +1281,10 @@ static void print_report(const lab_report *r)
     else
         lab_print_report_text(f, r);
 #ifdef LAB_CPU_MODE
-    if (g_count_banks && !g_json)
+    if (g_count_banks && !g_json) {
         print_banks(f, r);
+        print_sectors(f, r);
+    }
 #endif
     fflush(f);
     g_armed = 0;

@@ -1,9 +1,12 @@
-/* test_cpu_banks.cu — CPU mode's bank-conflict count (common/cpu/banks.cpp) against the rules of
- * shared memory, written out here on their own: 32 banks of 4 bytes, word w in bank w % 32; a
+/* test_cpu_banks.cu — CPU mode's bank-conflict and sector counts (common/cpu/banks.cpp) against
+ * the rules of shared and global memory, written out here on their own. Shared memory: 32 banks of 4 bytes, word w in bank w % 32; a
  * warp-wide access takes as many passes as the most DIFFERENT words one bank must deliver (lanes
  * on the same word share it); 8-byte accesses are served per half-warp and 16-byte ones per
- * quarter-warp. Each kernel below makes one warp-wide access pattern whose degree follows from
- * those rules, and the test checks the count.
+ * quarter-warp. Global memory: a warp-wide access touches every 32-byte sector (from the
+ * buffer's start) that holds a byte of one of its lanes; the fewest it could touch is its distinct
+ * bytes / 32, rounded up. Each kernel below makes one warp-wide access pattern whose count follows
+ * from those rules, and the test checks it. Lanes are paired by loop iteration, also in a loop
+ * that is not unrolled and where lanes skip different iterations.
  *
  * Built in CPU mode only, instrumented like a lab file with shared memory:
  *   make build/cpu/tests/test_cpu_banks CPU=1 && build/cpu/tests/test_cpu_banks
@@ -61,6 +64,41 @@ __global__ void ragged_kernel(unsigned len, unsigned *out)
     }
     __syncthreads();
     out[threadIdx.x] = s[threadIdx.x];
+}
+
+/* A loop that is NOT unrolled, whose lanes skip different iterations: lane l reads word j * 32 in
+ * iteration j only when bit j of mask[l] is set. All the lanes that read in one iteration read
+ * the same word (a broadcast): 1-way. Paired by how many reads each lane made instead of by
+ * iteration, lanes would meet on words 32 apart, one bank: a phantom conflict. */
+__global__ void skipping_loop_kernel(const unsigned *mask, unsigned *out)
+{
+    __shared__ unsigned s[8 * 32];
+    for (unsigned i = threadIdx.x; i < 8 * 32; i += blockDim.x)
+        s[i] = i;
+    __syncthreads();
+    unsigned sum = 0;
+    const unsigned m = mask[threadIdx.x];
+#pragma unroll 1
+    for (int j = 0; j < 8; j++)
+        if ((m >> j) & 1u)
+            sum += s[j * 32];
+    out[threadIdx.x] = sum;
+}
+
+/* Global memory: lane l of each warp reads in[l * stride + offset] (elements of `bytes` bytes). */
+template <class T> __global__ void gather_kernel(const T *in, T *out, int stride, int offset)
+{
+    out[threadIdx.x] = in[threadIdx.x * stride + offset];
+}
+
+/* Thread t of a block of 32 loads ITEMS consecutive elements t * ITEMS + j (blocked ownership). */
+__global__ void blocked_kernel(const int *in, int *out)
+{
+    int sum = 0;
+#pragma unroll
+    for (int j = 0; j < 4; j++)
+        sum += in[threadIdx.x * 4 + j];
+    out[threadIdx.x] = sum;
 }
 
 struct count {
@@ -161,4 +199,110 @@ Test(cpu_banks, off_by_default, .description = "nothing is counted unless asked"
     stride_kernel<<<1, 32>>>(32, 0, g_out);
     cr_assert_eq(cudaDeviceSynchronize(), cudaSuccess);
     cr_expect_eq(lab_cpu_banks_count(), 0, "a launch after lab_cpu_banks_record(0) was counted");
+}
+
+Test(cpu_banks, divergent_loop_not_unrolled,
+     .description = "lanes that skip different iterations of a loop are paired by iteration")
+{
+    unsigned mask[32], *d_mask;
+    for (int l = 0; l < 32; l++) /* every lane a different pattern of iterations */
+        mask[l] = (unsigned)(l * 37 + 11) & 0xFFu;
+    cr_assert_eq(cudaMalloc((void **)&d_mask, sizeof(mask)), cudaSuccess);
+    cr_assert_eq(cudaMemcpy(d_mask, mask, sizeof(mask), cudaMemcpyHostToDevice), cudaSuccess);
+    const count c =
+        counted("skipping_loop_kernel", [&] { skipping_loop_kernel<<<1, 32>>>(d_mask, g_out); });
+    cudaFree(d_mask);
+    cr_expect_eq(c.worst, 1u, "a broadcast in each iteration, counted %u-way", c.worst);
+    /* the fill: 8 stores; the loop: one read per iteration that some lane takes (all 8 here) */
+    cr_expect_eq(c.accesses, 8u + 8u, "%llu warp-wide accesses, want 16", c.accesses);
+}
+
+struct sectors {
+    unsigned long long accesses, sectors, min;
+};
+
+/* The global-memory count of the kernel `name`'s loads after one launch made by launch(). */
+template <class F> static sectors loads_of(const char *name, F launch)
+{
+    lab_cpu_banks_record(1);
+    launch();
+    lab_cpu_banks_record(0);
+    cr_assert_eq(cudaDeviceSynchronize(), cudaSuccess, "%s failed: %s", name,
+                 cudaGetErrorString(cudaGetLastError()));
+    lab_cpu_sector_stats s;
+    sectors sum = {0, 0, 0};
+    for (int i = 0; lab_cpu_sectors_get(i, &s); i++)
+        if (strncmp(s.kernel, name, strlen(name)) == 0 && !s.store) {
+            cr_expect(strstr(s.site, "test_cpu_banks.cu:") != NULL,
+                      "a load of %s is placed at %s, not in test_cpu_banks.cu", name, s.site);
+            sum.accesses += s.accesses;
+            sum.sectors += s.sectors;
+            sum.min += s.min_sectors;
+        }
+    return sum;
+}
+
+static int *g_in;
+static void setup_in(void)
+{
+    setup();
+    cr_assert_eq(cudaMalloc((void **)&g_in, 64 * 32 * 16), cudaSuccess);
+    cr_assert_eq(cudaMemset(g_in, 0, 64 * 32 * 16), cudaSuccess);
+}
+static void teardown_in(void)
+{
+    cudaFree(g_in);
+    teardown();
+}
+
+Test(cpu_banks, sectors_coalesced, .init = setup_in, .fini = teardown_in,
+     .description = "32 lanes on consecutive 4-byte words: 4 sectors, the fewest")
+{
+    const sectors s = loads_of("gather_kernel<int>",
+                               [] { gather_kernel<int><<<1, 32>>>(g_in, (int *)g_out, 1, 0); });
+    cr_expect_eq(s.accesses, 1u);
+    cr_expect_eq(s.sectors, 4u, "coalesced: %llu sectors, want 4", s.sectors);
+    cr_expect_eq(s.min, 4u);
+}
+
+Test(cpu_banks, sectors_strided, .init = setup_in, .fini = teardown_in,
+     .description = "stride s (4-byte words): min(32, ceil(32 s / 8)) sectors against 4")
+{
+    for (int stride = 1; stride <= 16; stride++) {
+        const sectors s = loads_of("gather_kernel<int>", [&] {
+            gather_kernel<int><<<1, 32>>>(g_in, (int *)g_out, stride, 0);
+        });
+        /* lane l's word is at byte 4 l s: sector 4 l s / 32; distinct sectors over 32 lanes */
+        unsigned long long want = 0, last = ~0ull;
+        for (int l = 0; l < 32; l++)
+            if ((unsigned long long)(4 * l * stride / 32) != last)
+                want++, last = (unsigned long long)(4 * l * stride / 32);
+        cr_expect_eq(s.sectors, want, "stride %d: %llu sectors, want %llu", stride, s.sectors, want);
+        cr_expect_eq(s.min, 4u, "stride %d: min %llu, want 4", stride, s.min);
+    }
+}
+
+Test(cpu_banks, sectors_misaligned_broadcast_wide, .init = setup_in, .fini = teardown_in,
+     .description = "a start one word in: 5 sectors; a broadcast: 1; 16-byte lanes: 16 of 16")
+{
+    sectors s = loads_of("gather_kernel<int>",
+                         [] { gather_kernel<int><<<1, 32>>>(g_in, (int *)g_out, 1, 1); });
+    cr_expect_eq(s.sectors, 5u, "consecutive from word 1: %llu sectors, want 5", s.sectors);
+    cr_expect_eq(s.min, 4u);
+    s = loads_of("gather_kernel<int>", [] { gather_kernel<int><<<1, 32>>>(g_in, (int *)g_out, 0, 3); });
+    cr_expect_eq(s.sectors, 1u, "a broadcast: %llu sectors, want 1", s.sectors);
+    cr_expect_eq(s.min, 1u);
+    s = loads_of("gather_kernel<int4>",
+                 [] { gather_kernel<int4><<<1, 32>>>((int4 *)g_in, (int4 *)g_out, 1, 0); });
+    cr_expect_eq(s.sectors, 16u, "32 consecutive int4: %llu sectors, want 16", s.sectors);
+    cr_expect_eq(s.min, 16u);
+}
+
+Test(cpu_banks, sectors_blocked, .init = setup_in, .fini = teardown_in,
+     .description = "blocked ownership (t * 4 + j): 16 sectors per access against 4")
+{
+    const sectors s = loads_of("blocked_kernel", [] { blocked_kernel<<<1, 32>>>(g_in, (int *)g_out); });
+    cr_expect_eq(s.accesses, 4u, "4 warp-wide loads, counted %llu", s.accesses);
+    cr_expect_eq(s.sectors, 4u * 16u, "%llu sectors, want 64 (each access spans 512 bytes)", s.sectors);
+    cr_expect_eq(s.min, 4u * 4u);
 }

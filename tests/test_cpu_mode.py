@@ -441,24 +441,37 @@ class Rewriter(unittest.TestCase):
         self.assertEqual(out.count("\n"), src.count("\n") + 2)  # line for line
 
     def test_loops_that_may_spin_get_a_safe_point(self):
-        """while, do-while and for loops without a condition or an increment get the watchdog's
-        safe point first in their condition, on the same line; counting loops, range-based for
-        and text in comments and strings do not."""
+        """Every loop's condition is wrapped in LAB_CPU_LOOP(id, ...) (the iterations the bank and
+        sector counts pair lanes by); while, do-while and for loops without a condition or an
+        increment also get the watchdog's safe point first in their condition, on the same line;
+        counting loops get none; a loop under #pragma unroll counts in its increment
+        (LAB_CPU_NEXT) and keeps a bare condition for GCC's annotation; range-based for, a
+        condition that declares a variable and text in comments and strings are left alone."""
         src = ("while (flag[0] == 0) {}\ndo { x++; } while (x < (n));\nfor (;;) { break; }\n"
                "for (int i = 0; f(i) != 0;) {}\nfor (int i = 0; i < n; i++) {}\nfor (int v : w) {}\n"
                "for (auto g = [](int a) { return a; }; g(1) < 0; g(2)) {}\n"
+               "#pragma unroll\nfor (int j = 0; j < 4; j++) {}\nwhile (int c = next()) {}\n"
                "// while (1)\nconst char *s = \"for (;;)\"; int awhile = 0;\n")
         out = rewrite.rewrite(src, "x.cu")
         self.assertEqual(out.count("\n"), src.count("\n") + 2)
         body = out.split("\n", 2)[2]
+        ids = re.findall(r"LAB_CPU_(?:LOOP|NEXT)\((0x[0-9a-f]{8}u)", body)
+        self.assertEqual(len(ids), 7)
+        self.assertEqual(len(set(ids)), 7, "each loop has its own id")
+        self.assertEqual(ids, re.findall(r"LAB_CPU_(?:LOOP|NEXT)\((0x[0-9a-f]{8}u)", rewrite.rewrite(src, "x.cu")),
+                         "the same ids in every build")
+        body = re.sub(r"(LAB_CPU_(?:LOOP|NEXT))\(0x[0-9a-f]{8}u", r"\1(ID", body)
         self.assertEqual(body.splitlines(), [
-            "while (::lab_cpu::loop_point(), flag[0] == 0) {}",
-            "do { x++; } while (::lab_cpu::loop_point(), x < (n));",
-            "for (; ::lab_cpu::loop_point(), true;) { break; }",
-            "for (int i = 0; ::lab_cpu::loop_point(), f(i) != 0;) {}",
-            "for (int i = 0; i < n; i++) {}",
+            "while (LAB_CPU_LOOP(ID, ::lab_cpu::loop_point(), flag[0] == 0)) {}",
+            "do { x++; } while (LAB_CPU_LOOP(ID, ::lab_cpu::loop_point(), x < (n)));",
+            "for (; LAB_CPU_LOOP(ID, ::lab_cpu::loop_point(), true);) { break; }",
+            "for (int i = 0; LAB_CPU_LOOP(ID, ::lab_cpu::loop_point(), f(i) != 0);) {}",
+            "for (int i = 0; LAB_CPU_LOOP(ID, i < n); i++) {}",
             "for (int v : w) {}",
-            "for (auto g = [](int a) { return a; }; g(1) < 0; g(2)) {}",
+            "for (auto g = [](int a) { return a; }; LAB_CPU_LOOP(ID, g(1) < 0); g(2)) {}",
+            "#pragma GCC unroll 64",
+            "for (int j = 0; j < 4; LAB_CPU_NEXT(ID), j++) {}",
+            "while (int c = next()) {}",
             "// while (1)",
             'const char *s = "for (;;)"; int awhile = 0;'])
 
@@ -487,6 +500,101 @@ class Rewriter(unittest.TestCase):
         self.assertIn(b"// h\xe9\n", text)
         self.assertIn(b'"k", __FILE__, __LINE__, ::lab_cpu::config(1, 32), a);', text)
         self.assertIn(b'"h", __FILE__, __LINE__, ::lab_cpu::config(1, 1));', text)
+
+
+LAB03 = os.path.join(ROOT, "solutions", "03_kogge_stone", "scan.cu")
+KS_OWNER = "const unsigned p = t + j * KS_THREADS;"  # thread t, item j -> its tile position
+KS_MUTATIONS = {  # name -> (what replaces KS_OWNER everywhere; the ratio of the in/out accesses)
+    "reference": (KS_OWNER, 1.0),
+    # thread t owns KS_ITEMS consecutive positions: lanes 16 bytes apart, 512 bytes per access
+    "blocked": ("const unsigned p = t * KS_ITEMS + j;", 4.0),
+    # item q = t + j * KS_THREADS at position (q % 32) * (KS_TILE / 32) + q / 32: lanes 64 bytes
+    # apart, one sector each
+    "strided": ("const unsigned q = t + j * KS_THREADS, p = (q % 32) * (KS_TILE / 32) + q / 32;", 8.0),
+}
+TABLE_ROW = re.compile(r"^\s+(\S+)\s+(\S+\.cu:\d+)\s+(load|store)\s+(\d+)\s+(\d+)\s+([\d.]+)$", re.M)
+
+
+def ks_line(text):
+    """"scan.cu:N", the line of lab 03's reference where text first appears (the mutations
+    replace lines one for one, so their lines are the same)."""
+    with open(LAB03, encoding="utf-8") as f:
+        for i, line in enumerate(f, 1):
+            if text in line:
+                return f"scan.cu:{i}"
+    raise AssertionError(f"{text!r} is no longer in solutions/03_kogge_stone/scan.cu")
+
+
+class Traffic(unittest.TestCase):
+    """make run's tables in CPU mode (make run LAB=03 CPU=1) for lab 03's reference and two
+    mutations of it that own their positions differently (still correct scans): the reference
+    reads and writes coalesced (every line's sector ratio 1.00, banks 1-way); thread t owning
+    positions t*ITEMS..t*ITEMS+ITEMS-1 touches 4 times the sectors (and 4-way bank conflicts);
+    a stride of 16 elements between lanes, 8 times. Each is built from the reference by
+    replacing one line, so a change of the reference cannot leave them behind."""
+
+    @classmethod
+    def setUpClass(cls):
+        if not shutil.which("addr2line"):
+            raise unittest.SkipTest("addr2line (binutils) is not installed: sites cannot be named")
+        cls.tmp = tempfile.mkdtemp(prefix="traffic-")
+        base = BUILD[:-4] if BUILD.endswith(os.sep + "cpu") else BUILD
+        with open(LAB03, encoding="utf-8") as f:
+            ref = f.read()
+        cls.bins, procs = {}, []
+        for name, (owner, _) in KS_MUTATIONS.items():
+            assert ref.count(KS_OWNER) >= 3, "solutions/03_kogge_stone/scan.cu no longer has its owner lines"
+            d = os.path.join(cls.tmp, name)
+            os.makedirs(d)
+            with open(os.path.join(d, "scan.cu"), "w", encoding="utf-8") as f:
+                f.write(ref.replace(KS_OWNER, owner))
+            cls.bins[name] = os.path.join(d, "scan")
+            env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS")}
+            procs.append((name, subprocess.Popen(
+                ["make", "-s", "--no-print-directory", "-C", ROOT, "CPU=1", "BANKS=1", "BUILD=" + base,
+                 "lab-binary", "LAB_SRC=" + os.path.join(d, "scan.cu"), "LAB_OUT=" + cls.bins[name],
+                 "LAB_ID=03_kogge_stone"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)))
+        cls.build_errors = {}
+        for name, p in procs:
+            out = p.communicate(timeout=600)[0]
+            if p.returncode:
+                cls.build_errors[name] = out[-3000:]
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def tables(self, name):
+        self.assertNotIn(name, self.build_errors, self.build_errors.get(name))
+        p = subprocess.run([self.bins[name], "--n", "70007", "--reps", "0"], capture_output=True, text=True,
+                           timeout=300, env=dict(os.environ, CPU_SCHED_QUIET="1"))
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn(": ok", p.stdout, f"{name} is still a correct scan: {p.stdout}")
+        rows = [(m.group(2), m.group(3), float(m.group(6))) for m in TABLE_ROW.finditer(p.stdout)]
+        way = re.search(r"ks_double_buffer_kernel<true>\s+\d+\s+(\d+)-way", p.stdout)
+        return rows, int(way.group(1)) if way else None, p.stdout
+
+    def test_each_owner_shows_its_ratio(self):
+        for name, (_, ratio) in KS_MUTATIONS.items():
+            with self.subTest(name):
+                rows, _, out = self.tables(name)
+                self.assertTrue(rows, f"{name}: no global-memory table in\n{out}")
+                # the element loads and stores (in[base + p], out[base + p]); the tile total is one lane
+                elems = [r for r in rows if r[0] in (ks_line("(unsigned)in[base + p]"), ks_line("out[base + p] ="))]
+                self.assertEqual(len(elems), 2, f"{name}: the element loads and stores in\n{out}")
+                for where, kind, got in elems:
+                    self.assertAlmostEqual(got, ratio, delta=0.02, msg=f"{name}: {kind} at {where}: ratio {got}\n{out}")
+                if ratio == 1.0:
+                    self.assertTrue(all(r[2] == 1.0 for r in rows), f"reference: every line coalesced\n{out}")
+                    self.assertIn("coalesced: every access site", out)
+                else:
+                    self.assertIn("give neighbouring lanes neighbouring addresses", out)
+
+    def test_banks_follow_the_owner(self):
+        for name, want in (("reference", 1), ("blocked", 4)):
+            with self.subTest(name):
+                _, way, out = self.tables(name)
+                self.assertEqual(way, want, f"{name}: bank conflicts {way}-way, want {want}-way\n{out}")
 
 
 CORPUS_DIR = os.path.join(ROOT, "tests", "cpu_corpus")

@@ -1,5 +1,7 @@
-/* banks.cpp (CPU mode) — counts shared-memory bank conflicts the way the hardware serialises a
- * warp's access (see banks.h for how the accesses are seen, common/cpu/README.md for the rules).
+/* banks.cpp (CPU mode) — counts what a warp-wide memory access costs on a GPU: the passes a
+ * shared-memory access needs (bank conflicts) and the 32-byte sectors a global-memory access
+ * touches (coalescing). See banks.h for how the accesses are seen, common/cpu/README.md for the
+ * rules.
  *
  * Shared memory has 32 banks, 4 bytes wide: word w (byte address / 4) is in bank w % 32. One
  * warp-wide access of 4 bytes per lane is served in as many passes ("wavefronts") as the largest
@@ -10,6 +12,19 @@
  * wavefronts (all of them minus one per part) are what Nsight Compute reports as bank conflicts
  * (l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld/st).
  *
+ * Global memory moves in 32-byte sectors. A warp-wide access touches every sector that holds a
+ * byte one of its lanes reads or writes; the fewest it could touch is its distinct bytes / 32,
+ * rounded up (neighbouring lanes at neighbouring addresses). Sectors are counted from the start
+ * of the cudaMalloc buffer (a GPU's buffers start 256-byte aligned). Their ratio, per access site,
+ * is Nsight Compute's "sectors per request" against the ideal.
+ *
+ * Lanes are paired by iteration: rewrite.py wraps each loop's condition in lab_cpu::loop_cond,
+ * and each thread keeps the stack of loops it is in with their iteration numbers (its "path").
+ * The k-th execution of a site on one path by each lane of a warp is one warp-wide access, as in
+ * a GPU, where a warp runs a loop's iterations together and a lane that skips one is masked off.
+ * A site is a source place (its inline chain of lines, from addr2line), not an instruction: the
+ * host compiler may copy one access into several instructions that different lanes run.
+ *
  * This file is compiled without instrumentation: it defines the __tsan_* functions that an
  * instrumented lab object calls, including the atomic ones (which simply do the operation).
  */
@@ -19,8 +34,14 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <dlfcn.h>
+#include <elf.h>
 #include <map>
 #include <string>
+#include <unordered_map>
+#include <unistd.h>
 #include <vector>
 
 namespace lab_cpu {
@@ -32,20 +53,39 @@ namespace {
 
 struct record {
     const void *site;
-    uintptr_t addr;
+    uint64_t path;  /* the loops the thread is in, with their iterations (hash) */
+    uintptr_t addr; /* shared: the address; global: the offset in its cudaMalloc buffer */
+    uintptr_t buf;  /* global: the buffer's start; 0 for shared memory */
     unsigned size;
     bool store;
 };
 
+struct loop_frame {
+    unsigned id;
+    unsigned iter;
+};
+
+/* One GPU thread of the running block: its records since the last barrier and its loops. */
+struct lane_state {
+    std::vector<record> rec;
+    std::vector<loop_frame> loops;
+    uint64_t path;
+};
+
+struct site_stats {
+    unsigned long long accesses, sectors, min_sectors;
+};
+
 struct kernel_stats {
     std::string name;
-    unsigned long long loads, stores;      /* warp-wide accesses */
+    unsigned long long loads, stores;      /* warp-wide shared accesses */
     unsigned long long extra_ld, extra_st; /* wavefronts beyond one per part */
     unsigned long long degree_sum;
     unsigned worst;
+    std::map<std::pair<const void *, bool>, site_stats> global; /* by (site, store) */
 };
 
-std::vector<std::vector<record>> g_rec; /* per thread of the block */
+std::vector<lane_state> g_lanes; /* per thread of the block */
 int g_nthreads;
 std::vector<kernel_stats> g_stats;
 kernel_stats *g_cur_stats;
@@ -53,9 +93,10 @@ kernel_stats *g_cur_stats;
 /* One lane's part of a grouped access. */
 struct entry {
     const void *site;
-    unsigned occ; /* the k-th execution of the site by this lane since the last barrier */
+    uint64_t path;
+    unsigned occ; /* the k-th execution of the site on this path by this lane since the barrier */
     int lane;
-    uintptr_t addr;
+    uintptr_t addr, buf;
     unsigned size;
     bool store;
 };
@@ -75,8 +116,8 @@ unsigned part_wavefronts(const entry *e, size_t n)
     return most;
 }
 
-/* Counts one warp-wide access: the entries [b, e) of one site and occurrence, ordered by lane. */
-void count_access(const entry *b, const entry *e)
+/* Counts one warp-wide shared access: the entries [b, e) of one group, ordered by lane. */
+void count_shared(const entry *b, const entry *e)
 {
     unsigned width = 4;
     for (const entry *p = b; p < e; p++)
@@ -101,28 +142,64 @@ void count_access(const entry *b, const entry *e)
     s.worst = std::max(s.worst, degree);
 }
 
+/* Counts one warp-wide global access: the sectors its bytes lie in, and the fewest that could
+ * hold as many distinct bytes. */
+void count_global(const entry *b, const entry *e)
+{
+    std::vector<std::pair<uintptr_t, uintptr_t>> spans; /* [from, to) by (buffer, offset) */
+    std::vector<std::pair<uintptr_t, uintptr_t>> sectors;
+    for (const entry *p = b; p < e; p++) {
+        spans.push_back({p->addr, p->addr + p->size});
+        for (uintptr_t s = p->addr / 32; s <= (p->addr + p->size - 1) / 32; s++)
+            sectors.push_back({p->buf, s});
+    }
+    std::sort(sectors.begin(), sectors.end());
+    const size_t touched = (size_t)(std::unique(sectors.begin(), sectors.end()) - sectors.begin());
+    /* distinct bytes (entries of different buffers never share a site's access in practice;
+     * their spans are merged per offset, which can only lower the minimum) */
+    std::sort(spans.begin(), spans.end());
+    uintptr_t bytes = 0, end = 0;
+    for (const auto &sp : spans) {
+        const uintptr_t from = std::max(sp.first, end);
+        if (sp.second > from)
+            bytes += sp.second - from;
+        end = std::max(end, sp.second);
+    }
+    site_stats &st = g_cur_stats->global[{b->site, b->store}];
+    st.accesses++;
+    st.sectors += touched;
+    st.min_sectors += std::max<uintptr_t>(1, (bytes + 31) / 32);
+}
+
 void flush_warp(int base, std::vector<entry> &all)
 {
     all.clear();
     for (int lane = 0; lane < 32 && base + lane < g_nthreads; lane++) {
-        std::vector<record> &r = g_rec[base + lane];
-        std::map<const void *, unsigned> seen;
+        std::vector<record> &r = g_lanes[base + lane].rec;
+        std::map<std::pair<const void *, uint64_t>, unsigned> seen;
         for (const record &x : r)
-            all.push_back(entry{x.site, seen[x.site]++, lane, x.addr, x.size, x.store});
+            all.push_back(entry{x.site, x.path, seen[{x.site, x.path}]++, lane, x.addr, x.buf,
+                                x.size, x.store});
         r.clear();
     }
     std::sort(all.begin(), all.end(), [](const entry &a, const entry &b) {
         if (a.site != b.site)
             return a.site < b.site;
+        if (a.path != b.path)
+            return a.path < b.path;
         if (a.occ != b.occ)
             return a.occ < b.occ;
         return a.lane < b.lane;
     });
     for (size_t i = 0; i < all.size();) {
         size_t j = i + 1;
-        while (j < all.size() && all[j].site == all[i].site && all[j].occ == all[i].occ)
+        while (j < all.size() && all[j].site == all[i].site && all[j].path == all[i].path &&
+               all[j].occ == all[i].occ)
             j++;
-        count_access(&all[i], &all[j]);
+        if (all[i].buf)
+            count_global(&all[i], &all[j]);
+        else
+            count_shared(&all[i], &all[j]);
         i = j;
     }
 }
@@ -130,9 +207,194 @@ void flush_warp(int base, std::vector<entry> &all)
 void record_access(const void *p, unsigned size, const void *site, bool store)
 {
     const int t = current_thread();
-    if (t < 0 || t >= g_nthreads || !g_cur_stats || !in_shared(p))
+    if (t < 0 || t >= g_nthreads || !g_cur_stats)
         return;
-    g_rec[t].push_back(record{site, (uintptr_t)p, size ? size : 1, store});
+    uintptr_t buf = 0, addr = (uintptr_t)p;
+    if (!in_shared(p)) {
+        const void *start = global_buffer(p);
+        if (!start)
+            return; /* the thread's own stack or host memory */
+        buf = (uintptr_t)start;
+        addr -= buf;
+    }
+    lane_state &l = g_lanes[t];
+    l.rec.push_back(record{site, l.path, addr, buf, size ? size : 1, store});
+}
+
+uint64_t path_hash(const std::vector<loop_frame> &loops)
+{
+    uint64_t h = 0x9E3779B97F4A7C15ull;
+    for (const loop_frame &f : loops) {
+        h = (h ^ f.id) * 0x100000001B3ull;
+        h = (h ^ f.iter) * 0x100000001B3ull;
+    }
+    return h;
+}
+
+/* What addr2line says of each site (an instruction): its place to show, "file:line", and its
+ * canonical site, the first site seen at the same place (the same inline chain of lines). The
+ * compiler may copy one access into several instructions (a store duplicated into both arms of
+ * an if-conversion, say); lanes that ran different copies made one access on a GPU, so records
+ * are grouped by canonical site. A site addr2line cannot place is its own canonical site. */
+struct site_info {
+    const void *canon;
+    std::string where;
+};
+std::unordered_map<const void *, site_info> g_sites;
+std::map<std::string, const void *> g_by_chain;
+
+std::string locate(const void *site)
+{
+    auto it = g_sites.find(site);
+    return it == g_sites.end() ? std::string("?") : it->second.where;
+}
+
+/* Whether a source file is CPU mode's own (common/cpu/): an access there is made for the code
+ * that called it (a vector type's copy), which is the line to show. */
+bool cpu_mode_file(const std::string &file)
+{
+    return file.find("common/cpu/") != std::string::npos ||
+           (file.size() >= 9 && file.compare(file.size() - 9, 9, "lab_cpu.h") == 0);
+}
+
+/* Runs addr2line on one object for the given (site, address) pairs: for each address its inline
+ * chain (innermost first; -a prints the address before it). The place shown is the chain's first
+ * outside common/cpu/, as "file:line" with the file's directory dropped. */
+void ask_addr2line(const std::string &object,
+                   const std::vector<std::pair<const void *, uintptr_t>> &sites)
+{
+    std::string cmd = "addr2line -a -i -e '" + object + "'";
+    for (const auto &sa : sites) {
+        char hex[32];
+        snprintf(hex, sizeof(hex), " 0x%lx", (unsigned long)sa.second);
+        cmd += hex;
+    }
+    cmd += " 2>/dev/null";
+    std::vector<std::string> chain(sites.size()), where(sites.size());
+    std::vector<bool> placed(sites.size());
+    if (FILE *f = popen(cmd.c_str(), "r")) {
+        char line[4096];
+        int k = -1; /* the site whose chain is being read */
+        while (fgets(line, sizeof(line), f)) {
+            std::string place(line);
+            while (!place.empty() && (place.back() == '\n' || place.back() == ' '))
+                place.pop_back();
+            if (place.rfind("0x", 0) == 0) { /* the next address */
+                k++;
+                continue;
+            }
+            if (k < 0 || k >= (int)sites.size() || place.empty() || place[0] == '?')
+                continue;
+            const size_t disc = place.find(" (discriminator");
+            if (disc != std::string::npos)
+                place.erase(disc);
+            chain[k] += place + "|";
+            const std::string file = place.substr(0, place.rfind(':'));
+            if (!placed[k] && (where[k].empty() || !cpu_mode_file(file))) {
+                where[k] = place.substr(place.rfind('/') + 1);
+                placed[k] = !cpu_mode_file(file);
+            }
+        }
+        pclose(f);
+    }
+    for (size_t k = 0; k < sites.size(); k++) {
+        site_info &si = g_sites[sites[k].first];
+        si.where = where[k].empty() ? "?" : where[k];
+        si.canon = chain[k].empty() ? sites[k].first
+                                    : g_by_chain.emplace(chain[k], sites[k].first).first->second;
+    }
+}
+
+/* Places the sites not yet known (see site_info) with addr2line (binutils), asked once per object
+ * for all of them: the return address of the hook, minus one (inside the call instruction);
+ * position-independent objects by offset from their load address. */
+void resolve_sites(const std::vector<const void *> &fresh)
+{
+    std::map<std::string, std::vector<std::pair<const void *, uintptr_t>>> by_object;
+    for (const void *site : fresh) {
+        g_sites[site] = site_info{site, "?"};
+        Dl_info info;
+        if (!dladdr(site, &info) || !info.dli_fbase)
+            continue;
+        std::string obj = info.dli_fname ? info.dli_fname : "";
+        char self[4096];
+        if (obj.find('/') == std::string::npos) { /* the program itself */
+            const ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+            if (len <= 0)
+                continue;
+            obj.assign(self, (size_t)len);
+        }
+        const Elf64_Ehdr *eh = (const Elf64_Ehdr *)info.dli_fbase;
+        uintptr_t a = (uintptr_t)site - 1;
+        if (eh->e_type == ET_DYN)
+            a -= (uintptr_t)info.dli_fbase;
+        by_object[obj].push_back({site, a});
+    }
+    for (const auto &kv : by_object)
+        ask_addr2line(kv.first, kv.second);
+}
+
+/* The canonical site of each record of the block's threads, placing new sites first. */
+void canonical_sites()
+{
+    std::vector<const void *> fresh;
+    for (int t = 0; t < g_nthreads; t++)
+        for (const record &x : g_lanes[t].rec)
+            if (!g_sites.count(x.site) &&
+                std::find(fresh.begin(), fresh.end(), x.site) == fresh.end())
+                fresh.push_back(x.site);
+    if (!fresh.empty())
+        resolve_sites(fresh);
+    const void *last = NULL, *canon = NULL;
+    for (int t = 0; t < g_nthreads; t++)
+        for (record &x : g_lanes[t].rec) {
+            if (x.site != last) {
+                last = x.site;
+                canon = g_sites[x.site].canon;
+            }
+            x.site = canon;
+        }
+}
+
+/* The rows lab_cpu_sectors_get returns: per kernel, per source line and direction. */
+struct sector_row {
+    int kernel;
+    std::string where;
+    bool store;
+    site_stats s;
+};
+std::vector<sector_row> g_rows;
+bool g_rows_stale = true;
+
+void make_rows()
+{
+    g_rows.clear();
+    for (size_t k = 0; k < g_stats.size(); k++) {
+        std::map<std::pair<std::string, bool>, site_stats> lines;
+        for (const auto &kv : g_stats[k].global) {
+            site_stats &s = lines[{locate(kv.first.first), kv.first.second}];
+            s.accesses += kv.second.accesses;
+            s.sectors += kv.second.sectors;
+            s.min_sectors += kv.second.min_sectors;
+        }
+        std::vector<sector_row> rows;
+        for (const auto &kv : lines)
+            rows.push_back(sector_row{(int)k, kv.first.first, kv.first.second, kv.second});
+        /* by line number within the file, loads before stores */
+        std::sort(rows.begin(), rows.end(), [](const sector_row &a, const sector_row &b) {
+            const size_t ca = a.where.rfind(':'), cb = b.where.rfind(':');
+            const std::string fa = a.where.substr(0, ca), fb = b.where.substr(0, cb);
+            if (fa != fb)
+                return fa < fb;
+            const long la = ca == std::string::npos ? 0 : atol(a.where.c_str() + ca + 1);
+            const long lb = cb == std::string::npos ? 0 : atol(b.where.c_str() + cb + 1);
+            if (la != lb)
+                return la < lb;
+            return a.store < b.store;
+        });
+        g_rows.insert(g_rows.end(), rows.begin(), rows.end());
+    }
+    g_rows_stale = false;
 }
 
 } /* namespace */
@@ -140,11 +402,12 @@ void record_access(const void *p, unsigned size, const void *site, bool store)
 void launch_begin(const char *kernel)
 {
     g_cur_stats = NULL;
+    g_rows_stale = true;
     for (kernel_stats &s : g_stats)
         if (s.name == kernel)
             g_cur_stats = &s;
     if (!g_cur_stats) {
-        g_stats.push_back(kernel_stats{kernel, 0, 0, 0, 0, 0, 0});
+        g_stats.push_back(kernel_stats{kernel, 0, 0, 0, 0, 0, 0, {}});
         g_cur_stats = &g_stats.back();
     }
 }
@@ -152,31 +415,35 @@ void launch_begin(const char *kernel)
 void block_start(int nthreads)
 {
     g_nthreads = nthreads;
-    if ((int)g_rec.size() < nthreads)
-        g_rec.resize(nthreads);
-    for (int i = 0; i < nthreads; i++)
-        g_rec[i].clear();
+    if ((int)g_lanes.size() < nthreads)
+        g_lanes.resize(nthreads);
+    const uint64_t empty = path_hash({});
+    for (int i = 0; i < nthreads; i++) {
+        g_lanes[i].rec.clear();
+        g_lanes[i].loops.clear();
+        g_lanes[i].path = empty;
+    }
 }
 
-/* The records of the blocks resident besides the running one, by slot (runtime.cpp). */
-std::vector<std::vector<std::vector<record>>> g_saved_rec;
+/* The lanes of the blocks resident besides the running one, by slot (runtime.cpp). */
+std::vector<std::vector<lane_state>> g_saved_lanes;
 std::vector<int> g_saved_nthreads;
 
 void save_block(int slot)
 {
-    if ((int)g_saved_rec.size() <= slot) {
-        g_saved_rec.resize(slot + 1);
+    if ((int)g_saved_lanes.size() <= slot) {
+        g_saved_lanes.resize(slot + 1);
         g_saved_nthreads.resize(slot + 1);
     }
-    std::swap(g_rec, g_saved_rec[slot]);
+    std::swap(g_lanes, g_saved_lanes[slot]);
     g_saved_nthreads[slot] = g_nthreads;
 }
 
 void load_block(int slot)
 {
-    if ((int)g_saved_rec.size() <= slot)
+    if ((int)g_saved_lanes.size() <= slot)
         return; /* never saved: block_start follows */
-    std::swap(g_rec, g_saved_rec[slot]);
+    std::swap(g_lanes, g_saved_lanes[slot]);
     g_nthreads = g_saved_nthreads[slot];
 }
 
@@ -184,12 +451,39 @@ void flush()
 {
     if (!g_cur_stats)
         return;
+    canonical_sites();
     std::vector<entry> all;
     for (int base = 0; base < g_nthreads; base += 32)
         flush_warp(base, all);
 }
 
+/* A loop's condition was evaluated to c by the running thread (rewrite.py's LAB_CPU_LOOP). The
+ * loops inside this one that are still on the stack were left (a break, a return): they go. A
+ * true condition starts the next iteration (the first one when the loop is new on the stack); a
+ * false one leaves the loop. */
+void loop_tick(unsigned id, bool c)
+{
+    const int t = current_thread();
+    if (t < 0 || t >= g_nthreads || !g_cur_stats)
+        return;
+    lane_state &l = g_lanes[t];
+    size_t k = l.loops.size();
+    while (k > 0 && l.loops[k - 1].id != id)
+        k--;
+    if (k == 0) { /* not on the stack: entered now */
+        if (!c)
+            return; /* not even one iteration: no change of path */
+        l.loops.push_back(loop_frame{id, 0});
+    } else {
+        l.loops.resize(c ? k : k - 1);
+        if (c)
+            l.loops.back().iter++;
+    }
+    l.path = path_hash(l.loops);
+}
+
 } /* namespace banks */
+
 } /* namespace lab_cpu */
 
 using namespace lab_cpu;
@@ -199,8 +493,10 @@ extern "C" {
 void lab_cpu_banks_record(int on)
 {
     banks::g_on = on != 0;
-    if (on)
+    if (on) {
         banks::g_stats.clear();
+        banks::g_rows_stale = true;
+    }
     banks::g_cur_stats = NULL;
 }
 
@@ -222,6 +518,22 @@ int lab_cpu_banks_get(int i, lab_cpu_bank_stats *out)
     const unsigned long long n = s.loads + s.stores;
     out->mean_degree = n ? (double)s.degree_sum / (double)n : 0.0;
     out->worst = s.worst;
+    return 1;
+}
+
+int lab_cpu_sectors_get(int i, lab_cpu_sector_stats *out)
+{
+    if (banks::g_rows_stale)
+        banks::make_rows();
+    if (i < 0 || i >= (int)banks::g_rows.size() || !out)
+        return 0;
+    const banks::sector_row &r = banks::g_rows[i];
+    out->kernel = banks::g_stats[r.kernel].name.c_str();
+    out->site = r.where.c_str();
+    out->store = r.store;
+    out->accesses = r.s.accesses;
+    out->sectors = r.s.sectors;
+    out->min_sectors = r.s.min_sectors;
     return 1;
 }
 

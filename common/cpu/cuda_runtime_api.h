@@ -229,6 +229,18 @@ typedef struct lab_cpu_bank_stats {
 void lab_cpu_banks_record(int on);
 int lab_cpu_banks_count(void);
 int lab_cpu_banks_get(int i, lab_cpu_bank_stats *out); /* 0 when there is no i-th kernel */
+/* Global-memory sectors, counted with the banks: per kernel and per source line of an access,
+ * loads and stores apart, the warp-wide accesses, the 32-byte sectors they touched and the fewest
+ * that could hold their bytes (sectors / min_sectors is 1.0 when coalesced). Rows come by kernel
+ * (first launch first), then by line; the source line is found by addr2line (binutils), "?" when
+ * it cannot be. */
+typedef struct lab_cpu_sector_stats {
+    const char *kernel;
+    const char *site; /* "scan.cu:67" */
+    int store;
+    unsigned long long accesses, sectors, min_sectors;
+} lab_cpu_sector_stats;
+int lab_cpu_sectors_get(int i, lab_cpu_sector_stats *out); /* 0 when there is no i-th row */
 
 #ifdef __cplusplus
 }

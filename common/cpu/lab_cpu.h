@@ -84,10 +84,19 @@ static constexpr int warpSize = 32;
     {                                                                                              \
         return N##2 {x, y};                                                                        \
     }
+/* The 4-wide types assign with one whole-struct copy, as nvcc stores them (one 16-byte st.v4):
+ * GCC would otherwise store `out4[i] = make_int4(...)` field by field, and the sector and bank
+ * counts would see four 4-byte accesses 16 bytes apart (CPU_CXXFLAGS has -Wno-deprecated-copy:
+ * the copy constructor stays implicit, so the types stay aggregates). */
 #define LAB_CPU_VEC4(T, N)                                                                         \
     struct alignas(4 * sizeof(T) > 16 ? 16 : 4 * sizeof(T)) N##4                                   \
     {                                                                                              \
         T x, y, z, w;                                                                              \
+        N##4 &operator=(const N##4 & o)                                                            \
+        {                                                                                          \
+            __builtin_memcpy((void *)this, (const void *)&o, sizeof(o));                           \
+            return *this;                                                                          \
+        }                                                                                          \
     };                                                                                             \
     static inline N##4 make_##N##4(T x, T y, T z, T w)                                             \
     {                                                                                              \
@@ -156,6 +165,33 @@ constexpr inline void loop_point(const char *file = __builtin_FILE(), int line =
     if (!std::is_constant_evaluated() && (g_timed_out | g_blocks_together))
         loop_poll(file, line);
 }
+/* Bank and sector counting (banks.cpp) pairs the lanes of a warp by loop iteration: rewrite.py
+ * wraps every loop's condition c in LAB_CPU_LOOP(id, c), which in a counted (instrumented) file
+ * tells the counter each evaluation and its result. Elsewhere it is just (c). */
+namespace banks {
+extern bool g_on;
+void loop_tick(unsigned id, bool c);
+} /* namespace banks */
+constexpr inline bool loop_cond(unsigned id, bool c)
+{
+    if (!std::is_constant_evaluated() && banks::g_on)
+        banks::loop_tick(id, c);
+    return c;
+}
+/* A loop under #pragma unroll keeps its condition bare (GCC's annotation is on it): it reports
+ * each pass from its increment instead, LAB_CPU_NEXT(id). */
+constexpr inline void loop_next(unsigned id)
+{
+    if (!std::is_constant_evaluated() && banks::g_on)
+        banks::loop_tick(id, true);
+}
+#ifdef __SANITIZE_THREAD__
+#define LAB_CPU_LOOP(id, ...) (::lab_cpu::loop_cond((id), (__VA_ARGS__)))
+#define LAB_CPU_NEXT(id) ::lab_cpu::loop_next(id)
+#else
+#define LAB_CPU_LOOP(id, ...) (__VA_ARGS__)
+#define LAB_CPU_NEXT(id) (void)0
+#endif
 /* A shared-memory index outside its array: reports kernel, block, thread and index; never returns
  * (the kernel is abandoned and cudaGetLastError reports cudaErrorIllegalAddress). */
 [[noreturn]] void shared_index_fault(const void *array, long long index, unsigned long long count);

@@ -17,8 +17,11 @@ What changes (nothing else does; `#line` keeps every message pointing into SRC.c
                                          trip count is unrolled as nvcc unrolls it, so each
                                          iteration's shared-memory access is an instruction of
                                          its own (bank-conflict counting pairs lanes by it)
-  while (c) / for (;;) / for (i; c;)  -> while (::lab_cpu::loop_point(), c) ... (the watchdog's
-                                         safe point; counting for loops are left alone)
+  while (c) / for (i; c; k)           -> while (LAB_CPU_LOOP(id, c)) ... : the loop's iterations,
+                                         known to the bank and sector counter (lab_cpu.h);
+                                         under #pragma unroll: for (i; c; LAB_CPU_NEXT(id), k)
+  while (c) / for (;;) / for (i; c;)  -> while (LAB_CPU_LOOP(id, ::lab_cpu::loop_point(), c)) ...
+                                         (the watchdog's safe point; counting loops get none)
   a __device__ function with no parameters whose body calls __syncthreads() (a barrier helper
   such as the labs' tile_barrier<SYNC>()) -> (const char *lab_cpu_file = __builtin_FILE(),
       int lab_cpu_line = __builtin_LINE()), and its __syncthreads() reports that place: a barrier
@@ -34,6 +37,7 @@ import argparse
 import os
 import re
 import sys
+import zlib
 
 IDENT = re.compile(r"[A-Za-z_0-9]")
 ENCODING = dict(encoding="utf-8", errors="surrogateescape")  # any byte round-trips unchanged
@@ -227,6 +231,8 @@ def rewrite_shared(src):
 
 LOOP = re.compile(r"\b(while|for)\s*\(")
 LOOP_POINT = "::lab_cpu::loop_point(), "
+# a condition that declares a variable (`while (int x = next())`): left alone
+DECL_COND = re.compile(r"^\s*(?:const\s+)?[A-Za-z_][\w:]*(?:\s*<[^;]*>)?[\s*&]+[A-Za-z_]\w*\s*=(?!=)")
 
 
 def top_level_semicolon(code, start):
@@ -246,33 +252,72 @@ def top_level_semicolon(code, start):
     return -1
 
 
-def instrument_loops(src, code):
-    """Puts ::lab_cpu::loop_point() first in the condition of every while and do-while loop, and
-    of every for loop with no condition or no increment (for (;;), for (; flag == 0;)), on the
-    same line: the watchdog's safe point at every iteration, so that a spin-wait that never
-    reaches a barrier, warp operation or atomic is still stopped cleanly. Counting loops (a
-    condition and an increment) are left alone: a check in them would keep the compiler from
-    vectorising them (lab 02 ran twice as slowly), and a kernel stuck in one is still stopped,
-    by the watchdog's last resort (runtime.cpp, "signals")."""
+def closing_paren(code, start):
+    """Index of the ')' that closes the parenthesis opened just before start, or -1."""
+    depth = 0
+    for i in range(start, len(code)):
+        c = code[i]
+        if c in "([{":
+            depth += 1
+        elif c in ")]}":
+            if depth == 0:
+                return i if c == ")" else -1
+            depth -= 1
+    return -1
+
+
+# a `#pragma GCC unroll N` line just before a loop (what #pragma unroll became)
+UNROLLED = re.compile(r"^[ \t]*#[ \t]*pragma[ \t]+GCC[ \t]+unroll\b[^\n]*\n[ \t]*\Z", re.M)
+
+
+def loop_id(path, pos):
+    """A number naming one loop of one file, the same in every build."""
+    return "0x%08xu" % (zlib.crc32(f"{os.path.basename(path)}:{pos}".encode()) & 0xFFFFFFFF)
+
+
+def instrument_loops(src, code, path):
+    """Wraps the condition c of every loop in LAB_CPU_LOOP(id, c) (in a file that counts bank
+    conflicts and sectors it reports each evaluation, so that the lanes of a warp are paired by
+    iteration; elsewhere it is just (c)), and puts ::lab_cpu::loop_point() first in the condition
+    of every while and do-while loop and of every for loop with no condition or no increment
+    (for (;;), for (; flag == 0;)): the watchdog's safe point at every iteration, so that a
+    spin-wait that never reaches a barrier, warp operation or atomic is still stopped cleanly.
+    Counting loops (a condition and an increment) get no safe point: a check in them would keep
+    the compiler from vectorising them (lab 02 ran twice as slowly), and a kernel stuck in one is
+    still stopped, by the watchdog's last resort (runtime.cpp, "signals"). A counting loop under
+    `#pragma GCC unroll` keeps a bare condition (GCC's annotation is on it) and counts its
+    iterations with LAB_CPU_NEXT(id) in the increment instead. Everything inserted
+    stays on the condition's own lines; a range-based for and a condition that declares a
+    variable are left alone."""
     out = []
     last = 0
     for m in LOOP.finditer(code):
         if m.group(1) == "while":
-            at, text = m.end(), LOOP_POINT
+            begin, end, point = m.end(), closing_paren(code, m.end()), True
         else:
             semi = top_level_semicolon(code, m.end())
             cond_end = top_level_semicolon(code, semi + 1) if semi >= 0 else -1
             if cond_end < 0:
                 continue  # range-based for
-            close = code.find(")", cond_end)  # the increment holds no ')' when it is empty
-            no_cond = not code[semi + 1:cond_end].strip()
+            close = closing_paren(code, cond_end + 1)
             no_incr = close >= 0 and not code[cond_end + 1:close].strip()
-            if not (no_cond or no_incr):
+            begin, end, point = semi + 1, cond_end, no_incr or not code[semi + 1:cond_end].strip()
+            if not point and UNROLLED.search(code, 0, m.start()):
+                # GCC's unroll annotation sits on the condition, which must stay bare: the
+                # iteration is counted in the increment instead (after each pass)
+                out.append(src[last:cond_end + 1])
+                out.append(" LAB_CPU_NEXT(" + loop_id(path, begin) + "),")
+                last = cond_end + 1
                 continue
-            at, text = semi + 1, " " + (LOOP_POINT + "true" if no_cond else LOOP_POINT.rstrip())
-        out.append(src[last:at])
-        out.append(text)
-        last = at
+        if end < 0 or DECL_COND.match(code[begin:end]):
+            continue
+        begin += len(code[begin:end]) - len(code[begin:end].lstrip())  # spaces stay outside
+        cond = src[begin:end]
+        empty = not cond.strip()
+        head = "LAB_CPU_LOOP(" + loop_id(path, begin) + ", " + (LOOP_POINT if point else "")
+        out.append(src[last:begin])
+        out.append((" " if empty else "") + head + ("true" if empty else cond) + ")")
+        last = end
     out.append(src[last:])
     return "".join(out)
 
@@ -358,7 +403,7 @@ def rewrite_body(src, path, seen):
     src = PRAGMA_UNROLL.sub(gcc_unroll, src)
     src = rewrite_launches(src, mask_code(src), path)
     src = rewrite_shared(src)
-    src = instrument_loops(src, mask_code(src))
+    src = instrument_loops(src, mask_code(src), path)
     src = barrier_helpers(src, mask_code(src))
     return inline_includes(src, path, seen)
 

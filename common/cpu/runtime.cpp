@@ -1016,6 +1016,7 @@ void run_blocks(const dim3 &grid, size_t shmem)
         lab_cpu::g_progress++;
         for (int i = 0; i < g_nthreads; i++) {
             g_fibers[i]->state = F_READY;
+            g_fibers[i]->spin_file = NULL; /* a deadlock report names only later spins */
             g_pool.push_back(i);
         }
     }
@@ -1325,6 +1326,14 @@ bool in_shared(const void *p)
     return g_dyn && g_dyn <= p && p < (const void *)(g_dyn + g_dyn_bytes);
 }
 
+const void *global_buffer(const void *p)
+{
+    const allocation *al = find_mapping(p);
+    if (!al || (const char *)p < al->user || (const char *)p >= al->user + al->bytes)
+        return NULL;
+    return al->user;
+}
+
 void *dynamic_shared_base()
 {
     return g_dyn;
@@ -1417,6 +1426,7 @@ void run_kernel(const char *name, const char *file, int line, const void *fn,
         banks::launch_begin(name);
     watchdog_start();
     run_blocks(cfg.grid, cfg.shmem);
+    g_blocks_together = 0; /* host code after the launch is no inter-block point */
     watchdog_stop();
     if (g_aborted) /* fibers stopped mid-kernel start afresh next time */
         for (auto &set : g_fiber_sets)
