@@ -3,8 +3,10 @@
  *
  *   many_seeds      sizes around tile boundaries with 16 seeds each (races show as seed-dependent
  *                   failures)
- *   many_tiles      thousands of tiles (5462 at a 6144-element tile): windows slide, blocks wait
- *   reused_scratch  one scratch buffer, 40 calls in a row with new inputs each time: the epoch
+ *   many_tiles      thousands of tiles (5462 at a 6144-element tile; 1366 in CPU mode): windows
+ *                   slide, blocks wait
+ *   reused_scratch  one scratch buffer, 40 calls (16 in CPU mode) in a row with new inputs each
+ *                   time: the epoch
  *                   and the ticket counter must carry over correctly, with no reset pass
  *   shrinking_n     one scratch buffer, n getting smaller between calls (old descriptors past the
  *                   new end must not confuse anything)
@@ -69,11 +71,22 @@ Test(lookback, many_seeds, .description = "sizes around 1..40 tiles, 16 seeds ea
         }
 }
 
-Test(lookback, many_tiles, .description = "2^25 + 13 elements (thousands of tiles), 3 dists")
+/* CPU mode: 2^23 + 13 (1366 tiles, each look-back window of 32 passed over 40 times; at 2^25 this
+ * one test took 17 s of a 2-core machine). */
+#ifdef LAB_CPU_MODE
+#define MANY_TILES_N (((size_t)1 << 23) + 13)
+#define REUSED_CALLS 16
+#else
+#define MANY_TILES_N (((size_t)1 << 25) + 13)
+#define REUSED_CALLS 40
+#endif
+
+Test(lookback, many_tiles,
+     .description = "2^25 + 13 elements (CPU mode 2^23 + 13): thousands of tiles, 3 dists")
 {
     need_device();
     const lab_dist dists[] = {DIST_RANDOM, DIST_ONES, DIST_LARGE};
-    const size_t n = ((size_t)1 << 25) + 13;
+    const size_t n = MANY_TILES_N;
     for (size_t k = 0; k < sizeof(dists) / sizeof(dists[0]); k++) {
         lab_report r;
         int ok = lab_case_ok(&LAB, 0, n, dists[k], lab_test_seed() + 200 + k, &r);
@@ -127,13 +140,14 @@ static void bufs_free(bufs *b)
     free(b->h_in);
 }
 
-Test(lookback, reused_scratch, .description = "40 calls on one scratch buffer, new input each")
+Test(lookback, reused_scratch,
+     .description = "40 calls (CPU mode 16) on one scratch buffer, new input each")
 {
     need_device();
     const size_t n = 300 * TILE + 123;
     bufs b;
     bufs_alloc(&b, n, n);
-    for (int call = 0; call < 40; call++) {
+    for (int call = 0; call < REUSED_CALLS; call++) {
         /* alternate distributions so a stale descriptor from the last call gives a wrong sum */
         lab_fill_input(b.h_in, n, call % 2 ? DIST_ONES : DIST_RANDOM, lab_test_seed() + 300 + call);
         size_t bad = scan_and_compare(b.h_in, b.h_out, b.want, b.d_in, b.d_out, n, b.d_temp);
