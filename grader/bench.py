@@ -1,20 +1,23 @@
 #!/usr/bin/env python3
 """make bench: every lab of a tree against CUB's DeviceScan and a device-to-device memcpy.
 
-For each n (2^10 ... 2^28, and 2^31 + 7 where the host has the memory for it) this runs the CUB anchor
-(build/bench/bench_cub, common/bench_cub.cu) and each lab binary build/<src>/<NN_name>/scan with
-`--json --n N`. Every program validates its output, then times itself the same way: warm-up runs,
+For each n (by default 2^20, 2^22, ... 2^28; with --full 2^10 ... 2^28, and 2^31 + 7 where the
+host has the memory for it) this runs the CUB anchor (build/bench/bench_cub, common/bench_cub.cu)
+and each lab binary build/<src>/<NN_name>/scan with `--json --n N`. Every program validates its output, then times itself the same way: warm-up runs,
 then the median of `reps` rounds, each round timing a device memcpy of the same bytes and the scan
 with CUDA events, each after a write that flushes L2 (see grader/BENCH.md). A lab that reports
 not_implemented, too_large (over its max_n) or no_memory at some n is left out at that n.
 
 Writes, under --out (build/bench by default):
   bench.csv   one row per (program, n): status, ms, GB/s, memcpy ms, % of memcpy, x CUB
+  bench.md    the same table in Markdown
   bench.svg   GB/s against n, one line per lab, CUB and memcpy as reference lines
-and prints the table to stdout (progress goes to stderr).
+Each row is printed (stdout) and appended to bench.csv and bench.md as soon as it is measured, so
+an interrupted run keeps what it measured; the plot is drawn at the end, and on Ctrl-C from the
+rows so far. Progress, with an estimate of the time left, goes to stderr.
 
 Exit codes: 0 done; 1 a program failed (wrong output, CUDA error, crash, timeout); 2 usage;
-5 no CUDA device (the anchor could not run).
+5 no CUDA device (the anchor could not run); 130 interrupted (Ctrl-C; what was measured is kept).
 """
 import argparse
 import csv
@@ -23,6 +26,7 @@ import math
 import os
 import subprocess
 import sys
+import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if os.path.join(ROOT, "grader") not in sys.path:
@@ -178,42 +182,86 @@ def run_json(argv, timeout):
     return {"status": "crashed", "message": f"exit {p.returncode}: {tail}"}
 
 
-def measure(programs, ns, args):
-    """Runs every program at every n; returns rows (dicts) in run order."""
+def planned_runs(programs, ns):
+    """The (program, n) pairs measure() runs, in its order: n by n, every program at each n
+    (other variants and operators than the default add stop below 2^31 + 7)."""
+    return [(prog, n) for n in ns for prog in programs
+            if not ((prog[2] is not None or prog[3] != "add") and n == HUGE_N)]
+
+
+class Eta:
+    """The time left, from the runs so far: a run of n elements is taken to cost a fixed start
+    (the fastest run seen) plus a part in proportion to n, fitted on the largest n run yet."""
+
+    def __init__(self, plan):
+        self.left = [n for _, n in plan]
+        self.spent = []  # (n, seconds)
+
+    def done(self, n, seconds):
+        self.left.remove(n)
+        self.spent.append((n, seconds))
+
+    def seconds(self):
+        if not self.spent:
+            return None
+        start = min(t for _, t in self.spent)
+        top = max(n for n, _ in self.spent)
+        at_top = [t for n, t in self.spent if n == top]
+        per_elem = max(0.0, sum(at_top) / len(at_top) - start) / top
+        return sum(start + per_elem * n for n in self.left)
+
+
+def clock(seconds):
+    """42 s, 3 min 05 s."""
+    seconds = int(round(seconds))
+    return f"{seconds} s" if seconds < 60 else f"{seconds // 60} min {seconds % 60:02d} s"
+
+
+def measure(programs, ns, args, on_row=None):
+    """Runs every program at every n; returns rows (dicts) in run order, handing each to on_row
+    as soon as it is measured. Logs progress with the time left to stderr."""
     rows = []
-    for n in ns:
+    plan = planned_runs(programs, ns)
+    eta, started = Eta(plan), time.monotonic()
+    for k, ((name, binary, variant, op), n) in enumerate(plan):
         reps = args.huge_reps if n == HUGE_N else args.reps
         common = ["--json", "--n", str(n), "--dist", args.dist, "--reps", str(reps),
                   "--warmup", str(args.warmup)]
-        cub_ms = {}  # operator -> the CUB anchor's time at this n
-        for name, binary, variant, op in programs:
-            if (variant is not None or op != "add") and n == HUGE_N:
-                continue  # other variants and operators are measured up to 2^MAX only
-            if not os.path.exists(binary):
-                rep = {"status": "missing", "message": f"{binary} is not built"}
-            else:
-                log(f"bench: {name} n={size_label(n)}")
-                argv = [binary, *common] + (["--variant", variant] if variant else [])
-                if name.startswith(CUB) and op != "add":
-                    argv += ["--op", op]
-                rep = run_json(argv, args.timeout)
-            row = {"lab": name, "n": n, "status": rep.get("status", "?"),
-                   "mode": rep.get("mode") or "", "device": rep.get("device") or "",
-                   "message": rep.get("message") or "", "ms": rep.get("ms"),
-                   "memcpy_ms": rep.get("memcpy_ms"), "tile_ms": rep.get("tile_ms")}
-            row["default"] = variant is None
-            if row["status"] == "ok" and row["ms"]:
-                row["gbps"] = gbps(n, row["ms"])
-                row["pct_memcpy"] = (100.0 * row["memcpy_ms"] / row["ms"]
-                                     if row["memcpy_ms"] else None)
-                if row["tile_ms"] and row["memcpy_ms"]:
-                    row["tile_pct_memcpy"] = 100.0 * row["memcpy_ms"] / row["tile_ms"]
-                if name.startswith(CUB):
-                    cub_ms[op] = row["ms"]
-                row["x_cub"] = cub_ms[op] / row["ms"] if cub_ms.get(op) else None
-            rows.append(row)
-            if name == CUB and row["status"] == "no_device":
-                return rows
+        if k == 0 or plan[k - 1][1] != n:
+            cub_ms = {}  # operator -> the CUB anchor's time at this n
+        left = eta.seconds()
+        log(f"bench: [{k + 1}/{len(plan)}] {name} n={size_label(n)}   "
+            f"({clock(time.monotonic() - started)} so far"
+            + (f", about {clock(left)} left)" if left is not None else ")"))
+        t0 = time.monotonic()
+        if not os.path.exists(binary):
+            rep = {"status": "missing", "message": f"{binary} is not built"}
+        else:
+            argv = [binary, *common] + (["--variant", variant] if variant else [])
+            if name.startswith(CUB) and op != "add":
+                argv += ["--op", op]
+            rep = run_json(argv, args.timeout)
+        eta.done(n, time.monotonic() - t0)
+        row = {"lab": name, "n": n, "status": rep.get("status", "?"),
+               "mode": rep.get("mode") or "", "device": rep.get("device") or "",
+               "message": rep.get("message") or "", "ms": rep.get("ms"),
+               "memcpy_ms": rep.get("memcpy_ms"), "tile_ms": rep.get("tile_ms")}
+        row["default"] = variant is None
+        if row["status"] == "ok" and row["ms"]:
+            row["gbps"] = gbps(n, row["ms"])
+            row["pct_memcpy"] = (100.0 * row["memcpy_ms"] / row["ms"]
+                                 if row["memcpy_ms"] else None)
+            if row["tile_ms"] and row["memcpy_ms"]:
+                row["tile_pct_memcpy"] = 100.0 * row["memcpy_ms"] / row["tile_ms"]
+            if name.startswith(CUB):
+                cub_ms[op] = row["ms"]
+            row["x_cub"] = cub_ms[op] / row["ms"] if cub_ms.get(op) else None
+        rows.append(row)
+        if on_row:
+            on_row(row)
+        if name == CUB and row["status"] == "no_device":
+            return rows
+    log(f"bench: {len(plan)} runs in {clock(time.monotonic() - started)}")
     return rows
 
 
@@ -227,24 +275,47 @@ def fmt(v, spec):
     return "" if v is None else format(v, spec)
 
 
+def csv_cells(r):
+    out = dict(r)
+    for k, spec in (("ms", ".5f"), ("gbps", ".2f"), ("memcpy_ms", ".5f"), ("pct_memcpy", ".1f"),
+                    ("x_cub", ".3f"), ("tile_ms", ".5f"), ("tile_pct_memcpy", ".1f")):
+        out[k] = fmt(r.get(k), spec)
+    return out
+
+
 def write_csv(path, rows):
     with open(path, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=CSV_FIELDS, extrasaction="ignore")
         w.writeheader()
         for r in rows:
-            out = dict(r)
-            for k, spec in (("ms", ".5f"), ("gbps", ".2f"), ("memcpy_ms", ".5f"),
-                            ("pct_memcpy", ".1f"), ("x_cub", ".3f"), ("tile_ms", ".5f"),
-                            ("tile_pct_memcpy", ".1f")):
-                out[k] = fmt(r.get(k), spec)
-            w.writerow(out)
+            w.writerow(csv_cells(r))
+
+
+TABLE_HEAD = (f"{'lab':<34} {'n':>10} {'ms':>10} {'GB/s':>8} {'% memcpy':>9} {'x CUB':>7} "
+              f"{'tile pass %':>11}")
+
+
+def table_line(r):
+    """One ok row as a line of the table."""
+    name = r["lab"] + (" (host)" if r.get("mode") == "host" else "")
+    return (f"{name:<34} {size_label(r['n']):>10} {r['ms']:>10.4f} "
+            f"{fmt(r.get('gbps'), '.1f'):>8} {fmt(r.get('pct_memcpy'), '.1f'):>9} "
+            f"{fmt(r.get('x_cub'), '.3f'):>7} {fmt(r.get('tile_pct_memcpy'), '.1f'):>11}")
+
+
+def skipped_lines(rows):
+    """The cases not in the table, one line each (after a heading), or []."""
+    skipped = [r for r in rows if r["status"] != "ok"]
+    if not skipped:
+        return []
+    return ["", "not in the table:"] + [
+        f"  {r['lab']} n={size_label(r['n'])}: {r['status']}" + (f" ({r['message']})" if r["message"] else "")
+        for r in skipped]
 
 
 def table(rows):
     """The table as text: ok rows only, then one line per skipped or failed case."""
-    head = (f"{'lab':<34} {'n':>10} {'ms':>10} {'GB/s':>8} {'% memcpy':>9} {'x CUB':>7} "
-            f"{'tile pass %':>11}")
-    lines = [head, "-" * len(head)]
+    lines = [TABLE_HEAD, "-" * len(TABLE_HEAD)]
     last_n = None
     for r in rows:
         if r["status"] != "ok" or not r.get("ms"):
@@ -252,18 +323,49 @@ def table(rows):
         if last_n is not None and r["n"] != last_n:
             lines.append("")
         last_n = r["n"]
-        name = r["lab"] + (" (host)" if r.get("mode") == "host" else "")
-        lines.append(f"{name:<34} {size_label(r['n']):>10} {r['ms']:>10.4f} "
-                     f"{fmt(r.get('gbps'), '.1f'):>8} {fmt(r.get('pct_memcpy'), '.1f'):>9} "
-                     f"{fmt(r.get('x_cub'), '.3f'):>7} {fmt(r.get('tile_pct_memcpy'), '.1f'):>11}")
-    skipped = [r for r in rows if r["status"] != "ok"]
-    if skipped:
-        lines.append("")
-        lines.append("not in the table:")
-        for r in skipped:
-            lines.append(f"  {r['lab']} n={size_label(r['n'])}: {r['status']}"
-                         + (f" ({r['message']})" if r["message"] else ""))
-    return "\n".join(lines)
+        lines.append(table_line(r))
+    return "\n".join(lines + skipped_lines(rows))
+
+
+MD_HEAD = ("| lab | n | status | ms | GB/s | % memcpy | x CUB | tile pass % |\n"
+           "|---|---|---|---|---|---|---|---|\n")
+
+
+def md_line(r):
+    return (f"| {r['lab']} | {size_label(r['n'])} | {r['status']} | {fmt(r.get('ms'), '.4f')} | "
+            f"{fmt(r.get('gbps'), '.1f')} | {fmt(r.get('pct_memcpy'), '.1f')} | "
+            f"{fmt(r.get('x_cub'), '.3f')} | {fmt(r.get('tile_pct_memcpy'), '.1f')} |\n")
+
+
+class Stream:
+    """Prints each row as it comes (ok rows as table lines, a blank line between sizes) and
+    appends it to bench.csv and bench.md at once, flushed, so an interrupted run keeps it."""
+
+    def __init__(self, out_dir, title):
+        os.makedirs(out_dir, exist_ok=True)
+        self.csv_file = open(os.path.join(out_dir, "bench.csv"), "w", newline="")
+        self.csv = csv.DictWriter(self.csv_file, fieldnames=CSV_FIELDS, extrasaction="ignore")
+        self.csv.writeheader()
+        self.md = open(os.path.join(out_dir, "bench.md"), "w")
+        self.md.write(f"# {title}\n\n" + MD_HEAD)
+        self.last_n = None
+        print(TABLE_HEAD)
+        print("-" * len(TABLE_HEAD), flush=True)
+
+    def __call__(self, r):
+        self.csv.writerow(csv_cells(r))
+        self.csv_file.flush()
+        self.md.write(md_line(r))
+        self.md.flush()
+        if r["status"] == "ok" and r.get("ms"):
+            if self.last_n is not None and r["n"] != self.last_n:
+                print()
+            self.last_n = r["n"]
+            print(table_line(r), flush=True)
+
+    def close(self):
+        self.csv_file.close()
+        self.md.close()
 
 
 def esc(s):
@@ -356,23 +458,33 @@ def svg_plot(rows, title):
 
 # ---- main ---------------------------------------------------------------------------------------
 
+# The default run (a few minutes on an H100) and --full, today's exhaustive sweep; an option given
+# on the command line wins over either.
+QUICK = {"min": 20, "max": 28, "step": 2, "reps": 10, "warmup": 2, "huge": "no"}
+FULL = {"min": 10, "max": 28, "step": 2, "reps": 20, "warmup": 3, "huge": "auto"}
+
+
 def parse_args(argv):
     ap = argparse.ArgumentParser(description="Every lab against CUB DeviceScan and a memcpy.")
     ap.add_argument("--build", default=os.path.join(ROOT, "build"), help="build directory")
     ap.add_argument("--src", default="solutions", choices=["solutions", "labs"],
                     help="which tree's binaries (default: the reference solutions)")
     ap.add_argument("--labs", default="", help="comma-separated lab prefixes, e.g. 07,08")
-    ap.add_argument("--min", type=int, default=10, help="smallest n is 2^MIN (default 10)")
-    ap.add_argument("--max", type=int, default=28, help="largest n is 2^MAX (default 28)")
-    ap.add_argument("--step", type=int, default=2, help="exponent step (default 2; 1 for all)")
+    ap.add_argument("--full", action="store_true",
+                    help="the exhaustive sweep: n = 2^10 ... 2^28 (and 2^31 + 7 when the RAM is "
+                         "there), 20 timed rounds after 3 warm-ups")
+    ap.add_argument("--min", type=int, default=None, help="smallest n is 2^MIN (default 20; --full 10)")
+    ap.add_argument("--max", type=int, default=None, help="largest n is 2^MAX (default 28)")
+    ap.add_argument("--step", type=int, default=None, help="exponent step (default 2; 1 for all)")
     huge = ap.add_mutually_exclusive_group()
-    huge.add_argument("--huge", dest="huge", action="store_const", const="yes", default="auto",
-                      help="always add n = 2^31 + 7 (default: when ~40 GiB of RAM are free)")
+    huge.add_argument("--huge", dest="huge", action="store_const", const="yes", default=None,
+                      help="always add n = 2^31 + 7 (default: no; --full: when ~40 GiB of RAM "
+                           "are free)")
     huge.add_argument("--no-huge", dest="huge", action="store_const", const="no",
                       help="never add n = 2^31 + 7")
-    ap.add_argument("--reps", type=int, default=20, help="timed rounds per case (default 20)")
+    ap.add_argument("--reps", type=int, default=None, help="timed rounds per case (default 10; --full 20)")
     ap.add_argument("--huge-reps", type=int, default=5, help="timed rounds at 2^31 + 7")
-    ap.add_argument("--warmup", type=int, default=3, help="untimed runs first (default 3)")
+    ap.add_argument("--warmup", type=int, default=None, help="untimed runs first (default 2; --full 3)")
     ap.add_argument("--variants", default="default", choices=["default", "all"],
                     help="default: each lab's default (graded) variant; all: every variant "
                          "(up to 2^MAX; n = 2^31 + 7 stays default-only)")
@@ -381,11 +493,21 @@ def parse_args(argv):
     ap.add_argument("--out", default=None, help="output folder (default BUILD/bench)")
     ap.add_argument("--cub", default=None, help="the anchor binary (default BUILD/bench/bench_cub)")
     args = ap.parse_args(argv)
+    for key, value in (FULL if args.full else QUICK).items():
+        if getattr(args, key) is None:
+            setattr(args, key, value)
     if not 0 <= args.min <= args.max <= 34 or args.step < 1:
         ap.error("need 0 <= --min <= --max <= 34 and --step >= 1")
     if args.reps < 1 or args.huge_reps < 1 or args.warmup < 0:
         ap.error("--reps and --huge-reps must be at least 1, --warmup at least 0")
     return args
+
+
+def write_plot(out_dir, rows, src):
+    device = next((r["device"] for r in rows if r["lab"] == CUB and r["device"]), "GPU")
+    with open(os.path.join(out_dir, "bench.svg"), "w") as f:
+        f.write(svg_plot(rows, f"Inclusive scan, int32, {src}: throughput on {device}"))
+    return device
 
 
 def main(argv=None):
@@ -404,20 +526,29 @@ def main(argv=None):
         log(f"bench: the CUB anchor {cub} is not built: run make bench")
         return EXIT_USAGE
 
-    rows = measure(programs, sizes(args.min, args.max, args.step, want_huge(args.huge)), args)
+    print(f"tree: {args.src}   (x CUB = time of CUB with the same operator / lab time; % memcpy = "
+          f"memcpy time / scan time, both measured in the lab's own process)", flush=True)
+    stream = Stream(out_dir, f"Inclusive scan, int32, {args.src}")
+    rows = []
+    try:
+        rows = measure(programs, sizes(args.min, args.max, args.step, want_huge(args.huge)), args,
+                       on_row=lambda r: (rows.append(r), stream(r)))
+    except KeyboardInterrupt:
+        stream.close()
+        write_plot(out_dir, rows, args.src)
+        print("\n".join(skipped_lines(rows)))
+        log(f"bench: interrupted after {len(rows)} runs; they are in {out_dir}/bench.csv, bench.md "
+            f"and bench.svg")
+        return 130
+    stream.close()
     if rows and rows[-1]["lab"] == CUB and rows[-1]["status"] == "no_device":
         log(f"bench: needs a CUDA GPU: {rows[-1]['message']}")
         return EXIT_NO_DEVICE
 
-    os.makedirs(out_dir, exist_ok=True)
-    write_csv(os.path.join(out_dir, "bench.csv"), rows)
-    device = next((r["device"] for r in rows if r["lab"] == CUB and r["device"]), "GPU")
-    with open(os.path.join(out_dir, "bench.svg"), "w") as f:
-        f.write(svg_plot(rows, f"Inclusive scan, int32, {args.src}: throughput on {device}"))
-    print(f"device: {device}   tree: {args.src}   (x CUB = time of CUB with the same operator / lab time; "
-          f"% memcpy = memcpy time / scan time, both measured in the lab's own process)")
-    print(table(rows))
-    print(f"\nwrote {os.path.join(out_dir, 'bench.csv')} and {os.path.join(out_dir, 'bench.svg')}")
+    device = write_plot(out_dir, rows, args.src)
+    for line in skipped_lines(rows):
+        print(line)
+    print(f"\ndevice: {device}; wrote {os.path.join(out_dir, 'bench.csv')}, bench.md and bench.svg")
     failed = [r for r in rows if r["status"] not in SKIP_STATUSES | {"ok"}]
     return EXIT_FAILED if failed else EXIT_OK
 

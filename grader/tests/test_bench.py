@@ -102,8 +102,33 @@ class Sizes(unittest.TestCase):
         finally:
             bench.host_bytes_available = saved
 
+    def test_quick_default_and_full(self):
+        """The default run is 2^20 ... 2^28, 10 rounds after 2 warm-ups, no 2^31 + 7; --full is
+        the exhaustive sweep; an option given wins over either."""
+        a = bench.parse_args([])
+        self.assertEqual((a.min, a.max, a.step, a.reps, a.warmup, a.huge), (20, 28, 2, 10, 2, "no"))
+        a = bench.parse_args(["--full"])
+        self.assertEqual((a.min, a.max, a.step, a.reps, a.warmup, a.huge), (10, 28, 2, 20, 3, "auto"))
+        a = bench.parse_args(["--full", "--min", "16", "--no-huge"])
+        self.assertEqual((a.min, a.huge, a.reps), (16, "no", 20))
+
+    def test_time_left(self):
+        """Eta: a fixed start (the fastest run) plus a part in proportion to n, fitted at the
+        largest n run so far."""
+        plan = [(p, n) for n in (1 << 10, 1 << 20) for p in ("a", "b")]
+        eta = bench.Eta(plan)
+        self.assertIsNone(eta.seconds())
+        eta.done(1 << 10, 1.0)
+        self.assertAlmostEqual(eta.seconds(), 3.0)  # nothing known past the start: 1 s each
+        eta.done(1 << 10, 1.0)
+        eta.done(1 << 20, 3.0)  # 2 s for 2^20 elements past the start
+        self.assertAlmostEqual(eta.seconds(), 3.0)
+        self.assertEqual(bench.clock(42), "42 s")
+        self.assertEqual(bench.clock(185), "3 min 05 s")
+
     def test_huge_flags(self):
-        self.assertEqual(bench.parse_args([]).huge, "auto")
+        self.assertEqual(bench.parse_args([]).huge, "no")
+        self.assertEqual(bench.parse_args(["--full"]).huge, "auto")
         self.assertEqual(bench.parse_args(["--huge"]).huge, "yes")
         self.assertEqual(bench.parse_args(["--no-huge"]).huge, "no")
         with redirect_stderr(io.StringIO()), self.assertRaises(SystemExit):
@@ -228,6 +253,35 @@ class EndToEnd(unittest.TestCase):
         self.assertEqual(bench.anchors("cub_bin", programs),
                          [("cub", "cub_bin", None, "add"), ("cub/fadd", "cub_bin", None, "fadd")])
         self.assertEqual(bench.variant_ops(path + ".missing"), {})
+
+    def test_rows_are_written_as_measured_and_kept_on_ctrl_c(self):
+        """Each row reaches bench.csv and bench.md as soon as it is measured; Ctrl-C (here: the
+        fourth run) ends the bench with 130, keeping those rows, the plot drawn from them."""
+        calls = []
+        saved = bench.run_json
+
+        def interrupted(argv, timeout):
+            calls.append(argv)
+            if len(calls) == 4:
+                with open(os.path.join(self.build, "bench", "bench.csv")) as f:
+                    self.assertEqual(len(list(csv.DictReader(f))), 3, "rows on disk before the end")
+                raise KeyboardInterrupt
+            return saved(argv, timeout)
+
+        bench.run_json = interrupted
+        try:
+            rc, out, err = self.run_bench()
+        finally:
+            bench.run_json = saved
+        self.assertEqual(rc, 130, out + err)
+        self.assertEqual([r["lab"] for r in self.read_csv()], ["cub", self.host, self.limited])
+        with open(os.path.join(self.build, "bench", "bench.md")) as f:
+            md = f.read()
+        self.assertIn("| %s | 2^10 | ok |" % self.host, md)
+        ET.parse(os.path.join(self.build, "bench", "bench.svg"))
+        self.assertIn("interrupted after 3 runs", err)
+        self.assertIn("[4/12]", err)  # progress: run 4 of 4 programs x 3 sizes
+        self.assertIn("left)", err)
 
     def test_a_failing_lab_fails_the_bench(self):
         make_fake(os.path.join(self.build, "solutions", self.fast, "scan"), self.fast, 0.5e-6,
