@@ -92,7 +92,8 @@ __device__ void store_tile(int *__restrict__ out, unsigned len, bool vec, const 
 
 /* Exclusive scan of one value per thread over the block (Kogge-Stone with warp shuffles, then
  * over the warp totals): returns the sum of x over the threads before this one and the block's
- * sum in *block_total. Every thread must call it (it has barriers). */
+ * sum in *block_total. Every thread must call it (it has barriers). s_warp: WARPS words of shared
+ * memory that the calling kernel declares (`__shared__ unsigned s_warp[WARPS];`), one per warp. */
 __device__ unsigned block_exclusive_scan(unsigned x, unsigned *s_warp, unsigned *block_total)
 {
     const unsigned lane = threadIdx.x % WARP, warp = threadIdx.x / WARP;
@@ -122,7 +123,8 @@ __device__ unsigned block_exclusive_scan(unsigned x, unsigned *s_warp, unsigned 
     return (warp > 0 ? s_warp[warp - 1] : 0u) + inc - x;
 }
 
-/* Sum of one value per thread over the block, returned to every thread. */
+/* Sum of one value per thread over the block, returned to every thread. Every thread must call
+ * it (it has a barrier). s_warp: WARPS words of shared memory that the calling kernel declares. */
 __device__ unsigned block_sum(unsigned x, unsigned *s_warp)
 {
 #pragma unroll
@@ -171,8 +173,8 @@ __global__ void __launch_bounds__(BLOCK)
     // when carries is not NULL and this is not tile 0, carries[blockIdx.x - 1] (the sum of all
     // tiles before it) added to every element. When tile_sums is not NULL, one thread writes the
     // tile's own total (without the carry) to tile_sums[blockIdx.x]. This thread owns tile
-    // elements first .. first + ITEMS - 1 (lab 06's three phases; block_exclusive_scan is given).
-    // Sums wrap (unsigned).
+    // elements first .. first + ITEMS - 1 (lab 06's three phases; block_exclusive_scan is given,
+    // and its s_warp is a __shared__ array of WARPS words that you declare here). Sums wrap.
     (void)first;
     (void)tile_sums;
     (void)carries;
@@ -189,8 +191,8 @@ __global__ void __launch_bounds__(BLOCK)
     const unsigned len = tile_len(base, n);
     // TODO(student): tile_sums[blockIdx.x] = the sum of in[base .. base + len), wrapping. Reads
     // must be coalesced (consecutive threads on consecutive addresses; 16-byte loads when vec
-    // and the tile is full). block_sum() (given) combines the threads' sums; nothing else is
-    // written.
+    // and the tile is full). block_sum() (given) combines the threads' sums in a __shared__
+    // array of WARPS words that you declare here; nothing else is written.
     (void)in;
     (void)tile_sums;
     (void)vec;

@@ -92,7 +92,8 @@ __device__ void store_tile(int *__restrict__ out, unsigned len, bool vec, const 
 
 /* Exclusive scan of one value per thread over the block (Kogge-Stone with warp shuffles, then
  * over the warp totals): returns the sum of x over the threads before this one and the block's
- * sum in *block_total. Every thread must call it (it has barriers). */
+ * sum in *block_total. Every thread must call it (it has barriers). s_warp: WARPS words of shared
+ * memory that the calling kernel declares (`__shared__ unsigned s_warp[WARPS];`), one per warp. */
 __device__ unsigned block_exclusive_scan(unsigned x, unsigned *s_warp, unsigned *block_total)
 {
     const unsigned lane = threadIdx.x % WARP, warp = threadIdx.x / WARP;
@@ -122,7 +123,8 @@ __device__ unsigned block_exclusive_scan(unsigned x, unsigned *s_warp, unsigned 
     return (warp > 0 ? s_warp[warp - 1] : 0u) + inc - x;
 }
 
-/* Sum of one value per thread over the block, returned to every thread. */
+/* Sum of one value per thread over the block, returned to every thread. Every thread must call
+ * it (it has a barrier). s_warp: WARPS words of shared memory that the calling kernel declares. */
 __device__ unsigned block_sum(unsigned x, unsigned *s_warp)
 {
 #pragma unroll
