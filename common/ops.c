@@ -138,9 +138,11 @@ void lab_ops_fill(lab_op op, int *in, int *heads, size_t n, lab_dist d, uint64_t
  * float, so it does not round), and out[i] is exact in every order. The double prefix sums are
  * exact there too (multiples of 2^-e no larger than 2^24 of them), so want_d[i] is the answer.
  *
- * The bound is a worst case over orders: a serial loop can come near it, a tree of depth log2 k
- * stays far below. What it still catches is an output too far from the exact sum for ANY order:
- * a dropped term, a carry from the wrong tile, a partial stored in a narrower type. */
+ * The bound is a worst case over orders and inputs: an order comes near it only on unlucky inputs
+ * (roundings all of one sign on partial sums near R). On random inputs every order stays far below
+ * (n = 2^20, small, seed 1: bound 54, serial loop 8.0e-3, lab 09's scan 4.3e-4). What it still
+ * catches is an output too far from the exact sum for ANY order: a dropped term, a carry from the
+ * wrong tile, a partial stored in a narrower type. */
 
 int lab_float_exponent(float x)
 {
