@@ -194,7 +194,8 @@ lab_result apps_compact(const int *d_in, int *d_out, size_t n, size_t *d_count, 
 /* ---- radix sort, 4 bits per pass -------------------------------------------------------------
  * Tiles of APPS_TILE keys, APPS_ITEMS per thread. More keys per thread would shrink the histogram
  * and spread the per-tile work, but cost registers and occupancy: on the H100 at n = 2^26 the
- * sort took 3.65 ms with 8, 4.39 ms with 12 and 5.55 ms with 16 (with a ballot histogram). */
+ * sort took 3.65 ms with 8, 4.39 ms with 12 and 5.55 ms with 16 (with a ballot histogram, in an
+ * earlier sweep; the 3.56 ms below is the same configuration in another run). */
 #define RANK_PER_THREAD (APPS_RADIX * APPS_ITEMS * WARPS / APPS_THREADS) /* 4 counts to scan */
 
 __device__ __forceinline__ unsigned digit_of(unsigned key, int shift)
