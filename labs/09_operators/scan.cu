@@ -3,7 +3,7 @@
  * What changes from 07/08: the scan is written once, as templates over an operator Op (a struct
  * with a value type T, identity() and combine(a, b)), and instantiated five times:
  *   add        int +, wrapping (the generic code checked exactly against labs 01-08's scan)
- *   max, min   int max and min: identities INT_MIN and INT_MAX
+ *   max, min   int max and min
  *   fadd       float +, which is not associative in floating point: every order of the
  *              additions gives a slightly different, equally valid result (README.md's bound)
  *   segmented  int + restarting at every segment head, as one scan under the (flag, value)
@@ -44,40 +44,32 @@ struct AddOp {
 struct MaxOp {
     typedef int T;
     // TODO(student): the identity of max (the value x for which max(x, a) == a for every int a)
-    // and max itself. Then make ops_scan_max below call the generic scan.
-    __host__ __device__ static T identity() { return 0; }
-    __device__ static T combine(T a, T b)
-    {
-        (void)a;
-        return b;
-    }
+    // and max itself: give the two declarations below their bodies. Then make ops_scan_max call
+    // the generic scan (before that, nothing uses them; after, a body left out fails the build
+    // with an undefined MaxOp::identity or MaxOp::combine).
+    __host__ __device__ static T identity();
+    __device__ static T combine(T a, T b);
     __device__ static T load(int x, int) { return x; }
     __device__ static int store(T a) { return a; }
 };
 
 struct MinOp {
     typedef int T;
-    // TODO(student): the identity of min and min itself; then ops_scan_min.
-    __host__ __device__ static T identity() { return 0; }
-    __device__ static T combine(T a, T b)
-    {
-        (void)a;
-        return b;
-    }
+    // TODO(student): the identity of min and min itself (bodies for the two declarations below);
+    // then ops_scan_min.
+    __host__ __device__ static T identity();
+    __device__ static T combine(T a, T b);
     __device__ static T load(int x, int) { return x; }
     __device__ static int store(T a) { return a; }
 };
 
 struct FAddOp {
     typedef float T;
-    // TODO(student): the identity of float + and + itself (load and store, given, move the bits
-    // between int and float unchanged); then ops_scan_fadd.
-    __host__ __device__ static T identity() { return 1.0f; }
-    __device__ static T combine(T a, T b)
-    {
-        (void)a;
-        return b;
-    }
+    // TODO(student): the identity of float + and + itself (bodies for the two declarations
+    // below; load and store, given, move the bits between int and float unchanged); then
+    // ops_scan_fadd.
+    __host__ __device__ static T identity();
+    __device__ static T combine(T a, T b);
     __device__ static T load(int x, int)
     {
         float f;
@@ -102,13 +94,10 @@ struct SegOp {
     // TODO(student): the (flag, value) operator. combine(a, b) is the pair for the elements of a
     // followed by those of b: flag says whether a segment starts anywhere in them, value is the
     // sum since the last start. It must be associative (the generic scan regroups freely), and
-    // identity() must leave any pair unchanged on either side. Then ops_scan_segmented.
-    __host__ __device__ static T identity() { return SegPair{1u, 0u}; }
-    __device__ static T combine(T a, T b)
-    {
-        (void)a;
-        return b;
-    }
+    // identity() must leave any pair unchanged on either side. Bodies for the two declarations
+    // below; then ops_scan_segmented.
+    __host__ __device__ static T identity();
+    __device__ static T combine(T a, T b);
     __device__ static T load(int x, int head) { return SegPair{head != 0, (unsigned)x}; }
     __device__ static int store(T a) { return (int)a.value; }
 };

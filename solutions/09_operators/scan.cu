@@ -3,7 +3,7 @@
  * What changes from 07/08: the scan is written once, as templates over an operator Op (a struct
  * with a value type T, identity() and combine(a, b)), and instantiated five times:
  *   add        int +, wrapping (the generic code checked exactly against labs 01-08's scan)
- *   max, min   int max and min: identities INT_MIN and INT_MAX
+ *   max, min   int max and min
  *   fadd       float +, which is not associative in floating point: every order of the
  *              additions gives a slightly different, equally valid result (README.md's bound)
  *   segmented  int + restarting at every segment head, as one scan under the (flag, value)
