@@ -133,12 +133,12 @@ __global__ void compact_scatter_kernel(const int *in, int *out, size_t n, const 
                                        const int *scanned, size_t *d_count)
 {
     // TODO(student): write the tile's kept elements, in input order, to out from
-    // start = scanned[tile] - counts[tile] (apps_scan is inclusive: subtract your own count).
-    // Element j*APPS_THREADS + threadIdx.x of the tile is round j of its warp; one
-    // __ballot_sync per round gives the warp's kept flags, __popc(flags & lanes_below()) your
-    // rank among them. Then the number of kept elements of every earlier (round, warp), in input
-    // order (round first): their counts in shared memory, scanned with block_exclusive_sum.
-    // The last block also writes *d_count (the total kept, scanned[last tile]).
+    // start = scanned[tile] - counts[tile] (apps_scan is inclusive: subtract your own count):
+    // the k-th kept element of the tile (counting in input order from 0) goes to out[start + k].
+    // The tile is read as in compact_count_kernel: element j*APPS_THREADS + threadIdx.x is round
+    // j of its warp, so k counts the kept elements of every earlier (round, warp) and of the
+    // lanes below in this one. Reads coalesced; nothing but out[start .. start + counts[tile])
+    // written. The last block also writes *d_count (the total kept, scanned[last tile]).
     (void)in, (void)out, (void)n, (void)counts, (void)scanned, (void)d_count;
 }
 
@@ -174,9 +174,9 @@ __global__ void radix_hist_kernel(const int *keys, size_t n, int shift, int *his
 {
     // TODO(student): hist[d * gridDim.x + blockIdx.x] = the keys of this tile whose digit
     // (digit_of(key, shift)) is d, for d = 0 .. APPS_RADIX - 1, stored digit-major. The tile:
-    // elements base .. base + APPS_TILE - 1 below n, read in APPS_ITEMS coalesced rounds. Count
-    // in shared memory, 16 counters per warp (zero them, __syncwarp, atomicAdd one per key),
-    // then __syncthreads and let 16 threads add up the warps' counters.
+    // elements base .. base + APPS_TILE - 1 below n, read in APPS_ITEMS coalesced rounds. Every
+    // one of the 16 counts is written, zeros included, and nothing else. The counts must not
+    // depend on timing (the order of increments may). Budget: one read of the tile.
     (void)keys, (void)n, (void)shift, (void)hist;
 }
 
@@ -306,8 +306,9 @@ static lab_result radix_pass(const int *src, int *dst, size_t n, int shift, cons
 
 lab_result apps_radix_pass(const int *d_in, int *d_out, size_t n, int shift, void *d_temp)
 {
-    // TODO(student): once radix_hist_kernel and radix_scatter_kernel are written:
-    // if (n == 0) return LAB_OK; return radix_pass(d_in, d_out, n, shift, sort_temp(d_temp, n));
+    // TODO(student): once radix_hist_kernel and radix_scatter_kernel are written: one pass on
+    // the digit at shift, d_in to d_out, through the given pass loop and the scratch layout
+    // (sort_temp). n == 0: LAB_OK, nothing launched.
     (void)d_in, (void)d_out, (void)n, (void)shift, (void)d_temp, (void)radix_pass, (void)sort_temp;
     return LAB_NOT_IMPLEMENTED;
 }
@@ -358,8 +359,9 @@ static lab_result split_pass(const int *src, int *dst, size_t n, int bit, const 
 
 lab_result apps_split_pass(const int *d_in, int *d_out, size_t n, int bit, void *d_temp)
 {
-    // TODO(student): once the split kernels are written:
-    // if (n == 0) return LAB_OK; return split_pass(d_in, d_out, n, bit, sort_temp(d_temp, n));
+    // TODO(student): once the split kernels are written: one split on bit `bit`, d_in to d_out,
+    // through the given pass loop and the scratch layout (sort_temp). n == 0: LAB_OK, nothing
+    // launched.
     (void)d_in, (void)d_out, (void)n, (void)bit, (void)d_temp, (void)split_pass;
     return LAB_NOT_IMPLEMENTED;
 }
@@ -378,10 +380,10 @@ lab_result apps_split_sort(const int *d_in, int *d_out, size_t n, void *d_temp)
  * the first lane of each run adds the run's length. */
 __global__ void csr_count_kernel(const int *rows, size_t n, int *counts)
 {
-    // TODO(student): counts[rows[i]] += 1 for every i < n (atomicAdd: rows repeat). Then, once
-    // it is right: the lanes of a warp often hold the same row (sorted input, one big row); let
-    // the first lane of each run of equal rows add the run's length instead (__shfl_up_sync to
-    // see the lane before, __ballot_sync of the run heads, __ffs to find the next head).
+    // TODO(student): counts[rows[i]] += 1 for every i < n. Rows repeat, so threads update the
+    // same counter at once: no update may be lost. Then, once it is right: the lanes of a warp
+    // often hold the same row (sorted input, one big row); make such a warp cost one update per
+    // run of equal rows instead of one per lane (the handout, What to write: csr_count_kernel).
     (void)rows, (void)n, (void)counts;
 }
 
