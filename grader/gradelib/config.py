@@ -135,7 +135,7 @@ SCHEMA = {
 # header's path below its system include folder; lab_headers: the headers of common/ a lab may
 # include (paths below common/, glob patterns such as labs/*.h allowed). cpu_runtime_symbols and
 # cpu_runtime_symbol_patterns: what an object CPU mode compiled may call besides (CPU mode's
-# runtime, standing in for what nvcc generates; grader/gradelib/cpu_checks.py). shadow_names/shadow_patterns/allowed_definitions: definitions that would replace a
+# runtime, standing in for what nvcc generates; grader/gradelib/checks/cpu.py). shadow_names/shadow_patterns/allowed_definitions: definitions that would replace a
 # runtime or harness function.
 STATIC_KEYS = {
     "allowed_symbols": list, "allowed_gpu_lab_symbols": list, "allowed_symbol_patterns": list,

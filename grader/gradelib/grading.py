@@ -165,7 +165,7 @@ class Grader:
 
     def _prepare_symbol_builder(self):
         """CPU mode: every static check runs on what CPU mode itself compiles (no nvcc needed,
-        the GPU path's verdicts: stage_build, cpu_checks). Where nvcc is installed, each lab is
+        the GPU path's verdicts: stage_build, checks/cpu.py). Where nvcc is installed, each lab is
         also built with nvcc (never run) and nvcc's checks run on that object too, which adds one
         verdict CPU mode alone cannot give: code that nvcc does not compile."""
         if not buildmod.find_nvcc():
