@@ -5,7 +5,7 @@ lex() gives the text after translation phases 1-3 as far as the checks care; str
 the same, line for line with the original; find_line() and lines_of() find an identifier in it.
 CPU mode's rewriter (common/cpu/rewrite.py, mask_code) has its own smaller masker: it runs as a
 standalone script on the course's side, which imports nothing from the grader (grader/README.md,
-"Layout", says why the two are not one).
+"How the grader is built", says why the two are not one).
 """
 import bisect
 import re
