@@ -15,9 +15,6 @@ and prints the table to stdout (progress goes to stderr).
 
 Exit codes: 0 done; 1 a program failed (wrong output, CUDA error, crash, timeout); 2 usage;
 5 no CUDA device (the anchor could not run).
-
-Size: a little over 400 lines, one script: running the programs, the CSV and table, and the SVG
-plot (svg_plot, one function over 60 lines because an SVG is written top to bottom).
 """
 import argparse
 import csv
@@ -276,8 +273,7 @@ def esc(s):
 
 def svg_plot(rows, title):
     """GB/s against log2(n): one polyline per lab, CUB dashed, memcpy (from the anchor's own
-    process) dotted. Standard library only: the SVG is written as text. Over 60 lines: the
-    picture is written top to bottom (axes, grid, lines, legend), each part a few lines."""
+    process) dotted. Standard library only: the SVG is written as text."""
     W, H, L, R, T, B = 900, 540, 70, 230, 50, 60
     series = {}
     memcpy = []
