@@ -1,319 +1,326 @@
-"""Class batch mode: a folder of submissions (each a copy of labs/, or a .zip / .tar.gz of one),
-extracted safely, built in parallel, graded one at a time on the GPU, resumable.
+"""Class batch mode (--submissions DIR): every submission in a folder (submissions.py reads it),
+built in parallel, graded one at a time on the GPU, each result stored as it is done, the class
+files (class.csv, gradebook.csv) written at the end; resumable (a submission with a result under
+the same grading key is not graded again), and split across GPUs (--gpus), shards (--shard,
+--merge) or Slurm jobs (--slurm) through cluster.py.
+
+grade_batch is the entry point; the rest are its steps, in the order they run.
 """
-import csv
-import hashlib
-import json
+import concurrent.futures as cf
 import os
-import shutil
-import stat
+import signal
 import sys
-import tarfile
 import time
-import unicodedata
-import zipfile
+import traceback
 
-from . import formats
-from .build import sha256_file
-from .status import Status
-
-ARCHIVE_EXTS = (".zip", ".tar.gz", ".tgz", ".tar")
-MAX_MEMBERS = 2000
-MAX_FILE_BYTES = 8 << 20
-MAX_TOTAL_BYTES = 64 << 20
-
-
-class BadSubmission(Exception):
-    """A submission that cannot be read (one line): it is graded 0, the batch goes on."""
+from . import cluster, formats, gradebook, proc, resources, runs, uploads
+from . import submissions as subsmod
+from .build import InfraError
+from .formats.gradescope import present
+from .outcomes import LabResult
+from .progress import Progress, log
+from .runs import EXIT_GRADED, EXIT_INFRA, EXIT_NAME_CLASH, EXIT_USAGE, GRADE_PY, emit
+from .status import NOT_GRADED, Status
 
 
-def printable_name(name):
-    """The name as text that is always valid UTF-8 and safe on a terminal, one text per name: a
-    byte that is not UTF-8 (os.listdir gives it as a surrogateescape character) is written
-    \\xNN, a control character (or a lone surrogate) \\uNNNN and a backslash \\\\; every other
-    character is kept, so that most names are unchanged and two names never print alike."""
-    out = []
-    for c in name:
-        o = ord(c)
-        if c == "\\":
-            out.append("\\\\")
-        elif 0xDC80 <= o <= 0xDCFF:
-            out.append(f"\\x{o - 0xDC00:02x}")
-        elif unicodedata.category(c) in ("Cc", "Cs"):
-            out.append(f"\\u{o:04x}")
-        else:
-            out.append(c)
-    return "".join(out)
+def write_student_files(result, results_dir, student, fmt):
+    """The student's JSON result and, with a --format that has one (formats.side_files), its
+    side file."""
+    emit(formats.render(result, formats.STORED), os.path.join(results_dir, student + ".json"))
+    side = formats.side_files().get(fmt)
+    if side:
+        emit(formats.render(result, fmt), os.path.join(results_dir, f"{student}.{side}"))
 
 
-def student_name(entry):
-    """The student of a submission entry: its name without the archive extension, as
-    printable_name writes it (the name of its result files and its row in class.csv)."""
-    for ext in ARCHIVE_EXTS:
-        if entry.lower().endswith(ext):
-            return printable_name(entry[: -len(ext)])
-    return printable_name(entry)
+class BatchRun:
+    """What the steps of one batch run share: the options, the config, the seed and labs, the
+    roster (gradebook.read_roster, or None), the results folder, the progress bar, the prepared
+    grader and the grading key."""
+
+    def __init__(self, args, config, seed, labs, roster, results_dir, bar, grader):
+        self.args, self.config, self.seed, self.labs, self.roster = args, config, seed, labs, roster
+        self.results_dir, self.bar, self.grader = results_dir, bar, grader
+        self.key = runs.grading_key(args, config, labs, grader.mode)
 
 
-def list_submissions(folder):
-    """[(student, path)] for every submission in folder, sorted by entry name. The path is the
-    entry's own name (surrogateescape, as the filesystem has it); the student is its printable
-    form (student_name), the only form of the name that results and output ever hold."""
-    out = []
-    for e in sorted(os.listdir(folder)):
-        if e.startswith("."):
-            continue
-        p = os.path.join(folder, e)
-        if os.path.isdir(p) and not os.path.islink(p):
-            out.append((printable_name(e), p))
-        elif os.path.isfile(p) and e.lower().endswith(ARCHIVE_EXTS):
-            out.append((student_name(e), p))
-    return out
+def batch_submissions(args):
+    """(the submissions of --submissions, None), or (None, the exit code) with the reason logged."""
+    folder = args.submissions
+    if not os.path.isdir(folder):
+        log(f"--submissions {folder}: no such folder")
+        return None, EXIT_USAGE
+    subs = subsmod.list_submissions(folder)
+    if not subs:
+        log(f"--submissions {folder}: no submissions (folders, .zip, .tar.gz) in it")
+        return None, EXIT_USAGE
+    clash = subsmod.name_collision(subs)
+    if clash:
+        log(f"--submissions {folder}: {clash}")
+        return None, EXIT_NAME_CLASH
+    return subs, None
 
 
-def result_files(student):
-    """The files a student's result may be written to in the results folder (the JSON, and the
-    side file of each --format that has one: formats.side_files)."""
-    return [student + ".json"] + [f"{student}.{ext}" for ext in formats.side_files().values()]
-
-
-def _shown(path):
-    """The entry name of a submission's path, printable (printable_name)."""
-    return printable_name(os.path.basename(path))
-
-
-def name_collision(subs):
-    """A one-line reason when two submissions would write the same result file, else None: a
-    folder alice/ and an archive alice.zip are both student 'alice' (so are alice.zip and
-    alice.tar.gz), and a student 'x.gradescope' would write x.gradescope.json, the Gradescope
-    file of student 'x'."""
-    owner = {}
+def still_to_grade(run, subs):
+    """[(student, path, fingerprint)] of the submissions to grade: all with --force, else those
+    without a stored result under the same grading key. A stored result gets the side file of
+    this run's --format written from it (and is graded again if that fails)."""
+    todo = []
     for student, path in subs:
-        for fn in result_files(student):
-            if fn in owner:
-                other, who = owner[fn]
-                same = "are both student" if who == student else f"would both write '{fn}': students"
-                names = f"'{who}'" if who == student else f"'{who}' and '{student}'"
-                return (f"'{_shown(other)}' and '{_shown(path)}' {same} {names}; "
-                        f"their results would overwrite each other: rename one")
-            owner[fn] = (path, student)
-    return None
-
-
-def work_tag(name):
-    """A folder name for a student's private build and unpack folders: the name with anything
-    but letters, digits, '-', '_' and '.' replaced, plus a hash of the name when that changed
-    it, so that 'a b' and 'a_b' never share a folder."""
-    tag = "".join(c if c.isalnum() or c in "-_." else "_" for c in name).lstrip(".")
-    if tag != name or not tag:
-        tag = (tag or "submission") + "-" + hashlib.sha256(name.encode("utf-8", "surrogateescape")).hexdigest()[:10]
-    return tag
-
-
-def _safe_rel(name):
-    """The member name as a safe relative path, or None (absolute, '..', drive letter, empty)."""
-    n = name.replace("\\", "/")
-    if n.startswith("/") or (len(n) > 1 and n[1] == ":"):
-        return None
-    parts = [p for p in n.split("/") if p not in ("", ".")]
-    if not parts or any(p == ".." for p in parts):
-        return None
-    return os.path.join(*parts)
-
-
-def _write_member(dest, rel, data_stream, size):
-    target = os.path.realpath(os.path.join(dest, rel))
-    root = os.path.realpath(dest)
-    if not target.startswith(root + os.sep):
-        raise BadSubmission(f"archive member {rel!r} points outside the submission")
-    os.makedirs(os.path.dirname(target), exist_ok=True)
-    written = 0
-    with open(target, "wb") as f:
-        while True:
-            chunk = data_stream.read(1 << 16)
-            if not chunk:
-                break
-            written += len(chunk)
-            if written > MAX_FILE_BYTES:
-                raise BadSubmission(f"archive member {rel!r} is over {MAX_FILE_BYTES >> 20} MiB")
-            f.write(chunk)
-
-
-def extract(archive, dest):
-    """Extracts regular files of a .zip or .tar(.gz) into dest, refusing path traversal, links,
-    devices and archive bombs. Raises BadSubmission with the reason."""
-    if os.path.exists(dest):
-        shutil.rmtree(dest)
-    os.makedirs(dest)
-    total = 0
-    try:
-        if archive.lower().endswith(".zip"):
-            with zipfile.ZipFile(archive) as z:
-                infos = z.infolist()
-                if len(infos) > MAX_MEMBERS:
-                    raise BadSubmission(f"the archive has over {MAX_MEMBERS} members")
-                for info in infos:
-                    if info.is_dir():
-                        continue
-                    rel = _safe_rel(info.filename)
-                    if rel is None:
-                        raise BadSubmission(f"unsafe path in the archive: {info.filename!r}")
-                    ftype = stat.S_IFMT(info.external_attr >> 16)
-                    if ftype and ftype != stat.S_IFREG:
-                        continue  # links and special files are not extracted
-                    total += info.file_size
-                    if total > MAX_TOTAL_BYTES:
-                        raise BadSubmission(f"the archive unpacks to over {MAX_TOTAL_BYTES >> 20} MiB")
-                    with z.open(info) as src:
-                        _write_member(dest, rel, src, info.file_size)
-        else:
-            with tarfile.open(archive, "r:*") as t:
-                count = 0
-                for m in t:
-                    count += 1
-                    if count > MAX_MEMBERS:
-                        raise BadSubmission(f"the archive has over {MAX_MEMBERS} members")
-                    if not m.isreg():
-                        continue  # directories are made as needed; links, devices are skipped
-                    rel = _safe_rel(m.name)
-                    if rel is None:
-                        raise BadSubmission(f"unsafe path in the archive: {m.name!r}")
-                    total += m.size
-                    if total > MAX_TOTAL_BYTES:
-                        raise BadSubmission(f"the archive unpacks to over {MAX_TOTAL_BYTES >> 20} MiB")
-                    src = t.extractfile(m)
-                    if src is not None:
-                        _write_member(dest, rel, src, m.size)
-    except (zipfile.BadZipFile, tarfile.TarError, EOFError, OSError, RuntimeError) as e:
-        raise BadSubmission(f"the archive cannot be read: {e}")
-
-
-def fingerprint(path):
-    """A hash of a submission: the archive's bytes, or every scan.cu under a folder."""
-    if os.path.isfile(path):
-        return sha256_file(path)
-    h = hashlib.sha256()
-    for dirpath, dirnames, filenames in os.walk(path, followlinks=False):
-        dirnames.sort()
-        for fn in sorted(filenames):
-            if fn == "scan.cu":
-                p = os.path.join(dirpath, fn)
-                h.update(os.fsencode(os.path.relpath(p, path)))  # a name that is not UTF-8 too
-                try:
-                    with open(p, "rb") as f:
-                        h.update(f.read(4 << 20))
-                except OSError:
-                    pass
-    return h.hexdigest()
-
-
-def read_result(results_dir, student):
-    """The stored result of student, or None."""
-    try:
-        with open(os.path.join(results_dir, student + ".json"), encoding="utf-8") as f:
-            r = json.load(f)
-    except (OSError, ValueError):
-        return None
-    return r if isinstance(r, dict) else None
-
-
-def already_graded(results_dir, student, fp, key=None):
-    """The stored result when results_dir holds a complete result for this exact submission,
-    graded the same way (the same grading key: labs, mode, config, grader), else None."""
-    r = read_result(results_dir, student)
-    if (r and r.get("status") in (Status.GRADED, Status.NO_LABS_FOUND) and r.get("submission_sha256") == fp
-            and r.get("grading_key") == key):
-        return r
-    return None
-
-
-def write_class_csv(results_dir, path, students):
-    """One row per student and lab (student, lab, points, max_points, status) from the results
-    of the given students (those of this run: never any other .json that is in results_dir),
-    plus a TOTAL row per student. A student without a readable result gets a TOTAL row with
-    status 'no result'."""
-    rows = []
-    for student in students:
-        r = read_result(results_dir, student)
-        if r is None:
-            rows.append([student, "TOTAL", 0, 0, "no result"])
+        fp = subsmod.fingerprint(path)
+        stored = None if run.args.force else subsmod.already_graded(run.results_dir, student, fp, run.key)
+        if stored is not None:
+            if run.args.format in formats.side_files():
+                try:  # with the config's visibility of today (not part of the grading key)
+                    write_student_files(present(stored, run.config), run.results_dir, student, run.args.format)
+                except Exception:  # noqa: BLE001 (then grade it again)
+                    traceback.print_exc(file=sys.stderr)
+                    todo.append((student, path, fp))
+                    continue
+            run.bar.advance(skipped=True)
+            run.bar.step(student)
+            run.bar.show("already graded (--force regrades)")
             continue
-        for lab in r.get("labs", []):
-            rows.append([student, lab.get("lab"), lab.get("points"), lab.get("max_points"), lab.get("status")])
-        rows.append([student, "TOTAL", r.get("points", 0), r.get("max_points", 0), r.get("status", "")])
-    tmp = path + ".tmp"
-    with open(tmp, "w", newline="", encoding="utf-8") as f:
-        w = csv.writer(f)
-        w.writerow(["student", "lab", "points", "max_points", "status"])
-        w.writerows(rows)
-    os.replace(tmp, path)
-    return len(rows)
+        todo.append((student, path, fp))
+    return todo
 
 
-_DRAWN = []  # the Progress whose line is drawn on a terminal without its newline (at most one)
+def unpack_and_build(run, student, path):
+    """CPU part of one submission: (uploads.Found, built) or raises BadSubmission."""
+    found = uploads.open_submission(path, os.path.join(run.grader.work, "unpacked", subsmod.work_tag(student)),
+                                    run.labs, run.grader.bases_of(run.labs))
+    chosen = [lab for lab in run.labs if found.sources[lab]] if run.args.only_submitted else run.labs
+    return found, run.grader.build_submission(student, found.sources, chosen, found.problem)
 
 
-def clear_line():
-    """Before a log line: wipes a progress bar drawn in place on a terminal (the next show()
-    draws it again), so that the log line does not run on from it."""
-    while _DRAWN:
-        bar = _DRAWN.pop()
-        bar.stream.write("\r\033[K")
-        bar.stream.flush()
+def grade_student(run, student, fp, t0, fut):
+    """The result of one submission (fut: the future of unpack_and_build). A submission that
+    cannot be read, or in which no lab is found, is graded 0 in every lab, with the reason; a
+    grader error (a bug, whatever the submission did) is that student's error result. Only an
+    infrastructure error stops the subsmod."""
+    grader = run.grader
+    try:
+        status, message = Status.GRADED, ""
+        try:
+            found, built = fut.result()
+            lab_results = grader.evaluate(built, student)
+            if found.problem and found.nothing:
+                status, message = Status.NO_LABS_FOUND, found.problem
+        except subsmod.BadSubmission as e:
+            status, message = Status.NO_LABS_FOUND, f"the submission cannot be read: {e}"
+            lab_results = [LabResult.blank(lab, run.config.lab(lab), grader.mode, status=Status.MISSING,
+                                           summary=message).to_dict()
+                           for lab in run.labs]
+        return runs.assemble(grader, lab_results, run.seed, t0, student, fp, run.key, status, message)
+    except InfraError:
+        raise
+    except Exception as e:  # a hostile submission must never stop the batch
+        traceback.print_exc(file=sys.stderr)
+        return runs.error_result(grader, run.config, run.labs, run.seed, t0, student, fp, f"{type(e).__name__}: {e}")
 
 
-class Progress:
-    """A progress bar on stderr (redrawn in place on a terminal, one line per step otherwise)
-    with an ETA: the mean time per submission graded in this run so far (from start(), after
-    the references are built; submissions skipped as already graded take no time) times the
-    submissions left."""
+def store_result(run, student, fp, t0, result):
+    """Writes a student's files; a result that cannot be written becomes an error result (one
+    bad result is an error row, not a crash). Returns the result as stored."""
+    try:
+        write_student_files(result, run.results_dir, student, run.args.format)
+        return result
+    except Exception as e:  # noqa: BLE001
+        traceback.print_exc(file=sys.stderr)
+        result = runs.error_result(run.grader, run.config, run.labs, run.seed, t0, student, fp,
+                              f"the grader could not write this result: {type(e).__name__}: {e}")
+    try:
+        write_student_files(result, run.results_dir, student, run.args.format)
+    except Exception:  # noqa: BLE001
+        traceback.print_exc(file=sys.stderr)
+    return result
 
-    def __init__(self, total, stream=None, width=24, clock=time.monotonic):
-        self.total = max(1, total)
-        self.done = 0
-        self.graded = 0
-        self.stream = stream or sys.stderr
-        self.width = width
-        self.tty = hasattr(self.stream, "isatty") and self.stream.isatty()
-        self.label = ""
-        self.clock = clock
-        self.t0 = clock()
 
-    def start(self):
-        """The grading starts now (the ETA's clock)."""
-        self.t0 = self.clock()
+def write_class_files(results_dir, students, labs, roster):
+    """class.csv and gradebook.csv (gradebook.write_class_files: labs, the graded labs, are its
+    columns; roster, the --roster) from the stored results of students; the rows of class.csv."""
+    return gradebook.write_class_files(results_dir, students, labs, roster, warn=log)
 
-    def eta(self):
-        """' ETA 3m20s' from the mean time of the submissions graded so far, or ''."""
-        if not self.graded or self.done >= self.total:
-            return ""
-        left = max(0.0, (self.clock() - self.t0) / self.graded * (self.total - self.done))
-        return f" ETA {int(left // 60)}m{int(left % 60):02d}s"
 
-    def show(self, msg):
-        filled = int(self.width * self.done / self.total)
-        bar = "#" * filled + "." * (self.width - filled)
-        line = f"[{bar}] {self.done}/{self.total}{self.eta()} {self.label}: {msg}"
-        if self.tty:
-            self.stream.write("\r\033[K" + line[:160])
-            if self not in _DRAWN:
-                _DRAWN.append(self)
-        else:
-            self.stream.write(line + "\n")
-        self.stream.flush()
+def log_class_summary(results_dir, students):
+    """The class's summary (gradebook.summary_lines) on stderr."""
+    for line in gradebook.summary_lines(gradebook.class_summary(results_dir, students)):
+        log(line)
 
-    def step(self, label):
-        self.label = label
 
-    def advance(self, skipped=False):
-        """One more submission done: graded now, or skipped (already graded)."""
-        self.done += 1
-        if not skipped:
-            self.graded += 1
+def finish_batch(run, subs, summary, class_files=True, not_reached=0):
+    """class.csv from this run's students (not for a shard or a worker: the merge, or the
+    parent, writes it for the whole class), the summary (this run's counts and times, then the
+    class's points), and the table of those graded now."""
+    if class_files:
+        rows = write_class_files(run.results_dir, [s for s, _ in subs], run.labs, run.roster)
+        log(f"class CSV: {os.path.join(run.results_dir, 'class.csv')} ({rows} rows), gradebook: "
+            f"{os.path.join(run.results_dir, 'gradebook.csv')}")
+    else:
+        log(f"{len(summary)} graded now; the class files come from --merge (or the --gpus parent)")
+    errors = sum(1 for *_, st in summary if st in NOT_GRADED)
+    log(gradebook.run_line(len(summary), run.bar.done - run.bar.graded, errors, time.monotonic() - run.bar.t0,
+                           not_reached))
+    if class_files:
+        log_class_summary(run.results_dir, [s for s, _ in subs])
+    lines = [f"{'student':24} {'points':>8} {'max':>6}  status"]
+    for student, pts, mx, st in summary:
+        lines.append(f"{student:24} {pts if pts is not None else '-':>8} {mx if mx is not None else '-':>6}  {st}")
+    emit("\n".join(lines) + "\n", run.args.out)
 
-    def close(self):
-        if self.tty:
-            if self in _DRAWN:
-                _DRAWN.remove(self)
-            self.stream.write("\n")
-            self.stream.flush()
+
+def results_folder(args):
+    return args.results or (os.path.abspath(args.submissions).rstrip("/") + "-results")
+
+
+def on_interrupt(cleanup):
+    """Ctrl-C (SIGINT) or SIGTERM: every lab process and build the grader has running is killed,
+    cleanup() runs (the partial class files), and the grader exits with 130 at once, without
+    waiting for its worker threads (whose processes are gone)."""
+    def handler(signum, frame):
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        killed = proc.kill_tracked()
+        log(f"interrupted: stopped {killed} running process group{'s' if killed != 1 else ''}")
+        try:
+            cleanup()
+        except Exception:  # noqa: BLE001 (exit anyway)
+            traceback.print_exc(file=sys.stderr)
+        log("run the same command again to resume: finished submissions are kept")
+        sys.stderr.flush()
+        sys.stdout.flush()
+        os._exit(130)
+    signal.signal(signal.SIGINT, handler)
+    signal.signal(signal.SIGTERM, handler)
+
+
+def claimed(run, todo):
+    """The submissions of todo this process grades: all, or for a --gpus worker those it claims
+    (cluster.claim), one at a time as it gets to them."""
+    for item in todo:
+        if run.args.claim is None or cluster.claim(run.args.claim, item[0]):
+            yield item
+
+
+def grade_batch(args, config, seed, labs, roster=None):
+    """Batch mode: grades the submissions of --submissions (this process's share of them), or
+    with --merge only writes the class files, with --gpus or --slurm hands them to workers or
+    jobs. roster: the --roster (gradebook.read_roster), or None. Returns grade.py's exit code."""
+    subs, rc = batch_submissions(args)
+    if subs is None:
+        return rc
+    results_dir = results_folder(args)
+    os.makedirs(results_dir, exist_ok=True)
+    if os.geteuid() == 0:  # lab runs then run as the run user: other students' results are not theirs
+        os.chmod(results_dir, os.stat(results_dir).st_mode & 0o7700)
+        if os.stat(args.submissions).st_mode & 0o005:
+            log(f"warning: {args.submissions} is readable by other users, so a graded run (as the run "
+                f"user) could read other students' submissions: chmod o= {args.submissions}")
+    if args.merge:
+        rows = write_class_files(results_dir, [s for s, _ in subs], labs, roster)
+        missing = [s for s, _ in subs if subsmod.read_result(results_dir, s) is None]
+        log(f"merged {len(subs) - len(missing)} of {len(subs)} submissions into "
+            f"{os.path.join(results_dir, 'class.csv')} ({rows} rows)"
+            + (f"; no result yet for {len(missing)}: {', '.join(missing[:5])}" if missing else ""))
+        log_class_summary(results_dir, [s for s, _ in subs])
+        return EXIT_GRADED
+    if args.gpus or args.slurm:
+        return distribute(args, seed, subs, results_dir, labs, roster)
+    mine = subs
+    if args.shard:
+        i, n = cluster.parse_shard(args.shard)
+        mine = cluster.shard_of(subs, i, n)
+        log(f"shard {i}/{n}: {len(mine)} of {len(subs)} submissions")
+    bar = Progress(len(mine))
+    run = BatchRun(args, config, seed, labs, roster, results_dir, bar,
+                   runs.prepared_grader(args, config, seed, labs, lambda m: bar.show(m)))
+    whole = not (args.shard or args.claim)
+    on_interrupt(lambda: write_class_files(results_dir, [s for s, _ in subs], labs, roster) if whole else None)
+    todo = still_to_grade(run, mine)
+    bar.start()  # the ETA counts from here: the references are built, the skipped ones skipped
+    summary, left = grade_queue(run, todo)
+    if left is not None:  # stopped by an infrastructure error (grade_queue closed the bar)
+        finish_batch(run, subs, summary, class_files=whole, not_reached=left)
+        log(f"stopped: {left} submission{'s' if left != 1 else ''} not graded (class.csv says 'no result'); "
+            f"fix the machine and run the same command again to resume")
+        return EXIT_INFRA
+    bar.close()
+    finish_batch(run, subs, summary, class_files=whole)
+    return EXIT_GRADED
+
+
+def grade_queue(run, todo):
+    """Grades the submissions of todo this process claims, each stored as it is done, the next
+    one built while this one has the GPU. Returns (summary: [(student, points, max points,
+    status)], None), or (summary, the number not reached) when an infrastructure error stopped
+    it (that student's row says so; the rest wait for the same command to resume)."""
+    summary = []
+    with cf.ThreadPoolExecutor(2) as pool:  # the next submission builds while this one has the GPU
+        queue = claimed(run, todo)
+        nxt = next(queue, None)
+        fut = pool.submit(unpack_and_build, run, nxt[0], nxt[1]) if nxt else None
+        while nxt is not None:
+            (student, _, fp), cur = nxt, fut
+            nxt = next(queue, None)
+            fut = pool.submit(unpack_and_build, run, nxt[0], nxt[1]) if nxt else None
+            run.bar.step(student)
+            t0 = time.monotonic()
+            try:
+                result = grade_student(run, student, fp, t0, cur)
+            except InfraError as e:  # the machine, not the submission: this row says so, the rest wait
+                result = store_result(run, student, fp, t0, dict(runs.infra_result(run.args, run.seed, str(e), run.config),
+                                                                 student=student, submission_sha256=fp))
+                summary.append((student, None, None, result.get("status")))
+                pool.shutdown(wait=False, cancel_futures=True)
+                run.bar.close()
+                log(f"infrastructure error while grading {student}, not a grade: {e}")
+                return summary, len(todo) - len(summary)
+            result = store_result(run, student, fp, t0, result)
+            run.bar.advance()
+            run.bar.show(f"{result.get('points')}/{result.get('max_points')} points")
+            summary.append((student, result.get("points"), result.get("max_points"), result.get("status")))
+    return summary, None
+
+
+def distribute(args, seed, subs, results_dir, labs, roster):
+    """--gpus: a worker per GPU, then the class files; --slurm: the job scripts, submitted."""
+    work = os.path.abspath(args.work)
+    if args.slurm:
+        shards = args.shards or max(1, min(64, (len(subs) + 9) // 10))
+        folder = os.path.join(results_dir, "slurm")
+        os.makedirs(folder, exist_ok=True)
+        array, merge = cluster.sbatch_scripts(GRADE_PY, args, seed, min(shards, len(subs)),
+                                              results_dir, work, args.sbatch_args)
+        paths = [os.path.join(folder, "grade.sbatch"), os.path.join(folder, "merge.sbatch")]
+        for path, text in zip(paths, (array, merge)):
+            emit(text, path)
+        log(f"--slurm: {min(shards, len(subs))} shards of {len(subs)} submissions; job scripts: {', '.join(paths)}")
+        os.makedirs(os.path.join(results_dir, "logs"), exist_ok=True)  # Slurm does not make it
+        if args.dry_run:
+            return EXIT_GRADED
+        ids = cluster.submit_slurm(*paths, log)
+        print(*ids, flush=True)  # the array's and the merge job's ids, for scripts
+        return EXIT_GRADED
+    gpus = cluster.parse_gpus(args.gpus)
+    workers = cluster.Workers(GRADE_PY, args, seed, gpus, results_dir, work,
+                              args.jobs or resources.jobs(), log)
+    students = [s for s, _ in subs]
+
+    def partial():
+        workers.stop()
+        write_class_files(results_dir, students, labs, roster)
+    on_interrupt(partial)
+    t0 = time.monotonic()
+    workers.start()
+    last = [None]
+
+    def progress(n):
+        line = f"{n}/{len(subs)} submissions taken by {len(gpus)} workers, {time.monotonic() - t0:.0f} s"
+        if line.split(",")[0] != last[0]:
+            log(line)
+            last[0] = line.split(",")[0]
+    code = workers.wait(progress)
+    rows = write_class_files(results_dir, students, labs, roster)
+    log(f"{len(gpus)} workers done in {time.monotonic() - t0:.1f} s (exit code {code}); class CSV: "
+        f"{os.path.join(results_dir, 'class.csv')} ({rows} rows); worker logs in {os.path.join(results_dir, '.logs')}")
+    log_class_summary(results_dir, students)
+    return code

@@ -1,6 +1,6 @@
 """Spreading a class over GPUs and machines: shards, one worker per GPU, and Slurm job arrays.
 
-A batch is a list of submissions (batch.list_submissions, sorted by name). Three ways to split it:
+A batch is a list of submissions (submissions.list_submissions, sorted by name). Three ways to split it:
 
 - `--shard I/N`: this process grades submissions k with k % N == I (any scheduler can start N of
   them); the results folder is shared, and `--merge` writes the class files afterwards.
@@ -22,7 +22,7 @@ import sys
 import time
 
 from . import proc, resources
-from .batch import work_tag
+from .submissions import work_tag
 
 
 class ClusterError(Exception):

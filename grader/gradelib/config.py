@@ -135,7 +135,7 @@ SCHEMA = {
 # header's path below its system include folder; lab_headers: the headers of common/ a lab may
 # include (paths below common/, glob patterns such as labs/*.h allowed). cpu_runtime_symbols and
 # cpu_runtime_symbol_patterns: what an object CPU mode compiled may call besides (CPU mode's
-# runtime, standing in for what nvcc generates; grader/gradelib/cpu_checks.py). shadow_names/shadow_patterns/allowed_definitions: definitions that would replace a
+# runtime, standing in for what nvcc generates; grader/gradelib/checks/cpu.py). shadow_names/shadow_patterns/allowed_definitions: definitions that would replace a
 # runtime or harness function.
 STATIC_KEYS = {
     "allowed_symbols": list, "allowed_gpu_lab_symbols": list, "allowed_symbol_patterns": list,
@@ -227,6 +227,33 @@ def _merge(base, over):
     return out
 
 
+def _check_static(static):
+    """Raises ConfigError unless static (the config's "static" section) is an object of known
+    keys with values of the right kind, valid regular expressions, and registration-only
+    symbols that are on an allowlist."""
+    if not isinstance(static, dict):
+        raise ConfigError("static must be an object")
+    for k, v in static.items():
+        if k not in STATIC_KEYS:
+            raise ConfigError(f"static: unknown key {json.dumps(k)}")
+        want = STATIC_KEYS[k]
+        if want is list and not (isinstance(v, list) and all(isinstance(x, str) for x in v)):
+            raise ConfigError(f"static.{k} must be a list of strings")
+        if want is int and (isinstance(v, bool) or not isinstance(v, int) or v < 0):
+            raise ConfigError(f"static.{k} must be a non-negative whole number")
+    for key in STATIC_PATTERNS:
+        for k in static.get(key, []):
+            try:
+                re.compile(k)
+            except re.error as e:
+                raise ConfigError(f"static.{key}: {json.dumps(k)} is not a regular expression: {e}")
+    allowed = set(static.get("allowed_symbols", [])) | set(static.get("allowed_gpu_lab_symbols", []))
+    for name in static.get("registration_only_symbols", []):
+        if name not in allowed:
+            raise ConfigError(f"static.registration_only_symbols: {json.dumps(name)} is in neither "
+                              f"allowed_symbols nor allowed_gpu_lab_symbols")
+
+
 class Config:
     """A validated config. lab(lab_id) returns the merged settings of one lab."""
 
@@ -253,27 +280,7 @@ class Config:
                 raise ConfigError(f"labs: {json.dumps(lab_id)} is not a lab id such as \"03_kogge_stone\"")
             _check_section(over, SCHEMA, f"labs.{lab_id}", partial=True)
         static = data.get("static", {})
-        if not isinstance(static, dict):
-            raise ConfigError("static must be an object")
-        for k, v in static.items():
-            if k not in STATIC_KEYS:
-                raise ConfigError(f"static: unknown key {json.dumps(k)}")
-            want = STATIC_KEYS[k]
-            if want is list and not (isinstance(v, list) and all(isinstance(x, str) for x in v)):
-                raise ConfigError(f"static.{k} must be a list of strings")
-            if want is int and (isinstance(v, bool) or not isinstance(v, int) or v < 0):
-                raise ConfigError(f"static.{k} must be a non-negative whole number")
-        for key in STATIC_PATTERNS:
-            for k in static.get(key, []):
-                try:
-                    re.compile(k)
-                except re.error as e:
-                    raise ConfigError(f"static.{key}: {json.dumps(k)} is not a regular expression: {e}")
-        allowed = set(static.get("allowed_symbols", [])) | set(static.get("allowed_gpu_lab_symbols", []))
-        for name in static.get("registration_only_symbols", []):
-            if name not in allowed:
-                raise ConfigError(f"static.registration_only_symbols: {json.dumps(name)} is in neither "
-                                  f"allowed_symbols nor allowed_gpu_lab_symbols")
+        _check_static(static)
         self.course = data.get("course", "")
         # auto: the GPU when there is one, else CPU mode (a student's own machine); gpu: no GPU is
         # an infrastructure error, never CPU mode (a deployment); cpu: CPU mode, correctness only

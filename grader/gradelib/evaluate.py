@@ -15,6 +15,12 @@ the run user owns. When the grader is root the process runs as that unprivileged
 copies of scan.cu, results) nor, deployed, of the course; a reference binary's copy is
 executable but not readable (0711). Every run is contained (proc.run's contain=True): a process
 it leaves running, also one that called setsid(), is killed, and the run is diagnosed "escaped".
+
+Size: about 900 lines, over the house's 400. It holds five jobs that share the protocol above:
+the run folder and one process (RunDir, run_lab), the lab's description (LabInfo, describe),
+the case matrix (edge_sizes, make_cases), what a run said (parse_report, diagnose), and the
+runs themselves (LabSession, the sanitizers, Timer). Those are the seams to split it along
+(issue 27 split build.py and grade.py first; this file is next).
 """
 import dataclasses
 import hashlib

@@ -17,7 +17,7 @@ import csv
 import os
 import statistics
 
-from .batch import read_result, write_class_csv
+from .submissions import read_result, write_class_csv
 from .status import NOT_GRADED
 
 ALIASES = {

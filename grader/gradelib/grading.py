@@ -14,7 +14,7 @@ import os
 import shutil
 import time
 
-from . import batch as batchmod
+from . import submissions as subsmod
 from . import build as buildmod
 from . import evaluate as ev
 from . import feedback
@@ -165,7 +165,7 @@ class Grader:
 
     def _prepare_symbol_builder(self):
         """CPU mode: every static check runs on what CPU mode itself compiles (no nvcc needed,
-        the GPU path's verdicts: stage_build, cpu_checks). Where nvcc is installed, each lab is
+        the GPU path's verdicts: stage_build, checks/cpu.py). Where nvcc is installed, each lab is
         also built with nvcc (never run) and nvcc's checks run on that object too, which adds one
         verdict CPU mode alone cannot give: code that nvcc does not compile."""
         if not buildmod.find_nvcc():
@@ -235,7 +235,7 @@ class Grader:
         """CPU part: builds and statically checks every lab of a submission (stage_build).
         Returns {lab: BuiltLab}; a lab that may run has its binary and LabInfo there. why_missing:
         why the labs without a source were not found (uploads.Found.problem), their summary."""
-        base = os.path.join(self.work, "submissions", batchmod.work_tag(name))
+        base = os.path.join(self.work, "submissions", subsmod.work_tag(name))
         stage = BuildStage(self.builder, self.symbol_builder, self.config.static, self.mode, self.refs)
         t0 = time.monotonic()
 

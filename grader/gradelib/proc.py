@@ -1,5 +1,10 @@
 """Running one child process with a time limit.
 
+Size: over 700 lines, over the house's 400, because containment is one mechanism: the process
+group, the private report channel, the tagged sweep of escaped processes, the run user and the
+limits all act between one fork and one reap (run), and the sweep must run before the leader
+is reaped. The rest (Session, the tracked groups Ctrl-C kills) are the same mechanism kept open.
+
 Every program the grader starts (make, a lab binary, compute-sanitizer) runs in its own process
 group, so a timeout kills the whole group: a student's code that forks, or a sanitizer with its
 target, cannot outlive the case. Output goes to temporary files, not pipes, so a grandchild that
@@ -481,7 +486,9 @@ def run(argv, timeout, cwd=None, env=None, report=False, contain=False, case=Non
     still running after it ended is killed and named in Result.escaped (see sweep), and when the
     grader is root the child runs as run_user() (RunUserError when there is none). A program
     that cannot be started raises OSError (the caller decides whether that is the grader's
-    problem or the student's)."""
+    problem or the student's). Over 60 lines: every step from the fork to the reap is here, in
+    the order containment needs (the sweep before the leader is reaped), rather than spread
+    over helpers that would each need the open process."""
     become_subreaper()
     user = run_user() if contain else None
     tag = secrets.token_hex(16) if contain else None

@@ -12,8 +12,12 @@ import os
 from dataclasses import dataclass
 from typing import Optional
 
-from . import build as buildmod
 from . import evaluate as ev
+from .checks import cpu as cpu_checks
+from .checks import nvcc as nvcc_checks
+from .checks.lexer import strip_comments
+from .checks.objects import check_binary, check_object
+from .checks.source import check_source
 from .outcomes import BuildOutcome, StaticOutcome
 from .status import Status
 
@@ -101,7 +105,7 @@ class BuildStage:
         if stop is not None:
             return stop
         # First pass, on the text: the #include lines written out (quick, with line numbers).
-        violations = buildmod.check_source(text, self.static, self.builder.harness_headers())
+        violations = check_source(text, self.static, self.builder.harness_headers())
         if violations:  # before the build: a forbidden #include may not even compile
             return refused(lab, BuildOutcome(), StaticOutcome(), violations)
         comp = self._compile(lab, src, out_dir, shown, bases)
@@ -129,11 +133,11 @@ class BuildStage:
         """Compiles the lab. The checks on what the compiler makes of the source (every header it
         reads, inline assembly in host code, clocks read in device code) run on the private copy
         just before it compiles; a violation there skips the build. On the GPU path, nvcc's
-        (Builder.source_checks). In CPU mode, CPU mode's own on the C++ it compiles
-        (Builder.cpu_source_checks: no nvcc needed, the same verdicts), and where nvcc is
-        installed, nvcc's too, on an nvcc build made first for the static checks."""
+        (checks/nvcc.py). In CPU mode, CPU mode's own on the C++ it compiles (checks/cpu.py: no
+        nvcc needed, the same verdicts), and where nvcc is installed, nvcc's too, on an nvcc
+        build made first for the static checks."""
         nvb = self.builder if self.mode == "gpu" else self.symbol_builder
-        precheck = (lambda priv: nvb.source_checks(priv, self.static)) if nvb is not None else None
+        precheck = (lambda priv: nvcc_checks.source_checks(nvb, priv, self.static)) if nvb is not None else None
         nb = None
         own = base_objects(bases)
         if self.mode == "gpu":
@@ -144,7 +148,7 @@ class BuildStage:
                 nb = nvb.build(src, os.path.join(out_dir, "nvcc"), shown, reuse=True, precheck=precheck,
                                lab=lab, bases=base_objects(bases, "nvcc"))
             refused = nb is not None and nb.violations
-            cpu_pre = lambda priv: self.builder.cpu_source_checks(priv, self.static)  # noqa: E731
+            cpu_pre = lambda priv: cpu_checks.source_checks(self.builder, priv, self.static)  # noqa: E731
             b = None if refused else self.builder.build(src, out_dir, shown, precheck=cpu_pre, lab=lab, bases=own)
             done = [nb, b]
         notes, violations = [], []
@@ -178,11 +182,11 @@ class BuildStage:
         ref = self.refs.get(lab)
         device_lab = ref[1].device if ref else True
         objects, imports = self._objects(out_dir, comp)
-        code = buildmod.strip_comments(text)
+        code = strip_comments(text)
         violations, notes = [], list(comp.notes)
         for obj, kind in objects:
-            found, note = buildmod.check_object(obj, self.static, device_lab, kind == "gpu", imports, code,
-                                                cpu_build=kind == "cpu")
+            found, note = check_object(obj, self.static, device_lab, kind == "gpu", imports, code,
+                                       cpu_build=kind == "cpu")
             if note and note not in notes:
                 notes.append(note)
             violations += [v for v in found if v not in violations]
@@ -206,9 +210,9 @@ class BuildStage:
             first = failed.splitlines()[0] if failed else ""
             return build_failed(lab, failed, "build failed: " + first, build, static)
         if self.mode == "gpu" and b.ok:
-            violations += buildmod.check_binary(b.binary)
+            violations += check_binary(b.binary)
         elif nb is not None and nb.ok:
-            violations += buildmod.check_binary(nb.binary)
+            violations += check_binary(nb.binary)
         if violations:  # nothing of a submission that failed a static check is ever run
             return refused(lab, build, static, violations)
         info = self._info(lab, b.binary)

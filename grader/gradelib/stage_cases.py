@@ -12,6 +12,10 @@ an H100, against a few milliseconds for a case of a few thousand elements), so c
 processes: a lab process runs case after case (the harness reads the next after each report)
 until one is not ok. Every verdict is still the one the case gets in a process of its own; the
 rule that makes it so is _Pool's.
+
+Size: a little over 400 lines: the plan, the shared pool and the two outcomes are one stage, and
+the pool's rule (when a process may go on to the next case) needs the plan's and the outcome's
+view of a case side by side.
 """
 import concurrent.futures as cf
 import threading

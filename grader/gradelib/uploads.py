@@ -6,13 +6,13 @@ both accept the same shapes:
     labs/ folder, or either wrapped in a top folder, as an unzipped archive often is);
   - one bare scan.cu anywhere up to MAX_DEPTH down, when exactly one lab is graded (--labs 03):
     the upload of a per-lab assignment;
-  - an archive (.zip, .tar.gz, .tgz, .tar) of either, unpacked first (batch.extract).
+  - an archive (.zip, .tar.gz, .tgz, .tar) of either, unpacked first (submissions.extract).
 A submission in which no lab can be found gets a one-line reason that says what was expected and
 what was there instead; so does one with two folders for the same lab (never a guess).
 """
 import os
 
-from .batch import ARCHIVE_EXTS, BadSubmission, extract, printable_name
+from .submissions import ARCHIVE_EXTS, BadSubmission, extract, printable_name
 
 MAX_DEPTH = 4  # folders between the submission's top and a lab folder
 SHOWN = 8      # entries named in a reason

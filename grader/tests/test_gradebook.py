@@ -1,5 +1,5 @@
 """Gradebook and policy on their own (no grading): the class files and the end-of-batch summary
-(gradelib/gradebook.py), the progress bar's ETA (batch.Progress), who sees what in Gradescope's
+(gradelib/gradebook.py), the progress bar's ETA (progress.Progress), who sees what in Gradescope's
 results.json (per-part visibility, numbers, the stdout's visibility; formats/gradescope.py and the
 config's "gradescope" section), and that visibility is no part of the grading key."""
 import argparse
@@ -13,7 +13,7 @@ import tempfile
 import unittest
 
 import fakes
-from gradelib import batch, config, formats, gradebook
+from gradelib import config, formats, gradebook, progress, runs
 from gradelib.formats import gradescope
 
 CONFIG = os.path.join(fakes.GRADER, "config.json")
@@ -101,7 +101,7 @@ class Terminal(io.StringIO):
 class ProgressBar(unittest.TestCase):
     def test_eta_is_the_mean_time_of_those_graded_now(self):
         clock, out = Clock(), io.StringIO()
-        bar = batch.Progress(10, stream=out, clock=clock)
+        bar = progress.Progress(10, stream=out, clock=clock)
         clock.t = 500.0  # the references took 500 s to build: not a submission's time
         for _ in range(4):
             bar.advance(skipped=True)  # already graded: instant, not counted in the mean
@@ -120,15 +120,15 @@ class ProgressBar(unittest.TestCase):
 
     def test_on_a_terminal_the_bar_is_redrawn_in_place_and_wiped_before_a_log_line(self):
         term = Terminal()
-        bar = batch.Progress(2, stream=term)
+        bar = progress.Progress(2, stream=term)
         bar.step("alice")
         bar.show("building")
         bar.show("correctness")
         self.assertEqual(term.getvalue().count("\n"), 0)
         self.assertEqual(term.getvalue().count("\r\033[K"), 2)
-        batch.clear_line()
+        progress.clear_line()
         self.assertTrue(term.getvalue().endswith("\r\033[K"))
-        batch.clear_line()  # nothing drawn any more: nothing written
+        progress.clear_line()  # nothing drawn any more: nothing written
         self.assertEqual(term.getvalue().count("\r\033[K"), 3)
         bar.show("speed")
         bar.close()
@@ -203,18 +203,17 @@ class Visibility(unittest.TestCase):
         self.assertEqual(c.gradescope, {"numbers": True, "stdout_visibility": "hidden"})
 
     def test_visibility_is_not_part_of_the_grading_key(self):
-        import grade
         args = argparse.Namespace(no_sanitizer=False, only_submitted=False)
         labs = ["02_naive", "03_kogge_stone"]
         base = config.load(CONFIG)
-        key = grade.grading_key(args, base, labs, "gpu")
+        key = runs.grading_key(args, base, labs, "gpu")
         data = with_settings(gradescope={"numbers": False})
         data["defaults"]["visibility"]["speed"] = "hidden"
         data["labs"]["03_kogge_stone"] = {"visibility": {"correctness": "after_published"}}
-        self.assertEqual(grade.grading_key(args, config.Config(data), labs, "gpu"), key)
+        self.assertEqual(runs.grading_key(args, config.Config(data), labs, "gpu"), key)
         points = copy.deepcopy(data)
         points["defaults"]["points"]["speed"] = 31  # how it is graded: the key changes
-        self.assertNotEqual(grade.grading_key(args, config.Config(points), labs, "gpu"), key)
+        self.assertNotEqual(runs.grading_key(args, config.Config(points), labs, "gpu"), key)
 
 
 if __name__ == "__main__":

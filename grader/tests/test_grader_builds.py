@@ -11,6 +11,7 @@ import unittest
 
 import fakes
 from gradelib import build, config, evaluate as ev
+from gradelib.checks import objects, source
 
 ROOT = os.path.dirname(fakes.GRADER)
 BUILD = os.environ.get("LAB_BUILD_DIR", os.path.join(ROOT, "build"))
@@ -65,8 +66,8 @@ class ReportChannel(unittest.TestCase):
         # it; the forged line comes from a kernel's printf)
         static = config.load(os.path.join(fakes.GRADER, "config.json")).static
         with open(FORGED) as f:
-            self.assertEqual(build.check_source(f.read(), static), [])
-        self.assertEqual(build.check_object(self.forged.obj, static, True, False), ([], ""))
+            self.assertEqual(source.check_source(f.read(), static), [])
+        self.assertEqual(objects.check_object(self.forged.obj, static, True, False), ([], ""))
         p = self.run_bin(self.forged.binary, "--n", "1000", "--reps", "0", "--json")
         self.assertEqual(p.returncode, ev.EXIT_TAMPERED, p.stdout + p.stderr)
         self.assertIn('"status":"ok"', p.stdout)  # the forged line

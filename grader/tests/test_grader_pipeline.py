@@ -15,7 +15,7 @@ import unittest
 import zipfile
 
 import fakes
-from gradelib import batch, config, evaluate as ev, proc
+from gradelib import config, evaluate as ev, proc, runs, submissions
 from gradelib.grading import Grader
 from gradelib.outcomes import BuildOutcome, LabResult, StaticOutcome
 from gradelib.stage_build import BuiltLab
@@ -571,8 +571,8 @@ class Batch(unittest.TestCase):
         with zipfile.ZipFile(z, "w") as f:
             f.writestr("labs/02_naive/scan.cu", "x")
             f.writestr("../../escaped.txt", "pwned")
-        with self.assertRaises(batch.BadSubmission) as cm:
-            batch.extract(z, os.path.join(self.tmp, "out"))
+        with self.assertRaises(submissions.BadSubmission) as cm:
+            submissions.extract(z, os.path.join(self.tmp, "out"))
         self.assertIn("unsafe path", str(cm.exception))
         self.assertFalse(os.path.exists(os.path.join(self.tmp, "escaped.txt")))
 
@@ -588,7 +588,7 @@ class Batch(unittest.TestCase):
             link.linkname = "/etc/passwd"
             f.addfile(link)
         dest = os.path.join(self.tmp, "out")
-        batch.extract(t, dest)
+        submissions.extract(t, dest)
         from gradelib import uploads
         found = uploads.locate(dest, ["02_naive", "03_kogge_stone"]).sources
         self.assertTrue(found["02_naive"].endswith(os.path.join("labs", "02_naive", "scan.cu")))
@@ -627,8 +627,8 @@ class Batch(unittest.TestCase):
             def evaluate(self, built, name=None):
                 return [built[k] for k in sorted(built)]
 
-        saved = grade.prepared_grader
-        grade.prepared_grader = lambda *a, **k: FakeGrader()
+        saved = runs.prepared_grader
+        runs.prepared_grader = lambda *a, **k: FakeGrader()
         try:
             argv = ["--submissions", subs, "--results", results, "--labs", "02"]
             with unittest.mock.patch("sys.stdout", new_callable=io.StringIO), \
@@ -657,7 +657,7 @@ class Batch(unittest.TestCase):
                 self.assertEqual(grade.main(argv + ["--force"]), 0)
                 self.assertEqual(sorted(graded), ["alice", "bob"])
         finally:
-            grade.prepared_grader = saved
+            runs.prepared_grader = saved
 
 
 class BatchSafety(unittest.TestCase):
@@ -710,11 +710,11 @@ class BatchSafety(unittest.TestCase):
                         del r["correctness"]  # the Gradescope rendering then fails
                 return out
 
-        self.saved = grade.prepared_grader
-        grade.prepared_grader = lambda *a, **k: FakeGrader()
+        self.saved = runs.prepared_grader
+        runs.prepared_grader = lambda *a, **k: FakeGrader()
 
     def tearDown(self):
-        self.grade.prepared_grader = self.saved
+        runs.prepared_grader = self.saved
         shutil.rmtree(self.tmp, ignore_errors=True)
 
     def student(self, name, text="// x\n"):
@@ -838,21 +838,21 @@ class BatchSafety(unittest.TestCase):
         self.assertIn("x.gradescope.json", err)
 
     def test_names_that_sanitise_alike_get_their_own_work_folders(self):
-        self.assertNotEqual(batch.work_tag("a b"), batch.work_tag("a_b"))
-        self.assertNotEqual(batch.work_tag("a b"), batch.work_tag("a?b"))
-        self.assertEqual(batch.work_tag("alice"), "alice")
+        self.assertNotEqual(submissions.work_tag("a b"), submissions.work_tag("a_b"))
+        self.assertNotEqual(submissions.work_tag("a b"), submissions.work_tag("a?b"))
+        self.assertEqual(submissions.work_tag("alice"), "alice")
 
     def test_names_print_as_valid_utf8_and_never_alike(self):
         latin1 = os.fsdecode(b"caf\xe9")  # what os.listdir gives for a name that is not UTF-8
-        self.assertEqual(batch.printable_name(latin1), "caf\\xe9")
-        self.assertEqual(batch.printable_name("caf\\xe9"), "caf\\\\xe9")  # typed in: not the same
-        self.assertEqual(batch.printable_name("café alice"), "café alice")
-        self.assertEqual(batch.printable_name("a\nb\x1b"), "a\\u000ab\\u001b")
-        self.assertEqual(batch.student_name(os.fsdecode(b"d\xfcrer.tar.gz")), "d\\xfcrer")
-        for name in (latin1, batch.printable_name(latin1)):
-            tag = batch.work_tag(name)
+        self.assertEqual(submissions.printable_name(latin1), "caf\\xe9")
+        self.assertEqual(submissions.printable_name("caf\\xe9"), "caf\\\\xe9")  # typed in: not the same
+        self.assertEqual(submissions.printable_name("café alice"), "café alice")
+        self.assertEqual(submissions.printable_name("a\nb\x1b"), "a\\u000ab\\u001b")
+        self.assertEqual(submissions.student_name(os.fsdecode(b"d\xfcrer.tar.gz")), "d\\xfcrer")
+        for name in (latin1, submissions.printable_name(latin1)):
+            tag = submissions.work_tag(name)
             self.assertTrue(tag.isascii(), tag)
-        self.assertNotEqual(batch.work_tag(batch.printable_name(latin1)), batch.work_tag("caf_xe9"))
+        self.assertNotEqual(submissions.work_tag(submissions.printable_name(latin1)), submissions.work_tag("caf_xe9"))
 
     def test_a_name_that_is_not_utf8_is_graded(self):
         subs = os.fsencode(self.subs)

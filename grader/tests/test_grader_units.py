@@ -8,6 +8,7 @@ import xml.etree.ElementTree as ET
 
 import fakes  # noqa: F401  (puts grader/ on sys.path)
 from gradelib import build, config, evaluate as ev, formats, scoring
+from gradelib.checks import asm, elf, headers, lexer, machine, sections, source, symbols
 from gradelib.outcomes import LabResult
 
 CONFIG = os.path.join(fakes.GRADER, "config.json")
@@ -147,21 +148,21 @@ class StaticChecks(unittest.TestCase):
 
     def test_literal_includes_first_pass(self):
         src = '#include "lab.h"\n#include <thrust/scan.h>\n'
-        self.assertEqual(build.check_source(src, self.static),
+        self.assertEqual(source.check_source(src, self.static),
                          ["includes <thrust/scan.h> (through line 2): scan, sort and reduce libraries are not allowed"])
-        self.assertTrue(build.check_source('#  include <cub/cub.cuh>', self.static))
-        self.assertTrue(build.check_source('#include <cooperative_groups/scan.h>', self.static))
-        self.assertTrue(build.check_source('#include <cuda/std/numeric>', self.static))
-        self.assertEqual(build.check_source('#include <cuda/atomic>\n#include <stdint.h>', self.static), [])
-        v = build.check_source('#include "driver.h"', self.static, ["driver.h", "lab.h", "harness.h"])
+        self.assertTrue(source.check_source('#  include <cub/cub.cuh>', self.static))
+        self.assertTrue(source.check_source('#include <cooperative_groups/scan.h>', self.static))
+        self.assertTrue(source.check_source('#include <cuda/std/numeric>', self.static))
+        self.assertEqual(source.check_source('#include <cuda/atomic>\n#include <stdint.h>', self.static), [])
+        v = source.check_source('#include "driver.h"', self.static, ["driver.h", "lab.h", "harness.h"])
         self.assertEqual(v, ['includes "driver.h" (through line 1): the harness\'s own headers are not for '
                              'lab code (lab.h, cuda_check.h and the lab\'s labs/NN_name.h are)'])
-        self.assertEqual(build.check_source('#include "labs/03_kogge_stone.h"', self.static,
+        self.assertEqual(source.check_source('#include "labs/03_kogge_stone.h"', self.static,
                                             ["lab.h", "harness.h"]), [])
-        self.assertEqual(build.check_source('#include "lab.h"', self.static, ["lab.h", "harness.h"]), [])
-        v = build.check_source('#include "../../solutions/03_kogge_stone/scan.cu"', self.static)
+        self.assertEqual(source.check_source('#include "lab.h"', self.static, ["lab.h", "harness.h"]), [])
+        v = source.check_source('#include "../../solutions/03_kogge_stone/scan.cu"', self.static)
         self.assertIn("only scan.cu is graded; include no files by path", v[0])
-        self.assertTrue(build.check_source('#include "/etc/passwd"', self.static))
+        self.assertTrue(source.check_source('#include "/etc/passwd"', self.static))
 
     def test_line_directives_and_the_lexer(self):
         line_msg = ("#line directive (line %d): lab code may not renumber its lines (the checks need to "
@@ -169,17 +170,17 @@ class StaticChecks(unittest.TestCase):
         src = ('#line 3 "x.h"\n%:  line 4\n#\\\nline 9\n  # 12 "a"\n#include <thrust/\\\nscan.h>\n'
                'const char *s = R"(\n/*)";\n#line 1 "/usr/include/stdio.h"\n// */ x \\\n#line 7\n'
                '/**/ # line 8\nconst char *u = R"xy(\n#line 10\n#include <cub/cub.cuh>\n)xy"; int BAR"x";\n')
-        self.assertEqual(build.check_source(src, self.static), [line_msg % n for n in (1, 2, 3, 5, 10, 13)] + [
+        self.assertEqual(source.check_source(src, self.static), [line_msg % n for n in (1, 2, 3, 5, 10, 13)] + [
             "includes <thrust/scan.h> (through line 6): scan, sort and reduce libraries are not allowed"])
-        code = build.strip_comments(src)
+        code = lexer.strip_comments(src)
         self.assertEqual(code.count("\n"), src.count("\n"))
-        self.assertEqual(build.find_line(code, ["BAR"]), 17)
-        self.assertIsNone(build.find_line(build.strip_comments('x = "getenv"; // getenv\n'), ["getenv"]))
+        self.assertEqual(lexer.find_line(code, ["BAR"]), 17)
+        self.assertIsNone(lexer.find_line(lexer.strip_comments('x = "getenv"; // getenv\n'), ["getenv"]))
         # gcc -E's markers: a file name changed inside scan.cu's code without flag 1 or 2
         pre = "\n".join(['# 0 "/w/scan.cu"', '# 0 "<built-in>"', '# 1 "/w/scan.cu"',
                          '# 1 "/usr/include/stdio.h" 1 3 4', "int x;", '# 2 "/w/scan.cu" 2', "int a;",
                          "#if 0 (a raw string's line)", '# 1 "/usr/include/stdio.h"', "asm", '# 6 "/w/scan.cu"'])
-        self.assertEqual(build.check_line_directives(pre, "/w/scan.cu"),
+        self.assertEqual(headers.check_line_directives(pre, "/w/scan.cu"),
                          [line_msg.replace(" (line %d)", "")])
 
     def test_writable_code_and_executable_stack(self):
@@ -196,103 +197,103 @@ class StaticChecks(unittest.TestCase):
                         "int g(int x) { return f(x); }\n")
             subprocess.run([cc, "-O2", "-c", src, "-o", os.path.join(tmp, "a.o")], check=True)
             subprocess.run([cc, "-O2", "-Wa,--execstack", "-c", src, "-o", os.path.join(tmp, "b.o")], check=True)
-            a = build.check_sections(build.ElfObject(os.path.join(tmp, "a.o")))
-            b = build.check_sections(build.ElfObject(os.path.join(tmp, "b.o")))
+            a = sections.check_sections(elf.ElfObject(os.path.join(tmp, "a.o")))
+            b = sections.check_sections(elf.ElfObject(os.path.join(tmp, "b.o")))
         self.assertEqual(a, ["code in a writable section (.wx): lab code may not place code where it can be changed"])
         self.assertEqual(b, a + ["the object asks for an executable stack: lab code may not run code on the stack"])
 
     def test_comments_and_strings_are_not_includes(self):
         src = ('// #include <thrust/scan.h>\n/* #include <cub/cub.cuh>\n */\n'
                'const char *s = "#include <thrust/scan.h>";\n#include <cuda/atomic>\n#include "lab.h"\n')
-        self.assertEqual(build.check_source(src, self.static), [])
+        self.assertEqual(source.check_source(src, self.static), [])
 
     def test_the_allowlist_passes_what_nvcc_emits_for_a_lab(self):
-        self.assertEqual(build.check_symbols(self.HONEST, self.static, True), [])
-        reg = [build.Symbol("U", n, sites=[self.REG]) for n in
+        self.assertEqual(symbols.check_symbols(self.HONEST, self.static, True), [])
+        reg = [elf.Symbol("U", n, sites=[self.REG]) for n in
                ("atexit", "__cudaRegisterFatBinary", "__cudaRegisterFatBinaryEnd", "__cudaRegisterFunction")]
-        self.assertEqual(build.check_symbols(self.HONEST + reg, self.static, True), [])
+        self.assertEqual(symbols.check_symbols(self.HONEST + reg, self.static, True), [])
 
     def test_anything_else_is_refused_by_name(self):
         for name in ("mkstemp", "ftruncate", "mmap", "cudaGetDriverEntryPointByVersion", "fopen",
                      "cudaStreamCreateWithFlags", "cudaEventRecord", "getenv", "dlopen", "fprintf_unlocked",
                      "cudaMallocManaged", "cudaLaunchCooperativeKernel", "syscall", "__cxa_atexit"):
-            v = build.check_symbols(self.HONEST + [("U", name)], self.static, True)
+            v = symbols.check_symbols(self.HONEST + [("U", name)], self.static, True)
             self.assertEqual(len(v), 1, (name, v))
             self.assertTrue(v[0].startswith(f"lab code may not call {name}"), v[0])
-        v = build.check_symbols(self.HONEST + [build.Symbol("U", "environ", data=True)], self.static, True)
+        v = symbols.check_symbols(self.HONEST + [elf.Symbol("U", "environ", data=True)], self.static, True)
         self.assertEqual(v[0], "lab code may not use environ: lab code reads nothing from the process's "
                                "environment or command line")
         # a weak reference is a reference; so is a C-linkage weak definition (a strong one wins)
         for kind in ("w", "W", "v"):
-            v = build.check_symbols(self.HONEST + [(kind, "lab_reference_scan")], self.static, True)
+            v = symbols.check_symbols(self.HONEST + [(kind, "lab_reference_scan")], self.static, True)
             self.assertEqual(v, ["lab code may not call lab_reference_scan: that is the harness's own "
                                  "code: write the scan yourself"], kind)
 
     def test_specific_reasons(self):
-        v = build.check_symbols(self.HONEST + [("U", "cudaMemcpy")], self.static, True)
+        v = symbols.check_symbols(self.HONEST + [("U", "cudaMemcpy")], self.static, True)
         self.assertEqual(v, ["lab code may not call cudaMemcpy: a GPU lab's data arrives on the device and "
                              "stays there; copies are not allowed (no host-side scan, no copy engine doing a "
                              "kernel's work)"])
         for name in ("malloc", "operator new(unsigned long)", "cudaMallocHost", "cudaHostRegister"):
-            v = build.check_symbols(self.HONEST + [build.Symbol("U", name, "_Znwm" if "new" in name else name)],
+            v = symbols.check_symbols(self.HONEST + [elf.Symbol("U", name, "_Znwm" if "new" in name else name)],
                                     self.static, True)
             self.assertIn("no host memory", v[0], name)
-        self.assertIn("lab code may not call operator new:", build.check_symbols(
-            self.HONEST + [build.Symbol("U", "operator new(unsigned long)", "_Znwm")], self.static, True)[0])
-        v = build.check_symbols(self.HONEST + [("U", "cudaStreamCreateWithFlags")], self.static, True)
+        self.assertIn("lab code may not call operator new:", symbols.check_symbols(
+            self.HONEST + [elf.Symbol("U", "operator new(unsigned long)", "_Znwm")], self.static, True)[0])
+        v = symbols.check_symbols(self.HONEST + [("U", "cudaStreamCreateWithFlags")], self.static, True)
         self.assertIn("streams and events are not allowed", v[0])
         # glibc's aliases are named as the source spells them
-        v = build.check_symbols(self.HONEST + [("U", "__vprintf_chk"), ("U", "__isoc99_sscanf"),
+        v = symbols.check_symbols(self.HONEST + [("U", "__vprintf_chk"), ("U", "__isoc99_sscanf"),
                                                ("U", "open64"), ("U", "cudaMemcpy_ptsz")], self.static, True)
         self.assertEqual([x.split(":")[0] for x in v], ["lab code may not call vprintf", "lab code may not call sscanf",
                                                         "lab code may not call open", "lab code may not call cudaMemcpy"])
         # debugging output on the lab's own stdout and stderr, and assert, are allowed
-        v = build.check_symbols(self.HONEST + [("U", "__printf_chk"), ("U", "__assert_fail"), ("U", "puts"),
-                                               build.Symbol("U", "stderr", data=True)], self.static, True)
+        v = symbols.check_symbols(self.HONEST + [("U", "__printf_chk"), ("U", "__assert_fail"), ("U", "puts"),
+                                               elf.Symbol("U", "stderr", data=True)], self.static, True)
         self.assertEqual(v, [])
 
     def test_the_line_of_a_refused_name(self):
         src = ('#include "lab.h"\n// getenv in a comment\nconst char *s = "getenv";\n'
                'static int f() { return getenv("HOME") != 0; }\nvoid *p = new int[4];\n')
-        code = build.strip_comments(src)
-        v = build.check_symbols(self.HONEST + [("U", "getenv"), build.Symbol("U", "operator new[](unsigned long)", "_Znam")],
+        code = lexer.strip_comments(src)
+        v = symbols.check_symbols(self.HONEST + [("U", "getenv"), elf.Symbol("U", "operator new[](unsigned long)", "_Znam")],
                                 self.static, True, code=code)
         self.assertEqual(v[0], "lab code may not call getenv (line 4): lab code reads nothing from the process's "
                                "environment or command line")
         self.assertTrue(v[1].startswith("lab code may not call operator new[] (line 5): no host memory"), v[1])
-        self.assertEqual(build.find_line(code, ["missing"]), None)
+        self.assertEqual(lexer.find_line(code, ["missing"]), None)
 
     def test_registration_symbols_only_from_nvcc_registration(self):
-        v = build.check_symbols(self.HONEST + [build.Symbol("U", "atexit", sites=[self.REG, "_ZL4scanPKiPimPv"])],
+        v = symbols.check_symbols(self.HONEST + [elf.Symbol("U", "atexit", sites=[self.REG, "_ZL4scanPKiPimPv"])],
                                 self.static, True)
         self.assertEqual(v, ["lab code may not call atexit"])
 
     def test_host_lab(self):
         syms = [("D", "LAB"), ("t", "serial_scan(int const*, int*, unsigned long, void*)"),
-                build.Symbol("U", "atexit", sites=[self.REG]), build.Symbol("U", "__cudaRegisterFatBinary", sites=[self.REG])]
-        self.assertEqual(build.check_symbols(syms, self.static, False), [])
-        v = build.check_symbols(syms + [("U", "cudaMalloc"), ("U", "malloc")], self.static, False)
+                elf.Symbol("U", "atexit", sites=[self.REG]), elf.Symbol("U", "__cudaRegisterFatBinary", sites=[self.REG])]
+        self.assertEqual(symbols.check_symbols(syms, self.static, False), [])
+        v = symbols.check_symbols(syms + [("U", "cudaMalloc"), ("U", "malloc")], self.static, False)
         self.assertEqual(v, ["lab code may not call cudaMalloc: a host lab (LAB_HOST) runs on the CPU and makes no CUDA calls",
                              "lab code may not call malloc: no host memory: the harness hands the lab every "
                              "buffer it needs"])
-        v = build.check_symbols(syms, self.static, True)  # the same object, if it were a GPU lab
+        v = symbols.check_symbols(syms, self.static, True)  # the same object, if it were a GPU lab
         self.assertTrue(any("launches no kernel" in x for x in v))
         # a CPU-mode object is not held to the allowlist (its symbols are CPU mode's runtime)
-        self.assertEqual(build.check_symbols(syms + [("U", "malloc")], self.static, False, gpu_build=False), [])
+        self.assertEqual(symbols.check_symbols(syms + [("U", "malloc")], self.static, False, gpu_build=False), [])
 
     def test_shadowing_a_function_the_harness_calls(self):
         base = self.HONEST
         for name in ("memcmp", "qsort", "fputs", "printf", "strtoull", "clock_gettime", "cudaEventElapsedTime"):
-            v = build.check_symbols(base + [("T", name)], self.static, True)
+            v = symbols.check_symbols(base + [("T", name)], self.static, True)
             self.assertEqual(v, [f"defines {name}, which shadows a CUDA runtime, C library or harness function"])
         # a name the harness imports is caught through harness_imports even when no list has it
-        self.assertEqual(build.check_symbols(base + [("T", "frobnicate")], self.static, True), [])
-        v = build.check_symbols(base + [("T", "frobnicate")], self.static, True, harness_imports={"frobnicate"})
+        self.assertEqual(symbols.check_symbols(base + [("T", "frobnicate")], self.static, True), [])
+        v = symbols.check_symbols(base + [("T", "frobnicate")], self.static, True, harness_imports={"frobnicate"})
         self.assertIn("defines frobnicate", v[0])
         # LAB is imported by the harness too, and is the one definition a lab must make
-        self.assertEqual(build.check_symbols(base, self.static, True, harness_imports={"LAB"}), [])
+        self.assertEqual(symbols.check_symbols(base, self.static, True, harness_imports={"LAB"}), [])
         # a C++ definition cannot shadow a C function
-        self.assertEqual(build.check_symbols(base + [("T", "memcmp(void const*, void const*, unsigned long)")],
+        self.assertEqual(symbols.check_symbols(base + [("T", "memcmp(void const*, void const*, unsigned long)")],
                                              self.static, True, harness_imports={"memcmp"}), [])
 
     def test_harness_imports_are_read_from_the_objects(self):
@@ -309,18 +310,18 @@ class StaticChecks(unittest.TestCase):
                         "int h(const char *a, const char *b) { return memcmp(a, b, 3) + (int)strtoull(a, 0, 10); }\n")
             obj = os.path.join(tmp, "h.o")
             subprocess.run([cc, "-O1", "-c", src, "-o", obj], check=True)
-            names = build.imported_names([obj])
-            syms = {s.name: s for s in build.read_symbols(obj)}
+            names = elf.imported_names([obj])
+            syms = {s.name: s for s in elf.read_symbols(obj)}
         self.assertIn("memcmp", names)
         self.assertIn("strtoull", names)
         self.assertNotIn("h", names)
-        self.assertIsNone(build.imported_names([]))
+        self.assertIsNone(elf.imported_names([]))
         self.assertEqual((syms["h"].kind, syms["memcmp"].kind, syms["memcmp"].data), ("T", "U", False))
         self.assertEqual(syms["memcmp"].sites, ("h",))
 
     def test_dependencies_and_header_rules(self):
         import tempfile
-        deps = build.parse_dependencies("x.o : scan.cu \\\n  common/lab.h /usr/include/a\\ b.h \\\n /inc/cub/cub.cuh\n", "/r")
+        deps = headers.parse_dependencies("x.o : scan.cu \\\n  common/lab.h /usr/include/a\\ b.h \\\n /inc/cub/cub.cuh\n", "/r")
         self.assertEqual(deps, ["/r/scan.cu", "/r/common/lab.h", "/usr/include/a b.h", "/inc/cub/cub.cuh"])
         with tempfile.TemporaryDirectory() as tmp:
             tmp = os.path.realpath(tmp)
@@ -333,22 +334,22 @@ class StaticChecks(unittest.TestCase):
                         "inc/cooperative_groups/scan.h", "inc/stdint.h", "etc/passwd"):
                 files[rel] = os.path.join(tmp, rel)
                 open(files[rel], "w").close()
-            ctx = build.HeaderContext(files["priv/scan.cu"], os.path.join(tmp, "course/common"),
+            ctx = headers.HeaderContext(files["priv/scan.cu"], os.path.join(tmp, "course/common"),
                                       [os.path.join(tmp, "inc"), os.path.join(tmp, "inc/cccl"),
                                        os.path.join(tmp, "course/common")])
-            pats = build._header_patterns(self.static)
+            pats = headers.header_patterns(self.static)
             ok = [files[k] for k in ("priv/scan.cu", "course/common/lab.h", "inc/cccl/cuda/std/atomic", "inc/stdint.h",
                                      "course/common/labs/03_kogge_stone.h")]
             self.assertEqual([ctx.classify(p, pats) for p in ok], [None] * 5)
             # a lab's own header passes (labs/*.h), its descriptor's source does not
             self.assertEqual(ctx.classify(files["course/common/labs/03_kogge_stone.c"], pats),
-                             (build.HARNESS_WHY, "labs/03_kogge_stone.c"))
-            self.assertEqual(ctx.classify(files["inc/cub/cub.cuh"], pats), (build.LIBRARY_WHY, "cub/cub.cuh"))
-            self.assertEqual(ctx.classify(files["inc/cccl/cuda/std/numeric"], pats), (build.LIBRARY_WHY, "cuda/std/numeric"))
-            self.assertEqual(ctx.classify(files["inc/cooperative_groups/scan.h"], pats)[0], build.LIBRARY_WHY)
-            self.assertEqual(ctx.classify(files["course/common/harness.h"], pats), (build.HARNESS_WHY, "harness.h"))
-            self.assertEqual(ctx.classify(files["priv/scan.o"], pats), (build.PATH_WHY, "scan.o"))
-            self.assertEqual(ctx.classify(files["etc/passwd"], pats), (build.PATH_WHY, files["etc/passwd"]))
+                             (headers.HARNESS_WHY, "labs/03_kogge_stone.c"))
+            self.assertEqual(ctx.classify(files["inc/cub/cub.cuh"], pats), (headers.LIBRARY_WHY, "cub/cub.cuh"))
+            self.assertEqual(ctx.classify(files["inc/cccl/cuda/std/numeric"], pats), (headers.LIBRARY_WHY, "cuda/std/numeric"))
+            self.assertEqual(ctx.classify(files["inc/cooperative_groups/scan.h"], pats)[0], headers.LIBRARY_WHY)
+            self.assertEqual(ctx.classify(files["course/common/harness.h"], pats), (headers.HARNESS_WHY, "harness.h"))
+            self.assertEqual(ctx.classify(files["priv/scan.o"], pats), (headers.PATH_WHY, "scan.o"))
+            self.assertEqual(ctx.classify(files["etc/passwd"], pats), (headers.PATH_WHY, files["etc/passwd"]))
             # the include tree from gcc -E line markers: cub.cuh came through line 3, its own
             # headers through the same line, and one message names the outermost
             pre = "\n".join([f'# 1 "{files["priv/scan.cu"]}"', '# 1 "<command-line>"',
@@ -356,16 +357,16 @@ class StaticChecks(unittest.TestCase):
                              f'# 1 "{files["inc/cub/cub.cuh"]}" 1 3', f'# 1 "{files["inc/cooperative_groups/scan.h"]}" 1 3',
                              "x", f'# 2 "{files["inc/cub/cub.cuh"]}" 2 3', f'# 4 "{files["priv/scan.cu"]}" 2',
                              "int c;", f'# 1 "{files["etc/passwd"]}" 1', "root", f'# 6 "{files["priv/scan.cu"]}" 2'])
-            origins = build.include_origins(pre, files["priv/scan.cu"])
+            origins = headers.include_origins(pre, files["priv/scan.cu"])
             self.assertEqual(origins[files["inc/cub/cub.cuh"]], (3, files["inc/cub/cub.cuh"]))
             self.assertEqual(origins[files["inc/cooperative_groups/scan.h"]], (3, files["inc/cub/cub.cuh"]))
             self.assertEqual(origins[files["etc/passwd"]], (5, files["etc/passwd"]))
             deps = [files[k] for k in ("priv/scan.cu", "inc/cub/cub.cuh", "inc/cooperative_groups/scan.h", "etc/passwd")]
-            self.assertEqual(build.check_headers(deps, self.static, ctx, origins), [
+            self.assertEqual(headers.check_headers(deps, self.static, ctx, origins), [
                 "includes <cub/cub.cuh> (through line 3): scan, sort and reduce libraries are not allowed",
                 f'includes "{files["etc/passwd"]}" (through line 5): only scan.cu is graded; include no files by path'])
             # without the tree: one message
-            self.assertEqual(len(build.check_headers(deps, self.static, ctx)), 1)
+            self.assertEqual(len(headers.check_headers(deps, self.static, ctx)), 1)
 
     def test_contract_messages(self):
         """A build that breaks the lab's contract with the course fails with one line saying how:
@@ -402,30 +403,30 @@ class StaticChecks(unittest.TestCase):
             '# 3', '{ unsigned r; __asm__ volatile("mov.u32 %0, %%laneid;" : "=r" (r)); return r; }',
             '#endif', '# 7 "/w/x/scan.cu"', 'static long h(long n) {', 'const char *s = "asm";',
             '__asm__ volatile("syscall" : "=a" (n) : "a" (39L));', 'return n; }', '# 20', 'asm(".globl x");'])
-        self.assertEqual(build.check_host_asm(text, src), [
+        self.assertEqual(asm.check_host_asm(text, src), [
             "inline assembly in host code (line 9): only device code may use asm",
             "inline assembly in host code (line 20): only device code may use asm"])
 
     def test_machine_code_patterns(self):
-        x86, arm = build.EM_X86_64, build.EM_AARCH64
+        x86, arm = elf.EM_X86_64, elf.EM_AARCH64
         for text, kind in (("syscall", "syscall"), ("sysenter", "syscall"), ("int    $0x80", "syscall"),
                            ("int3", None), ("call   *%rax", "indirect"), ("notrack jmp *%rax", "indirect"),
                            ("jmp    *0x8(%rdx)", "indirect"), ("call   0 <f>", None), ("jmp    1f <g+0x3>", None),
                            ("ret", None), ("mov    %rax,%rbx", None)):
-            self.assertEqual(build._classify_insn(x86, text), kind, text)
+            self.assertEqual(machine._classify_insn(x86, text), kind, text)
         for text, kind in (("svc\t#0x0", "syscall"), ("blr\tx8", "indirect"), ("br\tx1", "indirect"),
                            ("bl\t0 <f>", None), ("ret", None)):
-            self.assertEqual(build._classify_insn(arm, text), kind, text)
+            self.assertEqual(machine._classify_insn(arm, text), kind, text)
         insns = [(".text", "_ZL4scanPKiPimPv", 0x10, "call   *%rax"), (".text", "_ZL4scanPKiPimPv", 0x20, "jmp    *%rdx"),
                  (".text", "h", 0x4, "syscall"), (".text.startup", self.REG, 0x8, "call   *%rdx")]
-        v = build.check_machine_code(insns, x86, self.static)
+        v = machine.check_machine_code(insns, x86, self.static)
         self.assertEqual(v[0], "calls through a function pointer in host code (scan): lab code may not call "
                                "functions through pointers (function pointers, virtual functions, computed gotos)")
         self.assertEqual(v[1], "host code contains a system call instruction (syscall at h+0x4): lab code must "
                                "not make system calls")
         self.assertEqual(len(v), 2)
         # a CPU-mode object calls its kernels through pointers: only system calls count there
-        self.assertEqual(len(build.check_machine_code(insns, x86, self.static, gpu_build=False)), 1)
+        self.assertEqual(len(machine.check_machine_code(insns, x86, self.static, gpu_build=False)), 1)
 
     def test_compiler_message_keeps_not_found(self):
         text = ("make: Entering directory\n/bin/sh: 1: /opt/cuda/bin/nvcc: not found\n"

@@ -12,7 +12,7 @@ import tempfile
 import unittest
 
 import fakes
-from gradelib import batch, config, formats, scoring
+from gradelib import batch, config, formats, scoring, submissions
 from gradelib.evaluate import LabInfo, Variant
 from gradelib.outcomes import (BuildOutcome, CaseFailure, CorrectnessOutcome, GradeResult, LabResult,
                                SanitizerCheck, SanitizerOutcome, SpeedOutcome, StaticOutcome)
@@ -324,10 +324,10 @@ class FormatRegistry(unittest.TestCase):
             args, _ = grade.parse_args(["--format", "lines"])
             self.assertEqual(args.format, "lines")
             self.assertIn("lines: one line per lab", grade.parse_args([])[1].format_help())
-            self.assertIn("x.lines.txt", batch.result_files("x"))
+            self.assertIn("x.lines.txt", submissions.result_files("x"))
             result = {"labs": [LabResult.blank("02_naive", CFG.lab("02_naive"), "gpu").to_dict()]}
             with tempfile.TemporaryDirectory() as d:
-                grade.write_student_files(result, d, "alice", "lines")
+                batch.write_student_files(result, d, "alice", "lines")
                 with open(os.path.join(d, "alice.lines.txt")) as f:
                     self.assertEqual(f.read(), "02_naive 0.0\n")
                 self.assertTrue(os.path.exists(os.path.join(d, "alice.json")))

@@ -14,6 +14,7 @@ import unittest
 
 import fakes
 from gradelib import build, config, proc
+from gradelib.checks import elf, lexer, nvcc, objects, source
 
 ROOT = os.path.dirname(fakes.GRADER)
 BUILD = os.environ.get("LAB_BUILD_DIR", os.path.join(ROOT, "build"))
@@ -172,12 +173,12 @@ def check_one(b, text, name, device_lab=True):
     src = os.path.join(d, "scan.cu")
     with open(src, "w") as f:
         f.write(text)
-    source, _ = b.source_checks(src, STATIC)
+    compiled, _ = nvcc.source_checks(b, src, STATIC)
     obj = compile_object(b, src, os.path.join(WORK, "objects"))
-    found, note = build.check_object(obj, STATIC, device_lab, True, None, build.strip_comments(text))
+    found, note = objects.check_object(obj, STATIC, device_lab, True, None, lexer.strip_comments(text))
     if note:
         raise AssertionError(note)
-    return Compiled(text, source, found, obj)
+    return Compiled(text, compiled, found, obj)
 
 
 class Snippets(unittest.TestCase):
@@ -199,11 +200,11 @@ class Snippets(unittest.TestCase):
         text = template(name)
         with open(src, "w") as f:
             f.write(text)
-        return Compiled(text, cls.b.source_checks(src, STATIC)[0], None, None)
+        return Compiled(text, nvcc.source_checks(cls.b, src, STATIC)[0], None, None)
 
     def test_honest_code_passes(self):
         r = self.r["honest"]
-        self.assertEqual(build.check_source(r.text, STATIC, self.b.harness_headers()), [])
+        self.assertEqual(source.check_source(r.text, STATIC, self.b.harness_headers()), [])
         self.assertEqual(r.source, [])
         self.assertEqual(r.obj, [])
 
@@ -217,7 +218,7 @@ class Snippets(unittest.TestCase):
         self.assertEqual(r.source, [])
         self.assertEqual(r.obj, [f"lab code may not call lab_reference_scan (line {line_of(r.text, 'lab_reference_scan')}): "
                                  "that is the harness's own code: write the scan yourself"])
-        kinds = {s.name: s.kind for s in build.read_symbols(r.path)}
+        kinds = {s.name: s.kind for s in elf.read_symbols(r.path)}
         self.assertEqual(kinds["lab_reference_scan"], "w")
 
     def test_mkstemp_ftruncate_mmap(self):
@@ -245,7 +246,7 @@ class Snippets(unittest.TestCase):
 
     def test_include_hidden_behind_a_macro(self):
         r = self.r["macro_cub"]
-        self.assertEqual(build.check_source(r.text, STATIC), [])  # the text pass cannot see it
+        self.assertEqual(source.check_source(r.text, STATIC), [])  # the text pass cannot see it
         self.assertEqual(len(r.source), 1, r.source)
         self.assertRegex(r.source[0], r"^includes <cub/[^>]+> \(through line %d\): scan, sort and reduce "
                                       r"libraries are not allowed$" % line_of(r.text, "#include SCAN_LIBRARY"))
@@ -262,7 +263,7 @@ class Snippets(unittest.TestCase):
         r = self.r["line_directive"]
         msg = "#line directive (line %d): lab code may not renumber its lines (the checks need to know which code is scan.cu's)"
         first = line_of(r.text, '#line 1 "/usr/include/stdio.h"')
-        self.assertEqual(build.check_source(r.text, STATIC)[:1], [msg % first])
+        self.assertEqual(source.check_source(r.text, STATIC)[:1], [msg % first])
         # the compiler's view, for what the text pass might miss (gcc's markers give no exact line)
         self.assertEqual(r.source, [msg.replace(" (line %d)", "")])
 
@@ -327,12 +328,12 @@ class HonestCode(unittest.TestCase):
             os.makedirs(out, exist_ok=True)
             priv = os.path.join(out, "scan.cu")
             shutil.copyfile(src, priv)
-            source, note = b.source_checks(priv, STATIC)
+            compiled, note = nvcc.source_checks(b, priv, STATIC)
             obj = made_object(top, lab, src) or compile_object(b, src, os.path.join(WORK, "objects"))
-            found, onote = build.check_object(obj, STATIC, not lab.startswith("01"), True,
-                                              b.harness_imports(), build.strip_comments(text))
+            found, onote = objects.check_object(obj, STATIC, not lab.startswith("01"), True,
+                                                b.harness_imports(), lexer.strip_comments(text))
             found = [v for v in found if not (top == "labs" and v.startswith("launches no kernel"))]
-            return (f"{top}/{lab}", build.check_source(text, STATIC, b.harness_headers()) + source + found,
+            return (f"{top}/{lab}", source.check_source(text, STATIC, b.harness_headers()) + compiled + found,
                     note + onote)
 
         with cf.ThreadPoolExecutor(JOBS) as pool:
@@ -349,10 +350,10 @@ def made_object(top, lab, src):
         t = os.path.getmtime(obj)
         if t < max(os.path.getmtime(src), os.path.getmtime(os.path.join(ROOT, "Makefile"))):
             return None
-        elf = build.ElfObject(obj)
-    except (OSError, build.ElfError):
+        obj_elf = elf.ElfObject(obj)
+    except (OSError, elf.ElfError):
         return None
-    return obj if any(s["name"] == ".nv_fatbin" for s in elf.sections) else None
+    return obj if any(s["name"] == ".nv_fatbin" for s in obj_elf.sections) else None
 
 
 if __name__ == "__main__":

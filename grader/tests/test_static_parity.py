@@ -1,6 +1,6 @@
 """The static checks give one verdict whatever the machine: every fixture in grader/fixtures/ is
 built and checked in CPU mode with nvcc hidden (Gradescope's machine: CPU mode's own checks on the
-C++ it compiles, grader/gradelib/cpu_checks.py), and must get the verdict the GPU path gives it
+C++ it compiles, grader/gradelib/checks/cpu.py), and must get the verdict the GPU path gives it
 (grader/fixtures/expected.json): refused by a static check with the recorded message when the GPU
 refuses it, never refused when the GPU does not, and a build failure where the GPU's build fails.
 CPU mode with nvcc installed is graded by test_fixtures.py (check_fixtures.py --cpu), the GPU by

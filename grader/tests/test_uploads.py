@@ -11,7 +11,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
 from gradelib import uploads  # noqa: E402
-from gradelib.batch import BadSubmission  # noqa: E402
+from gradelib.submissions import BadSubmission  # noqa: E402
 
 LABS = ["01_serial", "03_kogge_stone"]
 

@@ -1,8 +1,8 @@
-"""CPU mode's source checks: what nvcc's source checks find (Builder.source_checks), found on the
+"""CPU mode's source checks: what nvcc's source checks find (nvcc.source_checks), found on the
 C++ that CPU mode compiles, so that a machine without nvcc (Gradescope's) refuses what the GPU
 path refuses, with the same messages.
 
-On the private copy of scan.cu, before it is compiled (Builder.cpu_source_checks):
+On the private copy of scan.cu, before it is compiled (source_checks, stage_build's precheck):
   1. common/cpu/rewrite.py makes the C++ the build compiles (launches, __shared__ arrays);
   2. the host compiler lists every header it reads (g++ -M -MG: a header that does not exist
      here, such as <cub/cub.cuh>, is listed by the name the source gives it);
@@ -13,11 +13,11 @@ On the private copy of scan.cu, before it is compiled (Builder.cpu_source_checks
      gave them, CPU mode's own CUDA headers in common/cpu like the toolkit's), #line directives
      (check_line_directives), and inline assembly outside device code (host_asm), where nvcc's
      host translation would keep it. An asm statement in device code that reads a clock
-     register (%clock, %clock64, %globaltimer) gets check_device_clocks' message; any other is
-     refused too, with its own message: CPU mode cannot build PTX, and x86 text there would reach
-     the host's assembler (.incbin reads any file at build time).
-The object checks (check_object with cpu_build) do the rest: the symbol allowlist, a kernel
-launched (lab_cpu::run_kernel), clock64() (lab_cpu::device_clock), calls through pointers.
+     register (%clock, %clock64, %globaltimer) gets check_device_clocks' message (clock_message);
+     any other is refused too, with its own message: CPU mode cannot build PTX, and x86 text
+     there would reach the host's assembler (.incbin reads any file at build time).
+The object checks (objects.check_object with cpu_build) do the rest: the symbol allowlist, a
+kernel launched (lab_cpu::run_kernel), clock64() (lab_cpu::device_clock), calls through pointers.
 """
 import os
 import re
@@ -25,20 +25,16 @@ import shutil
 import sys
 import tempfile
 
-from . import build as b
-from . import proc
+from .. import proc
+from ..build import InfraError
+from .asm import PTX_CLOCK_RE, clock_message
+from .headers import HeaderContext, check_headers, check_line_directives, include_origins, parse_dependencies
+from .headers import under, unescape
 
 MARKS = {"__global__": "LAB_QUAL_GLOBAL", "__device__": "LAB_QUAL_DEVICE", "__host__": "LAB_QUAL_HOST"}
 _MARKER_RE = re.compile(r'^#\s*(\d+)(?:\s+"((?:[^"\\]|\\.)*)")?')
 _TOKEN_RE = re.compile(r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|[A-Za-z_][A-Za-z0-9_]*|[{};]')
 _SAFE_NAME_RE = re.compile(r"^[A-Za-z0-9_.+/-]+$")
-
-
-def _clock_message(reg, line):
-    where = f" (line {line})" if line else ""
-    return (f"reads a clock in device code{where}: lab code may not time itself (%{reg}); the "
-            f"harness times it, and a lab that measures its own speed could behave differently "
-            f"under a tool such as compute-sanitizer")
 
 
 def host_asm(preprocessed, private_src):
@@ -58,7 +54,7 @@ def host_asm(preprocessed, private_src):
             m = _MARKER_RE.match(ln)
             if m:
                 if m.group(2) is not None:
-                    name = b._unescape(m.group(2))
+                    name = unescape(m.group(2))
                     in_src = not name.startswith("<") and os.path.realpath(name) == src
                 line = int(m.group(1))
             else:
@@ -88,8 +84,8 @@ def host_asm(preprocessed, private_src):
                 if device:
                     # nvcc hands device asm to ptxas; here it would reach the host's assembler,
                     # which also reads files (.incbin) and writes any instruction: refused
-                    m = b.PTX_CLOCK_RE.search(ln)
-                    msg = _clock_message(m.group(1), line) if m else (
+                    m = PTX_CLOCK_RE.search(ln)
+                    msg = clock_message(m.group(1), line or None) if m else (
                         f"inline assembly in device code (line {line}): CPU mode cannot run PTX, and "
                         f"asm here would go to the host's assembler; a lab with asm is graded on a GPU")
                 else:
@@ -121,7 +117,7 @@ def _stand_ins(deps, missing_root):
     find (its name as the source gave it); the paths made."""
     made = []
     for d in deps:
-        if not b._under(d, missing_root) or os.path.exists(d):
+        if not under(d, missing_root) or os.path.exists(d):
             continue
         rel = os.path.relpath(d, missing_root)
         if not _SAFE_NAME_RE.match(rel) or ".." in rel.split("/"):
@@ -133,11 +129,25 @@ def _stand_ins(deps, missing_root):
     return made
 
 
-def source_checks(builder, priv_src, static, cxx, flags, system_dirs, timeout):
-    """(violations, note) for the private copy priv_src (see the module's docstring). cxx and
-    flags: the host compiler and CPU mode's CPU_CXXFLAGS; system_dirs: its include folders
-    (Builder._system_dirs). A step that cannot run (the rewrite or the compiler failing on the
-    source) is left to the build, which fails the same way and shows why."""
+def source_checks(builder, priv_src, static):
+    """(violations, note): CPU mode's checks on what the host compiler makes of the private
+    copy priv_src, before it is compiled (see the module's docstring). They need no nvcc: the
+    same verdicts as nvcc.source_checks on the GPU path. Raises InfraError when the Makefile's
+    CPU_CXXFLAGS cannot be read."""
+    got = builder.cpu_flags()
+    if not got:
+        raise InfraError("the Makefile's CPU_CXXFLAGS could not be read: CPU mode's static checks cannot run")
+    cxx, flags = got
+    os.makedirs(builder.work, exist_ok=True)
+    dirs = builder.system_dirs([cxx] + _absolute_flags(flags, builder.root))
+    return _checks(builder, priv_src, static, cxx, flags, dirs, builder.timeout)
+
+
+def _checks(builder, priv_src, static, cxx, flags, system_dirs, timeout):
+    """source_checks for the private copy priv_src. cxx and flags: the host compiler and CPU
+    mode's CPU_CXXFLAGS; system_dirs: its include folders (Builder.system_dirs). A step that
+    cannot run (the rewrite or the compiler failing on the source) is left to the build, which
+    fails the same way and shows why."""
     root = builder.root
     work = tempfile.mkdtemp(prefix="cpu-source-check-", dir=builder.work)
     try:
@@ -158,7 +168,7 @@ def source_checks(builder, priv_src, static, cxx, flags, system_dirs, timeout):
         if r.returncode != 0 or not os.path.exists(dep):
             return [], "g++ -M failed: the checks were left to the build"
         with open(dep, encoding="utf-8", errors="replace") as f:
-            deps = b.parse_dependencies(f.read(), missing_root)
+            deps = parse_dependencies(f.read(), missing_root)
         _stand_ins(deps, missing_root)
         marks = [f"-D{k}={v}" for k, v in MARKS.items()]
         pre = os.path.join(work, "scan.ii")
@@ -167,16 +177,16 @@ def source_checks(builder, priv_src, static, cxx, flags, system_dirs, timeout):
         if r.returncode == 0 and os.path.exists(pre):
             with open(pre, encoding="utf-8", errors="replace") as f:
                 preprocessed = f.read()
-        ctx = b.HeaderContext(priv_src, os.path.join(root, "common"), list(system_dirs) + [missing_root],
+        ctx = HeaderContext(priv_src, os.path.join(root, "common"), list(system_dirs) + [missing_root],
                               static.get("lab_headers", ["lab.h", "cuda_check.h", "labs/*.h"]),
                               runtime_dirs=[os.path.join(root, "common", "cpu")], also_sources=[cpp])
         deps = [d for d in deps if os.path.realpath(d) != os.path.realpath(cpp)]
-        origins = b.include_origins(preprocessed, priv_src) if preprocessed else {}
-        violations = b.check_headers(deps, static, ctx, origins)
+        origins = include_origins(preprocessed, priv_src) if preprocessed else {}
+        violations = check_headers(deps, static, ctx, origins)
         if preprocessed is None:
             note = "g++ -E failed (the build shows why): the inline-assembly check was not run"
             return violations, ("" if violations else note)
-        for v in b.check_line_directives(preprocessed, priv_src) + host_asm(preprocessed, priv_src):
+        for v in check_line_directives(preprocessed, priv_src) + host_asm(preprocessed, priv_src):
             if v not in violations:
                 violations.append(v)
         return violations, ""

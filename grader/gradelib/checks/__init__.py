@@ -1,0 +1,20 @@
+"""The static checks: what a lab's scan.cu may not do, found before any of it runs.
+
+In the order they run (grader/README.md, "Static checks", says what each refuses; stage_build.py
+runs them):
+  source.check_source     the text of scan.cu: a quick first pass (size, #line directives, the
+                          #include lines written out), before anything is compiled;
+  nvcc.source_checks      what nvcc makes of the private copy, just before it is compiled:
+      headers.check_headers          every header the compiler reads (nvcc -M);
+      headers.check_line_directives  file names changed by #line (gcc -E of the host side);
+      asm.check_host_asm             inline assembly in nvcc's host translation (cudafe1.cpp);
+      asm.check_device_clocks        clocks read in device code (the PTX);
+  cpu.source_checks       the same on the C++ CPU mode compiles (no nvcc needed);
+  objects.check_object    the object (elf.py reads it): symbols.check_symbols (the allowlist,
+                          shadowing, a kernel), sections.check_startup (code before or after
+                          main), sections.check_sections (writable code, executable stack),
+                          machine.check_machine_code (system-call instructions, calls through
+                          pointers);
+  objects.check_binary    the CUDA runtime linked statically.
+lexer.py is the C lexer the text checks share.
+"""
