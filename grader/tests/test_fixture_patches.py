@@ -2,13 +2,16 @@
 fixture, in every mode, applies to today's reference solutions (test_fixtures.py grades only those
 CPU mode can reach), and the applier is strict: a reference changed where a fixture changes it
 fails, naming the fixture; a reference changed elsewhere does not. No build, under a second."""
+import contextlib
+import io
 import json
 import os
 import tempfile
 import unittest
 from unittest import mock
 
-import fakes
+import fakes  # first: it puts grader/ on the path
+import check_fixtures
 import fixturelib
 
 REF = b"".join(b"line %d\n" % i for i in range(1, 31))
@@ -44,6 +47,23 @@ class EveryFixture(unittest.TestCase):
                     open(fixturelib.reference("08_decoupled_lookback"), "rb") as r:
                 self.assertEqual(f.read(), r.read())  # a link to the reference, copied
             self.assertFalse(os.path.islink(os.path.join(tmp, "08_decoupled_lookback", "scan.cu")))
+
+
+class StalePatch(unittest.TestCase):
+    def test_check_fixtures_names_a_fixture_whose_patch_no_longer_applies(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            ref = os.path.join(tmp, "scan.cu")
+            with open(ref, "wb") as f:
+                f.write(REF)  # a reference that has nothing of the fixture's context
+            out, err = io.StringIO(), io.StringIO()
+            with mock.patch.object(fixturelib, "reference", lambda lab: ref), \
+                    contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+                rc = check_fixtures.main(["--cpu", "--only", "off_by_one_tile"])
+        self.assertEqual(rc, 1)
+        self.assertIn("fixture off_by_one_tile: 03_kogge_stone/scan.cu.patch", err.getvalue())
+        self.assertIn("| off_by_one_tile | 03 |", out.getvalue())
+        self.assertIn("WRONG: not graded: fixture off_by_one_tile", out.getvalue())
+        self.assertIn("0/1 fixtures diagnosed as expected", out.getvalue())
 
 
 class Applier(unittest.TestCase):
