@@ -312,9 +312,9 @@ CRITERION_PREFIX ?=
 CRIT_CFLAGS := $(if $(CRITERION_PREFIX),-I$(CRITERION_PREFIX)/include)
 # DT_RPATH (--disable-new-dtags) also covers Criterion's own dependencies (libgit2, nanomsg, ...).
 TEST_LIBS := $(if $(CRITERION_PREFIX),-L$(CRITERION_PREFIX)/lib -Xlinker --disable-new-dtags -Xlinker -rpath=$(abspath $(CRITERION_PREFIX))/lib) -lcriterion
-TEST_SUPPORT := $(BUILD)/tests/lab_cases.o
+TEST_SUPPORT := $(BUILD)/tests/lab_cases.o $(BUILD)/tests/barriers.o
 
-$(BUILD)/tests/%.o: tests/%.c $(COMMON_DEPS) tests/lab_cases.h tests/hooks/hooks.h | check-criterion
+$(BUILD)/tests/%.o: tests/%.c $(COMMON_DEPS) tests/lab_cases.h tests/barriers.h tests/hooks/hooks.h | check-criterion
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(CRIT_CFLAGS) -Itests -c $< -o $@
 

@@ -27,6 +27,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 
+import fixturelib  # noqa: E402
 from gradelib.grading import course_labs, select_labs  # noqa: E402
 
 # Buggy labs to plant in "broken" submissions, in turn: (fixture, what it does wrong).
@@ -64,8 +65,8 @@ def make_class(folder, n, labs):
             nth = sum(1 for m in made if m[1] == "broken")
             if bugs:
                 fixture, lab, what = bugs[nth % len(bugs)]
-                shutil.copyfile(os.path.join(HERE, "fixtures", "submissions", fixture, lab, "scan.cu"),
-                                os.path.join(dest, lab, "scan.cu"))
+                with open(os.path.join(dest, lab, "scan.cu"), "wb") as f:  # a patched reference
+                    f.write(fixturelib.source(fixture, lab))
             else:  # none of the fixtures' labs is graded: a compile error in the first lab
                 lab, what = labs[0], "does not compile"
                 with open(os.path.join(dest, lab, "scan.cu"), "a") as f:

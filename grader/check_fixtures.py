@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Grades the bad submissions in grader/fixtures/submissions/ and checks that each gets the
 diagnosis recorded in grader/fixtures/expected.json. Prints a table (fixture, lab, expected,
-got, points, verdict).
+got, points, verdict). Each fixture is written out first (grader/fixturelib.py: most are a patch
+against a reference solution); one whose patch no longer applies is a wrong row, named.
 
 Usage: check_fixtures.py [--cpu] [--only NAME ...] [--work DIR] [--json FILE] [--results DIR]
                          [--check-only] [--isolated]
@@ -23,6 +24,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURES = os.path.join(HERE, "fixtures")
 sys.path.insert(0, HERE)
 
+import fixturelib  # noqa: E402
 from gradelib.build import find_nvcc  # noqa: E402
 from gradelib.status import STOPPED, Status  # noqa: E402
 
@@ -129,10 +131,11 @@ def chosen_fixtures(args, expected):
     return names
 
 
-def grade_fixtures(args, names, expected, results, tmp):
+def grade_fixtures(args, names, expected, results, tmp, unpatched):
     """Grades the fixtures with grade.py into results: those that need a GPU first (a batch of
-    their own, so that a run cut short still has their results). Returns grade.py's exit code
-    when it failed (2, 3, or 1 for anything else), else None."""
+    their own, so that a run cut short still has their results). A fixture whose patch does not
+    apply is not graded: unpatched gets its name and why. Returns grade.py's exit code when it
+    failed (2, 3, or 1 for anything else), else None."""
     gpu_only = [n for n in names if "cpu" not in expected[n]["modes"] and not args.cpu]
     groups = [gpu_only, [n for n in names if n not in gpu_only]]
     for i, group in enumerate(groups):
@@ -140,7 +143,13 @@ def grade_fixtures(args, names, expected, results, tmp):
             continue
         subs = os.path.join(tmp, f"submissions{i}")
         for n in group:
-            shutil.copytree(os.path.join(FIXTURES, "submissions", n), os.path.join(subs, n))
+            try:
+                fixturelib.write(n, os.path.join(subs, n))
+            except fixturelib.PatchError as e:
+                print(f"check_fixtures: {e}", file=sys.stderr)
+                unpatched[n] = str(e)
+        if not os.path.isdir(subs):
+            continue
         cmd = [sys.executable, os.path.join(HERE, "grade.py"), "--submissions", subs, "--results",
                results, "--only-submitted", "--force", "--seed", "1", "--case-timeout", "8"]
         cmd.append("--cpu" if args.cpu else "--gpu")
@@ -157,14 +166,18 @@ def grade_fixtures(args, names, expected, results, tmp):
     return None
 
 
-def checked_row(name, spec, results):
+def checked_row(name, spec, results, unpatched):
     """The table row of one fixture from its result in results."""
     try:
+        if name in unpatched:
+            raise fixturelib.PatchError(unpatched[name])
         with open(os.path.join(results, name + ".json"), encoding="utf-8") as f:
             res = json.load(f)
         lab = next(lab for lab in res["labs"] if lab["lab"] == spec["lab"])
         bad = check(lab, spec["expect"])
         got, pts = got_text(lab), f"{lab['points']:g}/{lab['max_points']:g}"
+    except fixturelib.PatchError as e:
+        bad, got, pts = [f"not graded: {e}"], "-", "-"
     except (OSError, ValueError, StopIteration, KeyError) as e:
         bad, got, pts = [f"no result: {e}"], "-", "-"
     return {"fixture": name, "lab": spec["lab"], "bug": spec["bug"], "expect": spec["expect"],
@@ -192,10 +205,11 @@ def main(argv=None):
     tmp = tempfile.mkdtemp(prefix="fixtures-")
     try:
         results = os.path.abspath(args.results) if args.results else os.path.join(tmp, "results")
-        rc = grade_fixtures(args, names, expected, results, tmp)
+        unpatched = {}
+        rc = grade_fixtures(args, names, expected, results, tmp, unpatched)
         if rc is not None:
             return rc
-        rows = [checked_row(n, expected[n], results) for n in names]
+        rows = [checked_row(n, expected[n], results, unpatched) for n in names]
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print_table(rows)

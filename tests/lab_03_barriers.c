@@ -1,150 +1,25 @@
 /* lab_03_barriers.c — Kogge-Stone: the barriers matter, and the tests can tell.
  *
- * Linked into build/tests/kernels_03_kogge_stone with the reference solution (and into
- * build/tests/labs/kernels_03_kogge_stone with labs/ by make test TEST_SRC=labs). Through the
- * course's test hook lab_hook_scan_tiles (tests/hooks/03_kogge_stone.cu, compiled together with
- * that scan.cu) each variant's kernel is run twice on many tiles: as launched (it must be right,
- * tile by tile) and built without its barriers (a negative control: it must be caught as wrong
- * in at least one of a few runs). If the second check ever fails, a reference with a missing
- * barrier could pass these tests unnoticed. With the student's code the second check only warns
- * (lab_expect_race_caught).
- *
- * On the GPU the race needs many blocks and a few repetitions to show; in CPU mode, where
- * threads run in a shuffled order, it shows at once. LAB_TEST_MAX_N lowers n.
+ * Both variants, through the barrier test shared by the tile labs (tests/barriers.c: what it does
+ * and why) and this lab's hook, tests/hooks/03_kogge_stone.cu. Linked into
+ * build/tests/kernels_03_kogge_stone with the reference solution, and into
+ * build/tests/labs/kernels_03_kogge_stone with labs/ by make test TEST_SRC=labs.
  */
-#include "lab_cases.h"
-#include "cuda_check.h"
-#include "validate.h"
+#include "barriers.h"
 #include "hooks/hooks.h"
 
 #include <criterion/criterion.h>
-#include <stdlib.h>
-#include <string.h>
-
-#define RACE_RUNS 10 /* runs of the barrier-less build before giving up on seeing the race */
-
-static void need_device(void)
-{
-    char why[200];
-    if (!lab_have_device(why, sizeof(why)))
-        cr_skip_test("%s", why);
-    lab_test_need_code(&LAB);
-}
-
-/* Elements for the race tests: 2^22 + 37 on the GPU (thousands of tiles, the last one ragged),
- * 64 tiles + 37 in CPU mode, or fewer when LAB_TEST_MAX_N says so (but at least 4 tiles). */
-static size_t race_n(void)
-{
-    size_t n = ((size_t)1 << 22) + 37;
-#ifdef LAB_CPU_MODE
-    n = 64 * LAB.tile + 37; /* threads run in a shuffled order there: a race shows at once */
-#endif
-    const char *env = getenv("LAB_TEST_MAX_N");
-    if (env && *env) {
-        size_t cap = (size_t)strtoull(env, NULL, 10);
-        if (cap < n)
-            n = cap;
-    }
-    if (n < 4 * LAB.tile + 1)
-        n = 4 * LAB.tile + 1;
-    return n;
-}
-
-/* Counts the elements and tile totals of one tile pass that differ from the CPU model (each
- * tile scanned on its own); fills *first with the first bad element's index, or n. */
-static size_t count_bad(const int *h_in, const int *h_out, const int *h_sums, size_t n,
-                        size_t *first)
-{
-    const size_t T = LAB.tile;
-    int *want = malloc(T * sizeof(*want));
-    size_t bad = 0;
-    cr_assert(want);
-    *first = n;
-    for (size_t t = 0; t * T < n; t++) {
-        const size_t len = n - t * T < T ? n - t * T : T;
-        unsigned total = 0;
-        lab_reference_scan(h_in + t * T, want, len, LAB.type);
-        for (size_t j = 0; j < len; j++) {
-            total += (unsigned)h_in[t * T + j];
-            if (h_out[t * T + j] != want[j]) {
-                if (*first == n)
-                    *first = t * T + j;
-                bad++;
-            }
-        }
-        if (h_sums[t] != (int)total)
-            bad++;
-    }
-    free(want);
-    return bad;
-}
-
-/* Runs variant v with its barriers (must be right) and without (must be caught). */
-static void check_variant(int v)
-{
-    cr_assert_geq(v, 0, "%s has no such variant", LAB.id);
-    if (!lab_expect_written(&LAB, v))
-        return;
-    const size_t n = race_n(), tiles = CEIL_DIV(n, LAB.tile);
-    const char *name = LAB.variants[v].name;
-    int *h_in = malloc(n * sizeof(int)), *h_out = malloc(n * sizeof(int));
-    int *h_sums = malloc(tiles * sizeof(int));
-    int *d_in, *d_out, *d_sums;
-    size_t first, bad;
-    cr_assert(h_in && h_out && h_sums);
-    lab_fill_input(h_in, n, DIST_RANDOM, lab_test_seed());
-    CUDA_CHECK(cudaMalloc((void **)&d_in, n * sizeof(int)));
-    CUDA_CHECK(cudaMalloc((void **)&d_out, n * sizeof(int)));
-    CUDA_CHECK(cudaMalloc((void **)&d_sums, tiles * sizeof(int)));
-    CUDA_CHECK(cudaMemcpy(d_in, h_in, n * sizeof(int), cudaMemcpyHostToDevice));
-
-    /* with barriers: every tile right */
-    CUDA_CHECK(cudaMemset(d_out, LAB_POISON_BYTE, n * sizeof(int)));
-    cr_assert_eq(lab_hook_scan_tiles(v, 1, d_in, d_out, d_sums, n), LAB_OK);
-    CUDA_CHECK(cudaDeviceSynchronize());
-    CUDA_CHECK(cudaMemcpy(h_out, d_out, n * sizeof(int), cudaMemcpyDeviceToHost));
-    CUDA_CHECK(cudaMemcpy(h_sums, d_sums, tiles * sizeof(int), cudaMemcpyDeviceToHost));
-    bad = count_bad(h_in, h_out, h_sums, n, &first);
-    cr_expect_eq(bad, 0, "%s/%s n=%zu with barriers: %zu wrong values, first at out[%zu]", LAB.id,
-                 name, n, bad, first);
-
-    /* without barriers: the race must show in one of RACE_RUNS runs */
-    int run;
-    bad = 0;
-    for (run = 0; run < RACE_RUNS && bad == 0; run++) {
-        CUDA_CHECK(cudaMemset(d_out, LAB_POISON_BYTE, n * sizeof(int)));
-        lab_hook_scan_tiles(v, 0, d_in, d_out, d_sums, n);
-        CUDA_CHECK(cudaDeviceSynchronize());
-        CUDA_CHECK(cudaMemcpy(h_out, d_out, n * sizeof(int), cudaMemcpyDeviceToHost));
-        CUDA_CHECK(cudaMemcpy(h_sums, d_sums, tiles * sizeof(int), cudaMemcpyDeviceToHost));
-        bad = count_bad(h_in, h_out, h_sums, n, &first);
-    }
-    lab_expect_race_caught(&LAB, name, n, bad, RACE_RUNS);
-    if (bad)
-        cr_log_info("%s/%s: barrier-less build caught in run %d: %zu wrong values, first at "
-                    "out[%zu]",
-                    LAB.id, name, run, bad, first);
-
-    cudaFree(d_sums);
-    cudaFree(d_out);
-    cudaFree(d_in);
-    free(h_sums);
-    free(h_out);
-    free(h_in);
-}
 
 TestSuite(kogge_stone_barriers, .timeout = 300);
 
 Test(kogge_stone_barriers, double_buffer,
      .description = "double_buffer: right with its barriers, caught without them")
 {
-    need_device();
-    check_variant(lab_find_variant(&LAB, "double_buffer"));
+    lab_check_barriers("double_buffer", lab_hook_scan_tiles);
 }
 
 Test(kogge_stone_barriers, two_barrier,
      .description = "two_barrier: right with its barriers, caught without them")
 {
-    need_device();
-    check_variant(lab_find_variant(&LAB, "two_barrier"));
+    lab_check_barriers("two_barrier", lab_hook_scan_tiles);
 }

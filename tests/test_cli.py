@@ -14,6 +14,7 @@ import unittest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "grader"))
+import fixturelib  # noqa: E402
 from gradelib import contract  # noqa: E402
 
 BUILD = os.environ.get("LAB_BUILD_DIR", os.path.join(ROOT, "build"))
@@ -159,7 +160,6 @@ class Runs(unittest.TestCase):
 # The CPU-mode build: LAB_BUILD_DIR is build/cpu under make test CPU=1, build on a GPU machine
 # (whose make test builds the CPU-mode objects there too, for the fixtures).
 CPU_BUILD_ROOT = os.path.dirname(BUILD) if os.path.basename(BUILD) == "cpu" else BUILD
-SUBMISSIONS = os.path.join(ROOT, "grader", "fixtures", "submissions")
 
 
 class CpuDefaultRun(unittest.TestCase):
@@ -205,7 +205,7 @@ class CpuDefaultRun(unittest.TestCase):
         self.assertEqual((r["n"], r["calls"], r["seed"], r["reps"]), (2**20 + 7, 2, 6, 0), r)
 
     def check(self, submission, lab, expect, *args):
-        src = os.path.join(SUBMISSIONS, submission, lab, "scan.cu")
+        src = fixturelib.source_path(submission, lab, os.path.join(self.tmp.name, "fixtures"))
         rc, r = self.default_run(src, lab, *args)
         self.assertEqual(rc, EXIT[expect[0]], r)
         self.assertIn(expect[1], r["message"], r)

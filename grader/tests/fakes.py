@@ -1,7 +1,10 @@
 """Fake lab binaries and a fake compute-sanitizer for the grader's tests: small Python scripts
 that answer --describe and print harness-style JSON (common/report.c: lab_print_describe,
 lab_print_report_json) with the harness's exit codes (common/contract.json), so the grader's
-pipeline runs without nvcc or a GPU. escape=PIDFILE
+pipeline runs without nvcc or a GPU. They are a second implementation of the harness's protocol,
+so they serve only where a real lab binary (built in CPU mode: test_grader_pipeline.RealHarness)
+cannot: times and speed points, compute-sanitizer, hangs and escapes in a 2 s limit, and a lab
+that breaks the protocol on purpose. escape=PIDFILE
 makes a run leave a `sleep` behind in a session of its own (its pid appended to PIDFILE).
 The grader runs a copy of a fake (evaluate.RunDir), as its run user when the tests run as root:
 what a fake writes (log=, cwd_log=, escape=, ...) must go to a folder that user can write to

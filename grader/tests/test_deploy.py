@@ -18,6 +18,7 @@ import zipfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 GRADER = os.path.dirname(HERE)
 sys.path.insert(0, GRADER)
+import fixturelib  # noqa: E402
 from gradelib import resources  # noqa: E402
 ROOT = os.path.dirname(GRADER)
 DEPLOY = os.path.join(GRADER, "deploy")
@@ -94,7 +95,8 @@ def reference_lines():
 
 def fixture(dest, name, lab):
     os.makedirs(dest, exist_ok=True)
-    shutil.copyfile(os.path.join(GRADER, "fixtures", "submissions", name, lab, "scan.cu"), os.path.join(dest, "scan.cu"))
+    with open(os.path.join(dest, "scan.cu"), "wb") as f:  # the fixture's patch applied (grader/fixturelib.py)
+        f.write(fixturelib.source(name, lab))
 
 
 class Gradescope(unittest.TestCase):

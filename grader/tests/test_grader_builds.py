@@ -10,13 +10,14 @@ import tempfile
 import unittest
 
 import fakes
+import fixturelib
 from gradelib import build, config, evaluate as ev
 from gradelib.checks import objects, source
 
 ROOT = os.path.dirname(fakes.GRADER)
 BUILD = os.environ.get("LAB_BUILD_DIR", os.path.join(ROOT, "build"))
 WORK = os.path.join(BUILD.rstrip("/").removesuffix("/cpu"), "grader-tests")
-FORGED = os.path.join(fakes.GRADER, "fixtures", "submissions", "forged_result", "02_naive", "scan.cu")
+FORGED = os.path.join(WORK, "forged_result", "02_naive", "scan.cu")  # the fixture, written out
 
 
 def have_cpu_mode():
@@ -31,6 +32,7 @@ class ReportChannel(unittest.TestCase):
             raise unittest.SkipTest("make, a C++ compiler or CPU mode is missing")
         b = build.Builder(ROOT, os.path.join(WORK, "build"), "cpu", timeout=300)
         b.prepare()
+        fixturelib.write("forged_result", os.path.join(WORK, "forged_result"))
         cls.good = b.build(os.path.join(ROOT, "solutions", "02_naive", "scan.cu"),
                            os.path.join(WORK, "good"), lab="02_naive")
         cls.forged = b.build(FORGED, os.path.join(WORK, "forged"), lab="02_naive")

@@ -15,12 +15,16 @@ import unittest
 import zipfile
 
 import fakes
-from gradelib import config, evaluate as ev, proc, runs, submissions
+import fixturelib
+from gradelib import build, config, evaluate as ev, proc, runs, submissions
 from gradelib.grading import Grader
 from gradelib.outcomes import BuildOutcome, LabResult, StaticOutcome
 from gradelib.stage_build import BuiltLab
 
 GRADE = os.path.join(fakes.GRADER, "grade.py")
+ROOT = os.path.dirname(fakes.GRADER)
+BUILD = os.environ.get("LAB_BUILD_DIR", os.path.join(ROOT, "build"))
+WORK = os.path.join(BUILD.rstrip("/").removesuffix("/cpu"), "grader-tests")  # test_grader_builds.py's too
 CONFIG = os.path.join(fakes.GRADER, "config.json")
 
 
@@ -503,6 +507,80 @@ class Pipeline(unittest.TestCase):
         self.assertEqual(r["sanitizer"]["status"], "skipped")
         self.assertIn("compute-sanitizer not found", r["sanitizer"]["note"])
         self.assertEqual(r["points"], 100)
+
+
+class RealHarness(unittest.TestCase):
+    """Grader.evaluate on real lab binaries, built in CPU mode from the course's harness: the
+    correctness path checked against the protocol the harness speaks, not a copy of it. The
+    fakes above stay where a real binary cannot serve: timing and speed points (CPU mode has
+    none), compute-sanitizer, hangs and escapes within a 2 s limit, and a harness that misbehaves
+    on purpose (forged or extra reports, state between cases, a changed reference)."""
+
+    @classmethod
+    def setUpClass(cls):
+        if not (shutil.which("make") and (shutil.which("c++") or shutil.which("g++"))
+                and os.path.exists(os.path.join(ROOT, "common", "cpu"))):
+            raise unittest.SkipTest("make, a C++ compiler or CPU mode is missing")
+        cls.tmp = tempfile.mkdtemp()
+        b = build.Builder(ROOT, os.path.join(WORK, "build"), "cpu", timeout=300)
+        b.prepare()
+        cls.bins = {}
+        for key, src in (("skeleton", os.path.join(ROOT, "labs", "02_naive", "scan.cu")),
+                         ("reference", os.path.join(ROOT, "solutions", "02_naive", "scan.cu")),
+                         ("write_past_n", fixturelib.source_path("write_past_n", "02_naive", cls.tmp)),
+                         ("non_power_of_two", fixturelib.source_path("non_power_of_two", "02_naive", cls.tmp))):
+            res = b.build(src, os.path.join(WORK, "real-" + key), lab="02_naive")
+            if not res.ok:
+                raise AssertionError(f"{key}: {res.message}")
+            cls.bins[key] = res.binary
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def grade(self, key):
+        with open(CONFIG) as f:
+            data = json.load(f)
+        data["defaults"]["correctness"]["large_n"] = 100000
+        g = Grader(ROOT, config.Config(data), os.path.join(self.tmp, "work-" + key), mode="cpu", seed=9,
+                   jobs=2, gpu_jobs=2, labs=["02_naive"])
+        info, why = ev.describe(self.bins[key])
+        self.assertIsNotNone(info, why)
+        built = {"02_naive": BuiltLab("02_naive", BuildOutcome(ok=True), StaticOutcome(ok=True), title=info.title,
+                                      binary=self.bins[key], info=info)}
+        return g.evaluate(built)[0]
+
+    def test_the_reference_passes_every_case(self):
+        r = self.grade("reference")
+        c = r["correctness"]
+        self.assertEqual((c["passed"], c["failures"]), (c["total"], []))
+        self.assertGreater(c["total"], 25)
+        self.assertEqual(r["points"], r["max_points"], r["summary"])
+        self.assertEqual(r["speed"]["status"], "not graded")
+
+    def test_not_implemented_scores_zero(self):
+        r = self.grade("skeleton")
+        self.assertEqual(r["status"], "not implemented")
+        self.assertEqual(r["points"], 0)
+        self.assertIn("not implemented", r["summary"])
+
+    def test_wrong_at_some_sizes(self):
+        r = self.grade("non_power_of_two")
+        c = r["correctness"]
+        self.assertGreater(c["passed"], 0)
+        self.assertLess(c["passed"], c["total"])
+        for f in c["failures"]:
+            self.assertEqual(f["kind"], "wrong", f)
+            self.assertIn("expected", f["message"])
+            self.assertIn(f"--seed {f['seed']}", f["reproduce"])
+        self.assertLess(r["points"], r["max_points"])
+
+    def test_out_of_bounds_named(self):
+        r = self.grade("write_past_n")
+        kinds = {f["kind"] for f in r["correctness"]["failures"]}
+        self.assertIn("out_of_bounds", kinds)
+        msgs = [f["message"] for f in r["correctness"]["failures"] if f["kind"] == "out_of_bounds"]
+        self.assertIn("out-of-bounds write", msgs[0])
 
 
 class CommandLine(unittest.TestCase):

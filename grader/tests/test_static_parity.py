@@ -13,6 +13,7 @@ import unittest
 from unittest import mock
 
 import fakes
+import fixturelib
 from gradelib import build, config, grading
 from gradelib.status import Status
 
@@ -45,7 +46,8 @@ class StaticParity(unittest.TestCase):
         cls.grader = grading.Grader(ROOT, cfg, WORK, mode="cpu", jobs=max(1, min(4, os.cpu_count() or 1)))
         cls.grader.build_course()
         names = sorted(cls.expected)
-        sources = {n: os.path.join(FIXTURES, "submissions", n, cls.expected[n]["lab"], "scan.cu") for n in names}
+        cls.tmp = tempfile.TemporaryDirectory()  # the patched fixtures (grader/fixturelib.py)
+        sources = {n: fixturelib.source_path(n, cls.expected[n]["lab"], cls.tmp.name) for n in names}
         cls.built = {}
         for n in names:
             lab = cls.expected[n]["lab"]
@@ -54,6 +56,7 @@ class StaticParity(unittest.TestCase):
     @classmethod
     def tearDownClass(cls):
         cls.env.stop()
+        cls.tmp.cleanup()
 
     def test_no_nvcc_builder_was_made(self):
         self.assertIsNone(build.find_nvcc())

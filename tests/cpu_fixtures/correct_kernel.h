@@ -1,6 +1,6 @@
 /* correct_kernel.h — a correct Kogge-Stone tile scan (both barriers), shared by the CPU-mode
- * fixtures that need one: the control correct.cu, and the sandbox fixtures, whose point is what
- * their launcher's host hook does. Include it before fixture.h. */
+ * fixtures that need one: the control correct.cu, and those whose point is what their launcher's
+ * host hook does (the sandbox_* fixtures, leak_per_call). Include it before fixture.h. */
 #ifndef CORRECT_KERNEL_H
 #define CORRECT_KERNEL_H
 
