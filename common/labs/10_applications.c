@@ -67,24 +67,37 @@ size_t lab_work_tiles(size_t *tiles, size_t max)
 }
 
 static const lab_variant VARIANTS[] = {
-    {"radix_sort", "LSD radix sort of 32-bit keys: 8 passes of 4-bit digits, per-tile histograms",
-     apps_radix_sort, NULL, apps_sort_temp_bytes, LAB_OP_SORT, NULL, NULL, NULL},
-    {"compact", "stream compaction: keep x > 0 in order (count, scan the counts, scatter)", NULL,
-     NULL, apps_compact_temp_bytes, LAB_OP_COMPACT, NULL, apps_compact, NULL},
-    {"csr", "CSR row offsets: a histogram of the rows, then a scan", NULL, NULL,
-     apps_csr_temp_bytes, LAB_OP_CSR, NULL, NULL, apps_csr_offsets},
-    {"split_sort", "LSD radix sort, 1 bit at a time: 32 splits, each a scan of n flags",
-     apps_split_sort, NULL, apps_sort_temp_bytes, LAB_OP_SORT, NULL, NULL, NULL},
+    {.name = "radix_sort",
+     .summary = "LSD radix sort of 32-bit keys: 8 passes of 4-bit digits, per-tile histograms",
+     .scan = apps_radix_sort,
+     .temp_bytes = apps_sort_temp_bytes,
+     .op = LAB_OP_SORT},
+    {.name = "compact",
+     .summary = "stream compaction: keep x > 0 in order (count, scan the counts, scatter)",
+     .temp_bytes = apps_compact_temp_bytes,
+     .op = LAB_OP_COMPACT,
+     .compact = apps_compact},
+    {.name = "csr",
+     .summary = "CSR row offsets: a histogram of the rows, then a scan",
+     .temp_bytes = apps_csr_temp_bytes,
+     .op = LAB_OP_CSR,
+     .csr = apps_csr_offsets},
+    {.name = "split_sort",
+     .summary = "LSD radix sort, 1 bit at a time: 32 splits, each a scan of n flags",
+     .scan = apps_split_sort,
+     .temp_bytes = apps_sort_temp_bytes,
+     .op = LAB_OP_SORT},
 };
 
 const lab_info LAB = {
-    "10_applications",
-    "Scan at work: compaction, radix sort, CSR offsets",
-    LAB_WHOLE,
-    SCAN_INCLUSIVE,
-    0,               /* no tiles visible to the harness */
-    (size_t)1 << 30, /* practical limit: the CSR offsets of 2^30 pairs take up to 2^31 + 1 rows */
-    (size_t)1 << 26, /* benchmark n */
-    sizeof(VARIANTS) / sizeof(VARIANTS[0]),
-    VARIANTS,
+    .id = "10_applications",
+    .title = "Scan at work: compaction, radix sort, CSR offsets",
+    .shape = LAB_WHOLE,
+    .type = SCAN_INCLUSIVE,
+    .tile = 0, /* no tiles visible to the harness */
+    /* practical limit: the CSR offsets of 2^30 pairs take up to 2^31 + 1 rows */
+    .max_n = (size_t)1 << 30,
+    .bench_n = (size_t)1 << 26, /* benchmark n */
+    .n_variants = sizeof(VARIANTS) / sizeof(VARIANTS[0]),
+    .variants = VARIANTS,
 };
