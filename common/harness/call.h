@@ -17,6 +17,13 @@
 extern "C" {
 #endif
 
+/* The mode a report names: this build's (contract.h). */
+#ifdef LAB_CPU_MODE
+#define LAB_MODE_NAME LAB_MODE_CPU
+#else
+#define LAB_MODE_NAME LAB_MODE_GPU
+#endif
+
 /* One guarded buffer: `front` canary words, n data words, `back` canary words. */
 typedef struct {
     size_t front, n, back;

@@ -30,12 +30,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#ifdef LAB_CPU_MODE
-#define LAB_MODE_NAME LAB_MODE_CPU
-#else
-#define LAB_MODE_NAME LAB_MODE_GPU
-#endif
-
 /* The kinds of call, asked in this order (rig.h): the first that accepts a variant runs it. */
 static const lab_rig *const RIGS[] = {&lab_rig_ops, &lab_rig_host, &lab_rig_scan};
 

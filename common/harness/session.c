@@ -18,12 +18,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#ifdef LAB_CPU_MODE
-#define LAB_MODE_NAME LAB_MODE_CPU
-#else
-#define LAB_MODE_NAME LAB_MODE_GPU
-#endif
-
 static lab_report *g_report; /* what lab_cuda_fail reports through, once started */
 static int g_json;
 static FILE *g_report_out; /* stdout, or the grader's private channel (--report-fd) */
