@@ -87,10 +87,15 @@ endif
 # The host-side helpers, one file per job (inputs, validation, options, reports): pure C.
 HELPERS_C  := inputs validate options report ops
 HELPERS_OBJ := $(HELPERS_C:%=$(BUILD)/common/%.o)
-COMMON_C   := $(HELPERS_C) cuda_check harness sandbox
-COMMON_OBJ := $(COMMON_C:%=$(BUILD)/common/%.o) $(BUILD)/common/driver.o $(BUILD)/common/verify.o
+# The harness, common/harness/*.c: the session, one case and its call loop, the verdicts and one
+# rig per kind of call (common/harness/rig.h). Objects as $(BUILD)/common/harness_NAME.o, beside
+# the other common objects (the grader reads that one folder: gradelib/build.py, common_objects).
+HARNESS_C  := session case call verdict rig_host rig_scan rig_ops
+HARNESS_OBJ := $(HARNESS_C:%=$(BUILD)/common/harness_%.o)
+COMMON_C   := $(HELPERS_C) cuda_check sandbox
+COMMON_OBJ := $(COMMON_C:%=$(BUILD)/common/%.o) $(HARNESS_OBJ) $(BUILD)/common/driver.o $(BUILD)/common/verify.o
 MAIN_OBJ   := $(BUILD)/common/main.o
-COMMON_DEPS := $(wildcard common/*.h)
+COMMON_DEPS := $(wildcard common/*.h common/harness/*.h)
 ifneq ($(CPU_MODE),)
   COMMON_OBJ  += $(BUILD)/common/cpu_runtime.o $(BUILD)/common/cpu_banks.o
   COMMON_DEPS += $(wildcard common/cpu/*.h) common/cpu/cuda/atomic common/cpu/rewrite.py
@@ -125,6 +130,10 @@ $(BUILD)/common/cpu_banks.o: common/cpu/banks.cpp $(COMMON_DEPS)
 	$(CXX) $(CPU_CXXFLAGS) -c $< -o $@
 
 $(BUILD)/common/%.o: common/%.c $(COMMON_DEPS)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/common/harness_%.o: common/harness/%.c $(COMMON_DEPS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -c $< -o $@
 
@@ -493,7 +502,7 @@ bench-grader:
 # name line numbers (grader/fixtures/expected.json).
 CLANG_FORMAT ?= clang-format
 PYFLAKES     ?= pyflakes3
-STYLE_C  := $(sort $(wildcard common/*.c common/*.h common/*.cu common/cpu/*.cpp common/cpu/*.h \
+STYLE_C  := $(sort $(wildcard common/*.c common/*.h common/*.cu common/harness/*.c common/harness/*.h common/cpu/*.cpp common/cpu/*.h \
               common/labs/*.c common/labs/*.h labs/*/*.cu solutions/*/*.cu \
               tests/*.c tests/*.h tests/hooks/*.cu tests/hooks/*.h tests/cpu_fixtures/*.cu tests/cpu_fixtures/*.h \
               $(filter-out %/bom_crlf.cu,$(wildcard tests/cpu_corpus/*.cu tests/cpu_corpus/*.h))))

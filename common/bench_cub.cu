@@ -4,9 +4,9 @@
  * Not a lab and not part of any grade: `make bench` (grader/bench.py) runs it next to each lab
  * binary so every lab can be quoted as "x CUB". CUB appears here and nowhere else.
  *
- * Method (the same as common/harness.c): the input comes from lab_fill_input, the result is
- * checked against the CPU reference before timing; then `warmup` untimed scans, then `reps`
- * rounds, each timing with CUDA events a device-to-device copy of the n input words and then
+ * Method (the same as the harness, common/harness/): the input comes from lab_fill_input, the
+ * result is checked against the CPU reference before timing; then `warmup` untimed scans, then
+ * `reps` rounds, each timing with CUDA events a device-to-device copy of the n input words and then
  * the scan, each after a write over a buffer twice the size of L2. Medians are reported. CUB's
  * scratch is allocated once, outside the timed region. n below 2^31 is passed as int (what most
  * callers pass; CUB picks 32-bit offsets), larger n as size_t.

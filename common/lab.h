@@ -8,7 +8,7 @@
  * Each lab is described by one object, `const lab_info LAB`, listing its variants. The course
  * owns it: common/labs/NN_name.c defines it from common/labs/NN_name.h, the header the lab's
  * scan.cu includes, which declares the entry points scan.cu defines (C linkage). The harness
- * (common/harness.c, the only main), the Criterion tests and the grader all reach the student's
+ * (common/harness/, the only main), the Criterion tests and the grader all reach the student's
  * code through that object and nothing else (the kernel tests also through course-owned test
  * hooks, tests/hooks/).
  *
@@ -136,6 +136,12 @@ extern const lab_info LAB;
  * multiples of each tile and one off them (`scan --describe`: work_tiles). Defined by the lab's
  * descriptor where it knows them; a weak reference, NULL in every other lab's binary. */
 size_t lab_work_tiles(size_t *tiles, size_t max) __attribute__((weak));
+
+/* Why variant v returned LAB_NOT_IMPLEMENTED when the reason is not its own TODO(student) parts
+ * (lab 10: the scan it is built on is not written yet): the message, one line, written to
+ * why[0..len), and 1; 0 when the harness's usual message fits. Defined by the lab's descriptor
+ * where it needs one; a weak reference, NULL in every other lab's binary. */
+int lab_not_implemented_why(const lab_variant *v, char *why, size_t len) __attribute__((weak));
 
 /* The exit codes of a lab binary (LAB_EXIT_*), the statuses of a run and the input distributions
  * are in contract.h, generated from contract.json: lab code never needs them. */

@@ -1,4 +1,4 @@
-/* main.c — the only main of a lab binary. Everything it does is in harness.c. */
+/* main.c — the only main of a lab binary. Everything it does is in common/harness/ (session.c). */
 #include "harness.h"
 
 int main(int argc, char **argv)

@@ -59,7 +59,8 @@ class BadInput(unittest.TestCase):
 
 class GradedRuns(unittest.TestCase):
     """`scan --grader`: cases on standard input (a socket), one report each back on it, the
-    process ending at the end of its input or after a case that is not ok (common/harness.c)."""
+    process ending at the end of its input or after a case that is not ok
+    (common/harness/session.c)."""
 
     def session(self, binary, lines):
         import socket
@@ -163,9 +164,9 @@ CPU_BUILD_ROOT = os.path.dirname(BUILD) if os.path.basename(BUILD) == "cpu" else
 
 
 class CpuDefaultRun(unittest.TestCase):
-    """`make run LAB=NN CPU=1` with no options (common/harness.c, cpu_default_calls): two calls,
-    the first at a ragged n, the second smaller, on inputs that start negative. A bug at the end
-    of a ragged last tile, one that a second call shows, and a max scan whose identity is 0 fail
+    """`make run LAB=NN CPU=1` with no options (common/harness/session.c, cpu_default_calls): two
+    calls, the first at a ragged n, the second smaller, on inputs that start negative. A bug at the
+    end of a ragged last tile, one that a second call shows, and a max scan whose identity is 0 fail
     there; the reference solutions pass. Each mutated lab is built as make run builds it."""
 
     @classmethod
@@ -178,7 +179,7 @@ class CpuDefaultRun(unittest.TestCase):
 
     def binary(self, src, lab):
         """A CPU-mode lab binary of src (a scan.cu) for lab (make lab-binary, the grader's rule)."""
-        if not os.path.exists(os.path.join(CPU_BUILD_ROOT, "cpu", "common", "harness.o")):
+        if not os.path.exists(os.path.join(CPU_BUILD_ROOT, "cpu", "common", "harness_case.o")):
             self.skipTest("the CPU-mode objects are not built (run make test)")
         out = os.path.join(self.tmp.name, src.replace(os.sep, "_"), "scan")
         if not os.path.exists(out):

@@ -222,7 +222,8 @@ class ResultLine(unittest.TestCase):
 
 
 class EveryCall(unittest.TestCase):
-    """The harness's checks around the lab's calls (common/harness.c), in CPU mode."""
+    """The harness's checks around the lab's calls (common/harness/case.c, the call loop), in CPU
+    mode."""
 
     def test_many_calls_of_several_sizes_at_odd_offsets(self):
         rc, rep, err = run("correct", 700, extra=("--sizes", "700,700,33,513", "--calls", "9",

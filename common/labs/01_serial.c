@@ -6,18 +6,19 @@
 #include "labs/01_serial.h"
 
 static const lab_variant VARIANTS[] = {
-    {"serial", "one running total, one pass over the array", serial_scan, NULL, NULL, LAB_OP_ADD,
-     NULL, NULL, NULL},
+    {.name = "serial",
+     .summary = "one running total, one pass over the array",
+     .scan = serial_scan},
 };
 
 const lab_info LAB = {
-    "01_serial",
-    "Serial CPU scan",
-    LAB_HOST,
-    SCAN_INCLUSIVE,
-    0,               /* no tiles */
-    0,               /* any n that fits in memory */
-    (size_t)1 << 26, /* benchmark n: 64 Mi elements */
-    sizeof(VARIANTS) / sizeof(VARIANTS[0]),
-    VARIANTS,
+    .id = "01_serial",
+    .title = "Serial CPU scan",
+    .shape = LAB_HOST,
+    .type = SCAN_INCLUSIVE,
+    .tile = 0,                  /* no tiles */
+    .max_n = 0,                 /* any n that fits in memory */
+    .bench_n = (size_t)1 << 26, /* benchmark n: 64 Mi elements */
+    .n_variants = sizeof(VARIANTS) / sizeof(VARIANTS[0]),
+    .variants = VARIANTS,
 };

@@ -6,18 +6,19 @@
 #include "labs/02_naive.h"
 
 static const lab_variant VARIANTS[] = {
-    {"naive", "thread i sums in[0..i] by itself: O(n^2) work", naive_scan, NULL, NULL, LAB_OP_ADD,
-     NULL, NULL, NULL},
+    {.name = "naive",
+     .summary = "thread i sums in[0..i] by itself: O(n^2) work",
+     .scan = naive_scan},
 };
 
 const lab_info LAB = {
-    "02_naive",
-    "Naive parallel scan",
-    LAB_WHOLE,
-    SCAN_INCLUSIVE,
-    0,               /* no tiles */
-    (size_t)1 << 20, /* practical limit: 2^20 elements is ~5.5e11 loads */
-    (size_t)1 << 16, /* benchmark n */
-    sizeof(VARIANTS) / sizeof(VARIANTS[0]),
-    VARIANTS,
+    .id = "02_naive",
+    .title = "Naive parallel scan",
+    .shape = LAB_WHOLE,
+    .type = SCAN_INCLUSIVE,
+    .tile = 0,                  /* no tiles */
+    .max_n = (size_t)1 << 20,   /* practical limit: 2^20 elements is ~5.5e11 loads */
+    .bench_n = (size_t)1 << 16, /* benchmark n */
+    .n_variants = sizeof(VARIANTS) / sizeof(VARIANTS[0]),
+    .variants = VARIANTS,
 };

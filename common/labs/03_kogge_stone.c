@@ -6,20 +6,22 @@
 #include "labs/03_kogge_stone.h"
 
 static const lab_variant VARIANTS[] = {
-    {"double_buffer", "Kogge-Stone, two shared buffers: one barrier per step", NULL,
-     ks_double_buffer_scan, NULL, LAB_OP_ADD, NULL, NULL, NULL},
-    {"two_barrier", "Kogge-Stone, one shared buffer: two barriers per step", NULL,
-     ks_two_barrier_scan, NULL, LAB_OP_ADD, NULL, NULL, NULL},
+    {.name = "double_buffer",
+     .summary = "Kogge-Stone, two shared buffers: one barrier per step",
+     .scan_tiles = ks_double_buffer_scan},
+    {.name = "two_barrier",
+     .summary = "Kogge-Stone, one shared buffer: two barriers per step",
+     .scan_tiles = ks_two_barrier_scan},
 };
 
 const lab_info LAB = {
-    "03_kogge_stone",
-    "Kogge-Stone with double buffering",
-    LAB_TILE,
-    SCAN_INCLUSIVE,
-    KS_TILE,         /* elements per tile */
-    0,               /* no size limit */
-    (size_t)1 << 28, /* benchmark n */
-    sizeof(VARIANTS) / sizeof(VARIANTS[0]),
-    VARIANTS,
+    .id = "03_kogge_stone",
+    .title = "Kogge-Stone with double buffering",
+    .shape = LAB_TILE,
+    .type = SCAN_INCLUSIVE,
+    .tile = KS_TILE,            /* elements per tile */
+    .max_n = 0,                 /* no size limit */
+    .bench_n = (size_t)1 << 28, /* benchmark n */
+    .n_variants = sizeof(VARIANTS) / sizeof(VARIANTS[0]),
+    .variants = VARIANTS,
 };

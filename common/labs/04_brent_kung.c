@@ -6,18 +6,19 @@
 #include "labs/04_brent_kung.h"
 
 static const lab_variant VARIANTS[] = {
-    {"brent_kung", "reduction tree + reverse tree, two elements per thread", NULL, brent_kung_scan,
-     NULL, LAB_OP_ADD, NULL, NULL, NULL},
+    {.name = "brent_kung",
+     .summary = "reduction tree + reverse tree, two elements per thread",
+     .scan_tiles = brent_kung_scan},
 };
 
 const lab_info LAB = {
-    "04_brent_kung",
-    "Brent-Kung",
-    LAB_TILE,
-    SCAN_INCLUSIVE,
-    BK_TILE,         /* elements per tile */
-    0,               /* no size limit */
-    (size_t)1 << 28, /* benchmark n */
-    sizeof(VARIANTS) / sizeof(VARIANTS[0]),
-    VARIANTS,
+    .id = "04_brent_kung",
+    .title = "Brent-Kung",
+    .shape = LAB_TILE,
+    .type = SCAN_INCLUSIVE,
+    .tile = BK_TILE,            /* elements per tile */
+    .max_n = 0,                 /* no size limit */
+    .bench_n = (size_t)1 << 28, /* benchmark n */
+    .n_variants = sizeof(VARIANTS) / sizeof(VARIANTS[0]),
+    .variants = VARIANTS,
 };

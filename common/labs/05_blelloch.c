@@ -6,20 +6,22 @@
 #include "labs/05_blelloch.h"
 
 static const lab_variant VARIANTS[] = {
-    {"padded", "up-sweep and down-sweep, shared indices padded against bank conflicts", NULL,
-     blelloch_padded_scan, NULL, LAB_OP_ADD, NULL, NULL, NULL},
-    {"plain", "up-sweep and down-sweep, no padding (bank conflicts)", NULL, blelloch_plain_scan,
-     NULL, LAB_OP_ADD, NULL, NULL, NULL},
+    {.name = "padded",
+     .summary = "up-sweep and down-sweep, shared indices padded against bank conflicts",
+     .scan_tiles = blelloch_padded_scan},
+    {.name = "plain",
+     .summary = "up-sweep and down-sweep, no padding (bank conflicts)",
+     .scan_tiles = blelloch_plain_scan},
 };
 
 const lab_info LAB = {
-    "05_blelloch",
-    "Blelloch (up-sweep, down-sweep)",
-    LAB_TILE,
-    SCAN_EXCLUSIVE,
-    BL_TILE,         /* elements per tile */
-    0,               /* no size limit */
-    (size_t)1 << 28, /* benchmark n */
-    sizeof(VARIANTS) / sizeof(VARIANTS[0]),
-    VARIANTS,
+    .id = "05_blelloch",
+    .title = "Blelloch (up-sweep, down-sweep)",
+    .shape = LAB_TILE,
+    .type = SCAN_EXCLUSIVE,
+    .tile = BL_TILE,            /* elements per tile */
+    .max_n = 0,                 /* no size limit */
+    .bench_n = (size_t)1 << 28, /* benchmark n */
+    .n_variants = sizeof(VARIANTS) / sizeof(VARIANTS[0]),
+    .variants = VARIANTS,
 };

@@ -17,20 +17,24 @@ size_t lab_work_tiles(size_t *tiles, size_t max)
 }
 
 static const lab_variant VARIANTS[] = {
-    {"scan_then_propagate", "scan tiles, scan totals, add carries back: ~16n bytes",
-     scan_then_propagate, NULL, hier_temp_bytes, LAB_OP_ADD, NULL, NULL, NULL},
-    {"reduce_then_scan", "add tiles up, scan totals, scan tiles from their carry: ~12n bytes",
-     reduce_then_scan, NULL, hier_temp_bytes, LAB_OP_ADD, NULL, NULL, NULL},
+    {.name = "scan_then_propagate",
+     .summary = "scan tiles, scan totals, add carries back: ~16n bytes",
+     .scan = scan_then_propagate,
+     .temp_bytes = hier_temp_bytes},
+    {.name = "reduce_then_scan",
+     .summary = "add tiles up, scan totals, scan tiles from their carry: ~12n bytes",
+     .scan = reduce_then_scan,
+     .temp_bytes = hier_temp_bytes},
 };
 
 const lab_info LAB = {
-    "07_hierarchical",
-    "Hierarchical scan of any length",
-    LAB_WHOLE,
-    SCAN_INCLUSIVE,
-    0,               /* no tiles visible to the harness: this lab does its own carries */
-    0,               /* no practical limit: as much as device memory holds */
-    (size_t)1 << 28, /* benchmark n */
-    sizeof(VARIANTS) / sizeof(VARIANTS[0]),
-    VARIANTS,
+    .id = "07_hierarchical",
+    .title = "Hierarchical scan of any length",
+    .shape = LAB_WHOLE,
+    .type = SCAN_INCLUSIVE,
+    .tile = 0,                  /* no tiles visible to the harness: this lab does its own carries */
+    .max_n = 0,                 /* no practical limit: as much as device memory holds */
+    .bench_n = (size_t)1 << 28, /* benchmark n */
+    .n_variants = sizeof(VARIANTS) / sizeof(VARIANTS[0]),
+    .variants = VARIANTS,
 };

@@ -18,18 +18,20 @@ size_t lab_work_tiles(size_t *tiles, size_t max)
 }
 
 static const lab_variant VARIANTS[] = {
-    {"lookback", "one pass: tiles by ticket, 64-bit descriptors, 32-tile look-back window",
-     lookback_scan, NULL, lookback_temp_bytes, LAB_OP_ADD, NULL, NULL, NULL},
+    {.name = "lookback",
+     .summary = "one pass: tiles by ticket, 64-bit descriptors, 32-tile look-back window",
+     .scan = lookback_scan,
+     .temp_bytes = lookback_temp_bytes},
 };
 
 const lab_info LAB = {
-    "08_decoupled_lookback",
-    "Single-pass scan with decoupled look-back",
-    LAB_WHOLE,
-    SCAN_INCLUSIVE,
-    0,               /* no tiles for the driver: the lab carries between its own tiles */
-    0,               /* no practical limit: size_t indexing, tested at 2^31 + 7 */
-    (size_t)1 << 26, /* benchmark n */
-    sizeof(VARIANTS) / sizeof(VARIANTS[0]),
-    VARIANTS,
+    .id = "08_decoupled_lookback",
+    .title = "Single-pass scan with decoupled look-back",
+    .shape = LAB_WHOLE,
+    .type = SCAN_INCLUSIVE,
+    .tile = 0,                  /* no tiles for the driver: the lab carries between its own tiles */
+    .max_n = 0,                 /* no practical limit: size_t indexing, tested at 2^31 + 7 */
+    .bench_n = (size_t)1 << 26, /* benchmark n */
+    .n_variants = sizeof(VARIANTS) / sizeof(VARIANTS[0]),
+    .variants = VARIANTS,
 };

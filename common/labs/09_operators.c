@@ -16,26 +16,41 @@ size_t lab_work_tiles(size_t *tiles, size_t max)
 }
 
 static const lab_variant VARIANTS[] = {
-    {"add", "int +, wrapping: the generic scan with lab 01's operator", ops_scan_add, NULL,
-     ops_temp_bytes, LAB_OP_ADD, NULL, NULL, NULL},
-    {"max", "int max: a running maximum", ops_scan_max, NULL, ops_temp_bytes, LAB_OP_MAX, NULL,
-     NULL, NULL},
-    {"min", "int min: a running minimum", ops_scan_min, NULL, ops_temp_bytes, LAB_OP_MIN, NULL,
-     NULL, NULL},
-    {"fadd", "float +: within the rounding bound of any order", ops_scan_fadd, NULL, ops_temp_bytes,
-     LAB_OP_FADD, NULL, NULL, NULL},
-    {"segmented", "int +, restarting at every segment head ((flag, value) operator)", NULL, NULL,
-     ops_temp_bytes, LAB_OP_SEG_ADD, ops_scan_segmented, NULL, NULL},
+    {.name = "add",
+     .summary = "int +, wrapping: the generic scan with lab 01's operator",
+     .scan = ops_scan_add,
+     .temp_bytes = ops_temp_bytes,
+     .op = LAB_OP_ADD},
+    {.name = "max",
+     .summary = "int max: a running maximum",
+     .scan = ops_scan_max,
+     .temp_bytes = ops_temp_bytes,
+     .op = LAB_OP_MAX},
+    {.name = "min",
+     .summary = "int min: a running minimum",
+     .scan = ops_scan_min,
+     .temp_bytes = ops_temp_bytes,
+     .op = LAB_OP_MIN},
+    {.name = "fadd",
+     .summary = "float +: within the rounding bound of any order",
+     .scan = ops_scan_fadd,
+     .temp_bytes = ops_temp_bytes,
+     .op = LAB_OP_FADD},
+    {.name = "segmented",
+     .summary = "int +, restarting at every segment head ((flag, value) operator)",
+     .temp_bytes = ops_temp_bytes,
+     .op = LAB_OP_SEG_ADD,
+     .scan_seg = ops_scan_segmented},
 };
 
 const lab_info LAB = {
-    "09_operators",
-    "Any operator: max, min, float +, segmented",
-    LAB_WHOLE,
-    SCAN_INCLUSIVE,
-    0,               /* no tiles visible to the harness */
-    0,               /* no size limit */
-    (size_t)1 << 26, /* benchmark n */
-    sizeof(VARIANTS) / sizeof(VARIANTS[0]),
-    VARIANTS,
+    .id = "09_operators",
+    .title = "Any operator: max, min, float +, segmented",
+    .shape = LAB_WHOLE,
+    .type = SCAN_INCLUSIVE,
+    .tile = 0,                  /* no tiles visible to the harness */
+    .max_n = 0,                 /* no size limit */
+    .bench_n = (size_t)1 << 26, /* benchmark n */
+    .n_variants = sizeof(VARIANTS) / sizeof(VARIANTS[0]),
+    .variants = VARIANTS,
 };

@@ -1,0 +1,86 @@
+/* call.h — what every kind of call shares (call.c): the guarded buffer layout, the report's
+ * message, clocks, allocations that report instead of exiting, the L2 flush and the copy
+ * baseline of device calls, the one "not implemented" message, and CPU mode's bank counting
+ * around the lab's call. Internal to the harness (common/harness/): no lab code includes it.
+ *
+ * Every name here starts with lab_, a prefix the grader refuses in a lab's code, so no lab can
+ * define one of them and replace the harness's.
+ */
+#ifndef SCAN_HARNESS_CALL_H
+#define SCAN_HARNESS_CALL_H
+
+#include "harness.h"
+
+#include <cuda_runtime_api.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The mode a report names: this build's (contract.h). */
+#ifdef LAB_CPU_MODE
+#define LAB_MODE_NAME LAB_MODE_CPU
+#else
+#define LAB_MODE_NAME LAB_MODE_GPU
+#endif
+
+/* One guarded buffer: `front` canary words, n data words, `back` canary words. */
+typedef struct {
+    size_t front, n, back;
+} lab_layout;
+
+/* Words of one guarded buffer for up to cap elements at any offset. */
+size_t lab_layout_words(size_t cap);
+
+/* The layout of n elements at offset (0..LAB_MAX_OFFSET words) in a buffer sized for cap. */
+lab_layout lab_make_layout(size_t cap, size_t n, int offset);
+
+/* Canary words around data[0..l.n) of a guarded host buffer laid out as l. */
+void lab_guard_host(int *base, lab_layout l);
+
+/* Sets r->message, printf-style. */
+void lab_report_msg(lab_report *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* The monotonic clock in milliseconds. */
+double lab_now_ms(void);
+
+/* Host memory for a large array (huge pages where offered); never NULL for a size of 0. */
+void *lab_host_alloc(size_t bytes);
+
+/* cudaMalloc that reports an out-of-memory as ST_NO_MEMORY (what: the buffer, for the message)
+ * and returns -1 instead of exiting; any other failure exits through CUDA_CHECK. */
+int lab_try_malloc(void **p, size_t bytes, lab_report *r, const char *what);
+
+/* Milliseconds between two recorded events. */
+double lab_event_ms(cudaEvent_t a, cudaEvent_t b);
+
+/* The name of device 0, for the report (one static buffer). */
+const char *lab_device_name(void);
+
+/* Bytes of the buffer written before each device call so that no call starts with a warm L2:
+ * twice the L2 cache. */
+size_t lab_flush_bytes(void);
+
+/* The copy baseline of a device call: n elements from d_src to d_dst after a cold L2 (d_flush,
+ * flush_bytes), timed like the lab's call (events around the copy and a cudaDeviceSynchronize). */
+double lab_time_copy(int *d_dst, const int *d_src, size_t n, void *d_flush, size_t flush_bytes,
+                     cudaEvent_t ev[2]);
+
+/* A call that returned LAB_NOT_IMPLEMENTED: the status and its message, the descriptor's own
+ * (lab.h: lab_not_implemented_why) when it has one. Returns r->status. */
+lab_status lab_not_implemented(const lab_variant *v, lab_report *r);
+
+/* CPU mode counts the shared-memory bank conflicts of the lab's first call and prints them after
+ * the result line (common/cpu/banks.cpp): set by the session (not in a graded run). */
+extern int lab_harness_banks;
+
+/* Around the lab's own call k (not the harness's kernels): counting on for call 0 when
+ * lab_harness_banks is set, then off. Nothing outside CPU mode. */
+void lab_banks_begin(int k);
+void lab_banks_end(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SCAN_HARNESS_CALL_H */
