@@ -118,10 +118,8 @@ $(BUILD)/common/cpu_%.o: common/cpu/%.cpp $(COMMON_DEPS)
 # harness's counting wrappers; linked with its directory's lab descriptor and the harness. Lab 10
 # also links its tree's lab 08 and 07 objects as scan.base.o: all but the entry points it calls
 # (BASE_KEEP_<lab>) made local and COMDAT groups dissolved, so three labs' kernels never merge.
-# LAB_BASES_<lab>: the labs a lab is built on (grader/config.json's built_on agrees).
-LAB_BASES_10_applications := 08_decoupled_lookback 07_hierarchical
-BASE_KEEP_08_decoupled_lookback := lookback_scan lookback_temp_bytes lookback_tile
-BASE_KEEP_07_hierarchical := scan_then_propagate hier_temp_bytes hier_tile
+# LAB_BASES_<lab>: the labs a lab is built on; both from common/contract.json's built_on.
+include common/contract.mk
 LAB_BASE_OBJS = $(foreach b,$(LAB_BASES_$(notdir $(1))),$(BUILD)/$(patsubst ./%,%,$(dir $(1)))$(b)/scan.base.o)
 LAB_RENAME    = $(OBJCOPY) --redefine-sym cudaMalloc=lab_wrap_cudaMalloc --redefine-sym cudaFree=lab_wrap_cudaFree $(1) $(2)
 BASE_LOCALIZE = $(OBJCOPY) $(foreach s,$(BASE_KEEP_$(2)),-G $(s)) --remove-section=.group $(1) $(3)
@@ -194,7 +192,7 @@ grade:
 	$(PYTHON) grader/grade.py --src $(SRC) --work $(BUILD)/grader $(if $(LAB),--labs $(LAB_DIR)) $(GRADE_ARGS)
 clean:
 	rm -rf $(BUILD)
-# common/contract.h from common/contract.json (tests/test_contract.py fails while it is stale).
+# common/contract.h and .mk from common/contract.json (tests/test_contract.py fails if stale).
 contract:
 	$(PYTHON) common/contract.py
 
