@@ -1,5 +1,5 @@
 # Parallel Scan Labs — one Makefile for everything; `make help` lists the targets. It builds; the
-# programs its recipes run live in tools/ (style, slides, Criterion, help) and grader/.
+# programs its recipes run live in tools/ (style, slides, Criterion; help's text) and grader/.
 
 # ---- configuration (all overridable: make ARCH=sm_80 NVCC=/opt/cuda/bin/nvcc) ----------------
 SRC    ?= labs
@@ -16,6 +16,7 @@ GPU_CC := $(shell nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/de
 ARCH   ?= $(if $(GPU_CC),sm_$(GPU_CC),sm_90)
 BUILD  ?= build
 LABS   := $(sort $(notdir $(wildcard labs/[0-9][0-9]_*)))
+# LAB_DIR: the lab LAB names (LAB=03 or LAB=03_kogge_stone: 03_kogge_stone).
 LAB_DIR = $(firstword $(filter $(LAB)%,$(LABS)))
 
 # CPU mode (CPU=1, built under $(BUILD)/cpu): kernels as host C++ on fibers, correctness only
