@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
-"""contract.py — writes common/contract.h from common/contract.json, the facts C and Python share.
+"""contract.py — writes common/contract.h and common/contract.mk from common/contract.json, the
+facts C, make and Python share.
 
-  python3 common/contract.py           rewrite contract.h (make contract does this)
-  python3 common/contract.py --check   exit 1, with a one-line summary, when contract.h is stale
+  python3 common/contract.py           rewrite contract.h and contract.mk (make contract does this)
+  python3 common/contract.py --check   exit 1, with a one-line summary, when either is stale
 
 The C side (lab.h's neighbours: inputs, options, report, the harness, the tests) includes the
-generated header; the Python side (grader/gradelib/contract.py) reads the JSON itself. Exit codes:
-0 done (or up to date), 1 stale (--check), 2 the JSON is malformed or a bad command line.
+generated header; the Makefile includes contract.mk (the labs built on other labs); the Python
+side (grader/gradelib/contract.py) reads the JSON itself. Exit codes: 0 done (or up to date),
+1 stale (--check), 2 the JSON is malformed or a bad command line.
 Standard library only.
 """
 import argparse
@@ -211,16 +213,34 @@ def render(data):
     return "\n".join(out) + "\n"
 
 
-def stale_summary(want, have):
+def render_make(data):
+    """The text of contract.mk: for each lab built on others, LAB_BASES_<lab> (the labs its binary
+    links, in order), and for each base lab BASE_KEEP_<lab> (its entry points that stay global)."""
+    b = _need(data, "built_on", dict)
+    labs, keep = _need(b, "labs", dict, "built_on"), _need(b, "keep", dict, "built_on")
+    for lab, bases in labs.items():
+        for base in bases:
+            if base not in keep:
+                raise ContractError(f"contract.json: built_on.labs.{lab} names {base!r}, which "
+                                    "built_on.keep does not list")
+    out = ["# contract.mk — generated from contract.json (built_on) by contract.py — do not edit.",
+           "# The labs built on other labs, for the Makefile: LAB_BASES_<lab>, the labs a lab's binary",
+           "# links, in order; BASE_KEEP_<lab>, the entry points of a base lab's object that stay global."]
+    out += [f"LAB_BASES_{lab} := {' '.join(bases)}" for lab, bases in labs.items()]
+    out += [f"BASE_KEEP_{lab} := {' '.join(names)}" for lab, names in keep.items()]
+    return "\n".join(out) + "\n"
+
+
+def stale_summary(want, have, name="common/contract.h"):
     """One line saying how have (the file) differs from want (generated), or '' when equal."""
     if want == have:
         return ""
     if have is None:
-        return "common/contract.h is missing: run make contract"
+        return f"{name} is missing: run make contract"
     a, b = want.splitlines(), have.splitlines()
     first = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
     differ = sum(1 for x, y in zip(a, b) if x != y) + abs(len(a) - len(b))
-    return (f"common/contract.h is stale: {differ} line{'s' if differ != 1 else ''} differ from "
+    return (f"{name} is stale: {differ} line{'s' if differ != 1 else ''} differ from "
             f"contract.json's (first at line {first + 1}): run make contract")
 
 
@@ -232,26 +252,29 @@ def main(argv=None):
     ap.add_argument("--header", default=HEADER_PATH, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     try:
-        want = render(load(args.json))
+        data = load(args.json)
+        outputs = [(args.header, render(data), "common/contract.h"),
+                   (os.path.splitext(args.header)[0] + ".mk", render_make(data), "common/contract.mk")]
     except (OSError, ValueError, ContractError, KeyError, TypeError) as e:
         print(f"contract.py: cannot read {args.json}: {e}", file=sys.stderr)
         return 2
-    try:
-        with open(args.header, encoding="utf-8") as f:
-            have = f.read()
-    except FileNotFoundError:
-        have = None
-    if args.check:
-        why = stale_summary(want, have)
-        if why:
-            print(f"contract.py: {why}", file=sys.stderr)
-            return 1
-        return 0
-    if have != want:
-        with open(args.header, "w", encoding="utf-8") as f:
-            f.write(want)
-        print(f"contract.py: wrote {os.path.relpath(args.header)}", file=sys.stderr)
-    return 0
+    stale = 0
+    for path, want, name in outputs:
+        try:
+            with open(path, encoding="utf-8") as f:
+                have = f.read()
+        except FileNotFoundError:
+            have = None
+        if args.check:
+            why = stale_summary(want, have, name)
+            if why:
+                print(f"contract.py: {why}", file=sys.stderr)
+                stale = 1
+        elif have != want:
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(want)
+            print(f"contract.py: wrote {os.path.relpath(path)}", file=sys.stderr)
+    return stale
 
 
 if __name__ == "__main__":

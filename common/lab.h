@@ -14,7 +14,8 @@
  *
  * Three shapes of lab:
  *   LAB_HOST   (01)          scan(in, out, n, temp) on host arrays.
- *   LAB_WHOLE  (02, 07, 08)  scan(d_in, d_out, n, d_temp) on device arrays: the whole scan.
+ *   LAB_WHOLE  (02, 07–10)   scan(d_in, d_out, n, d_temp) on device arrays: the whole scan (labs
+ *                            09 and 10: or another operation, lab_variant.op below).
  *   LAB_TILE   (03–06)       scan_tiles(d_in, d_out, d_tile_sums, n): scan each tile of
  *                            LAB.tile consecutive elements on its own and write each tile's
  *                            total; common/driver.cu propagates the carries between tiles.
@@ -72,9 +73,10 @@ typedef lab_result (*lab_tile_fn)(const int *d_in, int *d_out, int *d_tile_sums,
 /* Bytes of scratch a whole scan needs for n elements. */
 typedef size_t (*lab_temp_fn)(size_t n);
 
-/* What a variant computes (lab 09 scans other operators; every other lab is LAB_OP_ADD, the 0 a
- * descriptor gets when it does not say). The element is 4 bytes in every case: int32, or float
- * passed through the int pointers (LAB_OP_FADD). */
+/* What a variant computes (lab 09 scans other operators, lab 10 sorts, compacts and counts CSR
+ * offsets; every other lab is LAB_OP_ADD, the 0 a descriptor gets when it does not say). The
+ * element is 4 bytes in every case: int32, or float passed through the int pointers (LAB_OP_FADD).
+ */
 typedef enum {
     LAB_OP_ADD = 0, /* int32 +, wrapping modulo 2^32 */
     LAB_OP_MAX,     /* int32 max (identity INT_MIN) */

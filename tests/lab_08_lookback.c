@@ -12,7 +12,7 @@
  *                   new end must not confuse anything)
  *   unaligned       input and output not 16-byte aligned: the scalar path, with canaries
  *
- * Linked with the reference solution (see the Makefile's kernels_% rule). Skips without a GPU.
+ * Linked with the reference solution (the Makefile's KERNEL_TESTS rule). Skips without a GPU.
  */
 #include "lab_cases.h"
 #include "cuda_check.h"

@@ -1,7 +1,7 @@
 """The contract (common/contract.json) is the only place its facts are defined.
 
-- common/contract.h is what common/contract.py makes of the JSON (`contract.py --check`), and
-  --check notices a stale header;
+- common/contract.h and common/contract.mk (the labs built on others, for the Makefile) are what
+  common/contract.py makes of the JSON (`contract.py --check`), and --check notices a stale header;
 - the C tables that contract.h provides agree with the grader's reading of the same JSON;
 - no hand-written copy of a contract fact is left in common/, tests/ or grader/ (C and Python):
   exit codes assigned a number, the status, distribution, scan-type or shape name tables, a
@@ -27,7 +27,7 @@ HEADER = os.path.join(ROOT, "common", "contract.h")
 
 # Where the facts may be written down: the contract, its generator, the generated header, the
 # grader's loader, this test (its examples), and folders that are not the course's own code.
-DEFINERS = {"common/contract.json", "common/contract.py", "common/contract.h",
+DEFINERS = {"common/contract.json", "common/contract.py", "common/contract.h", "common/contract.mk",
             "grader/gradelib/contract.py", "tests/test_contract.py"}
 SKIP_DIRS = {"grader/fixtures", "slides", "build", "__pycache__", "node_modules"}
 C_EXT = (".c", ".h", ".cu", ".cpp")
@@ -158,6 +158,7 @@ class Header(unittest.TestCase):
             with open(js, "w") as f:
                 f.write(text.replace('"value": 9,', '"value": 19,'))
             shutil.copy(HEADER, h)
+            shutil.copy(os.path.join(ROOT, "common", "contract.mk"), os.path.join(d, "contract.mk"))
             p = subprocess.run([sys.executable, GENERATOR, "--check", "--json", js, "--header", h],
                                capture_output=True, text=True)
             self.assertEqual(p.returncode, 1)

@@ -6,10 +6,9 @@ Grading table or speed sentence disagrees with grader/config.json (the lab's ent
 "defaults"), when a number in its work table disagrees with the row's own formula, when it
 embeds a diagram that does not exist, when "What to write" leaves out a function that holds a
 TODO(student) hole, when "Run, test, grade" leaves out one of the agreed commands, or when lab
-06's barrier count disagrees with the __syncthreads() in its reference.
-A lab whose handout does not exist yet is skipped, naming it; the config comparison is skipped
-while grader/config.json does not exist. The TODO(student) check reads the skeletons, so it skips
-a lab whose labs/NN_name/scan.cu is no longer the recorded skeleton, and every lab under make test
+06's barrier count disagrees with the __syncthreads() in its reference. A lab without its handout
+or its scan.cu fails, naming it. The TODO(student) check reads the skeletons, so it skips a lab
+whose labs/NN_name/scan.cu is no longer the recorded skeleton, and every lab under make test
 TEST_SRC=labs (tests/pristine.py).
 """
 import glob
@@ -56,9 +55,7 @@ def merged(defaults, override):
 
 
 def lab_settings(lab_id):
-    """The grading settings of one lab, or None while grader/config.json does not exist."""
-    if not os.path.exists(CONFIG):
-        return None
+    """The grading settings of one lab (grader/config.json's defaults merged with its entry)."""
     cfg = json.loads(read(CONFIG))
     return merged(cfg["defaults"], cfg.get("labs", {}).get(lab_id) or {})
 
@@ -109,18 +106,12 @@ def hole_functions(source):
 
 class Handouts(unittest.TestCase):
     def each_handout(self):
-        """(lab directory, lab id, handout text) for the labs that have a handout; skips the
-        test, naming the labs, when some have none yet (after checking the others)."""
-        missing = []
+        """(lab directory, lab id, handout text) for every lab; fails on a lab without one."""
         for d in lab_dirs():
             lab_id = os.path.basename(d)
             path = os.path.join(d, "README.md")
-            if not os.path.exists(path):
-                missing.append(lab_id)
-                continue
+            self.assertTrue(os.path.exists(path), "labs/%s/README.md (the handout) is missing" % lab_id)
             yield d, lab_id, read(path)
-        if missing:
-            self.skipTest("no handout yet for %s" % ", ".join(missing))
 
     def test_sections_in_order(self):
         for d, lab_id, text in self.each_handout():
@@ -148,8 +139,6 @@ class Handouts(unittest.TestCase):
                                         % (lab_id, len(answers), len(questions)))
 
     def test_grading_agrees_with_config(self):
-        if not os.path.exists(CONFIG):
-            self.skipTest("grader/config.json does not exist yet")
         for d, lab_id, text in self.each_handout():
             with self.subTest(lab=lab_id):
                 section = md.markdown_section(text, "Grading")
@@ -193,9 +182,8 @@ class Handouts(unittest.TestCase):
     def test_what_to_write_names_every_hole(self):
         for d, lab_id, text in self.each_handout():
             src = os.path.join(d, "scan.cu")
-            if not os.path.exists(src):
-                continue
             with self.subTest(lab=lab_id):
+                self.assertTrue(os.path.exists(src), "labs/%s/scan.cu is missing" % lab_id)
                 why = pristine.skip_reason(lab_id)
                 if why:
                     self.skipTest(why)
@@ -231,8 +219,8 @@ class BarrierCounts(unittest.TestCase):
     def test_lab06_barriers(self):
         d = os.path.join(ROOT, "labs", "06_coarsened")
         src = os.path.join(ROOT, "solutions", "06_coarsened", "scan.cu")
-        if not os.path.exists(os.path.join(d, "README.md")) or not os.path.exists(src):
-            self.skipTest("lab 06's handout or reference does not exist")
+        self.assertTrue(os.path.exists(os.path.join(d, "README.md")), "labs/06_coarsened/README.md is missing")
+        self.assertTrue(os.path.exists(src), "solutions/06_coarsened/scan.cu is missing")
         work = md.markdown_section(read(os.path.join(d, "README.md")), "Work and steps") or ""
         m = re.search(r"(?m)^\|\s*barriers[^|]*\|\s*(\d+)\b", work)
         self.assertIsNotNone(m, "labs/06_coarsened/README.md: Work and steps has no barriers row")
@@ -261,8 +249,6 @@ class Overview(unittest.TestCase):
             self.assertIn(want, text)
 
     def test_overview_grading_agrees_with_config(self):
-        if not os.path.exists(CONFIG):
-            self.skipTest("grader/config.json does not exist yet")
         section = md.markdown_section(read(self.PATH), "Grading")
         self.assertIsNotNone(section, "labs/README.md has no '## Grading' section")
         check_grading(self, section, lab_settings("defaults-only"), "labs/README.md")

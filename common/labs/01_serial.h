@@ -1,4 +1,4 @@
-/* labs/01_serial.h — lab 01's contract with the course: what labs/01_serial/scan.cu defines.
+/* common/labs/01_serial.h — lab 01's contract with the course: what labs/01_serial/scan.cu defines.
  *
  * Owned by the course, like the lab's descriptor built from it (common/labs/01_serial.c: `LAB`,
  * its id, variants and sizes). scan.cu includes this header and defines the entry point declared

@@ -1,7 +1,7 @@
-/* labs/02_naive.c — lab 02's descriptor, owned by the course (see lab.h for the fields).
+/* common/labs/02_naive.c — lab 02's descriptor, owned by the course (see lab.h for the fields).
  *
  * Linked into every binary of the lab, whichever scan.cu it is built from: the variants point at
- * the entry points scan.cu defines (declared in labs/02_naive.h).
+ * the entry points scan.cu defines (declared in 02_naive.h).
  */
 #include "labs/02_naive.h"
 

@@ -1,4 +1,4 @@
-/* labs/03_kogge_stone.h — lab 03's contract with the course: what
+/* common/labs/03_kogge_stone.h — lab 03's contract with the course: what
  * labs/03_kogge_stone/scan.cu defines, and the tile it works on.
  *
  * Owned by the course, like the lab's descriptor built from it (common/labs/03_kogge_stone.c:

@@ -1,4 +1,4 @@
-/* labs/04_brent_kung.h — lab 04's contract with the course: what labs/04_brent_kung/scan.cu
+/* common/labs/04_brent_kung.h — lab 04's contract with the course: what labs/04_brent_kung/scan.cu
  * defines, and the tile it works on.
  *
  * Owned by the course, like the lab's descriptor built from it (common/labs/04_brent_kung.c:

@@ -1,4 +1,4 @@
-/* labs/05_blelloch.h — lab 05's contract with the course: what labs/05_blelloch/scan.cu
+/* common/labs/05_blelloch.h — lab 05's contract with the course: what labs/05_blelloch/scan.cu
  * defines, and the tile it works on.
  *
  * Owned by the course, like the lab's descriptor built from it (common/labs/05_blelloch.c:

@@ -1,7 +1,7 @@
-/* labs/06_coarsened.c — lab 06's descriptor, owned by the course (see lab.h for the fields).
+/* common/labs/06_coarsened.c — lab 06's descriptor, owned by the course (see lab.h for the fields).
  *
  * Linked into every binary of the lab, whichever scan.cu it is built from: the variants point at
- * the entry points scan.cu defines, and the tile is TILE (both in labs/06_coarsened.h).
+ * the entry points scan.cu defines, and the tile is TILE (both in 06_coarsened.h).
  */
 #include "labs/06_coarsened.h"
 

@@ -1,4 +1,4 @@
-/* labs/06_coarsened.h — lab 06's contract with the course: what labs/06_coarsened/scan.cu
+/* common/labs/06_coarsened.h — lab 06's contract with the course: what labs/06_coarsened/scan.cu
  * defines, and the tile it works on.
  *
  * Owned by the course, like the lab's descriptor built from it (common/labs/06_coarsened.c:

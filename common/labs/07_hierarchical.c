@@ -1,7 +1,8 @@
-/* labs/07_hierarchical.c — lab 07's descriptor, owned by the course (see lab.h for the fields).
+/* common/labs/07_hierarchical.c — lab 07's descriptor, owned by the course (see lab.h for the
+ * fields).
  *
  * Linked into every binary of the lab, whichever scan.cu it is built from: the variants point at
- * the entry points scan.cu defines (declared in labs/07_hierarchical.h).
+ * the entry points scan.cu defines (declared in 07_hierarchical.h).
  */
 #include "labs/07_hierarchical.h"
 

@@ -1,4 +1,4 @@
-/* labs/07_hierarchical.h — lab 07's contract with the course: what
+/* common/labs/07_hierarchical.h — lab 07's contract with the course: what
  * labs/07_hierarchical/scan.cu defines.
  *
  * Owned by the course, like the lab's descriptor built from it (common/labs/07_hierarchical.c:

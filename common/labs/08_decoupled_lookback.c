@@ -1,8 +1,8 @@
-/* labs/08_decoupled_lookback.c — lab 08's descriptor, owned by the course (see lab.h for the
+/* common/labs/08_decoupled_lookback.c — lab 08's descriptor, owned by the course (see lab.h for the
  * fields).
  *
  * Linked into every binary of the lab, whichever scan.cu it is built from: the variant points at
- * the entry points scan.cu defines (declared in labs/08_decoupled_lookback.h).
+ * the entry points scan.cu defines (declared in 08_decoupled_lookback.h).
  */
 #include "labs/08_decoupled_lookback.h"
 

@@ -1,4 +1,4 @@
-/* labs/08_decoupled_lookback.h — lab 08's contract with the course: what
+/* common/labs/08_decoupled_lookback.h — lab 08's contract with the course: what
  * labs/08_decoupled_lookback/scan.cu defines.
  *
  * Owned by the course, like the lab's descriptor built from it

@@ -1,4 +1,5 @@
-/* labs/09_operators.h — lab 09's contract with the course: what labs/09_operators/scan.cu defines.
+/* common/labs/09_operators.h — lab 09's contract with the course: what labs/09_operators/scan.cu
+ * defines.
  *
  * Owned by the course, like the lab's descriptor built from it (common/labs/09_operators.c). One
  * generic scan, five operators, each an entry point (lab.h's lab_scan_fn, or lab_seg_fn for the

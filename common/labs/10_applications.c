@@ -1,10 +1,11 @@
-/* labs/10_applications.c — lab 10's descriptor, owned by the course (see lab.h for the fields),
- * apps_scan, the scan the lab is built on, and what a variant says while that scan is not written.
+/* common/labs/10_applications.c — lab 10's descriptor, owned by the course (see lab.h for the
+ * fields), apps_scan, the scan the lab is built on, and what a variant says while that scan is not
+ * written.
  *
  * Every binary of lab 10 links, besides its scan.cu, the lab 08 and lab 07 objects of the same
  * tree (labs/ or solutions/; the grader: the submission's own), with every symbol but their entry
- * points made local, so that their kernels and helpers never meet lab 10's (Makefile, "lab 10").
- * apps_scan calls lab 08's scan, or lab 07's first variant while lab 08 returns
+ * points made local, so that their kernels and helpers never meet lab 10's (Makefile:
+ * BASE_LOCALIZE). apps_scan calls lab 08's scan, or lab 07's first variant while lab 08 returns
  * LAB_NOT_IMPLEMENTED. Their cudaMalloc and cudaFree are counted as the student's, like lab 10's.
  */
 #include "labs/10_applications.h"

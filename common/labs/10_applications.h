@@ -1,5 +1,5 @@
-/* labs/10_applications.h — lab 10's contract with the course: what labs/10_applications/scan.cu
- * defines, and the scan it is built on.
+/* common/labs/10_applications.h — lab 10's contract with the course: what
+ * labs/10_applications/scan.cu defines, and the scan it is built on.
  *
  * Owned by the course, like the lab's descriptor built from it (common/labs/10_applications.c).
  * Lab 10 uses a scan instead of writing one: apps_scan is YOUR lab 08 scan (or your lab 07 scan

@@ -39,11 +39,6 @@ def _list_of(choices):
     return check
 
 
-def _lab_list(v, where):
-    if not isinstance(v, list) or any(not isinstance(x, str) or not re.fullmatch(r"\d\d_\w+", x) for x in v):
-        raise ConfigError(f"{where} must be a list of lab ids such as \"08_decoupled_lookback\"")
-
-
 def _tool_list(v, where):
     if not isinstance(v, list):
         raise ConfigError(f"{where} must be a list (may be empty)")
@@ -119,9 +114,6 @@ SCHEMA = {
                     # (lab 09: all-negative input for max, all-positive for min)
                     "variant_dists": _variant_dists},
     "sanitizer": {"tools": _tool_list},
-    # the labs whose objects a lab's binary links (lab 10 runs on the student's lab 08, or 07),
-    # in the Makefile's order (LAB_BASES_<lab>); [] for every other lab
-    "built_on": _lab_list,
     # who sees each part's result on Gradescope, and when (results.json "visibility")
     "visibility": {"correctness": _one_of(VISIBILITIES), "sanitizer": _one_of(VISIBILITIES),
                    "speed": _one_of(VISIBILITIES)},
@@ -311,8 +303,11 @@ class Config:
                                   f"({s['speed']['full_at']}) must be below zero_at ({s['speed']['zero_at']})")
 
     def lab(self, lab_id):
-        """The settings of lab_id: defaults merged with its overrides."""
-        return _merge(self.defaults, self.labs.get(lab_id, {}) if lab_id else {})
+        """The settings of lab_id: defaults merged with its overrides, and built_on: the labs whose
+        objects its binary links (lab 10 runs on the student's lab 08, or 07), in order; [] for
+        every other lab. built_on is a fact of the course, not a setting: common/contract.json."""
+        return dict(_merge(self.defaults, self.labs.get(lab_id, {}) if lab_id else {}),
+                    built_on=list(contract.BUILT_ON.get(lab_id, [])))
 
 
 def load(path):

@@ -13,6 +13,8 @@ generates). Loaded once, at import; every name below comes from the file, none i
   LARGE_N            the edge sizes' "large" n
   SIZE_NAMES         the names of the edge sizes every lab has (tile+1, ..., 2^16+1, large)
   SANITIZER_EXIT     the --error-exitcode the grader gives compute-sanitizer
+  BUILT_ON           {lab: [the labs its binary links, in order]} for the labs built on others
+                     (lab 10); the Makefile reads the same facts from common/contract.mk
   bytes_moved(n), edge_sizes(tile, large_n, limit)
 """
 import json
@@ -37,6 +39,7 @@ ELEMENT = DATA["element"]["type"]
 ELEMENT_BYTES = DATA["element"]["bytes"]
 OPERATOR = DATA["operator"]
 SANITIZER_EXIT = DATA["sanitizer_exit"]
+BUILT_ON = {lab: list(bases) for lab, bases in DATA["built_on"]["labs"].items()}
 
 _EDGE = DATA["edge_sizes"]
 DEFAULT_TILE = _EDGE["default_tile"]

@@ -181,7 +181,7 @@ class Grader:
         return sorted({b for lab in labs for b in self.built_on(lab)} - set(labs))
 
     def built_on(self, lab):
-        """The labs whose objects lab's binary links (config built_on: lab 10's are 08 and 07)."""
+        """The labs whose objects lab's binary links (contract.json built_on: lab 10's are 08, 07)."""
         return list(self.config.lab(lab).get("built_on") or [])
 
     def _build_reference(self, lab, bases=None):

@@ -322,7 +322,7 @@ static lab_result generic_scan(Src src, Dst dst, size_t n, void *temp)
     return LAB_OK;
 }
 
-/* ---- the entry points (labs/09_operators.h) ------------------------------------------------- */
+/* ---- the entry points (common/labs/09_operators.h) ------------------------------------------ */
 
 template <class Op>
 static lab_result scan_ints(const int *d_in, const int *d_heads, int *d_out, size_t n, void *t)

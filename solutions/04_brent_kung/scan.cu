@@ -28,9 +28,9 @@
  * another's barriers. Below 64 threads the limit of 32 resident blocks per multiprocessor
  * leaves thread slots empty. (Every level in shared memory, without the pairs in registers:
  * 36 % at best.)
- * BK_THREADS and BK_TILE are defined in labs/04_brent_kung.h, with the entry point this file
- * defines: the course's descriptor of the lab (common/labs/04_brent_kung.c) is built from the same
- * header. Override it to experiment: -DBK_THREADS=256 on both compile lines.
+ * BK_THREADS and BK_TILE are defined in common/labs/04_brent_kung.h, with the entry point this
+ * file defines: the course's descriptor of the lab (common/labs/04_brent_kung.c) is built from the
+ * same header. Override it to experiment: -DBK_THREADS=256 on both compile lines.
  *
  * Run: make run LAB=04      Test: make test TEST_SRC=labs LAB=04      Grade: make grade
  */

@@ -19,7 +19,7 @@
 
 #include <stdint.h>
 
-/* TILE, the tile of every variant (BLOCK x C = 2048 elements), is in labs/06_coarsened.h. */
+/* TILE, the tile of every variant (BLOCK x C = 2048 elements), is in common/labs/06_coarsened.h. */
 #define WARP 32
 
 /* Shared memory is 32 banks of 4 bytes. Thread t reads its run at t * C: with C a power of two,
@@ -192,8 +192,8 @@ static lab_result scan_tiles_coarsened(const int *d_in, int *d_out, int *d_tile_
     return LAB_OK;
 }
 
-/* The variants' entry points (labs/06_coarsened.h): the same launcher for each split of the tile
- * into BLOCK threads of C elements, the coarsening sweep. */
+/* The variants' entry points (common/labs/06_coarsened.h): the same launcher for each split of
+ * the tile into BLOCK threads of C elements, the coarsening sweep. */
 lab_result scan_tiles_c8_b256(const int *d_in, int *d_out, int *d_tile_sums, size_t n)
 {
     return scan_tiles_coarsened<256, 8>(d_in, d_out, d_tile_sums, n);

@@ -1,7 +1,7 @@
 /* 10_applications — scan at work: stream compaction, radix sort, CSR row offsets.
  *
- * Lab 10 writes no scan: every application calls apps_scan (labs/10_applications.h), which is
- * the student's own lab 08 scan (lab 07's while 08 is not written). What each one scans:
+ * Lab 10 writes no scan: every application calls apps_scan (common/labs/10_applications.h),
+ * which is the student's own lab 08 scan (lab 07's while 08 is not written). What each one scans:
  *   compact     the number of kept elements of every tile (n / 2048 counts), then each tile
  *               writes its kept elements from its count's exclusive prefix;
  *   radix_sort  per pass of 4 bits, the 16 digit counts of every tile laid out digit-major
