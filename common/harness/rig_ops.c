@@ -268,10 +268,12 @@ static lab_status check_scan(ops_rig *g, const lab_info *lab, const lab_variant 
                 start--;
             snprintf(where, sizeof(where), ", its segment starts at %zu", start);
         }
+        char place[200];
         r->status = ST_WRONG;
-        lab_report_msg(r, "out[%zu] expected %s, got %s%s (n=%zu, %s %s scan%s)", vd.bad,
+        lab_report_msg(r, "out[%zu] expected %s, got %s%s (n=%zu, %s %s scan%s%s)", vd.bad,
                        vd.expected, vd.got, lab_wrong_value_hint(atoll(vd.got)), n,
-                       lab_scan_type_name(lab->type), lab_op_name(v->op), where);
+                       lab_scan_type_name(lab->type), lab_op_name(v->op), where,
+                       heads ? "" : lab_tile_place(lab, vd.bad, n, place, sizeof(place)));
     } else {
         if (v->op == LAB_OP_FADD && vd.max_ratio >= r->fp_max_ratio) {
             r->fp_max_ratio = vd.max_ratio;

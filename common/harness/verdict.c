@@ -46,6 +46,28 @@ static lab_call_verdict no_verdict(void)
     return v;
 }
 
+const char *lab_tile_place(const lab_info *lab, size_t bad, size_t n, char *buf, size_t len)
+{
+    size_t tiles[4];
+    buf[0] = '\0';
+    if (lab->shape == LAB_TILE || !lab_work_tiles || !len ||
+        lab_work_tiles(tiles, sizeof(tiles) / sizeof(tiles[0])) != 1 || !tiles[0] ||
+        n <= tiles[0] || bad >= n)
+        return buf;
+    const size_t t = tiles[0], tile = bad / t, at = bad % t, count = (n + t - 1) / t;
+    if (at == 0)
+        snprintf(buf, len,
+                 "; tile %zu of %zu (%zu elements each) is the first wrong one, from its first "
+                 "element: the prefix carried into it is wrong",
+                 tile, count, t);
+    else
+        snprintf(buf, len,
+                 "; element %zu of tile %zu of %zu (%zu elements each), every element before it "
+                 "right",
+                 at, tile, count, t);
+    return buf;
+}
+
 /* The poison means never written; in CPU mode, a value within a little of 1 to 4 times the fill
  * of memory no thread wrote (0xCB bytes) is one or a few such slots summed into an answer. */
 const char *lab_wrong_value_hint(long long got)
@@ -85,11 +107,13 @@ lab_status lab_report_verdict(const lab_info *lab, const lab_call_verdict *v, si
         lab_report_msg(r, "modified the input: in[%lld] was %lld, is now %lld (n=%zu)", v->in,
                        v->expected, v->got, n);
     } else if (v->out >= 0) {
+        char place[200];
         r->status = ST_WRONG;
         lab_report_msg(
-            r, "out[%lld] expected %lld, got %lld%s (n=%zu, %s scan%s)", v->out, v->expected,
+            r, "out[%lld] expected %lld, got %lld%s (n=%zu, %s scan%s%s)", v->out, v->expected,
             v->got, lab_wrong_value_hint(v->got), n, lab_scan_type_name(lab->type),
-            lab->shape == LAB_TILE && (size_t)v->out >= lab->tile ? ", past the first tile" : "");
+            lab->shape == LAB_TILE && (size_t)v->out >= lab->tile ? ", past the first tile" : "",
+            lab_tile_place(lab, (size_t)v->out, n, place, sizeof(place)));
     } else if (v->sum >= 0) {
         const size_t first = (size_t)v->sum * lab->tile;
         const size_t last = (first + lab->tile < n ? first + lab->tile : n) - 1;

@@ -17,6 +17,13 @@ extern "C" {
  * thread wrote), with a leading space; "" otherwise. */
 const char *lab_wrong_value_hint(long long got);
 
+/* Where the first wrong element out[bad] of a whole scan at n lies among the lab's work tiles
+ * (lab_work_tiles: labs 07-09, which scan in one tile size), written into buf: "; tile 1 of 301
+ * (6144 elements each) is the first wrong one, from its first element: the prefix carried into
+ * it is wrong" or "...; element 17 of tile 3 of 301 ...". "" for a tile lab, a lab with no or
+ * several work tiles, or n within one tile. Returns buf. */
+const char *lab_tile_place(const lab_info *lab, size_t bad, size_t n, char *buf, size_t len);
+
 /* Sets r's status, message and mismatch from a verdict (of the host's check or the GPU's) of a
  * call at n. Returns r->status (ST_OK when the verdict found nothing). */
 lab_status lab_report_verdict(const lab_info *lab, const lab_call_verdict *v, size_t n,
