@@ -90,9 +90,12 @@ HELPERS_OBJ := $(HELPERS_C:%=$(BUILD)/common/%.o)
 COMMON_C   := $(HELPERS_C) cuda_check harness sandbox
 COMMON_OBJ := $(COMMON_C:%=$(BUILD)/common/%.o) $(BUILD)/common/driver.o $(BUILD)/common/verify.o
 MAIN_OBJ   := $(BUILD)/common/main.o
+# CPU mode's runtime, common/cpu/*.cpp: one file per job (common/cpu/runtime.h says which)
+CPU_RT     := fibers blocks warp memory errors signals launch api banks
+CPU_RT_OBJ := $(CPU_RT:%=$(BUILD)/common/cpu_%.o)
 COMMON_DEPS := $(wildcard common/*.h)
 ifneq ($(CPU_MODE),)
-  COMMON_OBJ  += $(BUILD)/common/cpu_runtime.o $(BUILD)/common/cpu_banks.o
+  COMMON_OBJ  += $(CPU_RT_OBJ)
   COMMON_DEPS += $(wildcard common/cpu/*.h) common/cpu/cuda/atomic common/cpu/rewrite.py
   override GRADE_ARGS += --cpu
 endif
@@ -116,11 +119,7 @@ endif
 BANKS ?= 1
 BANK_FLAGS = $(if $(filter 1,$(BANKS)),$(if $(shell grep -l '__shared__' $(1) 2>/dev/null),-fsanitize=thread --param tsan-instrument-func-entry-exit=0 -g1 -gdwarf-4))
 
-$(BUILD)/common/cpu_runtime.o: common/cpu/runtime.cpp $(COMMON_DEPS)
-	@mkdir -p $(@D)
-	$(CXX) $(CPU_CXXFLAGS) -c $< -o $@
-
-$(BUILD)/common/cpu_banks.o: common/cpu/banks.cpp $(COMMON_DEPS)
+$(BUILD)/common/cpu_%.o: common/cpu/%.cpp $(COMMON_DEPS)
 	@mkdir -p $(@D)
 	$(CXX) $(CPU_CXXFLAGS) -c $< -o $@
 
@@ -397,7 +396,7 @@ $(BUILD)/tests/test_cpu_warp.o: tests/test_cpu_warp.cu $(COMMON_DEPS) | check-cr
 	@mkdir -p $(@D)
 	$(PYTHON) common/cpu/rewrite.py $< -o $(@:.o=.cpu.cpp)
 	$(CXX) $(CPU_CXXFLAGS) $(CRIT_CFLAGS) -c $(@:.o=.cpu.cpp) -o $@
-$(BUILD)/tests/test_cpu_warp: $(BUILD)/tests/test_cpu_warp.o $(BUILD)/common/cpu_runtime.o $(BUILD)/common/cpu_banks.o
+$(BUILD)/tests/test_cpu_warp: $(BUILD)/tests/test_cpu_warp.o $(CPU_RT_OBJ)
 	$(CXX) $^ -o $@ $(TEST_LIBS)
 
 # tests/test_cpu_banks.cu: CPU mode's bank-conflict count against the rules (CPU mode only).
@@ -405,7 +404,7 @@ $(BUILD)/tests/test_cpu_banks.o: tests/test_cpu_banks.cu $(COMMON_DEPS) | check-
 	@mkdir -p $(@D)
 	$(PYTHON) common/cpu/rewrite.py $< -o $(@:.o=.cpu.cpp)
 	$(CXX) $(CPU_CXXFLAGS) $(call BANK_FLAGS,$<) $(CRIT_CFLAGS) -c $(@:.o=.cpu.cpp) -o $@
-$(BUILD)/tests/test_cpu_banks: $(BUILD)/tests/test_cpu_banks.o $(BUILD)/common/cpu_runtime.o $(BUILD)/common/cpu_banks.o
+$(BUILD)/tests/test_cpu_banks: $(BUILD)/tests/test_cpu_banks.o $(CPU_RT_OBJ)
 	$(CXX) $^ -o $@ $(TEST_LIBS)
 
 test test-extended: export LAB_TEST_MAX_N := $(or $(LAB_TEST_MAX_N),$(CPU_TEST_MAX_N))
