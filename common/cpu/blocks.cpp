@@ -1,7 +1,7 @@
 /* blocks.cpp (CPU mode) — the block scheduler: which thread runs next, which block runs, when a
- * barrier opens, and the reports for a barrier that cannot open and for resident blocks that only
- * poll. Part of CPU mode's runtime (runtime.h lists its files; common/cpu/README.md explains the
- * design).
+ * barrier opens, and the report for resident blocks that only poll (a block whose threads all wait
+ * where none can go on is reported by report_stuck, errors.cpp). Part of CPU mode's runtime
+ * (runtime.h lists its files; common/cpu/README.md explains the design).
  *
  * Threads. The scheduler always picks the next fiber at random among those that can run, from a
  * generator seeded by CPU_SCHED_SEED, the launch number and the block index. A missing barrier

@@ -8,12 +8,12 @@
  *   fibers.cpp  each GPU thread as a fiber: starting it, switching to it and back, and the points
  *               where a thread yields (barriers, atomics, loops' safe points)
  *   blocks.cpp  the block scheduler: each block's threads in a seeded random order, blocks
- *               resident together, barriers opening, the stuck-barrier and deadlock reports
+ *               resident together, barriers opening, the deadlock report
  *   warp.cpp    warp operations: shuffles, votes, __syncwarp
  *   memory.cpp  cudaMalloc between guard pages, the padding check, cudaMemcpy and cudaMemset,
  *               shared memory (registration, bounds faults, each block's copy saved and restored)
- *   errors.cpp  kernel errors and their reports (a barrier that cannot open, resident blocks in
- *               a deadlock)
+ *   errors.cpp  kernel errors and their reports (also a barrier or warp operation that cannot
+ *               complete, and where a deadlocked block's threads wait)
  *   signals.cpp the fault handler and the watchdog
  *   launch.cpp  settings, start-up, a launch's checks and run_kernel
  *   api.cpp     the rest of the runtime API: errors, device properties, events, streams
