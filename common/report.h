@@ -36,7 +36,7 @@ typedef struct {
     lab_dist dist;
     lab_status status;
     /* one line: what went wrong, or empty. Large enough for a CPU-mode CUDA error (the report
-     * of common/cpu/runtime.cpp, up to 2048 bytes, names kernel, block, thread, place and seed)
+     * of common/cpu/errors.cpp, up to 2048 bytes, names kernel, block, thread, place and seed)
      * inside the harness's "CUDA error <name> (<report>) in <call>"; a mismatch message (index,
      * expected, got, n) is under 200 bytes. */
     char message[LAB_MESSAGE_BYTES];

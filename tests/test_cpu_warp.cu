@@ -1,4 +1,4 @@
-/* test_cpu_warp.cu — CPU mode's warp operations (common/cpu/runtime.cpp) against the CUDA rules,
+/* test_cpu_warp.cu — CPU mode's warp operations (common/cpu/warp.cpp) against the CUDA rules,
  * which this file writes out again on its own (model_source, model_ballot) from the CUDA C++
  * Programming Guide, "Warp Shuffle Functions":
  *   - the lanes of a warp form segments of `width` lanes (a power of two up to 32);

@@ -425,7 +425,7 @@ void block_start(int nthreads)
     }
 }
 
-/* The lanes of the blocks resident besides the running one, by slot (runtime.cpp). */
+/* The lanes of the blocks resident besides the running one, by slot (blocks.cpp). */
 std::vector<std::vector<lane_state>> g_saved_lanes;
 std::vector<int> g_saved_nthreads;
 

@@ -1,5 +1,5 @@
 /* banks.h (CPU mode, internal) — counting shared-memory bank conflicts and global-memory sectors,
- * between the scheduler (runtime.cpp) and the counter (banks.cpp). Lab code never includes it.
+ * between the scheduler (blocks.cpp) and the counter (banks.cpp). Lab code never includes it.
  *
  * A lab file that declares __shared__ memory is compiled with GCC's ThreadSanitizer
  * instrumentation (-fsanitize=thread, no libtsan): the compiler then calls __tsan_read4(p),
@@ -23,7 +23,7 @@ extern bool g_on; /* counting (lab_cpu_banks_record) */
 void launch_begin(const char *kernel); /* a launch starts (while counting) */
 void block_start(int nthreads);        /* a block starts: no records yet */
 void flush();                          /* a barrier opens or the block ends: count the records */
-/* Blocks resident together (runtime.cpp): the running block's records are put aside when the
+/* Blocks resident together (blocks.cpp): the running block's records are put aside when the
  * scheduler switches to the block of another slot, and come back with it. */
 void save_block(int slot);
 void load_block(int slot);
@@ -31,11 +31,12 @@ void loop_tick(unsigned id, bool c); /* a loop's condition gave c (counting only
 
 } /* namespace banks */
 
-/* runtime.cpp: the running GPU thread's index in its block (-1 outside a kernel), and whether p
- * is in this block's shared memory (a static __shared__ array or the dynamic shared memory). */
+/* fibers.cpp, memory.cpp: the running GPU thread's index in its block (-1 outside a kernel), and
+ * whether p is in this block's shared memory (a static __shared__ array or the dynamic shared
+ * memory). */
 int current_thread();
 bool in_shared(const void *p);
-/* runtime.cpp: the start of the cudaMalloc buffer that holds p, or NULL. */
+/* memory.cpp: the start of the cudaMalloc buffer that holds p, or NULL. */
 const void *global_buffer(const void *p);
 
 } /* namespace lab_cpu */

@@ -1,5 +1,5 @@
 /* cuda_runtime_api.h (CPU mode) — the part of the CUDA runtime API the labs, the harness and the
- * tests call, implemented on the host by common/cpu/runtime.cpp.
+ * tests call, implemented on the host by CPU mode's runtime (common/cpu/runtime.h lists its files).
  *
  * In CPU mode (make CPU=1) the compiler finds this header instead of the CUDA Toolkit's, so the
  * same sources build without nvcc and without a GPU. Usable from C and C++; the names, types and
@@ -74,7 +74,7 @@ typedef enum cudaDeviceAttr {
     cudaDevAttrMaxSharedMemoryPerBlockOptin = 97,
 } cudaDeviceAttr;
 
-/* The fields of cudaDeviceProp that code commonly reads, with CPU-mode values (see runtime.cpp). */
+/* The fields of cudaDeviceProp that code commonly reads, with CPU-mode values (see api.cpp). */
 struct cudaDeviceProp {
     char name[256];
     size_t totalGlobalMem;

@@ -4,7 +4,7 @@
  * A .cu file is compiled in CPU mode as C++ after common/cpu/rewrite.py has turned each
  * `kernel<<<grid, block, shmem>>>(args)` into `::lab_cpu::launch(kernel, ...)` and each
  * `__shared__` array into a bounds-checked lab_cpu::shared_array. Every thread of a block then runs
- * the kernel as a fiber (common/cpu/runtime.cpp): barriers and warp operations switch fibers, and
+ * the kernel as a fiber (common/cpu/fibers.cpp): barriers and warp operations switch fibers, and
  * the order in which threads run between two barriers is shuffled by CPU_SCHED_SEED.
  *
  * Do not include this directly: cuda_runtime.h (the CPU-mode one) does.
@@ -117,7 +117,7 @@ static inline uint3 make_uint3(unsigned x, unsigned y, unsigned z)
     return uint3{x, y, z};
 }
 
-/* ---- the runtime's entry points (runtime.cpp) ---------------------------------------------- */
+/* ---- the runtime's entry points (runtime.h lists its files) -------------------------------- */
 namespace lab_cpu {
 
 enum warp_kind { W_SYNC, W_SHFL, W_SHFL_UP, W_SHFL_DOWN, W_SHFL_XOR, W_BALLOT, W_ANY, W_ALL };
@@ -129,7 +129,7 @@ int block_barrier(int kind, int pred, const char *file, int line);
 unsigned long long warp_op(int kind, unsigned mask, unsigned long long value, int arg, int width,
                            const char *file, int line);
 /* Called by atomics, cuda::atomic_ref operations, fences and __nanosleep, before the operation
- * (addr: the memory it touches, NULL for a fence). While several blocks are resident (runtime.cpp,
+ * (addr: the memory it touches, NULL for a fence). While several blocks are resident (blocks.cpp,
  * "blocks that run together") an access outside shared memory is an inter-block point: the thread
  * goes back to the scheduler, which may switch to another block there. Otherwise it lets other
  * threads of the block run every so often, so a spin-wait on a flag another thread of the same
@@ -147,7 +147,7 @@ template <class T> static inline void note_write(const T &before, const T *p)
 }
 /* clock64()'s counter (a monotonic clock in nanoseconds here) */
 long long device_clock();
-/* Set by the watchdog when a launch has run CPU_KERNEL_TIMEOUT seconds (runtime.cpp, "signals"). */
+/* Set by the watchdog when a launch has run CPU_KERNEL_TIMEOUT seconds (signals.cpp). */
 extern volatile sig_atomic_t g_timed_out;
 /* 1 while several blocks of a launch are resident: loop_point() is then also an inter-block point.
  */
@@ -197,7 +197,7 @@ constexpr inline void loop_next(unsigned id)
 [[noreturn]] void shared_index_fault(const void *array, long long index, unsigned long long count);
 void register_shared(void *p, size_t bytes, const char *name);
 /* What rewrite.py puts after a scalar __shared__ variable (a static): registers it like an array,
- * so that each resident block has its own value (runtime.cpp swaps them). */
+ * so that each resident block has its own value (blocks.cpp swaps them). */
 struct shared_scalar {
     shared_scalar(void *p, size_t bytes, const char *name) { register_shared(p, bytes, name); }
 };

@@ -284,7 +284,7 @@ def instrument_loops(src, code, path):
     spin-wait that never reaches a barrier, warp operation or atomic is still stopped cleanly.
     Counting loops (a condition and an increment) get no safe point: a check in them would keep
     the compiler from vectorising them (lab 02 ran twice as slowly), and a kernel stuck in one is
-    still stopped, by the watchdog's last resort (runtime.cpp, "signals"). A counting loop under
+    still stopped, by the watchdog's last resort (signals.cpp). A counting loop under
     `#pragma GCC unroll` keeps a bare condition (GCC's annotation is on it) and counts its
     iterations with LAB_CPU_NEXT(id) in the increment instead. Everything inserted
     stays on the condition's own lines; a range-based for and a condition that declares a

@@ -1,0 +1,207 @@
+/* runtime.h (CPU mode, internal) — what the files of CPU mode's runtime share, in namespace
+ * lab_cpu::rt: the kernel error state, the fibers and the block they run, the block scheduler's
+ * state, the shared-memory registry. Lab code never includes it: it sees the runtime through
+ * cuda_runtime.h (cuda_runtime_api.h and lab_cpu.h). See common/cpu/README.md for the design.
+ *
+ * The runtime runs CUDA kernels on the host, one fiber per GPU thread, and provides the runtime API
+ * of cuda_runtime_api.h. One file per job:
+ *   fibers.cpp  each GPU thread as a fiber: starting it, switching to it and back, and the points
+ *               where a thread yields (barriers, atomics, loops' safe points)
+ *   blocks.cpp  the block scheduler: each block's threads in a seeded random order, blocks
+ *               resident together, barriers opening, the deadlock report
+ *   warp.cpp    warp operations: shuffles, votes, __syncwarp
+ *   memory.cpp  cudaMalloc between guard pages, the padding check, cudaMemcpy and cudaMemset,
+ *               shared memory (registration, bounds faults, each block's copy saved and restored)
+ *   errors.cpp  kernel errors and their reports (also a barrier or warp operation that cannot
+ *               complete, and where a deadlocked block's threads wait)
+ *   signals.cpp the fault handler and the watchdog
+ *   launch.cpp  settings, start-up, a launch's checks and run_kernel
+ *   api.cpp     the rest of the runtime API: errors, device properties, events, streams
+ *
+ * The hot path is a fiber switch: run_blocks (blocks.cpp) resumes a fiber (resume, fibers.cpp),
+ * and the fiber comes back through yield (fibers.cpp) from a barrier, an atomic or a warp
+ * operation. resume and yield call _setjmp, which GCC never inlines, so they cost the same from
+ * any file; the small helpers on the path stay in the file of their caller (pick_next,
+ * launch_stopped) or are inline here (shared_holds).
+ */
+#ifndef LAB_CPU_RUNTIME_H
+#define LAB_CPU_RUNTIME_H
+
+/* _longjmp from a fiber back to the scheduler's stack is what the fortified longjmp
+ * (__longjmp_chk, chosen by _FORTIFY_SOURCE, which some compilers enable by default) refuses as
+ * "uninitialized stack frame": the runtime switches stacks on purpose, so it opts out. Every file
+ * of the runtime includes this header first, before any system header. */
+#ifdef _FORTIFY_SOURCE
+#undef _FORTIFY_SOURCE
+#endif
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "banks.h"
+#include "cuda_runtime.h"
+
+#include <setjmp.h>
+#include <ucontext.h>
+
+namespace lab_cpu {
+namespace rt {
+
+/* ---- errors (errors.cpp) --------------------------------------------------------------------- */
+
+extern cudaError_t g_sticky; /* a kernel fault: every later call returns it */
+extern cudaError_t g_last;   /* the last error, cleared by cudaGetLastError */
+extern char g_report[2048];  /* the full description of g_sticky */
+
+/* Records e as the last error (unless one is pending) and returns it. */
+inline cudaError_t set_error(cudaError_t e)
+{
+    if (e != cudaSuccess && g_last == cudaSuccess)
+        g_last = e;
+    return e;
+}
+
+/* Every API call starts here: after a kernel fault nothing works any more (as on a GPU). */
+#define API_ENTER()                                                                                \
+    do {                                                                                           \
+        if (::lab_cpu::rt::g_sticky != cudaSuccess)                                                \
+            return ::lab_cpu::rt::g_sticky;                                                        \
+    } while (0)
+
+std::string ranges(const std::vector<int> &v); /* "0..31, 40, 42..63" */
+std::string where(const char *file, int line); /* "scan.cu:57" */
+std::string kernel_and_block();                /* "kernel k, block (3,0,0)" */
+void kernel_error(cudaError_t err, const char *fmt, ...);
+void thread_error(cudaError_t err, const char *what);
+[[noreturn]] void fatal_exit();
+
+/* A block that cannot go on: every thread left waits (report_stuck); describe_threads says where
+ * the threads of fs[0..nthreads) are, for the deadlock report. */
+struct fiber;
+void report_stuck();
+std::string describe_threads(fiber **fs, int nthreads);
+
+/* ---- signals (signals.cpp) ------------------------------------------------------------------- */
+
+extern char g_timeout_what[400]; /* "still running after N s: ..." */
+void report_fault();
+void install_handlers();
+void watchdog_start();
+void watchdog_stop();
+
+/* ---- settings (launch.cpp) ------------------------------------------------------------------- */
+
+extern unsigned long long g_seed; /* CPU_SCHED_SEED */
+extern int g_timeout_s;           /* CPU_KERNEL_TIMEOUT */
+extern int g_resident;            /* blocks resident at once (CPU_RESIDENT_BLOCKS) */
+
+/* ---- memory (memory.cpp) --------------------------------------------------------------------- */
+
+const unsigned char PAD_BYTE = 0xCB; /* fills the padding next to a buffer and fresh buffers */
+
+size_t page_size();
+/* "byte offset 4100 (int index 1025) past the end of a cudaMalloc buffer of 4096 bytes (1024
+ * ints)" for an address in a buffer's mapping, or where it lies otherwise. */
+void describe_address(const void *p, char *buf, size_t len);
+void check_padding(); /* after a kernel: a write into a buffer's padding is a kernel error */
+
+/* The static __shared__ arrays and scalars (one copy each, registered at their first use) and the
+ * running block's dynamic shared memory. */
+struct shared_reg {
+    void *p;
+    size_t bytes;
+    const char *name;
+};
+extern std::vector<shared_reg> g_shared;
+extern char *g_dyn;
+extern size_t g_dyn_bytes;
+extern std::map<const void *, int> g_func_smem; /* cudaFuncAttributeMaxDynamicSharedMemorySize */
+
+/* Whether p is in the running block's shared memory (lab_cpu::in_shared; inline for spin_point,
+ * which asks before every atomic while blocks run together). */
+inline bool shared_holds(const void *p)
+{
+    for (const shared_reg &r : g_shared)
+        if (r.p <= p && p < (const void *)((const char *)r.p + r.bytes))
+            return true;
+    return g_dyn && g_dyn <= p && p < (const void *)(g_dyn + g_dyn_bytes);
+}
+void poison_shared();                                /* fill the block's shared memory */
+void save_shared(std::vector<char> &image);          /* static shared memory into image */
+void restore_shared(const std::vector<char> &image); /* and back (the fill where image ends) */
+
+/* ---- fibers (fibers.cpp) --------------------------------------------------------------------- */
+
+enum fiber_state { F_READY, F_BARRIER, F_WARP, F_DONE };
+
+struct fiber {
+    jmp_buf jb;    /* where the fiber continues when resumed */
+    ucontext_t uc; /* only to start it on its stack */
+    char *stack;
+    bool started; /* false: the next resume starts it afresh */
+    int state;
+    int linear; /* thread index within the block */
+    uint3 tid;
+    const char *file; /* where it waits */
+    int line;
+    /* the warp operation it waits in */
+    int wkind;
+    unsigned wmask;
+    unsigned long long wval, wres;
+    int warg, wwidth;
+    unsigned spins;
+    const char *spin_file; /* its last inter-block point (a deadlock report names it) */
+    int spin_line;
+};
+
+const size_t STACK_BYTES = 256 * 1024; /* per thread; kernels keep small arrays there */
+const int MAX_THREADS = 1024;
+
+extern std::vector<std::vector<fiber *>> g_fiber_sets; /* one set of MAX_THREADS per slot */
+extern fiber **g_fibers;                  /* the threads of the block being run: its slot's set */
+extern std::vector<char *> g_stack_areas; /* each: MAX_THREADS stacks, each above a guard page */
+extern ucontext_t g_template_uc;          /* a getcontext result, copied for each start */
+extern jmp_buf g_sched_jb;                /* the scheduler's side of resume() */
+extern fiber *g_cur;                      /* the running fiber; NULL on the scheduler */
+extern bool g_aborted;                    /* a kernel error ended the launch */
+
+/* What a fiber's _longjmp back to the scheduler (g_sched_jb) means. */
+enum { JUMP_YIELD = 1, JUMP_FAULT = 2 };
+
+void make_fibers(std::vector<fiber *> &fibers);
+void resume(fiber *f);
+void yield();
+[[noreturn]] void fiber_error(cudaError_t err, const char *what);
+fiber *running_fiber(const char *what, const char *file, int line);
+
+/* ---- the launch and the running block (blocks.cpp, launch.cpp) ------------------------------- */
+
+struct launch_t {
+    const char *name, *file;
+    int line;
+    dim3 block;
+    void (*thunk)(void *);
+    void *ctx;
+    unsigned long long number;
+};
+extern launch_t *g_launch;
+
+/* the running block */
+extern int g_nthreads, g_ndone, g_nbar;
+extern const char *g_bar_file;
+extern int g_bar_line;
+extern bool g_bar_divergent;
+extern int g_bar_result;
+extern std::vector<int> g_pool; /* fibers that can run */
+
+/* An inter-block point was reached (block_switch_point): the scheduler may switch blocks. */
+extern bool g_switch_req;        /* the fiber that just yielded was at an inter-block point */
+extern unsigned g_switch_demote; /* ... where its block drops with probability 1/this (0: never) */
+
+void run_blocks(const dim3 &grid, size_t shmem);
+
+} /* namespace rt */
+} /* namespace lab_cpu */
+
+#endif /* LAB_CPU_RUNTIME_H */
