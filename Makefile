@@ -83,17 +83,13 @@ endef
 LINK = $(NVCC) $(LDFLAGS) $(filter %.o,$^) -o $@
 
 # ---- the common objects ------------------------------------------------------------------------
-# HELPERS_C: the host-side helpers, pure C. HARNESS_C: the harness (common/harness/NAME.c, built
-# as harness_NAME.o beside the other common objects, the one folder the grader reads).
-# CPU_RT: CPU mode's runtime, one file per job (common/cpu/NAME.cpp, built as cpu_NAME.o;
-# common/cpu/runtime.h says which job is where).
+# The host-side helpers (pure C); the harness, common/harness/NAME.c as harness_NAME.o (beside the
+# rest: the grader reads one folder); CPU mode's runtime, common/cpu/NAME.cpp as cpu_NAME.o.
 HELPERS_C   := inputs validate options report ops
-HARNESS_C   := session case call verdict rig_host rig_scan rig_ops
-CPU_RT      := fibers blocks warp memory errors signals launch api banks
 HELPERS_OBJ := $(HELPERS_C:%=$(BUILD)/common/%.o)
-HARNESS_OBJ := $(HARNESS_C:%=$(BUILD)/common/harness_%.o)
+HARNESS_OBJ := $(patsubst %,$(BUILD)/common/harness_%.o,session case call verdict rig_host rig_scan rig_ops)
 COMMON_OBJ  := $(patsubst %,$(BUILD)/common/%.o,$(HELPERS_C) cuda_check sandbox driver verify) $(HARNESS_OBJ)
-CPU_RT_OBJ  := $(CPU_RT:%=$(BUILD)/common/cpu_%.o)
+CPU_RT_OBJ  := $(patsubst %,$(BUILD)/common/cpu_%.o,fibers blocks warp memory errors signals launch api banks)
 MAIN_OBJ    := $(BUILD)/common/main.o
 COMMON_DEPS := $(wildcard common/*.h common/harness/*.h)
 ifneq ($(CPU_MODE),)
