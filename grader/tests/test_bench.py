@@ -111,6 +111,9 @@ class Sizes(unittest.TestCase):
         self.assertEqual((a.min, a.max, a.step, a.reps, a.warmup, a.huge), (10, 28, 2, 20, 3, "auto"))
         a = bench.parse_args(["--full", "--min", "16", "--no-huge"])
         self.assertEqual((a.min, a.huge, a.reps), (16, "no", 20))
+        self.assertEqual(bench.parse_args([]).variants, "default")
+        self.assertEqual(bench.parse_args(["--full"]).variants, "ops")
+        self.assertEqual(bench.parse_args(["--full", "--variants", "all"]).variants, "all")
 
     def test_time_left(self):
         """Eta: a fixed start (the fastest run) plus a part in proportion to n, fitted at the
@@ -250,6 +253,12 @@ class EndToEnd(unittest.TestCase):
             bench.variant_ops = saved
         self.assertEqual(programs, [(self.fast, path, None, "add"),
                                     (self.fast + "/slow", path, "slow", "fadd")])
+        bench.variant_ops = lambda binary, timeout=30: {"fast": "add", "slow": "fadd"}
+        try:  # the default run: the default variant only
+            self.assertEqual(bench.expand_variants([(self.fast, path)], every=False, by_op=False),
+                             [(self.fast, path, None, "add")])
+        finally:
+            bench.variant_ops = saved
         self.assertEqual(bench.anchors("cub_bin", programs),
                          [("cub", "cub_bin", None, "add"), ("cub/fadd", "cub_bin", None, "fadd")])
         self.assertEqual(bench.variant_ops(path + ".missing"), {})
