@@ -233,7 +233,7 @@ MIN_BIG_TILE = 4096
 
 @dataclasses.dataclass(frozen=True)
 class LabInfo:
-    """What `scan --describe` says about a lab (common/harness.c: describe_lab)."""
+    """What `scan --describe` says about a lab (common/harness/session.c)."""
     contract: int
     id: str
     title: str

@@ -13,8 +13,8 @@ problem, never as the student's.
 
 A time is plausible when it is no faster than PLAUSIBLE_FRACTION_OF_COPY of a device copy of
 the same bytes (scoring.plausible). The copy is the student's own: the harness times one right
-after each timed call, in the same process, on the same buffers (common/harness.c: time_copy
-after each timed call_device; a host lab a memcpy after each call), and reports their median as
+after each timed call, in the same process, on the same buffers (common/harness/call.c: lab_time_copy
+after each timed call; a host lab a memcpy after each call), and reports their median as
 memcpy_ms, so the scan and the copy it is held to share whatever else the GPU was doing. An
 implausible time is measured again in a process of its own (evaluate.run_timed) before anything
 is said: only when that measurement is implausible too is it called tampered with (the message

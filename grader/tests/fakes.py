@@ -34,7 +34,7 @@ B = json.loads(BEHAVIOUR)
 argv = sys.argv[1:]
 pending = b""
 CAP = 0
-def next_case():  # one line from stdin (a socket), as common/harness.c reads its cases
+def next_case():  # one line from stdin (a socket), as common/harness/session.c reads its cases (read_grader_case)
     global pending
     while b"\n" not in pending:
         chunk = os.read(0, 4096)
