@@ -22,14 +22,6 @@
 
 #define RACE_RUNS 10 /* runs of the barrier-less build before giving up on seeing the race */
 
-static void need_device(void)
-{
-    char why[200];
-    if (!lab_have_device(why, sizeof(why)))
-        cr_skip_test("%s", why);
-    lab_test_need_code(&LAB);
-}
-
 /* Elements for the race tests: 2^22 + 37 on the GPU (thousands of tiles, the last one ragged),
  * 64 tiles + 37 in CPU mode, or fewer when LAB_TEST_MAX_N says so (but at least 4 tiles). */
 static size_t race_n(void)
@@ -38,12 +30,8 @@ static size_t race_n(void)
 #ifdef LAB_CPU_MODE
     n = 64 * LAB.tile + 37; /* threads run in a shuffled order there: a race shows at once */
 #endif
-    const char *env = getenv("LAB_TEST_MAX_N");
-    if (env && *env) {
-        size_t cap = (size_t)strtoull(env, NULL, 10);
-        if (cap < n)
-            n = cap;
-    }
+    if (lab_test_max_n() < n)
+        n = lab_test_max_n();
     if (n < 4 * LAB.tile + 1)
         n = 4 * LAB.tile + 1;
     return n;
@@ -134,6 +122,6 @@ static void check_variant(int v, lab_tile_hook scan_tiles)
 
 void lab_check_barriers(const char *variant, lab_tile_hook scan_tiles)
 {
-    need_device();
+    lab_test_need_device(&LAB);
     check_variant(lab_find_variant(&LAB, variant), scan_tiles);
 }

@@ -23,14 +23,6 @@
 #define PHASE_REVERSE 2
 #define TILES 16 /* tiles per test; each is checked separately */
 
-static void need_device(void)
-{
-    char why[200];
-    if (!lab_have_device(why, sizeof(why)))
-        cr_skip_test("%s", why);
-    lab_test_need_code(&LAB);
-}
-
 /* CPU model of the reduction tree on one tile s[0..T): at stride d = 1, 2, ..., T/2 the right
  * end of each block of 2d elements adds the right end of its left half. */
 static void model_reduce(unsigned *s, size_t T)
@@ -110,7 +102,7 @@ Test(brent_kung_phases, models_compose_to_a_scan,
 Test(brent_kung_phases, reduction_tree,
      .description = "after bk_reduction_tree alone, shared memory matches the model word for word")
 {
-    need_device();
+    lab_test_need_device(&LAB);
     for (uint64_t seed = lab_test_seed(); seed < lab_test_seed() + 2; seed++) {
         unsigned *state = make_tiles(seed);
         unsigned *want = malloc(TILES * lab_hook_state_words() * sizeof(*want));
@@ -128,7 +120,7 @@ Test(brent_kung_phases, reverse_tree,
      .description =
          "bk_reverse_tree alone, from the model's reduced state, gives the inclusive scan")
 {
-    need_device();
+    lab_test_need_device(&LAB);
     for (uint64_t seed = lab_test_seed(); seed < lab_test_seed() + 2; seed++) {
         unsigned *state = make_tiles(seed);
         unsigned *want = malloc(TILES * lab_hook_state_words() * sizeof(*want));
@@ -147,7 +139,7 @@ Test(brent_kung_phases, reverse_tree,
 Test(brent_kung_phases, both_trees,
      .description = "both trees in a row give each tile's inclusive scan")
 {
-    need_device();
+    lab_test_need_device(&LAB);
     const size_t T = lab_hook_state_words();
     unsigned *state = make_tiles(lab_test_seed() + 2);
     unsigned *want = malloc(TILES * T * sizeof(*want));

@@ -21,14 +21,6 @@
 #define PHASE_DOWN 2
 #define TILES 16 /* tiles per test; each is checked separately */
 
-static void need_device(void)
-{
-    char why[200];
-    if (!lab_have_device(why, sizeof(why)))
-        cr_skip_test("%s", why);
-    lab_test_need_code(&LAB);
-}
-
 /* CPU model of the up-sweep on one tile s[0..T): at stride d = 1, 2, ..., T/2 the right end
  * of each block of 2d elements (the right child) adds the right end of its left half (the left
  * child). */
@@ -152,14 +144,14 @@ static void check_down(int variant)
 Test(blelloch_phases, up_sweep_padded,
      .description = "padded layout: after the up-sweep alone, the tile matches the model")
 {
-    need_device();
+    lab_test_need_device(&LAB);
     check_up(lab_find_variant(&LAB, "padded"));
 }
 
 Test(blelloch_phases, up_sweep_plain,
      .description = "plain layout: after the up-sweep alone, the tile matches the model")
 {
-    need_device();
+    lab_test_need_device(&LAB);
     check_up(lab_find_variant(&LAB, "plain"));
 }
 
@@ -167,13 +159,13 @@ Test(
     blelloch_phases, down_sweep_padded,
     .description = "padded layout: the down-sweep alone, from the model's state, matches the model")
 {
-    need_device();
+    lab_test_need_device(&LAB);
     check_down(lab_find_variant(&LAB, "padded"));
 }
 
 Test(blelloch_phases, down_sweep_plain,
      .description = "plain layout: the down-sweep alone, from the model's state, matches the model")
 {
-    need_device();
+    lab_test_need_device(&LAB);
     check_down(lab_find_variant(&LAB, "plain"));
 }

@@ -18,14 +18,6 @@
 
 #define GUARD 1024 /* canary words after every device array the phases write */
 
-static void need_device(void)
-{
-    char why[200];
-    if (!lab_have_device(why, sizeof(why)))
-        cr_skip_test("%s", why);
-    lab_test_need_code(&LAB);
-}
-
 /* Device array of n ints followed by GUARD canary words; filled from h when h is not NULL. */
 static int *dev_array(const int *h, size_t n)
 {
@@ -135,20 +127,20 @@ TestSuite(phases07, .timeout = 300);
 
 Test(phases07, tile_scan, .description = "each tile scanned on its own; its total in tile_sums")
 {
-    need_device();
+    lab_test_need_device(&LAB);
     check_tile_scan(0);
 }
 
 Test(phases07, tile_scan_with_carries,
      .description = "tile t starts from carries[t - 1] (reduce_then_scan's last pass)")
 {
-    need_device();
+    lab_test_need_device(&LAB);
     check_tile_scan(1);
 }
 
 Test(phases07, tile_reduce, .description = "tile_sums[t] = sum of tile t, nothing else written")
 {
-    need_device();
+    lab_test_need_device(&LAB);
     const size_t T = lab_hook_tile();
     size_t ns[8], count = tile_sizes(ns);
     for (size_t c = 0; c < count; c++) {
@@ -175,7 +167,7 @@ Test(phases07, tile_reduce, .description = "tile_sums[t] = sum of tile t, nothin
 
 Test(phases07, add_back, .description = "out[i] += carries[i / tile - 1] past the first tile only")
 {
-    need_device();
+    lab_test_need_device(&LAB);
     const size_t T = lab_hook_tile();
     size_t ns[8], count = tile_sizes(ns);
     for (size_t c = 0; c < count; c++) {
@@ -258,14 +250,14 @@ static void check_scan_totals(int variant)
 Test(phases07, scan_totals_recursive,
      .description = "scan_then_propagate on 1, 2 and 3 levels; scratch within temp_bytes")
 {
-    need_device();
+    lab_test_need_device(&LAB);
     check_scan_totals(lab_find_variant(&LAB, "scan_then_propagate"));
 }
 
 Test(phases07, scan_totals_recursive_reduce_first,
      .description = "reduce_then_scan on 1, 2 and 3 levels; scratch within temp_bytes")
 {
-    need_device();
+    lab_test_need_device(&LAB);
     check_scan_totals(lab_find_variant(&LAB, "reduce_then_scan"));
 }
 
@@ -290,7 +282,7 @@ Test(phases07, temp_bytes_levels, .description = "temp_bytes: 0 for one tile, gr
  * must not be taken; a wrong guess is a misaligned-address CUDA error or a wrong answer. */
 Test(phases07, unaligned_pointers, .description = "both variants on in + 1 and out + 3")
 {
-    need_device();
+    lab_test_need_device(&LAB);
     const size_t T = lab_hook_tile(), n = 9 * T + 11;
     int *h_in = random_ints(n, lab_test_seed() + 600), *want = malloc(n * sizeof(int));
     int *d_in = dev_array(NULL, n + 1), *d_out = dev_array(NULL, n + 3);
@@ -331,7 +323,7 @@ Test(phases07, unaligned_pointers, .description = "both variants on in + 1 and o
  * leak is reported only when free memory fell by more than 64 MB in both rounds. */
 Test(phases07, no_leak_over_thousands_of_calls, .description = "3000 calls per variant, no leak")
 {
-    need_device();
+    lab_test_need_device(&LAB);
 #ifdef LAB_CPU_MODE
     cr_skip_test(
         "CPU mode: 3000 calls at n = 2^26 would take hours on the CPU; the GPU run checks leaks");

@@ -41,19 +41,11 @@ static size_t tile_items(void)
 }
 #define TILE tile_items()
 
-static void need_device(void)
-{
-    char why[200];
-    if (!lab_have_device(why, sizeof(why)))
-        cr_skip_test("%s", why);
-    lab_test_need_code(&LAB);
-}
-
 TestSuite(lookback, .timeout = 300);
 
 Test(lookback, many_seeds, .description = "sizes around 1..40 tiles, 16 seeds each")
 {
-    need_device();
+    lab_test_need_device(&LAB);
     const size_t ns[] = {TILE - 1,
                          TILE + 1,
                          2 * TILE,
@@ -84,7 +76,7 @@ Test(lookback, many_seeds, .description = "sizes around 1..40 tiles, 16 seeds ea
 Test(lookback, many_tiles,
      .description = "2^25 + 13 elements (CPU mode 2^23 + 13): thousands of tiles, 3 dists")
 {
-    need_device();
+    lab_test_need_device(&LAB);
     const lab_dist dists[] = {DIST_RANDOM, DIST_ONES, DIST_LARGE};
     const size_t n = MANY_TILES_N;
     for (size_t k = 0; k < sizeof(dists) / sizeof(dists[0]); k++) {
@@ -143,7 +135,7 @@ static void bufs_free(bufs *b)
 Test(lookback, reused_scratch,
      .description = "40 calls (CPU mode 16) on one scratch buffer, new input each")
 {
-    need_device();
+    lab_test_need_device(&LAB);
     const size_t n = 300 * TILE + 123;
     bufs b;
     bufs_alloc(&b, n, n);
@@ -159,7 +151,7 @@ Test(lookback, reused_scratch,
 
 Test(lookback, shrinking_n, .description = "one scratch buffer, n shrinking between calls")
 {
-    need_device();
+    lab_test_need_device(&LAB);
     const size_t big = 100 * TILE + 5;
     const size_t ns[] = {big, 70 * TILE, 3 * TILE + 1, 1, 50 * TILE - 1, big};
     bufs b;
@@ -175,7 +167,7 @@ Test(lookback, shrinking_n, .description = "one scratch buffer, n shrinking betw
 
 Test(lookback, unaligned, .description = "input at +1 word, output at +3 words: no vector path")
 {
-    need_device();
+    lab_test_need_device(&LAB);
     const size_t n = 5 * TILE + 77, G = 64;
     int *h_in = malloc(n * sizeof(int)), *want = malloc(n * sizeof(int));
     int *h_back = malloc((n + 2 * G) * sizeof(int)), *h_guard = malloc(G * sizeof(int));

@@ -17,14 +17,6 @@
 
 TestSuite(ops09, .timeout = 120);
 
-static void need_device(void)
-{
-    char why[200];
-    if (!lab_have_device(why, sizeof(why)))
-        cr_skip_test("%s", why);
-    lab_test_need_code(&LAB);
-}
-
 /* Runs variant `name` on in (and heads) on the device; returns the output (malloc'd). */
 static int *run_variant(const char *name, const int *in, const int *heads, size_t n)
 {
@@ -63,7 +55,7 @@ static int *run_variant(const char *name, const int *in, const int *heads, size_
 Test(ops09, segments_on_tile_edges,
      .description = "segment heads at 1, tile-1, tile, tile+1, 2 tile and n-1 (n = 3 tiles + 5)")
 {
-    need_device();
+    lab_test_need_device(&LAB);
     const size_t n = 3 * TILE + 5;
     const size_t at[] = {1, TILE - 1, TILE, TILE + 1, 2 * TILE, n - 1};
     int *in = malloc(n * sizeof(int)), *heads = calloc(n, sizeof(int)), *want = malloc(n * 4);
@@ -85,7 +77,7 @@ Test(ops09, segments_on_tile_edges,
 
 Test(ops09, max_min_extremes, .description = "INT_MIN and INT_MAX inputs, the identities")
 {
-    need_device();
+    lab_test_need_device(&LAB);
     const size_t n = TILE + 3;
     int *in = malloc(n * sizeof(int));
     cr_assert(in);
@@ -107,7 +99,7 @@ Test(ops09, max_min_extremes, .description = "INT_MIN and INT_MAX inputs, the id
 Test(ops09, float_order_differs_and_passes,
      .description = "float +: not the serial loop's bits, within the bound of any order")
 {
-    need_device();
+    lab_test_need_device(&LAB);
     const size_t n = 20 * TILE + 17;
     int *in = malloc(n * 4), *want = malloc(n * 4), *serial = malloc(n * 4);
     double *want_d = malloc(n * sizeof(double)), *bound_d = malloc(n * sizeof(double));

@@ -16,14 +16,6 @@
 
 TestSuite(apps10, .timeout = 120);
 
-static void need_device(void)
-{
-    char why[200];
-    if (!lab_have_device(why, sizeof(why)))
-        cr_skip_test("%s", why);
-    lab_test_need_code(&LAB);
-}
-
 /* A device copy of h[0..n) (n may be 0). */
 static int *to_device(const int *h, size_t n)
 {
@@ -61,7 +53,7 @@ typedef lab_result (*pass_fn)(const int *, int *, size_t, int, void *);
 static void check_pass(const char *variant, pass_fn pass, size_t n, int arg, int shift,
                        unsigned mask)
 {
-    need_device();
+    lab_test_need_device(&LAB);
     lab_skip_unless_written(&LAB, lab_find_variant(&LAB, variant));
     int *in = malloc(n * sizeof(int)), *want = malloc(n * sizeof(int)), *got = malloc(n * 4);
     cr_assert(in && want && got);
@@ -139,7 +131,7 @@ static void check_compact(const int *in, size_t n, const char *what)
 Test(apps10, compact_edges,
      .description = "compaction: nothing kept, everything kept, kept only on tile edges, n = 0")
 {
-    need_device();
+    lab_test_need_device(&LAB);
     lab_skip_unless_written(&LAB, lab_find_variant(&LAB, "compact"));
     const size_t n = 4 * APPS_TILE + 3;
     int *in = malloc(n * sizeof(int));
@@ -191,7 +183,7 @@ static void check_csr(const int *rows, size_t n, size_t n_rows, const char *what
 Test(apps10, csr_shapes,
      .description = "CSR: rows in reverse order, every nonzero in the last row, no nonzeros")
 {
-    need_device();
+    lab_test_need_device(&LAB);
     lab_skip_unless_written(&LAB, lab_find_variant(&LAB, "csr"));
     const size_t n = 3 * APPS_TILE + 9, n_rows = 1000;
     int *rows = malloc(n * sizeof(int));
@@ -209,7 +201,7 @@ Test(apps10, csr_shapes,
 Test(apps10, built_on_your_scan,
      .description = "the applications ran on lab 08's scan (or lab 07's while 08 is not written)")
 {
-    need_device();
+    lab_test_need_device(&LAB);
     lab_skip_unless_written(&LAB, lab_find_variant(&LAB, "compact"));
     lab_report r;
     cr_assert(lab_case_ok(&LAB, lab_find_variant(&LAB, "compact"), 5 * APPS_TILE, DIST_RANDOM,

@@ -38,12 +38,8 @@ size_t lab_edge_sizes(const lab_info *lab, int large, size_t *sizes, size_t cap)
         cand[c++] = LAB_EDGE_LARGE_N;
 
     size_t limit = lab->max_n ? lab->max_n : (size_t)-1;
-    const char *env = getenv("LAB_TEST_MAX_N");
-    if (env && *env) {
-        size_t e = (size_t)strtoull(env, NULL, 10);
-        if (e < limit)
-            limit = e;
-    }
+    if (lab_test_max_n() < limit)
+        limit = lab_test_max_n();
     qsort(cand, c, sizeof(cand[0]), cmp_size);
     size_t k = 0;
     for (size_t i = 0; i < c && k < cap; i++)
@@ -83,6 +79,20 @@ static lab_status probe(const lab_info *lab, int vi, lab_report *r)
     const size_t n = lab->max_n && lab->max_n < 1000 ? lab->max_n : 1000;
     lab_case_ok(lab, vi, n, DIST_SMALL, lab_test_seed(), r);
     return r->status;
+}
+
+size_t lab_test_max_n(void)
+{
+    const char *env = getenv("LAB_TEST_MAX_N");
+    return env && *env ? (size_t)strtoull(env, NULL, 10) : (size_t)-1;
+}
+
+void lab_test_need_device(const lab_info *lab)
+{
+    char why[200];
+    if (lab->shape != LAB_HOST && !lab_have_device(why, sizeof(why)))
+        cr_skip_test("%s", why);
+    lab_test_need_code(lab);
 }
 
 void lab_test_need_code(const lab_info *lab)

@@ -32,6 +32,14 @@ int lab_test_student_mode(void);
  * solution that reports not_implemented fails like any other wrong answer. Call it first. */
 void lab_test_need_code(const lab_info *lab);
 
+/* Every kernel test's first call: skips it, saying why, when a GPU lab has no device (CPU mode
+ * always has one), then as lab_test_need_code. */
+void lab_test_need_device(const lab_info *lab);
+
+/* The largest n a test may use: LAB_TEST_MAX_N from the environment (CPU mode's cap), else
+ * (size_t)-1. */
+size_t lab_test_max_n(void);
+
 /* 1 when variant vi is written (a small case, n = 1000, reports anything but not_implemented),
  * else 0, and the caller skips that variant's cases. Silent: kernel::variants_written
  * (lab_expect_all_written) names an unwritten variant once, instead of every test that loops over

@@ -16,21 +16,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Skips the test when the lab needs a device and there is none, or when the student's lab is
- * still an untouched skeleton (lab_test_need_code). */
-static void need_device(void)
-{
-    char why[200];
-    if (LAB.shape != LAB_HOST && !lab_have_device(why, sizeof(why)))
-        cr_skip_test("%s", why);
-    lab_test_need_code(&LAB);
-}
-
 /* Every variant is written: names the ones that are not, once for the whole lab (the other
  * tests skip their cases silently). */
 Test(kernel, variants_written, .description = "every variant is written (not LAB_NOT_IMPLEMENTED)")
 {
-    need_device();
+    lab_test_need_device(&LAB);
     lab_expect_all_written(&LAB);
 }
 
@@ -46,7 +36,7 @@ static void run_matrix(lab_dist d, int large, int nseeds)
     size_t sizes[LAB_CASES_MAX];
     size_t count = lab_edge_sizes(&LAB, large, sizes, LAB_CASES_MAX);
     uint64_t base = lab_test_seed();
-    need_device();
+    lab_test_need_device(&LAB);
     for (int v = 0; v < LAB.n_variants; v++) {
         if (!lab_expect_written(&LAB, v))
             continue;
@@ -99,7 +89,7 @@ Test(kernel, large_n, .description = "n = 2^24 + 7 (or the lab's max_n), every v
 {
     size_t sizes[LAB_CASES_MAX];
     size_t count = lab_edge_sizes(&LAB, 1, sizes, LAB_CASES_MAX);
-    need_device();
+    lab_test_need_device(&LAB);
     size_t n = sizes[count - 1]; /* the largest size the lab takes */
     for (int v = 0; v < LAB.n_variants; v++) {
         lab_report r;
@@ -148,7 +138,7 @@ Test(kernel, tile_totals, .description = "tile labs: each tile's local scan and 
 {
     if (LAB.shape != LAB_TILE)
         cr_skip_test("%s is not a tile lab", LAB.id);
-    need_device();
+    lab_test_need_device(&LAB);
     const size_t T = LAB.tile;
     const size_t ns[] = {1, T - 1, T, T + 1, 5 * T + 3};
     for (int v = 0; v < LAB.n_variants; v++) {
@@ -207,7 +197,7 @@ Test(kernel, tile_totals, .description = "tile labs: each tile's local scan and 
  * lab 10 costs a second. */
 Test(kernel, repeated_calls, .description = "ten calls in a row on the same buffers agree")
 {
-    need_device();
+    lab_test_need_device(&LAB);
     lab_options o;
     lab_report r;
     lab_default_options(&o);
@@ -216,9 +206,8 @@ Test(kernel, repeated_calls, .description = "ten calls in a row on the same buff
     o.reps = 10; /* the timed loop reuses the buffers; the harness validates after it */
     o.warmup = 2;
 #ifdef LAB_CPU_MODE
-    const char *cap = getenv("LAB_TEST_MAX_N");
-    if (cap && *cap && (size_t)strtoull(cap, NULL, 10) < o.n)
-        o.n = (size_t)strtoull(cap, NULL, 10);
+    if (lab_test_max_n() < o.n)
+        o.n = lab_test_max_n();
     o.reps = 2;
     o.warmup = 1;
 #endif
@@ -245,7 +234,7 @@ Test(kernel, huge_n, .timeout = 600,
         cr_skip_test("extended suite only (make test-extended)");
     if (LAB.max_n)
         cr_skip_test("%s is practical only up to n=%zu", LAB.id, LAB.max_n);
-    need_device();
+    lab_test_need_device(&LAB);
     lab_report r;
     size_t n = ((size_t)1 << 31) + 7;
     int ok = lab_case_ok(&LAB, 0, n, DIST_RANDOM, lab_test_seed() + 31, &r);
