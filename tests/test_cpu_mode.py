@@ -476,6 +476,22 @@ class Rewriter(unittest.TestCase):
             "// while (1)",
             'const char *s = "for (;;)"; int awhile = 0;'])
 
+    def test_digit_separators_raw_strings_and_continued_comments(self):
+        """C++ forms the masker must know: a digit separator opens no character literal, a raw
+        string may hold quotes and <<<, and a // comment ending in a backslash goes on to the
+        next line (the launch there is commented out, as the compiler sees it)."""
+        src = ("const size_t big = 1'000'000; k<<<1, 32>>>(a);\n"
+               'const char *r = R"x(a "q" <<< \' )" b)x"; k<<<2, 32>>>(a);\n'
+               "// a comment \\\nk<<<3, 32>>>(a);\n"
+               "char c = 'x'; auto u = u8'y'; k<<<4, 32>>>(a);\n")
+        out = rewrite.rewrite(src, "x.cu").split("\n", 2)[2].splitlines()
+        self.assertEqual(len(out), 5)
+        self.assertTrue(out[0].startswith("const size_t big = 1'000'000; ::lab_cpu::launch_named("), out[0])
+        self.assertIn("::lab_cpu::config(1, 32), a);", out[0])
+        self.assertTrue(out[1].startswith('const char *r = R"x(a "q" <<< \' )" b)x"; ::lab_cpu::launch_named('), out[1])
+        self.assertEqual(out[3], "k<<<3, 32>>>(a);")
+        self.assertIn("::lab_cpu::config(4, 32), a);", out[4])
+
     def test_unreadable_launch_is_an_error(self):
         with self.assertRaises(SyntaxError):
             rewrite.rewrite("void f() { k<<<1, 2>>> ; }\n", "x.cu")

@@ -43,25 +43,57 @@ IDENT = re.compile(r"[A-Za-z_0-9]")
 ENCODING = dict(encoding="utf-8", errors="surrogateescape")  # any byte round-trips unchanged
 
 
+RAW_PREFIX = re.compile(r"(?:u8|[uUL])?R")  # what may stand before the quote of a raw string
+
+
+def token_start(src, i):
+    """Where the identifier or number that ends just before src[i] starts (digit separators
+    included)."""
+    while i > 0 and (IDENT.match(src[i - 1]) or src[i - 1] == "'"):
+        i -= 1
+    return i
+
+
+def blank(out, i, j):
+    """Blanks out[i:j], newlines kept."""
+    for k in range(i, j):
+        if out[k] != "\n":
+            out[k] = " "
+
+
 def mask_code(src):
-    """The source with comments and string/char literals blanked (newlines kept), same length."""
+    """The source with comments and string/char literals blanked (newlines kept), same length.
+    Knows what C++ allows besides the plain forms: a // comment continued by a backslash at the
+    end of its line, raw strings (R"d(...)d", with u8/u/U/L prefixes), and digit separators
+    (1'000, which open no character literal)."""
     out = list(src)
     i, n = 0, len(src)
     while i < n:
         c = src[i]
         if src.startswith("//", i):
-            j = src.find("\n", i)
+            j = i
+            while True:  # a backslash just before the newline continues the comment
+                j = src.find("\n", j)
+                if j < 0 or src[j - 1] != "\\":
+                    break
+                j += 1
             j = n if j < 0 else j
-            for k in range(i, j):
-                out[k] = " "
+            blank(out, i, j)
             i = j
         elif src.startswith("/*", i):
             j = src.find("*/", i + 2)
             j = n if j < 0 else j + 2
-            for k in range(i, j):
-                if out[k] != "\n":
-                    out[k] = " "
+            blank(out, i, j)
             i = j
+        elif c == '"' and RAW_PREFIX.fullmatch(src[token_start(src, i):i]):
+            open_paren = src.find("(", i)
+            delim = src[i + 1:open_paren] if open_paren >= 0 else ""
+            end = src.find(")" + delim + '"', open_paren + 1) if open_paren >= 0 else -1
+            j = n if end < 0 else end + len(delim) + 1
+            blank(out, i + 1, j)
+            i = j + 1
+        elif c == "'" and i > 0 and src[token_start(src, i)].isdigit():
+            i += 1  # a digit separator
         elif c in "\"'":
             j = i + 1
             while j < n and src[j] != c and src[j] != "\n":
