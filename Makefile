@@ -235,14 +235,15 @@ ifneq ($(and $(filter test,$(MAKECMDGOALS)),$(LAB)),)
 endif
 TEST_LABS   = $(if $(LAB),$(LAB_DIR),$(LABS))
 KERNEL_BINS = $(TEST_LABS:%=$(BUILD)/tests/$(if $(filter labs,$(TEST_SRC)),labs/)kernels_%)
-TEST_BINS   = $(if $(LAB),,$(BUILD)/tests/test_helpers $(BUILD)/tests/test_float_check $(BUILD)/tests/test_harness \
+# A student's run (LAB=NN or TEST_SRC=labs): kernel tests only; else also the Python suites' needs.
+ONLY_KERNELS = $(or $(LAB),$(filter labs,$(TEST_SRC)))
+TEST_BINS   = $(if $(ONLY_KERNELS),,$(BUILD)/tests/test_helpers $(BUILD)/tests/test_float_check $(BUILD)/tests/test_harness \
                 $(if $(CPU_MODE),$(BUILD)/tests/test_cpu_warp $(BUILD)/tests/test_cpu_banks)) $(KERNEL_BINS)
-# What the Python suites need besides: every lab binary of both trees and the CPU-mode fixtures.
-TEST_EXTRAS = $(if $(LAB),,$(LABS:%=$(BUILD)/labs/%/scan) $(LABS:%=$(BUILD)/solutions/%/scan) cpu-fixtures)
+TEST_EXTRAS = $(if $(ONLY_KERNELS),,$(LABS:%=$(BUILD)/labs/%/scan) $(LABS:%=$(BUILD)/solutions/%/scan) cpu-fixtures)
 RUN_TESTS   = LAB_TEST_SRC=$(TEST_SRC) LAB_BUILD_DIR=$(abspath $(BUILD)) $(PYTHON) tests/run_tests.py --src $(TEST_SRC)
 
 test: check-criterion $(TEST_BINS) $(TEST_EXTRAS)
-	$(RUN_TESTS) $(if $(LAB),--no-python) $(if $(filter 1,$(V)),--verbose) $(TEST_BINS)
+	$(RUN_TESTS) $(if $(ONLY_KERNELS),--no-python) $(if $(filter 1,$(V)),--verbose) $(TEST_BINS)
 # The extended suite: the kernel tests again with LAB_TEST_EXTENDED=1 (adds n = 2^31 + 7).
 test-extended: check-criterion $(KERNEL_BINS)
 	LAB_TEST_EXTENDED=1 $(RUN_TESTS) --no-python $(if $(filter 1,$(V)),--verbose) $(KERNEL_BINS)
@@ -292,8 +293,7 @@ gradescope:
 bench-grader:
 	$(PYTHON) grader/bench_grader.py $(if $(CPU_MODE),--cpu) $(BENCH_GRADER_ARGS)
 
-# ---- style: make format rewrites, make lint only checks (CI runs make lint) -----------------------
-# .clang-format's style for the C/CUDA files and pyflakes for the Python (tools/style.sh).
+# ---- style (tools/style.sh): make format rewrites, make lint only checks (CI runs make lint) ------
 CLANG_FORMAT ?= clang-format
 PYFLAKES     ?= pyflakes3
 format lint:
