@@ -267,9 +267,9 @@ LOOP_POINT = "::lab_cpu::loop_point(), "
 DECL_COND = re.compile(r"^\s*(?:const\s+)?[A-Za-z_][\w:]*(?:\s*<[^;]*>)?[\s*&]+[A-Za-z_]\w*\s*=(?!=)")
 
 
-def top_level_semicolon(code, start):
-    """Index of the first ';' at bracket depth 0 from start up to the ')' that closes the
-    parenthesis opened just before start, or -1 (a range-based for has none)."""
+def first_at_depth0(code, start, want):
+    """Index of the first character in want at bracket depth 0 from start, up to the bracket that
+    closes the one opened just before start (which counts when it is in want), or -1."""
     depth = 0
     for i in range(start, len(code)):
         c = code[i]
@@ -277,25 +277,22 @@ def top_level_semicolon(code, start):
             depth += 1
         elif c in ")]}":
             if depth == 0:
-                return -1
+                return i if c in want else -1
             depth -= 1
-        elif c == ";" and depth == 0:
+        elif c in want and depth == 0:
             return i
     return -1
 
 
+def top_level_semicolon(code, start):
+    """Index of the first ';' at depth 0 inside the parenthesis opened just before start, or -1
+    (a range-based for has none)."""
+    return first_at_depth0(code, start, ";")
+
+
 def closing_paren(code, start):
     """Index of the ')' that closes the parenthesis opened just before start, or -1."""
-    depth = 0
-    for i in range(start, len(code)):
-        c = code[i]
-        if c in "([{":
-            depth += 1
-        elif c in ")]}":
-            if depth == 0:
-                return i if c == ")" else -1
-            depth -= 1
-    return -1
+    return first_at_depth0(code, start, ")")
 
 
 # a `#pragma GCC unroll N` line just before a loop (what #pragma unroll became)
