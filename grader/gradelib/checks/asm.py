@@ -9,7 +9,7 @@ mode's checks give too.
 import os
 import re
 
-from .headers import unescape
+from .headers import follow_marker
 
 _ASM_RE = re.compile(r"(?<![A-Za-z0-9_$])(asm|__asm__|__asm)(?![A-Za-z0-9_$])")
 _STRING_RE = re.compile(r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'')
@@ -57,7 +57,6 @@ def check_host_asm(translation, private_src):
     left out inside #if 0): an asm statement, asm declaration or asm label on a line that
     comes from scan.cu itself. One message per line of scan.cu."""
     src = os.path.realpath(private_src)
-    marker = re.compile(r'^#\s*(\d+)(?:\s+"((?:[^"\\]|\\.)*)")?')
     in_src, line, skip = False, 0, 0
     found, seen = [], set()
     for ln in translation.splitlines():
@@ -73,14 +72,7 @@ def check_host_asm(translation, private_src):
             if re.match(r"if\s+0\s*$", directive):
                 skip = 1
                 continue
-            m = marker.match(s)
-            if m:
-                if m.group(2) is not None:
-                    name = unescape(m.group(2))
-                    in_src = not name.startswith("<") and os.path.realpath(name) == src
-                line = int(m.group(1))
-            else:
-                line += 1
+            in_src, line = follow_marker(s, src, in_src, line)
             continue
         if skip:
             continue

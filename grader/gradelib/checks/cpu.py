@@ -29,10 +29,9 @@ from .. import proc
 from ..build import InfraError
 from .asm import PTX_CLOCK_RE, clock_message
 from .headers import HeaderContext, check_headers, check_line_directives, include_origins, parse_dependencies
-from .headers import under, unescape
+from .headers import follow_marker, under
 
 MARKS = {"__global__": "LAB_QUAL_GLOBAL", "__device__": "LAB_QUAL_DEVICE", "__host__": "LAB_QUAL_HOST"}
-_MARKER_RE = re.compile(r'^#\s*(\d+)(?:\s+"((?:[^"\\]|\\.)*)")?')
 _TOKEN_RE = re.compile(r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|[A-Za-z_][A-Za-z0-9_]*|[{};]')
 _SAFE_NAME_RE = re.compile(r"^[A-Za-z0-9_.+/-]+$")
 
@@ -51,14 +50,7 @@ def host_asm(preprocessed, private_src):
     found = []
     for ln in preprocessed.splitlines():
         if ln.startswith("#"):
-            m = _MARKER_RE.match(ln)
-            if m:
-                if m.group(2) is not None:
-                    name = unescape(m.group(2))
-                    in_src = not name.startswith("<") and os.path.realpath(name) == src
-                line = int(m.group(1))
-            else:
-                line += 1  # a #pragma line
+            in_src, line = follow_marker(ln, src, in_src, line)
             continue
         for tok in _TOKEN_RE.findall(ln):
             if tok == "{":

@@ -108,6 +108,22 @@ def unescape(name):
     return re.sub(r"\\(.)", r"\1", name)
 
 
+LINE_MARKER_RE = re.compile(r'^#\s*(\d+)(?:\s+"((?:[^"\\]|\\.)*)")?')  # `# 12 "file"` or `#line 12`
+
+
+def follow_marker(ln, src, in_src, line):
+    """One line of preprocessed text that starts with '#': a line marker gives (whether the
+    lines after it come from the file src, the next line's number); any other directive (a
+    #pragma) is a line of its own. Returns (in_src, line)."""
+    m = LINE_MARKER_RE.match(ln)
+    if not m:
+        return in_src, line + 1
+    if m.group(2) is not None:
+        name = unescape(m.group(2))
+        in_src = not name.startswith("<") and os.path.realpath(name) == src
+    return in_src, int(m.group(1))
+
+
 def include_origins(preprocessed, private_src):
     """From the line markers of preprocessed output (gcc -E): {real path of a header: (line of
     scan.cu whose #include brought it in, real path of the header that line includes)}. The
