@@ -46,19 +46,19 @@ SECCOMP_CFLAGS := $(if $(SECCOMP_H),-DLAB_HAVE_SECCOMP $(if $(SECCOMP_PREFIX),-I
 SECCOMP_LIBS   := $(if $(SECCOMP_H),$(or $(SECCOMP_A),-lseccomp))
 
 DEBUG_FLAGS := $(if $(filter 1,$(DEBUG)),-DLAB_DEBUG_SYNC -g,-O3)
-CFLAGS   := -std=c11 -Wall -Wextra -pedantic $(DEBUG_FLAGS) -Icommon -I$(CUDA_HOME)/include $(SECCOMP_CFLAGS)
+CFLAGS   := -std=c11 -Wall -Wextra -pedantic $(DEBUG_FLAGS) -Icommon -Icommon/compat -I$(CUDA_HOME)/include $(SECCOMP_CFLAGS)
 # -fno-jump-tables: the grader refuses every indirect call or jump in a lab's host code (grader/
 # README.md). -fno-gnu-unique: an inline function's static is weak, so lab 10 can localize (below).
-NVFLAGS  := -std=c++17 -arch=$(ARCH) -lineinfo $(DEBUG_FLAGS) -Icommon \
+NVFLAGS  := -std=c++17 -arch=$(ARCH) -lineinfo $(DEBUG_FLAGS) -Icommon -Icommon/compat \
             -Xcompiler -Wall,-Wextra,-fno-jump-tables,-fno-gnu-unique --expt-relaxed-constexpr
 LDFLAGS  := -arch=$(ARCH)
 # A .cu file becomes an object by nvcc, or in CPU mode by common/cpu/rewrite.py and the C++ compiler.
 CU_COMPILE = $(NVCC) $(NVFLAGS) -c $(1) -o $(2)
 ifneq ($(CPU_MODE),)
-  CFLAGS       := -std=c11 -Wall -Wextra -pedantic $(DEBUG_FLAGS) -DLAB_CPU_MODE -Icommon -Icommon/cpu $(SECCOMP_CFLAGS)
+  CFLAGS       := -std=c11 -Wall -Wextra -pedantic $(DEBUG_FLAGS) -DLAB_CPU_MODE -Icommon -Icommon/compat -Icommon/cpu $(SECCOMP_CFLAGS)
   # -fstack-clash-protection: a thread's stack overflow hits its guard page (common/cpu/README.md).
   CPU_CXXFLAGS := -x c++ -std=c++20 -fwrapv -fno-threadsafe-statics -fstack-clash-protection -fno-gnu-unique -fno-jump-tables \
-                  $(DEBUG_FLAGS) -DLAB_CPU_MODE -Icommon -Icommon/cpu -Wall -Wextra -Wno-unknown-pragmas -Wno-deprecated-copy
+                  $(DEBUG_FLAGS) -DLAB_CPU_MODE -Icommon -Icommon/compat -Icommon/cpu -Wall -Wextra -Wno-unknown-pragmas -Wno-deprecated-copy
   override NVCC := $(CXX)
   LDFLAGS      :=
   override GRADE_ARGS += --cpu
@@ -97,14 +97,14 @@ ifneq ($(CPU_MODE),)
   COMMON_DEPS += $(wildcard common/cpu/*.h) common/cpu/cuda/atomic common/cpu/rewrite.py
 endif
 
-# A lab's course-owned side: common/labs/NN_name.h, which its scan.cu includes, and NN_name.c, its
+# A lab's course-owned side: common/course/NN_name.h, which its scan.cu includes, and NN_name.c, its
 # descriptor LAB. LAB_DESC: a lab directory's descriptor object (none for a CPU-mode fixture).
-LAB_DESCS  := $(patsubst common/labs/%.c,$(BUILD)/common/labs/%.o,$(wildcard common/labs/*.c))
-STUB_OBJS  := $(patsubst common/labs/%.c,$(BUILD)/common/labs/%.o,$(wildcard common/labs/stubs/*.c))
-LAB_DESC    = $(patsubst common/labs/%.c,$(BUILD)/common/labs/%.o,$(wildcard common/labs/$(notdir $(1)).c))
-LAB_HEADER  = $(wildcard common/labs/$(notdir $(1)).h)
+LAB_DESCS  := $(patsubst common/course/%.c,$(BUILD)/common/course/%.o,$(wildcard common/course/*.c))
+STUB_OBJS  := $(patsubst common/course/%.c,$(BUILD)/common/course/%.o,$(wildcard common/course/stubs/*.c))
+LAB_DESC    = $(patsubst common/course/%.c,$(BUILD)/common/course/%.o,$(wildcard common/course/$(notdir $(1)).c))
+LAB_HEADER  = $(wildcard common/course/$(notdir $(1)).h)
 .SECONDEXPANSION:
-# A descriptor or stub (common/labs/) also depends on its lab's header.
+# A descriptor or stub (common/course/) also depends on its lab's header.
 $(BUILD)/common/%.o: common/%.c $(COMMON_DEPS) $$(call LAB_HEADER,$$*)
 	$(COMPILE_C)
 $(BUILD)/common/harness_%.o: common/harness/%.c $(COMMON_DEPS)
@@ -138,14 +138,14 @@ $(BUILD)/%/scan: $(BUILD)/%/scan.lab.o $$(call LAB_DESC,$$*) $$(call LAB_BASE_OB
 # stubs. lab-binary: one scan.cu built afresh by the rules above as LAB_OUT (and LAB_OUT.o, .lab.o):
 #   make lab-binary LAB_SRC=x/scan.cu LAB_OUT=y/scan LAB_ID=03_kogge_stone BUILD=z
 # LAB_BASES='08_decoupled_lookback=path/scan.o ...': lab 10's base objects as compiled, made
-# LAB_OUT.<lab>.base.o like scan.base.o; a base not named links its stub (common/labs/stubs/).
+# LAB_OUT.<lab>.base.o like scan.base.o; a base not named links its stub (common/course/stubs/).
 LAB_BASES ?=
-BASE_GIVEN = $(or $(patsubst $(1)=%,%,$(filter $(1)=%,$(LAB_BASES))),$(BUILD)/common/labs/stubs/$(1).o)
+BASE_GIVEN = $(or $(patsubst $(1)=%,%,$(filter $(1)=%,$(LAB_BASES))),$(BUILD)/common/course/stubs/$(1).o)
 lab-common: $(COMMON_OBJ) $(MAIN_OBJ) $(LAB_DESCS) $(STUB_OBJS)
 lab-binary: $(STUB_OBJS) lab-binary-args $(LAB_OUT)
 lab-binary-args:
 	@test -n "$(LAB_SRC)" -a -n "$(LAB_OUT)" -a -n "$(LAB_ID)" || { echo "make lab-binary: set LAB_SRC=path/scan.cu, LAB_OUT=path/binary and LAB_ID=NN_name" >&2; exit 2; }
-	@test -f "common/labs/$(LAB_ID).c" || { echo "make lab-binary: no lab LAB_ID=$(LAB_ID) (labs: $(LABS))" >&2; exit 2; }
+	@test -f "common/course/$(LAB_ID).c" || { echo "make lab-binary: no lab LAB_ID=$(LAB_ID) (labs: $(LABS))" >&2; exit 2; }
 ifneq ($(LAB_OUT),)
 $(LAB_OUT).o: $(LAB_SRC) lab-binary-args
 	$(COMPILE_CU)

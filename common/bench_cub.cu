@@ -32,7 +32,7 @@
 #include "options.h"
 #include "report.h"
 #include "validate.h"
-#include "labs/10_applications.h"
+#include "course/10_applications.h"
 #include "cuda_check.h"
 
 #include <cub/device/device_histogram.cuh>

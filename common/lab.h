@@ -6,7 +6,7 @@
  * applications built on a scan (compaction, sorting, CSR offsets), each with its own check.
  *
  * Each lab is described by one object, `const lab_info LAB`, listing its variants. The course
- * owns it: common/labs/NN_name.c defines it from common/labs/NN_name.h, the header the lab's
+ * owns it: common/course/NN_name.c defines it from common/course/NN_name.h, the header the lab's
  * scan.cu includes, which declares the entry points scan.cu defines (C linkage). The harness
  * (common/harness/, the only main), the Criterion tests and the grader all reach the student's
  * code through that object and nothing else (the kernel tests also through course-owned test
@@ -118,7 +118,7 @@ typedef struct {
     lab_csr_fn csr;         /* LAB_OP_CSR, instead of scan */
 } lab_variant;
 
-/* The description of one lab: `const lab_info LAB`, defined in common/labs/NN_name.c. */
+/* The description of one lab: `const lab_info LAB`, defined in common/course/NN_name.c. */
 typedef struct {
     const char *id;    /* directory name: "03_kogge_stone" */
     const char *title; /* "Kogge-Stone with double buffering" */

@@ -2,7 +2,7 @@
 #include "ops.h"
 #include "gen.h"
 #include "validate.h"
-#include "labs/10_applications.h"
+#include "course/10_applications.h"
 
 #include <limits.h>
 #include <math.h>

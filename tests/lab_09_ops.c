@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define TILE 2048 /* OPS_TILE of common/labs/09_operators.h */
+#define TILE 2048 /* OPS_TILE of common/course/09_operators.h */
 
 TestSuite(ops09, .timeout = 120);
 

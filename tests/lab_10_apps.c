@@ -8,7 +8,7 @@
 #include "lab_cases.h"
 #include "cuda_check.h"
 #include "ops.h"
-#include "labs/10_applications.h"
+#include "course/10_applications.h"
 
 #include <criterion/criterion.h>
 #include <stdlib.h>

@@ -14,7 +14,7 @@ CLANG_FORMAT=${CLANG_FORMAT:-clang-format}
 PYFLAKES=${PYFLAKES:-pyflakes3}
 shopt -s nullglob
 c_files=$(printf '%s\n' common/*.c common/*.h common/*.cu common/harness/*.c common/harness/*.h common/cpu/*.cpp common/cpu/*.h \
-    common/labs/*.c common/labs/*.h labs/*/*.cu solutions/*/*.cu \
+    common/course/*.c common/course/*.h labs/*/*.cu solutions/*/*.cu \
     tests/*.c tests/*.h tests/hooks/*.cu tests/hooks/*.h tests/cpu_fixtures/*.cu tests/cpu_fixtures/*.h \
     tests/cpu_corpus/*.cu tests/cpu_corpus/*.h | grep -v '/bom_crlf\.cu$' | LC_ALL=C sort -u)
 py_files=$(printf '%s\n' common/*.py common/cpu/*.py grader/*.py grader/gradelib/*.py \

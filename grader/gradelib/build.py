@@ -2,7 +2,7 @@
 
 The student's scan.cu is copied into a folder of the grader's work directory and compiled there
 through the Makefile's `lab-binary` rule (the same flags as `make run`, linked with the
-grader-owned harness objects and the lab's course-owned descriptor, common/labs/NN_name.c).
+grader-owned harness objects and the lab's course-owned descriptor, common/course/NN_name.c).
 Nothing is ever written into the student's folder, and only that one file is used: a header or a
 .cu next to it cannot replace the harness. The static checks are the package checks/; the build
 runs the ones on the source as its precheck, and reads the toolchain's flags and include
@@ -103,18 +103,18 @@ def _names_and(names):
 
 def contract_message(text, lab, shown_as):
     """One line that says how a scan.cu breaks its lab's contract with the course
-    (common/labs/<lab>.h and the descriptor common/labs/<lab>.c), read from the compiler's and
+    (common/course/<lab>.h and the descriptor common/course/<lab>.c), read from the compiler's and
     linker's output, or "" when the errors are about something else: the descriptor names an
     entry point scan.cu does not define (undefined reference), scan.cu still defines LAB (the
     descriptor's, now), it defines an entry point as static, or it defines a function the
     descriptor's file defines (lab 10's apps_scan)."""
     name = os.path.basename(shown_as) or "scan.cu"
-    header, desc = f"common/labs/{lab}.h", f"common/labs/{lab}.c"
+    header, desc = f"common/course/{lab}.h", f"common/course/{lab}.c"
     lines = text.splitlines()
     missing = []
     for ln in lines:
         m = re.search(r"undefined reference to [`'‘]([A-Za-z_][A-Za-z0-9_]*)['’]", ln)
-        if m and f"labs/{lab}.o" in ln and m.group(1) not in missing:
+        if m and f"course/{lab}.o" in ln and m.group(1) not in missing:
             missing.append(m.group(1))
     if missing:
         return f"{name} must define {_names_and(missing)} (declared in {header})"
@@ -134,7 +134,7 @@ def contract_message(text, lab, shown_as):
     for ln in lines:
         m = re.search(r"multiple definition of [`'‘]([A-Za-z_][A-Za-z0-9_]*)['’]", ln)
         before = ln.split("multiple definition", 1)[0]
-        if m and (re.search(rf"(^|[\s/]){re.escape(lab)}\.c:", before) or f"labs/{lab}.o" in before):
+        if m and (re.search(rf"(^|[\s/]){re.escape(lab)}\.c:", before) or f"course/{lab}.o" in before):
             return (f"{name} must not define {m.group(1)}: the course defines it ({desc}, "
                     f"declared in {header}); call it instead")
     return ""
@@ -272,7 +272,7 @@ class Builder:
             raise InfraError(f"the grader's harness does not build ({self.mode} mode): {why}")
 
     def descriptor_object(self, lab):
-        """The object of lab's course-owned descriptor (common/labs/<lab>.c) that `prepare`
+        """The object of lab's course-owned descriptor (common/course/<lab>.c) that `prepare`
         builds and `make lab-binary` links."""
         top = os.path.join(self.common, "cpu") if self.mode == "cpu" else self.common
         return os.path.join(top, "common", "labs", lab + ".o")

@@ -125,7 +125,7 @@ SCHEMA = {
 # registration_only_symbols only from nvcc's registration_functions (mangled names, also the
 # only functions .init_array may hold). forbidden_header_patterns: regular expressions on a
 # header's path below its system include folder; lab_headers: the headers of common/ a lab may
-# include (paths below common/, glob patterns such as labs/*.h allowed). cpu_runtime_symbols and
+# include (paths below common/, glob patterns such as course/*.h allowed). cpu_runtime_symbols and
 # cpu_runtime_symbol_patterns: what an object CPU mode compiled may call besides (CPU mode's
 # runtime, standing in for what nvcc generates; grader/gradelib/checks/cpu.py). shadow_names/shadow_patterns/allowed_definitions: definitions that would replace a
 # runtime or harness function.

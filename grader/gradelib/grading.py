@@ -72,7 +72,7 @@ def finish_lab(result, settings):
     return dataclasses.replace(scored, summary=scored.summary_line())
 
 
-BASE_UNWRITTEN = "runs on your lab 08 scan"  # lab 10's not-implemented message (common/labs/10_applications.c)
+BASE_UNWRITTEN = "runs on your lab 08 scan"  # lab 10's not-implemented message (common/course/10_applications.c)
 
 
 def _base_unwritten(plans, runs):

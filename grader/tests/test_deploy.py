@@ -47,7 +47,7 @@ def put(dest, tree, lab):
 # lab 01 prints 50 MB on stdout, then scans honestly.
 REFERENCE = os.path.join("solutions", "08_decoupled_lookback", "scan.cu")
 EXFIL = """#include <stdio.h>
-#include "labs/01_serial.h"
+#include "course/01_serial.h"
 lab_result serial_scan(const int *in, int *out, size_t n, void *temp)
 {
     (void)temp;
@@ -63,7 +63,7 @@ lab_result serial_scan(const int *in, int *out, size_t n, void *temp)
 }
 """
 LOUD = """#include <stdio.h>
-#include "labs/01_serial.h"
+#include "course/01_serial.h"
 lab_result serial_scan(const int *in, int *out, size_t n, void *temp)
 {
     (void)temp;
@@ -220,7 +220,7 @@ class Gradescope(unittest.TestCase):
     def test_a_crash_that_prints_a_megabyte_reaches_no_one_whole(self):
         """Lab 01 prints 4 MB with control characters on one stderr line, then crashes: the test's
         output and the grader's stdout (which Gradescope shows) quote a short, clean tail."""
-        code = ('#include <stdio.h>\n#include "labs/01_serial.h"\n'
+        code = ('#include <stdio.h>\n#include "course/01_serial.h"\n'
                 "lab_result serial_scan(const int *in, int *out, size_t n, void *temp)\n{\n"
                 "    (void)in; (void)out; (void)n; (void)temp;\n"
                 "    for (int i = 0; i < 20000; i++)\n"

@@ -167,8 +167,8 @@ class BuiltOnOtherLabs(unittest.TestCase):
 
 
 class ContractBreaks(unittest.TestCase):
-    """A scan.cu that breaks its lab's contract with the course (common/labs/NN_name.h and the
-    descriptor common/labs/NN_name.c) fails to link; the build's message starts with one line
+    """A scan.cu that breaks its lab's contract with the course (common/course/NN_name.h and the
+    descriptor common/course/NN_name.c) fails to link; the build's message starts with one line
     that says what is wrong."""
 
     def build(self, lab, text, name):
@@ -188,7 +188,7 @@ class ContractBreaks(unittest.TestCase):
         r = self.build("03_kogge_stone", text, "missing")
         self.assertFalse(r.ok)
         self.assertEqual(r.message.splitlines()[0], "scan.cu must define ks_two_barrier_scan "
-                         "(declared in common/labs/03_kogge_stone.h)")
+                         "(declared in common/course/03_kogge_stone.h)")
 
     def test_a_descriptor_left_in_scan_cu(self):
         with open(os.path.join(ROOT, "solutions", "02_naive", "scan.cu")) as f:
@@ -199,7 +199,7 @@ class ContractBreaks(unittest.TestCase):
         r = self.build("02_naive", text, "with_lab")
         self.assertFalse(r.ok)
         self.assertEqual(r.message.splitlines()[0], "scan.cu must not define LAB: the course's descriptor "
-                         "(common/labs/02_naive.c) does; delete the VARIANTS table and LAB from scan.cu")
+                         "(common/course/02_naive.c) does; delete the VARIANTS table and LAB from scan.cu")
 
 
     def test_a_course_function_defined_again(self):
@@ -211,8 +211,8 @@ class ContractBreaks(unittest.TestCase):
         r = self.build("10_applications", text, "own_apps_scan")
         self.assertFalse(r.ok)
         self.assertEqual(r.message.splitlines()[0], "scan.cu must not define apps_scan: the course "
-                         "defines it (common/labs/10_applications.c, declared in "
-                         "common/labs/10_applications.h); call it instead")
+                         "defines it (common/course/10_applications.c, declared in "
+                         "common/course/10_applications.h); call it instead")
 
 class StaticFailureIsNeverRun(unittest.TestCase):
     def test_a_lab_that_fails_a_static_check_is_not_run(self):
@@ -263,6 +263,31 @@ class Latin1Source(unittest.TestCase):
             g = Grader(ROOT, cfg, WORK, mode="cpu", labs=["02_naive"], jobs=1)
             g.builder.prepare()
             res = g.build_submission("latin1", {"02_naive": path})["02_naive"]
+            self.assertTrue(res.build.ok, res.build.message)
+            self.assertEqual(res.status, "graded", res.summary)
+            self.assertEqual(ev.run_case(res.binary, 1000, "small", 1, 60)[0], "ok")
+
+
+class OldHeaderName(unittest.TestCase):
+    def test_a_scan_cu_that_includes_labs_nn_h_still_grades(self):
+        """The course's lab headers moved from common/labs/ to common/course/; a scan.cu written
+        before the move says #include "labs/02_naive.h" and must build, pass the header checks and
+        run as before (common/compat/labs/ forwards it)."""
+        if not have_cpu_mode():
+            self.skipTest("make, a C++ compiler or CPU mode is missing")
+        from gradelib.grading import Grader
+        with open(os.path.join(ROOT, "solutions", "02_naive", "scan.cu")) as f:
+            text = f.read()
+        self.assertIn('#include "course/02_naive.h"', text)
+        with tempfile.TemporaryDirectory() as tmp:
+            os.makedirs(os.path.join(tmp, "02_naive"))
+            path = os.path.join(tmp, "02_naive", "scan.cu")
+            with open(path, "w") as f:
+                f.write(text.replace('"course/02_naive.h"', '"labs/02_naive.h"'))
+            cfg = config.load(os.path.join(fakes.GRADER, "config.json"))
+            g = Grader(ROOT, cfg, WORK, mode="cpu", labs=["02_naive"], jobs=1)
+            g.builder.prepare()
+            res = g.build_submission("oldname", {"02_naive": path})["02_naive"]
             self.assertTrue(res.build.ok, res.build.message)
             self.assertEqual(res.status, "graded", res.summary)
             self.assertEqual(ev.run_case(res.binary, 1000, "small", 1, 60)[0], "ok")

@@ -145,8 +145,8 @@ class StaticChecks(unittest.TestCase):
         self.assertEqual(source.check_source('#include <cuda/atomic>\n#include <stdint.h>', self.static), [])
         v = source.check_source('#include "driver.h"', self.static, ["driver.h", "lab.h", "harness.h"])
         self.assertEqual(v, ['includes "driver.h" (through line 1): the harness\'s own headers are not for '
-                             'lab code (lab.h, cuda_check.h and the lab\'s labs/NN_name.h are)'])
-        self.assertEqual(source.check_source('#include "labs/03_kogge_stone.h"', self.static,
+                             'lab code (lab.h, cuda_check.h and the lab\'s course/NN_name.h are)'])
+        self.assertEqual(source.check_source('#include "course/03_kogge_stone.h"', self.static,
                                             ["lab.h", "harness.h"]), [])
         self.assertEqual(source.check_source('#include "lab.h"', self.static, ["lab.h", "harness.h"]), [])
         v = source.check_source('#include "../../solutions/03_kogge_stone/scan.cu"', self.static)
@@ -314,11 +314,11 @@ class StaticChecks(unittest.TestCase):
         self.assertEqual(deps, ["/r/scan.cu", "/r/common/lab.h", "/usr/include/a b.h", "/inc/cub/cub.cuh"])
         with tempfile.TemporaryDirectory() as tmp:
             tmp = os.path.realpath(tmp)
-            for d in ("course/common/labs", "priv", "inc/cub", "inc/cccl/cuda/std", "inc/cooperative_groups", "etc"):
+            for d in ("course/common/course", "priv", "inc/cub", "inc/cccl/cuda/std", "inc/cooperative_groups", "etc"):
                 os.makedirs(os.path.join(tmp, d))
             files = {}
             for rel in ("course/common/lab.h", "course/common/harness.h", "priv/scan.cu", "priv/scan.o",
-                        "course/common/labs/03_kogge_stone.h", "course/common/labs/03_kogge_stone.c",
+                        "course/common/course/03_kogge_stone.h", "course/common/course/03_kogge_stone.c",
                         "inc/cub/cub.cuh", "inc/cccl/cuda/std/numeric", "inc/cccl/cuda/std/atomic",
                         "inc/cooperative_groups/scan.h", "inc/stdint.h", "etc/passwd"):
                 files[rel] = os.path.join(tmp, rel)
@@ -328,11 +328,11 @@ class StaticChecks(unittest.TestCase):
                                        os.path.join(tmp, "course/common")])
             pats = headers.header_patterns(self.static)
             ok = [files[k] for k in ("priv/scan.cu", "course/common/lab.h", "inc/cccl/cuda/std/atomic", "inc/stdint.h",
-                                     "course/common/labs/03_kogge_stone.h")]
+                                     "course/common/course/03_kogge_stone.h")]
             self.assertEqual([ctx.classify(p, pats) for p in ok], [None] * 5)
-            # a lab's own header passes (labs/*.h), its descriptor's source does not
-            self.assertEqual(ctx.classify(files["course/common/labs/03_kogge_stone.c"], pats),
-                             (headers.HARNESS_WHY, "labs/03_kogge_stone.c"))
+            # a lab's own header passes (course/*.h), its descriptor's source does not
+            self.assertEqual(ctx.classify(files["course/common/course/03_kogge_stone.c"], pats),
+                             (headers.HARNESS_WHY, "course/03_kogge_stone.c"))
             self.assertEqual(ctx.classify(files["inc/cub/cub.cuh"], pats), (headers.LIBRARY_WHY, "cub/cub.cuh"))
             self.assertEqual(ctx.classify(files["inc/cccl/cuda/std/numeric"], pats), (headers.LIBRARY_WHY, "cuda/std/numeric"))
             self.assertEqual(ctx.classify(files["inc/cooperative_groups/scan.h"], pats)[0], headers.LIBRARY_WHY)
@@ -360,24 +360,24 @@ class StaticChecks(unittest.TestCase):
     def test_contract_messages(self):
         """A build that breaks the lab's contract with the course fails with one line saying how:
         read from the linker's output (GNU ld via g++ or nvcc) and the host compiler's."""
-        ld = ("/usr/bin/ld: /w/common-cpu/cpu/common/labs/03_kogge_stone.o:(.data.rel.ro+0x40): undefined "
-              "reference to `ks_two_barrier_scan'\n/usr/bin/ld: /w/common-cpu/cpu/common/labs/03_kogge_stone.o:"
+        ld = ("/usr/bin/ld: /w/common-cpu/cpu/common/course/03_kogge_stone.o:(.data.rel.ro+0x40): undefined "
+              "reference to `ks_two_barrier_scan'\n/usr/bin/ld: /w/common-cpu/cpu/common/course/03_kogge_stone.o:"
               "(.data.rel.ro+0x10): undefined reference to `ks_double_buffer_scan'\ncollect2: error: ld returned 1")
         self.assertEqual(build.contract_message(ld, "03_kogge_stone", "03_kogge_stone/scan.cu"),
                          "scan.cu must define ks_two_barrier_scan and ks_double_buffer_scan (declared in "
-                         "common/labs/03_kogge_stone.h)")
+                         "common/course/03_kogge_stone.h)")
         # an undefined name that the lab's code itself references is not the contract's business
         other = "/usr/bin/ld: /w/x/scan.lab.o: in function `naive_scan': undefined reference to `helper'"
         self.assertEqual(build.contract_message(other, "02_naive", "02_naive/scan.cu"), "")
-        dup = ("/usr/bin/ld: /w/common/common/labs/02_naive.o:(.data.rel.ro.local+0x0): multiple definition of "
+        dup = ("/usr/bin/ld: /w/common/common/course/02_naive.o:(.data.rel.ro.local+0x0): multiple definition of "
                "`LAB'; /w/sub/02_naive/scan.lab.o:(.data.rel.ro.local+0x0): first defined here")
         self.assertEqual(build.contract_message(dup, "02_naive", "02_naive/scan.cu"),
-                         "scan.cu must not define LAB: the course's descriptor (common/labs/02_naive.c) does; "
+                         "scan.cu must not define LAB: the course's descriptor (common/course/02_naive.c) does; "
                          "delete the VARIANTS table and LAB from scan.cu")
         static = ("/w/sub/02_naive/scan.cu:35:19: error: \u2018lab_result naive_scan(const int*, int*, size_t, "
                   "void*)\u2019 was declared \u2018extern\u2019 and later \u2018static\u2019 [-fpermissive]")
         self.assertEqual(build.contract_message(static, "02_naive", "02_naive/scan.cu"),
-                         "scan.cu must define naive_scan without static: common/labs/02_naive.h declares it for "
+                         "scan.cu must define naive_scan without static: common/course/02_naive.h declares it for "
                          "the course's descriptor of the lab")
         self.assertEqual(build.contract_message(static.replace("\u2018", "'").replace("\u2019", "'"),
                                                 "02_naive", "x/scan.cu"),

@@ -25,7 +25,7 @@ JOBS = max(1, min(8, os.cpu_count() or 1))
 # A GPU lab (lab 02: its header, its entry point naive_scan; the descriptor is the course's) with
 # holes: {top} after the course's includes, {glob} at file scope, {body} in the launcher before
 # the kernel launch, {kernel} in the kernel.
-TEMPLATE = """#include "labs/02_naive.h"
+TEMPLATE = """#include "course/02_naive.h"
 #include "cuda_check.h"
 {top}
 {glob}

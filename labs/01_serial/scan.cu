@@ -7,7 +7,7 @@
  *
  * Run: make run LAB=01      Test: make test TEST_SRC=labs LAB=01      Grade: make grade
  */
-#include "labs/01_serial.h"
+#include "course/01_serial.h"
 
 /* ---- the scan ---------------------------------------------------------- */
 

@@ -22,14 +22,14 @@
  *   in flight at once, and a memory-bound kernel is only as fast as the bytes it keeps in
  *   flight. The tile size matters less: a bigger tile costs one more step per doubling, on
  *   every element; 512 and 1024 measured the same within 1 %.
- * KS_THREADS, KS_ITEMS and KS_TILE are defined in common/labs/03_kogge_stone.h, with the entry
- * points this file defines: the course's descriptor of the lab (common/labs/03_kogge_stone.c) is
+ * KS_THREADS, KS_ITEMS and KS_TILE are defined in common/course/03_kogge_stone.h, with the entry
+ * points this file defines: the course's descriptor of the lab (common/course/03_kogge_stone.c) is
  * built from the same header. Override them to experiment: -DKS_THREADS=128 -DKS_ITEMS=4 on both
  * compile lines.
  *
  * Run: make run LAB=03      Test: make test TEST_SRC=labs LAB=03      Grade: make grade
  */
-#include "labs/03_kogge_stone.h"
+#include "course/03_kogge_stone.h"
 #include "cuda_check.h"
 
 /* The barrier of this lab. Every launch in this file uses SYNC = true, which makes it

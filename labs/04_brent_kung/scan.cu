@@ -28,13 +28,13 @@
  * another's barriers. Below 64 threads the limit of 32 resident blocks per multiprocessor
  * leaves thread slots empty. (Every level in shared memory, without the pairs in registers:
  * 36 % at best.)
- * BK_THREADS and BK_TILE are defined in common/labs/04_brent_kung.h, with the entry point this
- * file defines: the course's descriptor of the lab (common/labs/04_brent_kung.c) is built from the
- * same header. Override it to experiment: -DBK_THREADS=256 on both compile lines.
+ * BK_THREADS and BK_TILE are defined in common/course/04_brent_kung.h, with the entry point this
+ * file defines: the course's descriptor of the lab (common/course/04_brent_kung.c) is built from
+ * the same header. Override it to experiment: -DBK_THREADS=256 on both compile lines.
  *
  * Run: make run LAB=04      Test: make test TEST_SRC=labs LAB=04      Grade: make grade
  */
-#include "labs/04_brent_kung.h"
+#include "course/04_brent_kung.h"
 #include "cuda_check.h"
 
 #define BK_PAIRS BK_THREADS /* words of shared memory: one pair sum per thread */

@@ -11,11 +11,11 @@
  * Tile = BLOCK x ITEMS = 4096: two levels of totals reach past n = 2^31, three past 2^36.
  * The entry points (the variants, hier_temp_bytes and the three launch_* functions, which the
  * per-phase tests in tests/lab_07_phases.c call on their own) are declared in
- * common/labs/07_hierarchical.h, the course's side of the lab; those tests also read TILE.
+ * common/course/07_hierarchical.h, the course's side of the lab; those tests also read TILE.
  *
  * Run: make run LAB=07      Test: make test TEST_SRC=labs LAB=07      Grade: make grade
  */
-#include "labs/07_hierarchical.h"
+#include "course/07_hierarchical.h"
 #include "cuda_check.h"
 
 #include <stdint.h>

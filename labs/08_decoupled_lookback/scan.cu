@@ -19,7 +19,7 @@
  *
  * Run: make run LAB=08      Test: make test TEST_SRC=labs LAB=08      Grade: make grade
  */
-#include "labs/08_decoupled_lookback.h"
+#include "course/08_decoupled_lookback.h"
 #include "cuda_check.h"
 
 #include <cuda/atomic>

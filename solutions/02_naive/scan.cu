@@ -9,7 +9,7 @@
  *
  * Run: make run LAB=02      Test: make test TEST_SRC=labs LAB=02      Grade: make grade
  */
-#include "labs/02_naive.h"
+#include "course/02_naive.h"
 #include "cuda_check.h"
 
 #define BLOCK_SIZE 256 /* threads per block; any multiple of 32 works the same here */

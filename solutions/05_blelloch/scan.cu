@@ -20,13 +20,13 @@
  * has the whole table): BL_THREADS = 128 -> BL_TILE = 256, padded 53 %, plain 31 %. Tiles of
  * 512 to 2048 were 1 to 11 points slower: each level is a barrier at which fewer and fewer
  * threads work, and small blocks let more blocks share a multiprocessor to hide it.
- * BL_THREADS and BL_TILE are defined in common/labs/05_blelloch.h, with the entry points this
- * file defines: the course's descriptor of the lab (common/labs/05_blelloch.c) is built from the
+ * BL_THREADS and BL_TILE are defined in common/course/05_blelloch.h, with the entry points this
+ * file defines: the course's descriptor of the lab (common/course/05_blelloch.c) is built from the
  * same header. Override it to experiment: -DBL_THREADS=256 on both compile lines.
  *
  * Run: make run LAB=05      Test: make test TEST_SRC=labs LAB=05      Grade: make grade
  */
-#include "labs/05_blelloch.h"
+#include "course/05_blelloch.h"
 #include "cuda_check.h"
 
 #define LOG_BANKS 5                                 /* 32 banks of shared memory */
@@ -136,7 +136,7 @@ static lab_result blelloch_scan(const int *d_in, int *d_out, int *d_tile_sums, s
     return LAB_OK;
 }
 
-/* The two variants' entry points (common/labs/05_blelloch.h): the launcher in each layout. */
+/* The two variants' entry points (common/course/05_blelloch.h): the launcher in each layout. */
 lab_result blelloch_padded_scan(const int *d_in, int *d_out, int *d_tile_sums, size_t n)
 {
     return blelloch_scan<true>(d_in, d_out, d_tile_sums, n);

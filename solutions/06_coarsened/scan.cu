@@ -14,12 +14,13 @@
  *
  * Run: make run LAB=06      Test: make test TEST_SRC=labs LAB=06      Grade: make grade
  */
-#include "labs/06_coarsened.h"
+#include "course/06_coarsened.h"
 #include "cuda_check.h"
 
 #include <stdint.h>
 
-/* TILE, the tile of every variant (BLOCK x C = 2048 elements), is in common/labs/06_coarsened.h. */
+/* TILE, the tile of every variant (BLOCK x C = 2048 elements), is in common/course/06_coarsened.h.
+ */
 #define WARP 32
 
 /* Shared memory is 32 banks of 4 bytes. Thread t reads its run at t * C: with C a power of two,
@@ -192,7 +193,7 @@ static lab_result scan_tiles_coarsened(const int *d_in, int *d_out, int *d_tile_
     return LAB_OK;
 }
 
-/* The variants' entry points (common/labs/06_coarsened.h): the same launcher for each split of
+/* The variants' entry points (common/course/06_coarsened.h): the same launcher for each split of
  * the tile into BLOCK threads of C elements, the coarsening sweep. */
 lab_result scan_tiles_c8_b256(const int *d_in, int *d_out, int *d_tile_sums, size_t n)
 {

@@ -19,7 +19,7 @@
  *
  * Run: make run LAB=09 ARGS='--variant fadd'   Test: make test TEST_SRC=labs LAB=09
  */
-#include "labs/09_operators.h"
+#include "course/09_operators.h"
 #include "cuda_check.h"
 
 #include <climits>
@@ -314,7 +314,7 @@ static lab_result generic_scan(Src src, Dst dst, size_t n, void *temp)
     return LAB_OK;
 }
 
-/* ---- the entry points (common/labs/09_operators.h) ------------------------------------------ */
+/* ---- the entry points (common/course/09_operators.h) --------------------------------------- */
 
 template <class Op>
 static lab_result scan_ints(const int *d_in, const int *d_heads, int *d_out, size_t n, void *t)

@@ -1,6 +1,6 @@
 /* 10_applications — scan at work: stream compaction, radix sort, CSR row offsets.
  *
- * Lab 10 writes no scan: every application calls apps_scan (common/labs/10_applications.h),
+ * Lab 10 writes no scan: every application calls apps_scan (common/course/10_applications.h),
  * which is the student's own lab 08 scan (lab 07's while 08 is not written). What each one scans:
  *   compact     the number of kept elements of every tile (n / 2048 counts), then each tile
  *               writes its kept elements from its count's exclusive prefix;
@@ -21,7 +21,7 @@
  *
  * Run: make run LAB=10 ARGS='--variant compact'   Test: make test TEST_SRC=labs LAB=10
  */
-#include "labs/10_applications.h"
+#include "course/10_applications.h"
 #include "cuda_check.h"
 
 #include <stdint.h>

@@ -170,7 +170,7 @@ def _checks(builder, priv_src, static, cxx, flags, system_dirs, timeout):
             with open(pre, encoding="utf-8", errors="replace") as f:
                 preprocessed = f.read()
         ctx = HeaderContext(priv_src, os.path.join(root, "common"), list(system_dirs) + [missing_root],
-                              static.get("lab_headers", ["lab.h", "cuda_check.h", "labs/*.h"]),
+                              static.get("lab_headers", ["lab.h", "cuda_check.h", "course/*.h", "compat/labs/*.h"]),
                               runtime_dirs=[os.path.join(root, "common", "cpu")], also_sources=[cpp])
         deps = [d for d in deps if os.path.realpath(d) != os.path.realpath(cpp)]
         origins = include_origins(preprocessed, priv_src) if preprocessed else {}

@@ -1,7 +1,7 @@
 """The headers a scan.cu reads, as the compiler sees them: which are refused and why.
 
 A lab may include the toolkit's and the C/C++ library's headers, and of the course's only lab.h,
-cuda_check.h and its own labs/NN_name.h (config.json's static.lab_headers). Refused: a scan, sort
+cuda_check.h and its own course/NN_name.h (config.json's static.lab_headers). Refused: a scan, sort
 or reduce library (static.forbidden_header_patterns), any other harness header, and any file by
 path. The compiler's list of what it read (nvcc -M, or g++ -M in CPU mode) is the authority;
 source.check_source reads the #include lines written out, as a quick first pass. Also here:
@@ -14,7 +14,7 @@ import re
 
 LIBRARY_WHY = "scan, sort and reduce libraries are not allowed"
 HARNESS_WHY = ("the harness's own headers are not for lab code (lab.h, cuda_check.h and the lab's "
-               "labs/NN_name.h are)")
+               "course/NN_name.h are)")
 PATH_WHY = "only scan.cu is graded; include no files by path"
 
 # a line marker of gcc -E: # LINE "FILE" FLAGS (flag 1: entering FILE, 2: back in FILE)
@@ -62,11 +62,11 @@ def under(path, root):
 class HeaderContext:
     """What classifying a header path needs: the private scan.cu, the course's common/ folder and
     the headers of it a lab may include (lab_headers: paths below common/, glob patterns such as
-    labs/*.h for the labs' own headers), and the system include folders (nvcc's -I/-isystem
+    course/*.h for the labs' own headers), and the system include folders (nvcc's -I/-isystem
     folders and the host compiler's own), all as real paths."""
 
     def __init__(self, private_src, common_dir, system_dirs,
-                 lab_headers=("lab.h", "cuda_check.h", "labs/*.h"), runtime_dirs=(), also_sources=()):
+                 lab_headers=("lab.h", "cuda_check.h", "course/*.h", "compat/labs/*.h"), runtime_dirs=(), also_sources=()):
         self.private_src = os.path.realpath(private_src)
         # CPU mode: its CUDA headers (common/cpu) stand for the toolkit's include folder, and the
         # C++ that CPU mode compiles (rewrite.py's output) is the source itself

@@ -47,7 +47,7 @@ def _checks(builder, priv_src, static, nvcc, work):
     if steps:
         host_cpp = next((s for s in steps if "-E" in s and not any(t.startswith("-D__CUDA_ARCH__=") for t in s)), None)
     ctx = HeaderContext(priv_src, os.path.join(builder.root, "common"), builder.system_dirs(host_cpp),
-                        static.get("lab_headers", ["lab.h", "cuda_check.h", "labs/*.h"]))
+                        static.get("lab_headers", ["lab.h", "cuda_check.h", "course/*.h", "compat/labs/*.h"]))
     # 1. every header the compiler reads, host and device side (nvcc -M)
     deps, stop = _dependencies(builder, nvcc, priv_src, work, notes)
     if stop:

@@ -1,9 +1,9 @@
-/* common/labs/02_naive.c — lab 02's descriptor, owned by the course (see lab.h for the fields).
+/* common/course/02_naive.c — lab 02's descriptor, owned by the course (see lab.h for the fields).
  *
  * Linked into every binary of the lab, whichever scan.cu it is built from: the variants point at
  * the entry points scan.cu defines (declared in 02_naive.h).
  */
-#include "labs/02_naive.h"
+#include "course/02_naive.h"
 
 static const lab_variant VARIANTS[] = {
     {.name = "naive",

@@ -1,7 +1,7 @@
-/* common/labs/stubs/07_hierarchical.c — lab 07's entry points lab 10 calls, not written: what the
+/* common/course/stubs/07_hierarchical.c — lab 07's entry points lab 10 calls, not written: what the
  * grader links into a lab 10 binary when the submission's lab 07 did not build or was refused
  * (Makefile: lab-binary, LAB_BASES). */
-#include "labs/07_hierarchical.h"
+#include "course/07_hierarchical.h"
 
 lab_result scan_then_propagate(const int *d_in, int *d_out, size_t n, void *d_temp)
 {

@@ -1,10 +1,10 @@
-/* common/labs/03_kogge_stone.c — lab 03's descriptor, owned by the course (see lab.h for the
+/* common/course/03_kogge_stone.c — lab 03's descriptor, owned by the course (see lab.h for the
  * fields).
  *
  * Linked into every binary of the lab, whichever scan.cu it is built from: the variants point at
  * the entry points scan.cu defines, and the tile is KS_TILE (both in 03_kogge_stone.h).
  */
-#include "labs/03_kogge_stone.h"
+#include "course/03_kogge_stone.h"
 
 static const lab_variant VARIANTS[] = {
     {.name = "double_buffer",

@@ -1,8 +1,8 @@
-/* common/labs/08_decoupled_lookback.h — lab 08's contract with the course: what
+/* common/course/08_decoupled_lookback.h — lab 08's contract with the course: what
  * labs/08_decoupled_lookback/scan.cu defines.
  *
  * Owned by the course, like the lab's descriptor built from it
- * (common/labs/08_decoupled_lookback.c: `LAB`, its id, variants and sizes). scan.cu includes this
+ * (common/course/08_decoupled_lookback.c: `LAB`, its id, variants and sizes). scan.cu includes this
  * header and defines the entry points declared below; the harness, the tests and the grader reach
  * the student's code through the descriptor. The lab's tile is its own business (the
  * descriptor's tile is 0: the lab carries between its tiles itself).

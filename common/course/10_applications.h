@@ -1,7 +1,7 @@
-/* common/labs/10_applications.h — lab 10's contract with the course: what
+/* common/course/10_applications.h — lab 10's contract with the course: what
  * labs/10_applications/scan.cu defines, and the scan it is built on.
  *
- * Owned by the course, like the lab's descriptor built from it (common/labs/10_applications.c).
+ * Owned by the course, like the lab's descriptor built from it (common/course/10_applications.c).
  * Lab 10 uses a scan instead of writing one: apps_scan is YOUR lab 08 scan (or your lab 07 scan
  * while lab 08 returns LAB_NOT_IMPLEMENTED), linked into lab 10's binaries; never CUB's. Every
  * entry point works on device arrays on the default stream, like labs 07 and 08.
@@ -15,7 +15,8 @@
 extern "C" {
 #endif
 
-/* ---- the scan lab 10 is built on (defined by the course: common/labs/10_applications.c) ------ */
+/* ---- the scan lab 10 is built on (defined by the course: common/course/10_applications.c) ------
+ */
 
 /* Inclusive int + scan of d_in[0..n) into d_out[0..n) (wrapping), by your lab 08 scan, or your lab
  * 07 one (its first variant) while lab 08 is not written. d_temp: apps_scan_temp_bytes(n) bytes of

@@ -1,9 +1,10 @@
-/* common/labs/05_blelloch.c — lab 05's descriptor, owned by the course (see lab.h for the fields).
+/* common/course/05_blelloch.c — lab 05's descriptor, owned by the course (see lab.h for the
+ * fields).
  *
  * Linked into every binary of the lab, whichever scan.cu it is built from: the variants point at
  * the entry points scan.cu defines, and the tile is BL_TILE (both in 05_blelloch.h).
  */
-#include "labs/05_blelloch.h"
+#include "course/05_blelloch.h"
 
 static const lab_variant VARIANTS[] = {
     {.name = "padded",

@@ -1,6 +1,7 @@
-/* common/labs/01_serial.h — lab 01's contract with the course: what labs/01_serial/scan.cu defines.
+/* common/course/01_serial.h — lab 01's contract with the course: what labs/01_serial/scan.cu
+ * defines.
  *
- * Owned by the course, like the lab's descriptor built from it (common/labs/01_serial.c: `LAB`,
+ * Owned by the course, like the lab's descriptor built from it (common/course/01_serial.c: `LAB`,
  * its id, variants and sizes). scan.cu includes this header and defines the entry point declared
  * below; the harness, the tests and the grader reach the student's code through the descriptor.
  */

@@ -1,10 +1,10 @@
-/* common/labs/07_hierarchical.c — lab 07's descriptor, owned by the course (see lab.h for the
+/* common/course/07_hierarchical.c — lab 07's descriptor, owned by the course (see lab.h for the
  * fields).
  *
  * Linked into every binary of the lab, whichever scan.cu it is built from: the variants point at
  * the entry points scan.cu defines (declared in 07_hierarchical.h).
  */
-#include "labs/07_hierarchical.h"
+#include "course/07_hierarchical.h"
 
 #pragma weak hier_tile /* scan.cu may leave it out (lab.h: lab_work_tiles) */
 

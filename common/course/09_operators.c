@@ -1,10 +1,11 @@
-/* common/labs/09_operators.c — lab 09's descriptor, owned by the course (see lab.h for the fields).
+/* common/course/09_operators.c — lab 09's descriptor, owned by the course (see lab.h for the
+ * fields).
  *
  * Linked into every binary of the lab, whichever scan.cu it is built from. One generic scan, five
  * operators: each variant says what it computes (op), so the harness makes its inputs and checks
  * it against the right reference (common/ops.c).
  */
-#include "labs/09_operators.h"
+#include "course/09_operators.h"
 
 /* The tile of the course's generic scan (09_operators.h; lab.h). */
 size_t lab_work_tiles(size_t *tiles, size_t max)

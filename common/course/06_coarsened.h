@@ -1,7 +1,7 @@
-/* common/labs/06_coarsened.h — lab 06's contract with the course: what labs/06_coarsened/scan.cu
+/* common/course/06_coarsened.h — lab 06's contract with the course: what labs/06_coarsened/scan.cu
  * defines, and the tile it works on.
  *
- * Owned by the course, like the lab's descriptor built from it (common/labs/06_coarsened.c:
+ * Owned by the course, like the lab's descriptor built from it (common/course/06_coarsened.c:
  * `LAB`, its id, variants, tile and sizes). scan.cu includes this header and defines the entry
  * points declared below; the harness, the tests and the grader reach the student's code through
  * the descriptor, whose tile is TILE from here.

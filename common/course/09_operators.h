@@ -1,7 +1,7 @@
-/* common/labs/09_operators.h — lab 09's contract with the course: what labs/09_operators/scan.cu
+/* common/course/09_operators.h — lab 09's contract with the course: what labs/09_operators/scan.cu
  * defines.
  *
- * Owned by the course, like the lab's descriptor built from it (common/labs/09_operators.c). One
+ * Owned by the course, like the lab's descriptor built from it (common/course/09_operators.c). One
  * generic scan, five operators, each an entry point (lab.h's lab_scan_fn, or lab_seg_fn for the
  * segmented one): inclusive scans of d_in[0..n) into d_out[0..n) on the device, d_temp holding
  * ops_temp_bytes(n) bytes. Floats travel as their bit patterns in the int buffers.

@@ -1,7 +1,7 @@
-/* common/labs/04_brent_kung.h — lab 04's contract with the course: what labs/04_brent_kung/scan.cu
- * defines, and the tile it works on.
+/* common/course/04_brent_kung.h — lab 04's contract with the course: what
+ * labs/04_brent_kung/scan.cu defines, and the tile it works on.
  *
- * Owned by the course, like the lab's descriptor built from it (common/labs/04_brent_kung.c:
+ * Owned by the course, like the lab's descriptor built from it (common/course/04_brent_kung.c:
  * `LAB`, its id, variants, tile and sizes). scan.cu includes this header and defines the entry
  * point declared below; the harness, the tests and the grader reach the student's code through
  * the descriptor, whose tile is BK_TILE from here.

@@ -1,7 +1,7 @@
-/* common/labs/07_hierarchical.h — lab 07's contract with the course: what
+/* common/course/07_hierarchical.h — lab 07's contract with the course: what
  * labs/07_hierarchical/scan.cu defines.
  *
- * Owned by the course, like the lab's descriptor built from it (common/labs/07_hierarchical.c:
+ * Owned by the course, like the lab's descriptor built from it (common/course/07_hierarchical.c:
  * `LAB`, its id, variants and sizes). scan.cu includes this header and defines the entry points
  * declared below; the harness, the tests and the grader reach the student's code through the
  * descriptor. The lab's tile is its own business (the descriptor's tile is 0: the lab carries

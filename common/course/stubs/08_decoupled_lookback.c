@@ -1,7 +1,7 @@
-/* common/labs/stubs/08_decoupled_lookback.c — lab 08's entry points, not written: what the grader
+/* common/course/stubs/08_decoupled_lookback.c — lab 08's entry points, not written: what the grader
  * links into a lab 10 binary when the submission's lab 08 did not build or was refused (Makefile:
  * lab-binary, LAB_BASES), so that lab 10 still runs, on lab 07's scan. */
-#include "labs/08_decoupled_lookback.h"
+#include "course/08_decoupled_lookback.h"
 
 lab_result lookback_scan(const int *d_in, int *d_out, size_t n, void *d_temp)
 {

@@ -1,10 +1,10 @@
-/* common/labs/04_brent_kung.c — lab 04's descriptor, owned by the course (see lab.h for the
+/* common/course/04_brent_kung.c — lab 04's descriptor, owned by the course (see lab.h for the
  * fields).
  *
  * Linked into every binary of the lab, whichever scan.cu it is built from: the variant points at
  * the entry point scan.cu defines, and the tile is BK_TILE (both in 04_brent_kung.h).
  */
-#include "labs/04_brent_kung.h"
+#include "course/04_brent_kung.h"
 
 static const lab_variant VARIANTS[] = {
     {.name = "brent_kung",

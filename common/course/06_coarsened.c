@@ -1,9 +1,10 @@
-/* common/labs/06_coarsened.c — lab 06's descriptor, owned by the course (see lab.h for the fields).
+/* common/course/06_coarsened.c — lab 06's descriptor, owned by the course (see lab.h for the
+ * fields).
  *
  * Linked into every binary of the lab, whichever scan.cu it is built from: the variants point at
  * the entry points scan.cu defines, and the tile is TILE (both in 06_coarsened.h).
  */
-#include "labs/06_coarsened.h"
+#include "course/06_coarsened.h"
 
 /* The same tile split differently between threads and runs: the coarsening sweep. */
 static const lab_variant VARIANTS[] = {

@@ -1,6 +1,6 @@
-/* common/labs/02_naive.h — lab 02's contract with the course: what labs/02_naive/scan.cu defines.
+/* common/course/02_naive.h — lab 02's contract with the course: what labs/02_naive/scan.cu defines.
  *
- * Owned by the course, like the lab's descriptor built from it (common/labs/02_naive.c: `LAB`,
+ * Owned by the course, like the lab's descriptor built from it (common/course/02_naive.c: `LAB`,
  * its id, variants and sizes). scan.cu includes this header and defines the entry point declared
  * below; the harness, the tests and the grader reach the student's code through the descriptor.
  */

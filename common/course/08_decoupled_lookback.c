@@ -1,10 +1,10 @@
-/* common/labs/08_decoupled_lookback.c — lab 08's descriptor, owned by the course (see lab.h for the
- * fields).
+/* common/course/08_decoupled_lookback.c — lab 08's descriptor, owned by the course (see lab.h for
+ * the fields).
  *
  * Linked into every binary of the lab, whichever scan.cu it is built from: the variant points at
  * the entry points scan.cu defines (declared in 08_decoupled_lookback.h).
  */
-#include "labs/08_decoupled_lookback.h"
+#include "course/08_decoupled_lookback.h"
 
 #pragma weak lookback_tile /* scan.cu may leave it out (lab.h: lab_work_tiles) */
 

@@ -1,9 +1,9 @@
-/* common/labs/01_serial.c — lab 01's descriptor, owned by the course (see lab.h for the fields).
+/* common/course/01_serial.c — lab 01's descriptor, owned by the course (see lab.h for the fields).
  *
  * Linked into every binary of the lab, whichever scan.cu it is built from: the variants point at
  * the entry points scan.cu defines (declared in 01_serial.h).
  */
-#include "labs/01_serial.h"
+#include "course/01_serial.h"
 
 static const lab_variant VARIANTS[] = {
     {.name = "serial",

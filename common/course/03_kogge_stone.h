@@ -1,7 +1,7 @@
-/* common/labs/03_kogge_stone.h — lab 03's contract with the course: what
+/* common/course/03_kogge_stone.h — lab 03's contract with the course: what
  * labs/03_kogge_stone/scan.cu defines, and the tile it works on.
  *
- * Owned by the course, like the lab's descriptor built from it (common/labs/03_kogge_stone.c:
+ * Owned by the course, like the lab's descriptor built from it (common/course/03_kogge_stone.c:
  * `LAB`, its id, variants, tile and sizes). scan.cu includes this header and defines the entry
  * points declared below; the harness, the tests and the grader reach the student's code through
  * the descriptor, whose tile is KS_TILE from here.

@@ -1,7 +1,7 @@
-/* common/labs/05_blelloch.h — lab 05's contract with the course: what labs/05_blelloch/scan.cu
+/* common/course/05_blelloch.h — lab 05's contract with the course: what labs/05_blelloch/scan.cu
  * defines, and the tile it works on.
  *
- * Owned by the course, like the lab's descriptor built from it (common/labs/05_blelloch.c:
+ * Owned by the course, like the lab's descriptor built from it (common/course/05_blelloch.c:
  * `LAB`, its id, variants, tile and sizes). scan.cu includes this header and defines the entry
  * points declared below; the harness, the tests and the grader reach the student's code through
  * the descriptor, whose tile is BL_TILE from here.

@@ -1,4 +1,4 @@
-/* common/labs/10_applications.c — lab 10's descriptor, owned by the course (see lab.h for the
+/* common/course/10_applications.c — lab 10's descriptor, owned by the course (see lab.h for the
  * fields), apps_scan, the scan the lab is built on, and what a variant says while that scan is not
  * written.
  *
@@ -8,9 +8,9 @@
  * BASE_LOCALIZE). apps_scan calls lab 08's scan, or lab 07's first variant while lab 08 returns
  * LAB_NOT_IMPLEMENTED. Their cudaMalloc and cudaFree are counted as the student's, like lab 10's.
  */
-#include "labs/10_applications.h"
-#include "labs/07_hierarchical.h"
-#include "labs/08_decoupled_lookback.h"
+#include "course/10_applications.h"
+#include "course/07_hierarchical.h"
+#include "course/08_decoupled_lookback.h"
 
 #include <cuda_runtime_api.h>
 #include <stdio.h>
