@@ -85,7 +85,7 @@ LINK = $(NVCC) $(LDFLAGS) $(filter %.o,$^) -o $@
 # ---- the common objects ------------------------------------------------------------------------
 # The host-side helpers (pure C); the harness, common/harness/NAME.c as harness_NAME.o (beside the
 # rest: the grader reads one folder); CPU mode's runtime, common/cpu/NAME.cpp as cpu_NAME.o.
-HELPERS_C   := inputs validate options report ops
+HELPERS_C   := inputs validate options report ops hostmem
 HELPERS_OBJ := $(HELPERS_C:%=$(BUILD)/common/%.o)
 HARNESS_OBJ := $(patsubst %,$(BUILD)/common/harness_%.o,session case call verdict rig_host rig_scan rig_ops)
 COMMON_OBJ  := $(patsubst %,$(BUILD)/common/%.o,$(HELPERS_C) cuda_check sandbox driver verify) $(HARNESS_OBJ)
