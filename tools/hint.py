@@ -10,7 +10,7 @@ The one source of the hints is labs/NN_name/HINTS.md: each hint is a block
     ...
     </details>
 which a web page shows collapsed. What was seen is kept in build/hints/NN_name (one number; build/
-is ignored by git; --state DIR elsewhere). Exit codes: 0 a hint or "no more hints" printed,
+is ignored by git; --state DIR or $HINT_STATE elsewhere). Exit codes: 0 a hint or "no more hints" printed,
 2 bad LAB or N (one line on stderr), 3 the lab's HINTS.md is missing or has no hints.
 """
 import argparse
@@ -68,7 +68,7 @@ def main(argv=None, root=ROOT, out=sys.stdout):
     ap = argparse.ArgumentParser(description="Print a lab's hints one at a time.")
     ap.add_argument("lab", nargs="?", default="")
     ap.add_argument("n", nargs="?", default="")
-    ap.add_argument("--state", default=os.path.join(root, "build", "hints"))
+    ap.add_argument("--state", default=os.environ.get("HINT_STATE") or os.path.join(root, "build", "hints"))
     args = ap.parse_args(argv)
     names = " ".join(d[:2] for d in labs(root))
     if not args.lab:
