@@ -303,6 +303,41 @@ class Overview(unittest.TestCase):
         check_grading(self, section, lab_settings("defaults-only"), "labs/README.md")
 
 
+def long_sentences(text, least=70):
+    """The sentences of at least `least` characters of a Markdown text's prose (code blocks,
+    tables, headings and images left out), whitespace squashed."""
+    text = re.sub(r"(?ms)^```.*?^```", "", text)
+    out = set()
+    for para in re.split(r"\n\s*\n", text):
+        if para.lstrip().startswith(("|", "#", "!")):
+            continue
+        for s in re.split(r"(?<=[.:;])\s+", " ".join(para.split())):
+            if len(s) >= least:
+                out.add(s)
+    return out
+
+
+class NoCopies(unittest.TestCase):
+    """No sentence is copied between the labs' Markdown files (handouts, hints, performance
+    notes): shared text is written once and linked. The Grading section's speed sentence is the
+    exception: check_grading requires it in every handout."""
+
+    def test_no_sentence_in_two_labs(self):
+        seen = {}
+        for path in sorted(glob.glob(os.path.join(ROOT, "labs", "[0-9][0-9]_*", "*.md"))):
+            lab = os.path.basename(os.path.dirname(path))
+            for s in long_sentences(read(path)):
+                if s.startswith("Speed points are full at or below"):
+                    continue
+                other = seen.setdefault(s, lab)
+                self.assertEqual(other, lab, "copied between labs/%s and labs/%s (write it once "
+                                 "and link it): %s" % (other, lab, s))
+
+    def test_long_sentences(self):
+        text = "A short one. " + "x" * 80 + ".\n\n| " + "y" * 80 + " |\n\n```c\n" + "z" * 80 + "\n```\n"
+        self.assertEqual(long_sentences(text), {"x" * 80 + "."})
+
+
 class CheckerCatchesDisagreement(unittest.TestCase):
     """The checks above are not vacuous: they fail on a handout that disagrees."""
 
