@@ -109,4 +109,8 @@ def main(argv=None, root=ROOT, out=sys.stdout):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except BrokenPipeError:  # make hint | head: the reader stopped reading
+        sys.stderr.close()
+        sys.exit(0)
