@@ -158,8 +158,7 @@ $(LAB_OUT): $(LAB_OUT).lab.o $(call LAB_DESC,$(LAB_ID)) $(LAB_BASES_$(LAB_ID):%=
 	$(LINK) $(SECCOMP_LIBS)
 endif
 
-# The kernel tests' copy of a lab with hooks (tests/hooks/NN_name.cu, which launch its kernel
-# templates): scan.cu and the hooks in one translation unit, #line keeping messages on each file.
+# The kernel tests' copy of a lab: scan.cu, then tests/hooks/NN_name.cu, #line-marked, in one unit.
 $(BUILD)/%/scan_hooks.cu: %/scan.cu tests/hooks/$$(notdir $$*).cu
 	@mkdir -p $(@D)
 	$(Q){ printf '#line 1 "%s"\n' $<; cat $<; printf '\n#line 1 "%s"\n' $(word 2,$^); cat $(word 2,$^); } > $@
@@ -171,7 +170,7 @@ LAB_TEST_OBJ = $(BUILD)/$(1)/$(if $(wildcard tests/hooks/$(notdir $(1)).cu),scan
 
 # ---- the targets of make help ------------------------------------------------------------------
 .PHONY: help all run profile test test-extended grade clean check-criterion lab-common lab-binary \
-        lab-binary-args format lint contract cpu-fixtures diagrams slides bench gradescope bench-grader
+        lab-binary-args format lint contract cpu-fixtures diagrams slides bench gradescope bench-grader hint
 .SECONDARY:  # keep objects between builds
 
 help:
@@ -196,6 +195,7 @@ profile:
 grade:
 	$(call LAB_OK,grade)
 	$(PYTHON) grader/grade.py --src $(SRC) --work $(BUILD)/grader $(if $(LAB),--labs $(LAB_DIR)) $(GRADE_ARGS)
+hint: ; @$(PYTHON) tools/hint.py "$(LAB)" $(N)
 clean:
 	rm -rf $(BUILD)
 # common/contract.h and .mk from common/contract.json (tests/test_contract.py fails if stale).
@@ -246,7 +246,6 @@ RUN_TESTS   = LAB_TEST_SRC=$(TEST_SRC) LAB_BUILD_DIR=$(abspath $(BUILD)) $(PYTHO
 
 test: check-criterion $(TEST_BINS) $(TEST_EXTRAS)
 	$(RUN_TESTS) $(if $(ONLY_KERNELS),--no-python) $(if $(filter 1,$(V)),--verbose) $(TEST_BINS)
-# The extended suite: the kernel tests again with LAB_TEST_EXTENDED=1 (adds n = 2^31 + 7).
 test-extended: check-criterion $(KERNEL_BINS)
 	LAB_TEST_EXTENDED=1 $(RUN_TESTS) --no-python $(if $(filter 1,$(V)),--verbose) $(KERNEL_BINS)
 

@@ -1,7 +1,10 @@
 """Tests of the handouts (labs/NN_name/README.md), their answers and the course overview
 (unittest, standard library, no GPU).
 
-A handout fails when it lacks a required section or its solutions/NN_name/ANSWERS.md, when its
+A handout fails when it lacks a required section (in the reader's order: objective, what to write
+and how to check it, then the algorithm), when it holds performance material that belongs in its
+PERFORMANCE.md, when it runs past 250 lines without saying why, when What to write does not
+point to its hints (make hint, HINTS.md), or lacks its solutions/NN_name/ANSWERS.md, when its
 Grading table or speed sentence disagrees with grader/config.json (the lab's entry merged over
 "defaults"), when a number in its work table disagrees with the row's own formula, when it
 embeds a diagram that does not exist, when "What to write" leaves out a function that holds a
@@ -30,8 +33,15 @@ _spec = importlib.util.spec_from_file_location("pristine", os.path.join(ROOT, "t
 pristine = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(pristine)
 
-SECTIONS = ["Objective", "Background", "Data flow", "Work and steps", "What to write",
-            "Run, test, grade", "Grading", "Common mistakes", "Questions"]
+# The reader's order: what to do and how to check it first, then the algorithm, then the rest;
+# after Questions only "Going further" (the pointer to the deep material in PERFORMANCE.md).
+SECTIONS = ["Objective", "What to write", "Run, test, grade", "Background", "Data flow",
+            "Work and steps", "Common mistakes", "Grading", "Questions"]
+AFTER_QUESTIONS = "Going further"
+MAX_LINES = 250
+LONG_REASON = "Why this handout is long"
+# Performance material (measurements, sweeps, profiles) that belongs in PERFORMANCE.md.
+PERF_MARKERS = re.compile(r"(?m)^(### Measured|Measured on an H100|\*\*Profiled)")
 POINT_ROWS = [("correctness", "correctness"), ("memory safety and races", "sanitizer"),
               ("speed", "speed")]
 
@@ -124,6 +134,45 @@ class Handouts(unittest.TestCase):
                     at.append(idx[0])
                 self.assertEqual(at, sorted(at), "labs/%s/README.md: sections out of order (%s)"
                                  % (lab_id, ", ".join(heads)))
+                for h in heads[at[-1] + 1:]:
+                    self.assertTrue(h.startswith(AFTER_QUESTIONS), "labs/%s/README.md: '## %s' "
+                                    "after Questions (only '## %s...' goes there)"
+                                    % (lab_id, h, AFTER_QUESTIONS))
+
+    def test_performance_material_is_apart(self):
+        """Measurements live in PERFORMANCE.md, which the handout's Going further section links;
+        a handout stays under MAX_LINES lines unless it says why it is longer."""
+        for d, lab_id, text in self.each_handout():
+            with self.subTest(lab=lab_id):
+                m = PERF_MARKERS.search(text)
+                self.assertIsNone(m, "labs/%s/README.md: performance material (%r) belongs in "
+                                  "PERFORMANCE.md" % (lab_id, m and m.group(0)))
+                perf = os.path.join(d, "PERFORMANCE.md")
+                if os.path.exists(perf):
+                    going = md.markdown_section(text, AFTER_QUESTIONS) or ""
+                    self.assertIn("(PERFORMANCE.md)", going, "labs/%s/README.md: Going further "
+                                  "does not link PERFORMANCE.md" % lab_id)
+                    for img in re.findall(r"!\[[^\]]*\]\(([^)\s]+)\)", read(perf)):
+                        self.assertTrue("://" in img or os.path.exists(os.path.join(d, img)),
+                                        "labs/%s/PERFORMANCE.md: image %s does not exist"
+                                        % (lab_id, img))
+                lines = len(text.splitlines())
+                self.assertTrue(lines <= MAX_LINES or LONG_REASON in text,
+                                "labs/%s/README.md has %d lines, over %d, and does not say why "
+                                "('%s')" % (lab_id, lines, MAX_LINES, LONG_REASON))
+
+    def test_hints_are_linked(self):
+        """What to write points to the lab's hints: make hint and HINTS.md (tests/test_hints.py
+        checks the hints themselves)."""
+        for d, lab_id, text in self.each_handout():
+            with self.subTest(lab=lab_id):
+                section = md.markdown_section(text, "What to write") or ""
+                self.assertIn("make hint LAB=%s" % lab_id[:2], section,
+                              "labs/%s/README.md: What to write does not mention make hint" % lab_id)
+                self.assertIn("(HINTS.md)", section,
+                              "labs/%s/README.md: What to write does not link HINTS.md" % lab_id)
+                self.assertNotIn("<details>", text, "labs/%s/README.md embeds hints: they live in "
+                                 "HINTS.md only" % lab_id)
 
     def test_answers_exist(self):
         for d, lab_id, text in self.each_handout():
@@ -252,6 +301,41 @@ class Overview(unittest.TestCase):
         section = md.markdown_section(read(self.PATH), "Grading")
         self.assertIsNotNone(section, "labs/README.md has no '## Grading' section")
         check_grading(self, section, lab_settings("defaults-only"), "labs/README.md")
+
+
+def long_sentences(text, least=70):
+    """The sentences of at least `least` characters of a Markdown text's prose (code blocks,
+    tables, headings and images left out), whitespace squashed."""
+    text = re.sub(r"(?ms)^```.*?^```", "", text)
+    out = set()
+    for para in re.split(r"\n\s*\n", text):
+        if para.lstrip().startswith(("|", "#", "!")):
+            continue
+        for s in re.split(r"(?<=[.:;])\s+", " ".join(para.split())):
+            if len(s) >= least:
+                out.add(s)
+    return out
+
+
+class NoCopies(unittest.TestCase):
+    """No sentence is copied between the labs' Markdown files (handouts, hints, performance
+    notes): shared text is written once and linked. The Grading section's speed sentence is the
+    exception: check_grading requires it in every handout."""
+
+    def test_no_sentence_in_two_labs(self):
+        seen = {}
+        for path in sorted(glob.glob(os.path.join(ROOT, "labs", "[0-9][0-9]_*", "*.md"))):
+            lab = os.path.basename(os.path.dirname(path))
+            for s in long_sentences(read(path)):
+                if s.startswith("Speed points are full at or below"):
+                    continue
+                other = seen.setdefault(s, lab)
+                self.assertEqual(other, lab, "copied between labs/%s and labs/%s (write it once "
+                                 "and link it): %s" % (other, lab, s))
+
+    def test_long_sentences(self):
+        text = "A short one. " + "x" * 80 + ".\n\n| " + "y" * 80 + " |\n\n```c\n" + "z" * 80 + "\n```\n"
+        self.assertEqual(long_sentences(text), {"x" * 80 + "."})
 
 
 class CheckerCatchesDisagreement(unittest.TestCase):

@@ -11,7 +11,7 @@
  * whose blocks are already running (the forward-progress argument in README.md). One block per
  * tile by default; LB_PERSISTENT=1 builds a grid the size of the GPU whose blocks loop over
  * tiles (no faster on the H100, and slower with the ticket taken early, LB_PREFETCH 1 or 2:
- * README.md has the measurements and the reason).
+ * PERFORMANCE.md has the measurements and the reason).
  *
  * Scratch (temp_bytes): word 0 = (epoch << 32) | next ticket; words 16.. = one descriptor per
  * tile. Zero-filled once; each call leaves word 0 ready for the next call (ticket 0, epoch + 1),
@@ -36,7 +36,7 @@
 #define LB_VECS 12
 #endif
 /* LB_ORDERED=1: release stores and acquire loads on the descriptors instead of relaxed ones (see
- * look_back for why relaxed is enough here; README.md measures the difference).
+ * look_back for why relaxed is enough here; PERFORMANCE.md measures the difference).
  * LB_PERSISTENT=1: a grid the size of the GPU, each block looping over tiles, instead of one
  * block per tile.
  * LB_PREFETCH (persistent grid only): when thread 0 takes the block's next ticket: 0 after the
@@ -46,7 +46,7 @@
  * before its first read: the nearest predecessors have rarely published yet, and a warp that
  * polls at once only adds load on L2 where the descriptors live.
  * LB_BACKOFF_NS: nanoseconds a look-back waits before reading a window again.
- * Both 0: no wait. The defaults come from the H100 sweep in README.md (at n = 2^28, 128 x 32
+ * Both 0: no wait. The defaults come from the H100 sweep in PERFORMANCE.md (at n = 2^28, 128 x 32
  * without them: 0.96x CUB; with them 1.06-1.07x; the default 128 x 48 with them: 1.08x). */
 #ifndef LB_ORDERED
 #define LB_ORDERED 0
