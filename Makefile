@@ -14,6 +14,9 @@ CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
 GPU_CC := $(shell nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n1 | tr -d '. ')
 ARCH   ?= $(if $(GPU_CC),sm_$(GPU_CC),sm_90)
 BUILD  ?= build
+# Builds run one job per core unless the command line says otherwise (make -j1: one at a time).
+JOBS_GIVEN := $(filter -j%,$(MAKEFLAGS))
+MAKEFLAGS += $(if $(JOBS_GIVEN),,-j$(shell nproc 2>/dev/null || echo 1))
 LABS   := $(sort $(notdir $(wildcard labs/[0-9][0-9]_*)))
 # LAB_DIR: the lab LAB names (LAB=03 or LAB=03_kogge_stone: 03_kogge_stone).
 LAB_DIR = $(firstword $(filter $(LAB)%,$(LABS)))

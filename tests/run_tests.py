@@ -237,6 +237,11 @@ def run_all(args, log):
         totals = [totals[0] + p, totals[1] + f, totals[2] + s]
     if not args.no_python:
         t0 = time.monotonic()
+        # the grader's end-to-end tests share one build of the harness and the references per
+        # course tree (grader/gradelib/build.py: the cache), instead of one per test's work folder
+        os.environ.setdefault("LAB_GRADER_CACHE", os.path.join(
+            (os.environ.get("LAB_BUILD_DIR") or os.path.join(ROOT, "build")).rstrip("/").removesuffix("/cpu"),
+            "grader-cache"))
         p, f, s, r, fl = run_unittests(log)
         print(suite_line("python unittest", p, f, s, time.monotonic() - t0), file=sys.stderr,
               flush=True)

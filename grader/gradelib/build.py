@@ -7,7 +7,16 @@ Nothing is ever written into the student's folder, and only that one file is use
 .cu next to it cannot replace the harness. The static checks are the package checks/; the build
 runs the ones on the source as its precheck, and reads the toolchain's flags and include
 folders for them (nvcc_flags, cpu_flags, system_dirs).
+
+A shared build cache (LAB_GRADER_CACHE, or the cache argument): the harness objects and the
+reference builds of one course tree go to <cache>/common-<mode>-<key>, key a hash of the course's
+sources (common/, the Makefile, solutions/), the tree's path and the toolchain, so that every
+grading session of a machine (each --gpus worker, each test) builds them once; a lock file
+serialises the build, and a later session finds the objects up to date and the references kept
+(Builder.build reuse). Without it, they live in the session's own work folder as before.
 """
+import contextlib
+import fcntl
 import hashlib
 import os
 import re
@@ -17,6 +26,23 @@ import threading
 
 from . import proc
 from .checks.elf import imported_names
+
+
+def course_key(root, mode, nvcc):
+    """A hash of what the harness objects and reference builds of root depend on: every file of
+    common/, the Makefile and solutions/*/scan.cu (by content), root's real path, the mode and
+    the nvcc found, so that a shared cache never mixes two trees or toolchains."""
+    h = hashlib.sha256(f"{os.path.realpath(root)}\0{mode}\0{nvcc}".encode())
+    files = [os.path.join(root, "Makefile")]
+    for top in ("common", "solutions"):
+        for d, subs, names in os.walk(os.path.join(root, top)):
+            subs.sort()
+            files += [os.path.join(d, n) for n in sorted(names)
+                      if top == "common" or n == "scan.cu"]
+    for f in files:
+        h.update(os.path.relpath(f, root).encode() + b"\0")
+        h.update(sha256_file(f).encode() if os.path.isfile(f) else b"none")
+    return h.hexdigest()[:16]
 
 
 class InfraError(Exception):
@@ -145,14 +171,17 @@ class Builder:
 
     mode "gpu" is the normal build; mode "cpu" passes CPU=1 (the CPU mode of the Makefile)."""
 
-    def __init__(self, root, work, mode="gpu", timeout=240, make="make"):
+    def __init__(self, root, work, mode="gpu", timeout=240, make="make", cache=None):
         self.root = root
         self.work = os.path.abspath(work)
         self.mode = mode
         self.timeout = timeout
         self.make = make
-        self.common = os.path.join(self.work, "common-" + mode)
         self.nvcc = find_nvcc()
+        cache = cache or os.environ.get("LAB_GRADER_CACHE")
+        self.shared = bool(cache)
+        self.common = (os.path.join(os.path.abspath(cache), f"common-{mode}-{course_key(root, mode, self.nvcc)}")
+                       if cache else os.path.join(self.work, "common-" + mode))
         self._lock = threading.Lock()
         self._nvflags = self._own_dirs = self._cpuflags = None
 
@@ -267,10 +296,30 @@ class Builder:
         if not shutil.which("objdump"):
             raise InfraError("objdump not found (binutils): the static checks read every object with it")
         os.makedirs(self.common, exist_ok=True)
-        r = proc.run(self._make_args() + ["lab-common"], self.timeout)
+        with self.locked("common"):
+            r = proc.run(self._make_args() + ["lab-common"], self.timeout)
         if r.timed_out or r.returncode != 0:
             why = "timed out" if r.timed_out else compiler_message(r.stderr + r.stdout, self.common, "")
             raise InfraError(f"the grader's harness does not build ({self.mode} mode): {why}")
+
+    @contextlib.contextmanager
+    def locked(self, name):
+        """Holds an exclusive lock on <common>/<name>.lock when the build folder is shared (one
+        session builds, the others wait and then find it built); nothing otherwise."""
+        if not self.shared:
+            yield
+            return
+        with open(os.path.join(self.common, name + ".lock"), "a") as f:
+            fcntl.flock(f, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(f, fcntl.LOCK_UN)
+
+    def reference_dir(self, lab, work):
+        """Where lab's reference is built: in the shared cache (beside the harness objects it
+        links) or in the session's work folder."""
+        return os.path.join(self.common, "ref", lab) if self.shared else os.path.join(work, "ref-" + self.mode, lab)
 
     def descriptor_object(self, lab):
         """The object of lab's course-owned descriptor (common/course/<lab>.c) that `prepare`

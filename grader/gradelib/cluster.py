@@ -127,7 +127,9 @@ class Workers:
         logs = os.path.join(self.results_dir, ".logs")
         os.makedirs(logs, exist_ok=True)
         for k, gpu in enumerate(self.gpus):
-            env = dict(os.environ, CUDA_VISIBLE_DEVICES=gpu)
+            # one build of the harness and references for all the workers (build.py: the cache)
+            env = dict(os.environ, CUDA_VISIBLE_DEVICES=gpu,
+                       LAB_GRADER_CACHE=os.environ.get("LAB_GRADER_CACHE") or os.path.join(self.work, "cache"))
             with open(os.path.join(logs, f"worker-{k}.log"), "w") as f:
                 p = subprocess.Popen(self.argv(k), env=env, stdout=subprocess.DEVNULL, stderr=f,
                                      start_new_session=True)

@@ -134,6 +134,8 @@ class Grader:
         except proc.RunUserError as e:
             raise InfraError(str(e))
         ev.private_folder(self.work)  # builds, private copies of scan.cu, results: not the run user's
+        if self.builder.shared:
+            ev.private_folder(os.path.dirname(self.builder.common))
         self.progress(f"building the harness ({self.mode} mode)")
         self.builder.prepare()
         if self.mode == "cpu":
@@ -147,7 +149,7 @@ class Grader:
         with cf.ThreadPoolExecutor(self.jobs) as pool:
             futs = {lab: pool.submit(self._build_reference, lab) for lab in first}
             results.update((lab, f.result()) for lab, f in futs.items())
-            ref_dir = lambda b: os.path.join(self.work, "ref-" + self.mode, b)  # noqa: E731
+            ref_dir = lambda b: self.builder.reference_dir(b, self.work)  # noqa: E731
             futs = {lab: pool.submit(self._build_reference, lab,
                                      {b: ref_dir(b) if results.get(b) and results[b].ok else None
                                       for b in self.built_on(lab)})
@@ -189,12 +191,13 @@ class Grader:
         harness objects and flags, and an unchanged object and binary (Builder.build reuse).
         bases: {lab: the folder of its reference build} for a lab built on others."""
         src = os.path.join(self.root, "solutions", lab, "scan.cu")
-        res = self.builder.build(src, os.path.join(self.work, "ref-" + self.mode, lab),
-                                 f"solutions/{lab}/scan.cu", reuse=True, lab=lab,
-                                 bases=stage_build.base_objects(bases))
-        if res.ok:
-            os.chmod(res.binary, 0o555)  # a reminder more than a guard: the hash is the check
-            ev.mark_reference(res.binary)  # run copies executable, not readable; never under a tool
+        with self.builder.locked("ref-" + lab):  # a shared cache: one session builds, the rest reuse
+            res = self.builder.build(src, self.builder.reference_dir(lab, self.work),
+                                     f"solutions/{lab}/scan.cu", reuse=True, lab=lab,
+                                     bases=stage_build.base_objects(bases))
+            if res.ok:
+                os.chmod(res.binary, 0o555)  # a reminder more than a guard: the hash is the check
+                ev.mark_reference(res.binary)  # run copies executable, not readable; never under a tool
         return res
 
     def _ref_binary(self, lab):

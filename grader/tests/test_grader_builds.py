@@ -311,5 +311,47 @@ class CpuModeWithoutNvcc(unittest.TestCase):
         self.assertEqual(res["points"], res["max_points"])
 
 
+
+class SharedCache(unittest.TestCase):
+    """LAB_GRADER_CACHE (build.py): two grading sessions with their own work folders build the
+    harness and the references once; a changed course source gives another cache entry."""
+
+    def test_the_key_follows_the_sources(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            for rel in ("Makefile", "common/a.c", "common/cpu/b.cpp", "solutions/01_x/scan.cu",
+                        "solutions/01_x/notes.txt"):
+                os.makedirs(os.path.dirname(os.path.join(tmp, rel)), exist_ok=True)
+                with open(os.path.join(tmp, rel), "w") as f:
+                    f.write(rel)
+            key = build.course_key(tmp, "cpu", None)
+            self.assertEqual(build.course_key(tmp, "cpu", None), key)
+            self.assertNotEqual(build.course_key(tmp, "gpu", None), key)
+            self.assertNotEqual(build.course_key(tmp, "cpu", "/opt/nvcc"), key)
+            with open(os.path.join(tmp, "solutions/01_x/notes.txt"), "w") as f:
+                f.write("not a source")  # only scan.cu counts in solutions/
+            self.assertEqual(build.course_key(tmp, "cpu", None), key)
+            for rel in ("common/cpu/b.cpp", "solutions/01_x/scan.cu", "Makefile"):
+                with open(os.path.join(tmp, rel), "a") as f:
+                    f.write("changed")
+                new = build.course_key(tmp, "cpu", None)
+                self.assertNotEqual(new, key, rel)
+                key = new
+
+    def test_two_sessions_build_the_references_once(self):
+        if not have_cpu_mode():
+            self.skipTest("make, a C++ compiler or CPU mode is missing")
+        from gradelib.grading import Grader
+        cfg = config.load(os.path.join(fakes.GRADER, "config.json"))
+        cache = os.path.join(WORK, "shared-cache")
+        made = []
+        for k in range(2):
+            g = Grader(ROOT, cfg, os.path.join(WORK, f"session-{k}"), mode="cpu", labs=["02_naive"], jobs=1)
+            g.builder = build.Builder(ROOT, os.path.join(g.work, "build"), "cpu", timeout=300, cache=cache)
+            g.build_course()
+            binary = g.refs["02_naive"][0]
+            self.assertTrue(binary.startswith(cache), binary)
+            made.append((binary, os.stat(binary).st_mtime_ns))
+        self.assertEqual(made[0], made[1], "the second session rebuilt the reference")
+
 if __name__ == "__main__":
     unittest.main()
