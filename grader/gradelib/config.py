@@ -213,7 +213,7 @@ def _check_sandbox(s):
 # listed when threshold_percent of one file's own code (the skeleton's text taken out) is the
 # other's; min_run: sim_c's shortest run in tokens (-r); min_tokens: files with less own code
 # are not compared; max_pairs: pairs shown per lab in the class report.
-SIMILARITY_DEFAULTS = {"threshold_percent": 60, "min_run": 24, "min_tokens": 40, "max_pairs": 60}
+SIMILARITY_DEFAULTS = {"threshold_percent": 60, "min_run": 24, "min_tokens": 50, "max_pairs": 60}
 # "slurm" (top level, optional; grade.py --slurm, gradelib/cluster.py): #SBATCH lines of the job
 # array (time, mem, account, partition; throttle: at most N tasks at once, the array's %N) and
 # the shell lines each task runs first (prologue: "module load cuda", say). null: not written.
