@@ -178,7 +178,7 @@ def _prologue(slurm):
     lines = [lines] if isinstance(lines, str) else lines
     if not lines:
         return ""
-    out = "# the site's environment (the config's slurm.prologue)\n"
+    out = "# the site's environment (the config's slurm.prologue; before set -u, which module scripts trip)\n"
     for ln in lines:
         out += f"{ln} || {{ echo {shlex.quote('prologue failed: ' + ln)} >&2; exit 3; }}\n"
     return out
@@ -215,7 +215,7 @@ def sbatch_scripts(grade_py, args, seed, shards, results_dir, work, sbatch_args)
              f"#SBATCH --cpus-per-task={min(8, resources.usable_cpus())}\n"
              f"{_directives(slurm, ('time', 'mem', 'account', 'partition'))}"
              f"#SBATCH --output={logs}/grade-%A_%a.out\n{extra}"
-             f"set -u\n{_prologue(slurm)}"
+             f"{_prologue(slurm)}set -u\n"
              f"# builds go to a fresh folder of the node's own: removed after success, kept after a failure\n"
              f"work=$(mktemp -d \"${{TMPDIR:-/tmp}}/scan-grade-${{SLURM_ARRAY_JOB_ID:-${{SLURM_JOB_ID:-0}}}}_"
              f"${{SLURM_ARRAY_TASK_ID:-0}}.XXXXXX\") || exit 3\n"
@@ -228,7 +228,7 @@ def sbatch_scripts(grade_py, args, seed, shards, results_dir, work, sbatch_args)
              f"# Writes class.csv (and the gradebook) once every shard has finished.\n"
              f"#SBATCH --job-name=scan-grade-merge\n{_directives(slurm, ('account',))}"
              f"#SBATCH --output={logs}/merge-%j.out\n{merge_extra}"
-             f"set -u\n{_prologue(slurm)}exec {q} --merge\n")
+             f"{_prologue(slurm)}set -u\nexec {q} --merge\n")
     return array, merge
 
 
