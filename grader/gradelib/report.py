@@ -10,8 +10,10 @@ class_data() is the numbers (tests read it), render() the page from them.
 import datetime
 import html
 import json
+import math
 import os
 
+from .similarity import REFERENCE
 from .status import NOT_GRADED, STOPPED
 from .submissions import read_result
 
@@ -124,7 +126,6 @@ def _histogram_svg(lab):
 
 def _ratio_svg(lab):
     """A strip of speed ratios (student / reference time) on a log axis, 0.5x to 8x."""
-    import math
     w, h, pad = 330, 60, 22
     lo, hi = math.log(0.5), math.log(8)
     x = lambda r: pad + (w - 2 * pad) * (min(max(math.log(r), lo), hi) - lo) / (hi - lo)  # noqa: E731
@@ -151,8 +152,11 @@ def _counts_table(entries, key, title, with_points):
 
 
 def _lab_section(lab):
-    speed = (f"<h4>Speed ratio (your time / the reference's), {len(lab['ratios'])} students</h4>{_ratio_svg(lab)}"
-             if lab["ratios"] else "")
+    speed = ""
+    if lab["ratios"]:
+        median = lab["ratios"][len(lab["ratios"]) // 2][1]
+        speed = (f"<h4>Speed: student time / reference time, {len(lab['ratios'])} students, median "
+                 f"{median:g}x</h4>{_ratio_svg(lab)}")
     mean = f", mean {lab['mean']:g} of {lab['max']:g}" if lab["mean"] is not None else ""
     return (f"<section class='lab' id='lab-{_e(lab['lab'])}'><h3>{_e(lab['lab'])}</h3>"
             f"<p>{lab['students']} graded{mean}</p><div class='row'><div>{_histogram_svg(lab)}{speed}</div>"
@@ -191,9 +195,9 @@ def _similarity_section(sim):
             blocks = "".join(f"<div class='match'><div><b>{_e(p['a'])} lines {m['a_lines'][0]}-{m['a_lines'][1]}</b>"
                              f"<pre>{_e(m['a_text'])}</pre></div><div><b>{_e(p['b'])} lines {m['b_lines'][0]}-"
                              f"{m['b_lines'][1]}</b><pre>{_e(m['b_text'])}</pre></div></div>" for m in p["matches"])
+            back = "" if p["b"] == REFERENCE else f", {p['b_in_a']}% the other way"
             out.append(f"<details class='pair'><summary>{_e(p['a'])} and {_e(p['b'])}: {p['a_in_b']}% of "
-                       f"{_e(p['a'])}'s {p['tokens_a']} tokens are in {_e(p['b'])}, {p['b_in_a']}% the other way"
-                       f"</summary>{blocks}</details>")
+                       f"{_e(p['a'])}'s {p['tokens_a']} tokens are in {_e(p['b'])}{back}</summary>{blocks}</details>")
         if len(lab["pairs"]) > lab["max_pairs"]:
             out.append(f"<p class='none'>... and {len(lab['pairs']) - lab['max_pairs']} more pairs</p>")
     return "".join(out) + "</section>"

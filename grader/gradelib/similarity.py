@@ -10,8 +10,9 @@ renamed identifiers, other comments and another layout do not hide a copy. Per l
 2. `sim_c -p -e -a -r MIN_RUN` over the students' stripped copies and the stripped reference
    (solutions/NN/scan.cu, after the `/`: it is compared with, never on its own) gives, for each
    pair, how much of one file is material of the other.
-3. A pair at or above `threshold_percent` either way is listed, with the matched lines
-   (`sim_c -n` on the two files) quoted from the student's own file.
+3. A pair at or above `threshold_percent` either way is listed, best first; the first
+   `max_pairs` get their matched lines (`sim_c -n` on the two files) quoted from the students'
+   own files.
 
 A file whose own code (after step 1) has fewer than `min_tokens` tokens is not compared: a
 serial loop of ten tokens looks like every other one. It reports; it never changes a grade.
@@ -135,8 +136,10 @@ def _pairs(lab, names, own, raw, d, settings):
         if max(p, back) < settings["threshold_percent"]:
             continue
         pairs.append({"a": a, "b": b, "a_in_b": p, "b_in_a": back, "tokens_a": tokens.get(a, 0),
-                      "tokens_b": tokens.get(b, 0), "matches": _matches(own[a], own[b], raw[a], raw[b], d, settings)})
+                      "tokens_b": tokens.get(b, 0), "matches": []})
     pairs.sort(key=lambda x: (-max(x["a_in_b"], x["b_in_a"]), x["b"] != REFERENCE, x["a"], x["b"]))
+    for p in pairs[:settings["max_pairs"]]:  # the lines of those the report shows (one sim_c each)
+        p["matches"] = _matches(own[p["a"]], own[p["b"]], raw[p["a"]], raw[p["b"]], d, settings)
     return {"lab": lab, "compared": len([n for n in names if n not in short]), "too_short": sorted(short - {REFERENCE}),
             "pairs": pairs, "groups": groups(pairs), "threshold_percent": settings["threshold_percent"],
             "max_pairs": settings["max_pairs"]}

@@ -22,6 +22,8 @@ import classgen  # noqa: E402
 from gradelib import config as configmod, similarity  # noqa: E402
 
 GRADE = os.path.join(GRADER, "grade.py")
+BUILD = os.environ.get("LAB_BUILD_DIR", os.path.join(ROOT, "build"))
+WORK = os.path.join(BUILD.rstrip("/").removesuffix("/cpu"), "grader-tests")  # the references test_grader_builds.py built
 HAVE_SIM = shutil.which("sim_c") is not None
 LAB = "02_naive"
 SETTINGS = dict(configmod.SIMILARITY_DEFAULTS)
@@ -89,6 +91,19 @@ class Pairs(unittest.TestCase):
             high = similarity.compare_lab(LAB, src, skel, ref, dict(SETTINGS, threshold_percent=100))
             top = max(low["pairs"][0]["a_in_b"], low["pairs"][0]["b_in_a"])
             self.assertEqual(high["pairs"] != [], top >= 100)
+        finally:
+            shutil.rmtree(d)
+
+
+    def test_only_the_pairs_shown_get_their_lines(self):
+        d = tempfile.mkdtemp()
+        try:
+            src = sources(d, a="reference", b="reference", c="reference")
+            lab = similarity.compare_lab(LAB, src, os.path.join(ROOT, "labs", LAB, "scan.cu"),
+                                         os.path.join(ROOT, "solutions", LAB, "scan.cu"), dict(SETTINGS, max_pairs=2))
+            self.assertEqual(len(lab["pairs"]), 6)  # 3 with the reference, 3 between them
+            self.assertEqual([bool(p["matches"]) for p in lab["pairs"]], [True, True] + [False] * 4)
+            self.assertEqual(lab["groups"], [[similarity.REFERENCE, "a", "b", "c"]])
         finally:
             shutil.rmtree(d)
 
@@ -164,7 +179,7 @@ class RealClass(unittest.TestCase):
             classgen.make_class(subs, 5)  # full, own, copy, broken (compile error), full
             page = os.path.join(d, "class.html")
             r = subprocess.run([sys.executable, GRADE, "--submissions", subs, "--cpu", "--labs", "01", "02",
-                                "--work", os.path.join(d, "work"), "--seed", "3", "--jobs", "2", "--report", page]
+                                "--work", WORK, "--seed", "3", "--jobs", "2", "--report", page]
                                + (["--similarity"] if HAVE_SIM else []), capture_output=True, text=True, timeout=1200)
             self.assertEqual(r.returncode, 0, r.stderr[-3000:])
             text = read(page)
