@@ -17,6 +17,10 @@ from .similarity import REFERENCE
 from .status import NOT_GRADED, STOPPED
 from .submissions import read_result
 
+# How the grader's failure kinds (status.py) read in the report; others as they are.
+KIND_TEXT = {"missing": "missing (no lab folder)", "wrong": "wrong answer", "out_of_bounds": "write out of bounds",
+             "runtime_error": "runtime error", "not implemented": "not implemented (the skeleton)",
+             "input_modified": "input modified", "timeout": "timeout (hangs)", "crash": "crashed"}
 BINS = 10  # histogram bins of the share of a lab's maximum: 0-9 %, ..., 90-99 %, and 100 % apart
 TOP = 8  # failure kinds and cases shown per lab
 
@@ -144,8 +148,8 @@ def _counts_table(entries, key, title, with_points):
     head = f"<tr><th>{_e(title)}</th><th>students</th>" + ("<th>points lost</th>" if with_points else "") + "<th>who</th></tr>"
     rows = []
     for e in entries[:TOP]:
-        who = ", ".join(e["students"][:6]) + (f" and {len(e['students']) - 6} more" if len(e["students"]) > 6 else "")
-        rows.append(f"<tr><td>{_e(e[key])}</td><td class='num'>{len(e['students'])}</td>"
+        who = ", ".join(e["students"][:4]) + (f" and {len(e['students']) - 4} more" if len(e["students"]) > 4 else "")
+        rows.append(f"<tr><td>{_e(KIND_TEXT.get(e[key], e[key]))}</td><td class='num'>{len(e['students'])}</td>"
                     + (f"<td class='num'>{e['points_lost']:g}</td>" if with_points else "") + f"<td>{_e(who)}</td></tr>")
     more = f"<p class='none'>... and {len(entries) - TOP} more</p>" if len(entries) > TOP else ""
     return f"<table class='counts'>{head}{''.join(rows)}</table>{more}"
@@ -189,6 +193,9 @@ def _similarity_section(sim):
         out.append(f"<h3>{_e(lab['lab'])}: {len(lab['pairs'])} pairs at or above {lab['threshold_percent']}%, "
                    f"{lab['compared']} files compared</h3>")
         out += [f"<p class='group'>alike: {_e(', '.join(g))}</p>" for g in lab["groups"]]
+        if lab["through_reference"]:
+            out.append(f"<p class='none'>{lab['through_reference']} pairs of students who are both over the "
+                       f"threshold against the reference are not listed</p>")
         if lab["too_short"]:
             out.append(f"<p class='none'>too little own code to compare: {_e(', '.join(lab['too_short']))}</p>")
         for p in lab["pairs"][:lab["max_pairs"]]:
@@ -234,7 +241,8 @@ def write(path, results_dir, students, labs=None, title=None, similarity=None):
 
 
 CSS = """body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222;max-width:1200px}
-h3{margin:.2em 0}.lab{border-top:1px solid #ccc;padding:.5em 0}.row{display:flex;gap:2em;flex-wrap:wrap}
+h3{margin:.2em 0}.lab{border-top:1px solid #ccc;padding:.5em 0}.row{display:grid;grid-template-columns:340px 1fr;gap:1.5em}
+.counts{font-size:12px}
 table{border-collapse:collapse;margin:.3em 0}td,th{border:1px solid #ddd;padding:2px 6px;text-align:left}
 th{background:#f3f3f3}#students th{cursor:pointer}#students th.sorted-asc::after{content:" \\25B2"}
 #students th.sorted-desc::after{content:" \\25BC"}.num{text-align:right}.none{color:#666}

@@ -10,7 +10,8 @@ renamed identifiers, other comments and another layout do not hide a copy. Per l
 2. `sim_c -p -e -a -r MIN_RUN` over the students' stripped copies and the stripped reference
    (solutions/NN/scan.cu, after the `/`: it is compared with, never on its own) gives, for each
    pair, how much of one file is material of the other.
-3. A pair at or above `threshold_percent` either way is listed, best first; the first
+3. A pair at or above `threshold_percent` either way is listed, best first (two students who
+   are both over it against the reference are not: their group shows them); the first
    `max_pairs` get their matched lines (`sim_c -n` on the two files) quoted from the students'
    own files.
 
@@ -137,12 +138,18 @@ def _pairs(lab, names, own, raw, d, settings):
             continue
         pairs.append({"a": a, "b": b, "a_in_b": p, "b_in_a": back, "tokens_a": tokens.get(a, 0),
                       "tokens_b": tokens.get(b, 0), "matches": []})
-    pairs.sort(key=lambda x: (-max(x["a_in_b"], x["b_in_a"]), x["b"] != REFERENCE, x["a"], x["b"]))
+    linked = groups(pairs)
+    # two students who are each over the threshold against the reference are alike through it:
+    # their group says so, and their pair is not listed (a class of 100 copies: 100 pairs, not 5050)
+    on_ref = {p["a"] for p in pairs if p["b"] == REFERENCE}
+    through_ref = sum(1 for p in pairs if p["b"] != REFERENCE and p["a"] in on_ref and p["b"] in on_ref)
+    pairs = [p for p in pairs if p["b"] == REFERENCE or not (p["a"] in on_ref and p["b"] in on_ref)]
+    pairs.sort(key=lambda x: (-max(x["a_in_b"], x["b_in_a"]), x["b"] == REFERENCE, x["a"], x["b"]))
     for p in pairs[:settings["max_pairs"]]:  # the lines of those the report shows (one sim_c each)
         p["matches"] = _matches(own[p["a"]], own[p["b"]], raw[p["a"]], raw[p["b"]], d, settings)
     return {"lab": lab, "compared": len([n for n in names if n not in short]), "too_short": sorted(short - {REFERENCE}),
-            "pairs": pairs, "groups": groups(pairs), "threshold_percent": settings["threshold_percent"],
-            "max_pairs": settings["max_pairs"]}
+            "pairs": pairs, "groups": linked, "through_reference": through_ref,
+            "threshold_percent": settings["threshold_percent"], "max_pairs": settings["max_pairs"]}
 
 
 def groups(pairs):

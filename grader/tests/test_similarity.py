@@ -95,15 +95,17 @@ class Pairs(unittest.TestCase):
             shutil.rmtree(d)
 
 
-    def test_only_the_pairs_shown_get_their_lines(self):
+    def test_copies_of_the_reference_are_one_group_and_only_shown_pairs_get_lines(self):
         d = tempfile.mkdtemp()
         try:
-            src = sources(d, a="reference", b="reference", c="reference")
+            src = sources(d, a="reference", b="reference", c="reference", p=classgen.OWN_02, q=classgen.OWN_02)
             lab = similarity.compare_lab(LAB, src, os.path.join(ROOT, "labs", LAB, "scan.cu"),
                                          os.path.join(ROOT, "solutions", LAB, "scan.cu"), dict(SETTINGS, max_pairs=2))
-            self.assertEqual(len(lab["pairs"]), 6)  # 3 with the reference, 3 between them
-            self.assertEqual([bool(p["matches"]) for p in lab["pairs"]], [True, True] + [False] * 4)
-            self.assertEqual(lab["groups"], [[similarity.REFERENCE, "a", "b", "c"]])
+            got = [(p["a"], p["b"]) for p in lab["pairs"]]
+            self.assertEqual(got, [("p", "q")] + [(x, similarity.REFERENCE) for x in "abc"])  # students first
+            self.assertEqual(lab["through_reference"], 3)  # a-b, a-c, b-c: alike through the reference
+            self.assertEqual([bool(p["matches"]) for p in lab["pairs"]], [True, True, False, False])
+            self.assertEqual(lab["groups"], [[similarity.REFERENCE, "a", "b", "c"], ["p", "q"]])
         finally:
             shutil.rmtree(d)
 
