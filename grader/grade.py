@@ -47,8 +47,9 @@ from gradelib.runs import EXIT_INFRA, EXIT_INTERNAL, EXIT_GRADED, EXIT_USAGE, RO
 
 
 def _joined(argv):
-    """argv with `--sbatch-args VALUE` written `--sbatch-args=VALUE` (and --merge-sbatch-args), so that a value starting
-    with '-' (every sbatch option does) is taken as the value, not as an option of grade.py."""
+    """argv with `--sbatch-args VALUE` written `--sbatch-args=VALUE` (--merge-sbatch-args too), so
+    that a value starting with '-' (every sbatch option does) is taken as the value, not as an
+    option of grade.py."""
     argv = list(sys.argv[1:] if argv is None else argv)
     for opt in ("--sbatch-args", "--merge-sbatch-args"):
         for i, a in enumerate(argv[:-1]):
@@ -125,6 +126,8 @@ def parse_args(argv):
         ap.error("--report needs --submissions DIR")
     if args.similarity and not args.report:
         ap.error("--similarity needs --report HTML (the pairs are listed there)")
+    if args.report and not os.path.isdir(os.path.dirname(os.path.abspath(args.report))):
+        ap.error(f"--report {args.report}: no such folder for it")
     if args.seed is not None and not 0 <= args.seed < 2**63:
         ap.error("--seed must be a non-negative whole number below 2^63")
     if args.case_timeout is not None and not 0 < args.case_timeout <= 3600:

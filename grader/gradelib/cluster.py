@@ -22,6 +22,7 @@ import sys
 import time
 
 from . import proc, resources
+from .config import SLURM_DEFAULTS
 from .submissions import work_tag
 
 
@@ -193,7 +194,6 @@ def sbatch_scripts(grade_py, args, seed, shards, results_dir, work, sbatch_args)
     go to the array only, --merge-sbatch-args to the merge job only. A task builds in a fresh
     folder of the node's ($TMPDIR) and removes it when grade.py succeeds; a failed task keeps it
     and names it in its log."""
-    from .config import SLURM_DEFAULTS
     slurm = dict(SLURM_DEFAULTS, **(getattr(args, "slurm_settings", None) or {}))
     common = [sys.executable, grade_py, "--submissions", os.path.abspath(args.submissions), "--results",
               results_dir, "--seed", str(seed)] + forwarded(args)

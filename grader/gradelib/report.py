@@ -13,9 +13,11 @@ import json
 import math
 import os
 
+from . import similarity as simmod
+from .batch import results_folder
 from .similarity import REFERENCE
 from .status import NOT_GRADED, STOPPED
-from .submissions import read_result
+from .submissions import list_submissions, read_result
 
 # How the grader's failure kinds (status.py) read in the report; others as they are.
 KIND_TEXT = {"missing": "missing (no lab folder)", "wrong": "wrong answer", "out_of_bounds": "write out of bounds",
@@ -285,9 +287,6 @@ def for_batch(args, config, labs, root, log):
     submission of --submissions from the results folder, over the labs of --labs (without it,
     the labs the results hold). A missing sim_c is one warning line, and the page says
     similarity was not checked. A page that cannot be written is one line; the grades stand."""
-    from . import similarity as simmod
-    from .batch import results_folder
-    from .submissions import list_submissions
     students = [s for s, _ in list_submissions(args.submissions)]
     results = results_folder(args)
     data = class_data(results, students, labs if args.labs else None)

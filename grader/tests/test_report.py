@@ -144,7 +144,9 @@ class CommandLine(unittest.TestCase):
 
     def test_usage_errors(self):
         for extra, why in ((["--src", "labs", "--report", "x.html"], "--report needs --submissions"),
-                           (["--submissions", self.subs, "--merge", "--similarity"], "--similarity needs --report")):
+                           (["--submissions", self.subs, "--merge", "--similarity"], "--similarity needs --report"),
+                           (["--submissions", self.subs, "--merge", "--report", "/no/such/dir/c.html"],
+                            "no such folder for it")):
             r = subprocess.run([sys.executable, GRADE] + extra, capture_output=True, text=True, timeout=60)
             self.assertEqual(r.returncode, 2, r.stderr)
             self.assertIn(why, r.stderr)
