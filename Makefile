@@ -2,9 +2,8 @@
 # programs its recipes run live in tools/ (style, slides, Criterion; help's text) and grader/.
 
 # ---- configuration (all overridable: make ARCH=sm_80 NVCC=/opt/cuda/bin/nvcc) ----------------
+# Also: LAB=NN, ARGS='--n 2^20' (make run), V=1 (print commands), STATUS=1 (make run exits as the lab).
 SRC    ?= labs
-LAB    ?=
-ARGS   ?=
 DEBUG  ?= 0
 PYTHON ?= python3
 NVCC   ?= $(shell command -v nvcc 2>/dev/null || echo /usr/local/cuda/bin/nvcc)
@@ -39,7 +38,6 @@ override BUILD := $(BUILD)$(if $(CPU_MODE),/cpu)$(if $(filter 1,$(DEBUG)),/debug
 
 # The sandbox of graded runs needs libseccomp (libseccomp-dev; else it reports itself unavailable),
 # linked statically if it can be. SECCOMP_PREFIX: a folder with include/ and lib/ (tests/README.md).
-SECCOMP_PREFIX ?=
 SECCOMP_H   := $(firstword $(wildcard $(if $(SECCOMP_PREFIX),$(SECCOMP_PREFIX)/include/seccomp.h) /usr/include/seccomp.h))
 SECCOMP_A   := $(firstword $(wildcard $(if $(SECCOMP_PREFIX),$(SECCOMP_PREFIX)/lib/libseccomp.a) /usr/lib/x86_64-linux-gnu/libseccomp.a /usr/lib64/libseccomp.a /usr/lib/libseccomp.a))
 SECCOMP_CFLAGS := $(if $(SECCOMP_H),-DLAB_HAVE_SECCOMP $(if $(SECCOMP_PREFIX),-I$(SECCOMP_PREFIX)/include))
@@ -71,21 +69,27 @@ endif
 BANKS ?= 1
 BANK_FLAGS = $(if $(filter 1,$(BANKS)),$(if $(shell grep -l '__shared__' $(1) 2>/dev/null),-fsanitize=thread --param tsan-instrument-func-entry-exit=0 -g1 -gdwarf-4))
 
-# The recipes the rules share. LINK links the objects among the prerequisites.
+# The recipes the rules share. Quiet by default: SAY makes the target's folder and prints a short
+# line (V=1: make prints each command instead). LINK links the objects among the prerequisites.
+Q   = $(if $(filter 1,$(V)),,@)
+SAY = @mkdir -p $(@D)$(if $(filter 1,$(V)),,; printf '  %-4s %s\n' $(1) $(2))
 define COMPILE_C
-@mkdir -p $(@D)
-$(CC) $(CFLAGS) -c $< -o $@
+$(call SAY,CC,$<)
+$(Q)$(CC) $(CFLAGS) -c $< -o $@
 endef
 define COMPILE_CU
-@mkdir -p $(@D)
-$(call CU_COMPILE,$<,$@)
+$(call SAY,$(if $(CPU_MODE),C++,NVCC),$<)
+$(Q)$(call CU_COMPILE,$<,$@)
 endef
-LINK = $(NVCC) $(LDFLAGS) $(filter %.o,$^) -o $@
+define LINK
+$(call SAY,LD,$@)
+$(Q)$(NVCC) $(LDFLAGS) $(filter %.o,$^) -o $@
+endef
 
 # ---- the common objects ------------------------------------------------------------------------
 # The host-side helpers (pure C); the harness, common/harness/NAME.c as harness_NAME.o (beside the
 # rest: the grader reads one folder); CPU mode's runtime, common/cpu/NAME.cpp as cpu_NAME.o.
-HELPERS_C   := inputs validate options report ops
+HELPERS_C   := inputs validate options report ops hostmem
 HELPERS_OBJ := $(HELPERS_C:%=$(BUILD)/common/%.o)
 HARNESS_OBJ := $(patsubst %,$(BUILD)/common/harness_%.o,session case call verdict rig_host rig_scan rig_ops)
 COMMON_OBJ  := $(patsubst %,$(BUILD)/common/%.o,$(HELPERS_C) cuda_check sandbox driver verify) $(HARNESS_OBJ)
@@ -112,8 +116,8 @@ $(BUILD)/common/harness_%.o: common/harness/%.c $(COMMON_DEPS)
 $(BUILD)/common/%.o: common/%.cu $(COMMON_DEPS)
 	$(COMPILE_CU)
 $(BUILD)/common/cpu_%.o: common/cpu/%.cpp $(COMMON_DEPS)
-	@mkdir -p $(@D)
-	$(CXX) $(CPU_CXXFLAGS) -c $< -o $@
+	$(call SAY,C++,$<)
+	$(Q)$(CXX) $(CPU_CXXFLAGS) -c $< -o $@
 
 # ---- lab binaries: build/<labs|solutions>/<NN_name>/scan ----------------------------------------
 # scan.o as compiled (the grader reads it); scan.lab.o with cudaMalloc/cudaFree renamed to the
@@ -129,9 +133,9 @@ BASE_LOCALIZE = $(OBJCOPY) $(foreach s,$(BASE_KEEP_$(2)),-G $(s)) --remove-secti
 $(BUILD)/%/scan.o: %/scan.cu $(COMMON_DEPS) $$(call LAB_HEADER,$$*)
 	$(COMPILE_CU)
 %.lab.o: %.o
-	$(call LAB_RENAME,$<,$@)
+	$(Q)$(call LAB_RENAME,$<,$@)
 $(BUILD)/%/scan.base.o: $(BUILD)/%/scan.lab.o
-	$(call BASE_LOCALIZE,$<,$(notdir $*),$@)
+	$(Q)$(call BASE_LOCALIZE,$<,$(notdir $*),$@)
 $(BUILD)/%/scan: $(BUILD)/%/scan.lab.o $$(call LAB_DESC,$$*) $$(call LAB_BASE_OBJS,$$*) $(COMMON_OBJ) $(MAIN_OBJ)
 	$(LINK) $(SECCOMP_LIBS)
 # The grader's builds (grader/gradelib/build.py). lab-common: the harness objects, descriptors and
@@ -139,7 +143,6 @@ $(BUILD)/%/scan: $(BUILD)/%/scan.lab.o $$(call LAB_DESC,$$*) $$(call LAB_BASE_OB
 #   make lab-binary LAB_SRC=x/scan.cu LAB_OUT=y/scan LAB_ID=03_kogge_stone BUILD=z
 # LAB_BASES='08_decoupled_lookback=path/scan.o ...': lab 10's base objects as compiled, made
 # LAB_OUT.<lab>.base.o like scan.base.o; a base not named links its stub (common/course/stubs/).
-LAB_BASES ?=
 BASE_GIVEN = $(or $(patsubst $(1)=%,%,$(filter $(1)=%,$(LAB_BASES))),$(BUILD)/common/course/stubs/$(1).o)
 lab-common: $(COMMON_OBJ) $(MAIN_OBJ) $(LAB_DESCS) $(STUB_OBJS)
 lab-binary: $(STUB_OBJS) lab-binary-args $(LAB_OUT)
@@ -150,7 +153,7 @@ ifneq ($(LAB_OUT),)
 $(LAB_OUT).o: $(LAB_SRC) lab-binary-args
 	$(COMPILE_CU)
 $(LAB_OUT).%.base.o: $$(call BASE_GIVEN,$$*) lab-binary-args
-	$(call LAB_RENAME,$<,$(@:.base.o=.lab.o)) && $(call BASE_LOCALIZE,$(@:.base.o=.lab.o),$*,$@)
+	$(Q)$(call LAB_RENAME,$<,$(@:.base.o=.lab.o)) && $(call BASE_LOCALIZE,$(@:.base.o=.lab.o),$*,$@)
 $(LAB_OUT): $(LAB_OUT).lab.o $(call LAB_DESC,$(LAB_ID)) $(LAB_BASES_$(LAB_ID):%=$(LAB_OUT).%.base.o) $(COMMON_OBJ) $(MAIN_OBJ) lab-binary-args
 	$(LINK) $(SECCOMP_LIBS)
 endif
@@ -159,7 +162,7 @@ endif
 # templates): scan.cu and the hooks in one translation unit, #line keeping messages on each file.
 $(BUILD)/%/scan_hooks.cu: %/scan.cu tests/hooks/$$(notdir $$*).cu
 	@mkdir -p $(@D)
-	{ printf '#line 1 "%s"\n' $<; cat $<; printf '\n#line 1 "%s"\n' $(word 2,$^); cat $(word 2,$^); } > $@
+	$(Q){ printf '#line 1 "%s"\n' $<; cat $<; printf '\n#line 1 "%s"\n' $(word 2,$^); cat $(word 2,$^); } > $@
 $(BUILD)/%/scan_hooks.o: NVFLAGS += -Itests
 $(BUILD)/%/scan_hooks.o: CPU_CXXFLAGS += -Itests
 $(BUILD)/%/scan_hooks.o: $(BUILD)/%/scan_hooks.cu $(COMMON_DEPS) tests/hooks/hooks.h $$(call LAB_HEADER,$$*)
@@ -182,7 +185,8 @@ run:
 	$(call NEED_LAB,run,03)
 	$(call LAB_OK,run)
 	@$(MAKE) --no-print-directory $(BUILD)/$(SRC)/$(LAB_DIR)/scan
-	$(if $(filter /%,$(BUILD)),,./)$(BUILD)/$(SRC)/$(LAB_DIR)/scan $(ARGS)
+	@$(foreach c,1 2 3 4 5 6 7 8 9,LAB_EXIT_$(c)="$(LAB_EXIT_$(c))") RUN_STATUS=$(STATUS) \
+	  tools/run_lab.sh $(LAB) $(if $(filter /%,$(BUILD)),,./)$(BUILD)/$(SRC)/$(LAB_DIR)/scan $(ARGS)
 profile:
 	$(call NEED_LAB,profile,05, >&2)
 	$(call LAB_OK,profile, >&2)
@@ -200,7 +204,6 @@ contract:
 
 # ---- tests ---------------------------------------------------------------------------------------
 # CRITERION_PREFIX: Criterion's include/ and lib/ (tests/README.md); DT_RPATH covers its libraries.
-CRITERION_PREFIX ?=
 CRIT_CFLAGS := $(if $(CRITERION_PREFIX),-I$(CRITERION_PREFIX)/include)
 TEST_LIBS := $(if $(CRITERION_PREFIX),-L$(CRITERION_PREFIX)/lib -Xlinker --disable-new-dtags -Xlinker -rpath=$(abspath $(CRITERION_PREFIX))/lib) -lcriterion
 check-criterion:
@@ -222,7 +225,6 @@ KERNEL_TEST_OBJS = $(BUILD)/tests/test_lab.o $(BUILD)/tests/lab_cases.o $(BUILD)
     $(call LAB_TEST_OBJ,$(1)) $(call LAB_DESC,$(1)) $(call LAB_BASE_OBJS,$(1))
 KERNEL_TESTS := $(LABS:%=$(BUILD)/tests/kernels_%) $(LABS:%=$(BUILD)/tests/labs/kernels_%)
 $(KERNEL_TESTS): $(BUILD)/tests/%: $$(call KERNEL_TEST_OBJS,$$(subst kernels_,,$$(if $$(findstring labs/,$$*),$$*,solutions/$$*))) $(COMMON_OBJ)
-	@mkdir -p $(@D)
 	$(LINK) $(TEST_LIBS) $(SECCOMP_LIBS)
 # TEST_SRC: what the kernel tests run: solutions (the repository's suite, which also checks the
 # untouched skeletons) or labs (the student's code). LAB=03: lab 03's kernel tests only.
@@ -249,8 +251,8 @@ test-extended: check-criterion $(KERNEL_BINS)
 	LAB_TEST_EXTENDED=1 $(RUN_TESTS) --no-python $(if $(filter 1,$(V)),--verbose) $(KERNEL_BINS)
 
 # tests/test_cpu_mode.py runs tests/cpu_fixtures/*.cu (broken kernels) and cpu_corpus/*.cu (unusual
-# valid CUDA) as CPU-mode lab binaries; test_cpu_{warp,banks}.cu test the CPU runtime. In CPU mode the kernel tests' sizes (tests/lab_cases.c)
-# stop at LAB_TEST_MAX_N; lookback::many_tiles (2^25 + 13) and kernel::repeated_calls (100003) don't.
+# valid CUDA) as CPU-mode lab binaries; test_cpu_{warp,banks}.cu test the CPU runtime. In CPU mode
+# the kernel tests' sizes stop at LAB_TEST_MAX_N (tests/lab_cases.c: lab_test_max_n).
 CPU_FIXTURES := $(sort $(basename $(notdir $(wildcard tests/cpu_fixtures/*.cu))))
 CPU_CORPUS   := $(sort $(basename $(notdir $(wildcard tests/cpu_corpus/*.cu))))
 CPU_TEST_MAX_N ?= 70000
@@ -279,15 +281,11 @@ slides:
 # make bench: every lab of SRC (solutions unless SRC is on the command line) against CUB (the
 # anchor program only) and a memcpy, into $(BUILD)/bench; BENCH_ARGS: grader/BENCH.md.
 BENCH_SRC  := $(if $(filter file,$(origin SRC)),solutions,$(SRC))
-BENCH_ARGS ?=
 $(BUILD)/bench/bench_cub: $(BUILD)/common/bench_cub.o $(HELPERS_OBJ) $(BUILD)/common/cuda_check.o
-	@mkdir -p $(@D)
 	$(LINK)
 bench: $(BUILD)/bench/bench_cub $(LABS:%=$(BUILD)/$(BENCH_SRC)/%/scan)
 	$(PYTHON) grader/bench.py --build $(BUILD) --src $(BENCH_SRC) --out $(BUILD)/bench $(BENCH_ARGS)
 # GRADESCOPE_ARGS='--mode gpu --labs 03', BENCH_GRADER_ARGS='--n 20 --gpus all': grader/README.md.
-GRADESCOPE_ARGS ?=
-BENCH_GRADER_ARGS ?=
 gradescope:
 	$(PYTHON) grader/deploy/make_gradescope.py --out build/gradescope/autograder.zip $(GRADESCOPE_ARGS)
 bench-grader:

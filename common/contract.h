@@ -44,7 +44,7 @@ enum {
 /* The exit codes in one paragraph, for --help. */
 #define LAB_EXIT_CODES_HELP \
     "exit codes: 0 correct, 1 wrong (or wrote outside the output / changed the\n" \
-    "  input), 2 usage error, 3 not implemented, 4 CUDA error, 5 no CUDA device,\n" \
+    "  input), 2 usage error, 3 not implemented yet, 4 CUDA error, 5 no CUDA device,\n" \
     "  6 out of memory, 7 n over the lab's limit, 8 the process ended before the\n" \
     "  harness reported (the lab's code called exit()), 9 the sandbox stopped a\n" \
     "  system call\n"

@@ -215,7 +215,8 @@ def render(data):
 
 def render_make(data):
     """The text of contract.mk: for each lab built on others, LAB_BASES_<lab> (the labs its binary
-    links, in order), and for each base lab BASE_KEEP_<lab> (its entry points that stay global)."""
+    links, in order), and for each base lab BASE_KEEP_<lab> (its entry points that stay global);
+    LAB_EXIT_<code>, each exit code's brief meaning."""
     b = _need(data, "built_on", dict)
     labs, keep = _need(b, "labs", dict, "built_on"), _need(b, "keep", dict, "built_on")
     for lab, bases in labs.items():
@@ -228,6 +229,10 @@ def render_make(data):
            "# links, in order; BASE_KEEP_<lab>, the entry points of a base lab's object that stay global."]
     out += [f"LAB_BASES_{lab} := {' '.join(bases)}" for lab, bases in labs.items()]
     out += [f"BASE_KEEP_{lab} := {' '.join(names)}" for lab, names in keep.items()]
+    out += ["# LAB_EXIT_<code>: what a lab binary's exit code means, in a few words (make run's last line)."]
+    for e in _need(data, "exit_codes", list):
+        brief = str(e.get("brief", e.get("name", ""))).replace("$", "$$").replace("#", "\\#")
+        out.append(f"LAB_EXIT_{int(e['value'])} := {brief}")
     return "\n".join(out) + "\n"
 
 

@@ -142,14 +142,14 @@ extern "C" lab_result lab_device_tile_pass(const lab_info *lab, const lab_varian
     int *sums = (int *)d_scratch;
     if (d_tile_sums)
         *d_tile_sums = sums;
-    return v->scan_tiles(d_in, d_out, sums, n);
+    return v->fn.tiles(d_in, d_out, sums, n);
 }
 
 extern "C" lab_result lab_device_scan(const lab_info *lab, const lab_variant *v, const int *d_in,
                                       int *d_out, size_t n, void *d_scratch)
 {
     if (lab->shape != LAB_TILE)
-        return v->scan(d_in, d_out, n, d_scratch);
+        return v->fn.scan(d_in, d_out, n, d_scratch);
 
     lab_result r = lab_device_tile_pass(lab, v, d_in, d_out, n, d_scratch, NULL);
     if (r == LAB_OK)

@@ -105,18 +105,63 @@ typedef lab_result (*lab_compact_fn)(const int *in, int *out, size_t n, size_t *
 typedef lab_result (*lab_csr_fn)(const int *rows, int *offsets, size_t n, size_t n_rows,
                                  void *temp);
 
-/* One way of computing the lab's scan; variants[0] is the default, the one the grader times. */
+/* A variant's entry point: one of five signatures. Which member is set follows from the lab's
+ * shape and the variant's op (lab_entry_kind), so the harness has one call path per kind of call,
+ * not one field per operator. */
+typedef union {
+    lab_scan_fn scan;       /* LAB_HOST, LAB_WHOLE: op ADD, MAX, MIN, FADD and SORT */
+    lab_tile_fn tiles;      /* LAB_TILE */
+    lab_seg_fn seg;         /* LAB_OP_SEG_ADD */
+    lab_compact_fn compact; /* LAB_OP_COMPACT */
+    lab_csr_fn csr;         /* LAB_OP_CSR */
+} lab_entry;
+
+/* One way of computing the lab's scan; variants[0] is the default, the one the grader times.
+ * Descriptors use designated initialisers: {.name = "serial", .summary = "...", .fn.scan = f}
+ * (C++: .fn = {.scan = f}, the fields in this order). */
 typedef struct {
     const char *name;       /* short, for --variant: "double_buffer" */
     const char *summary;    /* one line for --list */
-    lab_scan_fn scan;       /* LAB_HOST, LAB_WHOLE */
-    lab_tile_fn scan_tiles; /* LAB_TILE */
-    lab_temp_fn temp_bytes; /* optional (NULL: no scratch) */
     lab_op op;              /* what it computes (0: int32 +) */
-    lab_seg_fn scan_seg;    /* LAB_OP_SEG_ADD, instead of scan */
-    lab_compact_fn compact; /* LAB_OP_COMPACT, instead of scan */
-    lab_csr_fn csr;         /* LAB_OP_CSR, instead of scan */
+    lab_entry fn;           /* the entry point, by shape and op */
+    lab_temp_fn temp_bytes; /* optional (NULL: no scratch) */
 } lab_variant;
+
+/* Which member of lab_entry a variant of a lab of this shape and op sets. */
+typedef enum {
+    LAB_ENTRY_SCAN,
+    LAB_ENTRY_TILES,
+    LAB_ENTRY_SEG,
+    LAB_ENTRY_COMPACT,
+    LAB_ENTRY_CSR
+} lab_entry_kind;
+
+static inline lab_entry_kind lab_entry_of(lab_shape shape, lab_op op)
+{
+    return shape == LAB_TILE      ? LAB_ENTRY_TILES
+           : op == LAB_OP_SEG_ADD ? LAB_ENTRY_SEG
+           : op == LAB_OP_COMPACT ? LAB_ENTRY_COMPACT
+           : op == LAB_OP_CSR     ? LAB_ENTRY_CSR
+                                  : LAB_ENTRY_SCAN;
+}
+
+/* Whether the member the variant should set is set (a union's members share one pointer's
+ * storage in every ABI the course builds for; reading it as the member written is what counts). */
+static inline int lab_entry_set(lab_shape shape, lab_op op, lab_entry fn)
+{
+    switch (lab_entry_of(shape, op)) {
+    case LAB_ENTRY_TILES:
+        return fn.tiles != NULL;
+    case LAB_ENTRY_SEG:
+        return fn.seg != NULL;
+    case LAB_ENTRY_COMPACT:
+        return fn.compact != NULL;
+    case LAB_ENTRY_CSR:
+        return fn.csr != NULL;
+    default:
+        return fn.scan != NULL;
+    }
+}
 
 /* The description of one lab: `const lab_info LAB`, defined in common/course/NN_name.c. */
 typedef struct {

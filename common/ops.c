@@ -1,4 +1,8 @@
-/* ops.c — lab 09's operators on the host (see ops.h). */
+/* ops.c — lab 09's operators on the host (see ops.h). Also lab 10's applications (compaction, sort,
+ * CSR): the inputs each needs, its reference on the host and its check.
+ *
+ * Size: a little over 400 lines: one switch per step (inputs, reference, check) over the eight
+ * operations, kept together so that adding an operation is one case in each, in one place. */
 #include "ops.h"
 #include "gen.h"
 #include "validate.h"

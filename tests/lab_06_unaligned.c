@@ -41,7 +41,7 @@ Test(coarsened06, unaligned_pointers, .description = "every variant's tiles on i
             continue;
         CUDA_CHECK(cudaMemset(d_out, LAB_POISON_BYTE, (3 + n) * sizeof(int)));
         CUDA_CHECK(cudaMemcpy(d_out + 3 + n, canary, GUARD * sizeof(int), cudaMemcpyHostToDevice));
-        lab_result r = LAB.variants[v].scan_tiles(d_in + 1, d_out + 3, d_sums, n);
+        lab_result r = LAB.variants[v].fn.tiles(d_in + 1, d_out + 3, d_sums, n);
         CUDA_CHECK(cudaGetLastError());
         CUDA_CHECK(cudaDeviceSynchronize());
         cr_assert_eq(r, LAB_OK, "%s: scan_tiles returned %d", LAB.variants[v].name, (int)r);

@@ -298,7 +298,7 @@ Test(phases07, unaligned_pointers, .description = "both variants on in + 1 and o
             CUDA_CHECK(cudaMalloc(&d_temp, tb));
             CUDA_CHECK(cudaMemset(d_temp, 0, tb));
         }
-        lab_result r = LAB.variants[v].scan(d_in + 1, d_out + 3, n, d_temp);
+        lab_result r = LAB.variants[v].fn.scan(d_in + 1, d_out + 3, n, d_temp);
         CUDA_CHECK(cudaGetLastError());
         cr_assert_eq(r, LAB_OK, "%s n=%zu: returned %d", LAB.variants[v].name, n, (int)r);
         int *got = fetch_checked(d_out, n + 3, "unaligned output");
@@ -349,7 +349,7 @@ Test(phases07, no_leak_over_thousands_of_calls, .description = "3000 calls per v
             CUDA_CHECK(cudaDeviceSynchronize());
             CUDA_CHECK(cudaMemGetInfo(&free_before, &total));
             for (int call = 0; call < 1500; call++)
-                cr_assert_eq(LAB.variants[v].scan(d_in, d_out, n, d_temp), LAB_OK);
+                cr_assert_eq(LAB.variants[v].fn.scan(d_in, d_out, n, d_temp), LAB_OK);
             CUDA_CHECK(cudaGetLastError());
             CUDA_CHECK(cudaDeviceSynchronize());
             CUDA_CHECK(cudaMemGetInfo(&free_after, &total));

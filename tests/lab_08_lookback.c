@@ -94,7 +94,7 @@ static size_t scan_and_compare(const int *h_in, int *h_out, int *want, int *d_in
 {
     CUDA_CHECK(cudaMemcpy(d_in, h_in, n * sizeof(int), cudaMemcpyHostToDevice));
     CUDA_CHECK(cudaMemset(d_out, LAB_POISON_BYTE, n * sizeof(int)));
-    lab_result res = LAB.variants[0].scan(d_in, d_out, n, d_temp);
+    lab_result res = LAB.variants[0].fn.scan(d_in, d_out, n, d_temp);
     CUDA_CHECK(cudaGetLastError());
     CUDA_CHECK(cudaDeviceSynchronize());
     cr_assert_eq(res, LAB_OK, "scan returned %d at n=%zu", (int)res, n);
@@ -189,7 +189,7 @@ Test(lookback, unaligned, .description = "input at +1 word, output at +3 words: 
     CUDA_CHECK(cudaMemset(d_out + G, LAB_POISON_BYTE, (n + 3) * sizeof(int)));
     CUDA_CHECK(
         cudaMemcpy(d_out + G + 3 + n, h_guard, (G - 3) * sizeof(int), cudaMemcpyHostToDevice));
-    lab_result res = LAB.variants[0].scan(d_in + 1, out, n, d_temp);
+    lab_result res = LAB.variants[0].fn.scan(d_in + 1, out, n, d_temp);
     CUDA_CHECK(cudaGetLastError());
     CUDA_CHECK(cudaDeviceSynchronize());
     cr_assert_eq(res, LAB_OK);

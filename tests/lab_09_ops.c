@@ -40,7 +40,7 @@ static int *run_variant(const char *name, const int *in, const int *heads, size_
         CUDA_CHECK(cudaMemcpy(d_heads, heads, n * sizeof(int), cudaMemcpyHostToDevice));
     }
     const lab_result r =
-        heads ? v->scan_seg(d_in, d_heads, d_out, n, d_temp) : v->scan(d_in, d_out, n, d_temp);
+        heads ? v->fn.seg(d_in, d_heads, d_out, n, d_temp) : v->fn.scan(d_in, d_out, n, d_temp);
     CUDA_CHECK(cudaGetLastError());
     CUDA_CHECK(cudaDeviceSynchronize());
     cr_assert_eq(r, LAB_OK, "%s returned %d", name, (int)r);

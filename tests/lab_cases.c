@@ -196,7 +196,7 @@ void lab_count_banks(const lab_info *lab, int vi, size_t n, unsigned *worst,
     CUDA_CHECK(cudaMalloc((void **)&d_sums, tiles * sizeof(int)));
     CUDA_CHECK(cudaMemcpy(d_in, h_in, n * sizeof(int), cudaMemcpyHostToDevice));
     lab_cpu_banks_record(1);
-    const lab_result r = lab->variants[vi].scan_tiles(d_in, d_out, d_sums, n);
+    const lab_result r = lab->variants[vi].fn.tiles(d_in, d_out, d_sums, n);
     lab_cpu_banks_record(0);
     CUDA_CHECK(cudaGetLastError());
     CUDA_CHECK(cudaDeviceSynchronize());

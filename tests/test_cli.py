@@ -275,5 +275,47 @@ class Describe(unittest.TestCase):
         self.assertEqual(json.loads(p.stdout)["id"], "02_naive")
 
 
+
+
+class RunLastLine(unittest.TestCase):
+    """make run's last step (tools/run_lab.sh): a failing lab ends with one plain line that names
+    the exit code's meaning (common/contract.mk's LAB_EXIT_<code>), and make exits 0 without its
+    own "make: ***" lines; STATUS=1 passes the code on."""
+
+    def script_run(self, code, status=""):
+        with tempfile.TemporaryDirectory() as tmp:
+            fake = os.path.join(tmp, "scan")
+            with open(fake, "w") as f:
+                f.write(f"#!/bin/sh\necho report\nexit {code}\n")
+            os.chmod(fake, 0o755)
+            env = dict(os.environ, LAB_EXIT_3="not implemented yet", LAB_EXIT_1="wrong",
+                       RUN_STATUS=status)
+            return subprocess.run([os.path.join(ROOT, "tools", "run_lab.sh"), "07", fake, "--n", "5"],
+                                  capture_output=True, text=True, env=env, timeout=60)
+
+    def test_the_line_for_each_kind_of_exit(self):
+        p = self.script_run(3)
+        self.assertEqual((p.returncode, p.stdout, p.stderr), (0, "report\n", "lab 07: not implemented yet (exit 3)\n"))
+        self.assertEqual(self.script_run(0).stderr, "")
+        self.assertEqual(self.script_run(1, "1").returncode, 1)
+        self.assertIn("unexpected code (exit 42)", self.script_run(42).stderr)
+        self.assertIn("stopped by signal 9 (exit 137)", self.script_run(137).stderr)
+
+    def test_make_run_on_an_untouched_skeleton(self):
+        import pristine
+        why = pristine.skip_reason("01_serial")
+        if why:
+            self.skipTest(why)
+        if not os.path.exists(os.path.join(CPU_BUILD_ROOT, "cpu", "labs", "01_serial", "scan")):
+            self.skipTest("the CPU-mode lab binaries are not built (run make test)")
+        base = ["make", "--no-print-directory", "-C", ROOT, "CPU=1", f"BUILD={CPU_BUILD_ROOT}",
+                "run", "LAB=01", "ARGS=--n 100"]
+        p = subprocess.run(base, capture_output=True, text=True, timeout=600)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stderr.strip().splitlines()[-1], "lab 01: not implemented yet (exit 3)")
+        self.assertNotIn("make: ***", p.stdout + p.stderr)
+        p = subprocess.run(base + ["STATUS=1"], capture_output=True, text=True, timeout=600)
+        self.assertNotEqual(p.returncode, 0)
+
 if __name__ == "__main__":
     unittest.main()

@@ -162,8 +162,11 @@ class Header(unittest.TestCase):
             p = subprocess.run([sys.executable, GENERATOR, "--check", "--json", js, "--header", h],
                                capture_output=True, text=True)
             self.assertEqual(p.returncode, 1)
-            self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
-            self.assertIn("stale", p.stderr)
+            # one line per stale file: the header, and contract.mk (its LAB_EXIT_<code> lines)
+            lines = p.stderr.strip().splitlines()
+            self.assertEqual(len(lines), 2, p.stderr)
+            self.assertTrue(all("stale" in ln for ln in lines), p.stderr)
+            self.assertIn("contract.h is stale", lines[0])
             # without --check it rewrites the header, which then holds the new value
             subprocess.run([sys.executable, GENERATOR, "--json", js, "--header", h], check=True,
                            capture_output=True)

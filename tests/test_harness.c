@@ -78,11 +78,15 @@ static lab_result wrong_when_timed(const int *in, int *out, size_t n, void *t)
     return LAB_OK;
 }
 
-#define HOST_LAB(name, fn)                                                                         \
-    static const lab_variant name##_v[] = {                                                        \
-        {#name, "fixture", fn, NULL, NULL, LAB_OP_ADD, NULL, NULL, NULL}};                         \
-    static const lab_info name = {#name, "fixture", LAB_HOST, SCAN_INCLUSIVE, 0,                   \
-                                  0,     1000,      1,        name##_v}
+#define HOST_LAB(lab, entry)                                                                       \
+    static const lab_variant lab##_v[] = {{.name = #lab, .summary = "fixture", .fn.scan = entry}}; \
+    static const lab_info lab = {.id = #lab,                                                       \
+                                 .title = "fixture",                                               \
+                                 .shape = LAB_HOST,                                                \
+                                 .type = SCAN_INCLUSIVE,                                           \
+                                 .bench_n = 1000,                                                  \
+                                 .n_variants = 1,                                                  \
+                                 .variants = lab##_v}
 
 HOST_LAB(lab_exclusive, exclusive_instead);
 HOST_LAB(lab_past_n, writes_past_n);
@@ -93,11 +97,18 @@ HOST_LAB(lab_not_impl, not_written);
 HOST_LAB(lab_timed_wrong, wrong_when_timed);
 
 static const lab_variant GOOD_V[] = {
-    {"first", "fixture", good_scan, NULL, NULL, LAB_OP_ADD, NULL, NULL, NULL},
-    {"second", "fixture", good_scan, NULL, NULL, LAB_OP_ADD, NULL, NULL, NULL},
+    {.name = "first", .summary = "fixture", .fn.scan = good_scan},
+    {.name = "second", .summary = "fixture", .fn.scan = good_scan},
 };
 /* The binary's own lab, for lab_main: a correct host scan with two variants and max_n 5000. */
-const lab_info LAB = {"00_fixture", "fixture", LAB_HOST, SCAN_INCLUSIVE, 0, 5000, 1000, 2, GOOD_V};
+const lab_info LAB = {.id = "00_fixture",
+                      .title = "fixture",
+                      .shape = LAB_HOST,
+                      .type = SCAN_INCLUSIVE,
+                      .max_n = 5000,
+                      .bench_n = 1000,
+                      .n_variants = 2,
+                      .variants = GOOD_V};
 
 static lab_report run(const lab_info *lab, size_t n, int reps)
 {

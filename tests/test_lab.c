@@ -108,16 +108,10 @@ Test(kernel, descriptor, .description = "LAB is well formed: variants, tile, siz
     for (int v = 0; v < LAB.n_variants; v++) {
         const lab_variant *var = &LAB.variants[v];
         cr_expect(var->name && var->summary, "variant %d needs a name and a summary", v);
-        if (LAB.shape == LAB_TILE)
-            cr_expect(var->scan_tiles != NULL, "variant %s has no scan_tiles", var->name);
-        else if (var->op == LAB_OP_SEG_ADD)
-            cr_expect(var->scan_seg != NULL, "segmented variant %s has no scan_seg", var->name);
-        else if (var->op == LAB_OP_COMPACT)
-            cr_expect(var->compact != NULL, "compaction variant %s has no compact", var->name);
-        else if (var->op == LAB_OP_CSR)
-            cr_expect(var->csr != NULL, "CSR variant %s has no csr", var->name);
-        else
-            cr_expect(var->scan != NULL, "variant %s has no scan", var->name);
+        static const char *const member[] = {"scan", "tiles", "seg", "compact", "csr"};
+        cr_expect(lab_entry_set(LAB.shape, var->op, var->fn),
+                  "variant %s sets no .fn.%s (the entry point a lab of this shape and op calls)",
+                  var->name, member[lab_entry_of(LAB.shape, var->op)]);
         cr_expect(var->op == LAB_OP_ADD || (LAB.shape == LAB_WHOLE && LAB.type == SCAN_INCLUSIVE),
                   "variant %s: other operators are whole inclusive scans only", var->name);
         for (int w = 0; w < v; w++)

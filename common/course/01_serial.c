@@ -8,7 +8,7 @@
 static const lab_variant VARIANTS[] = {
     {.name = "serial",
      .summary = "one running total, one pass over the array",
-     .scan = serial_scan},
+     .fn.scan = serial_scan},
 };
 
 const lab_info LAB = {

@@ -8,7 +8,7 @@
 static const lab_variant VARIANTS[] = {
     {.name = "naive",
      .summary = "thread i sums in[0..i] by itself: O(n^2) work",
-     .scan = naive_scan},
+     .fn.scan = naive_scan},
 };
 
 const lab_info LAB = {

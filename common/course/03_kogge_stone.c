@@ -9,10 +9,10 @@
 static const lab_variant VARIANTS[] = {
     {.name = "double_buffer",
      .summary = "Kogge-Stone, two shared buffers: one barrier per step",
-     .scan_tiles = ks_double_buffer_scan},
+     .fn.tiles = ks_double_buffer_scan},
     {.name = "two_barrier",
      .summary = "Kogge-Stone, one shared buffer: two barriers per step",
-     .scan_tiles = ks_two_barrier_scan},
+     .fn.tiles = ks_two_barrier_scan},
 };
 
 const lab_info LAB = {

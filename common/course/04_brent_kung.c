@@ -9,7 +9,7 @@
 static const lab_variant VARIANTS[] = {
     {.name = "brent_kung",
      .summary = "reduction tree + reverse tree, two elements per thread",
-     .scan_tiles = brent_kung_scan},
+     .fn.tiles = brent_kung_scan},
 };
 
 const lab_info LAB = {

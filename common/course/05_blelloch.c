@@ -9,10 +9,10 @@
 static const lab_variant VARIANTS[] = {
     {.name = "padded",
      .summary = "up-sweep and down-sweep, shared indices padded against bank conflicts",
-     .scan_tiles = blelloch_padded_scan},
+     .fn.tiles = blelloch_padded_scan},
     {.name = "plain",
      .summary = "up-sweep and down-sweep, no padding (bank conflicts)",
-     .scan_tiles = blelloch_plain_scan},
+     .fn.tiles = blelloch_plain_scan},
 };
 
 const lab_info LAB = {

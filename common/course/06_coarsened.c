@@ -10,12 +10,12 @@
 static const lab_variant VARIANTS[] = {
     {.name = "c8_b256",
      .summary = "C = 8 elements per thread, 256 threads per block",
-     .scan_tiles = scan_tiles_c8_b256},
-    {.name = "c2_b1024", .summary = "C = 2, 1024 threads", .scan_tiles = scan_tiles_c2_b1024},
-    {.name = "c4_b512", .summary = "C = 4, 512 threads", .scan_tiles = scan_tiles_c4_b512},
-    {.name = "c16_b128", .summary = "C = 16, 128 threads", .scan_tiles = scan_tiles_c16_b128},
-    {.name = "c32_b64", .summary = "C = 32, 64 threads", .scan_tiles = scan_tiles_c32_b64},
-    {.name = "c64_b32", .summary = "C = 64, one warp per block", .scan_tiles = scan_tiles_c64_b32},
+     .fn.tiles = scan_tiles_c8_b256},
+    {.name = "c2_b1024", .summary = "C = 2, 1024 threads", .fn.tiles = scan_tiles_c2_b1024},
+    {.name = "c4_b512", .summary = "C = 4, 512 threads", .fn.tiles = scan_tiles_c4_b512},
+    {.name = "c16_b128", .summary = "C = 16, 128 threads", .fn.tiles = scan_tiles_c16_b128},
+    {.name = "c32_b64", .summary = "C = 32, 64 threads", .fn.tiles = scan_tiles_c32_b64},
+    {.name = "c64_b32", .summary = "C = 64, one warp per block", .fn.tiles = scan_tiles_c64_b32},
 };
 
 const lab_info LAB = {

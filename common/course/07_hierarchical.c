@@ -20,11 +20,11 @@ size_t lab_work_tiles(size_t *tiles, size_t max)
 static const lab_variant VARIANTS[] = {
     {.name = "scan_then_propagate",
      .summary = "scan tiles, scan totals, add carries back: ~16n bytes",
-     .scan = scan_then_propagate,
+     .fn.scan = scan_then_propagate,
      .temp_bytes = hier_temp_bytes},
     {.name = "reduce_then_scan",
      .summary = "add tiles up, scan totals, scan tiles from their carry: ~12n bytes",
-     .scan = reduce_then_scan,
+     .fn.scan = reduce_then_scan,
      .temp_bytes = hier_temp_bytes},
 };
 

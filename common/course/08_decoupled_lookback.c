@@ -20,7 +20,7 @@ size_t lab_work_tiles(size_t *tiles, size_t max)
 static const lab_variant VARIANTS[] = {
     {.name = "lookback",
      .summary = "one pass: tiles by ticket, 64-bit descriptors, 32-tile look-back window",
-     .scan = lookback_scan,
+     .fn.scan = lookback_scan,
      .temp_bytes = lookback_temp_bytes},
 };
 

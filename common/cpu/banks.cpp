@@ -3,6 +3,11 @@
  * touches (coalescing). See banks.h for how the accesses are seen, common/cpu/README.md for the
  * rules.
  *
+ * Size: about 650 lines, over the house's 400, because the two tables are one mechanism: the same
+ * per-thread access log, the same warp pairing by loop path and source place (a lane's k-th
+ * execution of one line), the same addr2line naming of sites and the same report; split, each
+ * half would re-derive the pairing the other needs.
+ *
  * Shared memory has 32 banks, 4 bytes wide: word w (byte address / 4) is in bank w % 32. One
  * warp-wide access of 4 bytes per lane is served in as many passes ("wavefronts") as the largest
  * number of DIFFERENT words any one bank must deliver; lanes reading the same word share it (a

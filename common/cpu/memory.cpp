@@ -10,6 +10,7 @@
  * shared_index_fault here reports one out of bounds.
  */
 #include "runtime.h"
+#include "hostmem.h"
 
 #include <fcntl.h>
 #include <string.h>
@@ -313,23 +314,8 @@ cudaError_t cudaMemsetAsync(void *ptr, int value, size_t bytes, cudaStream_t)
 cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total_bytes)
 {
     API_ENTER();
-    /* /proc/meminfo, opened by the first call (the harness's, before the sandbox of graded
-     * runs, which lets no file be opened) and read again from its start by every later one */
-    static int fd = -1;
-    double avail = 0, total = 0, kb;
-    char buf[8192];
-    if (fd < 0)
-        fd = open("/proc/meminfo", O_RDONLY | O_CLOEXEC);
-    const ssize_t got = fd < 0 ? -1 : pread(fd, buf, sizeof(buf) - 1, 0);
-    if (got > 0) {
-        buf[got] = '\0';
-        const char *line = strstr(buf, "MemAvailable:");
-        if (line && sscanf(line, "MemAvailable: %lf kB", &kb) == 1)
-            avail = kb * 1024;
-        line = strstr(buf, "MemTotal:");
-        if (line && sscanf(line, "MemTotal: %lf kB", &kb) == 1)
-            total = kb * 1024;
-    }
+    double avail, total;
+    lab_host_memory(&avail, &total);
     if (free_bytes)
         *free_bytes = avail > 0 ? (size_t)avail : (size_t)1 << 32;
     if (total_bytes)

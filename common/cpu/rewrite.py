@@ -32,6 +32,10 @@ with). Comments and string literals are left alone. Every byte that is not rewri
 went in, UTF-8 or not (a Latin-1 comment, say): files are read and written as UTF-8 with
 surrogateescape. Exit codes: 0 written, 1 a launch it cannot parse (the message names the
 line), 2 bad command line. Python 3.9+, standard library only.
+
+Size: about 470 lines, over the house's 400, because the rewrites share one pass over one
+masked copy of the text (comments and literals blanked, bracket depth known): each rewrite is a
+function of a few dozen lines, and splitting the file would only move the shared scanner.
 """
 import argparse
 import os

@@ -22,6 +22,7 @@
 #define _POSIX_C_SOURCE 200809L
 #define _DEFAULT_SOURCE
 
+#include "hostmem.h"
 #include "rig.h"
 #include "sandbox.h"
 
@@ -245,26 +246,6 @@ out_free:
 
 /* ---- one case ----------------------------------------------------------------------------- */
 
-/* Bytes of memory the system can still give without swapping (MemAvailable), or 0 if unknown.
- * /proc/meminfo is opened once, by a process's first case (before the sandbox, which lets no
- * file be opened), and read again from its start for each later case of the process. */
-static double host_available_bytes(void)
-{
-    static int fd = -1;
-    char buf[8192];
-    double kb = 0;
-    if (fd < 0)
-        fd = open("/proc/meminfo", O_RDONLY | O_CLOEXEC);
-    const ssize_t got = fd < 0 ? -1 : pread(fd, buf, sizeof(buf) - 1, 0);
-    if (got <= 0)
-        return 0;
-    buf[got] = '\0';
-    const char *line = strstr(buf, "MemAvailable:");
-    if (!line || sscanf(line, "MemAvailable: %lf kB", &kb) != 1)
-        return 0;
-    return kb * 1024.0;
-}
-
 /* The reasons to refuse a case before anything is allocated: n over the lab's limit, no device,
  * not enough host memory. Returns r->status (ST_OK: go ahead). */
 static lab_status refuse_case(const lab_info *lab, const lab_options *o, size_t cap, lab_report *r)
@@ -287,7 +268,8 @@ static lab_status refuse_case(const lab_info *lab, const lab_options *o, size_t 
     }
     /* host copies: input, reference, and the guarded buffers read back */
     double need = 4.0 * (double)lab_layout_words(cap) * sizeof(int);
-    double avail = host_available_bytes();
+    double avail;
+    lab_host_memory(&avail, NULL);
     if (avail > 0 && need > avail) {
         r->status = ST_NO_MEMORY;
         lab_report_msg(r, "n=%zu needs %.1f GB of host memory, only %.1f GB is available", cap,

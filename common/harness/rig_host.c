@@ -68,7 +68,7 @@ static lab_result host_invoke(void *self, const lab_case *c, int k, size_t n, la
     host_rig *g = self;
     (void)k;
     const double t0 = lab_now_ms();
-    const lab_result res = c->v->scan(g->in + g->li.front, g->out + g->lo.front, n, g->temp);
+    const lab_result res = c->v->fn.scan(g->in + g->li.front, g->out + g->lo.front, n, g->temp);
     const double t1 = lab_now_ms();
     if (ms) {
         ms->scan = t1 - t0;

@@ -151,14 +151,19 @@ static lab_result ops_invoke(void *self, const lab_case *c, int k, size_t n, lab
 
     CUDA_CHECK(cudaEventRecord(g->ev[0], 0));
     lab_banks_begin(k);
-    if (v->op == LAB_OP_SEG_ADD)
-        res = v->scan_seg(d_in, g->d_heads + g->li.front, d_out, n, g->d_scratch);
-    else if (v->op == LAB_OP_COMPACT)
-        res = v->compact(d_in, d_out, n, g->d_count, g->d_scratch);
-    else if (v->op == LAB_OP_CSR)
-        res = v->csr(d_in, d_out, n, g->lo.n - 1, g->d_scratch);
-    else
-        res = v->scan(d_in, d_out, n, g->d_scratch);
+    switch (lab_entry_of(LAB_WHOLE, v->op)) {
+    case LAB_ENTRY_SEG:
+        res = v->fn.seg(d_in, g->d_heads + g->li.front, d_out, n, g->d_scratch);
+        break;
+    case LAB_ENTRY_COMPACT:
+        res = v->fn.compact(d_in, d_out, n, g->d_count, g->d_scratch);
+        break;
+    case LAB_ENTRY_CSR:
+        res = v->fn.csr(d_in, d_out, n, g->lo.n - 1, g->d_scratch);
+        break;
+    default:
+        res = v->fn.scan(d_in, d_out, n, g->d_scratch);
+    }
     lab_banks_end();
     CUDA_CHECK(cudaGetLastError());
     CUDA_CHECK(cudaDeviceSynchronize());

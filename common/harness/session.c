@@ -240,12 +240,7 @@ static int lab_info_ok(const lab_info *lab, char *why, size_t whylen)
     }
     for (int i = 0; i < lab->n_variants; i++) {
         const lab_variant *v = &lab->variants[i];
-        const int has_entry = lab->shape == LAB_TILE    ? v->scan_tiles != NULL
-                              : v->op == LAB_OP_SEG_ADD ? v->scan_seg != NULL
-                              : v->op == LAB_OP_COMPACT ? v->compact != NULL
-                              : v->op == LAB_OP_CSR     ? v->csr != NULL
-                                                        : v->scan != NULL;
-        if (!v->name || !has_entry ||
+        if (!v->name || !lab_entry_set(lab->shape, v->op, v->fn) ||
             (v->op != LAB_OP_ADD && (lab->shape != LAB_WHOLE || lab->type != SCAN_INCLUSIVE))) {
             snprintf(why, whylen, "variant %d has no name or no entry point for this lab's shape",
                      i);

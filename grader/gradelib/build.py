@@ -245,7 +245,8 @@ class Builder:
 
 
     def _make_args(self):
-        args = [self.make, "--no-print-directory", "-C", self.root, "BUILD=" + self.common]
+        # V=1: the commands as make runs them, in the build log a failed build shows
+        args = [self.make, "--no-print-directory", "-C", self.root, "BUILD=" + self.common, "V=1"]
         if self.nvcc:
             args.append("NVCC=" + self.nvcc)
         if self.mode == "cpu":

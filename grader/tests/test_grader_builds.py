@@ -193,7 +193,7 @@ class ContractBreaks(unittest.TestCase):
     def test_a_descriptor_left_in_scan_cu(self):
         with open(os.path.join(ROOT, "solutions", "02_naive", "scan.cu")) as f:
             text = f.read() + (
-                'static const lab_variant VARIANTS[] = {{"naive", "mine", naive_scan, NULL, NULL}};\n'
+                'static const lab_variant VARIANTS[] = {{.name = "naive", .summary = "mine", .op = LAB_OP_ADD, .fn = {.scan = naive_scan}, .temp_bytes = NULL}};\n'
                 'extern "C" const lab_info LAB = {"02_naive", "Naive parallel scan", LAB_WHOLE, '
                 'SCAN_INCLUSIVE, 0, (size_t)1 << 20, (size_t)1 << 16, 1, VARIANTS};\n')
         r = self.build("02_naive", text, "with_lab")

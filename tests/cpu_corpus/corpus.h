@@ -14,7 +14,11 @@
 #include "cuda_check.h"
 
 static const lab_variant VARIANTS[] = {
-    {"corpus", CORPUS_SUMMARY, NULL, corpus_scan_tiles, NULL, LAB_OP_ADD, NULL, NULL, NULL},
+    {.name = "corpus",
+     .summary = CORPUS_SUMMARY,
+     .op = LAB_OP_ADD,
+     .fn = {.tiles = corpus_scan_tiles},
+     .temp_bytes = NULL},
 };
 
 extern "C" const lab_info LAB = {

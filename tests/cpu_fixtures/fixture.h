@@ -35,7 +35,11 @@ static lab_result fixture_scan_tiles(const int *d_in, int *d_out, int *d_tile_su
 }
 
 static const lab_variant VARIANTS[] = {
-    {"fixture", FIXTURE_SUMMARY, NULL, fixture_scan_tiles, NULL, LAB_OP_ADD, NULL, NULL, NULL},
+    {.name = "fixture",
+     .summary = FIXTURE_SUMMARY,
+     .op = LAB_OP_ADD,
+     .fn = {.tiles = fixture_scan_tiles},
+     .temp_bytes = NULL},
 };
 
 extern "C" const lab_info LAB = {
