@@ -126,8 +126,6 @@ def parse_args(argv):
         ap.error("--report needs --submissions DIR")
     if args.similarity and not args.report:
         ap.error("--similarity needs --report HTML (the pairs are listed there)")
-    if args.report and not os.path.isdir(os.path.dirname(os.path.abspath(args.report))):
-        ap.error(f"--report {args.report}: no such folder for it")
     if args.seed is not None and not 0 <= args.seed < 2**63:
         ap.error("--seed must be a non-negative whole number below 2^63")
     if args.case_timeout is not None and not 0 < args.case_timeout <= 3600:
@@ -187,7 +185,8 @@ def main(argv=None):
         if args.submissions:
             rc = batch.grade_batch(args, config, seed, labs, roster)
             if args.report and rc in (EXIT_GRADED, EXIT_INFRA) and not (args.shard or args.claim or args.slurm):
-                report.for_batch(args, config, labs, ROOT, log)  # a Slurm merge job writes it
+                if not report.for_batch(args, config, labs, ROOT, log):  # (a Slurm merge job writes it)
+                    return rc or EXIT_USAGE  # the grades are kept; the page asked for is not there
             return rc
         return runs.grade_one(args, config, seed, labs)
     except cluster.ClusterError as e:

@@ -286,7 +286,8 @@ def for_batch(args, config, labs, root, log):
     """grade.py --report (and --similarity) after a batch or --merge: the page for every
     submission of --submissions from the results folder, over the labs of --labs (without it,
     the labs the results hold). A missing sim_c is one warning line, and the page says
-    similarity was not checked. A page that cannot be written is one line; the grades stand."""
+    similarity was not checked. True when the page is written; a page that cannot be written
+    (its folder is made when missing) is one line and False, and the grades stand."""
     students = [s for s, _ in list_submissions(args.submissions)]
     results = results_folder(args)
     data = class_data(results, students, labs if args.labs else None)
@@ -302,8 +303,10 @@ def for_batch(args, config, labs, root, log):
             sim = str(e)
     title = f"Class report: {os.path.basename(os.path.abspath(args.submissions))}"
     try:
+        os.makedirs(os.path.dirname(os.path.abspath(args.report)), exist_ok=True)
         _save(args.report, render(data, title, sim))
     except OSError as e:
         log(f"--report {args.report}: cannot write it: {e.strerror}")
-        return
+        return False
     log(f"class report: {os.path.abspath(args.report)} ({len(students)} submissions, {len(data['labs'])} labs)")
+    return True

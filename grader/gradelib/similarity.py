@@ -30,6 +30,7 @@ from . import submissions as subsmod
 from .config import SIMILARITY_DEFAULTS as DEFAULTS  # the config's "similarity" section
 SKELETON_RUN = 8  # tokens: runs of the skeleton this long or longer are taken out
 REFERENCE = "(reference)"
+MAX_BYTES = 1 << 20  # a scan.cu larger than this is not compared (the static checks refuse it anyway)
 _RUN = re.compile(r"^(\S+): line (\d+)-(\d+)\s+\|(\S+): line (\d+)-(\d+)\s+\[(\d+)\]")
 _PCT = re.compile(r"^(\S+) consists for (\d+) % of (\S+) material")
 _TOKENS = re.compile(r"^File (\S+): (\d+) tokens")
@@ -90,7 +91,7 @@ def lab_sources(submissions_dir, labs, scratch):
             continue
         for lab in labs:
             src = found.sources.get(lab)
-            if src and os.path.isfile(src):
+            if src and os.path.isfile(src) and os.path.getsize(src) <= MAX_BYTES:
                 out[lab][student] = src
     return out
 

@@ -143,10 +143,12 @@ class CommandLine(unittest.TestCase):
         self.assertEqual(page.count("<tr><td>"), len(CLASS) + 1 + 4 + 3)  # students, 02's kinds and cases, 01's kind
 
     def test_usage_errors(self):
+        with open(os.path.join(self.subs, "ann", "notes.txt"), "w") as f:  # a file where a folder should be
+            f.write("x")
         for extra, why in ((["--src", "labs", "--report", "x.html"], "--report needs --submissions"),
                            (["--submissions", self.subs, "--merge", "--similarity"], "--similarity needs --report"),
-                           (["--submissions", self.subs, "--merge", "--report", "/no/such/dir/c.html"],
-                            "no such folder for it")):
+                           (["--submissions", self.subs, "--merge", "--report",
+                             os.path.join(self.subs, "ann", "notes.txt", "c.html")], "cannot write it")):
             r = subprocess.run([sys.executable, GRADE] + extra, capture_output=True, text=True, timeout=60)
             self.assertEqual(r.returncode, 2, r.stderr)
             self.assertIn(why, r.stderr)
