@@ -203,8 +203,9 @@ def sbatch_scripts(grade_py, args, seed, shards, results_dir, work, sbatch_args)
     if getattr(args, "report", None):
         report = ["--report", os.path.abspath(args.report)] + (["--similarity"] if args.similarity else [])
     q = " ".join(shlex.quote(x) for x in common + report)
-    gres = "" if args.cpu else "#SBATCH --gres=gpu:1\n"
     extra = "".join(f"#SBATCH {x}\n" for x in shlex.split(sbatch_args or ""))
+    # a --gres of --sbatch-args (a GPU type: --gres=gpu:h100:1) replaces the default one
+    gres = "" if args.cpu or "#SBATCH --gres" in extra else "#SBATCH --gres=gpu:1\n"
     merge_extra = "".join(f"#SBATCH {x}\n" for x in shlex.split(getattr(args, "merge_sbatch_args", None) or ""))
     throttle = f"%{slurm['throttle']}" if slurm.get("throttle") else ""
     logs = os.path.join(results_dir, "logs")

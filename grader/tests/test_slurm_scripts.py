@@ -59,9 +59,10 @@ class Text(unittest.TestCase):
             self.assertLess(script.index("module load"), script.index("/c/grade.py"))
 
     def test_sbatch_args_for_the_array_and_merge_sbatch_args_for_the_merge(self):
-        array, merge = cluster.sbatch_scripts("/c/grade.py", args(merge_sbatch_args="--time=10 --qos=short"), 7, 2,
+        array, merge = cluster.sbatch_scripts("/c/grade.py", args(cpu=False, merge_sbatch_args="--time=10 --qos=short"), 7, 2,
                                               "/r", "/w", "--gres=gpu:a100:1 --time=4:00:00")
         self.assertIn("--gres=gpu:a100:1", directives(array))
+        self.assertEqual(len([d for d in directives(array) if d.startswith("--gres")]), 1)  # not gpu:1 as well
         self.assertNotIn("--gres=gpu:a100:1", directives(merge))
         self.assertIn("--qos=short", directives(merge))
         self.assertNotIn("--qos=short", directives(array))
