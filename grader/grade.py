@@ -13,6 +13,7 @@ Usage:
   grade.py --src DIR --labs 03 05         a folder laid out like labs/, some labs only
   grade.py --submissions DIR              a whole class: DIR/<student>/ or DIR/<student>.zip|.tar.gz
   grade.py --submissions DIR --gpus all   ... one worker per GPU (--shard I/N, --merge, --slurm)
+  grade.py --submissions DIR --merge --report class.html [--similarity]   the class report, no grading
   grade.py ... --format gradescope --out /autograder/results/results.json
 
 Data (the table, or --format json|gradescope|junit) goes to stdout or --out; progress to stderr.
@@ -38,6 +39,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 from gradelib import batch, cluster, config as configmod, feedback, formats, gradebook, resources, runs  # noqa: E402
+from gradelib import report  # noqa: E402
 from gradelib.build import InfraError  # noqa: E402
 from gradelib.grading import course_labs, select_labs  # noqa: E402
 from gradelib.progress import log  # noqa: E402
@@ -45,13 +47,15 @@ from gradelib.runs import EXIT_INFRA, EXIT_INTERNAL, EXIT_GRADED, EXIT_USAGE, RO
 
 
 def _joined(argv):
-    """argv with `--sbatch-args VALUE` written `--sbatch-args=VALUE`, so that a value starting
-    with '-' (every sbatch option does) is taken as the value, not as an option of grade.py."""
+    """argv with `--sbatch-args VALUE` written `--sbatch-args=VALUE` (--merge-sbatch-args too), so
+    that a value starting with '-' (every sbatch option does) is taken as the value, not as an
+    option of grade.py."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    for i, a in enumerate(argv[:-1]):
-        if a == "--sbatch-args":
-            argv[i:i + 2] = ["--sbatch-args=" + argv[i + 1]]
-            break
+    for opt in ("--sbatch-args", "--merge-sbatch-args"):
+        for i, a in enumerate(argv[:-1]):
+            if a == opt:
+                argv[i:i + 2] = [opt + "=" + argv[i + 1]]
+                break
     return argv
 
 
@@ -107,11 +111,21 @@ def parse_args(argv):
                     help="submit a Slurm job array (one shard per task, one GPU each) and a merge job")
     cl.add_argument("--shards", type=int, metavar="N", help="--slurm: the number of array tasks (default: "
                                                              "one per 10 submissions, at most 64)")
-    cl.add_argument("--sbatch-args", metavar="'...'", help="--slurm: extra #SBATCH options, e.g. "
-                                                           "'--partition=gpu --time=02:00:00'")
+    cl.add_argument("--sbatch-args", metavar="'...'", help="--slurm: extra #SBATCH options of the grading array "
+                                                           "(not the merge job), e.g. '--partition=gpu --time=02:00:00'")
+    cl.add_argument("--merge-sbatch-args", metavar="'...'", help="--slurm: extra #SBATCH options of the merge job")
     cl.add_argument("--dry-run", action="store_true", help="--slurm: write the job scripts, submit nothing")
     cl.add_argument("--claim", metavar="DIR", help=argparse.SUPPRESS)  # a --gpus worker's claim folder
+    rp = ap.add_argument_group("the class report (batch mode; grader/README.md, gradelib/report.py)")
+    rp.add_argument("--report", metavar="HTML", help="write a class report (one self-contained HTML page) from "
+                                                     "the results; with --merge, without grading")
+    rp.add_argument("--similarity", action="store_true",
+                    help="--report: list similar submissions of each lab (sim_c); changes no grade")
     args = ap.parse_args(_joined(argv))
+    if args.report and not args.submissions:
+        ap.error("--report needs --submissions DIR")
+    if args.similarity and not args.report:
+        ap.error("--similarity needs --report HTML (the pairs are listed there)")
     if args.seed is not None and not 0 <= args.seed < 2**63:
         ap.error("--seed must be a non-negative whole number below 2^63")
     if args.case_timeout is not None and not 0 < args.case_timeout <= 3600:
@@ -137,6 +151,7 @@ def main(argv=None):
         log(f"bad config: {e}")
         return EXIT_USAGE
     feedback.configure(config.feedback)  # how much program output the results may quote
+    args.slurm_settings = config.slurm  # --slurm's job scripts (cluster.sbatch_scripts)
     if args.case_timeout is not None:
         config.defaults["timeouts"]["case_s"] = args.case_timeout
         for over in config.labs.values():
@@ -168,7 +183,11 @@ def main(argv=None):
             log(f"built the harness and {len(labs)} reference solutions ({mode} mode) in {args.work}")
             return EXIT_GRADED
         if args.submissions:
-            return batch.grade_batch(args, config, seed, labs, roster)
+            rc = batch.grade_batch(args, config, seed, labs, roster)
+            if args.report and rc in (EXIT_GRADED, EXIT_INFRA) and not (args.shard or args.claim or args.slurm):
+                if not report.for_batch(args, config, labs, ROOT, log):  # (a Slurm merge job writes it)
+                    return rc or EXIT_USAGE  # the grades are kept; the page asked for is not there
+            return rc
         return runs.grade_one(args, config, seed, labs)
     except cluster.ClusterError as e:
         log(str(e))

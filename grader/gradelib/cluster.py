@@ -22,6 +22,7 @@ import sys
 import time
 
 from . import proc, resources
+from .config import SLURM_DEFAULTS
 from .submissions import work_tag
 
 
@@ -168,32 +169,69 @@ class Workers:
             proc.kill_group(p.pid)
 
 
+def _directives(slurm, keys):
+    """#SBATCH lines of the config's "slurm" settings among keys (None: not written)."""
+    return "".join(f"#SBATCH --{k}={slurm[k]}\n" for k in keys if slurm.get(k) is not None)
+
+
+def _prologue(slurm):
+    """The config's prologue lines, run before grade.py; a line that fails ends the job (exit 3,
+    the grader's infrastructure code) saying which."""
+    lines = slurm.get("prologue") or []
+    lines = [lines] if isinstance(lines, str) else lines
+    if not lines:
+        return ""
+    out = "# the site's environment (the config's slurm.prologue; before set -u, which module scripts trip)\n"
+    for ln in lines:
+        out += f"{ln} || {{ echo {shlex.quote('prologue failed: ' + ln)} >&2; exit 3; }}\n"
+    return out
+
+
 def sbatch_scripts(grade_py, args, seed, shards, results_dir, work, sbatch_args):
     """(array script, merge script) texts for --slurm: the array has one task per shard, each
     grading `--shard $SLURM_ARRAY_TASK_ID/N` on one GPU (none in CPU mode), the merge job writes
-    the class files. Both are plain bash an instructor can read and submit again."""
+    the class files (and --report). Both are plain bash an instructor can read and submit again.
+    The config's "slurm" section (args.slurm_settings) gives the array its time, mem, account,
+    partition and throttle (%N), the merge job its account, and both the prologue; --sbatch-args
+    go to the array only, --merge-sbatch-args to the merge job only. A task builds in a fresh
+    folder of the node's ($TMPDIR) and removes it when grade.py succeeds; a failed task keeps it
+    and names it in its log."""
+    slurm = dict(SLURM_DEFAULTS, **(getattr(args, "slurm_settings", None) or {}))
     common = [sys.executable, grade_py, "--submissions", os.path.abspath(args.submissions), "--results",
               results_dir, "--seed", str(seed)] + forwarded(args)
     # a task on a node without a GPU is an infrastructure error, never a quiet CPU-mode grade
     task = common + (["--gpu"] if not args.cpu and not args.gpu else [])
-    q = " ".join(shlex.quote(x) for x in common)
-    gres = "" if args.cpu else "#SBATCH --gres=gpu:1\n"
+    report = []
+    if getattr(args, "report", None):
+        report = ["--report", os.path.abspath(args.report)] + (["--similarity"] if args.similarity else [])
+    q = " ".join(shlex.quote(x) for x in common + report)
     extra = "".join(f"#SBATCH {x}\n" for x in shlex.split(sbatch_args or ""))
+    # a --gres of --sbatch-args (a GPU type: --gres=gpu:h100:1) replaces the default one
+    gres = "" if args.cpu or "#SBATCH --gres" in extra else "#SBATCH --gres=gpu:1\n"
+    merge_extra = "".join(f"#SBATCH {x}\n" for x in shlex.split(getattr(args, "merge_sbatch_args", None) or ""))
+    throttle = f"%{slurm['throttle']}" if slurm.get("throttle") else ""
     logs = os.path.join(results_dir, "logs")
     array = (f"#!/bin/bash\n"
              f"# Grades one shard of {args.submissions} per array task (grade.py --slurm wrote this;\n"
              f"# sbatch it again to regrade: finished submissions are skipped unless --force).\n"
-             f"#SBATCH --job-name=scan-grade\n#SBATCH --array=0-{shards - 1}\n{gres}"
+             f"#SBATCH --job-name=scan-grade\n#SBATCH --array=0-{shards - 1}{throttle}\n{gres}"
              f"#SBATCH --cpus-per-task={min(8, resources.usable_cpus())}\n"
+             f"{_directives(slurm, ('time', 'mem', 'account', 'partition'))}"
              f"#SBATCH --output={logs}/grade-%A_%a.out\n{extra}"
-             f"set -u\n"
-             f"# builds go to a folder of the node's own\n"
-             f"exec {' '.join(shlex.quote(x) for x in task)} --shard \"$SLURM_ARRAY_TASK_ID/{shards}\" "
-             f"--work \"${{TMPDIR:-/tmp}}/scan-grade-$SLURM_JOB_ID\"\n")
+             f"{_prologue(slurm)}set -u\n"
+             f"# builds go to a fresh folder of the node's own: removed after success, kept after a failure\n"
+             f"work=$(mktemp -d \"${{TMPDIR:-/tmp}}/scan-grade-${{SLURM_ARRAY_JOB_ID:-${{SLURM_JOB_ID:-0}}}}_"
+             f"${{SLURM_ARRAY_TASK_ID:-0}}.XXXXXX\") || exit 3\n"
+             f"{' '.join(shlex.quote(x) for x in task)} --shard \"$SLURM_ARRAY_TASK_ID/{shards}\" --work \"$work\"\n"
+             f"rc=$?\n"
+             f"if [ \"$rc\" -eq 0 ]; then rm -rf \"$work\"; "
+             f"else echo \"grade.sbatch: grade.py exited with $rc; its work folder is kept: $(hostname):$work\" >&2; fi\n"
+             f"exit \"$rc\"\n")
     merge = (f"#!/bin/bash\n"
              f"# Writes class.csv (and the gradebook) once every shard has finished.\n"
-             f"#SBATCH --job-name=scan-grade-merge\n#SBATCH --output={logs}/merge-%j.out\n{extra}"
-             f"set -u\nexec {q} --merge\n")
+             f"#SBATCH --job-name=scan-grade-merge\n{_directives(slurm, ('account',))}"
+             f"#SBATCH --output={logs}/merge-%j.out\n{merge_extra}"
+             f"{_prologue(slurm)}set -u\nexec {q} --merge\n")
     return array, merge
 
 

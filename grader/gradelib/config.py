@@ -209,6 +209,46 @@ def _check_sandbox(s):
                               f"\"scan-run\" (got {json.dumps(v)})")
 
 
+# "similarity" (top level, optional; grade.py --similarity, gradelib/similarity.py): a pair is
+# listed when threshold_percent of one file's own code (the skeleton's text taken out) is the
+# other's; min_run: sim_c's shortest run in tokens (-r); min_tokens: files with less own code
+# are not compared; max_pairs: pairs shown per lab in the class report.
+SIMILARITY_DEFAULTS = {"threshold_percent": 60, "min_run": 24, "min_tokens": 50, "max_pairs": 60}
+# "slurm" (top level, optional; grade.py --slurm, gradelib/cluster.py): #SBATCH lines of the job
+# array (time, mem, account, partition; throttle: at most N tasks at once, the array's %N) and
+# the shell lines each task runs first (prologue: "module load cuda", say). null: not written.
+EXTRA = ("similarity", "slurm")  # the sections of this block
+SLURM_DEFAULTS = {"time": None, "mem": None, "account": None, "partition": None, "throttle": None,
+                  "prologue": []}
+
+
+def _check_similarity(s):
+    if not isinstance(s, dict):
+        raise ConfigError("similarity must be an object")
+    for k, v in s.items():
+        if k not in SIMILARITY_DEFAULTS:
+            raise ConfigError(f"similarity: unknown key {json.dumps(k)} (known: {', '.join(SIMILARITY_DEFAULTS)})")
+        _number(1, integer=True)(v, f"similarity.{k}")
+        if k == "threshold_percent" and v > 100:
+            raise ConfigError(f"similarity.threshold_percent must be at most 100 (got {json.dumps(v)})")
+
+
+def _check_slurm(s):
+    if not isinstance(s, dict):
+        raise ConfigError("slurm must be an object")
+    for k, v in s.items():
+        if k not in SLURM_DEFAULTS:
+            raise ConfigError(f"slurm: unknown key {json.dumps(k)} (known: {', '.join(SLURM_DEFAULTS)})")
+        if k == "throttle":
+            _number(1, integer=True, allow_none=True)(v, "slurm.throttle")
+        elif k == "prologue":
+            if not isinstance(v, (str, list)) or (isinstance(v, list) and not all(isinstance(x, str) for x in v)):
+                raise ConfigError("slurm.prologue must be a shell line or a list of them")
+        elif v is not None and (not isinstance(v, str) or not re.fullmatch(r"[A-Za-z0-9_.:,+-]+", v)):
+            raise ConfigError(f"slurm.{k} must be null or a value such as \"02:00:00\" or \"8G\" "
+                              f"(letters, digits and _.:,+- only; got {json.dumps(v)})")
+
+
 def _merge(base, over):
     out = copy.deepcopy(base)
     for k, v in over.items():
@@ -254,9 +294,10 @@ class Config:
         if not isinstance(data, dict):
             raise ConfigError(f"{path}: the top level must be an object")
         for k in data:
-            if k not in ("course", "mode", "defaults", "labs", "static", "gradescope", "feedback", "sandbox"):
+            if k not in ("course", "mode", "defaults", "labs", "static", "gradescope", "feedback", "sandbox") + EXTRA:
                 raise ConfigError(f"{path}: unknown key {json.dumps(k)} "
-                                  f"(known: course, mode, defaults, labs, static, gradescope, feedback, sandbox)")
+                                  f"(known: course, mode, defaults, labs, static, gradescope, feedback, sandbox, "
+                                  f"{', '.join(EXTRA)})")
         _one_of(MODES)(data.get("mode", "auto"), "mode")
         _check_gradescope(data.get("gradescope", {}))
         _check_feedback(data.get("feedback", {}))
@@ -281,6 +322,10 @@ class Config:
         # the limits on program output in the feedback (feedback.configure takes them)
         self.feedback = dict(FEEDBACK_DEFAULTS, **data.get("feedback", {}))
         self.sandbox = dict(SANDBOX_DEFAULTS, **data.get("sandbox", {}))
+        _check_similarity(data.get("similarity", {}))
+        _check_slurm(data.get("slurm", {}))
+        self.similarity = dict(SIMILARITY_DEFAULTS, **data.get("similarity", {}))  # --similarity
+        self.slurm = dict(SLURM_DEFAULTS, **data.get("slurm", {}))  # --slurm's job scripts
         self.defaults = data["defaults"]
         self.labs = labs
         self.static = static

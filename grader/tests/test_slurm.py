@@ -1,6 +1,8 @@
 """grade.py --slurm on a real Slurm cluster: a small class (a copy of the solutions, a copy of the
 skeletons, one that does not compile) in CPU mode, labs 01 and 02, two array tasks and the merge
-job; the merged class.csv is checked. About a minute or two.
+job; the merged class.csv is checked, and the config's "slurm" section for real (a prologue line
+in each task's log, a throttle of 1, --merge-sbatch-args), the class report the merge job writes,
+and that no task's work folder is left behind. About a minute or two.
 
 As root, the test brings up a one-node cluster of its own on localhost: it installs Debian's
 slurmctld, slurmd and munge with apt-get when they are missing, writes a private slurm.conf (CPU
@@ -11,6 +13,7 @@ cluster that answers `sinfo` (the class then goes under build/, which the nodes 
 skips, saying why, when none does. With LAB_TEST_SLURM=required (.ci/run) it fails instead of
 skipping."""
 import csv
+import json
 import os
 import shutil
 import signal
@@ -248,8 +251,15 @@ class SlurmClass(unittest.TestCase):
         subs = self.make_class()
         results = os.path.join(self.tmp, "results")
         t0 = time.monotonic()
+        with open(os.path.join(ROOT, "grader", "config.json")) as f:  # the config's slurm section, for real
+            cfg = dict(json.load(f), slurm={"time": "30", "throttle": 1, "prologue": ["echo prologue ran on $(hostname)"]})
+        config = os.path.join(self.tmp, "config.json")
+        with open(config, "w") as f:
+            json.dump(cfg, f)
+        page = os.path.join(results, "class.html")
         r = subprocess.run([sys.executable, GRADE, "--submissions", subs, "--results", results, "--labs", "01", "02",
-                            "--cpu", "--jobs", "1", "--slurm", "--shards", "2", "--sbatch-args", "--time=30"],
+                            "--cpu", "--jobs", "1", "--slurm", "--shards", "2", "--sbatch-args", "--time=30",
+                            "--merge-sbatch-args", "--time=10", "--config", config, "--report", page],
                            capture_output=True, text=True, env=self.env, timeout=300)
         self.assertEqual(r.returncode, 0, r.stderr)
         grade_job, merge_job = r.stdout.split()
@@ -272,6 +282,12 @@ class SlurmClass(unittest.TestCase):
         self.assertIn("merged 3 of 3 submissions", tail(merge_log), context)
         for i, p in enumerate(shard_logs):
             self.assertIn(f"shard {i}/2:", tail(p), context)
+            self.assertIn("prologue ran on ", tail(p, 10000), context)
+        self.assertIn("class report: ", tail(merge_log), context)
+        self.assertTrue(os.path.isfile(page), context)
+        tmpdir = self.env.get("TMPDIR", "/tmp")
+        left = [x for x in os.listdir(tmpdir) if x.startswith(f"scan-grade-{grade_job}_")]
+        self.assertEqual(left, [], "work folders left after the tasks succeeded")
         where = f"a one-node cluster of its own on {self.cluster.host} ({self.cluster.cpus} CPUs)" \
             if self.cluster else "the cluster sinfo answers"
         print(f"\ntest_slurm: {where}: array job {grade_job} (2 tasks) and merge job {merge_job} in "

@@ -1,0 +1,146 @@
+"""The Slurm job scripts of grade.py --slurm for a real cluster (gradelib/cluster.py): the config's
+"slurm" section (time, mem, account, partition, throttle, prologue), --sbatch-args for the array
+only and --merge-sbatch-args for the merge job only, and what the array script does when it runs
+(bash, with a stand-in for grade.py): its work folder is removed after success and kept after a
+failure, and a failing prologue line stops it. The whole path on a real cluster is test_slurm.py."""
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+GRADER = os.path.dirname(HERE)
+sys.path.insert(0, GRADER)
+
+from gradelib import cluster, config as configmod  # noqa: E402
+
+SLURM = {"time": "02:00:00", "mem": "8G", "account": "cs149", "partition": "gpu", "throttle": 4,
+         "prologue": ["module load cuda/12.4", "export SCAN_SITE=1"]}
+
+# A stand-in for grade.py: records its --work folder, writes a file there, exits with $FAKE_RC.
+FAKE_GRADE = r'''import os, sys
+a = sys.argv[1:]
+work = a[a.index("--work") + 1]
+with open(os.path.join(work, "built.o"), "w") as f:
+    f.write("x")
+with open(os.environ["FAKE_LOG"], "a") as f:
+    f.write(work + "\n")
+sys.exit(int(os.environ.get("FAKE_RC", "0")))
+'''
+
+
+def args(**kw):
+    base = dict(submissions="/class/subs", labs=["01"], cpu=True, gpu=False, no_sanitizer=False, force=False,
+                only_submitted=False, isolated=False, format=None, config=None, case_timeout=None, gpu_jobs=None,
+                roster=None, report=None, similarity=False, merge_sbatch_args=None, slurm_settings=None)
+    base.update(kw)
+    return argparse.Namespace(**base)
+
+
+def directives(script):
+    return re.findall(r"^#SBATCH (\S+)$", script, re.M)
+
+
+class Text(unittest.TestCase):
+    def test_config_keys_go_to_the_array_and_the_account_to_both(self):
+        array, merge = cluster.sbatch_scripts("/c/grade.py", args(slurm_settings=SLURM), 7, 10, "/r", "/w", None)
+        a, m = directives(array), directives(merge)
+        for d in ("--time=02:00:00", "--mem=8G", "--account=cs149", "--partition=gpu", "--array=0-9%4"):
+            self.assertIn(d, a)
+        self.assertEqual([d for d in m if d.startswith(("--time", "--mem", "--partition", "--array"))], [])
+        self.assertIn("--account=cs149", m)
+        for script in (array, merge):
+            self.assertIn("module load cuda/12.4 || {", script)
+            self.assertLess(script.index("module load"), script.index("/c/grade.py"))
+
+    def test_sbatch_args_for_the_array_and_merge_sbatch_args_for_the_merge(self):
+        array, merge = cluster.sbatch_scripts("/c/grade.py", args(cpu=False, merge_sbatch_args="--time=10 --qos=short"), 7, 2,
+                                              "/r", "/w", "--gres=gpu:a100:1 --time=4:00:00")
+        self.assertIn("--gres=gpu:a100:1", directives(array))
+        self.assertEqual(len([d for d in directives(array) if d.startswith("--gres")]), 1)  # not gpu:1 as well
+        self.assertNotIn("--gres=gpu:a100:1", directives(merge))
+        self.assertIn("--qos=short", directives(merge))
+        self.assertNotIn("--qos=short", directives(array))
+        self.assertNotIn("--array=0-1%", array)  # no throttle unless asked for
+
+    def test_the_merge_job_writes_the_report(self):
+        _, merge = cluster.sbatch_scripts("/c/grade.py", args(report="/r/class.html", similarity=True), 7, 2,
+                                          "/r", "/w", None)
+        self.assertRegex(merge, r"--report /r/class\.html --similarity --merge\n")
+
+    def test_bad_slurm_settings_are_refused(self):
+        with open(os.path.join(GRADER, "config.json")) as f:
+            base = json.load(f)
+        for bad, words in (({"throttle": 0}, "slurm.throttle"), ({"time": "1:00; rm -rf /"}, "slurm.time"),
+                           ({"prologue": [3]}, "slurm.prologue"), ({"qos": "x"}, "unknown key")):
+            with self.assertRaises(configmod.ConfigError) as e:
+                configmod.Config(dict(base, slurm=bad))
+            self.assertIn(words, str(e.exception))
+        self.assertEqual(configmod.Config(dict(base, slurm={"prologue": "module load cuda"})).slurm["prologue"],
+                         "module load cuda")
+
+
+class Behaviour(unittest.TestCase):
+    """The array script run by bash as one task would run it."""
+
+    def setUp(self):
+        self.d = tempfile.mkdtemp()
+        self.tmp = os.path.join(self.d, "nodetmp")
+        os.makedirs(self.tmp)
+        self.fake = os.path.join(self.d, "grade.py")
+        with open(self.fake, "w") as f:
+            f.write(FAKE_GRADE)
+        self.log = os.path.join(self.d, "calls")
+
+    def tearDown(self):
+        shutil.rmtree(self.d)
+
+    def task(self, rc, prologue=()):
+        settings = dict(SLURM, prologue=list(prologue) + [f"echo prologue-ran >> {self.log}"])
+        array, _ = cluster.sbatch_scripts(self.fake, args(slurm_settings=settings), 7, 2, self.d, "/w", None)
+        path = os.path.join(self.d, "grade.sbatch")
+        with open(path, "w") as f:
+            f.write(array)
+        env = dict(os.environ, TMPDIR=self.tmp, SLURM_ARRAY_TASK_ID="1", SLURM_ARRAY_JOB_ID="41", SLURM_JOB_ID="42",
+                   FAKE_RC=str(rc), FAKE_LOG=self.log)
+        return subprocess.run(["bash", path], capture_output=True, text=True, env=env, timeout=60)
+
+    def calls(self):
+        try:
+            with open(self.log) as f:
+                return f.read().split()
+        except FileNotFoundError:
+            return []
+
+    def test_success_removes_the_work_folder(self):
+        r = self.task(0)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        calls = self.calls()
+        self.assertEqual(calls[0], "prologue-ran")
+        self.assertTrue(os.path.basename(calls[1]).startswith("scan-grade-41_1."), calls)
+        self.assertEqual(os.path.dirname(calls[1]), self.tmp)
+        self.assertEqual(os.listdir(self.tmp), [])
+
+    def test_failure_keeps_it_and_says_where(self):
+        r = self.task(3)
+        self.assertEqual(r.returncode, 3)
+        work = self.calls()[1]
+        self.assertTrue(os.path.isfile(os.path.join(work, "built.o")))
+        self.assertIn("grade.py exited with 3; its work folder is kept: ", r.stderr)
+        self.assertIn(work, r.stderr)
+
+    def test_a_failing_prologue_stops_the_task(self):
+        r = self.task(0, prologue=["false"])
+        self.assertEqual(r.returncode, 3)
+        self.assertIn("prologue failed: false", r.stderr)
+        self.assertEqual(self.calls(), [])  # neither the next prologue line nor grade.py ran
+        self.assertEqual(os.listdir(self.tmp), [])
+
+
+if __name__ == "__main__":
+    unittest.main()
