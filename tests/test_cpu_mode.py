@@ -658,7 +658,8 @@ class Corpus(unittest.TestCase):
                 p = subprocess.run([self.binary(name), "--sizes", "70001,513,1", "--calls", "3",
                                     "--seed", str(seed), "--reps", "0", "--json"],
                                    capture_output=True, text=True, timeout=120,
-                                   env=dict(os.environ, CPU_SCHED_QUIET="1", CPU_SCHED_SEED=str(seed)))
+                                   env=dict(os.environ, CPU_SCHED_QUIET="1", CPU_SCHED_SEED=str(seed),
+                                            CPU_DEADLOCK_POINTS="2000"))  # long_private_loops.cu
                 lines = p.stdout.strip().splitlines()
                 rep = json.loads(lines[-1]) if lines else {}
                 self.assertEqual((p.returncode, rep.get("status"), rep.get("calls")), (0, "ok", 3),

@@ -26,9 +26,13 @@
  * runs block after block, as before. Memory stays sequentially consistent: a switch happens only
  * between whole operations.
  *
- * Deadlock: when DEADLOCK_POINTS inter-block points pass with no progress (no atomic changed
- * global memory, no barrier opened, no thread ended and no block started), the resident blocks
- * only poll: the launch ends with a report naming each one and where its threads wait.
+ * Deadlock: when g_deadlock_points (200,000; CPU_DEADLOCK_POINTS) inter-block points pass with no
+ * progress (no atomic changed global memory, no barrier opened, no thread ended and no block
+ * started), and at least POINTS_PER_THREAD for each thread that reached one, the resident blocks
+ * only poll: the launch ends with a report naming each one and where its threads wait. The second
+ * bound is for long loops that are work, not waiting: every thread of four resident blocks summing
+ * 20,000 elements in a loop of its own (a correct O(n^2) scan) passes 1,250 points each before the
+ * first ends.
  */
 #include "runtime.h"
 
@@ -118,7 +122,8 @@ struct block_slot {
 std::vector<block_slot> g_slots;
 int g_loaded = -1; /* the slot whose state is in the globals; -1 none */
 unsigned long long g_sched_rng;
-const unsigned long long DEADLOCK_POINTS = 200000;
+const unsigned long long POINTS_PER_THREAD = 4096;
+unsigned long long g_idle_stretch; /* numbers the stretches without progress (fiber::idle_mark) */
 
 /* Puts the running block's state into its slot (and its static shared memory into the image). */
 void save_slot(int k)
@@ -164,7 +169,8 @@ void load_slot(int k)
 }
 
 /* The resident blocks only poll: report each with where its threads are, and end the launch. */
-void report_deadlock(unsigned long long finished, unsigned long long not_started, int resident)
+void report_deadlock(unsigned long long points, unsigned long long finished,
+                     unsigned long long not_started, int resident)
 {
     if (g_loaded >= 0)
         save_slot(g_loaded);
@@ -187,7 +193,7 @@ void report_deadlock(unsigned long long finished, unsigned long long not_started
                  "%d blocks resident, started in an order the seed picks, so a block that waits "
                  "for one that is not running, or for a value no block publishes, waits forever, "
                  "as on a GPU",
-                 g_launch->name, DEADLOCK_POINTS, parts.c_str(), finished, not_started, resident);
+                 g_launch->name, points, parts.c_str(), finished, not_started, resident);
 }
 
 /* The scheduler's safe point: true when the launch must end, after a kernel error or because the
@@ -211,6 +217,7 @@ struct grid_run {
     int busy;                      /* slots with a block */
     int cur;                       /* the loaded slot; -1 none */
     unsigned long long idle, seen; /* inter-block points since g_progress was last seen to move */
+    unsigned long long pollers;    /* the threads that reached one of them */
     long long floor;               /* below every priority given so far */
 };
 
@@ -267,7 +274,8 @@ enum slot_run { SLOT_WAITS, SLOT_SWITCHED, SLOT_STOPPED };
 slot_run run_slot(grid_run &r)
 {
     while (!g_pool.empty()) {
-        resume(g_fibers[pick_next()]);
+        fiber *f = g_fibers[pick_next()];
+        resume(f);
         if (launch_stopped())
             return SLOT_STOPPED;
         if (!g_switch_req)
@@ -275,10 +283,17 @@ slot_run run_slot(grid_run &r)
         g_switch_req = false;
         if (lab_cpu::g_progress != r.seen) {
             r.seen = lab_cpu::g_progress;
-            r.idle = 0;
-        } else if (++r.idle > DEADLOCK_POINTS) {
-            report_deadlock(r.finished, r.total - r.head, r.resident);
-            return SLOT_STOPPED;
+            r.idle = r.pollers = 0;
+            g_idle_stretch++;
+        } else {
+            if (f->idle_mark != g_idle_stretch) {
+                f->idle_mark = g_idle_stretch;
+                r.pollers++;
+            }
+            if (++r.idle > g_deadlock_points && r.idle > POINTS_PER_THREAD * r.pollers) {
+                report_deadlock(r.idle, r.finished, r.total - r.head, r.resident);
+                return SLOT_STOPPED;
+            }
         }
         if (r.busy > 1 && g_switch_demote && splitmix(g_sched_rng) % g_switch_demote == 0)
             g_slots[r.cur].prio = --r.floor;
@@ -354,7 +369,8 @@ void run_blocks(const dim3 &grid, size_t shmem)
     r.busy = r.resident;
     r.cur = r.resident > 1 ? -1 : 0;
     g_switch_req = false;
-    r.idle = 0;
+    r.idle = r.pollers = 0;
+    g_idle_stretch++;
     r.seen = lab_cpu::g_progress;
     r.floor = 0;
     while (r.busy > 0) {

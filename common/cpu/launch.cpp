@@ -15,6 +15,7 @@ launch_t *g_launch;
 unsigned long long g_seed = 1;
 int g_timeout_s = 120;
 int g_resident = 4;
+unsigned long long g_deadlock_points = 200000;
 std::map<const void *, int> g_func_smem;
 
 namespace {
@@ -33,6 +34,9 @@ void read_settings()
     const char *t = getenv("CPU_KERNEL_TIMEOUT");
     if (t && *t)
         g_timeout_s = atoi(t);
+    const char *d = getenv("CPU_DEADLOCK_POINTS"); /* tests: a smaller bound, found sooner */
+    if (d && *d)
+        g_deadlock_points = std::max(1000ull, strtoull(d, NULL, 10));
     const char *r = getenv("CPU_RESIDENT_BLOCKS");
     if (r && *r)
         g_resident = std::max(1, std::min(64, atoi(r)));

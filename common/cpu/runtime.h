@@ -95,6 +95,8 @@ void watchdog_stop();
 extern unsigned long long g_seed; /* CPU_SCHED_SEED */
 extern int g_timeout_s;           /* CPU_KERNEL_TIMEOUT */
 extern int g_resident;            /* blocks resident at once (CPU_RESIDENT_BLOCKS) */
+extern unsigned long long
+    g_deadlock_points; /* no-progress points before a deadlock (CPU_DEADLOCK_POINTS) */
 
 /* ---- memory (memory.cpp) --------------------------------------------------------------------- */
 
@@ -153,6 +155,7 @@ struct fiber {
     unsigned spins;
     const char *spin_file; /* its last inter-block point (a deadlock report names it) */
     int spin_line;
+    unsigned long long idle_mark; /* the stretch without progress it was last counted in */
 };
 
 const size_t STACK_BYTES = 256 * 1024; /* per thread; kernels keep small arrays there */
