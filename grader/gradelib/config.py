@@ -7,6 +7,7 @@ the file is caught instead of silently ignored.
 import copy
 import json
 import math
+import os
 import re
 
 from . import contract, feedback
@@ -209,6 +210,34 @@ def _check_sandbox(s):
                               f"\"scan-run\" (got {json.dumps(v)})")
 
 
+# "late" and "gradebook" (top level, optional): the late policy (policy.py: due dates, grace,
+# penalty) and the LMS gradebook's column names (lms.py: gradebook.columns {lab: name}).
+TOP_KEYS = ("course", "mode", "defaults", "labs", "static", "gradescope", "feedback", "sandbox",
+            "late", "gradebook")
+
+
+def _term_sections(data):
+    """(the "late" section or None, the "gradebook" section), checked (ConfigError)."""
+    from . import lms, policy
+    try:
+        if "late" in data:
+            policy.check_late(data["late"], contract_labs())
+        lms.check_columns(data.get("gradebook", {}))
+    except ValueError as e:
+        raise ConfigError(str(e))
+    return data.get("late"), dict(data.get("gradebook", {}))
+
+
+def contract_labs():
+    """The course's lab ids (common/course/NN_name.h), or None when they cannot be listed."""
+    folder = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                          "common", "course")
+    try:
+        return sorted(f[:-2] for f in os.listdir(folder) if f.endswith(".h") and re.fullmatch(r"\d\d_\w+\.h", f))
+    except OSError:
+        return None
+
+
 def _merge(base, over):
     out = copy.deepcopy(base)
     for k, v in over.items():
@@ -254,9 +283,8 @@ class Config:
         if not isinstance(data, dict):
             raise ConfigError(f"{path}: the top level must be an object")
         for k in data:
-            if k not in ("course", "mode", "defaults", "labs", "static", "gradescope", "feedback", "sandbox"):
-                raise ConfigError(f"{path}: unknown key {json.dumps(k)} "
-                                  f"(known: course, mode, defaults, labs, static, gradescope, feedback, sandbox)")
+            if k not in TOP_KEYS:
+                raise ConfigError(f"{path}: unknown key {json.dumps(k)} (known: {', '.join(TOP_KEYS)})")
         _one_of(MODES)(data.get("mode", "auto"), "mode")
         _check_gradescope(data.get("gradescope", {}))
         _check_feedback(data.get("feedback", {}))
@@ -281,6 +309,7 @@ class Config:
         # the limits on program output in the feedback (feedback.configure takes them)
         self.feedback = dict(FEEDBACK_DEFAULTS, **data.get("feedback", {}))
         self.sandbox = dict(SANDBOX_DEFAULTS, **data.get("sandbox", {}))
+        self.late, self.gradebook = _term_sections(data)
         self.defaults = data["defaults"]
         self.labs = labs
         self.static = static

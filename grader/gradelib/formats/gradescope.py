@@ -13,6 +13,7 @@ import json
 
 from .. import feedback
 from ..config import GRADESCOPE_DEFAULTS
+from ..policy import late_lines
 from ..status import NOT_GRADED
 from . import Format
 from .details import lab_detail_lines, stopped
@@ -90,6 +91,10 @@ def _correctness_test(lab, seed):
         out += "\n" + c["note"]
     if c.get("variants"):
         out += "\nvariants:\n" + "\n".join("  " + v["line"] for v in c["variants"])
+    if (lab.get("late") or {}).get("percent"):  # the late policy (policy.py) scaled every part's points
+        late = lab["late"]
+        out += (f"\nlate: {late['days_late']} day(s) after {late['due']}: -{late['percent']:g}% on this lab "
+                f"({late['points_before']:g} -> {lab['points']:g} points)")
     return _test(lab, "correctness", f"{lab['lab']}: correctness", c["points"], c["max"], c["passed"] == c["total"], out)
 
 
@@ -127,7 +132,7 @@ def render(result, colour=False):
             del t["number"]
     board = [{"name": f"{lab['lab']} GB/s", "value": lab["speed"]["gbps"], "order": "desc"}
              for lab in result["labs"] if not stopped(lab) and lab["speed"].get("gbps")]
-    why = f"\n{result['message']}" if result.get("message") else ""
+    why = "".join(f"\n{line}" for line in ([result["message"]] if result.get("message") else []) + late_lines(result))
     doc = {
         "score": result["points"],
         "output": (f"Graded {len(result['labs'])} labs in {result['mode']} mode on "
