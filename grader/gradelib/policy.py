@@ -266,7 +266,8 @@ class Term:
 
     def due(self, lab, student, platform_due=None):
         """(the lab's due date for student with any extension, or None, the extension text)."""
-        base = self.late["due"].get(lab, self.late["due"].get("default")) if self.late else None
+        dues = (self.late or {}).get("due", {})
+        base = dues.get(lab, dues.get("default"))
         base = parse_time(base) if base else platform_due
         ext = self.extensions.get(student, {})
         ext = ext.get(lab, ext.get("*"))
