@@ -67,7 +67,10 @@ MODES = ("auto", "gpu", "cpu")
 # "gradescope" (top level, optional): numbers: whether tests carry a number (lab.part, e.g. "3.2");
 # stdout_visibility: who sees the grader's stdout (it prints the whole table, every part's points
 # included); "auto" gives it the visibility of the least visible part (formats/gradescope.py).
-GRADESCOPE_DEFAULTS = {"numbers": True, "stdout_visibility": "auto"}
+# public_cases: {"max_n": N, "visibility": V}: one more test per lab, worth 0, that shows the
+# correctness cases with n <= N (a public smoke set) with visibility V, while the correctness test
+# itself keeps the lab's visibility (the full matrix, e.g. after_due_date); null: none.
+GRADESCOPE_DEFAULTS = {"numbers": True, "stdout_visibility": "auto", "public_cases": None}
 # "feedback" (top level, optional): how much of what a submission prints reaches the feedback, in
 # bytes (gradelib/feedback.py: the quoted end of a program's output in a case message, a whole case
 # message, one test's or lab's output, one results document). Gradescope renders poorly past about
@@ -175,6 +178,12 @@ def _check_gradescope(g):
                 raise ConfigError(f"gradescope.numbers must be true or false (got {json.dumps(v)})")
         elif k == "stdout_visibility":
             _one_of(("auto",) + VISIBILITIES)(v, "gradescope.stdout_visibility")
+        elif k == "public_cases":
+            if v is not None and (not isinstance(v, dict) or set(v) != {"max_n", "visibility"}):
+                raise ConfigError("gradescope.public_cases must be null or {\"max_n\": N, \"visibility\": V}")
+            if v is not None:
+                _number(1, integer=True)(v["max_n"], "gradescope.public_cases.max_n")
+                _one_of(VISIBILITIES)(v["visibility"], "gradescope.public_cases.visibility")
         else:
             raise ConfigError(f"gradescope: unknown key {json.dumps(k)} (known: {', '.join(GRADESCOPE_DEFAULTS)})")
 

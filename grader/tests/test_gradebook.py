@@ -200,7 +200,7 @@ class Visibility(unittest.TestCase):
                 config.Config(with_settings(gradescope=bad))
             self.assertIn(msg, str(cm.exception))
         c = config.Config(with_settings(gradescope={"stdout_visibility": "hidden"}))
-        self.assertEqual(c.gradescope, {"numbers": True, "stdout_visibility": "hidden"})
+        self.assertEqual(c.gradescope, {"numbers": True, "stdout_visibility": "hidden", "public_cases": None})
 
     def test_visibility_is_not_part_of_the_grading_key(self):
         args = argparse.Namespace(no_sanitizer=False, only_submitted=False)

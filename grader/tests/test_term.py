@@ -5,7 +5,6 @@ class seed and --only regrades (gradelib/seeds.py); the batch display (the ETA f
 gradings, the whole class in the final table); and bad roster and extensions files refused with
 file:line:column and exit code 5. Batch runs use a fake grader (as test_grader_pipeline's
 BatchSafety does)."""
-import copy
 import csv
 import datetime as dt
 import io
@@ -195,6 +194,39 @@ class BadInput(unittest.TestCase):
                            ({"penalty": {"table": [[3, 10], [1, 20]]}}, "days growing")]:
             with self.assertRaisesRegex(config.ConfigError, want):
                 config.Config(dict(data, late=late))
+
+
+class PublicCases(unittest.TestCase):
+    """gradescope.public_cases: a public smoke set visible at once, the full matrix after the due date."""
+
+    def render(self, public):
+        with open(CONFIG) as f:
+            data = json.load(f)
+        data["defaults"]["visibility"]["correctness"] = "after_due_date"
+        data["gradescope"] = {"public_cases": public}
+        cfg = config.Config(data)
+        lab = lab_result("01_serial", 0.0, cfg)
+        fail = {"seed": 1, "kind": "wrong", "options": "", "message": "wrong at 3", "reproduce": "make run"}
+        lab["correctness"].update(passed=30, total=32, failures=[dict(fail, n=31, dist="ones"),
+                                                                 dict(fail, n=1048577, dist="random")])
+        result = {"status": "graded", "points": 0.0, "max_points": 60, "seed": 1, "mode": "cpu", "labs": [lab]}
+        return json.loads(gradescope.render(gradescope.present(result, cfg)))
+
+    def test_a_visible_smoke_test_beside_the_hidden_matrix(self):
+        doc = self.render({"max_n": 1025, "visibility": "visible"})
+        public, full = doc["tests"][0], doc["tests"][1]
+        self.assertEqual((public["name"], public["number"], public["visibility"], public["max_score"]),
+                         ("01_serial: public cases (n <= 1025)", "1.0", "visible", 0.0))
+        self.assertEqual(public["status"], "failed")
+        self.assertIn("n=31 dist=ones", public["output"])
+        self.assertNotIn("n=1048577", public["output"])  # a hidden case stays hidden
+        self.assertEqual((full["number"], full["visibility"]), ("1.1", "after_due_date"))
+        self.assertIn("n=1048577", full["output"])
+        self.assertEqual(doc["score"], sum(t["score"] for t in doc["tests"]))
+        self.assertEqual(doc["stdout_visibility"], "after_due_date")  # the stdout shows everything
+        self.assertEqual(len(self.render(None)["tests"]), 1)  # not configured: no public test
+        with self.assertRaisesRegex(config.ConfigError, "public_cases.visibility"):
+            self.render({"max_n": 1025, "visibility": "soon"})
 
 
 class Seeds(unittest.TestCase):
