@@ -275,7 +275,7 @@ class Builder:
         """The object of lab's course-owned descriptor (common/course/<lab>.c) that `prepare`
         builds and `make lab-binary` links."""
         top = os.path.join(self.common, "cpu") if self.mode == "cpu" else self.common
-        return os.path.join(top, "common", "labs", lab + ".o")
+        return os.path.join(top, "common", "course", lab + ".o")
 
     def _build_key(self, src, lab, bases=None):
         h = hashlib.sha256(sha256_file(src).encode())
@@ -293,7 +293,7 @@ class Builder:
         (a changed declaration must rebuild a reused build)."""
         common = os.path.join(self.root, "common")
         return [os.path.join(common, "lab.h"), os.path.join(common, "cuda_check.h"),
-                os.path.join(common, "labs", lab + ".h")]
+                os.path.join(common, "course", lab + ".h")]
 
     @staticmethod
     def _base_args(bases):
