@@ -387,6 +387,32 @@ class TermBatch(unittest.TestCase):
         self.assertEqual(book[0][:5], ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"])
         self.assertEqual([row[5] for row in book[1:]], ["60", "60", "60", ""])
 
+    def test_single_mode_reads_gradescopes_metadata(self):
+        meta = os.path.join(self.tmp, policy.METADATA)
+        with open(meta, "w") as f:
+            json.dump({"created_at": "2026-12-05T10:00:00-05:00", "assignment": {"due_date": None}}, f)
+        with open(CONFIG) as f:
+            data = json.load(f)
+        data["late"] = {"due": {"01_serial": DUE}, "penalty": {"table": [[1, 15], [7, 50]]}}
+        cfg = os.path.join(self.tmp, "config.json")
+        with open(cfg, "w") as f:
+            json.dump(data, f)
+        argv = ["--src", os.path.join(self.subs, "alice"), "--labs", "01", "--cpu", "--config", cfg,
+                "--metadata", meta, "--format", "gradescope"]
+        with unittest.mock.patch("sys.stdout", new_callable=io.StringIO) as out, \
+                unittest.mock.patch("sys.stderr", new_callable=io.StringIO) as err:
+            self.assertEqual(self.grade.main(argv), 0)
+        doc = json.loads(out.getvalue())
+        self.assertEqual(doc["score"], 51.0)  # 15 hours late: 1 day, -15%
+        self.assertIn("01_serial 1 day late: -15% (60 -> 51 points)", err.getvalue())
+        with open(meta, "w") as f:
+            json.dump({"assignment": {}}, f)
+        with unittest.mock.patch("sys.stdout", new_callable=io.StringIO) as out, \
+                unittest.mock.patch("sys.stderr", new_callable=io.StringIO) as err:
+            self.assertEqual(self.grade.main(argv), 0)
+        self.assertEqual(json.loads(out.getvalue())["score"], 60.0)  # no time: on time, with a warning
+        self.assertIn("no readable created_at; no submission time: graded as on time", err.getvalue())
+
     def test_a_bad_roster_or_extensions_file_exits_5(self):
         bad = os.path.join(self.tmp, "r.csv")
         with open(bad, "w") as f:
