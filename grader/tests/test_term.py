@@ -428,6 +428,21 @@ class TermBatch(unittest.TestCase):
         self.assertEqual(self.graded, [])  # refused before grading anything
 
 
+class Workers(unittest.TestCase):
+    def test_gpu_workers_and_slurm_jobs_get_the_terms_options(self):
+        import grade
+        from gradelib import cluster
+        args, _ = grade.parse_args(["--submissions", "/s", "--roster", "r.csv", "--extensions", "e.csv",
+                                    "--gradebook-format", "moodle"])
+        a = cluster.forwarded(args)
+        self.assertEqual(a[a.index("--extensions") + 1], os.path.abspath("e.csv"))  # workers stamp late work
+        self.assertEqual(a[a.index("--gradebook-format") + 1], "moodle")  # the merge writes the gradebook
+        for bad in (["--only", "x", "--gpus", "all"], ["--seed", "1", "--new-seed"], ["--src", "labs", "--only", "x"]):
+            with unittest.mock.patch("sys.stderr", new_callable=io.StringIO), self.assertRaises(SystemExit) as cm:
+                grade.parse_args(["--submissions", "/s"] + bad if bad[0] != "--src" else bad)
+            self.assertEqual(cm.exception.code, 2, bad)
+
+
 class Display(unittest.TestCase):
     def test_the_eta_counts_only_real_gradings_with_their_median(self):
         clock, out = Clock(), io.StringIO()
