@@ -175,7 +175,7 @@ def main(argv=None):
         log(str(e))
         return EXIT_BAD_INPUT
     lms.configure(args.gradebook_format, config.gradebook.get("columns"))
-    if args.submissions and not args.merge:  # the class seed, stored with the results (gradelib/seeds.py)
+    if args.submissions and not args.merge and os.path.isdir(args.submissions):  # the class seed (gradelib/seeds.py)
         try:
             seed, how = seeds.class_seed(batch.results_folder(args), args.seed, args.new_seed)
         except seeds.SeedError as e:

@@ -71,7 +71,8 @@ def still_to_grade(run, subs):
         if stored is not None and stored.get("seed") != run.seed:  # the class is graded on one seed (seeds.py)
             stored = None
         if stored is not None:
-            if policy.stamp_batch(run.args.term, stored, student, path, log):  # a new due date or extension
+            # today's late policy (a new due date, an extension granted since) on the stored result
+            if policy.stamp_batch(getattr(run.args, "term", None), stored, student, path, log):
                 write_student_files(stored, run.results_dir, student, formats.STORED)
             if run.args.format in formats.side_files():
                 try:  # with the config's visibility of today (not part of the grading key)
@@ -295,7 +296,7 @@ def grade_queue(run, todo):
             try:
                 result = grade_student(run, student, fp, t0, cur)
                 if result.get("status") not in NOT_GRADED:
-                    policy.stamp_batch(run.args.term, result, student, path, log)
+                    policy.stamp_batch(getattr(run.args, "term", None), result, student, path, log)
             except InfraError as e:  # the machine, not the submission: this row says so, the rest wait
                 result = store_result(run, student, fp, t0, dict(runs.infra_result(run.args, run.seed, str(e), run.config),
                                                                  student=student, submission_sha256=fp))

@@ -191,7 +191,7 @@ def grade_one(args, config, seed, labs):
     result = assemble(grader, results, seed, t0, status=Status.NO_LABS_FOUND if nothing else Status.GRADED,
                       why=found.problem if nothing else "")
     if getattr(args, "metadata", None):  # the late policy, from Gradescope's submission_metadata.json
-        policy.stamp_single(args.term, result, name, args.metadata, log)
+        policy.stamp_single(getattr(args, "term", None), result, name, args.metadata, log)
     log(f"done in {result['elapsed_s']} s")
     emit(formats.render(result, args.format, sys.stdout, to_terminal=not args.out), args.out)
     if args.out and args.format != formats.DEFAULT:

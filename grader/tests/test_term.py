@@ -4,7 +4,8 @@ extensions (gradelib/policy.py) from Gradescope's submission_metadata.json or a 
 class seed and --only regrades (gradelib/seeds.py); the batch display (the ETA from real
 gradings, the whole class in the final table); and bad roster and extensions files refused with
 file:line:column and exit code 5. Batch runs use a fake grader (as test_grader_pipeline's
-BatchSafety does)."""
+BatchSafety does). Over 400 lines: the term's features share these fixtures (the fake grader, the
+stored results, the config with a late policy), and each class below is one feature."""
 import csv
 import datetime as dt
 import io
