@@ -72,7 +72,8 @@ def parse_args(argv):
     ap.add_argument("--format", choices=formats.names(), default=formats.DEFAULT, help=formats.help_text())
     ap.add_argument("--out", metavar="FILE", help="write the --format output here instead of stdout")
     ap.add_argument("--config", default=os.path.join(HERE, "config.json"), help="grading config (JSON)")
-    ap.add_argument("--seed", type=int, help="input seed (default: a fresh one, printed)")
+    ap.add_argument("--seed", type=int, help="input seed (default: a fresh one, printed; a batch's is its class "
+                                             "seed, stored with the results)")
     ap.add_argument("--work", default=os.path.join(ROOT, "build", "grader"),
                     help="the grader's private build folder (default: build/grader)")
     mode = ap.add_mutually_exclusive_group()

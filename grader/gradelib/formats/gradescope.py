@@ -2,7 +2,8 @@
 test per lab and part (numbered lab.part, tagged, visible as the config's "visibility" says: visible,
 after_due_date, after_published or hidden; numbers can be switched off and the grader's stdout,
 which shows every part, is by default no more visible than the least visible part: the config's
-"gradescope" section), a leaderboard of GB/s per GPU lab. Also for a failed build (the lab's
+"gradescope" section; with gradescope.public_cases, a 0-point test per lab of its small cases with a
+visibility of its own), a leaderboard of GB/s and of the time against the reference per GPU lab. Also for a failed build (the lab's
 tests score 0 with the compiler's message), and when the grader itself failed (an
 infrastructure error, or a grader error on one submission of a batch): a score of 0, no tests,
 and an output that says so. Nothing tells the instructor by itself, so the output asks the
