@@ -374,8 +374,11 @@ def stamp_batch(term, result, student, path, log):
     """Batch mode: the late policy applied to a result from its submission's time (handed_in);
     True when the result changed."""
     before = json.dumps(result, sort_keys=True)
-    when, due, source, warning = handed_in(path)
-    (term or Term(None)).stamp(result, student, when, due, source, warning)
+    try:
+        when, due, source, warning = handed_in(path)
+        (term or Term(None)).stamp(result, student, when, due, source, warning)
+    except Exception as e:  # noqa: BLE001 (a result is always written: unstamped, said so)
+        result["late"] = {"warning": f"the late policy could not be applied ({type(e).__name__}: {e})"}
     info = result.get("late") or {}
     if info.get("warning"):
         log(f"{student}: late policy: {info['warning']}")
