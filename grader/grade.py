@@ -26,6 +26,8 @@ Exit codes:
      solution does not build or run. Not a grade: Gradescope output scores it 0 and says the
      grader failed to run (not a judgement of the code; ask for a regrade).
   4  batch: two submissions would write the same result file (alice/ and alice.zip)
+  5  bad input file: a --roster or --extensions file with a missing column, a repeated
+     submission or id, or a date it cannot read (the message says file:line:column)
   130 interrupted (Ctrl-C, SIGTERM): what finished is kept; the same command resumes
 """
 # This file reads the options and calls one of: gradelib/runs.py grade_one (one submission, --src)
@@ -38,12 +40,12 @@ import traceback
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-from gradelib import batch, cluster, config as configmod, feedback, formats, gradebook, resources, runs  # noqa: E402
-from gradelib import report  # noqa: E402
+from gradelib import batch, cluster, config as configmod, feedback, formats, resources, runs  # noqa: E402
+from gradelib import lms, policy, report, seeds  # noqa: E402
 from gradelib.build import InfraError  # noqa: E402
 from gradelib.grading import course_labs, select_labs  # noqa: E402
 from gradelib.progress import log  # noqa: E402
-from gradelib.runs import EXIT_INFRA, EXIT_INTERNAL, EXIT_GRADED, EXIT_USAGE, ROOT  # noqa: E402
+from gradelib.runs import EXIT_BAD_INPUT, EXIT_INFRA, EXIT_INTERNAL, EXIT_GRADED, EXIT_USAGE, ROOT  # noqa: E402
 
 
 def _joined(argv):
@@ -74,7 +76,8 @@ def parse_args(argv):
     ap.add_argument("--format", choices=formats.names(), default=formats.DEFAULT, help=formats.help_text())
     ap.add_argument("--out", metavar="FILE", help="write the --format output here instead of stdout")
     ap.add_argument("--config", default=os.path.join(HERE, "config.json"), help="grading config (JSON)")
-    ap.add_argument("--seed", type=int, help="input seed (default: a fresh one, printed)")
+    ap.add_argument("--seed", type=int, help="input seed (default: a fresh one, printed; a batch's is its class "
+                                             "seed, stored with the results)")
     ap.add_argument("--work", default=os.path.join(ROOT, "build", "grader"),
                     help="the grader's private build folder (default: build/grader)")
     mode = ap.add_mutually_exclusive_group()
@@ -101,6 +104,17 @@ def parse_args(argv):
     ap.add_argument("--prepare-only", action="store_true",
                     help="build the harness and the reference solutions into --work and stop (no GPU "
                          "needed: for a container or Gradescope image built ahead of grading)")
+    term = ap.add_argument_group("the term: gradebook, late work, regrades (grader/README.md, \"The term\")")
+    term.add_argument("--gradebook-format", choices=lms.FORMATS, default="csv",
+                      help="batch: gradebook.csv for import into canvas, moodle or blackboard (default: csv)")
+    term.add_argument("--extensions", metavar="CSV", help="batch: extensions (columns submission, lab, "
+                                                          "extension: days or a new due date)")
+    term.add_argument("--metadata", metavar="JSON", help="Gradescope's submission_metadata.json: the time "
+                                                         "handed in, for the late policy (single mode)")
+    term.add_argument("--only", nargs="+", metavar="NAME", help="batch: regrade these students only (with the "
+                                                                "class seed); the class files cover everyone")
+    term.add_argument("--new-seed", action="store_true",
+                      help="batch: draw a new class seed (every submission is then graded again)")
     cl = ap.add_argument_group("a class over several GPUs or machines (batch mode; grader/README.md)")
     cl.add_argument("--gpus", metavar="LIST",
                     help="one worker per GPU: all, or ids such as 0,1 (each worker sees its GPU alone)")
@@ -130,11 +144,16 @@ def parse_args(argv):
         ap.error("--seed must be a non-negative whole number below 2^63")
     if args.case_timeout is not None and not 0 < args.case_timeout <= 3600:
         ap.error("--case-timeout must be between 0 and 3600 seconds")
-    batch_only = [o for o in ("gpus", "shard", "merge", "slurm", "claim", "roster") if getattr(args, o)]
+    batch_only = [o for o in ("gpus", "shard", "merge", "slurm", "claim", "roster", "extensions", "only", "new_seed")
+                  if getattr(args, o)]
     if batch_only and not args.submissions:
-        ap.error(f"--{batch_only[0]} needs --submissions DIR")
+        ap.error(f"--{batch_only[0].replace('_', '-')} needs --submissions DIR")
     if sum(bool(getattr(args, o)) for o in ("gpus", "shard", "merge", "slurm", "claim")) > 1:
         ap.error("choose one of --gpus, --shard, --merge and --slurm")
+    if args.only and (args.gpus or args.shard or args.merge or args.slurm):
+        ap.error("--only regrades here, in one process: leave out --gpus, --shard, --merge and --slurm")
+    if args.new_seed and args.seed is not None:
+        ap.error("choose one of --seed and --new-seed")
     for name in ("jobs", "gpu_jobs", "shards"):
         v = getattr(args, name)
         if v is not None and v < 1:
@@ -166,15 +185,22 @@ def main(argv=None):
     except ValueError as e:
         log(str(e))
         return EXIT_USAGE
-    roster = None
-    if args.roster:
+    try:  # the roster, the extensions and the late policy (gradelib/policy.py)
+        roster, args.term = policy.read_term(args, config, all_labs)
+    except policy.BadInput as e:
+        log(str(e))
+        return EXIT_BAD_INPUT
+    lms.configure(args.gradebook_format, config.gradebook.get("columns"))
+    if args.submissions and not args.merge and os.path.isdir(args.submissions):  # the class seed (gradelib/seeds.py)
         try:
-            roster = gradebook.read_roster(args.roster)
-        except gradebook.RosterError as e:
+            seed, how = seeds.class_seed(batch.results_folder(args), args.seed, args.new_seed)
+        except seeds.SeedError as e:
             log(str(e))
             return EXIT_USAGE
-    seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "little")
-    log(f"seed {seed} (pass --seed {seed} to reproduce these inputs)")
+        log(seeds.describe(seed, how, batch.results_folder(args)))
+    else:
+        seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "little")
+        log(f"seed {seed} (pass --seed {seed} to reproduce these inputs)")
     log(resources.describe())
     try:
         if args.prepare_only:

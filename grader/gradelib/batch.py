@@ -13,7 +13,7 @@ import sys
 import time
 import traceback
 
-from . import cluster, formats, gradebook, proc, resources, runs, uploads
+from . import cluster, formats, gradebook, policy, proc, resources, runs, seeds, uploads
 from . import submissions as subsmod
 from .build import InfraError
 from .formats.gradescope import present
@@ -68,7 +68,12 @@ def still_to_grade(run, subs):
     for student, path in subs:
         fp = subsmod.fingerprint(path)
         stored = None if run.args.force else subsmod.already_graded(run.results_dir, student, fp, run.key)
+        if stored is not None and stored.get("seed") != run.seed:  # the class is graded on one seed (seeds.py)
+            stored = None
         if stored is not None:
+            # today's late policy (a new due date, an extension granted since) on the stored result
+            if policy.stamp_batch(getattr(run.args, "term", None), stored, student, path, log):
+                write_student_files(stored, run.results_dir, student, formats.STORED)
             if run.args.format in formats.side_files():
                 try:  # with the config's visibility of today (not part of the grading key)
                     write_student_files(present(stored, run.config), run.results_dir, student, run.args.format)
@@ -162,10 +167,26 @@ def finish_batch(run, subs, summary, class_files=True, not_reached=0):
                            not_reached))
     if class_files:
         log_class_summary(run.results_dir, [s for s, _ in subs])
+    if class_files:  # the whole class, those graded now marked (a resume's table is the class's too)
+        summary = class_table(run.results_dir, [s for s, _ in subs], {s for s, *_ in summary})
     lines = [f"{'student':24} {'points':>8} {'max':>6}  status"]
     for student, pts, mx, st in summary:
         lines.append(f"{student:24} {pts if pts is not None else '-':>8} {mx if mx is not None else '-':>6}  {st}")
     emit("\n".join(lines) + "\n", run.args.out)
+
+
+def class_table(results_dir, students, now):
+    """[(student, points, max points, status)] of every student from the stored results; the
+    status of one graded in an earlier run says so."""
+    rows = []
+    for student in students:
+        r = subsmod.read_result(results_dir, student)
+        if r is None:
+            rows.append((student, None, None, "no result"))
+            continue
+        st = str(r.get("status")) + ("" if student in now else " (earlier run)")
+        rows.append((student, r.get("points"), r.get("max_points"), st))
+    return rows
 
 
 def results_folder(args):
@@ -226,6 +247,13 @@ def grade_batch(args, config, seed, labs, roster=None):
     if args.gpus or args.slurm:
         return distribute(args, seed, subs, results_dir, labs, roster)
     mine = subs
+    if args.only:  # a regrade of these students, on the class seed
+        mine, unknown = seeds.only(subs, args.only)
+        if unknown:
+            log(f"--only: no submission named {', '.join(unknown)} in {args.submissions}")
+            return EXIT_USAGE
+        args.force = True
+        log(f"--only: regrading {len(mine)} of {len(subs)} submissions")
     if args.shard:
         i, n = cluster.parse_shard(args.shard)
         mine = cluster.shard_of(subs, i, n)
@@ -259,13 +287,16 @@ def grade_queue(run, todo):
         nxt = next(queue, None)
         fut = pool.submit(unpack_and_build, run, nxt[0], nxt[1]) if nxt else None
         while nxt is not None:
-            (student, _, fp), cur = nxt, fut
+            (student, path, fp), cur = nxt, fut
             nxt = next(queue, None)
             fut = pool.submit(unpack_and_build, run, nxt[0], nxt[1]) if nxt else None
             run.bar.step(student)
+            run.bar.show("building and grading")  # the bar names this student from now on
             t0 = time.monotonic()
             try:
                 result = grade_student(run, student, fp, t0, cur)
+                if result.get("status") not in NOT_GRADED:
+                    policy.stamp_batch(getattr(run.args, "term", None), result, student, path, log)
             except InfraError as e:  # the machine, not the submission: this row says so, the rest wait
                 result = store_result(run, student, fp, t0, dict(runs.infra_result(run.args, run.seed, str(e), run.config),
                                                                  student=student, submission_sha256=fp))
@@ -275,7 +306,7 @@ def grade_queue(run, todo):
                 log(f"infrastructure error while grading {student}, not a grade: {e}")
                 return summary, len(todo) - len(summary)
             result = store_result(run, student, fp, t0, result)
-            run.bar.advance()
+            run.bar.advance(counted=result.get("status") == Status.GRADED)  # the ETA: real gradings only
             run.bar.show(f"{result.get('points')}/{result.get('max_points')} points")
             summary.append((student, result.get("points"), result.get("max_points"), result.get("status")))
     return summary, None

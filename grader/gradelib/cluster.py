@@ -87,7 +87,8 @@ def claim(claim_dir, student):
 
 # Options a worker or shard task gets as the parent had them (grade.py's names).
 FORWARD_FLAGS = ("cpu", "gpu", "no_sanitizer", "force", "only_submitted", "isolated")
-FORWARD_VALUES = ("format", "config", "case_timeout", "gpu_jobs", "roster")
+FORWARD_VALUES = ("format", "config", "case_timeout", "gpu_jobs", "roster",
+                  "extensions", "gradebook_format")  # the term's (policy.py, lms.py): stamped by the workers
 
 
 def forwarded(args):
@@ -100,7 +101,7 @@ def forwarded(args):
     for name in FORWARD_VALUES:
         v = getattr(args, name, None)
         if v is not None:
-            out += ["--" + name.replace("_", "-"), os.path.abspath(v) if name in ("config", "roster") else str(v)]
+            out += ["--" + name.replace("_", "-"), os.path.abspath(v) if name in ("config", "roster", "extensions") else str(v)]
     if args.labs:
         out += ["--labs", *args.labs]
     return out

@@ -7,6 +7,7 @@ the file is caught instead of silently ignored.
 import copy
 import json
 import math
+import os
 import re
 
 from . import contract, feedback
@@ -66,7 +67,10 @@ MODES = ("auto", "gpu", "cpu")
 # "gradescope" (top level, optional): numbers: whether tests carry a number (lab.part, e.g. "3.2");
 # stdout_visibility: who sees the grader's stdout (it prints the whole table, every part's points
 # included); "auto" gives it the visibility of the least visible part (formats/gradescope.py).
-GRADESCOPE_DEFAULTS = {"numbers": True, "stdout_visibility": "auto"}
+# public_cases: {"max_n": N, "visibility": V}: one more test per lab, worth 0, that shows the
+# correctness cases with n <= N (a public smoke set) with visibility V, while the correctness test
+# itself keeps the lab's visibility (the full matrix, e.g. after_due_date); null: none.
+GRADESCOPE_DEFAULTS = {"numbers": True, "stdout_visibility": "auto", "public_cases": None}
 # "feedback" (top level, optional): how much of what a submission prints reaches the feedback, in
 # bytes (gradelib/feedback.py: the quoted end of a program's output in a case message, a whole case
 # message, one test's or lab's output, one results document). Gradescope renders poorly past about
@@ -174,6 +178,12 @@ def _check_gradescope(g):
                 raise ConfigError(f"gradescope.numbers must be true or false (got {json.dumps(v)})")
         elif k == "stdout_visibility":
             _one_of(("auto",) + VISIBILITIES)(v, "gradescope.stdout_visibility")
+        elif k == "public_cases":
+            if v is not None and (not isinstance(v, dict) or set(v) != {"max_n", "visibility"}):
+                raise ConfigError("gradescope.public_cases must be null or {\"max_n\": N, \"visibility\": V}")
+            if v is not None:
+                _number(1, integer=True)(v["max_n"], "gradescope.public_cases.max_n")
+                _one_of(VISIBILITIES)(v["visibility"], "gradescope.public_cases.visibility")
         else:
             raise ConfigError(f"gradescope: unknown key {json.dumps(k)} (known: {', '.join(GRADESCOPE_DEFAULTS)})")
 
@@ -249,6 +259,34 @@ def _check_slurm(s):
                               f"(letters, digits and _.:,+- only; got {json.dumps(v)})")
 
 
+# "late" and "gradebook" (top level, optional): the late policy (policy.py: due dates, grace,
+# penalty) and the LMS gradebook's column names (lms.py: gradebook.columns {lab: name}).
+TOP_KEYS = ("course", "mode", "defaults", "labs", "static", "gradescope", "feedback", "sandbox",
+            "late", "gradebook")
+
+
+def _term_sections(data):
+    """(the "late" section or None, the "gradebook" section), checked (ConfigError)."""
+    from . import lms, policy
+    try:
+        if "late" in data:
+            policy.check_late(data["late"], contract_labs())
+        lms.check_columns(data.get("gradebook", {}))
+    except ValueError as e:
+        raise ConfigError(str(e))
+    return data.get("late"), dict(data.get("gradebook", {}))
+
+
+def contract_labs():
+    """The course's lab ids (common/course/NN_name.h), or None when they cannot be listed."""
+    folder = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                          "common", "course")
+    try:
+        return sorted(f[:-2] for f in os.listdir(folder) if f.endswith(".h") and re.fullmatch(r"\d\d_\w+\.h", f))
+    except OSError:
+        return None
+
+
 def _merge(base, over):
     out = copy.deepcopy(base)
     for k, v in over.items():
@@ -294,10 +332,8 @@ class Config:
         if not isinstance(data, dict):
             raise ConfigError(f"{path}: the top level must be an object")
         for k in data:
-            if k not in ("course", "mode", "defaults", "labs", "static", "gradescope", "feedback", "sandbox") + EXTRA:
-                raise ConfigError(f"{path}: unknown key {json.dumps(k)} "
-                                  f"(known: course, mode, defaults, labs, static, gradescope, feedback, sandbox, "
-                                  f"{', '.join(EXTRA)})")
+            if k not in TOP_KEYS + EXTRA:
+                raise ConfigError(f"{path}: unknown key {json.dumps(k)} (known: {', '.join(TOP_KEYS + EXTRA)})")
         _one_of(MODES)(data.get("mode", "auto"), "mode")
         _check_gradescope(data.get("gradescope", {}))
         _check_feedback(data.get("feedback", {}))
@@ -326,6 +362,7 @@ class Config:
         _check_slurm(data.get("slurm", {}))
         self.similarity = dict(SIMILARITY_DEFAULTS, **data.get("similarity", {}))  # --similarity
         self.slurm = dict(SLURM_DEFAULTS, **data.get("slurm", {}))  # --slurm's job scripts
+        self.late, self.gradebook = _term_sections(data)
         self.defaults = data["defaults"]
         self.labs = labs
         self.static = static

@@ -9,14 +9,17 @@ A roster is a CSV file with a header row. Its columns, by name (case and spaces 
   id           the student id (also: student_id, sid)
   name         the student's name (also: full_name); or first_name and last_name
   email        (also: e-mail, mail)
-Only `submission` is required. Every roster student gets a gradebook row, with 0 and "no
-submission" when there is none; a submission that is not on the roster gets a row too, and a
+  section, sis_login, canvas_id   for Canvas's gradebook (lms.py)
+  extension    days of extension on every lab, or a new due date (policy.py)
+Only `submission` is required. Every roster student gets a gradebook row, with blank points and
+"no submission" when there is none; a submission that is not on the roster gets a row too, and a
 warning.
 """
-import csv
 import os
 import statistics
 
+from . import lms
+from .policy import BadInput, cell, column, parse_extension, read_table, where
 from .submissions import read_result, write_class_csv
 from .status import NOT_GRADED
 
@@ -27,69 +30,65 @@ ALIASES = {
     "first_name": ("first_name", "first"),
     "last_name": ("last_name", "last", "surname"),
     "email": ("email", "e-mail", "mail"),
+    # for the LMS gradebooks (lms.py) and the late policy (policy.py)
+    "section": ("section",),
+    "sis_login": ("sis_login", "sis_login_id", "login_id"),
+    "canvas_id": ("canvas_id",),
+    "extension": ("extension", "extension_days", "extra_days"),
 }
 
 
-class RosterError(Exception):
-    """A roster that cannot be used (one line)."""
-
-
-def _key(header):
-    return header.strip().lower().replace(" ", "_")
+class RosterError(BadInput):
+    """A roster that cannot be used (one line: file:line:column: what is wrong)."""
 
 
 def read_roster(path):
-    """[{submission, id, name, email}] from a roster CSV file; raises RosterError."""
+    """[{submission, id, name, email, first_name, last_name, section, sis_login, canvas_id,
+    extension}] from a roster CSV file (extension: policy.parse_extension's value or None);
+    raises RosterError for a missing submission column, an empty or repeated submission name, a
+    repeated id or an extension that is neither a number of days nor a date."""
     try:
-        with open(path, newline="", encoding="utf-8-sig") as f:
-            rows = list(csv.reader(f))
-    except OSError as e:
-        raise RosterError(f"--roster {path}: cannot read it: {e.strerror}")
-    except (UnicodeDecodeError, csv.Error) as e:
-        raise RosterError(f"--roster {path}: not a UTF-8 CSV file: {e}")
-    if not rows:
-        raise RosterError(f"--roster {path}: empty (a header row is needed: submission,id,name,email)")
-    header = [_key(h) for h in rows[0]]
-    cols = {}
-    for field, names in ALIASES.items():
-        for n in names:
-            if n in header:
-                cols[field] = header.index(n)
-                break
-    if "submission" not in cols:
-        raise RosterError(f"--roster {path}: no submission column (the header has {', '.join(rows[0])}; "
-                          f"name one of {', '.join(ALIASES['submission'])})")
-    out, seen = [], {}
-    for line, row in enumerate(rows[1:], start=2):
-        if not any(c.strip() for c in row):
-            continue
-
+        cols, body = read_table(path, "roster", ALIASES, ("submission",))
+    except BadInput as e:
+        raise RosterError(f"--roster {e}")
+    out, seen, ids = [], {}, {}
+    for line, row in body:
         def get(field):
-            i = cols.get(field)
-            return row[i].strip() if i is not None and i < len(row) else ""
+            return cell(row, cols, field)
         sub = get("submission")
         if not sub:
-            raise RosterError(f"--roster {path}: line {line} has no submission name")
+            raise RosterError(f"--roster {where(path, line, column(cols, 'submission'))}: no submission name")
         if sub in seen:
-            raise RosterError(f"--roster {path}: submission {sub!r} is on lines {seen[sub]} and {line}")
+            raise RosterError(f"--roster {where(path, line, column(cols, 'submission'))}: submission {sub!r} "
+                              f"is on lines {seen[sub]} and {line}")
         seen[sub] = line
+        if get("id"):
+            if get("id") in ids:
+                raise RosterError(f"--roster {where(path, line, column(cols, 'id'))}: id {get('id')!r} is on "
+                                  f"lines {ids[get('id')]} and {line}")
+            ids[get("id")] = line
+        try:
+            ext = parse_extension(get("extension"))
+        except ValueError as e:
+            raise RosterError(f"--roster {where(path, line, column(cols, 'extension'))}: the extension is not a "
+                              f"number of days or an ISO 8601 date with a timezone: {e}")
         name = get("name") or " ".join(x for x in (get("first_name"), get("last_name")) if x)
-        out.append({"submission": sub, "id": get("id"), "name": name, "email": get("email")})
+        out.append({"submission": sub, "id": get("id"), "name": name, "email": get("email"),
+                    "first_name": get("first_name"), "last_name": get("last_name"), "section": get("section"),
+                    "sis_login": get("sis_login"), "canvas_id": get("canvas_id"), "extension": ext})
     return out
 
 
-def _write(path, header, rows):
-    tmp = path + ".tmp"
-    with open(tmp, "w", newline="", encoding="utf-8") as f:
-        w = csv.writer(f)
-        w.writerow(header)
-        w.writerows(rows)
-    os.replace(tmp, path)
+def roster_extensions(roster):
+    """{submission: {'*': extension}} of the roster's extension column."""
+    return {p["submission"]: {"*": p["extension"]} for p in roster or [] if p.get("extension")}
 
 
 def write_gradebook(results_dir, students, labs, roster=None, warn=None):
-    """gradebook.csv in results_dir: one row per student (roster order, then the submissions not
-    on it), a column of points per lab, total, max and status. Returns the number of rows."""
+    """gradebook.csv in results_dir, in the --gradebook-format (lms.py): one row per student
+    (roster order, then the submissions not on it), a column of points per lab (blank without a
+    result), and in the grader's own format total, max, status and the late penalties. Returns
+    the number of rows."""
     roster = roster or []
     on_roster = {r["submission"] for r in roster}
     people = list(roster) + [{"submission": s, "id": "", "name": "", "email": ""}
@@ -99,20 +98,21 @@ def write_gradebook(results_dir, students, labs, roster=None, warn=None):
         warn(f"{len(stray)} submission{'s' if len(stray) != 1 else ''} not on the roster: {', '.join(stray[:5])}"
              + (" ..." if len(stray) > 5 else ""))
     graded = set(students)
-    rows = []
+    rows, max_of = [], {lab: 0 for lab in labs}
     for p in people:
         r = read_result(results_dir, p["submission"]) if p["submission"] in graded else None
         by_lab = {lab.get("lab"): lab for lab in (r or {}).get("labs", [])}
-        points = [by_lab[lab].get("points", 0) if lab in by_lab else 0 for lab in labs]
+        for lab in labs:
+            if lab in by_lab:
+                max_of[lab] = max(max_of[lab], by_lab[lab].get("max_points") or 0)
+        points = [by_lab[lab].get("points") if lab in by_lab else None for lab in labs]
         if r is None:
             status = "no submission" if p["submission"] not in graded else "no result"
         else:
             status = r.get("status", "")
-        rows.append([p["id"], p["name"], p["email"], p["submission"], *points,
-                     (r or {}).get("points", 0), (r or {}).get("max_points", ""), status])
-    _write(os.path.join(results_dir, "gradebook.csv"),
-           ["student_id", "name", "email", "submission", *labs, "total", "max", "status"], rows)
-    return len(rows)
+        late = "; ".join((r or {}).get("late", {}).get("penalties") or [])
+        rows.append((p, points, (r or {}).get("points"), (r or {}).get("max_points"), status, late))
+    return lms.write(os.path.join(results_dir, "gradebook.csv"), labs, rows, max_of)
 
 
 def write_class_files(results_dir, students, labs, roster=None, warn=None):

@@ -1,6 +1,7 @@
 """Progress on stderr: log lines stamped with the seconds since the grader started, and a
 progress bar (batch mode) that a log line never runs on from.
 """
+import statistics
 import sys
 import time
 
@@ -27,9 +28,10 @@ def clear_line():
 
 class Progress:
     """A progress bar on stderr (redrawn in place on a terminal, one line per step otherwise)
-    with an ETA: the mean time per submission graded in this run so far (from start(), after
-    the references are built; submissions skipped as already graded take no time) times the
-    submissions left."""
+    with an ETA: the median time per submission really graded in this run so far (the time from
+    the previous one's end, or from start(), after the references are built) times the
+    submissions left. Submissions skipped as already graded, and those done at once with nothing
+    to grade (no labs found), are not counted: they would pull the estimate down."""
 
     def __init__(self, total, stream=None, width=24, clock=time.monotonic):
         self.total = max(1, total)
@@ -40,17 +42,18 @@ class Progress:
         self.tty = hasattr(self.stream, "isatty") and self.stream.isatty()
         self.label = ""
         self.clock = clock
-        self.t0 = clock()
+        self.t0 = self.last = clock()
+        self.times = []  # seconds per submission really graded
 
     def start(self):
         """The grading starts now (the ETA's clock)."""
-        self.t0 = self.clock()
+        self.t0 = self.last = self.clock()
 
     def eta(self):
-        """' ETA 3m20s' from the mean time of the submissions graded so far, or ''."""
-        if not self.graded or self.done >= self.total:
+        """' ETA 3m20s' from the median time of the submissions really graded so far, or ''."""
+        if not self.times or self.done >= self.total:
             return ""
-        left = max(0.0, (self.clock() - self.t0) / self.graded * (self.total - self.done))
+        left = max(0.0, statistics.median(self.times) * (self.total - self.done))
         return f" ETA {int(left // 60)}m{int(left % 60):02d}s"
 
     def show(self, msg):
@@ -68,11 +71,16 @@ class Progress:
     def step(self, label):
         self.label = label
 
-    def advance(self, skipped=False):
-        """One more submission done: graded now, or skipped (already graded)."""
+    def advance(self, skipped=False, counted=True):
+        """One more submission done: graded now, or skipped (already graded); counted: its time
+        counts in the ETA (not for one with nothing to grade)."""
         self.done += 1
         if not skipped:
             self.graded += 1
+            now = self.clock()
+            if counted:
+                self.times.append(now - self.last)
+            self.last = now
 
     def close(self):
         if self.tty:

@@ -10,7 +10,7 @@ import shlex
 import sys
 import time
 
-from . import formats, scoring, uploads
+from . import formats, policy, scoring, uploads
 from . import submissions as subsmod
 from .build import InfraError, NoGpu
 from .formats.gradescope import present
@@ -25,6 +25,7 @@ GRADE_PY = os.path.join(GRADER, "grade.py")  # the command line (batch workers a
 
 # grade.py's exit codes (its docstring says what each means)
 EXIT_GRADED, EXIT_INTERNAL, EXIT_USAGE, EXIT_INFRA, EXIT_NAME_CLASH = 0, 1, 2, 3, 4
+EXIT_BAD_INPUT = 5  # a roster or extensions file refused (file:line:column)
 
 
 def resolve_src(src):
@@ -189,6 +190,8 @@ def grade_one(args, config, seed, labs):
     nothing = found.problem and found.nothing
     result = assemble(grader, results, seed, t0, status=Status.NO_LABS_FOUND if nothing else Status.GRADED,
                       why=found.problem if nothing else "")
+    if getattr(args, "metadata", None):  # the late policy, from Gradescope's submission_metadata.json
+        policy.stamp_single(getattr(args, "term", None), result, name, args.metadata, log)
     log(f"done in {result['elapsed_s']} s")
     emit(formats.render(result, args.format, sys.stdout, to_terminal=not args.out), args.out)
     if args.out and args.format != formats.DEFAULT:

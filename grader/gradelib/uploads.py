@@ -5,12 +5,14 @@ both accept the same shapes:
   - lab folders: NN_name/scan.cu, directly or up to MAX_DEPTH folders down (a copy of labs/, a
     labs/ folder, or either wrapped in a top folder, as an unzipped archive often is);
   - one bare scan.cu anywhere up to MAX_DEPTH down, when exactly one lab is graded (--labs 03):
-    the upload of a per-lab assignment;
+    the upload of a per-lab assignment; or, whatever the labs graded, a bare scan.cu whose
+    #include "course/NN_name.h" (or the old "labs/NN_name.h") names a graded lab: that lab's;
   - an archive (.zip, .tar.gz, .tgz, .tar) of either, unpacked first (submissions.extract).
 A submission in which no lab can be found gets a one-line reason that says what was expected and
 what was there instead; so does one with two folders for the same lab (never a guess).
 """
 import os
+import re
 
 from .submissions import ARCHIVE_EXTS, BadSubmission, extract, printable_name
 
@@ -61,6 +63,32 @@ def _found_text(folder):
     return f"found: {shown}" + (f" and {len(names) - SHOWN} more" if len(names) > SHOWN else "")
 
 
+LAB_HEADER = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"(?:course|labs)/([0-9][0-9]_[A-Za-z0-9_]+)\.h"', re.M)
+
+
+def included_lab(path, labs):
+    """The graded lab whose header the file at path includes (course/NN_name.h, or the old
+    labs/NN_name.h), or None: none, or several different ones."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            text = f.read(1 << 20)
+    except OSError:
+        return None
+    named = {m for m in LAB_HEADER.findall(text) if m in labs}
+    return named.pop() if len(named) == 1 else None
+
+
+def _by_header(bare, labs):
+    """{lab: path} of the bare scan.cu files matched to a lab by the header they include, each
+    lab claimed by exactly one file."""
+    claims = {}
+    for path in bare:
+        lab = included_lab(path, labs)
+        if lab:
+            claims.setdefault(lab, []).append(path)
+    return {lab: paths[0] for lab, paths in claims.items() if len(paths) == 1}
+
+
 def locate(folder, labs, max_depth=MAX_DEPTH):
     """The Found of a submission folder for the graded labs (see the module comment)."""
     hits, deep, bare = {lab: [] for lab in labs}, [], []
@@ -89,6 +117,10 @@ def locate(folder, labs, max_depth=MAX_DEPTH):
         return Found(sources, None, "lab folders")
     if len(labs) == 1 and len(bare) == 1:
         return Found({labs[0]: bare[0]}, None, "one scan.cu")
+    matched = _by_header(bare, labs)
+    if matched:
+        sources.update(matched)
+        return Found(sources, None, "scan.cu by its lab header")
     if deep:
         depth = os.path.relpath(os.path.dirname(deep[0]), folder).count(os.sep) + 1
         return Found(sources, f"lab folders found {depth} levels down ({os.path.relpath(os.path.dirname(deep[0]), folder)}), "
@@ -125,6 +157,9 @@ def open_submission(path, unpack_dir, labs, also=()):
             return Found(found.sources, "the archive is empty (no regular files in it)", "empty")
         return _with_bases(found, unpack_dir, also)
     if os.path.basename(low) == "scan.cu" or low.endswith(".cu"):
+        lab = included_lab(path, labs) if len(labs) != 1 else None
+        if lab:
+            return Found(dict({other: None for other in labs}, **{lab: path}), None, "scan.cu by its lab header")
         if len(labs) != 1:
             return Found({lab: None for lab in labs}, f"a single .cu file is a submission of one lab: grade it "
                                                        f"with --labs (one of {', '.join(lab[:2] for lab in labs)})",

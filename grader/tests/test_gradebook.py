@@ -50,10 +50,10 @@ class ClassFiles(unittest.TestCase):
         self.assertEqual(n, 6)  # class.csv: 2 labs + TOTAL, for each of 2 students
         book = self.rows("gradebook.csv")
         self.assertEqual(book[0], ["student_id", "name", "email", "submission", "01_serial", "02_naive",
-                                   "total", "max", "status"])
-        self.assertEqual(book[1], ["7", "Bob", "b@u", "bob", "0", "0", "0", "200", "no labs found"])
-        self.assertEqual(book[2], ["8", "Cy", "c@u", "cy", "0", "0", "0", "", "no submission"])
-        self.assertEqual(book[3], ["", "", "", "alice", "100", "50", "150", "200", "graded"])
+                                   "total", "max", "status", "late"])
+        self.assertEqual(book[1], ["7", "Bob", "b@u", "bob", "0", "0", "0", "200", "no labs found", ""])
+        self.assertEqual(book[2], ["8", "Cy", "c@u", "cy", "", "", "", "", "no submission", ""])  # blank, not 0
+        self.assertEqual(book[3], ["", "", "", "alice", "100", "50", "150", "200", "graded", ""])
         self.assertEqual(warned, ["1 submission not on the roster: alice"])
         self.assertIn(["alice", "TOTAL", "150", "200", "graded"], self.rows("class.csv"))
 
@@ -200,7 +200,7 @@ class Visibility(unittest.TestCase):
                 config.Config(with_settings(gradescope=bad))
             self.assertIn(msg, str(cm.exception))
         c = config.Config(with_settings(gradescope={"stdout_visibility": "hidden"}))
-        self.assertEqual(c.gradescope, {"numbers": True, "stdout_visibility": "hidden"})
+        self.assertEqual(c.gradescope, {"numbers": True, "stdout_visibility": "hidden", "public_cases": None})
 
     def test_visibility_is_not_part_of_the_grading_key(self):
         args = argparse.Namespace(no_sanitizer=False, only_submitted=False)

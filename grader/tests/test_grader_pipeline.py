@@ -840,9 +840,10 @@ class BatchSafety(unittest.TestCase):
         self.assertEqual(rc, 0, err)
         with open(os.path.join(self.results, "gradebook.csv")) as f:
             rows = [ln.split(",") for ln in f.read().splitlines()]
-        self.assertEqual(rows[0], ["student_id", "name", "email", "submission", "02_naive", "total", "max", "status"])
-        self.assertEqual(rows[1], ["s1", "Alice Ng", "alice@u.edu", "alice", "42.0", "42.0", "100", "graded"])
-        self.assertEqual(rows[3], ["s3", "Cy Lo", "cy@u.edu", "cy", "0", "0", "", "no submission"])
+        self.assertEqual(rows[0], ["student_id", "name", "email", "submission", "02_naive", "total", "max", "status",
+                                   "late"])
+        self.assertEqual(rows[1], ["s1", "Alice Ng", "alice@u.edu", "alice", "42", "42", "100", "graded", ""])
+        self.assertEqual(rows[3], ["s3", "Cy Lo", "cy@u.edu", "cy", "", "", "", "no submission", ""])
         self.assertEqual(rows[4][3], "zed")  # graded, not on the roster: a row and a warning
         self.assertIn("1 submission not on the roster: zed", err)
 
@@ -885,13 +886,13 @@ class BatchSafety(unittest.TestCase):
         with open(roster, "w") as f:
             f.write("name,email\nAlice,a@u.edu\n")
         rc, err = self.main("--roster", roster)
-        self.assertEqual(rc, 2)
-        self.assertIn("no submission column", err)
+        self.assertEqual(rc, 5)  # a bad input file (grade.py's exit codes)
+        self.assertIn(f"{roster}:1:3: the roster has no submission column", err)
         with open(roster, "w") as f:
             f.write("submission,id\nalice,1\nalice,2\n")
         rc, err = self.main("--roster", roster)
-        self.assertEqual(rc, 2)
-        self.assertIn("'alice' is on lines 2 and 3", err)
+        self.assertEqual(rc, 5)
+        self.assertIn(f"{roster}:3:1: submission 'alice' is on lines 2 and 3", err)
 
     def test_a_folder_and_an_archive_of_the_same_name_are_refused(self):
         self.student("alice")

@@ -697,7 +697,9 @@ class Formats(unittest.TestCase):
         self.assertEqual(by["02_naive: correctness"]["status"], "failed")
         self.assertIn("error: x", by["02_naive: correctness"]["output"])
         self.assertIn("not implemented", by["04_brent_kung: correctness"]["output"])
-        self.assertEqual(doc["leaderboard"], [{"name": "03_kogge_stone GB/s", "value": 2500.0, "order": "desc"}])
+        self.assertEqual(doc["leaderboard"], [{"name": "03_kogge_stone GB/s", "value": 2500.0, "order": "desc"},
+                                              {"name": "03_kogge_stone time vs reference", "value": 1.01,
+                                               "order": "asc"}])  # lower ranks higher
 
     def test_gradescope_visibility_per_part(self):
         result = sample_result()

@@ -50,6 +50,21 @@ class Shapes(unittest.TestCase):
         self.assertEqual(single.sources, {"03_kogge_stone": p})
         self.assertIn("--labs", uploads.open_submission(p, os.path.join(self.d, "x"), LABS).problem)
 
+    def test_a_lone_scan_cu_is_matched_by_the_lab_header_it_includes(self):
+        p = self.put("hw/scan.cu", '#include "course/03_kogge_stone.h"\n#include "cuda_check.h"\n')
+        found = uploads.locate(self.d, LABS)  # two labs graded: the header names one of them
+        self.assertEqual(found.sources, {"01_serial": None, "03_kogge_stone": p})
+        self.assertIsNone(found.problem)
+        self.assertEqual(uploads.open_submission(p, os.path.join(self.d, "x"), LABS).sources,
+                         {"01_serial": None, "03_kogge_stone": p})
+        old = self.put("old/scan.cu", '  # include "labs/01_serial.h"\n')  # the header's old name
+        self.assertEqual(uploads.locate(os.path.join(self.d, "old"), LABS).sources,
+                         {"01_serial": old, "03_kogge_stone": None})
+        other = self.put("other/scan.cu", '#include "course/05_blelloch.h"\n')  # not a graded lab
+        self.assertTrue(uploads.locate(os.path.dirname(other), LABS).nothing)
+        self.put("hw/copy/scan.cu", '#include "course/03_kogge_stone.h"\n')  # two files claim lab 03
+        self.assertTrue(uploads.locate(os.path.join(self.d, "hw"), LABS).nothing)
+
     def test_too_deep_says_how_deep(self):
         self.put("a/b/c/d/e/01_serial/scan.cu")
         found = uploads.locate(self.d, LABS)

@@ -2,7 +2,8 @@
 test per lab and part (numbered lab.part, tagged, visible as the config's "visibility" says: visible,
 after_due_date, after_published or hidden; numbers can be switched off and the grader's stdout,
 which shows every part, is by default no more visible than the least visible part: the config's
-"gradescope" section), a leaderboard of GB/s per GPU lab. Also for a failed build (the lab's
+"gradescope" section; with gradescope.public_cases, a 0-point test per lab of its small cases with a
+visibility of its own), a leaderboard of GB/s and of the time against the reference per GPU lab. Also for a failed build (the lab's
 tests score 0 with the compiler's message), and when the grader itself failed (an
 infrastructure error, or a grader error on one submission of a batch): a score of 0, no tests,
 and an output that says so. Nothing tells the instructor by itself, so the output asks the
@@ -13,6 +14,7 @@ import json
 
 from .. import feedback
 from ..config import GRADESCOPE_DEFAULTS
+from ..policy import late_lines
 from ..status import NOT_GRADED
 from . import Format
 from .details import lab_detail_lines, stopped
@@ -31,7 +33,7 @@ def _not_graded(result):
     }
 
 
-PARTS = {"correctness": 1, "sanitizer": 2, "speed": 3}  # a test's number: lab.part, e.g. 3.2
+PARTS = {"public": 0, "correctness": 1, "sanitizer": 2, "speed": 3}  # a test's number: lab.part, e.g. 3.2
 
 
 def present(result, config):
@@ -90,6 +92,10 @@ def _correctness_test(lab, seed):
         out += "\n" + c["note"]
     if c.get("variants"):
         out += "\nvariants:\n" + "\n".join("  " + v["line"] for v in c["variants"])
+    if (lab.get("late") or {}).get("percent"):  # the late policy (policy.py) scaled every part's points
+        late = lab["late"]
+        out += (f"\nlate: {late['days_late']} day(s) after {late['due']}: -{late['percent']:g}% on this lab "
+                f"({late['points_before']:g} -> {lab['points']:g} points)")
     return _test(lab, "correctness", f"{lab['lab']}: correctness", c["points"], c["max"], c["passed"] == c["total"], out)
 
 
@@ -104,11 +110,35 @@ def _speed_test(lab):
     return _test(lab, "speed", f"{lab['lab']}: speed", sp["points"], sp["max"], sp["points"] >= sp["max"], out)
 
 
-def _lab_tests(lab, seed):
+def _public_test(lab, seed, public):
+    """The public smoke set of a lab (the config's gradescope.public_cases): its correctness cases
+    with n <= max_n, worth 0 points, with their own visibility (visible at once), while the full
+    matrix's test keeps the lab's (after_due_date)."""
+    limit = public["max_n"]
+    c = lab["correctness"]
+    if stopped(lab) or not c["total"]:
+        out, ok = "\n".join(lab_detail_lines(lab)), False
+    else:
+        failed = [f for f in c["failures"] if f["n"] <= limit]
+        ok = not failed and not c.get("note")
+        out = (f"public cases (n <= {limit}, seed {seed}): "
+               + ("all passed" if not failed else f"{len(failed)} failed") + "; the full matrix and the points "
+               "are shown after the due date")
+        out += "".join(f"\nn={f['n']} dist={f['dist']}: {f['message']}\n  reproduce: {f['reproduce']}"
+                       for f in failed[:10])
+        if c.get("note") and not failed:
+            out += "\n" + c["note"]
+    t = _test(lab, "public", f"{lab['lab']}: public cases (n <= {limit})", 0.0, 0.0, ok, out)
+    t["visibility"] = public["visibility"]
+    return t
+
+
+def _lab_tests(lab, seed, public=None):
+    first = [_public_test(lab, seed, public)] if public else []
     if stopped(lab):
-        return _stopped_tests(lab)
+        return first + _stopped_tests(lab)
     s, sp = lab["sanitizer"], lab["speed"]
-    tests = [_correctness_test(lab, seed)]
+    tests = first + [_correctness_test(lab, seed)]
     if s["max"]:
         tests.append(_test(lab, "sanitizer", f"{lab['lab']}: memory safety and races", s["points"], s["max"],
                            s["points"] >= s["max"], s["note"] or s["status"]))
@@ -121,13 +151,17 @@ def render(result, colour=False):
     if result.get("status") in NOT_GRADED:
         return json.dumps(_not_graded(result), indent=2) + "\n"
     options = _options(result)
-    tests = [t for lab in result["labs"] for t in _lab_tests(lab, result["seed"])]
+    tests = [t for lab in result["labs"] for t in _lab_tests(lab, result["seed"], options["public_cases"])]
     if not options["numbers"]:
         for t in tests:
             del t["number"]
     board = [{"name": f"{lab['lab']} GB/s", "value": lab["speed"]["gbps"], "order": "desc"}
              for lab in result["labs"] if not stopped(lab) and lab["speed"].get("gbps")]
-    why = f"\n{result['message']}" if result.get("message") else ""
+    # the time against the reference solution's on the same GPU (lower ranks higher: "asc",
+    # Gradescope's docs/leaderboards.md); only where a GPU measured it
+    board += [{"name": f"{lab['lab']} time vs reference", "value": lab["speed"]["ratio"], "order": "asc"}
+              for lab in result["labs"] if not stopped(lab) and lab["speed"].get("ratio")]
+    why = "".join(f"\n{line}" for line in ([result["message"]] if result.get("message") else []) + late_lines(result))
     doc = {
         "score": result["points"],
         "output": (f"Graded {len(result['labs'])} labs in {result['mode']} mode on "

@@ -3,6 +3,7 @@ points."""
 from .. import feedback
 from ..status import NOT_GRADED, Status
 from . import Format
+from ..policy import late_lines
 from .details import lab_detail_lines
 
 HEADERS = ["lab", "build", "correctness", "sanitizer", "speed vs ref", "vs serial", "points"]
@@ -91,6 +92,7 @@ def render(result, colour=False):
                f"--seed {result['seed']} reproduces these inputs)")
     if result.get("message"):
         out.append(result["message"])
+    out.extend(late_lines(result))  # the late policy (policy.py)
     details = _details(result)
     if details:
         out.append("")

@@ -1,0 +1,385 @@
+"""The late policy of a term: each lab's due date, per-student extensions, a penalty function, and
+the time a submission was handed in; and the strict reading of the instructor's files (a roster,
+an extensions file) that refuses a missing column, a duplicate or a date it cannot read with
+file:line:column.
+
+The config's optional top-level "late" section (grader/README.md, "Late work"):
+  "late": {
+    "due": {"default": "2026-12-04T23:59:00-05:00", "03_kogge_stone": "2026-12-11T23:59:00-05:00"},
+    "grace_minutes": 15,
+    "penalty": {"percent_per_day": 10, "max_percent": 50}
+             | {"table": [[1, 10], [3, 30], [7, 100]]}   # up to N days late: P percent off
+  }
+A lab with no due date (no entry and no "default") is never late. Days late are counted in whole
+days, a started day counting as one (after the grace minutes). A lab's points are scaled by
+(100 - percent)/100, every part alike, so that Gradescope's test scores still add up to the total.
+
+The time handed in: Gradescope's submission_metadata.json ("created_at"; its "assignment"
+"due_date" is the due date of a lab the config gives none), in single mode with --metadata FILE
+and in batch mode when a submission folder holds one; otherwise in batch mode the archive's
+modification time, or the newest file of a folder. No time at all: graded on time, with a warning.
+"""
+import csv
+import datetime as dt
+import json
+import math
+import os
+
+METADATA = "submission_metadata.json"  # Gradescope's name for it (and where a batch folder holds it)
+
+
+class BadInput(Exception):
+    """An instructor's file that cannot be used: one line, `file:line:column: what is wrong`."""
+
+
+def where(path, line, col):
+    return f"{path}:{line}:{col}"
+
+
+def parse_time(text):
+    """An ISO 8601 date and time with its timezone (a trailing Z is UTC) as an aware datetime;
+    ValueError when it is not one."""
+    t = text.strip()
+    if t.endswith(("Z", "z")):
+        t = t[:-1] + "+00:00"
+    value = dt.datetime.fromisoformat(t)
+    if value.tzinfo is None:
+        raise ValueError(f"{text!r} has no timezone (write it as 2026-12-04T23:59:00-05:00 or ...Z)")
+    return value
+
+
+# ---- the config's "late" section -----------------------------------------------------------------
+
+def check_late(late, labs_known=None):
+    """Raises ValueError (one line, naming the key) unless late is a valid "late" section."""
+    if not isinstance(late, dict):
+        raise ValueError("late must be an object with due, penalty and (optional) grace_minutes")
+    for k in late:
+        if k not in ("due", "penalty", "grace_minutes"):
+            raise ValueError(f"late: unknown key {json.dumps(k)} (known: due, penalty, grace_minutes)")
+    due = late.get("due", {})
+    if not isinstance(due, dict):
+        raise ValueError("late.due must map lab ids (or \"default\") to dates")
+    for lab, text in due.items():
+        if lab != "default" and labs_known is not None and lab not in labs_known:
+            raise ValueError(f"late.due: unknown lab {json.dumps(lab)}")
+        try:
+            parse_time(str(text))
+        except ValueError as e:
+            raise ValueError(f"late.due.{lab}: not an ISO 8601 date and time with a timezone: {e}")
+    g = late.get("grace_minutes", 0)
+    if isinstance(g, bool) or not isinstance(g, (int, float)) or g < 0:
+        raise ValueError("late.grace_minutes must be a number >= 0")
+    _check_penalty(late.get("penalty", {"percent_per_day": 0}))
+
+
+def _check_penalty(p):
+    if not isinstance(p, dict) or set(p) - {"percent_per_day", "max_percent", "table"} or not p:
+        raise ValueError("late.penalty must be {\"percent_per_day\": P, \"max_percent\": M} or {\"table\": [[days, percent], ...]}")
+    if "table" in p:
+        rows = p["table"]
+        if len(p) != 1 or not isinstance(rows, list) or not rows:
+            raise ValueError("late.penalty.table must be the only key, a non-empty list of [days, percent]")
+        last = 0
+        for row in rows:
+            if (not isinstance(row, list) or len(row) != 2 or not all(_num(x) for x in row)
+                    or row[0] <= last or not 0 <= row[1] <= 100):
+                raise ValueError("late.penalty.table: each row is [days, percent], days growing, percent 0-100")
+            last = row[0]
+        return
+    for k in ("percent_per_day", "max_percent"):
+        if k in p and not (_num(p[k]) and 0 <= p[k] <= 100):
+            raise ValueError(f"late.penalty.{k} must be a number from 0 to 100")
+
+
+def _num(x):
+    return not isinstance(x, bool) and isinstance(x, (int, float)) and math.isfinite(x)
+
+
+def penalty_percent(penalty, days):
+    """The percent taken off for a lab `days` whole days late (0 when on time)."""
+    if days <= 0:
+        return 0.0
+    if "table" in penalty:
+        for up_to, pct in penalty["table"]:
+            if days <= up_to:
+                return float(pct)
+        return float(penalty["table"][-1][1])
+    pct = penalty.get("percent_per_day", 0) * days
+    return float(min(pct, penalty.get("max_percent", 100)))
+
+
+# ---- extensions (a roster column, or an extensions file) -----------------------------------------
+
+def parse_extension(text):
+    """('days', float) or ('due', datetime) from a cell: a number of days, or a new due date;
+    None for an empty cell; ValueError otherwise."""
+    t = text.strip()
+    if not t:
+        return None
+    try:
+        days = float(t)
+    except ValueError:
+        return ("due", parse_time(t))
+    if not math.isfinite(days) or days < 0:
+        raise ValueError(f"{t!r} is not a number of days >= 0")
+    return ("days", days)
+
+
+def read_table(path, what, fields, required):
+    """(header {field: column index}, [(line number, row)]) of a CSV file; fields maps a field
+    to the header names accepted for it (case and spaces do not matter). Raises BadInput for a
+    file that cannot be read or lacks a required column."""
+    try:
+        with open(path, newline="", encoding="utf-8-sig") as f:
+            rows = list(csv.reader(f))
+    except OSError as e:
+        raise BadInput(f"{where(path, 1, 1)}: cannot read the {what}: {e.strerror}")
+    except (UnicodeDecodeError, csv.Error) as e:
+        raise BadInput(f"{where(path, 1, 1)}: the {what} is not a UTF-8 CSV file: {e}")
+    if not rows:
+        raise BadInput(f"{where(path, 1, 1)}: the {what} is empty (it needs a header row: {', '.join(required)})")
+    header = [h.strip().lower().replace(" ", "_") for h in rows[0]]
+    cols = {}
+    for field, names in fields.items():
+        for n in names:
+            if n in header:
+                cols[field] = header.index(n)
+                break
+    for field in required:
+        if field not in cols:
+            raise BadInput(f"{where(path, 1, len(rows[0]) + 1)}: the {what} has no {field} column (its header: "
+                           f"{', '.join(rows[0]) or 'empty'}; name one of {', '.join(fields[field])})")
+    body = [(n, row) for n, row in enumerate(rows[1:], start=2) if any(c.strip() for c in row)]
+    return cols, body
+
+
+def cell(row, cols, field):
+    i = cols.get(field)
+    return row[i].strip() if i is not None and i < len(row) else ""
+
+
+def column(cols, field):
+    """The 1-based column of field (for a file:line:column)."""
+    return cols.get(field, 0) + 1
+
+
+EXTENSION_FIELDS = {"submission": ("submission", "login", "username", "student"), "lab": ("lab",),
+                    "extension": ("extension", "days", "extension_days", "due")}
+
+
+def read_extensions(path, labs):
+    """{submission: {lab or '*': ('days', d) | ('due', datetime)}} from an extensions file: columns
+    submission, lab (empty or 'all': every lab; else an id such as 03 or 03_kogge_stone) and
+    extension (days, or a new due date). Raises BadInput (file:line:column)."""
+    cols, body = read_table(path, "extensions file", EXTENSION_FIELDS, ("submission", "extension"))
+    out, seen = {}, {}
+    for line, row in body:
+        sub = cell(row, cols, "submission")
+        if not sub:
+            raise BadInput(f"{where(path, line, column(cols, 'submission'))}: no submission name")
+        lab_text = cell(row, cols, "lab")
+        lab = "*" if lab_text.lower() in ("", "all", "*") else _lab_id(lab_text, labs)
+        if lab is None:
+            raise BadInput(f"{where(path, line, column(cols, 'lab'))}: unknown lab {lab_text!r} "
+                           f"(labs: {', '.join(labs)})")
+        if (sub, lab) in seen:
+            raise BadInput(f"{where(path, line, column(cols, 'submission'))}: a second extension for {sub!r} "
+                           f"({'every lab' if lab == '*' else lab}); the first is on line {seen[sub, lab]}")
+        seen[sub, lab] = line
+        try:
+            ext = parse_extension(cell(row, cols, "extension"))
+        except ValueError as e:
+            raise BadInput(f"{where(path, line, column(cols, 'extension'))}: not a number of days or an ISO 8601 "
+                           f"date with a timezone: {e}")
+        if ext is None:
+            raise BadInput(f"{where(path, line, column(cols, 'extension'))}: the extension is empty")
+        out.setdefault(sub, {})[lab] = ext
+    return out
+
+
+def _lab_id(text, labs):
+    for lab in labs:
+        if text == lab or text == lab[:2] or (text.isdigit() and int(text) == int(lab[:2])):
+            return lab
+    return None
+
+
+# ---- when a submission was handed in --------------------------------------------------------------
+
+def read_metadata(path):
+    """(handed in: datetime or None, Gradescope's assignment due date or None, a warning or '')
+    from a submission_metadata.json."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            meta = json.load(f)
+    except (OSError, ValueError) as e:
+        return None, None, f"{os.path.basename(path)} cannot be read ({e})"
+    if not isinstance(meta, dict):
+        return None, None, f"{os.path.basename(path)} is not a JSON object"
+    due = None
+    assignment = meta.get("assignment")
+    if isinstance(assignment, dict) and assignment.get("due_date"):
+        try:
+            due = parse_time(str(assignment["due_date"]))
+        except ValueError:
+            due = None
+    try:
+        return parse_time(str(meta["created_at"])), due, ""
+    except (KeyError, ValueError):
+        return None, due, f"{os.path.basename(path)} has no readable created_at"
+
+
+def handed_in(path):
+    """(datetime or None, Gradescope's due date or None, source, warning) of a batch submission:
+    its submission_metadata.json when a folder holds one, else the archive's modification time,
+    or the newest file's of a folder."""
+    meta = os.path.join(path, METADATA)
+    if os.path.isdir(path) and os.path.isfile(meta):
+        when, due, warning = read_metadata(meta)
+        return when, due, METADATA, warning
+    try:
+        if os.path.isdir(path):
+            newest = 0.0
+            for dirpath, _, filenames in os.walk(path, followlinks=False):
+                for fn in filenames:
+                    newest = max(newest, os.lstat(os.path.join(dirpath, fn)).st_mtime)
+            stamp = newest or os.stat(path).st_mtime
+            source = "the folder's newest file"
+        else:
+            stamp = os.stat(path).st_mtime
+            source = "the archive's modification time"
+    except OSError as e:
+        return None, None, "", f"no time for the submission ({e.strerror})"
+    return dt.datetime.fromtimestamp(stamp, dt.timezone.utc), None, source, ""
+
+
+# ---- the policy applied to a result ----------------------------------------------------------------
+
+class Term:
+    """The late policy of a run: late (the config's "late" section, or None), extensions
+    ({submission: {lab or '*': extension}}, from the roster and an extensions file)."""
+
+    def __init__(self, late, extensions=None):
+        self.late = late or None
+        self.extensions = extensions or {}
+
+    def due(self, lab, student, platform_due=None):
+        """(the lab's due date for student with any extension, or None, the extension text)."""
+        dues = (self.late or {}).get("due", {})
+        base = dues.get(lab, dues.get("default"))
+        base = parse_time(base) if base else platform_due
+        ext = self.extensions.get(student, {})
+        ext = ext.get(lab, ext.get("*"))
+        if ext is None or base is None and ext[0] == "days":
+            return base, ""
+        if ext[0] == "due":
+            return ext[1], f"extended to {ext[1].isoformat()}"
+        return base + dt.timedelta(days=ext[1]), f"extended by {ext[1]:g} days"
+
+    def stamp(self, result, student, when, platform_due=None, source="", warning=""):
+        """Applies the policy to result (a graded result dict) for a submission handed in at
+        `when` (None: unknown, graded on time with a warning); idempotent: a result stamped
+        before is first restored to its points before any penalty. Returns result."""
+        labs = [lab for lab in result.get("labs", []) if isinstance(lab, dict)]
+        for lab in labs:
+            _restore(lab)
+        result.pop("late", None)
+        if not self.late and platform_due is None:
+            _total(result, labs)
+            return result
+        info = {"submitted_at": when.isoformat() if when else None, "source": source}
+        if when is None:
+            info["warning"] = (warning + "; " if warning else "") + "no submission time: graded as on time"
+        lines = []
+        for lab in labs:
+            due, ext = self.due(lab.get("lab"), student, platform_due)
+            if due is None or when is None:
+                continue
+            grace = dt.timedelta(minutes=(self.late or {}).get("grace_minutes", 0))
+            late_s = (when - due - grace).total_seconds()
+            days = max(0, math.ceil(late_s / 86400)) if late_s > 0 else 0
+            pct = penalty_percent((self.late or {}).get("penalty", {}), days)
+            lab["late"] = {"due": due.isoformat(), "days_late": days, "percent": pct,
+                           "points_before": lab.get("points", 0)}
+            if ext:
+                lab["late"]["extension"] = ext
+            if pct:
+                _scale(lab, (100.0 - pct) / 100.0)
+                lines.append(f"{lab['lab']} {days} day{'s' if days != 1 else ''} late: -{pct:g}% "
+                             f"({lab['late']['points_before']:g} -> {lab['points']:g} points)")
+        info["penalties"] = lines
+        result["late"] = info
+        _total(result, labs)
+        return result
+
+
+def _scale(lab, factor):
+    for part in ("correctness", "sanitizer", "speed"):
+        if isinstance(lab.get(part), dict) and isinstance(lab[part].get("points"), (int, float)):
+            lab[part]["points_before_late"] = lab[part]["points"]
+            lab[part]["points"] = round(lab[part]["points"] * factor, 2)
+    lab["points"] = round(lab.get("points", 0) * factor, 2)
+
+
+def _restore(lab):
+    late = lab.pop("late", None)
+    if not late:
+        return
+    lab["points"] = late.get("points_before", lab.get("points", 0))
+    for part in ("correctness", "sanitizer", "speed"):
+        if isinstance(lab.get(part), dict) and "points_before_late" in lab[part]:
+            lab[part]["points"] = lab[part].pop("points_before_late")
+
+
+def _total(result, labs):
+    if labs and isinstance(result.get("points"), (int, float)):
+        result["points"] = round(sum(lab.get("points", 0) for lab in labs), 2)
+
+
+def late_lines(result):
+    """What the late policy did to a result, as lines for the feedback ([] when nothing)."""
+    info = result.get("late") or {}
+    out = []
+    if info.get("warning"):
+        out.append(f"late policy: {info['warning']}")
+    elif info.get("submitted_at"):
+        out.append(f"handed in {info['submitted_at']} ({info.get('source') or 'time given'}); "
+                   + ("; ".join(info.get("penalties") or []) or "on time"))
+    return out
+
+
+# ---- what grade.py and batch.py call -------------------------------------------------------------
+
+def read_term(args, config, labs):
+    """(the roster or None, the Term) of a run from its options; raises BadInput."""
+    from . import gradebook
+    roster = gradebook.read_roster(args.roster) if args.roster else None
+    extensions = gradebook.roster_extensions(roster)
+    if args.extensions:
+        for sub, by_lab in read_extensions(args.extensions, labs).items():
+            extensions.setdefault(sub, {}).update(by_lab)
+    return roster, Term(config.late, extensions)
+
+
+def stamp_single(term, result, student, metadata, log):
+    """Single mode with --metadata: the late policy applied from Gradescope's metadata file."""
+    when, due, warning = read_metadata(metadata)
+    (term or Term(None)).stamp(result, student, when, due, METADATA, warning)
+    for line in late_lines(result):
+        log(line)
+
+
+def stamp_batch(term, result, student, path, log):
+    """Batch mode: the late policy applied to a result from its submission's time (handed_in);
+    True when the result changed."""
+    before = json.dumps(result, sort_keys=True)
+    try:
+        when, due, source, warning = handed_in(path)
+        (term or Term(None)).stamp(result, student, when, due, source, warning)
+    except Exception as e:  # noqa: BLE001 (a result is always written: unstamped, said so)
+        result["late"] = {"warning": f"the late policy could not be applied ({type(e).__name__}: {e})"}
+    info = result.get("late") or {}
+    if info.get("warning"):
+        log(f"{student}: late policy: {info['warning']}")
+    return json.dumps(result, sort_keys=True) != before
