@@ -62,11 +62,20 @@ def _joined(argv):
 
 
 def parse_args(argv):
-    """(the options of argv, the parser). Over 60 lines: one add_argument per option, with its
-    help text, and the checks between options; splitting it would only scatter the list."""
+    """(the options of argv, the parser): grade.py's options in their groups, then the checks
+    between them."""
     ap = argparse.ArgumentParser(prog="grade.py", description=__doc__.splitlines()[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
                                  epilog="\n".join(__doc__.splitlines()[7:]))
+    for add in (_what_and_how, _batch_options, _term_options, _cluster_options, _report_options):
+        add(ap)
+    args = ap.parse_args(_joined(argv))
+    _check_args(ap, args)
+    return args, ap
+
+
+def _what_and_how(ap):
+    """What is graded, where, and how: the sources, labs, output, config, seed, mode and jobs."""
     what = ap.add_mutually_exclusive_group()
     what.add_argument("--src", default="labs",
                       help="labs, solutions, or a folder laid out like labs/ (default: labs)")
@@ -95,6 +104,10 @@ def parse_args(argv):
     ap.add_argument("--isolated", action="store_true",
                     help="one process per graded run (slower; by default a process runs many cases, "
                          "and any case that fails is run again alone: the verdicts are the same)")
+
+
+def _batch_options(ap):
+    """A folder of submissions: results, roster, what to regrade; --prepare-only."""
     ap.add_argument("--results", metavar="DIR", help="batch: where results go (default: DIR-results)")
     ap.add_argument("--force", action="store_true", help="batch: regrade submissions already graded")
     ap.add_argument("--roster", metavar="CSV", help="batch: submission names to student id, name and email "
@@ -104,6 +117,9 @@ def parse_args(argv):
     ap.add_argument("--prepare-only", action="store_true",
                     help="build the harness and the reference solutions into --work and stop (no GPU "
                          "needed: for a container or Gradescope image built ahead of grading)")
+
+
+def _term_options(ap):
     term = ap.add_argument_group("the term: gradebook, late work, regrades (grader/README.md, \"The term\")")
     term.add_argument("--gradebook-format", choices=lms.FORMATS, default="csv",
                       help="batch: gradebook.csv for import into canvas, moodle or blackboard (default: csv)")
@@ -115,6 +131,9 @@ def parse_args(argv):
                                                                 "class seed); the class files cover everyone")
     term.add_argument("--new-seed", action="store_true",
                       help="batch: draw a new class seed (every submission is then graded again)")
+
+
+def _cluster_options(ap):
     cl = ap.add_argument_group("a class over several GPUs or machines (batch mode; grader/README.md)")
     cl.add_argument("--gpus", metavar="LIST",
                     help="one worker per GPU: all, or ids such as 0,1 (each worker sees its GPU alone)")
@@ -130,12 +149,18 @@ def parse_args(argv):
     cl.add_argument("--merge-sbatch-args", metavar="'...'", help="--slurm: extra #SBATCH options of the merge job")
     cl.add_argument("--dry-run", action="store_true", help="--slurm: write the job scripts, submit nothing")
     cl.add_argument("--claim", metavar="DIR", help=argparse.SUPPRESS)  # a --gpus worker's claim folder
+
+
+def _report_options(ap):
     rp = ap.add_argument_group("the class report (batch mode; grader/README.md, gradelib/report.py)")
     rp.add_argument("--report", metavar="HTML", help="write a class report (one self-contained HTML page) from "
                                                      "the results; with --merge, without grading")
     rp.add_argument("--similarity", action="store_true",
                     help="--report: list similar submissions of each lab (sim_c); changes no grade")
-    args = ap.parse_args(_joined(argv))
+
+
+def _check_args(ap, args):
+    """The rules between options (ap.error, exit 2, names the first broken one)."""
     if args.report and not args.submissions:
         ap.error("--report needs --submissions DIR")
     if args.similarity and not args.report:
@@ -158,12 +183,11 @@ def parse_args(argv):
         v = getattr(args, name)
         if v is not None and v < 1:
             ap.error(f"--{name.replace('_', '-')} must be at least 1")
-    return args, ap
 
 
-def main(argv=None):
-    args, ap = parse_args(argv)
-    args.argv = list(sys.argv[1:] if argv is None else argv)  # for the regrade command (regrade_command)
+def _configure(args):
+    """(config, labs, roster) for this run, with the command line's overrides and the term's
+    files read (the late policy, gradelib/policy.py); or the exit code of what was wrong."""
     try:
         config = configmod.load(args.config)
     except configmod.ConfigError as e:
@@ -185,22 +209,41 @@ def main(argv=None):
     except ValueError as e:
         log(str(e))
         return EXIT_USAGE
-    try:  # the roster, the extensions and the late policy (gradelib/policy.py)
+    try:
         roster, args.term = policy.read_term(args, config, all_labs)
     except policy.BadInput as e:
         log(str(e))
         return EXIT_BAD_INPUT
     lms.configure(args.gradebook_format, config.gradebook.get("columns"))
-    if args.submissions and not args.merge and os.path.isdir(args.submissions):  # the class seed (gradelib/seeds.py)
+    return config, labs, roster
+
+
+def _seed(args):
+    """The input seed: a batch's class seed (stored with its results, gradelib/seeds.py), the
+    one given, or a fresh one; None after a message when the stored one cannot be used."""
+    if args.submissions and not args.merge and os.path.isdir(args.submissions):
         try:
             seed, how = seeds.class_seed(batch.results_folder(args), args.seed, args.new_seed)
         except seeds.SeedError as e:
             log(str(e))
-            return EXIT_USAGE
+            return None
         log(seeds.describe(seed, how, batch.results_folder(args)))
-    else:
-        seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "little")
-        log(f"seed {seed} (pass --seed {seed} to reproduce these inputs)")
+        return seed
+    seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "little")
+    log(f"seed {seed} (pass --seed {seed} to reproduce these inputs)")
+    return seed
+
+
+def main(argv=None):
+    args, ap = parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)  # for the regrade command (regrade_command)
+    setup = _configure(args)
+    if isinstance(setup, int):
+        return setup
+    config, labs, roster = setup
+    seed = _seed(args)
+    if seed is None:
+        return EXIT_USAGE
     log(resources.describe())
     try:
         if args.prepare_only:
