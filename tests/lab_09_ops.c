@@ -13,7 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define TILE 2048 /* OPS_TILE of common/course/09_operators.h */
+#define TILE                                                                                       \
+    2048 /* OPS_TILE of common/course/09_operators.h (the tile when the lab reports none) */
 
 TestSuite(ops09, .timeout = 120);
 
@@ -52,48 +53,69 @@ static int *run_variant(const char *name, const int *in, const int *heads, size_
     return out;
 }
 
-Test(ops09, segments_on_tile_edges,
-     .description = "segment heads at 1, tile-1, tile, tile+1, 2 tile and n-1 (n = 3 tiles + 5)")
+/* Segmented scan of n = 3 tiles + 5 with heads at 1, tile-1, tile, tile+1, 2 tile and n-1. */
+static void check_segment_edges(const char *variant, size_t tile)
 {
-    lab_test_need_device(&LAB);
-    const size_t n = 3 * TILE + 5;
-    const size_t at[] = {1, TILE - 1, TILE, TILE + 1, 2 * TILE, n - 1};
+    const size_t n = 3 * tile + 5;
+    const size_t at[] = {1, tile - 1, tile, tile + 1, 2 * tile, n - 1};
     int *in = malloc(n * sizeof(int)), *heads = calloc(n, sizeof(int)), *want = malloc(n * 4);
     cr_assert(in && heads && want);
     lab_fill_input(in, n, DIST_SMALL, lab_test_seed());
     for (size_t k = 0; k < sizeof(at) / sizeof(at[0]); k++)
         heads[at[k]] = 1;
     lab_ops_reference(LAB_OP_SEG_ADD, SCAN_INCLUSIVE, in, heads, n, want, NULL, NULL);
-    int *got = run_variant("segmented", in, heads, n);
+    int *got = run_variant(variant, in, heads, n);
     const size_t bad = lab_first_mismatch(got, want, n);
-    cr_expect_eq(bad, n, "out[%zu] expected %d, got %d (heads at 1, %d, %d, %d, %d, %zu)", bad,
-                 bad < n ? want[bad] : 0, bad < n ? got[bad] : 0, TILE - 1, TILE, TILE + 1,
-                 2 * TILE, n - 1);
+    cr_expect_eq(bad, n, "%s: out[%zu] expected %d, got %d (heads at 1, %zu, %zu, %zu, %zu, %zu)",
+                 variant, bad, bad < n ? want[bad] : 0, bad < n ? got[bad] : 0, tile - 1, tile,
+                 tile + 1, 2 * tile, n - 1);
     free(got);
     free(want);
     free(heads);
     free(in);
 }
 
-Test(ops09, max_min_extremes, .description = "INT_MIN and INT_MAX inputs, the identities")
+Test(ops09, segments_on_tile_edges,
+     .description = "segment heads at 1, tile-1, tile, tile+1, 2 tile and n-1 (n = 3 tiles + 5), "
+                    "for every tile the lab reports, in both the segmented variants")
 {
     lab_test_need_device(&LAB);
-    const size_t n = TILE + 3;
+    size_t tiles[4];
+    const size_t nt = lab_work_tiles ? lab_work_tiles(tiles, 4) : 0;
+    if (nt == 0)
+        tiles[0] = TILE;
+    for (size_t t = 0; t < (nt ? nt : 1); t++) {
+        check_segment_edges("segmented", tiles[t]);
+        check_segment_edges("segmented_two_pass", tiles[t]);
+    }
+}
+
+/* max of INT_MINs and min around one INT_MIN in the middle, by variant max_v and min_v. */
+static void check_extremes(const char *max_v, const char *min_v)
+{
+    const size_t n = 3 * TILE + 3;
     int *in = malloc(n * sizeof(int));
     cr_assert(in);
     for (size_t i = 0; i < n; i++)
         in[i] = INT_MIN;
-    int *got = run_variant("max", in, NULL, n);
+    int *got = run_variant(max_v, in, NULL, n);
     for (size_t i = 0; i < n; i++)
-        cr_assert_eq(got[i], INT_MIN, "max of INT_MINs: out[%zu] = %d", i, got[i]);
+        cr_assert_eq(got[i], INT_MIN, "%s of INT_MINs: out[%zu] = %d", max_v, i, got[i]);
     free(got);
     for (size_t i = 0; i < n; i++)
         in[i] = i == n / 2 ? INT_MIN : INT_MAX;
-    got = run_variant("min", in, NULL, n);
+    got = run_variant(min_v, in, NULL, n);
     for (size_t i = 0; i < n; i++)
-        cr_assert_eq(got[i], i < n / 2 ? INT_MAX : INT_MIN, "min: out[%zu] = %d", i, got[i]);
+        cr_assert_eq(got[i], i < n / 2 ? INT_MAX : INT_MIN, "%s: out[%zu] = %d", min_v, i, got[i]);
     free(got);
     free(in);
+}
+
+Test(ops09, max_min_extremes, .description = "INT_MIN and INT_MAX inputs, the identities")
+{
+    lab_test_need_device(&LAB);
+    check_extremes("max", "min");
+    check_extremes("max_two_pass", "min_two_pass");
 }
 
 Test(ops09, float_order_differs_and_passes,
