@@ -55,6 +55,14 @@ def _variant_points(v, where):
         _number(0.0)(pts, f"{where}.{name}")
 
 
+def _variants(v, where):
+    if v in ("default", "all"):
+        return
+    if not isinstance(v, list) or not v or not all(isinstance(x, str) and x for x in v):
+        raise ConfigError(f"{where} must be \"default\", \"all\" or a non-empty list of variant "
+                          f"names (got {json.dumps(v)})")
+
+
 def _variant_dists(v, where):
     if not isinstance(v, dict):
         raise ConfigError(f"{where} must be an object mapping variant names to lists of distributions")
@@ -108,9 +116,10 @@ SCHEMA = {
                     "all_dists_sizes": None,
                     # "default": variants[0] is graded, every other variant is checked at small
                     # sizes and reported, not graded; "all": every variant is graded on the
-                    # whole matrix (labs 09 and 10, whose variants are different operators and
-                    # applications)
-                    "variants": _one_of(("default", "all")),
+                    # whole matrix; [names]: those variants graded on the whole matrix (labs 09
+                    # and 10, whose variants are different operators and applications), the
+                    # others checked and reported (lab 09's *_two_pass)
+                    "variants": _variants,
                     # {variant: points}: each graded variant's share of points.correctness (lab
                     # 10: partial credit per application); {}: the cases of all count alike
                     "variant_points": _variant_points,
@@ -378,8 +387,8 @@ class Config:
             if vp and abs(sum(vp.values()) - s["points"]["correctness"]) > 1e-9:
                 raise ConfigError(f"{where}.correctness.variant_points add up to {sum(vp.values()):g}, "
                                   f"not points.correctness ({s['points']['correctness']:g})")
-            if vp and s["correctness"]["variants"] != "all":
-                raise ConfigError(f"{where}.correctness.variant_points needs variants \"all\"")
+            if vp and s["correctness"]["variants"] == "default":
+                raise ConfigError(f"{where}.correctness.variant_points needs variants \"all\" or a list")
             if s["speed"]["full_at"] >= s["speed"]["zero_at"]:
                 raise ConfigError(f"{'labs.' + lab_id if lab_id else 'defaults'}.speed: full_at "
                                   f"({s['speed']['full_at']}) must be below zero_at ({s['speed']['zero_at']})")

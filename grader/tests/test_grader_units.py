@@ -571,6 +571,11 @@ class Matrix(unittest.TestCase):
         for name, dist in (("max", "negative"), ("min", "positive")):
             at = {n for n, d, _, _ in ev.make_cases(info, settings, 5, variant=name) if d == dist}
             self.assertEqual(at, {2049, 4097, 65537})  # every all_dists size but the large one
+        # the lab's *_two_pass variants are not in the config's list: reported, not graded
+        with_two_pass = fakes.lab_info("09_x", "whole", variants=variants + (("add_two_pass", "t"),),
+                                       work_tiles=(2048,))
+        self.assertEqual(ev.graded_variants(with_two_pass, settings), tuple(v for v, _ in variants))
+        self.assertEqual(ev.report_variants(with_two_pass, settings), ("add_two_pass",))
         # a lab graded on its default variant: the others are reported, at small sizes only
         lab03 = fakes.lab_info("03_x", "tile", 512, variants=(("double_buffer", "d"), ("two_barrier", "t")))
         s03 = config.load(CONFIG).lab("03_kogge_stone")
@@ -722,6 +727,12 @@ class Formats(unittest.TestCase):
         with self.assertRaises(config.ConfigError) as cm:
             config.Config(bad)
         self.assertIn("mode must be one of auto, gpu, cpu", str(cm.exception))
+        for wrong in ("some", [], ["add", 3]):  # correctness.variants: default, all or names
+            bad = json.loads(json.dumps(data))
+            bad["labs"]["09_operators"]["correctness"]["variants"] = wrong
+            with self.assertRaises(config.ConfigError) as cm:
+                config.Config(bad)
+            self.assertIn("labs.09_operators.correctness.variants must be", str(cm.exception))
         ok = json.loads(json.dumps(data))
         ok["labs"]["03_kogge_stone"] = {"visibility": {"speed": "after_due_date"}}
         c = config.Config(ok)
