@@ -1,9 +1,9 @@
 /* lab_10_apps.c — lab 10's applications beyond the generic matrix (test_lab.c runs every variant
  * over the edge sizes and distributions against ops.c's references): the phases alone (one radix
  * pass and one split must each be a STABLE partition, which the whole sort needs and its output
- * alone cannot show), compaction's edges (nothing kept, everything kept, kept elements on the tile
- * edges), CSR rows in reverse order and one row holding everything, and which lab's scan the
- * applications ran on.
+ * alone cannot show), whole sorts that a pass unstable at any digit width gets wrong, compaction's
+ * edges (nothing kept, everything kept, kept elements on the tile edges; both variants), CSR rows
+ * in reverse order and one row holding everything, and which lab's scan the applications ran on.
  */
 #include "lab_cases.h"
 #include "cuda_check.h"
@@ -97,8 +97,50 @@ Test(apps10, split_pass_is_stable, .description = "one 1-bit split (bit 5) = the
     check_pass("split_sort", apps_split_pass, 3 * APPS_TILE + 77, 5, 5, 1);
 }
 
+/* Sorts in[0..n) with variant `name` (a whole sort) and checks it against want. */
+static void check_sort(const char *name, const int *in, const int *want, size_t n, const char *what)
+{
+    const int vi = lab_find_variant(&LAB, name);
+    cr_assert(vi >= 0, "lab 10 has no variant %s", name);
+    int *got = malloc(n * sizeof(int)), *d_in = to_device(in, n), *d_out = to_device(in, n);
+    cr_assert(got);
+    void *d_temp = zeroed_temp(apps_sort_temp_bytes(n));
+    const lab_result r = LAB.variants[vi].fn.scan(d_in, d_out, n, d_temp);
+    CUDA_CHECK(cudaGetLastError());
+    CUDA_CHECK(cudaDeviceSynchronize());
+    cr_assert_eq(r, LAB_OK, "%s returned %d", name, (int)r);
+    CUDA_CHECK(cudaMemcpy(got, d_out, n * sizeof(int), cudaMemcpyDeviceToHost));
+    const size_t bad = lab_first_mismatch(got, want, n);
+    cr_expect_eq(bad, n, "%s, %s (n=%zu): out[%zu] expected %#x, got %#x", name, what, n, bad,
+                 bad < n ? (unsigned)want[bad] : 0, bad < n ? (unsigned)got[bad] : 0);
+    cudaFree(d_temp);
+    cudaFree(d_out);
+    cudaFree(d_in);
+    free(got);
+}
+
+Test(apps10, sorts_keep_each_pass_stable,
+     .description = "whole sorts of keys whose low 24 bits count up in input order: a pass that "
+                    "reorders equal digits (any digit width) leaves them out of order")
+{
+    lab_test_need_device(&LAB);
+    lab_skip_unless_written(&LAB, lab_find_variant(&LAB, "radix_sort"));
+    const size_t n = 5 * 4096 + 77; /* several tiles of every sort in the course */
+    int *in = malloc(n * sizeof(int)), *want = malloc(n * sizeof(int));
+    cr_assert(in && want);
+    /* the top byte takes 7 values, so every top digit holds many keys; below it the input
+     * index, so every lower digit sees runs of equal values in input order */
+    for (size_t i = 0; i < n; i++)
+        in[i] = (int)((unsigned)((i * 5) % 7 + 250) << 24 | (unsigned)i);
+    stable_by_digit(in, want, n, 24, 0xFF); /* sorted by the top byte, then by i: the sort */
+    check_sort("radix_sort", in, want, n, "top byte of 7 values, then the input index");
+    check_sort("radix_sort_on_scan", in, want, n, "top byte of 7 values, then the input index");
+    free(want);
+    free(in);
+}
+
 /* Compaction of in[0..n): the kept count and the kept elements against the host's. */
-static void check_compact(const int *in, size_t n, const char *what)
+static void check_compact(lab_compact_fn compact, const int *in, size_t n, const char *what)
 {
     int *want = malloc((n ? n : 1) * sizeof(int)), *got = malloc((n ? n : 1) * sizeof(int));
     cr_assert(want && got);
@@ -108,7 +150,7 @@ static void check_compact(const int *in, size_t n, const char *what)
     CUDA_CHECK(cudaMalloc((void **)&d_count, sizeof(size_t)));
     CUDA_CHECK(cudaMemset(d_count, 0xFF, sizeof(size_t)));
     void *d_temp = zeroed_temp(apps_compact_temp_bytes(n));
-    const lab_result r = apps_compact(d_in, d_out, n, d_count, d_temp);
+    const lab_result r = compact(d_in, d_out, n, d_count, d_temp);
     CUDA_CHECK(cudaGetLastError());
     CUDA_CHECK(cudaDeviceSynchronize());
     cr_assert_eq(r, LAB_OK, "apps_compact returned %d", (int)r);
@@ -128,28 +170,38 @@ static void check_compact(const int *in, size_t n, const char *what)
     free(want);
 }
 
-Test(apps10, compact_edges,
-     .description = "compaction: nothing kept, everything kept, kept only on tile edges, n = 0")
+/* Compaction's edges with one entry point: nothing kept, everything kept, kept only on the edges
+ * of both the tiles the course uses (2048 and 4096), n = 0. */
+static void compact_edges(lab_compact_fn compact)
 {
-    lab_test_need_device(&LAB);
-    lab_skip_unless_written(&LAB, lab_find_variant(&LAB, "compact"));
-    const size_t n = 4 * APPS_TILE + 3;
+    const size_t t = APPS_TILE, n = 4 * t + 3;
     int *in = malloc(n * sizeof(int));
     cr_assert(in);
     for (size_t i = 0; i < n; i++)
         in[i] = -(int)(i % 100); /* x <= 0: nothing kept */
-    check_compact(in, n, "nothing kept");
+    check_compact(compact, in, n, "nothing kept");
     for (size_t i = 0; i < n; i++)
         in[i] = (int)(i % 1000) + 1;
-    check_compact(in, n, "everything kept");
-    const size_t edges[] = {0, APPS_TILE - 1, APPS_TILE, 2 * APPS_TILE + 31, 3 * APPS_TILE, n - 1};
+    check_compact(compact, in, n, "everything kept");
+    const size_t edges[] = {0, t - 1, t, 2 * t - 1, 2 * t, 2 * t + 31, 3 * t, n - 1};
     for (size_t i = 0; i < n; i++)
         in[i] = 0;
     for (size_t e = 0; e < sizeof(edges) / sizeof(edges[0]); e++)
         in[edges[e]] = (int)e + 7;
-    check_compact(in, n, "kept only at 0, tile-1, tile, 2 tile+31, 3 tile, n-1");
-    check_compact(in, 0, "n = 0");
+    check_compact(compact, in, n,
+                  "kept only at 0, tile-1, tile, 2 tile-1, 2 tile, 2 tile+31, 3 tile, n-1");
+    check_compact(compact, in, 0, "n = 0");
     free(in);
+}
+
+Test(apps10, compact_edges,
+     .description = "compaction (both variants): nothing kept, everything kept, kept elements "
+                    "only on tile edges, n = 0")
+{
+    lab_test_need_device(&LAB);
+    lab_skip_unless_written(&LAB, lab_find_variant(&LAB, "compact"));
+    compact_edges(apps_compact);
+    compact_edges(apps_compact_on_scan);
 }
 
 /* The offsets of rows[0..n) in n_rows rows against the host's. */
@@ -204,9 +256,10 @@ Test(apps10, built_on_your_scan,
     lab_test_need_device(&LAB);
     lab_skip_unless_written(&LAB, lab_find_variant(&LAB, "compact"));
     lab_report r;
-    cr_assert(lab_case_ok(&LAB, lab_find_variant(&LAB, "compact"), 5 * APPS_TILE, DIST_RANDOM,
-                          lab_test_seed(), &r),
-              "compact: %s", r.message);
+    /* compact_on_scan: the reference's compact is a single kernel that calls no scan */
+    cr_assert(lab_case_ok(&LAB, lab_find_variant(&LAB, "compact_on_scan"), 5 * APPS_TILE,
+                          DIST_RANDOM, lab_test_seed(), &r),
+              "compact_on_scan: %s", r.message);
     const char *base = apps_scan_base();
     cr_assert(base != NULL, "apps_scan was never called: every application scans with it");
     if (lab_test_student_mode())

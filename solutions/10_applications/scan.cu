@@ -19,11 +19,18 @@
  * for a 4-bit digit, 4 ballots (one per bit) give the mask of the lanes with my digit. The order
  * (round, warp, lane) is the input order, so every rank is stable.
  *
+ * The reference's compact and radix_sort (the timed default) go one step further than the
+ * handout asks, at the end of the file: a fused single-pass compaction and a onesweep radix sort
+ * (8-bit digits), each carrying its counts between tiles with a decoupled look-back inside its own
+ * kernel. The handout's designs above stay as compact_on_scan and radix_sort_on_scan. Longer than
+ * 400 lines because it holds both, so that one binary compares them variant by variant.
+ *
  * Run: make run LAB=10 ARGS='--variant compact'   Test: make test TEST_SRC=labs LAB=10
  */
 #include "course/10_applications.h"
 #include "cuda_check.h"
 
+#include <cuda/atomic>
 #include <stdint.h>
 
 #define WARPS (APPS_THREADS / 32) /* 8 warps per block */
@@ -41,20 +48,33 @@ static size_t tiles_of(size_t n)
     return CEIL_DIV(n, (size_t)APPS_TILE);
 }
 
-/* compact: counts[tiles], their scan[tiles], apps_scan's scratch */
+static size_t compact_fused_bytes(size_t n);
+static size_t onesweep_state_bytes(size_t n);
+
+static size_t max_size(size_t a, size_t b)
+{
+    return a > b ? a : b;
+}
+
+/* compact_on_scan: counts[tiles], their scan[tiles], apps_scan's scratch; compact (fused): a
+ * ticket and a descriptor per tile (the larger of the two: one scratch serves both) */
 size_t apps_compact_temp_bytes(size_t n)
 {
     const size_t t = tiles_of(n);
-    return 2 * align256(t * sizeof(int)) + apps_scan_temp_bytes(t);
+    return max_size(2 * align256(t * sizeof(int)) + apps_scan_temp_bytes(t),
+                    compact_fused_bytes(n));
 }
 
-/* sorts: the ping-pong keys[n]; radix: hist[16 tiles] and its scan; split: flags[n] and their
- * scan; apps_scan's scratch for the longer of the two scans (n). */
+/* sorts: the ping-pong keys[n]; then radix_sort_on_scan: hist[16 tiles] and its scan; split:
+ * flags[n] and their scan; apps_scan's scratch for the longer of the two scans (n); radix_sort
+ * (onesweep): its histograms, tickets and descriptors. */
 size_t apps_sort_temp_bytes(size_t n)
 {
     const size_t h = APPS_RADIX * tiles_of(n);
     const size_t m = n > h ? n : h;
-    return align256(n * sizeof(int)) + 2 * align256(m * sizeof(int)) + apps_scan_temp_bytes(m);
+    return align256(n * sizeof(int)) +
+           max_size(2 * align256(m * sizeof(int)) + apps_scan_temp_bytes(m),
+                    onesweep_state_bytes(n));
 }
 
 /* csr (n = n_rows + 1): counts[n_rows], apps_scan's scratch */
@@ -170,7 +190,9 @@ __global__ void compact_scatter_kernel(const int *in, int *out, size_t n, const 
         *d_count = (unsigned)scanned[blockIdx.x];
 }
 
-lab_result apps_compact(const int *d_in, int *d_out, size_t n, size_t *d_count, void *d_temp)
+/* compact_on_scan: count every tile, scan the counts with apps_scan, scatter. */
+lab_result apps_compact_on_scan(const int *d_in, int *d_out, size_t n, size_t *d_count,
+                                void *d_temp)
 {
     if (n == 0) {
         CUDA_CHECK(cudaMemsetAsync(d_count, 0, sizeof(size_t), 0));
@@ -362,9 +384,9 @@ lab_result apps_radix_pass(const int *d_in, int *d_out, size_t n, int shift, voi
     return radix_pass(d_in, d_out, n, shift, sort_temp(d_temp, n));
 }
 
-/* 8 passes, lowest digit first; the keys go in -> temp -> out -> temp ... -> out (an even number
- * of passes ends in out). */
-lab_result apps_radix_sort(const int *d_in, int *d_out, size_t n, void *d_temp)
+/* radix_sort_on_scan: 8 passes, lowest digit first; the keys go in -> temp -> out -> temp ... ->
+ * out (an even number of passes ends in out). */
+lab_result apps_radix_sort_on_scan(const int *d_in, int *d_out, size_t n, void *d_temp)
 {
     if (n == 0)
         return LAB_OK;
@@ -474,4 +496,367 @@ lab_result apps_csr_offsets(const int *d_rows, int *d_offsets, size_t n, size_t 
                                                                                     counts);
     LAUNCH_CHECK();
     return apps_scan(counts, d_offsets + 1, n_rows, scan_temp);
+}
+
+/* ---- the single-pass applications ---------------------------------------------------------------
+ * The variants the grader times (compact, radix_sort) do what lab 08 taught inside their own
+ * kernels instead of calling apps_scan between two kernels: each tile takes a ticket, publishes
+ * what it counted, and learns what the tiles before it counted from their descriptors (a
+ * decoupled look-back), so every key is read once and written once per pass. The two-call
+ * versions above stay as compact_on_scan and radix_sort_on_scan.
+ * Descriptors carry a status in their top 2 bits, so a reader gets the status and the value of
+ * the same store (relaxed atomics are enough: lab 08's argument). They are zeroed on every call
+ * (cudaMemsetAsync of a few bytes per tile) instead of carrying an epoch. */
+
+#define FAST_ITEMS 16                         /* keys per thread of the single-pass kernels */
+#define FAST_TILE (APPS_THREADS * FAST_ITEMS) /* 4096 keys per tile */
+#define FAST_FIRST_DELAY_NS 1000              /* a look-back's first wait (lab 08's pauses) */
+#define FAST_BACKOFF_NS 400
+#define ST_AGGREGATE 1u
+#define ST_PREFIX 2u
+
+typedef unsigned long long u64;
+typedef cuda::atomic_ref<u64, cuda::thread_scope_device> atomic_u64;
+typedef cuda::atomic_ref<unsigned, cuda::thread_scope_device> atomic_u32;
+
+static size_t fast_tiles(size_t n)
+{
+    return CEIL_DIV(n, (size_t)FAST_TILE);
+}
+
+/* Thread 0: the block's tile, in the order blocks start (so a tile waits only for running ones). */
+__device__ __forceinline__ unsigned take_tile(unsigned *d_counter)
+{
+    return atomic_u32(*d_counter).fetch_add(1u, cuda::memory_order_relaxed);
+}
+
+/* ---- fused compaction: count, look back, scatter, in one kernel ---------------------------- */
+
+/* Warp 0: publishes the tile's count, adds up the counts of the tiles before it (a window of 32
+ * descriptors at a time, as lab 08), publishes the inclusive count and returns the exclusive one.
+ * Descriptor: bits 63..62 status, the rest the count. */
+__device__ size_t compact_look_back(u64 *d_desc, unsigned tile, size_t count, unsigned lane)
+{
+    const u64 value_mask = ((u64)1 << 62) - 1;
+    if (lane == 0)
+        atomic_u64(d_desc[tile])
+            .store(((u64)(tile == 0 ? ST_PREFIX : ST_AGGREGATE) << 62) | count,
+                   cuda::memory_order_relaxed);
+    if (tile == 0)
+        return 0;
+    __nanosleep(FAST_FIRST_DELAY_NS);
+    size_t exclusive = 0;
+    long long top = (long long)tile - 1;
+    for (;;) {
+        const long long idx = top - 31 + (long long)lane;
+        unsigned status = ST_PREFIX;
+        u64 value = 0;
+        if (idx >= 0) {
+            const u64 d = atomic_u64(d_desc[idx]).load(cuda::memory_order_relaxed);
+            status = (unsigned)(d >> 62);
+            value = d & value_mask;
+        }
+        const unsigned prefixes = __ballot_sync(0xFFFFFFFFu, status == ST_PREFIX);
+        const unsigned invalid = __ballot_sync(0xFFFFFFFFu, status == 0);
+        const unsigned needed = prefixes ? 0xFFFFFFFFu << (31 - __clz((int)prefixes)) : 0xFFFFFFFFu;
+        if (invalid & needed) {
+            __nanosleep(FAST_BACKOFF_NS);
+            continue;
+        }
+        u64 part = (needed >> lane) & 1u ? value : 0;
+#pragma unroll
+        for (unsigned d = 16; d > 0; d /= 2)
+            part += __shfl_xor_sync(0xFFFFFFFFu, part, d);
+        exclusive += (size_t)part;
+        if (prefixes)
+            break;
+        top -= 32;
+    }
+    if (lane == 0)
+        atomic_u64(d_desc[tile])
+            .store(((u64)ST_PREFIX << 62) | (exclusive + count), cuda::memory_order_relaxed);
+    return exclusive;
+}
+
+/* One tile of FAST_TILE elements (round j of warp w holds elements j*256 + w*32 + lane): ranks by
+ * ballots as compact_scatter_kernel, the tile's start from the look-back, then the scatter. The
+ * last tile writes the total count. */
+__global__ void __launch_bounds__(APPS_THREADS)
+    compact_fused_kernel(const int *__restrict__ in, int *__restrict__ out, size_t n,
+                         unsigned *d_counter, u64 *d_desc, unsigned ntiles, size_t *d_count)
+{
+    __shared__ unsigned s_round[FAST_ITEMS * WARPS]; /* kept per (round, warp), then its prefix */
+    __shared__ unsigned s[WARPS + 1];
+    __shared__ unsigned s_tile;
+    __shared__ size_t s_start;
+    const unsigned warp = threadIdx.x / 32, lane = lane_id();
+    if (threadIdx.x == 0)
+        s_tile = take_tile(d_counter);
+    __syncthreads();
+    const unsigned tile = s_tile;
+    const size_t base = (size_t)tile * FAST_TILE;
+    int x[FAST_ITEMS];
+    unsigned votes[FAST_ITEMS];
+#pragma unroll
+    for (int j = 0; j < FAST_ITEMS; j++) {
+        const size_t i = base + j * APPS_THREADS + threadIdx.x;
+        x[j] = i < n ? in[i] : 0;
+    }
+#pragma unroll
+    for (int j = 0; j < FAST_ITEMS; j++) {
+        const size_t i = base + j * APPS_THREADS + threadIdx.x;
+        votes[j] = __ballot_sync(0xFFFFFFFFu, i < n && APPS_KEEP(x[j]));
+        if (lane == 0)
+            s_round[j * WARPS + warp] = __popc(votes[j]);
+    }
+    __syncthreads();
+    unsigned total;
+    const unsigned c = threadIdx.x < FAST_ITEMS * WARPS ? s_round[threadIdx.x] : 0u;
+    const unsigned first = block_exclusive_sum(c, s, &total);
+    if (threadIdx.x < FAST_ITEMS * WARPS)
+        s_round[threadIdx.x] = first;
+    if (warp == 0) {
+        const size_t start = compact_look_back(d_desc, tile, total, lane);
+        if (lane == 0) {
+            s_start = start;
+            if (tile == ntiles - 1)
+                *d_count = start + total;
+        }
+    }
+    __syncthreads();
+    const size_t start = s_start;
+#pragma unroll
+    for (int j = 0; j < FAST_ITEMS; j++)
+        if ((votes[j] >> lane) & 1u)
+            out[start + s_round[j * WARPS + warp] + __popc(votes[j] & lanes_below())] = x[j];
+}
+
+/* Scratch of the fused compaction: the ticket counter, then one descriptor per tile. */
+static size_t compact_fused_bytes(size_t n)
+{
+    return (2 + fast_tiles(n)) * sizeof(u64);
+}
+
+lab_result apps_compact(const int *d_in, int *d_out, size_t n, size_t *d_count, void *d_temp)
+{
+    if (n == 0) {
+        CUDA_CHECK(cudaMemsetAsync(d_count, 0, sizeof(size_t), 0));
+        return LAB_OK;
+    }
+    const size_t tiles = fast_tiles(n);
+    CUDA_CHECK(cudaMemsetAsync(d_temp, 0, compact_fused_bytes(n), 0));
+    unsigned *counter = (unsigned *)d_temp;
+    u64 *desc = (u64 *)d_temp + 2;
+    compact_fused_kernel<<<(unsigned)tiles, APPS_THREADS>>>(d_in, d_out, n, counter, desc,
+                                                            (unsigned)tiles, d_count);
+    LAUNCH_CHECK();
+    return LAB_OK;
+}
+
+/* ---- onesweep radix sort: 8-bit digits, 4 passes ------------------------------------------
+ * One kernel counts every digit of every key (4 histograms of 256 bins) and one turns them into
+ * each digit's first position; then each pass is one kernel. A pass's tile ranks its keys by
+ * digit (stable: warp w owns keys [w * 512, (w + 1) * 512) of the tile, round by round, each warp
+ * with its own 256 counters), publishes its 256 digit counts, and thread d looks back over the
+ * tiles before it for digit d (a chained scan, one digit per thread) while the tile sorts itself
+ * by digit in shared memory; then the sorted tile goes out, consecutive threads to consecutive
+ * places of a digit's run. Bytes: 4n for the histograms, then 8n a pass: 36n, against the
+ * 4-bit sort's 8 passes of 12n (96n). Descriptors: 32 bits, status in the top 2, a count below
+ * 2^30 (lab 10's max_n; a prefix of 2^30 can only be the last tile's, which nobody reads). */
+
+#define OS_BITS 8
+#define OS_BINS (1 << OS_BITS)
+#define OS_PASSES (32 / OS_BITS)
+#ifndef OS_ITEMS /* keys per thread of a pass (-DOS_ITEMS=16 for tuning sweeps) */
+#define OS_ITEMS 16
+#endif
+#define OS_TILE (APPS_THREADS * OS_ITEMS) /* 4096 keys per tile */
+#define OS_WARP_KEYS (32 * OS_ITEMS)      /* 512 consecutive keys per warp */
+#define OS_VALUE_MASK ((1u << 30) - 1u)
+
+static_assert(APPS_THREADS == OS_BINS, "a pass kernel's thread d looks back for digit d");
+
+static size_t os_tiles(size_t n)
+{
+    return CEIL_DIV(n, (size_t)OS_TILE);
+}
+
+/* hist[p * 256 + d] += the keys whose digit p (bits 8p .. 8p+7) is d, over a grid-stride loop. */
+__global__ void __launch_bounds__(APPS_THREADS)
+    onesweep_hist_kernel(const int *__restrict__ keys, size_t n, unsigned *hist)
+{
+    __shared__ unsigned s_hist[OS_PASSES][OS_BINS];
+    for (unsigned k = threadIdx.x; k < OS_PASSES * OS_BINS; k += APPS_THREADS)
+        s_hist[k / OS_BINS][k % OS_BINS] = 0;
+    __syncthreads();
+    for (size_t i = (size_t)blockIdx.x * APPS_THREADS + threadIdx.x; i < n;
+         i += (size_t)gridDim.x * APPS_THREADS) {
+        const unsigned key = (unsigned)keys[i];
+#pragma unroll
+        for (int p = 0; p < OS_PASSES; p++)
+            atomicAdd(&s_hist[p][(key >> (p * OS_BITS)) & (OS_BINS - 1)], 1u);
+    }
+    __syncthreads();
+    for (unsigned k = threadIdx.x; k < OS_PASSES * OS_BINS; k += APPS_THREADS)
+        if (s_hist[k / OS_BINS][k % OS_BINS])
+            atomicAdd(&hist[k], s_hist[k / OS_BINS][k % OS_BINS]);
+}
+
+/* Block p: bins[p * 256 + d] = the keys whose digit p is below d (where digit d's run starts). */
+__global__ void __launch_bounds__(APPS_THREADS)
+    onesweep_bins_kernel(const unsigned *hist, unsigned *bins)
+{
+    __shared__ unsigned s[WARPS + 1];
+    unsigned total;
+    const unsigned c = hist[blockIdx.x * OS_BINS + threadIdx.x];
+    bins[blockIdx.x * OS_BINS + threadIdx.x] = block_exclusive_sum(c, s, &total);
+}
+
+/* Thread d: publishes the tile's count of digit d, walks back over the tiles before it until one
+ * has published its prefix, and returns the keys of digit d in the tiles before this one. The 32
+ * lanes of a warp (32 digits) walk together: each round every lane reads a descriptor (a lane
+ * that is done rereads its last one), and the warp pauses when any lane found nothing yet. */
+__device__ unsigned onesweep_look_back(unsigned *d_desc, unsigned tile, unsigned d, unsigned count)
+{
+    atomic_u32(d_desc[(size_t)tile * OS_BINS + d])
+        .store(((tile == 0 ? ST_PREFIX : ST_AGGREGATE) << 30) | count, cuda::memory_order_relaxed);
+    if (tile == 0) /* the whole block has the same tile: no lane of the warp is left behind */
+        return 0;
+    unsigned exclusive = 0;
+    long long t = (long long)tile - 1;
+    bool done = false;
+    while (__any_sync(0xFFFFFFFFu, !done)) {
+        const unsigned w =
+            atomic_u32(d_desc[(size_t)t * OS_BINS + d]).load(cuda::memory_order_relaxed);
+        const unsigned status = w >> 30;
+        if (!done && status != 0) {
+            exclusive += w & OS_VALUE_MASK;
+            if (status == ST_PREFIX)
+                done = true;
+            else
+                t--;
+        }
+        if (__any_sync(0xFFFFFFFFu, !done && status == 0))
+            __nanosleep(FAST_BACKOFF_NS);
+    }
+    atomic_u32(d_desc[(size_t)tile * OS_BINS + d])
+        .store((ST_PREFIX << 30) | ((exclusive + count) & OS_VALUE_MASK),
+               cuda::memory_order_relaxed);
+    return exclusive;
+}
+
+/* One pass on digit `pass` (bits 8 pass ..): src to dst, stable. bins: where each digit's run
+ * starts in dst; desc: this pass's ntiles * 256 descriptors, zeroed; counter: its ticket. */
+__global__ void __launch_bounds__(APPS_THREADS)
+    onesweep_pass_kernel(const int *__restrict__ src, int *__restrict__ dst, size_t n, int pass,
+                         const unsigned *bins, unsigned *d_desc, unsigned *d_counter)
+{
+    __shared__ unsigned s_count[WARPS][OS_BINS]; /* per warp: its keys of digit d so far */
+    __shared__ unsigned s_keys[OS_TILE];
+    __shared__ long long s_dest[OS_BINS]; /* out index minus tile position, per digit */
+    __shared__ unsigned s[WARPS + 1];
+    __shared__ unsigned s_tile;
+    const unsigned warp = threadIdx.x / 32, lane = lane_id();
+    const int shift = pass * OS_BITS;
+    if (threadIdx.x == 0)
+        s_tile = take_tile(d_counter);
+    for (unsigned d = lane; d < OS_BINS; d += 32)
+        s_count[warp][d] = 0;
+    __syncthreads();
+    const unsigned tile = s_tile;
+    const size_t base = (size_t)tile * OS_TILE;
+    const unsigned len = n - base < (size_t)OS_TILE ? (unsigned)(n - base) : OS_TILE;
+    const unsigned first = warp * OS_WARP_KEYS + lane; /* round j: first + 32 j */
+    unsigned key[OS_ITEMS], rank[OS_ITEMS];
+#pragma unroll
+    for (int j = 0; j < OS_ITEMS; j++) {
+        const unsigned i = first + 32 * j;
+        key[j] = i < len ? (unsigned)src[base + i] : 0xFFFFFFFFu;
+    }
+    /* rank within the warp, round by round: the lanes of my digit (8 ballots), my place among
+     * them, and the warp's count of my digit before this round */
+#pragma unroll
+    for (int j = 0; j < OS_ITEMS; j++) {
+        const bool valid = first + 32 * j < len;
+        const unsigned d = (key[j] >> shift) & (OS_BINS - 1);
+        unsigned peers = __ballot_sync(0xFFFFFFFFu, valid);
+#pragma unroll
+        for (int b = 0; b < OS_BITS; b++) {
+            const unsigned ones = __ballot_sync(0xFFFFFFFFu, (d >> b) & 1u);
+            peers &= ((d >> b) & 1u) ? ones : ~ones;
+        }
+        const unsigned before = valid ? s_count[warp][d] : 0u;
+        rank[j] = before + __popc(peers & lanes_below());
+        __syncwarp();
+        if (valid && (peers & lanes_below()) == 0) /* the first lane of each digit counts it */
+            s_count[warp][d] = before + __popc(peers);
+        __syncwarp();
+    }
+    __syncthreads();
+    /* thread d: digit d across the warps (each warp's start) and the tile's count of it */
+    const unsigned d = threadIdx.x; /* APPS_THREADS == OS_BINS */
+    unsigned tile_count = 0;
+#pragma unroll
+    for (int w = 0; w < WARPS; w++) {
+        const unsigned c = s_count[w][d];
+        s_count[w][d] = tile_count;
+        tile_count += c;
+    }
+    /* publish early: later tiles can go on while this one sorts itself */
+    const unsigned exclusive = onesweep_look_back(d_desc, tile, d, tile_count);
+    unsigned total;
+    const unsigned tile_start =
+        block_exclusive_sum(tile_count, s, &total); /* digit d in the tile */
+    s_dest[d] = (long long)bins[d] + exclusive - tile_start;
+#pragma unroll
+    for (int w = 0; w < WARPS; w++)
+        s_count[w][d] += tile_start;
+    __syncthreads();
+#pragma unroll
+    for (int j = 0; j < OS_ITEMS; j++)
+        if (first + 32 * j < len)
+            s_keys[s_count[warp][(key[j] >> shift) & (OS_BINS - 1)] + rank[j]] = key[j];
+    __syncthreads();
+#pragma unroll
+    for (int j = 0; j < OS_ITEMS; j++) {
+        const unsigned i = j * APPS_THREADS + threadIdx.x;
+        if (i < len) {
+            const unsigned k = s_keys[i];
+            dst[s_dest[(k >> shift) & (OS_BINS - 1)] + (long long)i] = (int)k;
+        }
+    }
+}
+
+/* Scratch of the onesweep sort, after the key buffer: hist and bins (4 x 256 each), 4 tickets,
+ * then 4 passes of ntiles * 256 descriptors, all zeroed by one memset per sort. */
+static size_t onesweep_state_bytes(size_t n)
+{
+    return (2 * OS_PASSES * OS_BINS + OS_PASSES + OS_PASSES * os_tiles(n) * OS_BINS) *
+           sizeof(unsigned);
+}
+
+lab_result apps_radix_sort(const int *d_in, int *d_out, size_t n, void *d_temp)
+{
+    if (n == 0)
+        return LAB_OK;
+    const size_t tiles = os_tiles(n);
+    int *keys = (int *)d_temp;
+    unsigned *hist = (unsigned *)((char *)d_temp + align256(n * sizeof(int)));
+    unsigned *bins = hist + OS_PASSES * OS_BINS, *counters = bins + OS_PASSES * OS_BINS;
+    unsigned *desc = counters + OS_PASSES;
+    CUDA_CHECK(cudaMemsetAsync(hist, 0, onesweep_state_bytes(n), 0));
+    const unsigned hist_blocks = (unsigned)(tiles < 1024 ? tiles : 1024);
+    onesweep_hist_kernel<<<hist_blocks, APPS_THREADS>>>(d_in, n, hist);
+    LAUNCH_CHECK();
+    onesweep_bins_kernel<<<OS_PASSES, APPS_THREADS>>>(hist, bins);
+    LAUNCH_CHECK();
+    const int *src = d_in;
+    for (int p = 0; p < OS_PASSES; p++) { /* in -> keys -> out -> keys -> out */
+        int *dst = p % 2 == 0 ? keys : d_out;
+        onesweep_pass_kernel<<<(unsigned)tiles, APPS_THREADS>>>(
+            src, dst, n, p, bins + p * OS_BINS, desc + (size_t)p * tiles * OS_BINS, counters + p);
+        LAUNCH_CHECK();
+        src = dst;
+    }
+    return LAB_OK;
 }
