@@ -18,6 +18,7 @@
 
 #pragma weak lookback_tile /* scan.cu may leave it out (lab.h: lab_work_tiles) */
 #pragma weak hier_tile     /* scan.cu may leave it out (lab.h: lab_work_tiles) */
+#pragma weak apps_single_pass_tile
 
 static const char *g_base;
 
@@ -70,12 +71,15 @@ int lab_not_implemented_why(const lab_variant *v, char *why, size_t len)
     return 1;
 }
 
-/* Lab 10's tile (APPS_TILE) and that of the scan it runs on (lab 08's, else lab 07's; lab.h). */
+/* Lab 10's tile (APPS_TILE), its single-pass kernels' (when scan.cu has them) and that of the scan
+ * it runs on (lab 08's, else lab 07's; lab.h). */
 size_t lab_work_tiles(size_t *tiles, size_t max)
 {
     size_t k = 0;
     if (k < max)
         tiles[k++] = APPS_TILE;
+    if (&apps_single_pass_tile && apps_single_pass_tile && k < max)
+        tiles[k++] = apps_single_pass_tile;
     if (&lookback_tile && lookback_tile && k < max)
         tiles[k++] = lookback_tile;
     else if (&hier_tile && hier_tile && k < max)

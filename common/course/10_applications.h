@@ -61,6 +61,12 @@ lab_result apps_radix_sort_on_scan(const int *d_in, int *d_out, size_t n, void *
 lab_result apps_split_sort(const int *d_in, int *d_out, size_t n, void *d_temp);
 size_t apps_sort_temp_bytes(size_t n);
 
+/* A scan.cu with single-pass kernels of its own (the reference: the fused compaction and the
+ * onesweep sort) names their tile, in elements: `const size_t apps_single_pass_tile = ...;`. The
+ * grader reads it (`scan --describe`) to test sizes that are multiples of it and one off them. The
+ * descriptor refers to it weakly: a scan.cu without it (the skeleton) still builds. */
+extern const size_t apps_single_pass_tile;
+
 /* Variant "csr" (lab_csr_fn): the row offsets of n nonzeros whose rows are d_rows[0..n). d_temp:
  * apps_csr_temp_bytes(n_rows + 1) bytes. */
 lab_result apps_csr_offsets(const int *d_rows, int *d_offsets, size_t n, size_t n_rows,

@@ -519,6 +519,9 @@ typedef unsigned long long u64;
 typedef cuda::atomic_ref<u64, cuda::thread_scope_device> atomic_u64;
 typedef cuda::atomic_ref<unsigned, cuda::thread_scope_device> atomic_u32;
 
+/* the fused compaction's tile, and the onesweep sort's unless built with another OS_ITEMS */
+const size_t apps_single_pass_tile = FAST_TILE;
+
 static size_t fast_tiles(size_t n)
 {
     return CEIL_DIV(n, (size_t)FAST_TILE);
