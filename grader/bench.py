@@ -9,7 +9,8 @@ with CUDA events, each after a write that flushes L2 (see grader/BENCH.md). A la
 not_implemented, too_large (over its max_n) or no_memory at some n is left out at that n.
 
 Writes, under --out (build/bench by default):
-  bench.csv   one row per (program, n): status, ms, GB/s, memcpy ms, % of memcpy, x CUB
+  bench.csv   one row per (program, n): status, ms, GB/s, memcpy ms, % of memcpy, % of the job's
+              byte floor (FLOOR_X_SCAN), x CUB
   bench.md    the same table in Markdown
   bench.svg   GB/s against n, one line per lab, CUB and memcpy as reference lines
 Each row is printed (stdout) and appended to bench.csv and bench.md as soon as it is measured, so
@@ -50,6 +51,25 @@ PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e
 
 def log(msg):
     print(msg, file=sys.stderr, flush=True)
+
+
+# The bytes a job cannot move fewer of (its floor), as a multiple of a scan's (contract.bytes_moved:
+# read n, write n), by operator: the segmented scan also reads a head or key per element (1.5x),
+# a compaction reads n and writes the kept half of the random inputs (0.75x), a onesweep radix
+# sort reads the keys once for its histograms and reads and writes them in each of its four 8-bit
+# passes (4.5x). csr: none (its rows are not a multiple of n). "% floor" is the time a copy of
+# those bytes would take, at the rate of the copy timed in the same process (which moves a scan's
+# bytes), over the job's time.
+FLOOR_X_SCAN = {"add": 1.0, "max": 1.0, "min": 1.0, "fadd": 1.0, "seg_add": 1.5, "compact": 0.75,
+                "sort": 4.5}
+
+
+def pct_floor(op, ms, memcpy_ms):
+    """The job's time against its byte floor (FLOOR_X_SCAN) at the copy's rate, in %, or None."""
+    x = FLOOR_X_SCAN.get(op)
+    if not x or not ms or not memcpy_ms:
+        return None
+    return 100.0 * memcpy_ms * x / ms
 
 
 def gbps(n, ms):
@@ -251,6 +271,7 @@ def measure(programs, ns, args, on_row=None):
             row["gbps"] = gbps(n, row["ms"])
             row["pct_memcpy"] = (100.0 * row["memcpy_ms"] / row["ms"]
                                  if row["memcpy_ms"] else None)
+            row["pct_floor"] = pct_floor(op, row["ms"], row["memcpy_ms"])
             if row["tile_ms"] and row["memcpy_ms"]:
                 row["tile_pct_memcpy"] = 100.0 * row["memcpy_ms"] / row["tile_ms"]
             if name.startswith(CUB):
@@ -267,7 +288,7 @@ def measure(programs, ns, args, on_row=None):
 
 # ---- output -------------------------------------------------------------------------------------
 
-CSV_FIELDS = ["lab", "n", "status", "mode", "ms", "gbps", "memcpy_ms", "pct_memcpy", "x_cub",
+CSV_FIELDS = ["lab", "n", "status", "mode", "ms", "gbps", "memcpy_ms", "pct_memcpy", "pct_floor", "x_cub",
               "tile_ms", "tile_pct_memcpy", "device", "message"]
 
 
@@ -277,7 +298,7 @@ def fmt(v, spec):
 
 def csv_cells(r):
     out = dict(r)
-    for k, spec in (("ms", ".5f"), ("gbps", ".2f"), ("memcpy_ms", ".5f"), ("pct_memcpy", ".1f"),
+    for k, spec in (("ms", ".5f"), ("gbps", ".2f"), ("memcpy_ms", ".5f"), ("pct_memcpy", ".1f"), ("pct_floor", ".1f"),
                     ("x_cub", ".3f"), ("tile_ms", ".5f"), ("tile_pct_memcpy", ".1f")):
         out[k] = fmt(r.get(k), spec)
     return out
@@ -291,8 +312,8 @@ def write_csv(path, rows):
             w.writerow(csv_cells(r))
 
 
-TABLE_HEAD = (f"{'lab':<34} {'n':>10} {'ms':>10} {'GB/s':>8} {'% memcpy':>9} {'x CUB':>7} "
-              f"{'tile pass %':>11}")
+TABLE_HEAD = (f"{'lab':<34} {'n':>10} {'ms':>10} {'GB/s':>8} {'% memcpy':>9} {'% floor':>8} "
+              f"{'x CUB':>7} {'tile pass %':>11}")
 
 
 def table_line(r):
@@ -300,6 +321,7 @@ def table_line(r):
     name = r["lab"] + (" (host)" if r.get("mode") == "host" else "")
     return (f"{name:<34} {size_label(r['n']):>10} {r['ms']:>10.4f} "
             f"{fmt(r.get('gbps'), '.1f'):>8} {fmt(r.get('pct_memcpy'), '.1f'):>9} "
+            f"{fmt(r.get('pct_floor'), '.1f'):>8} "
             f"{fmt(r.get('x_cub'), '.3f'):>7} {fmt(r.get('tile_pct_memcpy'), '.1f'):>11}")
 
 
@@ -327,13 +349,14 @@ def table(rows):
     return "\n".join(lines + skipped_lines(rows))
 
 
-MD_HEAD = ("| lab | n | status | ms | GB/s | % memcpy | x CUB | tile pass % |\n"
-           "|---|---|---|---|---|---|---|---|\n")
+MD_HEAD = ("| lab | n | status | ms | GB/s | % memcpy | % floor | x CUB | tile pass % |\n"
+           "|---|---|---|---|---|---|---|---|---|\n")
 
 
 def md_line(r):
     return (f"| {r['lab']} | {size_label(r['n'])} | {r['status']} | {fmt(r.get('ms'), '.4f')} | "
             f"{fmt(r.get('gbps'), '.1f')} | {fmt(r.get('pct_memcpy'), '.1f')} | "
+            f"{fmt(r.get('pct_floor'), '.1f')} | "
             f"{fmt(r.get('x_cub'), '.3f')} | {fmt(r.get('tile_pct_memcpy'), '.1f')} |\n")
 
 

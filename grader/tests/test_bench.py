@@ -137,6 +137,16 @@ class Sizes(unittest.TestCase):
         with redirect_stderr(io.StringIO()), self.assertRaises(SystemExit):
             bench.parse_args(["--huge", "--no-huge"])
 
+    def test_byte_floor(self):
+        # a scan as fast as its copy is at its floor; a sort moves 4.5 scans' bytes, a
+        # compaction 0.75; csr has no floor
+        self.assertAlmostEqual(bench.pct_floor("add", 2.0, 2.0), 100.0)
+        self.assertAlmostEqual(bench.pct_floor("sort", 9.0, 1.0), 50.0)
+        self.assertAlmostEqual(bench.pct_floor("compact", 1.5, 1.0), 50.0)
+        self.assertAlmostEqual(bench.pct_floor("seg_add", 3.0, 1.0), 50.0)
+        self.assertIsNone(bench.pct_floor("csr", 1.0, 1.0))
+        self.assertIsNone(bench.pct_floor("add", 1.0, None))
+
     def test_labels(self):
         self.assertEqual(bench.size_label(1 << 20), "2^20")
         self.assertEqual(bench.size_label((1 << 31) + 7), "2^31+7")
