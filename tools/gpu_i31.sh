@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# tools/gpu_i31.sh — the GPU check of labs 09 and 10's single-pass references (issue 31), for one
+# run on a GPU machine: builds both labs and the CUB anchor, runs their kernel tests, then times
+# every variant and CUB with the same job at n = 2^20 .. 2^28 and prints one table: ms, GB/s (a
+# scan's 8n bytes over the time), % of the job's byte floor (bench.py's FLOOR_X_SCAN: the time a
+# copy of the bytes the job cannot avoid would take, at the rate of the copy timed in the same
+# process), and x CUB (CUB's time with the same job over the variant's). Then the speed thresholds
+# the grader's config should hold (grader/config.json: labs 09 and 10), from the measured ratio of
+# the two-pass design to the single-pass reference.
+#
+# Every step runs on its own (a failure is printed and the next step still runs); the exit code
+# is the number of failed steps (0: all passed). Honours the Makefile's CRITERION_PREFIX and
+# SECCOMP_PREFIX (a carried folder with include/ and lib/ where the packages are not installed).
+#
+# Environment: I31_SIZES (exponents, default "20 22 24 26 28"), I31_REPS (timed rounds, default
+# 10), I31_JOBS (make -j, default 16), I31_BUILD (default build-i31), I31_SKIP_TESTS=1 (timing only),
+# I31_OUT (the raw JSON lines, default $I31_BUILD/i31.jsonl), I31_CPU=1 (a dry run of the steps
+# in CPU mode, without CUB: I31_SIZES="10 12" I31_REPS=1 I31_SKIP_TESTS=1 tools/gpu_i31.sh).
+# Run: tools/gpu_i31.sh 2>&1 | tee i31.log     (about 5 to 7 minutes on an H100)
+set -u
+cd "$(dirname "$0")/.."
+SIZES=${I31_SIZES:-20 22 24 26 28}
+REPS=${I31_REPS:-10}
+JOBS=${I31_JOBS:-16}
+B=${I31_BUILD:-build-i31}
+OUT=${I31_OUT:-$B/i31.jsonl}
+CPUFLAG=${I31_CPU:-0}
+BIN=$B$([ "$CPUFLAG" = 1 ] && echo /cpu) # the Makefile builds CPU mode under BUILD/cpu
+mkdir -p "$B"
+failed=0
+
+step() { # step NAME COMMAND...: runs it, prints its status and time
+    local name=$1 t0=$SECONDS rc
+    shift
+    echo "== $name"
+    "$@"
+    rc=$?
+    echo "== $name: $([ $rc -eq 0 ] && echo ok || echo "FAILED (exit $rc)") in $((SECONDS - t0)) s"
+    [ $rc -eq 0 ] || failed=$((failed + 1))
+    return 0
+}
+
+step "device" nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
+step "build (labs 09, 10 and the CUB anchor, GPU, sm_90)" \
+    make -j"$JOBS" CPU="$CPUFLAG" BUILD="$B" "$BIN/solutions/09_operators/scan" \
+    "$BIN/solutions/10_applications/scan" "$BIN/bench/bench_cub"
+if [ "${I31_SKIP_TESTS:-0}" != 1 ]; then
+    step "kernel tests, lab 09 (solutions)" timeout 300 make -j"$JOBS" CPU="$CPUFLAG" BUILD="$B" test LAB=09
+    step "kernel tests, lab 10 (solutions)" timeout 300 make -j"$JOBS" CPU="$CPUFLAG" BUILD="$B" test LAB=10
+fi
+
+L09=$BIN/solutions/09_operators/scan
+L10=$BIN/solutions/10_applications/scan
+CUB=$BIN/bench/bench_cub
+# program|variant or --op|op: the lab variants and the anchors, in table order
+RUNS="
+$CUB|add|add
+$L09|add|add
+$L09|add_two_pass|add
+$CUB|max|max
+$L09|max|max
+$L09|max_two_pass|max
+$CUB|min|min
+$L09|min|min
+$L09|min_two_pass|min
+$CUB|fadd|fadd
+$L09|fadd|fadd
+$L09|fadd_two_pass|fadd
+$CUB|seg_add|seg_add
+$L09|segmented|seg_add
+$L09|segmented_two_pass|seg_add
+$CUB|compact|compact
+$L10|compact|compact
+$L10|compact_on_scan|compact
+$CUB|sort|sort
+$L10|radix_sort|sort
+$L10|radix_sort_on_scan|sort
+"
+time_all() {
+    local e n prog what op line rc out
+    : >"$OUT"
+    for e in $SIZES; do
+        n=$((1 << e))
+        for line in $RUNS; do
+            IFS='|' read -r prog what op <<<"$line"
+            if [ "$prog" = "$CUB" ]; then
+                set -- "$prog" --op "$what"
+            else
+                set -- "$prog" --variant "$what"
+            fi
+            # one JSON line per run; a run that prints none gets a line saying why
+            timeout 150 "$@" --json --n "$n" --dist random --reps "$REPS" --warmup 2 >"$B/i31.run" 2>/dev/null
+            rc=$?
+            out=$(tail -n 1 "$B/i31.run")
+            case $out in
+            "{"*) echo "$out" | sed "s/^{/{\"i31\":\"$what\",\"i31_op\":\"$op\",\"i31_cub\":$([ "$prog" = "$CUB" ] && echo true || echo false),/" >>"$OUT" ;;
+            *) echo "{\"i31\":\"$what\",\"i31_op\":\"$op\",\"n\":$n,\"status\":\"no report (exit $rc)\"}" >>"$OUT" ;;
+            esac
+            echo "   n=2^$e $(basename "$(dirname "$prog")")/$what: $(tail -n 1 "$OUT" | grep -o '"status":"[^"]*"')" >&2
+        done
+    done
+}
+step "timing (sizes 2^{${SIZES// /,}}, $REPS rounds each)" time_all
+step "table" python3 - "$OUT" <<'EOF'
+import json, sys
+FLOOR_X_SCAN = {"add": 1.0, "max": 1.0, "min": 1.0, "fadd": 1.0, "seg_add": 1.5, "compact": 0.75,
+                "sort": 4.5}  # grader/bench.py's
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+device = next((r.get("device") for r in rows if r.get("device")), "?")
+print(f"device: {device}")
+print(f"{'job / variant':<28} {'n':>6} {'ms':>9} {'GB/s':>7} {'% floor':>8} {'x CUB':>6}")
+cub, bad, t = {}, [], {}
+for r in rows:
+    n, op, name = r["n"], r["i31_op"], ("CUB " if r.get("i31_cub") else "") + r["i31"]
+    if r.get("status") != "ok" or not r.get("ms"):
+        bad.append(f"{name} n={n}: {r.get('status')} {r.get('message', '')[:200]}")
+        continue
+    ms = r["ms"]
+    t[(r["i31"], r.get("i31_cub"), n)] = ms
+    if r.get("i31_cub"):
+        cub[(op, n)] = ms
+    floor = 100.0 * r["memcpy_ms"] * FLOOR_X_SCAN[op] / ms if r.get("memcpy_ms") else None
+    x = cub.get((op, n)) / ms if cub.get((op, n)) else None
+    e = n.bit_length() - 1
+    print(f"{name:<28} {'2^%d' % e:>6} {ms:>9.4f} {8 * n / ms / 1e6:>7.0f} "
+          f"{'' if floor is None else '%.1f' % floor:>8} {'' if x is None else '%.3f' % x:>6}")
+for b in bad:
+    print("not timed:", b)
+print()
+for lab, fast, slow, n in (("09_operators", "add", "add_two_pass", 1 << 26),
+                           ("10_applications", "radix_sort", "radix_sort_on_scan", 1 << 24)):
+    f, s = t.get((fast, False, n)), t.get((slow, False, n))
+    if f and s:
+        k = s / f
+        print(f"{lab}: {slow} / {fast} at n=2^{n.bit_length() - 1} = {k:.2f}: speed thresholds "
+              f"full_at = 1.25 x {k:.2f} = {1.25 * k:.2f}, zero_at = 3 x {k:.2f} = {3 * k:.2f} "
+              f"(grader/config.json now: 09 1.9/4.5, 10 2.25/5.4)")
+    else:
+        print(f"{lab}: no thresholds (the timing at n=2^{n.bit_length() - 1} is missing)")
+EOF
+echo "== gpu_i31: $failed step(s) failed; raw reports in $OUT"
+exit "$failed"
