@@ -692,8 +692,21 @@ __global__ void __launch_bounds__(APPS_THREADS)
     for (unsigned k = threadIdx.x; k < OS_PASSES * OS_BINS; k += APPS_THREADS)
         s_hist[k / OS_BINS][k % OS_BINS] = 0;
     __syncthreads();
-    for (size_t i = (size_t)blockIdx.x * APPS_THREADS + threadIdx.x; i < n;
-         i += (size_t)gridDim.x * APPS_THREADS) {
+    /* four keys a round, their loads issued together (more of them in flight), then the rest */
+    const size_t stride = (size_t)gridDim.x * APPS_THREADS;
+    size_t i = (size_t)blockIdx.x * APPS_THREADS + threadIdx.x;
+    for (; i + 3 * stride < n; i += 4 * stride) {
+        unsigned key[4];
+#pragma unroll
+        for (int k = 0; k < 4; k++)
+            key[k] = (unsigned)keys[i + k * stride];
+#pragma unroll
+        for (int k = 0; k < 4; k++)
+#pragma unroll
+            for (int p = 0; p < OS_PASSES; p++)
+                atomicAdd(&s_hist[p][(key[k] >> (p * OS_BITS)) & (OS_BINS - 1)], 1u);
+    }
+    for (; i < n; i += stride) {
         const unsigned key = (unsigned)keys[i];
 #pragma unroll
         for (int p = 0; p < OS_PASSES; p++)
