@@ -10,7 +10,8 @@
  * Each operator has two entry points: ops_scan_X, the variant the grader times (the reference:
  * a single-pass look-back; a student's: the two-pass scan the handout asks for, or the
  * single-pass one of its "going further"), and ops_scan_X_two_pass, the reduce-then-scan (the
- * reference keeps both to compare them; the skeleton's simply calls ops_scan_X).
+ * reference keeps both to compare them). scan.cu need not define the *_two_pass ones: the
+ * descriptor's weak definitions call ops_scan_X (the skeleton's, and any older file's, design).
  */
 #ifndef LABS_09_OPERATORS_H
 #define LABS_09_OPERATORS_H

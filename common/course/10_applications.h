@@ -44,7 +44,7 @@ const char *apps_scan_base(void);
  * The handout's design (the skeleton's): count every tile, apps_scan the counts, scatter. The
  * reference's: one fused kernel whose look-back carries the count (its "going further").
  * Variant "compact_on_scan": the same by count, apps_scan, scatter (the reference keeps both to
- * compare them; the skeleton's calls apps_compact). */
+ * compare them; where scan.cu does not define it, the descriptor's weak one calls apps_compact). */
 lab_result apps_compact(const int *d_in, int *d_out, size_t n, size_t *d_count, void *d_temp);
 lab_result apps_compact_on_scan(const int *d_in, int *d_out, size_t n, size_t *d_count,
                                 void *d_temp);
@@ -54,8 +54,8 @@ size_t apps_compact_temp_bytes(size_t n);
  * written ascending to d_out[0..n). radix (the handout's design): 8 passes of 4-bit digits with
  * per-tile histograms scanned by apps_scan; the reference's: a onesweep sort, 4 passes of 8-bit
  * digits, each one kernel with a look-back (its "going further"); "radix_sort_on_scan": the 4-bit
- * sort on apps_scan (in the skeleton: apps_radix_sort). split: 32 passes of a 1-bit split, one
- * scan of n flags each. */
+ * sort on apps_scan (where scan.cu does not define it: apps_radix_sort, the descriptor's weak one).
+ * split: 32 passes of a 1-bit split, one scan of n flags each. */
 lab_result apps_radix_sort(const int *d_in, int *d_out, size_t n, void *d_temp);
 lab_result apps_radix_sort_on_scan(const int *d_in, int *d_out, size_t n, void *d_temp);
 lab_result apps_split_sort(const int *d_in, int *d_out, size_t n, void *d_temp);

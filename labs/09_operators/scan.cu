@@ -381,31 +381,3 @@ lab_result ops_scan_segmented(const int *d_in, const int *d_heads, int *d_out, s
     (void)d_temp;
     return LAB_NOT_IMPLEMENTED;
 }
-
-/* ---- the *_two_pass variants ------------------------------------------------------------------
- * The reference runs a single-pass look-back as its add, max, ... and keeps the two-pass scan as
- * these variants, to compare the two. Your entry points above ARE two-pass, so here the two names
- * mean the same scan. If you write the single-pass scan (README.md, "Going further"), make the
- * entry points above call it and these call scan_ints, as the reference does. */
-
-lab_result ops_scan_add_two_pass(const int *d_in, int *d_out, size_t n, void *d_temp)
-{
-    return ops_scan_add(d_in, d_out, n, d_temp);
-}
-lab_result ops_scan_max_two_pass(const int *d_in, int *d_out, size_t n, void *d_temp)
-{
-    return ops_scan_max(d_in, d_out, n, d_temp);
-}
-lab_result ops_scan_min_two_pass(const int *d_in, int *d_out, size_t n, void *d_temp)
-{
-    return ops_scan_min(d_in, d_out, n, d_temp);
-}
-lab_result ops_scan_fadd_two_pass(const int *d_in, int *d_out, size_t n, void *d_temp)
-{
-    return ops_scan_fadd(d_in, d_out, n, d_temp);
-}
-lab_result ops_scan_segmented_two_pass(const int *d_in, const int *d_heads, int *d_out, size_t n,
-                                       void *d_temp)
-{
-    return ops_scan_segmented(d_in, d_heads, d_out, n, d_temp);
-}

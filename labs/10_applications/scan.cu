@@ -397,19 +397,3 @@ lab_result apps_csr_offsets(const int *d_rows, int *d_offsets, size_t n, size_t 
     (void)d_rows, (void)d_offsets, (void)n, (void)n_rows, (void)d_temp;
     return LAB_NOT_IMPLEMENTED;
 }
-
-/* ---- the *_on_scan variants ---------------------------------------------------------------------
- * The reference times single-pass versions of the sort and the compaction (README.md, "Going
- * further") and keeps the designs you write above as these variants, to compare the two. Yours
- * above ARE those designs, so here the two names mean the same code. */
-
-lab_result apps_compact_on_scan(const int *d_in, int *d_out, size_t n, size_t *d_count,
-                                void *d_temp)
-{
-    return apps_compact(d_in, d_out, n, d_count, d_temp);
-}
-
-lab_result apps_radix_sort_on_scan(const int *d_in, int *d_out, size_t n, void *d_temp)
-{
-    return apps_radix_sort(d_in, d_out, n, d_temp);
-}
