@@ -16,13 +16,14 @@ import os
 from . import similarity as simmod
 from .batch import results_folder
 from .similarity import REFERENCE
-from .status import NOT_GRADED, STOPPED
+from .status import NOT_GRADED, STOPPED, Status
 from .submissions import list_submissions, read_result
 
 # How the grader's failure kinds (status.py) read in the report; others as they are.
-KIND_TEXT = {"missing": "missing (no lab folder)", "wrong": "wrong answer", "out_of_bounds": "write out of bounds",
-             "runtime_error": "runtime error", "not implemented": "not implemented (the skeleton)",
-             "input_modified": "input modified", "timeout": "timeout (hangs)", "crash": "crashed"}
+KIND_TEXT = {Status.MISSING: "missing (no lab folder)", Status.WRONG: "wrong answer",
+             Status.OUT_OF_BOUNDS: "write out of bounds", Status.RUNTIME_ERROR: "runtime error",
+             Status.LAB_NOT_IMPLEMENTED: "not implemented (the skeleton)",
+             Status.INPUT_MODIFIED: "input modified", Status.TIMEOUT: "timeout (hangs)", Status.CRASH: "crashed"}
 BINS = 10  # histogram bins of the share of a lab's maximum: 0-9 %, ..., 90-99 %, and 100 % apart
 TOP = 8  # failure kinds and cases shown per lab
 

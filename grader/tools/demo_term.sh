@@ -3,8 +3,8 @@
 # N students (default 30) on labs 01-03 in CPU mode, a roster (one student on it never submits),
 # a late policy in a copy of the config, two extensions (one in the roster's extension column,
 # one in an extensions file), two near-copies (s11 and s12: one is the other with names and
-# comments changed; the similarity check is a separate feature), a few wrong or broken labs, then
-# one regrade (--only) on the stored class seed.
+# comments changed), a few wrong or broken labs, then one regrade (--only) on the stored class
+# seed, which also writes the class report with the similarity check (OUT/class.html).
 #
 #   grader/tools/demo_term.sh [OUT]      OUT defaults to a new folder under /tmp; N=8 for a quick run
 #
@@ -82,8 +82,8 @@ grade() {
 echo "== grading $(ls "$OUT/class" | wc -l) submissions in CPU mode (labs 01-03) into $OUT/class-results" >&2
 grade >"$OUT/table.txt"
 cat "$OUT/table.txt"
-echo "== regrade s07 alone (--only), on the stored class seed" >&2
-grade --only s07 >"$OUT/regrade.txt"
+echo "== regrade s07 alone (--only), on the stored class seed; the class report and similarity" >&2
+grade --only s07 --report "$OUT/class.html" --similarity >"$OUT/regrade.txt"
 cat "$OUT/regrade.txt"
 echo "== seed.json: $(cat "$OUT/class-results/seed.json")"
 echo "== gradebook.csv (Canvas):"
