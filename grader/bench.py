@@ -19,6 +19,10 @@ rows so far. Progress, with an estimate of the time left, goes to stderr.
 
 Exit codes: 0 done; 1 a program failed (wrong output, CUDA error, crash, timeout); 2 usage;
 5 no CUDA device (the anchor could not run); 130 interrupted (Ctrl-C; what was measured is kept).
+
+Size: about 600 lines, over the house's 400, because it is one program from the sweep to the
+page: the runs, the rows as they come, the ETA, and the CSV, Markdown and SVG writers that must
+agree on one row's columns; each part is a few functions of its own.
 """
 import argparse
 import csv
@@ -396,18 +400,35 @@ def esc(s):
             .replace('"', "&quot;"))
 
 
-def svg_plot(rows, title):
-    """GB/s against log2(n): one polyline per lab, CUB dashed, memcpy (from the anchor's own
-    process) dotted. Standard library only: the SVG is written as text."""
-    W, H, L, R, T, B = 900, 540, 70, 230, 50, 60
-    series = {}
-    memcpy = []
+def _plot_series(rows):
+    """({lab: [(n, GB/s)]} of each lab's default variant, [(n, GB/s)] of memcpy timed in the
+    anchor's own process)."""
+    series, memcpy = {}, []
     for r in rows:
         if r["status"] != "ok" or not r.get("gbps") or not r.get("default", True):
             continue  # one line per lab: its default variant (the CSV has every variant)
         series.setdefault(r["lab"], []).append((r["n"], r["gbps"]))
         if r["lab"] == CUB and r.get("memcpy_ms"):
             memcpy.append((r["n"], gbps(r["n"], r["memcpy_ms"])))
+    return series, memcpy
+
+
+def _y_axis(pts):
+    """(top of the GB/s axis, its grid step): a round step, at most 8 lines."""
+    ymax = max(g for _, g in pts) * 1.08
+    step = 10 ** math.floor(math.log10(ymax / 5)) if ymax > 0 else 1
+    for m in (1, 2, 5, 10):
+        if ymax / (step * m) <= 8:
+            step *= m
+            break
+    return math.ceil(ymax / step) * step, step
+
+
+def svg_plot(rows, title):
+    """GB/s against log2(n): one polyline per lab, CUB dashed, memcpy (from the anchor's own
+    process) dotted. Standard library only: the SVG is written as text."""
+    W, H, L, R, T, B = 900, 540, 70, 230, 50, 60
+    series, memcpy = _plot_series(rows)
     pts = [p for s in series.values() for p in s] + memcpy
     if not pts:
         return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="120">'
@@ -416,13 +437,7 @@ def svg_plot(rows, title):
     x0, x1 = math.floor(min(xs)), math.ceil(max(xs))
     if x1 == x0:
         x1 = x0 + 1
-    ymax = max(g for _, g in pts) * 1.08
-    step = 10 ** math.floor(math.log10(ymax / 5)) if ymax > 0 else 1
-    for m in (1, 2, 5, 10):
-        if ymax / (step * m) <= 8:
-            step *= m
-            break
-    ymax = math.ceil(ymax / step) * step
+    ymax, step = _y_axis(pts)
 
     def px(n):
         return L + (math.log2(n) - x0) / (x1 - x0) * (W - L - R)
@@ -449,8 +464,14 @@ def svg_plot(rows, title):
                f'n (int32 elements, log scale)</text>')
     out.append(f'<text transform="translate(18 {(T + H - B) / 2:.0f}) rotate(-90)" '
                f'text-anchor="middle">GB/s (8n bytes / time)</text>')
+    out += _plot_lines(series, memcpy, px, py, W - R)
+    out.append("</svg>")
+    return "\n".join(out) + "\n"
 
-    legend = []
+
+def _plot_lines(series, memcpy, px, py, right):
+    """The SVG of each series (a polyline with its points) and the legend right of x = right."""
+    out, legend = [], []
     labs = [k for k in series if k != CUB]
     styles = [(name, PALETTE[i % len(PALETTE)], "", 2) for i, name in enumerate(labs)]
     if CUB in series:
@@ -469,14 +490,13 @@ def svg_plot(rows, title):
             out.append(f'<circle cx="{px(n):.1f}" cy="{py(g):.1f}" r="2.5" fill="{colour}"/>')
         legend.append((name, colour, dash, width))
     for i, (name, colour, dash, width) in enumerate(legend):
-        yy = T + 10 + 20 * i
+        yy = 50 + 10 + 20 * i
         dash_attr = f' stroke-dasharray="{dash}"' if dash else ""
         label = {CUB: "CUB DeviceScan", "memcpy": "device memcpy"}.get(name, name)
-        out.append(f'<line x1="{W - R + 15}" y1="{yy}" x2="{W - R + 45}" y2="{yy}" '
+        out.append(f'<line x1="{right + 15}" y1="{yy}" x2="{right + 45}" y2="{yy}" '
                    f'stroke="{colour}" stroke-width="{width}"{dash_attr}/>')
-        out.append(f'<text x="{W - R + 52}" y="{yy + 4}">{esc(label)}</text>')
-    out.append("</svg>")
-    return "\n".join(out) + "\n"
+        out.append(f'<text x="{right + 52}" y="{yy + 4}">{esc(label)}</text>')
+    return out
 
 
 # ---- main ---------------------------------------------------------------------------------------

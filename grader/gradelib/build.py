@@ -14,6 +14,10 @@ sources (common/, the Makefile, solutions/), the tree's path and the toolchain, 
 grading session of a machine (each --gpus worker, each test) builds them once; a lock file
 serialises the build, and a later session finds the objects up to date and the references kept
 (Builder.build reuse). Without it, they live in the session's own work folder as before.
+
+Size: a little over 400 lines: the builds, the reuse of a build and the shared cache are one
+job (what makes a build the same build), and the compiler-message readers say what a failed one
+means in the same terms.
 """
 import contextlib
 import fcntl
