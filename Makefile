@@ -43,7 +43,7 @@ override BUILD := $(BUILD)$(if $(CPU_MODE),/cpu)$(if $(filter 1,$(DEBUG)),/debug
 # linked statically if it can be. SECCOMP_PREFIX: a folder with include/ and lib/ (tests/README.md).
 SECCOMP_H   := $(firstword $(wildcard $(if $(SECCOMP_PREFIX),$(SECCOMP_PREFIX)/include/seccomp.h) /usr/include/seccomp.h))
 SECCOMP_A   := $(firstword $(wildcard $(if $(SECCOMP_PREFIX),$(SECCOMP_PREFIX)/lib/libseccomp.a) /usr/lib/x86_64-linux-gnu/libseccomp.a /usr/lib64/libseccomp.a /usr/lib/libseccomp.a))
-SECCOMP_CFLAGS := $(if $(SECCOMP_H),-DLAB_HAVE_SECCOMP $(if $(SECCOMP_PREFIX),-I$(SECCOMP_PREFIX)/include))
+SECCOMP_CFLAGS := $(if $(SECCOMP_H),-DLAB_HAVE_SECCOMP $(if $(SECCOMP_PREFIX),-isystem $(SECCOMP_PREFIX)/include))
 SECCOMP_LIBS   := $(if $(SECCOMP_H),$(or $(SECCOMP_A),-lseccomp))
 
 DEBUG_FLAGS := $(if $(filter 1,$(DEBUG)),-DLAB_DEBUG_SYNC -g,-O3)
