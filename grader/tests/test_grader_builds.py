@@ -248,27 +248,32 @@ class StaticFailureIsNeverRun(unittest.TestCase):
             self.assertFalse(os.path.exists(marker), "the binary of a static-check failure was run")
 
 
+def grade_lab02_source(test, name, data):
+    """Builds data (the bytes of a lab 02 scan.cu) as the grader builds a submission, in CPU mode,
+    and checks that it builds, is graded and scans one case right."""
+    if not have_cpu_mode():
+        test.skipTest("make, a C++ compiler or CPU mode is missing")
+    from gradelib.grading import Grader
+    with tempfile.TemporaryDirectory() as tmp:
+        os.makedirs(os.path.join(tmp, "02_naive"))
+        path = os.path.join(tmp, "02_naive", "scan.cu")
+        with open(path, "wb") as f:
+            f.write(data)
+        cfg = config.load(os.path.join(fakes.GRADER, "config.json"))
+        g = Grader(ROOT, cfg, WORK, mode="cpu", labs=["02_naive"], jobs=1)
+        g.builder.prepare()
+        res = g.build_submission(name, {"02_naive": path})["02_naive"]
+        test.assertTrue(res.build.ok, res.build.message)
+        test.assertEqual(res.status, "graded", res.summary)
+        test.assertEqual(ev.run_case(res.binary, 1000, "small", 1, 60)[0], "ok")
+
+
 class Latin1Source(unittest.TestCase):
     def test_a_latin1_byte_in_a_comment_builds_and_runs(self):
         """A byte that is not UTF-8 (0xE9 in a comment) must not turn into a false 'build failed'
         in CPU mode (common/cpu/rewrite.py reads the file) nor trip the static checks."""
-        if not have_cpu_mode():
-            self.skipTest("make, a C++ compiler or CPU mode is missing")
-        from gradelib.grading import Grader
-        with tempfile.TemporaryDirectory() as tmp:
-            with open(os.path.join(ROOT, "solutions", "02_naive", "scan.cu"), "rb") as f:
-                src = b"// R\xe9sum\xe9 of the scan (Latin-1)\n" + f.read()
-            os.makedirs(os.path.join(tmp, "02_naive"))
-            path = os.path.join(tmp, "02_naive", "scan.cu")
-            with open(path, "wb") as f:
-                f.write(src)
-            cfg = config.load(os.path.join(fakes.GRADER, "config.json"))
-            g = Grader(ROOT, cfg, WORK, mode="cpu", labs=["02_naive"], jobs=1)
-            g.builder.prepare()
-            res = g.build_submission("latin1", {"02_naive": path})["02_naive"]
-            self.assertTrue(res.build.ok, res.build.message)
-            self.assertEqual(res.status, "graded", res.summary)
-            self.assertEqual(ev.run_case(res.binary, 1000, "small", 1, 60)[0], "ok")
+        with open(os.path.join(ROOT, "solutions", "02_naive", "scan.cu"), "rb") as f:
+            grade_lab02_source(self, "latin1", b"// R\xe9sum\xe9 of the scan (Latin-1)\n" + f.read())
 
 
 class OldHeaderName(unittest.TestCase):
@@ -276,24 +281,10 @@ class OldHeaderName(unittest.TestCase):
         """The course's lab headers moved from common/labs/ to common/course/; a scan.cu written
         before the move says #include "labs/02_naive.h" and must build, pass the header checks and
         run as before (common/compat/labs/ forwards it)."""
-        if not have_cpu_mode():
-            self.skipTest("make, a C++ compiler or CPU mode is missing")
-        from gradelib.grading import Grader
-        with open(os.path.join(ROOT, "solutions", "02_naive", "scan.cu")) as f:
+        with open(os.path.join(ROOT, "solutions", "02_naive", "scan.cu"), "rb") as f:
             text = f.read()
-        self.assertIn('#include "course/02_naive.h"', text)
-        with tempfile.TemporaryDirectory() as tmp:
-            os.makedirs(os.path.join(tmp, "02_naive"))
-            path = os.path.join(tmp, "02_naive", "scan.cu")
-            with open(path, "w") as f:
-                f.write(text.replace('"course/02_naive.h"', '"labs/02_naive.h"'))
-            cfg = config.load(os.path.join(fakes.GRADER, "config.json"))
-            g = Grader(ROOT, cfg, WORK, mode="cpu", labs=["02_naive"], jobs=1)
-            g.builder.prepare()
-            res = g.build_submission("oldname", {"02_naive": path})["02_naive"]
-            self.assertTrue(res.build.ok, res.build.message)
-            self.assertEqual(res.status, "graded", res.summary)
-            self.assertEqual(ev.run_case(res.binary, 1000, "small", 1, 60)[0], "ok")
+        self.assertIn(b'#include "course/02_naive.h"', text)
+        grade_lab02_source(self, "oldname", text.replace(b'"course/02_naive.h"', b'"labs/02_naive.h"'))
 
 
 class CpuModeWithoutNvcc(unittest.TestCase):
