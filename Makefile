@@ -187,7 +187,7 @@ run:
 	$(call NEED_LAB,run,03)
 	$(call LAB_OK,run)
 	@$(MAKE) --no-print-directory $(BUILD)/$(SRC)/$(LAB_DIR)/scan
-	@$(foreach c,1 2 3 4 5 6 7 8 9,LAB_EXIT_$(c)="$(LAB_EXIT_$(c))") RUN_STATUS=$(STATUS) \
+	@$(foreach v,$(filter LAB_EXIT_%,$(.VARIABLES)),$(v)="$($(v))") RUN_STATUS=$(STATUS) \
 	  tools/run_lab.sh $(LAB) $(if $(filter /%,$(BUILD)),,./)$(BUILD)/$(SRC)/$(LAB_DIR)/scan $(ARGS)
 profile:
 	$(call NEED_LAB,profile,05, >&2)
