@@ -7,13 +7,12 @@
 #include <string.h>
 #include <unistd.h>
 
+/* The value of "name: N kB" in text, in bytes; 0 when absent. */
 static double field_bytes(const char *text, const char *name)
 {
     double kb = 0;
-    char fmt[48];
     const char *line = strstr(text, name);
-    snprintf(fmt, sizeof fmt, "%s %%lf kB", name);
-    return line && sscanf(line, fmt, &kb) == 1 ? kb * 1024.0 : 0;
+    return line && sscanf(line + strlen(name), "%lf", &kb) == 1 ? kb * 1024.0 : 0;
 }
 
 int lab_host_memory(double *available, double *total)
