@@ -358,10 +358,10 @@ int lab_sort_matches(const int *in, const int *got, size_t n)
     for (size_t i = 0; i < n; i++) {
         if (i > 0 && (uint32_t)got[i] < (uint32_t)got[i - 1])
             return 0;
-        a1 += lab_mix64(0x5011AB1Eull, (uint32_t)in[i]);
-        a2 += lab_mix64(0xF1A9E2ull, (uint32_t)in[i]);
-        b1 += lab_mix64(0x5011AB1Eull, (uint32_t)got[i]);
-        b2 += lab_mix64(0xF1A9E2ull, (uint32_t)got[i]);
+        a1 += lab_mix64(LAB_SORT_SALT_A, (uint32_t)in[i]);
+        a2 += lab_mix64(LAB_SORT_SALT_B, (uint32_t)in[i]);
+        b1 += lab_mix64(LAB_SORT_SALT_A, (uint32_t)got[i]);
+        b2 += lab_mix64(LAB_SORT_SALT_B, (uint32_t)got[i]);
     }
     return a1 == b1 && a2 == b2;
 }

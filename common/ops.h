@@ -102,6 +102,10 @@ size_t lab_apps_out_len(lab_op op, size_t n, lab_dist d);
  * memory for the sort's buffer. */
 size_t lab_apps_reference(lab_op op, const int *in, size_t n, lab_dist d, int *want);
 
+/* The two salts of the sort check's key hashes (lab_sort_matches; verify.cu's GPU check). */
+#define LAB_SORT_SALT_A 0x5011AB1Eull
+#define LAB_SORT_SALT_B 0xF1A9E2ull
+
 /* 1 when got[0..n) is in[0..n) sorted as unsigned: ascending, and the same keys (an
  * order-independent fingerprint of the multiset: two sums of 64-bit hashes of the keys, and
  * their count). O(n), no sort: the harness checks every sorting call with it and builds the

@@ -10,6 +10,8 @@
 #include "cuda_check.h"
 #include "driver.h"
 #include "gen.h"
+#include "ops.h"
+#include "course/10_applications.h"
 
 #define VERIFY_THREADS 256
 #define VERIFY_MAX_BLOCKS 4096
@@ -17,6 +19,12 @@
 
 /* The verdict fields on the device, each the first bad index (NONE: none). */
 enum { V_IN_GUARD, V_IN, V_OUT_FRONT, V_OUT_BACK, V_OUT, V_SUM, V_FIELDS };
+/* lab_verify_app's hash sums after the fields: the input's and the output's, two salts each */
+#define H_IN_A (V_FIELDS + 0)
+#define H_IN_B (V_FIELDS + 1)
+#define H_OUT_A (V_FIELDS + 2)
+#define H_OUT_B (V_FIELDS + 3)
+#define APP_WORDS (V_FIELDS + 4)
 
 static unsigned verify_blocks(size_t work)
 {
@@ -225,4 +233,103 @@ extern "C" int lab_verify_call(const int *d_in_base, const int *d_out_base, size
         if (h[f] != NONE)
             return 1;
     return 0;
+}
+
+/* ---- lab 10's sort and compaction ----------------------------------------------------- */
+
+/* The output's guard words only (its data are checked by the application's own kernel). */
+__global__ void check_out_guards_kernel(const int *base, size_t front, size_t n, size_t back,
+                                        unsigned long long *v)
+{
+    const size_t stride = (size_t)gridDim.x * blockDim.x;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < front + back; i += stride) {
+        if (i < front) {
+            if (base[i] != lab_canary_value(i))
+                atomicMin(&v[V_OUT_FRONT], (unsigned long long)(front - i));
+        } else if (base[front + n + (i - front)] != lab_canary_value(i - front)) {
+            atomicMin(&v[V_OUT_BACK], (unsigned long long)(i - front));
+        }
+    }
+}
+
+/* Ascending as unsigned, and each thread's share of the four hash sums (lab_sort_matches). */
+__global__ void check_sorted_kernel(const int *in, const int *out, size_t n, unsigned long long *v)
+{
+    unsigned long long ia = 0, ib = 0, oa = 0, ob = 0;
+    const size_t stride = (size_t)gridDim.x * blockDim.x;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+        const uint32_t key = (uint32_t)out[i];
+        if (i > 0 && key < (uint32_t)out[i - 1])
+            atomicMin(&v[V_OUT], (unsigned long long)i);
+        ia += lab_mix64(LAB_SORT_SALT_A, (uint32_t)in[i]);
+        ib += lab_mix64(LAB_SORT_SALT_B, (uint32_t)in[i]);
+        oa += lab_mix64(LAB_SORT_SALT_A, key);
+        ob += lab_mix64(LAB_SORT_SALT_B, key);
+    }
+    atomicAdd(&v[H_IN_A], ia); /* sums mod 2^64: the order of the additions does not matter */
+    atomicAdd(&v[H_IN_B], ib);
+    atomicAdd(&v[H_OUT_A], oa);
+    atomicAdd(&v[H_OUT_B], ob);
+}
+
+__global__ void keep_flags_kernel(const int *in, size_t n, int *flags)
+{
+    const size_t stride = (size_t)gridDim.x * blockDim.x;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+        flags[i] = APPS_KEEP(in[i]) ? 1 : 0;
+}
+
+/* pos: the exclusive scan of the keep flags. Kept element i belongs at out[pos[i]]; past the
+ * count the output is still poison; the count is *d_count. */
+__global__ void check_compact_kernel(const int *in, const int *out, const int *pos, size_t n,
+                                     const size_t *d_count, unsigned long long *v)
+{
+    const size_t kept = n ? (size_t)(unsigned)pos[n - 1] + (APPS_KEEP(in[n - 1]) ? 1 : 0) : 0;
+    const size_t stride = (size_t)gridDim.x * blockDim.x;
+    const size_t first = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (first == 0 && *d_count != kept)
+        atomicMin(&v[V_SUM], 0ull); /* the count (no tile totals here: the field is free) */
+    for (size_t i = first; i < n; i += stride) {
+        if (APPS_KEEP(in[i]) && out[(unsigned)pos[i]] != in[i])
+            atomicMin(&v[V_OUT], (unsigned long long)(unsigned)pos[i]);
+        if (i >= kept && out[i] != LAB_POISON)
+            atomicMin(&v[V_OUT], (unsigned long long)i);
+    }
+}
+
+extern "C" int lab_verify_app(int is_sort, const int *d_in_base, const int *d_out_base,
+                              size_t front_in, size_t front_out, size_t n, size_t back_in,
+                              size_t back_out, int dist, const uint64_t *d_seed,
+                              const size_t *d_count, void *d_temp)
+{
+    unsigned long long *d_v = (unsigned long long *)d_temp, h[APP_WORDS];
+    int *d_pos = (int *)((char *)d_temp + 256);
+    void *d_pos_temp = (char *)d_pos + lab_align256((n ? n : 1) * sizeof(int));
+    const int *d_in = d_in_base + front_in, *d_out = d_out_base + front_out;
+
+    CUDA_CHECK(cudaMemset(d_v, 0xFF, V_FIELDS * sizeof(*d_v)));
+    CUDA_CHECK(cudaMemset(d_v + V_FIELDS, 0, (APP_WORDS - V_FIELDS) * sizeof(*d_v)));
+    check_input_kernel<<<verify_blocks(front_in + n + back_in), VERIFY_THREADS>>>(
+        d_in_base, front_in, n, back_in, dist, d_seed, d_v);
+    LAUNCH_CHECK();
+    check_out_guards_kernel<<<verify_blocks(front_out + back_out), VERIFY_THREADS>>>(
+        d_out_base, front_out, n, back_out, d_v);
+    LAUNCH_CHECK();
+    if (is_sort) {
+        check_sorted_kernel<<<verify_blocks(n), VERIFY_THREADS>>>(d_in, d_out, n, d_v);
+        LAUNCH_CHECK();
+    } else {
+        keep_flags_kernel<<<verify_blocks(n), VERIFY_THREADS>>>(d_in, n, d_pos);
+        LAUNCH_CHECK();
+        if (n)
+            ref_exclusive_scan_inplace(d_pos, n, d_pos_temp);
+        check_compact_kernel<<<verify_blocks(n), VERIFY_THREADS>>>(d_in, d_out, d_pos, n, d_count,
+                                                                   d_v);
+        LAUNCH_CHECK();
+    }
+    CUDA_CHECK(cudaMemcpy(h, d_v, sizeof(h), cudaMemcpyDeviceToHost));
+    for (int f = 0; f < V_FIELDS; f++)
+        if (h[f] != NONE)
+            return 1;
+    return h[H_IN_A] != h[H_OUT_A] || h[H_IN_B] != h[H_OUT_B];
 }

@@ -55,6 +55,17 @@ int lab_verify_call(const int *d_in_base, const int *d_out_base, size_t front_in
                     scan_type type, const int *d_sums, size_t tile, void *d_temp,
                     lab_call_verdict *v);
 
+/* Lab 10's sort and compaction (is_sort: LAB_OP_SORT, else LAB_OP_COMPACT) checked on the GPU:
+ * the input (seed at d_seed, lab_gen_input's) and its guards unchanged, the output's guards
+ * intact, and the output right: for the sort, ascending as unsigned with the same multiset of
+ * keys (lab_sort_matches's hash sums); for the compaction, *d_count the number of kept elements
+ * (APPS_KEEP), out[j] the j-th of them and out[count..n) still LAB_POISON. Pass or fail only:
+ * on a failure the harness reads the call back and its host check says what is wrong. d_temp
+ * holds lab_verify_temp_bytes(n) bytes. Synchronises; returns 0 when right, 1 if not. */
+int lab_verify_app(int is_sort, const int *d_in_base, const int *d_out_base, size_t front_in,
+                   size_t front_out, size_t n, size_t back_in, size_t back_out, int dist,
+                   const uint64_t *d_seed, const size_t *d_count, void *d_temp);
+
 #ifdef __cplusplus
 }
 #endif

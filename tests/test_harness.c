@@ -488,3 +488,140 @@ Test(verifier, secret_inputs_differ,
     cr_expect(memcmp(a.h_in, plain, 1000 * sizeof(int)) != 0, "the secret input is the seed's own");
     free(plain);
 }
+
+/* ---- lab 10's timed calls, checked on the GPU (verify.cu: lab_verify_app) ------------- */
+
+static int cmp_unsigned(const void *a, const void *b)
+{
+    const unsigned x = *(const unsigned *)a, y = *(const unsigned *)b;
+    return (x > y) - (x < y);
+}
+
+/* Device labs whose code runs on the host (the input read back, the answer written back): right
+ * on their first call, and from the second on (the calls a timed run checks on the GPU) wrong
+ * the way `app_bug` says. */
+static int app_calls, app_bug;
+enum { BUG_NONE, BUG_SWAP, BUG_KEY, BUG_COUNT, BUG_PAST_COUNT, BUG_GUARD, BUG_INPUT };
+
+static int *app_read(const int *d_in, size_t n)
+{
+    int *h = malloc((n ? n : 1) * sizeof(int));
+    cr_assert(h);
+    CUDA_CHECK(cudaMemcpy(h, d_in, n * sizeof(int), cudaMemcpyDeviceToHost));
+    return h;
+}
+
+static void app_harm(const int *d_in, int *d_out, size_t n)
+{
+    if (app_calls++ == 0 || app_bug == BUG_NONE)
+        return;
+    if (app_bug == BUG_GUARD)
+        CUDA_CHECK(cudaMemset(d_out + n, 0, sizeof(int)));
+    if (app_bug == BUG_INPUT)
+        CUDA_CHECK(cudaMemset((int *)d_in + n / 3, 0x11, sizeof(int)));
+}
+
+static lab_result sort_on_host(const int *d_in, int *d_out, size_t n, void *t)
+{
+    (void)t;
+    int *h = app_read(d_in, n);
+    qsort(h, n, sizeof(int), cmp_unsigned);
+    if (app_calls > 0 && n > 2 && app_bug == BUG_SWAP) { /* out of order */
+        const int x = h[n / 2];
+        h[n / 2] = h[n - 1];
+        h[n - 1] = x;
+    }
+    if (app_calls > 0 && n > 2 && app_bug == BUG_KEY) /* in order, but not the input's keys */
+        h[n - 1] = (int)0xFFFFFFFFu;
+    CUDA_CHECK(cudaMemcpy(d_out, h, n * sizeof(int), cudaMemcpyHostToDevice));
+    free(h);
+    app_harm(d_in, d_out, n);
+    return LAB_OK;
+}
+
+static lab_result compact_on_host(const int *d_in, int *d_out, size_t n, size_t *d_count, void *t)
+{
+    (void)t;
+    int *h = app_read(d_in, n);
+    size_t kept = 0;
+    for (size_t i = 0; i < n; i++)
+        if (h[i] > 0)
+            h[kept++] = h[i];
+    if (app_calls > 0 && app_bug == BUG_PAST_COUNT && kept < n)
+        h[kept++] = 0; /* a rejected element stored past the count */
+    CUDA_CHECK(cudaMemcpy(d_out, h, kept * sizeof(int), cudaMemcpyHostToDevice));
+    if (app_calls > 0 && app_bug == BUG_PAST_COUNT)
+        kept--;
+    if (app_calls > 0 && app_bug == BUG_COUNT)
+        kept++;
+    CUDA_CHECK(cudaMemcpy(d_count, &kept, sizeof(kept), cudaMemcpyHostToDevice));
+    free(h);
+    app_harm(d_in, d_out, n);
+    return LAB_OK;
+}
+
+static const lab_variant APP_V[] = {
+    {.name = "radix_sort", .summary = "fixture", .op = LAB_OP_SORT, .fn.scan = sort_on_host},
+    {.name = "compact", .summary = "fixture", .op = LAB_OP_COMPACT, .fn.compact = compact_on_host},
+};
+static const lab_info lab_apps = {.id = "10_fixture",
+                                  .title = "fixture",
+                                  .shape = LAB_WHOLE,
+                                  .type = SCAN_INCLUSIVE,
+                                  .bench_n = 1000,
+                                  .n_variants = 2,
+                                  .variants = APP_V};
+
+static lab_report run_app(int variant, int bug, int reps)
+{
+    char why[200];
+    lab_options o;
+    lab_report r;
+    if (!lab_have_device(why, sizeof(why)))
+        cr_skip_test("%s", why);
+    app_calls = 0;
+    app_bug = bug;
+    lab_default_options(&o);
+    o.n = 3001;
+    o.n_given = 1;
+    o.reps = reps;
+    o.warmup = 1;
+    o.dist = DIST_RANDOM;
+    lab_run(&lab_apps, variant, &o, &r);
+    return r;
+}
+
+Test(apps_timed, right_calls_pass,
+     .description = "a right sort and compaction pass every call of a timed run")
+{
+    for (int variant = 0; variant < 2; variant++) {
+        lab_report r = run_app(variant, BUG_NONE, 5);
+        cr_expect_eq(r.status, ST_OK, "%s: %s", APP_V[variant].name, r.message);
+        cr_expect_eq(r.reps, 5);
+        cr_expect_eq(app_calls, 7, "the first call, the warm-up and 5 timed calls");
+    }
+}
+
+Test(apps_timed, wrong_later_calls_are_named,
+     .description = "a call after the first, checked on the GPU, fails with the host's message")
+{
+    const struct {
+        int variant, bug, status;
+        const char *says;
+    } cases[] = {
+        {0, BUG_SWAP, ST_WRONG, "(ascending unsigned order)"},
+        {0, BUG_KEY, ST_WRONG, "expected"},
+        {0, BUG_GUARD, ST_OUT_OF_BOUNDS, "wrote past the end of the output: out[3001]"},
+        {0, BUG_INPUT, ST_INPUT_MODIFIED, "modified the input"},
+        {1, BUG_COUNT, ST_WRONG, "*d_count: expected"},
+        {1, BUG_PAST_COUNT, ST_WRONG, "past the"},
+        {1, BUG_GUARD, ST_OUT_OF_BOUNDS, "wrote past the end of the output: out[3001]"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        lab_report r = run_app(cases[i].variant, cases[i].bug, 5);
+        cr_expect_eq(r.status, cases[i].status, "case %zu: %s", i, r.message);
+        cr_expect(strstr(r.message, "call 2 of 7: "), "case %zu: %s", i, r.message);
+        cr_expect(strstr(r.message, cases[i].says), "case %zu: %s", i, r.message);
+        cr_expect_eq(r.reps, 0, "a run that failed reports no time");
+    }
+}

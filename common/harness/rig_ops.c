@@ -7,12 +7,20 @@
  * ops.c's order-independent bound for floats (bit-exact where every order of additions gives the
  * same float); an application's output by lab_apps_check (a compaction's count too, an 8-byte
  * word the harness poisons before each call). A CSR output has n_rows + 1 words, up to 2n + 2.
+ *
+ * A timed run of a sort or a compaction (whose inputs are lab_input_value's ints, as the GPU makes
+ * them) checks its first call so on the host, and every later call on the GPU (verify.cu:
+ * lab_verify_app), its input made there from a secret seed, as rig_scan.c does for the scans: at
+ * the benchmark size a host check costs ~100 times the lab's call. A call the GPU finds wrong is
+ * read back, its input made again on the host from the seed, and checked by the host check, which
+ * gives the verdict and the message, the same as in an untimed run.
  */
 #include "rig.h"
 #include "cuda_check.h"
 #include "gen.h"
 #include "ops.h"
 #include "verdict.h"
+#include "verify.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -23,12 +31,21 @@ typedef struct {
     size_t out_cap, out_words;   /* d_out's largest output and words (CSR: 2 cap + 2) */
     size_t *d_count;             /* LAB_OP_COMPACT: the count */
     void *d_scratch, *d_flush;
+    void *d_verify;   /* lab_verify_app's temp (a run that checks on the GPU; else NULL) */
+    uint64_t *d_seed; /* the seed of a GPU-made input, on the device only */
     size_t scratch_bytes, scratch_n, flush_bytes;
     cudaEvent_t ev[2];
     int *h_in, *h_heads, *h_out, *h_back, *want; /* h_*: guarded words; want: cap */
     double *want_d, *bound_d;                    /* LAB_OP_FADD: cap each */
     lab_layout li, lo;                           /* the call's input (and heads) and output */
 } ops_rig;
+
+/* 1 when call k is made and checked on the GPU: a timed run's calls after the first, of an op
+ * whose input is lab_input_value's ints (lab_ops_fill) and that lab_verify_app checks. */
+static int on_gpu(const lab_case *c, int k)
+{
+    return k > 0 && c->o->reps > 0 && (c->v->op == LAB_OP_SORT || c->v->op == LAB_OP_COMPACT);
+}
 
 static int ops_accepts(const lab_info *lab, const lab_variant *v)
 {
@@ -86,6 +103,10 @@ static int ops_alloc(void *self, const lab_case *c, size_t cap, lab_report *r)
          lab_try_malloc(&g->d_scratch, g->scratch_bytes, r, "the lab's scratch")) ||
         lab_try_malloc(&g->d_flush, g->flush_bytes, r, "the L2 flush buffer"))
         return -1;
+    if (on_gpu(c, 1) &&
+        (lab_try_malloc(&g->d_verify, lab_verify_temp_bytes(cap), r, "the harness's check") ||
+         lab_try_malloc((void **)&g->d_seed, sizeof(uint64_t), r, "the input's seed")))
+        return -1;
     for (int e = 0; e < 2; e++)
         CUDA_CHECK(cudaEventCreate(&g->ev[e]));
     return 0;
@@ -97,7 +118,8 @@ static void ops_free(void *self)
     for (int e = 0; e < 2; e++)
         if (g->ev[e])
             cudaEventDestroy(g->ev[e]);
-    void *d[] = {g->d_flush, g->d_scratch, g->d_count, g->d_out, g->d_heads, g->d_in};
+    void *d[] = {g->d_seed,  g->d_verify, g->d_flush, g->d_scratch,
+                 g->d_count, g->d_out,    g->d_heads, g->d_in};
     for (size_t i = 0; i < sizeof(d) / sizeof(d[0]); i++)
         if (d[i])
             cudaFree(d[i]);
@@ -106,8 +128,20 @@ static void ops_free(void *self)
         free(h[i]);
 }
 
-/* Call k's input, heads and poisoned output, made on the host and copied to the device; the
- * scratch zeroed for a new n; L2 flushed. */
+/* Call k's input (and heads) from the call's seed, and the poisoned output, on the host. */
+static void prepare_on_host(ops_rig *g, const lab_variant *v, const lab_options *o, int k, size_t n)
+{
+    lab_ops_fill(v->op, g->h_in + g->li.front, g->h_heads ? g->h_heads + g->li.front : NULL, n,
+                 o->dist, lab_call_seed(o->seed, (unsigned)k));
+    lab_guard_host(g->h_in, g->li);
+    if (g->h_heads)
+        lab_guard_host(g->h_heads, g->li);
+    memset(g->h_out + g->lo.front, LAB_POISON_BYTE, g->lo.n * sizeof(int));
+    lab_guard_host(g->h_out, g->lo);
+}
+
+/* Call k's input, heads and poisoned output: made on the host and copied to the device, or made
+ * on the GPU (on_gpu); the count poisoned, the scratch zeroed for a new n, L2 flushed. */
 static void ops_prepare(void *self, const lab_case *c, int k, size_t n)
 {
     ops_rig *g = self;
@@ -117,18 +151,18 @@ static void ops_prepare(void *self, const lab_case *c, int k, size_t n)
     const lab_layout lo = g->lo =
         lab_make_layout(g->out_cap, lab_apps_out_len(v->op, n, o->dist), o->offset_out);
     const size_t in_words = li.front + n + li.back, out_words = lo.front + lo.n + lo.back;
-    lab_ops_fill(v->op, g->h_in + li.front, g->h_heads ? g->h_heads + li.front : NULL, n, o->dist,
-                 lab_call_seed(o->seed, (unsigned)k));
-    lab_guard_host(g->h_in, li);
-    CUDA_CHECK(cudaMemcpy(g->d_in, g->h_in, in_words * sizeof(int), cudaMemcpyHostToDevice));
-    if (g->h_heads) {
-        lab_guard_host(g->h_heads, li);
-        CUDA_CHECK(
-            cudaMemcpy(g->d_heads, g->h_heads, in_words * sizeof(int), cudaMemcpyHostToDevice));
+    if (on_gpu(c, k)) {
+        lab_gen_input(g->d_in, li.front, n, li.back, (int)o->dist,
+                      lab_call_seed(o->seed, (unsigned)k), 1, g->d_seed);
+        lab_prep_output(g->d_out, lo.front, lo.n, lo.back);
+    } else {
+        prepare_on_host(g, v, o, k, n);
+        CUDA_CHECK(cudaMemcpy(g->d_in, g->h_in, in_words * sizeof(int), cudaMemcpyHostToDevice));
+        if (g->h_heads)
+            CUDA_CHECK(
+                cudaMemcpy(g->d_heads, g->h_heads, in_words * sizeof(int), cudaMemcpyHostToDevice));
+        CUDA_CHECK(cudaMemcpy(g->d_out, g->h_out, out_words * sizeof(int), cudaMemcpyHostToDevice));
     }
-    memset(g->h_out + lo.front, LAB_POISON_BYTE, lo.n * sizeof(int));
-    lab_guard_host(g->h_out, lo);
-    CUDA_CHECK(cudaMemcpy(g->d_out, g->h_out, out_words * sizeof(int), cudaMemcpyHostToDevice));
     if (g->d_count)
         CUDA_CHECK(cudaMemset(g->d_count, 0xFF, sizeof(size_t)));
     const size_t sn = scratch_n(v, n, o->dist);
@@ -294,7 +328,18 @@ static lab_status check_scan(ops_rig *g, const lab_info *lab, const lab_variant 
 static lab_status ops_check(void *self, const lab_case *c, int k, size_t n, lab_report *r)
 {
     ops_rig *g = self;
-    (void)k;
+    if (on_gpu(c, k)) {
+        if (lab_verify_app(c->v->op == LAB_OP_SORT, g->d_in, g->d_out, g->li.front, g->lo.front, n,
+                           g->li.back, g->lo.back, (int)c->o->dist, g->d_seed, g->d_count,
+                           g->d_verify) == 0)
+            return ST_OK;
+        /* wrong: the host check below says where and why, on the input made again from the seed
+         * (read only now: the lab's call is over); h_out is the right poison for its guards */
+        uint64_t seed = 0;
+        CUDA_CHECK(cudaMemcpy(&seed, g->d_seed, sizeof(seed), cudaMemcpyDeviceToHost));
+        lab_ops_fill(c->v->op, g->h_in + g->li.front, NULL, n, c->o->dist, seed);
+        lab_guard_host(g->h_in, g->li);
+    }
     if (check_buffers(g, c->v, n, r) != ST_OK)
         return r->status;
     if (c->v->op >= LAB_OP_COMPACT)
