@@ -9,9 +9,16 @@ Makes N synthetic submissions in a temporary folder, a mix of what a class hands
            a wrong last tile total, a kernel that hangs, ...)
 then grades them with `grade.py --submissions` (one GPU, or --gpus; --cpu for CPU mode) and
 prints the wall time of every submission (its result's elapsed_s), of the whole class, the
-GPUs used and submissions per hour. Exit code: grade.py's.
+GPUs used and submissions per hour.
 
-Usage: bench_grader.py [--n 20] [--labs 01 02 ...] [--cpu] [--gpus LIST] [--keep] [--work DIR]
+--check-isolated grades the same class again with `grade.py --isolated` (one process per graded
+run: the slow way the shared processes must agree with) on the same seed, and compares every
+lab's verdict: its status, its correctness, sanitizer and static points, and its speed status
+(the speed points are a measurement, so they may differ by the noise of two timings). Exit code:
+grade.py's, or 6 when a verdict differs.
+
+Usage: bench_grader.py [--n 20] [--labs 01 02 ...] [--cpu] [--gpus LIST] [--isolated]
+                       [--check-isolated] [--seed S] [--keep] [--work DIR] [--json FILE]
 """
 import argparse
 import json
@@ -76,8 +83,23 @@ def make_class(folder, n, labs):
     return made
 
 
+def verdicts(result):
+    """{lab: its verdict} of a result: what must be the same however the runs were shared out
+    (status, the correctness, sanitizer and static points, the speed status), not the timings."""
+    out = {}
+    for lab in result.get("labs") or []:
+        part = lambda key: (lab.get(key) or {})  # noqa: E731
+        out[lab.get("lab")] = {"status": lab.get("status"),
+                               "correctness": [part("correctness").get(k) for k in ("passed", "total", "points")],
+                               "sanitizer": [part("sanitizer").get(k) for k in ("status", "points")],
+                               "static": part("static").get("status"),
+                               "speed": part("speed").get("status")}
+    return out
+
+
 def read_rows(res, made):
-    """One row per submission from its stored result: points, elapsed_s, phase timings, device."""
+    """One row per submission from its stored result: points, elapsed_s, phase timings, device,
+    and each lab's verdict."""
     rows = []
     for name, kind, detail in made:
         try:
@@ -87,7 +109,7 @@ def read_rows(res, made):
             r = {}
         rows.append({"submission": name, "kind": kind, "broken": detail, "points": r.get("points"),
                      "max_points": r.get("max_points"), "elapsed_s": r.get("elapsed_s"),
-                     "timings": r.get("timings"), "device": r.get("device")})
+                     "timings": r.get("timings"), "device": r.get("device"), "verdicts": verdicts(r)})
     return rows
 
 
@@ -114,6 +136,33 @@ def report(rows, args, wall, code):
     return summary
 
 
+def differences(rows, isolated_rows):
+    """Lines naming every lab whose verdict differs between two gradings of the same class."""
+    lines = []
+    for a, b in zip(rows, isolated_rows):
+        for lab in sorted(set(a["verdicts"]) | set(b["verdicts"])):
+            va, vb = a["verdicts"].get(lab), b["verdicts"].get(lab)
+            if va != vb:
+                lines.append(f"{a['submission']} {lab}: shared processes {va}, isolated {vb}")
+    return lines
+
+
+def grade(subs, res, work, labs, args, isolated=False):
+    """Runs grade.py on the class; returns (wall seconds, exit code)."""
+    cmd = [sys.executable, os.path.join(HERE, "grade.py"), "--submissions", subs, "--results", res,
+           "--work", work, "--labs", *labs, "--format", "json"]
+    cmd += ["--cpu"] if args.cpu else ["--gpu"]
+    if args.gpus:
+        cmd += ["--gpus", args.gpus]
+    if args.seed is not None:
+        cmd += ["--seed", str(args.seed)]
+    if isolated:
+        cmd += ["--isolated"]
+    t0 = time.monotonic()
+    p = subprocess.run(cmd, stdout=subprocess.DEVNULL)
+    return time.monotonic() - t0, p.returncode
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=20, help="submissions (default 20)")
@@ -123,7 +172,13 @@ def main(argv=None):
     ap.add_argument("--keep", action="store_true", help="keep the submissions and results")
     ap.add_argument("--work", help="grade.py --work (default: a temporary folder)")
     ap.add_argument("--json", metavar="FILE", help="also write the measurements here")
+    ap.add_argument("--isolated", action="store_true", help="grade.py --isolated: one process per graded run")
+    ap.add_argument("--check-isolated", action="store_true",
+                    help="grade the class again with --isolated and compare every lab's verdict (exit 6 if one differs)")
+    ap.add_argument("--seed", type=int, help="the class seed (default: grade.py's; --check-isolated: 1)")
     args = ap.parse_args(argv)
+    if args.check_isolated and args.seed is None:
+        args.seed = 1  # both gradings must draw the same cases
     if args.n < 1:
         ap.error("--n must be at least 1")
     try:
@@ -134,27 +189,39 @@ def main(argv=None):
     subs, res = os.path.join(tmp, "subs"), os.path.join(tmp, "results")
     os.makedirs(subs)
     made = make_class(subs, args.n, labs)
-    cmd = [sys.executable, os.path.join(HERE, "grade.py"), "--submissions", subs, "--results", res,
-           "--work", args.work or os.path.join(tmp, "work"), "--labs", *labs, "--format", "json"]
-    cmd += ["--cpu"] if args.cpu else ["--gpu"]
-    if args.gpus:
-        cmd += ["--gpus", args.gpus]
+    work = args.work or os.path.join(tmp, "work")
     print(f"bench-grader: {args.n} submissions ({', '.join(f'{sum(1 for m in made if m[1] == k)} {k}' for k in ('full', 'partial', 'broken'))}), "
           f"labs {' '.join(lab[:2] for lab in labs)}, {'CPU mode' if args.cpu else 'GPU ' + (args.gpus or 'one')}",
           file=sys.stderr, flush=True)
-    t0 = time.monotonic()
-    p = subprocess.run(cmd, stdout=subprocess.DEVNULL)
-    wall = time.monotonic() - t0
+    wall, code = grade(subs, res, work, labs, args, isolated=args.isolated)
     rows = read_rows(res, made)
-    summary = report(rows, args, wall, p.returncode)
+    summary = report(rows, args, wall, code)
+    doc = {"summary": summary, "rows": rows}
+    if args.check_isolated:
+        print("bench-grader: the same class again with --isolated (one process per graded run)",
+              file=sys.stderr, flush=True)
+        res_iso = os.path.join(tmp, "results-isolated")
+        wall_iso, code_iso = grade(subs, res_iso, work, labs, args, isolated=True)
+        rows_iso = read_rows(res_iso, made)
+        diff = differences(rows, rows_iso)
+        labs_compared = sum(len(r["verdicts"]) for r in rows)
+        print(f"isolated: {len(rows_iso)} submissions in {wall_iso:.1f} s wall (shared processes: {wall:.1f} s, "
+              f"with the references' build); verdicts: {'identical' if not diff else f'{len(diff)} differ'} "
+              f"({labs_compared} lab verdicts compared)")
+        for line in diff:
+            print(f"  DIFFERS: {line}")
+        doc["isolated"] = {"wall_s": round(wall_iso, 1), "grade_exit_code": code_iso, "rows": rows_iso,
+                           "differences": diff}
+        if diff:
+            code = 6
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
-            json.dump({"summary": summary, "rows": rows}, f, indent=1)
+            json.dump(doc, f, indent=1)
     if args.keep:
         print(f"bench-grader: kept {tmp}", file=sys.stderr)
     else:
         shutil.rmtree(tmp, ignore_errors=True)
-    return p.returncode
+    return code
 
 
 if __name__ == "__main__":

@@ -9,6 +9,9 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPT = os.path.join(os.path.dirname(HERE), "bench_grader.py")
+sys.path.insert(0, os.path.dirname(HERE))
+
+import bench_grader  # noqa: E402
 
 
 class BenchGrader(unittest.TestCase):
@@ -29,6 +32,35 @@ class BenchGrader(unittest.TestCase):
         self.assertIn("02_naive: ", doc["rows"][1]["broken"])
         self.assertEqual(doc["summary"]["graded"], 4)
         self.assertIn("class: 4/4 graded in", r.stdout)
+
+
+def result(*labs):
+    """A grade.py result with these (lab, status, correctness passed, speed status) labs."""
+    return {"labs": [{"lab": lab, "status": status, "static": {"status": "passed"},
+                      "correctness": {"passed": passed, "total": 10, "points": 6.0 * passed},
+                      "sanitizer": {"status": "passed", "points": 10},
+                      "speed": {"status": speed, "points": 29.5}} for lab, status, passed, speed in labs]}
+
+
+class CheckIsolated(unittest.TestCase):
+    """--check-isolated: what counts as the same verdict, and what is named when one differs."""
+
+    def test_the_same_verdicts_differ_in_nothing(self):
+        a = result(("02_naive", "graded", 10, "graded"), ("03_kogge_stone", "graded", 10, "graded"))
+        b = json.loads(json.dumps(a))
+        b["labs"][0]["speed"]["points"] = 27.0  # a second timing: noise, not a verdict
+        rows = [{"submission": "s000-full", "verdicts": bench_grader.verdicts(a)}]
+        rows_iso = [{"submission": "s000-full", "verdicts": bench_grader.verdicts(b)}]
+        self.assertEqual(bench_grader.differences(rows, rows_iso), [])
+
+    def test_a_case_that_passes_only_in_a_shared_process_is_named(self):
+        a = result(("02_naive", "graded", 10, "graded"), ("03_kogge_stone", "graded", 10, "graded"))
+        b = result(("02_naive", "graded", 10, "graded"), ("03_kogge_stone", "graded", 9, "not graded"))
+        diff = bench_grader.differences([{"submission": "s001-broken", "verdicts": bench_grader.verdicts(a)}],
+                                        [{"submission": "s001-broken", "verdicts": bench_grader.verdicts(b)}])
+        self.assertEqual(len(diff), 1)
+        self.assertTrue(diff[0].startswith("s001-broken 03_kogge_stone: shared processes "), diff[0])
+        self.assertIn("[9, 10, 54.0]", diff[0])
 
 
 if __name__ == "__main__":
