@@ -24,6 +24,7 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -159,8 +160,19 @@ def grade(subs, res, work, labs, args, isolated=False):
     if isolated:
         cmd += ["--isolated"]
     t0 = time.monotonic()
-    p = subprocess.run(cmd, stdout=subprocess.DEVNULL)
-    return time.monotonic() - t0, p.returncode
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL)
+
+    def stop(signum, frame):
+        """Ctrl-C or SIGTERM (a time limit): grade.py stops and keeps what it finished, and the
+        table below reports those submissions (the others as "no result")."""
+        p.send_signal(signal.SIGTERM)
+    old = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        code = p.wait()
+    finally:
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
+    return time.monotonic() - t0, code
 
 
 def main(argv=None):
