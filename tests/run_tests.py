@@ -2,22 +2,30 @@
 """Runs the whole test suite and prints one summary: Criterion binaries (their TAP reports are
 counted), then the Python unittest suites in tests/ and grader/tests/.
 
-Usage: run_tests.py [--src solutions|labs] [--no-python] [--log FILE] [--verbose] BINARY...
+Usage: run_tests.py [--src solutions|labs] [--no-python] [--log FILE] [--verbose] [--jobs N] BINARY...
 (make test calls it)
 --src says which code the kernel-test binaries were linked with (make test TEST_SRC=labs: the
 student's labs/); with labs, one line per lab says whether it passed, failed or is not written yet.
 Everything the tests print goes to the log (--log, default $LAB_BUILD_DIR/test.log); the terminal
 gets one line per suite and the summary (--verbose: the tests' own output instead of the log).
+The Python suites run in --jobs worker processes (default: one per core), whole modules each,
+spread by what they took last time (run_unittests); the summary is the same as one process's.
 Exit code: 0 when nothing failed, 1 otherwise.
 The last line is "summary: N passed, N failed, N skipped"; above it, the skip reasons, one line
 per failed test (its name and first message) and the path of the log.
 """
 import argparse
 import collections
+import contextlib
+import json
 import os
 import re
+import resource
+import shutil
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 import unittest
 
@@ -142,28 +150,214 @@ def exception_line(trace):
     return lines[-1] if lines else "(no message)"
 
 
-def run_unittests(log=None):
-    """Discovers tests/test_*.py and grader/tests/test_*.py, their report into log (None: the
-    terminal); returns the same tuple as run_criterion."""
-    suite = unittest.TestSuite()
-    loader = unittest.TestLoader()
-    for d in ("tests", os.path.join("grader", "tests")):
+# The folders whose test_*.py modules are the Python suites, in the order their results are listed.
+UNITTEST_DIRS = ("tests", os.path.join("grader", "tests"))
+# Seconds each module took (all in one process on an idle 2-core machine, CPU mode, 2026-11-27),
+# for the first run of a fresh clone; every run records what each took in
+# $LAB_BUILD_DIR/unittest-seconds.json and the next balances by that. The modules not listed took
+# under a second; one in neither place counts UNKNOWN_MODULE_SECONDS.
+MODULE_SECONDS = {"test_fixtures": 403, "test_static_parity": 96, "test_load_hangs": 65, "test_deploy": 63,
+                  "test_similarity": 63, "test_static_checks": 58, "test_grader_pipeline": 43, "test_cpu_mode": 32,
+                  "test_bench_grader": 30, "test_grader_builds": 28, "test_report": 27, "test_cli": 18,
+                  "test_slurm": 18, "test_cluster": 9, "test_snippets": 9, "test_timing_trust": 7, "test_bench": 6,
+                  "test_feedback": 2, "test_profile": 1, "test_contract": 1, "test_skeletons": 1, "test_sandbox": 1}
+UNKNOWN_MODULE_SECONDS = 1.0
+# Modules that run after the others, in a worker of their own: test_load_hangs keeps every core
+# busy on purpose for about a minute (a worker beside it would barely move, and its own timeouts
+# would be tested under that load).
+ALONE_MODULES = ("test_load_hangs",)
+
+
+def unittest_modules(dirs=UNITTEST_DIRS):
+    """The Python test modules, as (folder, module name), in discovery order: the folders in
+    order (relative to the repository, or absolute), each folder's test_*.py sorted by name."""
+    found = []
+    for d in dirs:
         path = os.path.join(ROOT, d)
-        if os.path.isdir(path) and any(f.startswith("test_") and f.endswith(".py") for f in os.listdir(path)):
-            suite.addTests(loader.discover(path, pattern="test_*.py", top_level_dir=path))
-    if suite.countTestCases() == 0:
-        return 0, 0, 0, [], []
-    if log:
-        print("==> python unittest", file=log, flush=True)
-    result = unittest.TextTestRunner(stream=log or sys.stderr, verbosity=1).run(suite)
+        if os.path.isdir(path):
+            found += [(d, f[:-3]) for f in sorted(os.listdir(path))
+                      if f.startswith("test_") and f.endswith(".py")]
+    return found
+
+
+def balance(modules, seconds, workers):
+    """Splits modules into at most `workers` groups of about equal total cost, longest first onto
+    the group with the least so far (seconds: {module: cost}); each group keeps discovery order.
+    Returns the groups, none of them empty."""
+    groups = [[] for _ in range(max(1, min(workers, len(modules))))]
+    load = [0.0] * len(groups)
+    order = {m: i for i, m in enumerate(modules)}
+    for m in sorted(modules, key=lambda m: (-seconds.get(m[1], UNKNOWN_MODULE_SECONDS), order[m])):
+        k = load.index(min(load))
+        groups[k].append(m)
+        load[k] += seconds.get(m[1], UNKNOWN_MODULE_SECONDS)
+    return [sorted(g, key=order.get) for g in groups if g]
+
+
+def unittest_result(result):
+    """(passed, failed, skipped, skip reasons, failures) of a unittest result, in the tuple
+    run_criterion returns."""
     failed = len(result.failures) + len(result.errors) + len(result.unexpectedSuccesses)
     skipped = len(result.skipped)
     passed = result.testsRun - failed - skipped
-    failures = []
-    for test, trace in result.failures + result.errors:
-        failures.append((f"python: {test.id()}", [exception_line(trace)]))
+    failures = [(f"python: {test.id()}", [exception_line(trace)]) for test, trace in result.failures + result.errors]
     failures += [(f"python: {test.id()}", ["unexpected success"]) for test in result.unexpectedSuccesses]
     return passed, failed, skipped, [reason for _, reason in result.skipped], failures
+
+
+def unittest_worker(result_path, names):
+    """One worker of run_unittests (run_tests.py --unittest-worker): runs the modules it is
+    given ("tests/test_cli", in that order, each alone), their report on stderr, and writes
+    {module: {"counts": [passed, failed, skipped], "reasons", "failures", "seconds", "cpu"}} as
+    JSON to result_path, after each module (cpu: its CPU time, the processes it waited for
+    included). Returns 0."""
+    # what discovery of both folders put on sys.path in one process, for the modules' imports
+    for d in list(UNITTEST_DIRS) + [os.path.dirname(name) for name in names]:
+        path = os.path.join(ROOT, d)
+        if path not in sys.path:
+            sys.path.insert(0, path)
+    results = {}
+    for name in names:
+        d, module = os.path.split(name)
+        print(f"==> python unittest: {module}", file=sys.stderr, flush=True)
+        t0, cpu0 = time.monotonic(), cpu_seconds()
+        suite = unittest.TestLoader().discover(os.path.join(ROOT, d), pattern=module + ".py",
+                                               top_level_dir=os.path.join(ROOT, d))
+        result = unittest.TextTestRunner(stream=sys.stderr, verbosity=1).run(suite)
+        p, f, s, r, fl = unittest_result(result)
+        results[module] = {"counts": [p, f, s], "reasons": r, "failures": fl,
+                           "seconds": round(time.monotonic() - t0, 1), "cpu": round(cpu_seconds() - cpu0, 1)}
+        print(f"==> python unittest: {module} took {results[module]['seconds']:.1f} s "
+              f"({results[module]['cpu']:.1f} s of CPU time)", file=sys.stderr, flush=True)
+        with open(result_path, "w", encoding="utf-8") as out:  # after each module: a crash keeps the rest
+            json.dump(results, out)
+    return 0
+
+
+def cpu_seconds():
+    """The CPU time (user and system) of this process and of the children it has waited for."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def recorded_seconds(path):
+    """{module: seconds} that the run before recorded in path ({} when there is no such file)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            return {m: float(t) for m, t in json.load(f).items()}
+    except (OSError, ValueError, TypeError, AttributeError):
+        return {}
+
+
+def run_unittests(log=None, jobs=None, record=None, dirs=UNITTEST_DIRS, alone=ALONE_MODULES):
+    """Runs the test_*.py modules of dirs (tests/ and grader/tests/) in `jobs` worker processes
+    at once (default: one per core), each module whole in one of them, balanced by what the
+    modules took last time (record: that file, rewritten at the end; None: MODULE_SECONDS only);
+    then the modules named in alone, in one more worker with nothing beside it. Their report goes
+    into log (None: the terminal, each line marked with its worker's number), worker by worker;
+    one line per worker on stderr as it ends. Returns the same tuple as run_criterion, the
+    failures in discovery order, then any worker that died (as one failure)."""
+    modules = unittest_modules(dirs)
+    if not modules:
+        return 0, 0, 0, [], []
+    seconds = dict(MODULE_SECONDS, **(recorded_seconds(record) if record else {}))
+    shared = [m for m in modules if m[1] not in alone]
+    phases = [balance(shared, seconds, jobs or cores())] if shared else []
+    phases += [[[m for m in modules if m[1] in alone]]] if len(shared) < len(modules) else []
+    tmp = tempfile.mkdtemp(prefix="unittest-workers-")
+    workers, per_module, worker_failures = [], {}, []
+    try:
+        for groups in phases:
+            started = [start_worker(len(workers) + i, sum(map(len, phases)), group, tmp, log is not None)
+                       for i, group in enumerate(groups, 1)]
+            workers += started
+            while started:  # each worker's line as it ends
+                time.sleep(0.2)
+                for w in [w for w in started if w["proc"].poll() is not None]:
+                    started.remove(w)
+                    done, failure = finish_worker(w)
+                    per_module.update(done)
+                    worker_failures += failure
+        if log is not None:
+            for w in workers:
+                print(f"==> {w['tag']}: {' '.join(m for _, m in w['group'])}", file=log)
+                w["part"].seek(0)
+                shutil.copyfileobj(w["part"], log)
+            log.flush()
+    finally:
+        for w in workers:
+            if w["proc"].poll() is None:
+                w["proc"].kill()
+                w["proc"].wait()
+            if w["part"]:
+                w["part"].close()
+        shutil.rmtree(tmp, ignore_errors=True)
+    if record:
+        seconds = dict(recorded_seconds(record), **{m: r["seconds"] for m, r in per_module.items()})
+        with contextlib.suppress(OSError):
+            with open(record, "w", encoding="utf-8") as f:
+                json.dump(dict(sorted(seconds.items())), f, indent=1)
+    totals, reasons, failures = [0, 0, 0], [], []
+    for _, m in modules:
+        r = per_module.get(m)
+        if r:
+            totals = [t + c for t, c in zip(totals, r["counts"])]
+            reasons += r["reasons"]
+            failures += [(name, list(messages)) for name, messages in r["failures"]]
+    return totals[0], totals[1] + len(worker_failures), totals[2], reasons, failures + worker_failures
+
+
+def cores():
+    """The cores this process may run on (what nproc prints)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+def start_worker(k, count, group, tmp, to_file):
+    """Starts worker k of count on group ([(folder, module)]), its result and (to_file: else the
+    terminal) its report in tmp; returns what finish_worker needs."""
+    part = open(os.path.join(tmp, f"{k}.log"), "w+", encoding="utf-8", errors="replace") if to_file else None
+    result = os.path.join(tmp, f"{k}.json")
+    cmd = [sys.executable, os.path.abspath(__file__), "--unittest-worker", result]
+    proc = subprocess.Popen(cmd + [os.path.join(d, m) for d, m in group], cwd=ROOT, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, encoding="utf-8", errors="replace")
+    copier = threading.Thread(target=copy_lines, args=(proc.stdout, part, f"[{k}] "), daemon=True)
+    copier.start()
+    return {"tag": f"python unittest [{k}/{count}]", "group": group, "proc": proc, "copier": copier,
+            "part": part, "result": result, "t0": time.monotonic()}
+
+
+def finish_worker(w):
+    """After worker w ended: prints its line; returns ({module: result} of the modules it
+    finished, [its own failure when it died before the end or exited with an error])."""
+    w["copier"].join()
+    try:
+        with open(w["result"], encoding="utf-8") as f:
+            done = json.load(f)
+    except (OSError, ValueError):
+        done = {}
+    p, f, s = (sum(done[m]["counts"][i] for m in done) for i in range(3))
+    missing = [m for _, m in w["group"] if m not in done]
+    failure = []
+    if w["proc"].returncode != 0 or missing:  # it died (killed, say)
+        f += 1
+        failure = [(f"python: {w['tag']}", [f"exited with status {w['proc'].returncode}" + (
+            f" before it finished {', '.join(missing)}" if missing else "")])]
+    n = len(w["group"])
+    print(suite_line(w["tag"], p, f, s, time.monotonic() - w["t0"]) + f" ({n} module{'s' if n != 1 else ''})",
+          file=sys.stderr, flush=True)
+    return done, failure
+
+
+def copy_lines(stream, out, prefix):
+    """Copies a worker's output line by line into out (a file), or onto the terminal after
+    prefix when out is None."""
+    for line in stream:
+        if out is None:
+            sys.stderr.write(prefix + line)
+            sys.stderr.flush()
+        else:
+            out.write(line)
+    stream.close()
 
 
 def lab_verdicts(rows):
@@ -197,8 +391,13 @@ def main():
                     "$LAB_BUILD_DIR/test.log, or build/test.log)")
     ap.add_argument("--verbose", action="store_true",
                     help="the tests' own output on the terminal instead of the log")
+    ap.add_argument("--jobs", type=int, metavar="N",
+                    help="Python test processes at once (default: one per core)")
+    ap.add_argument("--unittest-worker", nargs="+", metavar=("RESULT", "MODULE"), help=argparse.SUPPRESS)
     ap.add_argument("binaries", nargs="*")
     args = ap.parse_args()
+    if args.unittest_worker:  # one of run_unittests' processes
+        return unittest_worker(args.unittest_worker[0], args.unittest_worker[1:])
     log_path = args.log or os.path.join(os.environ.get("LAB_BUILD_DIR") or os.path.join(ROOT, "build"),
                                         "test.log")
     os.makedirs(os.path.dirname(os.path.abspath(log_path)), exist_ok=True)
@@ -237,12 +436,14 @@ def run_all(args, log):
         totals = [totals[0] + p, totals[1] + f, totals[2] + s]
     if not args.no_python:
         t0 = time.monotonic()
+        build = os.environ.get("LAB_BUILD_DIR") or os.path.join(ROOT, "build")
         # the grader's end-to-end tests share one build of the harness and the references per
-        # course tree (grader/gradelib/build.py: the cache), instead of one per test's work folder
-        os.environ.setdefault("LAB_GRADER_CACHE", os.path.join(
-            (os.environ.get("LAB_BUILD_DIR") or os.path.join(ROOT, "build")).rstrip("/").removesuffix("/cpu"),
-            "grader-cache"))
-        p, f, s, r, fl = run_unittests(log)
+        # course tree (grader/gradelib/build.py: the cache), instead of one per test's work folder;
+        # so do the workers, under its lock
+        os.environ.setdefault("LAB_GRADER_CACHE", os.path.join(build.rstrip("/").removesuffix("/cpu"),
+                                                               "grader-cache"))
+        p, f, s, r, fl = run_unittests(log, getattr(args, "jobs", None),
+                                       os.path.join(build, "unittest-seconds.json"))
         print(suite_line("python unittest", p, f, s, time.monotonic() - t0), file=sys.stderr,
               flush=True)
         rows.append(("python unittest", p, f, s))

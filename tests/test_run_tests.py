@@ -5,7 +5,9 @@ A fake Criterion binary (a shell script that writes a TAP file) stands in for a 
 import contextlib
 import importlib.util
 import io
+import json
 import os
+import re
 import shutil
 import stat
 import subprocess
@@ -210,6 +212,66 @@ class Reports(unittest.TestCase):
         self.assertIn(f"kernels_real: kernel::exits: {OOB}\n", text)
         self.assertRegex(text, r"kernels_real: kernel::aborts: crashed \(a signal\) after \S+; it "
                                r"printed: CUDA error cudaErrorLaunchFailure in k\n")
+
+
+# Python test modules for run_unittests: a pass, a skip with its reason and a printed line; a
+# failure and an error; and one whose process dies in the middle of it.
+FAKE_MODULES = {
+    "test_a": "import unittest\n"
+              "class A(unittest.TestCase):\n"
+              "    def test_one(self):\n        print('printed by test_a')\n"
+              "    def test_two(self):\n        pass\n"
+              "    @unittest.skip('no sanitizer here')\n"
+              "    def test_three(self):\n        pass\n",
+    "test_b": "import unittest\n"
+              "class B(unittest.TestCase):\n"
+              "    def test_fails(self):\n        self.assertEqual(1, 2, 'one is not two')\n"
+              "    def test_errors(self):\n        raise KeyError('x')\n"
+              "    def test_passes(self):\n        pass\n",
+    "test_c": "import os, unittest\n"
+              "class C(unittest.TestCase):\n"
+              "    def test_dies(self):\n        os._exit(3)\n",
+}
+
+
+class Workers(unittest.TestCase):
+    """The Python suites in worker processes: the modules balanced across them, a module that
+    must run alone after them, and one summary (counts, skip reasons, failures in discovery
+    order) as a single process would give, plus a worker that died; the log holds every worker's
+    report."""
+
+    def test_balance_puts_the_longest_first_on_the_least_loaded(self):
+        mods = [("t", m) for m in ("test_a", "test_b", "test_c", "test_d", "test_e")]
+        seconds = {"test_a": 100, "test_b": 60, "test_c": 50, "test_d": 5}  # test_e: unknown (1 s)
+        # a 100, b 60, c 50 (on b: 110), d 5 (on a: 105), e 1 (on a: 106)
+        groups = run_tests.balance(mods, seconds, 2)
+        self.assertEqual([[m for _, m in g] for g in groups], [["test_a", "test_d", "test_e"], ["test_b", "test_c"]])
+        self.assertEqual(run_tests.balance(mods[:1], seconds, 4), [mods[:1]])  # no empty worker
+        self.assertEqual(run_tests.balance(mods, seconds, 1), [mods])
+
+    def test_workers_add_up_to_one_summary(self):
+        with tempfile.TemporaryDirectory() as d:
+            for name, text in FAKE_MODULES.items():
+                with open(os.path.join(d, name + ".py"), "w") as f:
+                    f.write(text)
+            record = os.path.join(d, "seconds.json")
+            log, err = io.StringIO(), io.StringIO()
+            with contextlib.redirect_stderr(err):
+                p, f, s, reasons, failures = run_tests.run_unittests(log, 2, record, dirs=(d,), alone=("test_a",))
+            with open(record) as rec:
+                self.assertEqual(sorted(json.load(rec)), ["test_a", "test_b"])  # test_c never ended
+        self.assertEqual((p, f, s), (3, 3, 1))
+        self.assertEqual(reasons, ["no sanitizer here"])
+        self.assertEqual([n for n, _ in failures[:2]], ["python: test_b.B.test_fails", "python: test_b.B.test_errors"])
+        self.assertEqual(failures[0][1], ["AssertionError: 1 != 2 : one is not two"])
+        self.assertRegex(failures[2][0], r"^python: python unittest \[[12]/3\]$")
+        self.assertEqual(failures[2][1], ["exited with status 3 before it finished test_c"])
+        self.assertIn("printed by test_a", log.getvalue())
+        self.assertIn("AssertionError: 1 != 2 : one is not two", log.getvalue())
+        lines = re.findall(r"==> python unittest \[(\d)/3\]: (\d) passed, (\d) failed, (\d) skipped", err.getvalue())
+        self.assertEqual(sorted(line[1:] for line in lines[:2]), [("0", "1", "0"), ("1", "2", "0")])  # test_c, test_b
+        self.assertEqual(lines[2], ("3", "2", "0", "1"))  # test_a, after both
+        self.assertIn("==> python unittest [3/3]: test_a\n", log.getvalue())
 
 
 if __name__ == "__main__":

@@ -16,7 +16,7 @@ from gradelib.checks import objects, source
 
 ROOT = os.path.dirname(fakes.GRADER)
 BUILD = os.environ.get("LAB_BUILD_DIR", os.path.join(ROOT, "build"))
-WORK = os.path.join(BUILD.rstrip("/").removesuffix("/cpu"), "grader-tests")
+WORK = os.path.join(BUILD.rstrip("/").removesuffix("/cpu"), "grader-tests", "builds")  # its own: modules may run at once
 FORGED = os.path.join(WORK, "forged_result", "02_naive", "scan.cu")  # the fixture, written out
 
 

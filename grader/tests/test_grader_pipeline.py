@@ -26,7 +26,7 @@ from gradelib.stage_build import BuiltLab
 GRADE = os.path.join(fakes.GRADER, "grade.py")
 ROOT = os.path.dirname(fakes.GRADER)
 BUILD = os.environ.get("LAB_BUILD_DIR", os.path.join(ROOT, "build"))
-WORK = os.path.join(BUILD.rstrip("/").removesuffix("/cpu"), "grader-tests")  # test_grader_builds.py's too
+WORK = os.path.join(BUILD.rstrip("/").removesuffix("/cpu"), "grader-tests", "pipeline")  # its own: modules may run at once
 CONFIG = os.path.join(fakes.GRADER, "config.json")
 
 
