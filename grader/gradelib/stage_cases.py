@@ -131,25 +131,32 @@ def plan_lab(lab, binary, info, settings, seed, mode, sanitizer_wanted, sanitize
 
 
 def runs_alone(case):
-    """True for the case that always runs in a process of its own: the many-calls case, whose
-    sizes go up and down within one process (a state sized for the first call shows there)."""
+    """True for the case that must be the first of its process, as if alone: the many-calls case,
+    whose sizes go up and down within one process (a state sized for the first call shows there,
+    not hidden by an earlier, larger case)."""
     options = case[3]
     return "--calls" in options and options[options.index("--calls") + 1] != "2"
 
 
 def chunks(plans, jobs):
-    """Each lab's shared cases (not runs_alone) dealt into chunks, one process each (a
-    LabSession): about two chunks per job in all, at least one per lab, the cases of a lab dealt
-    round-robin so that the large ones spread over its chunks. [(plan, (case, ...))]."""
+    """Each lab's cases dealt into chunks, one process each (a LabSession): about two chunks per
+    job in all, at least one per lab, the cases of a lab dealt round-robin so that the large ones
+    spread over its chunks, and each runs_alone case first in a chunk of its own lab (nothing runs
+    before it in that process, so it is run as it would be alone, without a process started for
+    it alone: starting CUDA processes is what a grade waits on most). [(plan, (case, ...))]."""
     shared = {lab: [c for c in p.cases if not runs_alone(c)] for lab, p in plans.items()}
     total = sum(len(cs) for cs in shared.values())
     out = []
     for lab, p in plans.items():
-        cs = shared[lab]
-        if not cs:
-            continue
-        k = max(1, min(len(cs), round(2 * jobs * len(cs) / max(1, total))))
-        out.extend((p, tuple(cs[i::k])) for i in range(k))
+        cs, firsts = shared[lab], [c for c in p.cases if runs_alone(c)]
+        k = max(1, min(len(cs), round(2 * jobs * len(cs) / max(1, total)))) if cs else 0
+        parts = [cs[i::k] for i in range(k)]
+        for j, case in enumerate(firsts):
+            if j < len(parts):
+                parts[j].insert(0, case)
+            else:
+                parts.append([case])
+        out.extend((p, tuple(part)) for part in parts)
     return out
 
 
@@ -158,12 +165,12 @@ class _Pool:
     said per lab; a lab's stop (not implemented, a hang, no device) skips its other runs.
 
     Unless isolated, a lab's cases run in chunks, many cases per process (evaluate.LabSession),
-    and the many-calls case alone (runs_alone). A case's verdict must be the one it gets alone, so
-    shared processes only ever say "every case passed": a lab all of whose cases pass in clean
-    shared processes (LabSession.clean) keeps those verdicts; a lab with any case that is not ok
-    there, or with a process that did something no verdict accounts for, becomes suspect: its
-    other shared runs stop, and then every case of it runs alone (the first case of a process
-    that ended with it already did: its verdict is kept), and only those verdicts count.
+    the many-calls case first in its process (runs_alone). A case's verdict must be the one it
+    gets alone, so shared processes only ever say "every case passed": a lab all of whose cases
+    pass in clean shared processes (LabSession.clean) keeps those verdicts; a lab with any case
+    that is not ok there, or with a process that did something no verdict accounts for, becomes
+    suspect: its other shared runs stop, and then every case of it runs alone (the first case of
+    a process that ended with it already did: its verdict is kept), and only those verdicts count.
     isolated=True: every case alone from the start.
 
     A case that times out (alone, or as the first case of a process that ended with it) is run
@@ -196,7 +203,6 @@ class _Pool:
             out = [("alone", p, c) for p in self.plans.values() for c in p.cases]
         else:
             out = [("chunk", p, cs) for p, cs in chunks(self.plans, jobs)]
-            out += [("alone", p, c) for p in self.plans.values() for c in p.cases if runs_alone(c)]
         # a lab's sanitizer runs, those of all its graded variants, in one process per tool
         by_binary = {}
         for p in self.plans.values():
@@ -377,7 +383,8 @@ def correctness_outcome(plan, runs, mode):
 def sanitizer_outcome(plan, runs, correctness, mode):
     """The sanitizer stage's outcome: errors in any run fail it (only the sanitizer's exit code
     means errors); a run that timed out is noted and not held against the student (a hang is
-    caught by the cases); a lab whose cases hung before any sanitizer run fails it."""
+    caught by the cases); a lab whose cases hang fails it, whether or not a sanitizer run got in
+    before the hang was confirmed (the verdict must not depend on that race)."""
     if mode != "gpu":
         return plan.sanitizer_preset
     if correctness.stopped_by == Status.NOT_IMPLEMENTED:
@@ -388,6 +395,9 @@ def sanitizer_outcome(plan, runs, correctness, mode):
         slow = [c.detail for c in checks if c.verdict == Status.TIMEOUT]
         if bad:
             return SanitizerOutcome(Status.FAILED, checks, bad[0])
+        if correctness.stopped_by == Status.TIMEOUT:
+            return SanitizerOutcome(Status.FAILED, checks, "the code hangs (a correctness case timed out), so "
+                                                           "its sanitizer runs do not count")
         if slow:
             return SanitizerOutcome(Status.PASSED, checks, "inconclusive, not held against you: " + slow[0])
         return SanitizerOutcome(Status.PASSED, checks, "memcheck and racecheck found no errors")

@@ -16,7 +16,7 @@ from gradelib import batch, config, formats, scoring, submissions
 from gradelib.evaluate import LabInfo, Variant
 from gradelib.outcomes import (BuildOutcome, CaseFailure, CorrectnessOutcome, GradeResult, LabResult,
                                SanitizerCheck, SanitizerOutcome, SpeedOutcome, StaticOutcome)
-from gradelib.stage_cases import LabPlan, LabRuns, correctness_outcome, lab_outcomes, sanitizer_outcome, sanitizer_preset
+from gradelib.stage_cases import LabPlan, LabRuns, chunks, correctness_outcome, lab_outcomes, sanitizer_outcome, sanitizer_preset
 from gradelib.stage_speed import SpeedStage
 from gradelib.status import HARNESS_STATUSES, STOPPED, Status
 
@@ -207,6 +207,26 @@ class StagePieces(unittest.TestCase):
     def plan(self, preset=None, cases=((33, "ones", 7, ("--calls", "2")),) * 4):
         return LabPlan("03_x", "/nonexistent/scan", self.info, tuple(cases), 2.0, (("memcheck", 512),), 60.0, preset)
 
+    def test_each_many_calls_case_starts_a_process_and_every_case_runs_once(self):
+        """The many-calls case (--calls other than 2) is the first case of a chunk of its own
+        plan, as if alone, instead of a process started for it alone."""
+        two = ("--sizes", "1025,2049", "--calls", "2")
+        many = ("--sizes", "1025,1025,33,2563,512,1535", "--calls", "12")
+        a = dataclasses.replace(self.plan(cases=[(n, "small", 1, two) for n in range(40)] + [(1025, "small", 9, many)]),
+                                lab="03_x")
+        b = dataclasses.replace(self.plan(cases=[(1025, "ones", 2, many)]), lab="03_x/other", variant="other")
+        out = chunks({a.lab: a, b.lab: b}, jobs=4)
+        by_plan = {}
+        for plan, cases in out:
+            by_plan.setdefault(plan.lab, []).append(cases)
+        self.assertEqual(by_plan["03_x/other"], [((1025, "ones", 2, many),)])  # a plan of that case alone
+        first = [cs for cs in by_plan["03_x"] if any(c[3] == many for c in cs)]
+        self.assertEqual(len(first), 1)
+        self.assertEqual(first[0][0], (1025, "small", 9, many), "the many-calls case runs first in its process")
+        self.assertGreater(len(by_plan["03_x"]), 1, "the other cases still spread over several processes")
+        every = [c for cs in by_plan["03_x"] for c in cs]
+        self.assertEqual(sorted(every), sorted(a.cases), "every case once")
+
     def test_sanitizer_presets(self):
         host = dataclasses.replace(self.info, shape="host", tile=0)
         self.assertEqual(sanitizer_preset(self.info, "cpu", True, "cs").status, Status.NOT_GRADED)
@@ -245,6 +265,11 @@ class StagePieces(unittest.TestCase):
         self.assertEqual((s.status, s.note), (Status.FAILED, errs[3]))
         hung = CorrectnessOutcome(0, 4, stopped_by=Status.TIMEOUT)
         self.assertEqual(sanitizer_outcome(self.plan(), LabRuns(), hung, "gpu").status, Status.FAILED)
+        # a sanitizer run that got in before the hang was confirmed changes nothing (a race)
+        s = sanitizer_outcome(self.plan(), LabRuns(checks=(clean,)), hung, "gpu")
+        self.assertEqual(s.status, Status.FAILED)
+        self.assertIn("the code hangs", s.note)
+        self.assertEqual(sanitizer_outcome(self.plan(), LabRuns(checks=(clean, errs)), hung, "gpu").note, errs[3])
         preset = SanitizerOutcome(Status.SKIPPED, note="skipped (--no-sanitizer)")
         self.assertEqual(sanitizer_outcome(self.plan(preset), LabRuns(), hung, "gpu"), preset)
         ni = CorrectnessOutcome(0, 4, stopped_by=Status.NOT_IMPLEMENTED)
