@@ -128,16 +128,14 @@ static void ops_free(void *self)
         free(h[i]);
 }
 
-/* Call k's input (and heads) from the call's seed, and the poisoned output, on the host. */
-static void prepare_on_host(ops_rig *g, const lab_variant *v, const lab_options *o, int k, size_t n)
+/* The call's input (and heads) of n elements drawn from seed, with their guards, on the host. */
+static void fill_on_host(ops_rig *g, lab_op op, lab_dist d, size_t n, uint64_t seed)
 {
-    lab_ops_fill(v->op, g->h_in + g->li.front, g->h_heads ? g->h_heads + g->li.front : NULL, n,
-                 o->dist, lab_call_seed(o->seed, (unsigned)k));
+    lab_ops_fill(op, g->h_in + g->li.front, g->h_heads ? g->h_heads + g->li.front : NULL, n, d,
+                 seed);
     lab_guard_host(g->h_in, g->li);
     if (g->h_heads)
         lab_guard_host(g->h_heads, g->li);
-    memset(g->h_out + g->lo.front, LAB_POISON_BYTE, g->lo.n * sizeof(int));
-    lab_guard_host(g->h_out, g->lo);
 }
 
 /* Call k's input, heads and poisoned output: made on the host and copied to the device, or made
@@ -156,7 +154,9 @@ static void ops_prepare(void *self, const lab_case *c, int k, size_t n)
                       lab_call_seed(o->seed, (unsigned)k), 1, g->d_seed);
         lab_prep_output(g->d_out, lo.front, lo.n, lo.back);
     } else {
-        prepare_on_host(g, v, o, k, n);
+        fill_on_host(g, v->op, o->dist, n, lab_call_seed(o->seed, (unsigned)k));
+        memset(g->h_out + lo.front, LAB_POISON_BYTE, lo.n * sizeof(int));
+        lab_guard_host(g->h_out, lo);
         CUDA_CHECK(cudaMemcpy(g->d_in, g->h_in, in_words * sizeof(int), cudaMemcpyHostToDevice));
         if (g->h_heads)
             CUDA_CHECK(
@@ -337,8 +337,7 @@ static lab_status ops_check(void *self, const lab_case *c, int k, size_t n, lab_
          * (read only now: the lab's call is over); h_out is the right poison for its guards */
         uint64_t seed = 0;
         CUDA_CHECK(cudaMemcpy(&seed, g->d_seed, sizeof(seed), cudaMemcpyDeviceToHost));
-        lab_ops_fill(c->v->op, g->h_in + g->li.front, NULL, n, c->o->dist, seed);
-        lab_guard_host(g->h_in, g->li);
+        fill_on_host(g, c->v->op, c->o->dist, n, seed);
     }
     if (check_buffers(g, c->v, n, r) != ST_OK)
         return r->status;
