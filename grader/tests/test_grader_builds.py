@@ -222,23 +222,13 @@ class StaticFailureIsNeverRun(unittest.TestCase):
         """The code below would leave a marker file from a constructor, which runs before main
         (and so before --list): the constructor (and fopen) fail the static checks, and the binary
         must never run."""
-        if not have_cpu_mode():
-            self.skipTest("make, a C++ compiler or CPU mode is missing")
-        from gradelib.grading import Grader
         with tempfile.TemporaryDirectory() as tmp:
             marker = os.path.join(tmp, "ran")
             with open(os.path.join(ROOT, "solutions", "02_naive", "scan.cu")) as f:
                 src = f.read()
             src = ("#include <stdio.h>\n__attribute__((constructor)) static void touch(void)\n"
                    "{\n    FILE *f = fopen(\"%s\", \"w\");\n    if (f)\n        fputs(\"x\", f);\n}\n" % marker) + src
-            os.makedirs(os.path.join(tmp, "02_naive"))
-            path = os.path.join(tmp, "02_naive", "scan.cu")
-            with open(path, "w") as f:
-                f.write(src)
-            cfg = config.load(os.path.join(fakes.GRADER, "config.json"))
-            g = Grader(ROOT, cfg, WORK, mode="cpu", labs=["02_naive"], jobs=1)
-            g.builder.prepare()
-            res = g.build_submission("constructor", {"02_naive": path})["02_naive"]
+            res = build_lab02_source(self, "constructor", src.encode())
             self.assertEqual(res.status, "static check failed", res.summary)
             violations = "\n".join(res.static.violations)
             # the CPU-mode object's constructor, and fopen (the allowlist, with or without nvcc)
@@ -248,9 +238,9 @@ class StaticFailureIsNeverRun(unittest.TestCase):
             self.assertFalse(os.path.exists(marker), "the binary of a static-check failure was run")
 
 
-def grade_lab02_source(test, name, data):
-    """Builds data (the bytes of a lab 02 scan.cu) as the grader builds a submission, in CPU mode,
-    and checks that it builds, is graded and scans one case right."""
+def build_lab02_source(test, name, data):
+    """The grader's LabResult of data (the bytes of a lab 02 scan.cu) built as it builds a
+    submission, in CPU mode (static checks and build; nothing run)."""
     if not have_cpu_mode():
         test.skipTest("make, a C++ compiler or CPU mode is missing")
     from gradelib.grading import Grader
@@ -262,10 +252,16 @@ def grade_lab02_source(test, name, data):
         cfg = config.load(os.path.join(fakes.GRADER, "config.json"))
         g = Grader(ROOT, cfg, WORK, mode="cpu", labs=["02_naive"], jobs=1)
         g.builder.prepare()
-        res = g.build_submission(name, {"02_naive": path})["02_naive"]
-        test.assertTrue(res.build.ok, res.build.message)
-        test.assertEqual(res.status, "graded", res.summary)
-        test.assertEqual(ev.run_case(res.binary, 1000, "small", 1, 60)[0], "ok")
+        return g.build_submission(name, {"02_naive": path})["02_naive"]
+
+
+def grade_lab02_source(test, name, data):
+    """Builds data (the bytes of a lab 02 scan.cu) as the grader builds a submission, in CPU mode,
+    and checks that it builds, is graded and scans one case right."""
+    res = build_lab02_source(test, name, data)
+    test.assertTrue(res.build.ok, res.build.message)
+    test.assertEqual(res.status, "graded", res.summary)
+    test.assertEqual(ev.run_case(res.binary, 1000, "small", 1, 60)[0], "ok")
 
 
 class Latin1Source(unittest.TestCase):
