@@ -17,6 +17,7 @@ that uses no CPU time), "spin" loops (one that does); spin_once=PATH makes the f
 no file PATH create it and spin, and every later run behave as told."""
 import json
 import os
+import shutil
 import stat
 import sys
 import tempfile
@@ -163,6 +164,27 @@ def shared_tmp():
     if os.geteuid() == 0:
         os.chmod(d, 0o1777)
     return d
+
+
+def batch_folders(test):
+    """For a batch test with a fake grader: grade.py as test.grade, and in a shared_tmp folder,
+    test.tmp, test.subs (made) and test.results; the folder goes when the test ends."""
+    import grade
+    test.grade = grade
+    test.tmp = shared_tmp()
+    test.subs = os.path.join(test.tmp, "subs")
+    test.results = os.path.join(test.tmp, "results")
+    os.makedirs(test.subs)
+    test.addCleanup(shutil.rmtree, test.tmp, ignore_errors=True)
+
+
+def use_prepared_grader(test, make):
+    """runs.prepared_grader (what batch mode grades with) is make, a fake grader's factory, until
+    the test ends."""
+    from gradelib import runs
+    saved = runs.prepared_grader
+    runs.prepared_grader = make
+    test.addCleanup(setattr, runs, "prepared_grader", saved)
 
 
 def _interpreter():

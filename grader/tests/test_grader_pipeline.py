@@ -739,12 +739,7 @@ class BatchSafety(unittest.TestCase):
     and a grader error on one student."""
 
     def setUp(self):
-        import grade
-        self.grade = grade
-        self.tmp = fakes.shared_tmp()
-        self.subs = os.path.join(self.tmp, "subs")
-        self.results = os.path.join(self.tmp, "results")
-        os.makedirs(self.subs)
+        fakes.batch_folders(self)
         self.graded = []
         self.explode = {}  # student -> "evaluate" | "render"
         cfg = config.load(CONFIG)
@@ -784,12 +779,7 @@ class BatchSafety(unittest.TestCase):
                         del r["correctness"]  # the Gradescope rendering then fails
                 return out
 
-        self.saved = runs.prepared_grader
-        runs.prepared_grader = lambda *a, **k: FakeGrader()
-
-    def tearDown(self):
-        runs.prepared_grader = self.saved
-        shutil.rmtree(self.tmp, ignore_errors=True)
+        fakes.use_prepared_grader(self, lambda *a, **k: FakeGrader())
 
     def student(self, name, text="// x\n"):
         os.makedirs(os.path.join(self.subs, name, "02_naive"), exist_ok=True)

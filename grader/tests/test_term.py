@@ -258,12 +258,7 @@ class TermBatch(unittest.TestCase):
     """Batch runs with a fake grader: seeds, --only, late work, the final table, exit codes."""
 
     def setUp(self):
-        import grade
-        self.grade = grade
-        self.tmp = fakes.shared_tmp()
-        self.subs = os.path.join(self.tmp, "subs")
-        self.results = os.path.join(self.tmp, "results")
-        os.makedirs(self.subs)
+        fakes.batch_folders(self)
         self.graded = []
         cfg = config.load(CONFIG)
         test = self
@@ -289,15 +284,12 @@ class TermBatch(unittest.TestCase):
                 return [built[k] for k in sorted(built)]
 
         self.bar_at_grading = {}
-        self.saved = runs.prepared_grader
-        runs.prepared_grader = lambda args, config, seed, *a, **k: FakeGrader(seed)
+        fakes.use_prepared_grader(self, lambda args, config, seed, *a, **k: FakeGrader(seed))
         for name in ("alice", "bob", "cy"):
             self.student(name)
 
     def tearDown(self):
-        runs.prepared_grader = self.saved
         lms.configure("csv")
-        shutil.rmtree(self.tmp, ignore_errors=True)
 
     def student(self, name, when=None):
         path = os.path.join(self.subs, name, "01_serial", "scan.cu")
