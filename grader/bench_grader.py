@@ -87,15 +87,15 @@ def make_class(folder, n, labs):
 def verdicts(result):
     """{lab: its verdict} of a result: what must be the same however the runs were shared out
     (status, the correctness, sanitizer and static points, the speed status), not the timings."""
-    out = {}
-    for lab in result.get("labs") or []:
-        part = lambda key: (lab.get(key) or {})  # noqa: E731
-        out[lab.get("lab")] = {"status": lab.get("status"),
-                               "correctness": [part("correctness").get(k) for k in ("passed", "total", "points")],
-                               "sanitizer": [part("sanitizer").get(k) for k in ("status", "points")],
-                               "static": part("static").get("status"),
-                               "speed": part("speed").get("status")}
-    return out
+    def fields(lab, part, *keys):
+        found = lab.get(part) or {}
+        return [found.get(k) for k in keys]
+    return {lab.get("lab"): {"status": lab.get("status"),
+                             "correctness": fields(lab, "correctness", "passed", "total", "points"),
+                             "sanitizer": fields(lab, "sanitizer", "status", "points"),
+                             "static": fields(lab, "static", "status")[0],
+                             "speed": fields(lab, "speed", "status")[0]}
+            for lab in result.get("labs") or []}
 
 
 def read_rows(res, made):
