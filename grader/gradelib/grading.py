@@ -256,9 +256,22 @@ class Grader:
                      for b in self.built_on(lab)} if self.built_on(lab) else None
             return stage.run(lab, sources.get(lab), dirs[lab], bases)
         done = {}
+        # a lab built on others waits for those only, not for every other lab (lab 10 is the
+        # longest build: it starts as soon as 07 and 08 are done, while 09 still builds). The
+        # labs without bases are queued first (the bases, then the later and larger labs), so a
+        # waiting lab never holds the worker one it waits for needs
+        gate = {b for lab in dirs for b in self.built_on(lab)}
+        free = [lab for lab in dirs if not self.built_on(lab)]
+        first = sorted(lab for lab in free if lab in gate) + sorted((lab for lab in free if lab not in gate), reverse=True)
         with cf.ThreadPoolExecutor(self.jobs) as pool:
-            for step in ([lab for lab in dirs if not self.built_on(lab)], [lab for lab in dirs if self.built_on(lab)]):
-                done.update(zip(step, pool.map(one, step)))
+            futs = {lab: pool.submit(one, lab) for lab in first}
+
+            def after_bases(lab):
+                for b in self.built_on(lab):
+                    done[b] = futs[b].result()
+                return one(lab)
+            futs.update((lab, pool.submit(after_bases, lab)) for lab in dirs if self.built_on(lab))
+            done.update((lab, f.result()) for lab, f in futs.items())
         self.build_seconds[name] = self.timings["build_s"] = round(time.monotonic() - t0, 1)
         return {lab: done[lab] for lab in wanted}
 

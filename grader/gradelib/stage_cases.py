@@ -138,26 +138,56 @@ def runs_alone(case):
     return "--calls" in options and options[options.index("--calls") + 1] != "2"
 
 
+# What a graded run costs, in seconds, for the order runs start in and how cases are dealt
+# (measured on an H100 with ten processes at once, 2026-11-27: a process's first case waits
+# ~1.3 s for its CUDA start, a case of n elements takes ~0.01 s plus ~2e-8 s an element, a
+# compute-sanitizer process ~1.5 s to start and ~0.3 s a run). Estimates only: they order the
+# work (the longest first) and never change what runs.
+START_S, CASE_S, ELEMENT_S = 1.3, 0.01, 2e-8
+SANITIZER_START_S, SANITIZER_RUN_S = 1.5, 0.3
+
+
+def case_cost(case):
+    """Estimated seconds of one case (n, dist, seed, options), every call of it counted."""
+    options = case[3]
+    sizes = options[options.index("--sizes") + 1] if "--sizes" in options else str(case[0])
+    return CASE_S + ELEMENT_S * sum(int(x) for x in sizes.split(",") if x.strip().isdigit())
+
+
 def chunks(plans, jobs):
-    """Each lab's cases dealt into chunks, one process each (a LabSession): about two chunks per
-    job in all, at least one per lab, the cases of a lab dealt round-robin so that the large ones
-    spread over its chunks, and each runs_alone case first in a chunk of its own lab (nothing runs
-    before it in that process, so it is run as it would be alone, without a process started for
-    it alone: starting CUDA processes is what a grade waits on most). [(plan, (case, ...))]."""
-    shared = {lab: [c for c in p.cases if not runs_alone(c)] for lab, p in plans.items()}
-    total = sum(len(cs) for cs in shared.values())
+    """The cases of every plan dealt into chunks, one process each (a LabSession), the plans of
+    one binary (a lab's variants) sharing them: about one chunk per job in all, by estimated cost
+    (case_cost), at least one per binary, and each runs_alone case first in a chunk (nothing
+    runs before it in that process, so it is run as it would be alone, without a process
+    started for it alone: starting CUDA processes is what a grade waits on most). A chunk's
+    cases are dealt largest first, round-robin, so the large ones spread; a graded plan's
+    before any plan that is only reported, so a variant left unwritten ends a process late.
+    [((plan, case), ...)]."""
+    by_binary = {}
+    for p in plans.values():
+        by_binary.setdefault(p.binary, []).append(p)
+    total = sum(case_cost(c) for p in plans.values() for c in p.cases) or 1.0
     out = []
-    for lab, p in plans.items():
-        cs, firsts = shared[lab], [c for c in p.cases if runs_alone(c)]
-        k = max(1, min(len(cs), round(2 * jobs * len(cs) / max(1, total)))) if cs else 0
-        parts = [cs[i::k] for i in range(k)]
-        for j, case in enumerate(firsts):
-            if j < len(parts):
-                parts[j].insert(0, case)
-            else:
-                parts.append([case])
-        out.extend((p, tuple(part)) for part in parts)
+    for group in by_binary.values():
+        firsts = [(p, c) for p in group for c in p.cases if runs_alone(c)]
+        rest = [(p, c) for p in group for c in p.cases if not runs_alone(c)]
+        cost = sum(case_cost(c) for _, c in rest)
+        k = max(len(firsts), 1, round(jobs * cost / total)) if rest else len(firsts)
+        k = min(k, len(firsts) + len(rest))
+        parts = [[] for _ in range(k)]
+        for tier in (True, False):  # graded plans' cases, then those only reported
+            mine = sorted((x for x in rest if x[0].graded == tier), key=lambda x: -case_cost(x[1]))
+            for i, x in enumerate(mine):
+                parts[i % k].append(x)
+        for j, x in enumerate(firsts):
+            parts[j].insert(0, x)
+        out.extend(tuple(part) for part in parts if part)
     return out
+
+
+def chunk_cost(items):
+    """Estimated seconds of a chunk: its process's start and its cases."""
+    return START_S + sum(case_cost(c) for _, c in items)
 
 
 class _Pool:
@@ -198,19 +228,22 @@ class _Pool:
         self.confirming = {lab: threading.Lock() for lab in plans}
 
     def tasks(self, jobs):
-        """The first round: chunks of shared cases, the cases that run alone, sanitizer runs."""
+        """The first round: chunks of shared cases (or every case alone), and the sanitizer runs,
+        the longest first by estimate (a lab's long sanitizer runs and its many cases start
+        early rather than last)."""
         if self.isolated:
-            out = [("alone", p, c) for p in self.plans.values() for c in p.cases]
+            out = [(case_cost(c), ("alone", p, c)) for p in self.plans.values() for c in p.cases]
         else:
-            out = [("chunk", p, cs) for p, cs in chunks(self.plans, jobs)]
+            out = [(chunk_cost(items), ("chunk", items[0][0], items)) for items in chunks(self.plans, jobs)]
         # a lab's sanitizer runs, those of all its graded variants, in one process per tool
         by_binary = {}
         for p in self.plans.values():
             for tool, n in p.sanitizer_runs:
                 by_binary.setdefault(p.binary, {}).setdefault(tool, []).append((p, n))
         for tools in by_binary.values():
-            out += [("sanitizer", runs[0][0], (tool, tuple(runs))) for tool, runs in tools.items()]
-        return out
+            out += [(SANITIZER_START_S + SANITIZER_RUN_S * len(runs), ("sanitizer", runs[0][0], (tool, tuple(runs))))
+                    for tool, runs in tools.items()]
+        return [task for _, task in sorted(out, key=lambda x: -x[0])]
 
     def rerun_tasks(self):
         """The second round: every case of a suspect lab that has no verdict of a run alone yet."""
@@ -232,11 +265,12 @@ class _Pool:
 
     def run(self, task):
         what, plan, arg = task
+        if what == "chunk":
+            self._chunk(arg)
+            return
         if what != "sanitizer" and self._halted(plan.lab):
             return
-        if what == "chunk":
-            self._chunk(plan, arg)
-        elif what == "alone":
+        if what == "alone":
             n, dist, seed, options = arg
             with self.gate.shared():
                 kind, msg, _ = ev.run_case(plan.binary, n, dist, seed, plan.case_s, options)
@@ -267,29 +301,43 @@ class _Pool:
                 self.stop[plan.lab] = self.stop[plan.lab] or Status.TIMEOUT
             return again, ev.confirmed_timeout(msg, again_msg)
 
-    def _chunk(self, plan, cases):
-        """The chunk's cases in shared processes until they are done or the lab is suspect."""
-        lab, todo = plan.lab, list(cases)
-        while todo and not self._halted(lab) and not self.suspect[lab]:
-            session = ev.case_session(plan.binary)
-            ok_here, first = [], True
-            while todo and not session.ended and not self._halted(lab) and not self.suspect[lab]:
-                case = todo.pop(0)
+    def _live(self, plan):
+        with self.lock:
+            return self.stop[plan.lab] is None and not self.suspect[plan.lab]
+
+    def _chunk(self, items):
+        """A chunk's cases ((plan, case), ...) in shared processes until they are done or their
+        plans are suspect or stopped. A case that is not ok ends its process; the chunk's
+        remaining cases of other plans go on in a new one."""
+        todo = list(items)
+        while True:
+            todo = [(p, c) for p, c in todo if self._live(p)]
+            if not todo:
+                return
+            session = ev.case_session(todo[0][0].binary)
+            ok_here, first, labs = [], True, set()
+            while todo and not session.ended:
+                plan, case = todo.pop(0)
+                if not self._live(plan):
+                    continue
+                labs.add(plan.lab)
                 with self.gate.shared():
                     kind, msg, _ = ev.run_case_in(session, *case[:3], plan.case_s, case[3])
                 if kind == Status.OK:
-                    ok_here.append(case)
+                    ok_here.append((plan, case))
                 else:
                     if first and session.ended:  # the whole life of a process: a run alone
                         self._verdict(plan, case, *self._confirmed(plan, case, kind, msg))
-                    self._suspect(lab)
+                    self._suspect(plan.lab)
                 first = False
             if session.close(plan.case_s):
                 with self.lock:
-                    self.shared_ok[lab].extend(ok_here)
+                    for p, c in ok_here:
+                        self.shared_ok[p.lab].append(c)
                 self._count(len(ok_here), 0)
-            else:
-                self._suspect(lab)
+            else:  # the process did something no verdict accounts for: every plan it ran is suspect
+                for lab in labs:
+                    self._suspect(lab)
 
     def _suspect(self, lab):
         with self.lock:

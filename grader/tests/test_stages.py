@@ -16,7 +16,7 @@ from gradelib import batch, config, formats, scoring, submissions
 from gradelib.evaluate import LabInfo, Variant
 from gradelib.outcomes import (BuildOutcome, CaseFailure, CorrectnessOutcome, GradeResult, LabResult,
                                SanitizerCheck, SanitizerOutcome, SpeedOutcome, StaticOutcome)
-from gradelib.stage_cases import LabPlan, LabRuns, chunks, correctness_outcome, lab_outcomes, sanitizer_outcome, sanitizer_preset
+from gradelib.stage_cases import LabPlan, LabRuns, chunks, correctness_outcome, lab_outcomes, runs_alone, sanitizer_outcome, sanitizer_preset
 from gradelib.stage_speed import SpeedStage
 from gradelib.status import HARNESS_STATUSES, STOPPED, Status
 
@@ -208,24 +208,38 @@ class StagePieces(unittest.TestCase):
         return LabPlan("03_x", "/nonexistent/scan", self.info, tuple(cases), 2.0, (("memcheck", 512),), 60.0, preset)
 
     def test_each_many_calls_case_starts_a_process_and_every_case_runs_once(self):
-        """The many-calls case (--calls other than 2) is the first case of a chunk of its own
-        plan, as if alone, instead of a process started for it alone."""
+        """The many-calls case (--calls other than 2) of each plan is the first case of a chunk,
+        as if alone, instead of a process started for it alone; the plans of one binary (a lab's
+        variants) share chunks, the cases of a plan that is only reported after the graded ones."""
         two = ("--sizes", "1025,2049", "--calls", "2")
         many = ("--sizes", "1025,1025,33,2563,512,1535", "--calls", "12")
         a = dataclasses.replace(self.plan(cases=[(n, "small", 1, two) for n in range(40)] + [(1025, "small", 9, many)]),
                                 lab="03_x")
         b = dataclasses.replace(self.plan(cases=[(1025, "ones", 2, many)]), lab="03_x/other", variant="other")
-        out = chunks({a.lab: a, b.lab: b}, jobs=4)
-        by_plan = {}
-        for plan, cases in out:
-            by_plan.setdefault(plan.lab, []).append(cases)
-        self.assertEqual(by_plan["03_x/other"], [((1025, "ones", 2, many),)])  # a plan of that case alone
-        first = [cs for cs in by_plan["03_x"] if any(c[3] == many for c in cs)]
-        self.assertEqual(len(first), 1)
-        self.assertEqual(first[0][0], (1025, "small", 9, many), "the many-calls case runs first in its process")
-        self.assertGreater(len(by_plan["03_x"]), 1, "the other cases still spread over several processes")
-        every = [c for cs in by_plan["03_x"] for c in cs]
-        self.assertEqual(sorted(every), sorted(a.cases), "every case once")
+        r = dataclasses.replace(self.plan(cases=[(n, "alt", 3, two) for n in range(5)]), lab="03_x/rep",
+                                variant="rep", graded=False)
+        other = dataclasses.replace(self.plan(cases=[(n, "ones", 4, two) for n in range(3)]), lab="04_y",
+                                    binary="/nonexistent/other")
+        out = chunks({p.lab: p for p in (a, b, r, other)}, jobs=4)
+        for items in out:
+            self.assertEqual(len({p.binary for p, _ in items}), 1, "one binary per process")
+            tiers = [p.graded for p, _ in items]
+            self.assertEqual(tiers, sorted(tiers, reverse=True), "reported plans' cases after graded ones")
+        firsts = [items[0] for items in out if runs_alone(items[0][1])]
+        self.assertEqual(sorted((p.lab, c) for p, c in firsts),
+                         [("03_x", (1025, "small", 9, many)), ("03_x/other", (1025, "ones", 2, many))],
+                         "each many-calls case runs first in its process")
+        self.assertFalse([c for items in out for _, c in items[1:] if runs_alone(c)], "and never later")
+        self.assertTrue(any({p.lab for p, _ in items} >= {"03_x/other", "03_x"} for items in out)
+                        or any({p.lab for p, _ in items} >= {"03_x/other", "03_x/rep"} for items in out),
+                        "a variant's chunk carries other variants' cases too")
+        self.assertGreater(len([items for items in out if items[0][0].binary == a.binary]), 2,
+                           "the large binary's cases spread over several processes")
+        one = chunks({p.lab: p for p in (a, b, r, other)}, jobs=1)
+        self.assertEqual([len([x for x in one if x[0][0].binary == p.binary]) for p in (a, other)], [2, 1],
+                         "one process per binary and job, or one per many-calls case: not one per plan")
+        every = sorted((p.lab, c) for items in out for p, c in items)
+        self.assertEqual(every, sorted((p.lab, c) for p in (a, b, r, other) for c in p.cases), "every case once")
 
     def test_sanitizer_presets(self):
         host = dataclasses.replace(self.info, shape="host", tile=0)
