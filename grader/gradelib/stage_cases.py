@@ -1,19 +1,21 @@
 """Stage 3 and 4: the correctness cases and the compute-sanitizer runs (GPU, a few processes at a
 time).
 
-One pool of processes for every lab of a submission: every lab's cases first, then the
-sanitizer runs, so the slow sanitizer runs of one lab overlap the cases of another. A lab's
+One pool of processes for every lab of a submission, the cases and the sanitizer runs of every
+lab together, the longest first, so the slow sanitizer runs of one lab overlap the cases of
+another; a lab's sanitizer runs wait until its cases show the code is written, and a lab's
 remaining runs are skipped once it is known to be unimplemented or to hang. plan_lab says what
 to run, run_plans runs it and records what each run said (LabRuns), correctness_outcome and
 sanitizer_outcome turn that record into the two stages' outcomes.
 
 Starting a CUDA process costs far more than most cases (about 2 s with ten starting at once on
-an H100, against a few milliseconds for a case of a few thousand elements), so cases share
-processes: a lab process runs case after case (the harness reads the next after each report)
+an H100, against a few milliseconds for a case of a few thousand elements; the driver starts
+them one at a time), so cases share processes, a lab's variants too: a lab process runs case
+after case (the harness reads the next after each report)
 until one is not ok. Every verdict is still the one the case gets in a process of its own; the
 rule that makes it so is _Pool's.
 
-Size: a little over 400 lines: the plan, the shared pool and the two outcomes are one stage, and
+Size: under 600 lines: the plan, the shared pool and the two outcomes are one stage, and
 the pool's rule (when a process may go on to the next case) needs the plan's and the outcome's
 view of a case side by side.
 """
@@ -175,10 +177,15 @@ def chunks(plans, jobs):
         k = max(len(firsts), 1, round(jobs * cost / total)) if rest else len(firsts)
         k = min(k, len(firsts) + len(rest))
         parts = [[] for _ in range(k)]
-        for tier in (True, False):  # graded plans' cases, then those only reported
-            mine = sorted((x for x in rest if x[0].graded == tier), key=lambda x: -case_cost(x[1]))
-            for i, x in enumerate(mine):
-                parts[i % k].append(x)
+        for i, x in enumerate(sorted(rest, key=lambda x: -case_cost(x[1]))):
+            parts[i % k].append(x)
+        # in each chunk the graded plans' cases first, those only reported after, and within
+        # that plan after plan, the plans in an order rotated from chunk to chunk: a plan whose
+        # code is not written ends a process at its first case, and the chunks find that out
+        # for different plans at once instead of each for every plan in turn
+        rank = {p.lab: i for i, p in enumerate(group)}
+        for j, part in enumerate(parts):
+            part.sort(key=lambda x: (not x[0].graded, (rank[x[0].lab] - j) % len(group)))
         for j, x in enumerate(firsts):
             parts[j].insert(0, x)
         out.extend(tuple(part) for part in parts if part)
@@ -195,7 +202,9 @@ class _Pool:
     said per lab; a lab's stop (not implemented, a hang, no device) skips its other runs.
 
     Unless isolated, a lab's cases run in chunks, many cases per process (evaluate.LabSession),
-    the many-calls case first in its process (runs_alone). A case's verdict must be the one it
+    the variants of a lab sharing processes and each variant's many-calls case first in one
+    (runs_alone, chunks). The work starts longest first (tasks), a lab's sanitizer runs once its
+    cases show its code is written (_ready). A case's verdict must be the one it
     gets alone, so shared processes only ever say "every case passed": a lab all of whose cases
     pass in clean shared processes (LabSession.clean) keeps those verdicts; a lab with any case
     that is not ok there, or with a process that did something no verdict accounts for, becomes
@@ -226,6 +235,57 @@ class _Pool:
         self.failed = 0
         self.gate = proc.Gate()  # every run shares it; a timed-out case's second run is alone
         self.confirming = {lab: threading.Lock() for lab in plans}
+        self.seen_ok = set()  # plans with a case that passed: their code is written
+        self.cond = threading.Condition()  # run_all's: a task ended, or what a plan is became known
+        self.pending = []
+        self.cases_left = {}  # binary -> its case tasks pending or running
+
+    def run_all(self, tasks, jobs):
+        """Runs tasks, jobs at a time, each in the order given once it is ready (_ready);
+        returns when every one has run (an exception in one is raised here, after)."""
+        self.pending = list(tasks)
+        self.cases_left = {}
+        for what, plan, _ in self.pending:
+            if what != "sanitizer":
+                self.cases_left[plan.binary] = self.cases_left.get(plan.binary, 0) + 1
+        with cf.ThreadPoolExecutor(jobs) as ex:
+            for f in [ex.submit(self._worker) for _ in range(jobs)]:
+                f.result()
+
+    def _ready(self, task):
+        """A task may start: any case task; a lab's sanitizer runs once each of their variants
+        is known to be written (a case passed) or stopped or failing (then they run, or are left
+        out, as _sanitizer says), or once the lab has no case task left: a sanitizer process
+        is not started for code the cases are about to find unwritten."""
+        what, plan, arg = task
+        if what != "sanitizer" or not self.cases_left.get(plan.binary):
+            return True
+        return all(p.lab in self.seen_ok or self.suspect[p.lab] or self.stop[p.lab] is not None
+                   for p, _ in arg[1])
+
+    def _worker(self):
+        while True:
+            with self.cond:
+                while True:
+                    if not self.pending:
+                        return
+                    task = next((t for t in self.pending if self._ready(t)), None)
+                    if task is not None:
+                        self.pending.remove(task)
+                        break
+                    self.cond.wait(0.5)
+            try:
+                self.run(task)
+            finally:
+                with self.cond:
+                    if task[0] != "sanitizer":
+                        self.cases_left[task[1].binary] -= 1
+                    self.cond.notify_all()
+
+    def _known(self):
+        """Wakes the workers waiting for a task to become ready."""
+        with self.cond:
+            self.cond.notify_all()
 
     def tasks(self, jobs):
         """The first round: chunks of shared cases (or every case alone), and the sanitizer runs,
@@ -325,6 +385,9 @@ class _Pool:
                     kind, msg, _ = ev.run_case_in(session, *case[:3], plan.case_s, case[3])
                 if kind == Status.OK:
                     ok_here.append((plan, case))
+                    if plan.lab not in self.seen_ok:
+                        self.seen_ok.add(plan.lab)
+                        self._known()
                 else:
                     if first and session.ended:  # the whole life of a process: a run alone
                         self._verdict(plan, case, *self._confirmed(plan, case, kind, msg))
@@ -342,6 +405,7 @@ class _Pool:
     def _suspect(self, lab):
         with self.lock:
             self.suspect[lab] = True
+        self._known()
 
     def _count(self, done, failed):
         with self.lock:
@@ -360,6 +424,9 @@ class _Pool:
                 self.stop[plan.lab] = kind
             if kind != Status.OK:
                 self.suspect[plan.lab] = True
+            else:
+                self.seen_ok.add(plan.lab)
+        self._known()
         self._count(1, kind != Status.OK)
 
     def verdicts(self, lab):
@@ -393,9 +460,8 @@ def run_plans(plans, jobs, sanitizer, seed, progress, isolated=False):
     """{lab: LabRuns} for {lab: LabPlan}. Raises InfraError when a case found no device (the GPU
     went away while grading). isolated: one process per case (_Pool)."""
     pool = _Pool(plans, sanitizer, seed, progress, isolated)
-    with cf.ThreadPoolExecutor(jobs) as ex:
-        list(ex.map(pool.run, pool.tasks(jobs)))
-        list(ex.map(pool.run, pool.rerun_tasks()))
+    pool.run_all(pool.tasks(jobs), jobs)
+    pool.run_all(pool.rerun_tasks(), jobs)
     out = {}
     for lab in plans:
         cases = tuple(sorted(pool.verdicts(lab)))

@@ -82,7 +82,7 @@ class SpeedStage:
         n = settings["speed"]["n"] or rinfo.bench_n
         metric = "tile_ms" if rinfo.shape == "tile" else "ms"
         seed = ev.case_seed(self.seed, lab, n, "bench")
-        busy = self._busy(settings)
+        busy = self._busy(settings) if rinfo.device else None  # a host lab needs no idle GPU
         if busy:
             return busy
         self.progress(f"speed: {lab} at n={n}")
@@ -190,7 +190,7 @@ class SpeedStage:
         """A time faster than its own copy allows, measured again in a process of its own: tampered
         with only when that agrees; otherwise the second measurement is the lab's."""
         spc, to = settings["speed"], settings["timeouts"]["speed_s"]
-        busy = self._busy(settings)
+        busy = self._busy(settings) if self.refs[lab][1].device else None
         if busy:
             return busy
         self.progress(f"speed: {lab}: {s_ms:.4f} ms is faster than its copy of the same bytes "

@@ -241,6 +241,45 @@ class StagePieces(unittest.TestCase):
         every = sorted((p.lab, c) for items in out for p, c in items)
         self.assertEqual(every, sorted((p.lab, c) for p in (a, b, r, other) for c in p.cases), "every case once")
 
+    def test_no_sanitizer_process_for_code_the_cases_find_unwritten(self):
+        """The sanitizer's runs of a lab wait until its cases show the code is written (or have
+        all run): the lab whose every case says "not implemented" starts no sanitizer process,
+        the written lab's sanitizer runs once per tool, and every one of its cases runs."""
+        from unittest import mock
+        from gradelib import stage_cases
+
+        class Session:
+            def __init__(self, binary):
+                self.binary, self.ended = binary, False
+
+            def close(self, timeout):
+                self.ended = True
+                return True
+        ran, sanitized = [], []
+
+        def run_case_in(session, n, dist, seed, limit, options):
+            ran.append((session.binary, n))
+            if session.binary.endswith("unwritten"):
+                session.ended = True
+                return Status.NOT_IMPLEMENTED, "not implemented", None
+            return Status.OK, "", None
+
+        def run_sanitizer_sizes(sanitizer, tool, binary, sizes, timeout, info, isolated):
+            sanitized.append((binary, tool))
+            return [(n, Status.CLEAN, "clean") for n, *_ in sizes]
+        two = ("--sizes", "33,65", "--calls", "2")
+        written = dataclasses.replace(self.plan(cases=[(n, "small", 1, two) for n in range(1, 30)]),
+                                      sanitizer_runs=(("memcheck", 512), ("racecheck", 512)))
+        unwritten = dataclasses.replace(written, lab="04_y", binary="/nonexistent/unwritten")
+        with mock.patch.object(stage_cases.ev, "case_session", Session), \
+                mock.patch.object(stage_cases.ev, "run_case_in", run_case_in), \
+                mock.patch.object(stage_cases.ev, "run_sanitizer_sizes", run_sanitizer_sizes):
+            runs = stage_cases.run_plans({p.lab: p for p in (written, unwritten)}, 4, "cs", 1, lambda msg: None)
+        self.assertEqual(sorted(sanitized), [(written.binary, "memcheck"), (written.binary, "racecheck")])
+        self.assertEqual(runs["04_y"].stop, Status.NOT_IMPLEMENTED)
+        self.assertEqual(len(runs["03_x"].cases), 29)
+        self.assertTrue(all(c[4] == Status.OK for c in runs["03_x"].cases))
+
     def test_sanitizer_presets(self):
         host = dataclasses.replace(self.info, shape="host", tile=0)
         self.assertEqual(sanitizer_preset(self.info, "cpu", True, "cs").status, Status.NOT_GRADED)

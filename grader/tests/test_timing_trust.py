@@ -161,6 +161,45 @@ class BusyGpu(unittest.TestCase):
         self.assertIn("the GPU was busy", str(e.exception))
         self.assertIn("regrade with: python3 grader/grade.py --gpu", str(e.exception))
 
+    def test_the_serial_lab_is_timed_beside_the_gpu_labs_and_never_waits_for_the_gpu(self):
+        """A host lab uses no GPU: it is timed while the GPU labs are (they stay one at a time),
+        and a busy GPU does not stop it."""
+        host = fakes.lab_info("01_serial", shape="host", tile=0, bench_n=1 << 20)
+        gpu_labs = ["03_kogge_stone", "04_brent_kung", "05_blelloch"]
+        spans, lock = {}, threading.Lock()
+
+        def run(stage, lab, binary, correctness, student_first=True):
+            t0 = time.monotonic()
+            time.sleep(0.3 if lab == "01_serial" else 0.1)
+            with lock:
+                spans[lab] = (t0, time.monotonic())
+            from gradelib.outcomes import SpeedOutcome
+            return SpeedOutcome(Status.GRADED)
+        grader = Grader.__new__(Grader)
+        grader.mode, grader.config, grader.seed = "gpu", CFG, 1
+        grader.refs = dict({lab: ("ref", INFO) for lab in gpu_labs}, **{"01_serial": ("ref", host)})
+        grader._ref_binary = lambda lab: "ref"
+        grader.progress, grader.serial_cache, grader.isolated, grader.timings = never, {}, False, {}
+        grader.gpu_guard, grader.regrade, grader.notes = guard(FakeSmi(""))[0], "", []
+
+        class Built:
+            binary = "student"
+
+        class Checked:
+            correctness = PASSED
+        labs = ["01_serial"] + gpu_labs
+        from unittest import mock
+        with mock.patch.object(SpeedStage, "run", run):
+            grader._speed({lab: Built() for lab in labs}, {lab: Checked() for lab in labs}, labs)
+        self.assertGreater(spans["01_serial"][1], spans["03_kogge_stone"][0], "timed beside the GPU labs")
+        gpu = sorted(spans[lab] for lab in gpu_labs)
+        self.assertTrue(all(a[1] <= b[0] for a, b in zip(gpu, gpu[1:])), "the GPU labs one at a time")
+        # and a busy GPU is not the serial lab's concern
+        g, _ = guard(FakeSmi(BUSY))
+        st = SpeedStage(CFG, {"01_serial": ("ref", host)}, lambda lab: "ref", 1, "gpu", never, {}, guard=g)
+        st._measure = lambda *a: "measured"
+        self.assertEqual(st.run("01_serial", "student", PASSED), "measured")
+
     def test_our_own_processes_and_other_gpus_do_not_count(self):
         child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
         try:
