@@ -1,11 +1,12 @@
 """Class batch mode (--submissions DIR): every submission in a folder (submissions.py reads it),
-built in parallel, graded one at a time on the GPU, each result stored as it is done, the class
+built in parallel (the next ones while one has the GPU), graded one at a time on the GPU, each result stored as it is done, the class
 files (class.csv, gradebook.csv) written at the end; resumable (a submission with a result under
 the same grading key is not graded again), and split across GPUs (--gpus), shards (--shard,
 --merge) or Slurm jobs (--slurm) through cluster.py.
 
 grade_batch is the entry point; the rest are its steps, in the order they run.
 """
+import collections
 import concurrent.futures as cf
 import os
 import signal
@@ -276,20 +277,34 @@ def grade_batch(args, config, seed, labs, roster=None):
     return EXIT_GRADED
 
 
+def builds_ahead(jobs):
+    """How many submissions build at once while one has the GPU: two where there are cores for
+    both (a build runs its labs in parallel, and a submission's GPU part, ~22 s on an H100, is
+    shorter than one build beside it, ~30 s on 16 cores), else one."""
+    return 2 if jobs >= 8 else 1
+
+
 def grade_queue(run, todo):
     """Grades the submissions of todo this process claims, each stored as it is done, the next
-    one built while this one has the GPU. Returns (summary: [(student, points, max points,
+    ones (builds_ahead) built while this one has the GPU. Returns (summary: [(student, points, max points,
     status)], None), or (summary, the number not reached) when an infrastructure error stopped
     it (that student's row says so; the rest wait for the same command to resume)."""
     summary = []
-    with cf.ThreadPoolExecutor(2) as pool:  # the next submission builds while this one has the GPU
+    ahead = builds_ahead(getattr(run.grader, "jobs", 1))
+    with cf.ThreadPoolExecutor(ahead) as pool:  # the next submissions build while this one has the GPU
         queue = claimed(run, todo)
-        nxt = next(queue, None)
-        fut = pool.submit(unpack_and_build, run, nxt[0], nxt[1]) if nxt else None
-        while nxt is not None:
-            (student, path, fp), cur = nxt, fut
-            nxt = next(queue, None)
-            fut = pool.submit(unpack_and_build, run, nxt[0], nxt[1]) if nxt else None
+        building = collections.deque()
+
+        def refill():
+            while len(building) < ahead:
+                item = next(queue, None)
+                if item is None:
+                    return
+                building.append((item, pool.submit(unpack_and_build, run, item[0], item[1])))
+        refill()
+        while building:
+            (student, path, fp), cur = building.popleft()
+            refill()
             run.bar.step(student)
             run.bar.show("building and grading")  # the bar names this student from now on
             t0 = time.monotonic()

@@ -741,6 +741,7 @@ class BatchSafety(unittest.TestCase):
     def setUp(self):
         fakes.batch_folders(self)
         self.graded = []
+        self.pairs = []  # (the student evaluate was asked to grade, whose build it got)
         self.explode = {}  # student -> "evaluate" | "render"
         cfg = config.load(CONFIG)
         test = self
@@ -767,6 +768,7 @@ class BatchSafety(unittest.TestCase):
             def evaluate(self, built, name=None):
                 out = [built[k] for k in sorted(built)]
                 who = out[0].pop("_student") if out else None
+                test.pairs.append((name, who))
                 for r in out:
                     r.pop("_student", None)
                 if test.explode.get(who) == "evaluate":
@@ -797,6 +799,37 @@ class BatchSafety(unittest.TestCase):
     def csv_rows(self):
         with open(os.path.join(self.results, "class.csv")) as f:
             return f.read().splitlines()
+
+    def test_submissions_build_ahead_each_graded_with_its_own_build(self):
+        """Where there are cores, the next submissions build while one is graded (builds_ahead):
+        several builds at once, each student graded with their own build, in order."""
+        from gradelib import batch
+        import threading
+        names = [f"s{i}" for i in range(6)]
+        for name in names:
+            self.student(name)
+        state, lock = {"now": 0, "most": 0}, threading.Lock()
+        real = batch.unpack_and_build
+
+        def slow(run, student, path):
+            with lock:
+                state["now"] += 1
+                state["most"] = max(state["most"], state["now"])
+            time.sleep(0.15)
+            try:
+                return real(run, student, path)
+            finally:
+                with lock:
+                    state["now"] -= 1
+        with unittest.mock.patch.object(batch, "builds_ahead", lambda jobs: 3), \
+                unittest.mock.patch.object(batch, "unpack_and_build", slow):
+            rc, err = self.main()
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(state["most"], 3, "three builds at once")
+        self.assertEqual(self.pairs, [(name, name) for name in names], "each graded in order, with its own build")
+        rows = self.csv_rows()
+        for name in names:
+            self.assertIn(f"{name},TOTAL,42.0,100,graded", rows)
 
     def test_an_infrastructure_error_is_a_row_and_a_nonzero_exit(self):
         for name in ("alice", "bob", "carol"):
