@@ -1,6 +1,7 @@
 """Class batch mode (--submissions DIR): every submission in a folder (submissions.py reads it),
-built in parallel (the next ones while one has the GPU), graded one at a time on the GPU, each result stored as it is done, the class
-files (class.csv, gradebook.csv) written at the end; resumable (a submission with a result under
+built in parallel (the next ones while one has the GPU), graded one at a time on the GPU, each
+result stored as it is done, the class files (class.csv, gradebook.csv) written at the end;
+resumable (a submission with a result under
 the same grading key is not graded again), and split across GPUs (--gpus), shards (--shard,
 --merge) or Slurm jobs (--slurm) through cluster.py.
 
