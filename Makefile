@@ -14,9 +14,12 @@ CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
 GPU_CC := $(shell nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n1 | tr -d '. ')
 ARCH   ?= $(if $(GPU_CC),sm_$(GPU_CC),sm_90)
 BUILD  ?= build
-# Builds run one job per core unless the command line says otherwise (make -j1: one at a time).
+# Builds run one job per core unless the command line says otherwise (make -j1: one at a time);
+# a make this one runs (make run's build of the lab) shares the top one's jobs instead.
+ifeq ($(MAKELEVEL),0)
 JOBS_GIVEN := $(filter -j%,$(MAKEFLAGS))
 MAKEFLAGS += $(if $(JOBS_GIVEN),,-j$(shell nproc 2>/dev/null || echo 1))
+endif
 LABS   := $(sort $(notdir $(wildcard labs/[0-9][0-9]_*)))
 # LAB_DIR: the lab LAB names (LAB=03 or LAB=03_kogge_stone: 03_kogge_stone).
 LAB_DIR = $(firstword $(filter $(LAB)%,$(LABS)))
@@ -75,6 +78,8 @@ BANK_FLAGS = $(if $(filter 1,$(BANKS)),$(if $(shell grep -l '__shared__' $(1) 2>
 # The recipes the rules share. Quiet by default: SAY makes the target's folder and prints a short
 # line (V=1: make prints each command instead). LINK links the objects among the prerequisites.
 Q   = $(if $(filter 1,$(V)),,@)
+# a make this one runs: silent (no "is up to date") unless V=1
+SUBFLAGS = --no-print-directory $(if $(filter 1,$(V)),,-s)
 SAY = @mkdir -p $(@D)$(if $(filter 1,$(V)),,; printf '  %-4s %s\n' $(1) $(2))
 define COMPILE_C
 $(call SAY,CC,$<)
@@ -186,14 +191,14 @@ LAB_OK   = @test -z "$(LAB)" -o -n "$(LAB_DIR)" || { echo "make $(1): no lab mat
 run:
 	$(call NEED_LAB,run,03)
 	$(call LAB_OK,run)
-	@$(MAKE) --no-print-directory $(BUILD)/$(SRC)/$(LAB_DIR)/scan
+	@$(MAKE) $(SUBFLAGS) $(BUILD)/$(SRC)/$(LAB_DIR)/scan
 	@$(foreach v,$(filter LAB_EXIT_%,$(.VARIABLES)),$(v)="$($(v))") RUN_STATUS=$(STATUS) \
 	  tools/run_lab.sh $(LAB) $(if $(filter /%,$(BUILD)),,./)$(BUILD)/$(SRC)/$(LAB_DIR)/scan $(ARGS)
 profile:
 	$(call NEED_LAB,profile,05, >&2)
 	$(call LAB_OK,profile, >&2)
 	@if [ -n "$(CPU_MODE)" -o -z "$(GPU_CC)" ]; then echo "make profile: no GPU here (nvidia-smi finds none, or CPU=1): Nsight Compute measures a GPU; make run LAB=$(LAB) CPU=1 counts shared-memory bank conflicts without one" >&2; exit 5; fi
-	@$(MAKE) --no-print-directory $(BUILD)/$(SRC)/$(LAB_DIR)/scan
+	@$(MAKE) $(SUBFLAGS) $(BUILD)/$(SRC)/$(LAB_DIR)/scan
 	$(PYTHON) grader/profile.py --binary $(BUILD)/$(SRC)/$(LAB_DIR)/scan $(if $(ARGS),-- $(ARGS))
 grade:
 	$(call LAB_OK,grade)
@@ -271,7 +276,7 @@ test test-extended: export LAB_TEST_MAX_N := $(or $(LAB_TEST_MAX_N),$(CPU_TEST_M
 test test-extended: export CPU_SCHED_QUIET := 1
 else
 cpu-fixtures:
-	@$(MAKE) --no-print-directory CPU=1 DEBUG=0 BUILD=$(BUILD) cpu-fixtures
+	@$(MAKE) $(SUBFLAGS) CPU=1 DEBUG=0 BUILD=$(BUILD) cpu-fixtures
 endif
 # ---- slides and diagrams (slides/README.md; make slides: CHROME_PATH= a Chromium for the PDFs) ---
 diagrams:

@@ -314,6 +314,8 @@ class RunLastLine(unittest.TestCase):
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertEqual(p.stderr.strip().splitlines()[-1], "lab 01: not implemented yet (exit 3)")
         self.assertNotIn("make: ***", p.stdout + p.stderr)
+        # the build it ran is quiet too: no inner make's messages (up to date, jobserver)
+        self.assertNotIn("make[1]", p.stdout + p.stderr)
         p = subprocess.run(base + ["STATUS=1"], capture_output=True, text=True, timeout=600)
         self.assertNotEqual(p.returncode, 0)
 
