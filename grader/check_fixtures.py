@@ -5,9 +5,13 @@ got, points, verdict). Each fixture is written out first (grader/fixturelib.py: 
 against a reference solution); one whose patch no longer applies is a wrong row, named.
 
 Usage: check_fixtures.py [--cpu] [--only NAME ...] [--work DIR] [--json FILE] [--results DIR]
-                         [--check-only] [--isolated]
+                         [--check-only] [--isolated] [--shards N]
 The fixtures that need a GPU are graded first (a separate batch), so a run cut short still has
 their results; --check-only re-reads the results of such a run from --results DIR.
+CPU mode on a machine with many cores grades a batch as several grade.py batches at once, each a
+share of the fixtures of about equal cost (--shards; default one per 4 usable CPUs, so one on a
+small machine), with its share of the CPUs, its own work folder and the shared build cache; the
+verdicts are the same.
 Exit codes: 0 every fixture diagnosed as expected, 1 some were not, 2 usage error,
 3 infrastructure error (as grade.py).
 """
@@ -26,7 +30,21 @@ sys.path.insert(0, HERE)
 
 import fixturelib  # noqa: E402
 from gradelib.build import find_nvcc  # noqa: E402
+from gradelib.resources import usable_cpus  # noqa: E402
 from gradelib.status import STOPPED, Status  # noqa: E402
+
+
+# CPU mode: one grade.py shard per this many usable CPUs (each builds and runs its fixtures with
+# that many jobs: one fixture's build is one lab, mostly one compiler at a time, so a single
+# grade.py leaves most of a large machine idle).
+CPUS_PER_SHARD = 4
+# A fixture's cost by its lab, for splitting them (split): one of lab 10 took about 10 times as
+# long as most (its largest cases take seconds in CPU mode), of lab 09 or 08 two to four times
+# (2-core machine, CPU mode with nvcc, 2026-12).
+LAB_COST = {"10": 10, "09": 4, "08": 2}
+# The CPU time (seconds) a correctness case may take, for the labs without a limit of their own
+# in the config (the fixture that never ends is timed out after it, then again alone after 3x).
+CASE_TIMEOUT_S = 8
 
 
 def lab_text(lab):
@@ -104,7 +122,13 @@ def parse_args(argv):
     ap.add_argument("--results", metavar="DIR", help="keep grade.py's results here")
     ap.add_argument("--check-only", action="store_true", help="only check the results already in --results")
     ap.add_argument("--isolated", action="store_true", help="grade.py --isolated: one process per graded run")
-    return ap.parse_args(argv)
+    ap.add_argument("--shards", type=int, metavar="N",
+                    help="CPU mode: grade.py batches at once, each with a share of the fixtures and of the CPUs "
+                         f"(default: one per {CPUS_PER_SHARD} usable CPUs; 1: one grade.py, as on a GPU)")
+    args = ap.parse_args(argv)
+    if args.shards is not None and args.shards < 1:
+        ap.error("--shards must be at least 1")
+    return args
 
 
 def chosen_fixtures(args, expected):
@@ -141,29 +165,103 @@ def grade_fixtures(args, names, expected, results, tmp, unpatched):
     for i, group in enumerate(groups):
         if args.check_only or not group:
             continue
-        subs = os.path.join(tmp, f"submissions{i}")
-        for n in group:
-            try:
-                fixturelib.write(n, os.path.join(subs, n))
-            except fixturelib.PatchError as e:
-                print(f"check_fixtures: {e}", file=sys.stderr)
-                unpatched[n] = str(e)
-        if not os.path.isdir(subs):
+        shards = split(group, expected, shard_count(args, len(group)))
+        folders = [os.path.join(tmp, f"submissions{i}" + (f"-{k}" if len(shards) > 1 else ""))
+                   for k in range(len(shards))]
+        for subs, share in zip(folders, shards):
+            for n in share:
+                try:
+                    fixturelib.write(n, os.path.join(subs, n))
+                except fixturelib.PatchError as e:
+                    print(f"check_fixtures: {e}", file=sys.stderr)
+                    unpatched[n] = str(e)
+        folders = [f for f in folders if os.path.isdir(f)]
+        if not folders:
             continue
-        cmd = [sys.executable, os.path.join(HERE, "grade.py"), "--submissions", subs, "--results",
-               results, "--only-submitted", "--force", "--seed", "1", "--case-timeout", "8"]
+        cmd = [sys.executable, os.path.join(HERE, "grade.py"), "--results", results, "--only-submitted",
+               "--force", "--seed", "1", "--config", fixture_config(args, tmp)]
         cmd.append("--cpu" if args.cpu else "--gpu")
-        if args.work:
-            cmd += ["--work", args.work]
-        if args.config:
-            cmd += ["--config", args.config]
         if args.isolated:
             cmd.append("--isolated")
-        p = subprocess.run(cmd, stdout=subprocess.PIPE)
-        if p.returncode != 0:
-            print(f"check_fixtures: grade.py exited with {p.returncode}", file=sys.stderr)
-            return p.returncode if p.returncode in (2, 3) else 1
+        rc = run_grade(cmd, args, folders, tmp)
+        if rc != 0:
+            print(f"check_fixtures: grade.py exited with {rc}", file=sys.stderr)
+            return rc if rc in (2, 3) else 1
     return None
+
+
+def shard_count(args, count):
+    """How many grade.py batches at once grade count fixtures: --shards, else in CPU mode one
+    per CPUS_PER_SHARD usable CPUs; always 1 on the GPU (one device: the speed stage must have
+    it alone); never more than the fixtures."""
+    if not args.cpu:
+        return 1
+    n = args.shards or usable_cpus() // CPUS_PER_SHARD
+    return max(1, min(n, count))
+
+
+def split(names, expected, n):
+    """names in n shares of about equal cost (LAB_COST of each fixture's lab), the costliest
+    first onto the share with the least so far; each share in name order."""
+    shares, load = [[] for _ in range(n)], [0] * n
+    cost = lambda name: LAB_COST.get(expected[name]["lab"][:2], 1)  # noqa: E731
+    for name in sorted(names, key=lambda name: (-cost(name), name)):
+        k = load.index(min(load))
+        shares[k].append(name)
+        load[k] += cost(name)
+    return [sorted(share) for share in shares if share]
+
+
+def run_grade(cmd, args, folders, tmp):
+    """Runs grade.py cmd on each folder of fixtures (--submissions): one folder as one process
+    (its progress on stderr), several at once, each with its share of the CPUs (--jobs,
+    --gpu-jobs) and its own work folder (grade.py's work folder holds one session's builds),
+    all sharing the results folder (one file per fixture; no class files) and the harness and
+    reference builds (LAB_GRADER_CACHE: built once, under its lock); each one's progress goes
+    to a log, shown when it fails. Returns the worst exit code (0 when all graded)."""
+    if len(folders) == 1:
+        cmd = cmd + ["--submissions", folders[0]] + (["--work", args.work] if args.work else [])
+        return subprocess.run(cmd, stdout=subprocess.PIPE).returncode
+    n = len(folders)
+    work = os.path.abspath(args.work or os.path.join(os.path.dirname(HERE), "build", "grader"))
+    env = dict(os.environ, LAB_GRADER_CACHE=os.environ.get("LAB_GRADER_CACHE") or os.path.join(work, "cache"))
+    jobs = max(1, usable_cpus() // n)
+    print(f"check_fixtures: {sum(len(os.listdir(f)) for f in folders)} fixtures in {n} grade.py batches "
+          f"at once, {jobs} jobs each", file=sys.stderr)
+    procs = []
+    for k, subs in enumerate(folders):
+        log = open(os.path.join(tmp, f"shard-{k}.log"), "w+", encoding="utf-8", errors="replace")
+        # --shard 0/1: all of this folder, but no class files (class.csv, gradebook.csv: each
+        # batch would write its own into the shared results folder)
+        own = ["--submissions", subs, "--shard", "0/1", "--jobs", str(jobs), "--gpu-jobs", str(jobs),
+               "--work", os.path.join(work, f"shard-{k}")]
+        procs.append((subprocess.Popen(cmd + own, stdout=subprocess.DEVNULL, stderr=log, env=env), log))
+    worst = 0
+    for k, (p, log) in enumerate(procs):
+        rc = p.wait()
+        log.seek(0)
+        lines = log.read().replace("\r", "\n").splitlines()
+        log.close()
+        if rc != 0:
+            print(f"check_fixtures: batch {k + 1} of {n} exited with {rc}; its last lines:", file=sys.stderr)
+            print("\n".join(lines[-20:]), file=sys.stderr)
+        worst = worst or rc
+    return worst
+
+
+def fixture_config(args, tmp):
+    """The config the fixtures are graded with: --config (default grader/config.json) with the
+    default case time limit cut to CASE_TIMEOUT_S, so that a fixture that hangs costs little; a
+    lab's own limit (lab 10's, whose largest cases take most of that in CPU mode) is kept, since
+    grade.py --case-timeout would replace it too and time those cases out, each then run again
+    alone (no verdict changes, only the wasted runs). Written into tmp; returns its path."""
+    with open(args.config or os.path.join(HERE, "config.json"), encoding="utf-8") as f:
+        data = json.load(f)
+    data.setdefault("defaults", {}).setdefault("timeouts", {})["case_s"] = CASE_TIMEOUT_S
+    path = os.path.join(tmp, "config.json")
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(data, f, indent=1)
+    return path
 
 
 def checked_row(name, spec, results, unpatched):

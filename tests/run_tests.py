@@ -194,12 +194,24 @@ def balance(modules, seconds, workers):
     return [sorted(g, key=order.get) for g in groups if g]
 
 
+def counted_test(test):
+    """The test that testsRun counted for a failure's or skip's entry: the test itself, the test
+    of a subTest, or None for an error or skip of a setUpClass/setUpModule (unittest records it
+    under a stand-in, suite._ErrorHolder, and runs none of the class's tests)."""
+    test = getattr(test, "test_case", test)  # a subTest's failure: its test
+    return test if isinstance(test, unittest.TestCase) else None
+
+
 def unittest_result(result):
     """(passed, failed, skipped, skip reasons, failures) of a unittest result, in the tuple
-    run_criterion returns."""
+    run_criterion returns. passed: the tests run with no failure, error, unexpected success or
+    skip (a test with several failing subTests counts once); a setUpClass or setUpModule that
+    failed or skipped counts as one failure or skip, and none of its tests as run."""
     failed = len(result.failures) + len(result.errors) + len(result.unexpectedSuccesses)
     skipped = len(result.skipped)
-    passed = result.testsRun - failed - skipped
+    entries = result.failures + result.errors + result.skipped + [(t, "") for t in result.unexpectedSuccesses]
+    not_passed = {id(t) for t in (counted_test(t) for t, _ in entries) if t is not None}
+    passed = result.testsRun - len(not_passed)
     failures = [(f"python: {test.id()}", [exception_line(trace)]) for test, trace in result.failures + result.errors]
     failures += [(f"python: {test.id()}", ["unexpected success"]) for test in result.unexpectedSuccesses]
     return passed, failed, skipped, [reason for _, reason in result.skipped], failures

@@ -234,6 +234,26 @@ FAKE_MODULES = {
 }
 
 
+# A module whose setUpClass skips, one whose setUpClass fails, a test with two failing subTests
+# (one failed test) and two that pass.
+SKIPPED_SET_UP = (
+    "import unittest\n"
+    "class Skipped(unittest.TestCase):\n"
+    "    @classmethod\n"
+    "    def setUpClass(cls):\n        raise unittest.SkipTest('no GPU here')\n"
+    "    def test_never(self):\n        pass\n"
+    "class Broken(unittest.TestCase):\n"
+    "    @classmethod\n"
+    "    def setUpClass(cls):\n        raise OSError('no folder')\n"
+    "    def test_never(self):\n        pass\n"
+    "class Runs(unittest.TestCase):\n"
+    "    def test_after(self):\n        pass\n"
+    "    def test_sub(self):\n"
+    "        for i in (1, 2):\n"
+    "            with self.subTest(i=i):\n                self.assertEqual(i, 0)\n"
+    "    def test_passes(self):\n        pass\n")
+
+
 class Workers(unittest.TestCase):
     """The Python suites in worker processes: the modules balanced across them, a module that
     must run alone after them, and one summary (counts, skip reasons, failures in discovery
@@ -248,6 +268,24 @@ class Workers(unittest.TestCase):
         self.assertEqual([[m for _, m in g] for g in groups], [["test_a", "test_d", "test_e"], ["test_b", "test_c"]])
         self.assertEqual(run_tests.balance(mods[:1], seconds, 4), [mods[:1]])  # no empty worker
         self.assertEqual(run_tests.balance(mods, seconds, 1), [mods])
+
+    def test_a_skipped_or_failed_set_up_class_counts_no_test_as_run(self):
+        # a setUpClass that raises SkipTest (or fails) is recorded under a stand-in that testsRun
+        # does not count: the module's line must say 0 passed, not -1
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(d, "test_skips.py"), "w") as f:
+                f.write(SKIPPED_SET_UP)
+            log, err = io.StringIO(), io.StringIO()
+            with contextlib.redirect_stderr(err):
+                p, f, s, reasons, failures = run_tests.run_unittests(log, 1, None, dirs=(d,), alone=())
+        # passed: test_after and test_passes; failed: Broken's setUpClass and test_sub's two
+        # subTests (each a failure of its own, as listed); skipped: Skipped's setUpClass
+        self.assertEqual((p, f, s), (2, 3, 1))
+        self.assertEqual(reasons, ["no GPU here"])
+        self.assertEqual(sorted(n for n, _ in failures), ["python: setUpClass (test_skips.Broken)",
+                                                          "python: test_skips.Runs.test_sub (i=1)",
+                                                          "python: test_skips.Runs.test_sub (i=2)"])
+        self.assertRegex(err.getvalue(), r"python unittest \[1/1\]: 2 passed, 3 failed, 1 skipped")
 
     def test_workers_add_up_to_one_summary(self):
         with tempfile.TemporaryDirectory() as d:

@@ -34,9 +34,12 @@ def stored(results_dir):
 
 
 def store(results_dir, seed):
+    """Writes seed.json atomically. Shards of one class (--shard, --slurm) share results_dir and
+    each stores the seed at its start: each writes a temporary file of its own (one shared name
+    let a shard's rename find it gone)."""
     os.makedirs(results_dir, exist_ok=True)
     path = os.path.join(results_dir, FILE)
-    tmp = path + ".tmp"
+    tmp = f"{path}.{os.getpid()}.tmp"
     with open(tmp, "w", encoding="utf-8") as f:
         json.dump({"seed": seed, "stored_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")}, f)
         f.write("\n")

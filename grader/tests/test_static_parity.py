@@ -4,8 +4,9 @@ C++ it compiles, grader/gradelib/checks/cpu.py), and must get the verdict the GP
 (grader/fixtures/expected.json): refused by a static check with the recorded message when the GPU
 refuses it, never refused when the GPU does not, and a build failure where the GPU's build fails.
 CPU mode with nvcc installed is graded by test_fixtures.py (check_fixtures.py --cpu), the GPU by
-check_fixtures.py on a GPU machine. Only the build stage runs here (no cases): about a minute on
-two cores."""
+check_fixtures.py on a GPU machine. Only the build stage runs here (no cases), several fixtures
+at once (up to 4): about a minute on two cores."""
+import concurrent.futures as cf
 import json
 import os
 import tempfile
@@ -48,10 +49,13 @@ class StaticParity(unittest.TestCase):
         names = sorted(cls.expected)
         cls.tmp = tempfile.TemporaryDirectory()  # the patched fixtures (grader/fixturelib.py)
         sources = {n: fixturelib.source_path(n, cls.expected[n]["lab"], cls.tmp.name) for n in names}
-        cls.built = {}
-        for n in names:
+        def build_one(n):
             lab = cls.expected[n]["lab"]
-            cls.built[n] = cls.grader.build_submission("parity-" + n, {lab: sources[n]}, labs=[lab])[lab]
+            return cls.grader.build_submission("parity-" + n, {lab: sources[n]}, labs=[lab])[lab]
+        # a fixture is one lab (one compiler at a time): the grader's jobs build several at once, as
+        # batch mode builds the next submission while one is graded
+        with cf.ThreadPoolExecutor(cls.grader.jobs) as pool:
+            cls.built = dict(zip(names, pool.map(build_one, names)))
 
     @classmethod
     def tearDownClass(cls):

@@ -245,6 +245,25 @@ class Seeds(unittest.TestCase):
         with self.assertRaisesRegex(seeds.SeedError, "--new-seed"):
             seeds.class_seed(d)
 
+    def test_shards_storing_the_seed_at_once_do_not_trip_each_other(self):
+        # every --shard task of a class stores the seed in the shared results folder at its start:
+        # another shard's whole store between this one's write and its rename must not take this
+        # one's temporary file away (one shared name did: FileNotFoundError)
+        d = fakes.shared_tmp()
+        self.addCleanup(shutil.rmtree, d, True)
+        replace, pid, nested = os.replace, os.getpid(), []
+
+        def other_shard_first(src, dst):
+            if not nested:
+                nested.append(1)
+                with unittest.mock.patch.object(seeds.os, "getpid", return_value=pid + 1):
+                    seeds.store(d, 7)
+            replace(src, dst)
+        with unittest.mock.patch.object(seeds.os, "replace", other_shard_first):
+            seeds.store(d, 7)
+        self.assertEqual(seeds.stored(d), 7)
+        self.assertEqual(os.listdir(d), [seeds.FILE])
+
 
 class Clock:
     def __init__(self):
