@@ -1,9 +1,9 @@
 """Class batch mode (--submissions DIR): every submission in a folder (submissions.py reads it),
 built in parallel (the next ones while one has the GPU), graded one at a time on the GPU, each
 result stored as it is done, the class files (class.csv, gradebook.csv) written at the end;
-resumable (a submission with a result under
-the same grading key is not graded again), and split across GPUs (--gpus), shards (--shard,
---merge) or Slurm jobs (--slurm) through cluster.py.
+resumable (a submission with a result under the same grading key is not graded again), and
+split across GPUs (--gpus), shards (--shard, --merge) or Slurm jobs (--slurm) through
+cluster.py.
 
 grade_batch is the entry point; the rest are its steps, in the order they run.
 """
@@ -287,9 +287,9 @@ def builds_ahead(jobs):
 
 def grade_queue(run, todo):
     """Grades the submissions of todo this process claims, each stored as it is done, the next
-    ones (builds_ahead) built while this one has the GPU. Returns (summary: [(student, points, max points,
-    status)], None), or (summary, the number not reached) when an infrastructure error stopped
-    it (that student's row says so; the rest wait for the same command to resume)."""
+    ones (builds_ahead) built while this one has the GPU. Returns (summary: [(student, points,
+    max points, status)], None), or (summary, the number not reached) when an infrastructure
+    error stopped it (that student's row says so; the rest wait for the same command to resume)."""
     summary = []
     ahead = builds_ahead(getattr(run.grader, "jobs", 1))
     with cf.ThreadPoolExecutor(ahead) as pool:  # the next submissions build while this one has the GPU

@@ -347,22 +347,19 @@ class Grader:
         def one(i, lab):
             out[lab] = stage.run(lab, built[lab].binary, checked[lab].correctness, student_first=i % 2 == 0)
 
-        def busy(lab):
-            if out[lab].note.startswith(GPU_BUSY):  # the machine, not the student: not a grade
-                raise InfraError(f"{lab}: {out[lab].note}")
         # a host lab (the serial one) uses no GPU: it is timed on a core of its own while the GPU
         # labs are, one at a time (its rounds alternate with the reference's, so both see the
-        # same conditions, as they already share the machine with the next submission's build)
-        host = [(i, lab) for i, lab in enumerate(labs) if lab in self.refs and not self.refs[lab][1].device]
+        # same conditions, as they already share the machine with the next submission's build);
+        # it never waits for the GPU, so never finds it busy
+        host = {lab for lab in labs if lab in self.refs and not self.refs[lab][1].device}
         with cf.ThreadPoolExecutor(1) as aside:
-            beside = [aside.submit(one, i, lab) for i, lab in host]
+            beside = [aside.submit(one, i, lab) for i, lab in enumerate(labs) if lab in host]
             for i, lab in enumerate(labs):
-                if (i, lab) not in host:
+                if lab not in host:
                     one(i, lab)
-                    busy(lab)
+                    if out[lab].note.startswith(GPU_BUSY):  # the machine, not the student: not a grade
+                        raise InfraError(f"{lab}: {out[lab].note}")
             for f in beside:
                 f.result()
-        for _, lab in host:
-            busy(lab)
         self.timings["speed_s"] = round(time.monotonic() - t0, 1)
         return out

@@ -11,8 +11,7 @@ sanitizer_outcome turn that record into the two stages' outcomes.
 Starting a CUDA process costs far more than most cases (about 2 s with ten starting at once on
 an H100, against a few milliseconds for a case of a few thousand elements; the driver starts
 them one at a time), so cases share processes, a lab's variants too: a lab process runs case
-after case (the harness reads the next after each report)
-until one is not ok. Every verdict is still the one the case gets in a process of its own; the
+after case (the harness reads the next after each report) until one is not ok. Every verdict is still the one the case gets in a process of its own; the
 rule that makes it so is _Pool's.
 
 Size: under 600 lines: the plan, the shared pool and the two outcomes are one stage, and
@@ -204,12 +203,12 @@ class _Pool:
     Unless isolated, a lab's cases run in chunks, many cases per process (evaluate.LabSession),
     the variants of a lab sharing processes and each variant's many-calls case first in one
     (runs_alone, chunks). The work starts longest first (tasks), a lab's sanitizer runs once its
-    cases show its code is written (_ready). A case's verdict must be the one it
-    gets alone, so shared processes only ever say "every case passed": a lab all of whose cases
-    pass in clean shared processes (LabSession.clean) keeps those verdicts; a lab with any case
-    that is not ok there, or with a process that did something no verdict accounts for, becomes
-    suspect: its other shared runs stop, and then every case of it runs alone (the first case of
-    a process that ended with it already did: its verdict is kept), and only those verdicts count.
+    cases show its code is written (_ready). A case's verdict must be the one it gets alone, so
+    shared processes only ever say "every case passed": a lab all of whose cases pass in clean
+    shared processes (LabSession.clean) keeps those verdicts; a lab with any case that is not ok
+    there, or with a process that did something no verdict accounts for, becomes suspect: its
+    other shared runs stop, and then every case of it runs alone (the first case of a process
+    that ended with it already did: its verdict is kept), and only those verdicts count.
     isolated=True: every case alone from the start.
 
     A case that times out (alone, or as the first case of a process that ended with it) is run
@@ -286,6 +285,12 @@ class _Pool:
         """Wakes the workers waiting for a task to become ready."""
         with self.cond:
             self.cond.notify_all()
+
+    def _written(self, lab):
+        """A case of lab passed: its code is written (its sanitizer runs may start)."""
+        with self.lock:
+            self.seen_ok.add(lab)
+        self._known()
 
     def tasks(self, jobs):
         """The first round: chunks of shared cases (or every case alone), and the sanitizer runs,
@@ -386,8 +391,7 @@ class _Pool:
                 if kind == Status.OK:
                     ok_here.append((plan, case))
                     if plan.lab not in self.seen_ok:
-                        self.seen_ok.add(plan.lab)
-                        self._known()
+                        self._written(plan.lab)
                 else:
                     if first and session.ended:  # the whole life of a process: a run alone
                         self._verdict(plan, case, *self._confirmed(plan, case, kind, msg))
@@ -424,9 +428,10 @@ class _Pool:
                 self.stop[plan.lab] = kind
             if kind != Status.OK:
                 self.suspect[plan.lab] = True
-            else:
-                self.seen_ok.add(plan.lab)
-        self._known()
+        if kind == Status.OK:
+            self._written(plan.lab)
+        else:
+            self._known()
         self._count(1, kind != Status.OK)
 
     def verdicts(self, lab):

@@ -82,16 +82,17 @@ class SpeedStage:
         n = settings["speed"]["n"] or rinfo.bench_n
         metric = "tile_ms" if rinfo.shape == "tile" else "ms"
         seed = ev.case_seed(self.seed, lab, n, "bench")
-        busy = self._busy(settings) if rinfo.device else None  # a host lab needs no idle GPU
+        busy = self._busy(lab, settings)
         if busy:
             return busy
         self.progress(f"speed: {lab} at n={n}")
         return self._measure(lab, binary, settings, n, metric, seed, student_first, self.isolated)
 
-    def _busy(self, settings):
+    def _busy(self, lab, settings):
         """None when the GPU is free of other jobs (within timeouts.gpu_wait_s) or cannot be
-        checked; else the outcome GPU_BUSY, with what was using it and the command that regrades."""
-        if self.guard is None:
+        checked, or lab is a host lab (it uses no GPU); else the outcome GPU_BUSY, with what was
+        using it and the command that regrades."""
+        if self.guard is None or not self.refs[lab][1].device:
             return None
         wait_s = settings["timeouts"]["gpu_wait_s"]
         busy = self.guard.wait_idle(wait_s, self.progress)
@@ -190,7 +191,7 @@ class SpeedStage:
         """A time faster than its own copy allows, measured again in a process of its own: tampered
         with only when that agrees; otherwise the second measurement is the lab's."""
         spc, to = settings["speed"], settings["timeouts"]["speed_s"]
-        busy = self._busy(settings) if self.refs[lab][1].device else None
+        busy = self._busy(lab, settings)
         if busy:
             return busy
         self.progress(f"speed: {lab}: {s_ms:.4f} ms is faster than its copy of the same bytes "

@@ -35,7 +35,6 @@ class Fixtures(unittest.TestCase):
         self.assertIn("fixtures diagnosed as expected (cpu mode)", p.stdout)
 
 
-
 class Shards(unittest.TestCase):
     """How check_fixtures.py splits a batch (shard_count) and the config it grades with."""
 

@@ -12,13 +12,14 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+import threading
 import time
 import unittest
 import zipfile
 
 import fakes
 import fixturelib
-from gradelib import build, config, evaluate as ev, proc, runs, submissions
+from gradelib import batch, build, config, evaluate as ev, proc, runs, submissions
 from gradelib.grading import Grader
 from gradelib.outcomes import BuildOutcome, LabResult, StaticOutcome
 from gradelib.stage_build import BuiltLab
@@ -803,8 +804,6 @@ class BatchSafety(unittest.TestCase):
     def test_submissions_build_ahead_each_graded_with_its_own_build(self):
         """Where there are cores, the next submissions build while one is graded (builds_ahead):
         several builds at once, each student graded with their own build, in order."""
-        from gradelib import batch
-        import threading
         names = [f"s{i}" for i in range(6)]
         for name in names:
             self.student(name)

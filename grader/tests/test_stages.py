@@ -10,9 +10,10 @@ import os
 import re
 import tempfile
 import unittest
+from unittest import mock
 
 import fakes
-from gradelib import batch, config, formats, scoring, submissions
+from gradelib import batch, config, formats, scoring, stage_cases, submissions
 from gradelib.evaluate import LabInfo, Variant
 from gradelib.outcomes import (BuildOutcome, CaseFailure, CorrectnessOutcome, GradeResult, LabResult,
                                SanitizerCheck, SanitizerOutcome, SpeedOutcome, StaticOutcome)
@@ -245,8 +246,6 @@ class StagePieces(unittest.TestCase):
         """The sanitizer's runs of a lab wait until its cases show the code is written (or have
         all run): the lab whose every case says "not implemented" starts no sanitizer process,
         the written lab's sanitizer runs once per tool, and every one of its cases runs."""
-        from unittest import mock
-        from gradelib import stage_cases
 
         class Session:
             def __init__(self, binary):

@@ -9,12 +9,13 @@ import sys
 import threading
 import time
 import unittest
+from unittest import mock
 
 import fakes
 from gradelib import config, evaluate, gpu_guard, proc, stage_cases
 from gradelib.build import InfraError
 from gradelib.grading import Grader
-from gradelib.outcomes import CorrectnessOutcome
+from gradelib.outcomes import CorrectnessOutcome, SpeedOutcome
 from gradelib.stage_cases import LabPlan, run_plans
 from gradelib.stage_speed import GPU_BUSY, SpeedStage, _Timing
 from gradelib.status import Status
@@ -173,7 +174,6 @@ class BusyGpu(unittest.TestCase):
             time.sleep(0.3 if lab == "01_serial" else 0.1)
             with lock:
                 spans[lab] = (t0, time.monotonic())
-            from gradelib.outcomes import SpeedOutcome
             return SpeedOutcome(Status.GRADED)
         grader = Grader.__new__(Grader)
         grader.mode, grader.config, grader.seed = "gpu", CFG, 1
@@ -188,7 +188,6 @@ class BusyGpu(unittest.TestCase):
         class Checked:
             correctness = PASSED
         labs = ["01_serial"] + gpu_labs
-        from unittest import mock
         with mock.patch.object(SpeedStage, "run", run):
             grader._speed({lab: Built() for lab in labs}, {lab: Checked() for lab in labs}, labs)
         self.assertGreater(spans["01_serial"][1], spans["03_kogge_stone"][0], "timed beside the GPU labs")
