@@ -76,6 +76,15 @@ def trace(kind, argv, seconds, **extra):
 # grader/tools/measure_opens.py sets TRACE_OPENS.
 TRACE_OPENS_VAR = "LAB_SANDBOX_TRACE_OPEN"
 TRACE_OPENS = False
+# Every lab process gets one hardware work queue to its GPU instead of CUDA's default eight. The
+# driver creates CUDA contexts one at a time for the whole machine, and the queues are most of a
+# context's cost: 32 processes started at once on one GPU took 8.6 s with eight queues and 3.5 s
+# with one (H200 host, two GPUs, 2026-11-27; the same with the 32 split over both GPUs), and a
+# submission starts ~60 of them. A lab's code runs on one stream (the harness's), so nothing it
+# may rely on changes; kernels on two streams are still correct, only never concurrent (CUDA
+# never promises that they are). Set for every run, the reference's too, whatever the grader's
+# own environment says, so that every submission is graded under the same conditions.
+RUN_ENV = {"CUDA_DEVICE_MAX_CONNECTIONS": "1"}
 
 _references = set()  # real paths of the course's reference binaries (mark_reference)
 _references_lock = threading.Lock()
@@ -160,9 +169,9 @@ class RunDir:
 
     def env(self):
         """The run's environment: the grader's, with HOME and TMPDIR in the run's cwd (the
-        harness empties it before the lab's code runs), and without the sandbox's measuring
+        harness empties it before the lab's code runs), RUN_ENV, and without the sandbox's measuring
         switch unless TRACE_OPENS is set (grader/tools/measure_opens.py)."""
-        env = dict(os.environ, HOME=self.cwd, TMPDIR=self.cwd)
+        env = dict(os.environ, HOME=self.cwd, TMPDIR=self.cwd, **RUN_ENV)
         if TRACE_OPENS:
             env[TRACE_OPENS_VAR] = "1"
         else:

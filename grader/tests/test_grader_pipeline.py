@@ -267,6 +267,27 @@ class Pipeline(unittest.TestCase):
         self.assertEqual(order, ["s", "r", "r", "s", "s", "r", "r", "s"])
         self.assertEqual(r["speed"]["points"], 30)
 
+    def test_every_run_gets_one_hardware_queue_whatever_the_graders_environment(self):
+        """evaluate.RUN_ENV: cases, sanitizer runs and timed runs, the student's and the
+        reference's, all start with CUDA_DEVICE_MAX_CONNECTIONS=1 (cheaper CUDA starts), also when
+        the grader's own environment asks for more queues."""
+        log = os.path.join(self.tmp, "queues.log")
+        old = os.environ.get("CUDA_DEVICE_MAX_CONNECTIONS")
+        os.environ["CUDA_DEVICE_MAX_CONNECTIONS"] = "8"
+        try:
+            r = self.grade({"ms": 1.0, "log": log, "tag": "s"}, {"ms": 1.0, "log": log, "tag": "r"})
+        finally:
+            if old is None:
+                os.environ.pop("CUDA_DEVICE_MAX_CONNECTIONS")
+            else:
+                os.environ["CUDA_DEVICE_MAX_CONNECTIONS"] = old
+        self.assertEqual(r["points"], 100, r["summary"])
+        runs = self.runs(log)
+        kinds = {(x["tag"], x["reps"] >= 20) for x in runs}
+        self.assertLessEqual({("s", False), ("s", True), ("r", True)}, kinds)  # cases, the timed runs of both
+        self.assertGreater(len(runs), 25)
+        self.assertEqual({x["queues"] for x in runs}, {"1"})
+
     def test_slow_student_gets_linear_speed_points(self):
         r = self.grade({"ms": 2.125})
         self.assertAlmostEqual(r["speed"]["ratio"], 2.125)
