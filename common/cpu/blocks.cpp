@@ -86,6 +86,7 @@ void start_block()
         f->tid = uint3{(unsigned)i % L.block.x, ((unsigned)i / L.block.x) % L.block.y,
                        (unsigned)i / (L.block.x * L.block.y)};
         f->spins = 0;
+        f->warp_waiting = 0;
         f->spin_file = NULL;
         f->spin_line = 0;
         g_pool.push_back(i);

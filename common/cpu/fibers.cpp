@@ -3,11 +3,12 @@
  * lists its files; common/cpu/README.md explains the design).
  *
  * A glibc ucontext (makecontext) starts each fiber on its own stack (STACK_BYTES, above a guard
- * page); from then on the switches are _setjmp/_longjmp between the scheduler (resume, called by
- * run_blocks in blocks.cpp) and the fibers (yield): no signal-mask system call, ~30 times faster
- * than swapcontext. A fiber runs until it reaches __syncthreads, a warp operation (warp.cpp), an
- * inter-block point or its end. A fiber that finds an error leaves for good (fiber_error): the
- * scheduler sees g_aborted and abandons the launch.
+ * page); from then on the switches are __builtin_setjmp/__builtin_longjmp between the scheduler
+ * (resume, called by run_blocks in blocks.cpp) and the fibers (yield): no signal-mask system call
+ * (swapcontext makes one each time) and none of the work glibc's _longjmp does. A fiber runs until
+ * it reaches __syncthreads, a warp operation (warp.cpp), an inter-block point or its end. A fiber
+ * that finds an error leaves for good (fiber_error): the scheduler sees g_aborted and abandons the
+ * launch.
  */
 #include "runtime.h"
 
@@ -27,7 +28,8 @@ std::vector<std::vector<fiber *>> g_fiber_sets;
 fiber **g_fibers;
 std::vector<char *> g_stack_areas;
 ucontext_t g_template_uc;
-jmp_buf g_sched_jb;
+jump_buf g_sched_jb;
+volatile sig_atomic_t g_jump_kind = JUMP_YIELD;
 fiber *g_cur;
 bool g_aborted;
 
@@ -35,13 +37,19 @@ namespace {
 ucontext_t g_sched_uc; /* the scheduler's context while enter() starts a fiber */
 } /* namespace */
 
+/* Never inlined: GCC refuses a __builtin_longjmp in a function that calls __builtin_setjmp. */
+__attribute__((noinline)) void jump_to(jump_buf buf)
+{
+    __builtin_longjmp(buf, 1);
+}
+
 /* An error the running fiber found: report it, then leave the fiber for good (the scheduler sees
  * g_aborted and abandons the launch). */
 [[noreturn]] void fiber_error(cudaError_t err, const char *what)
 {
     thread_error(err, what);
     g_cur->started = false;
-    _longjmp(g_sched_jb, JUMP_YIELD);
+    jump_to(g_sched_jb);
 }
 
 namespace {
@@ -54,17 +62,17 @@ void fiber_main()
         f->state = F_DONE;
         g_ndone++;
         lab_cpu::g_progress++;
-        if (!_setjmp(f->jb))
-            _longjmp(g_sched_jb, JUMP_YIELD);
+        if (!__builtin_setjmp(f->jb))
+            jump_to(g_sched_jb);
     }
 }
 
 /* Starts f on its own stack, or continues it where it yielded. Does not return: f comes back to
- * resume()'s _setjmp with a _longjmp. */
+ * resume()'s __builtin_setjmp through jump_to. */
 [[noreturn]] void enter(fiber *f)
 {
     if (f->started)
-        _longjmp(f->jb, 1);
+        jump_to(f->jb);
     f->started = true;
     f->uc = g_template_uc;
     f->uc.uc_stack.ss_sp = f->stack;
@@ -77,28 +85,29 @@ void fiber_main()
 
 } /* namespace */
 
-/* Returns to the scheduler; comes back when the scheduler resumes this fiber. */
-void yield()
+/* Returns to the scheduler; comes back when the scheduler resumes this fiber. Never inlined: a
+ * function that calls __builtin_setjmp saves every callee-saved register, which its callers (the
+ * device-side entry points) need not pay for on their other paths. */
+__attribute__((noinline)) void yield()
 {
     fiber *f = g_cur;
-    if (!_setjmp(f->jb))
-        _longjmp(g_sched_jb, JUMP_YIELD);
+    if (!__builtin_setjmp(f->jb))
+        jump_to(g_sched_jb);
 }
 
 /* Runs f until it yields, ends or faults. */
-void resume(fiber *f)
+__attribute__((noinline)) void resume(fiber *f)
 {
     g_cur = f;
     threadIdx = f->tid;
-    switch (_setjmp(g_sched_jb)) {
-    case 0:
+    if (!__builtin_setjmp(g_sched_jb))
         enter(f);
-    case JUMP_FAULT: /* the fault handler jumped here: describe the fault, out of the handler */
+    if (g_jump_kind == JUMP_FAULT) { /* the fault handler jumped here: describe the fault, out of
+                                        the handler */
+        g_jump_kind = JUMP_YIELD;
+        f = g_cur;
         f->started = false;
         report_fault();
-        break;
-    default: /* JUMP_YIELD */
-        break;
     }
     g_cur = NULL;
 }

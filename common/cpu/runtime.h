@@ -20,17 +20,21 @@
  *
  * The hot path is a fiber switch: run_blocks (blocks.cpp) resumes a fiber (resume, fibers.cpp),
  * and the fiber comes back through yield (fibers.cpp) from a barrier, an atomic or a warp
- * operation. resume and yield call _setjmp, which GCC never inlines, so they cost the same from
- * any file; the small helpers on the path stay in the file of their caller (pick_next,
- * launch_stopped) or are inline here (shared_holds).
+ * operation. resume and yield save their place with GCC's __builtin_setjmp and leave with
+ * __builtin_longjmp (jump_to), a few inline instructions each: glibc's _setjmp/_longjmp cost
+ * several times more per switch (a call through the PLT, the pthread cleanup walk and the unwind
+ * checks of _longjmp), which no switch here needs. resume and yield are never inlined into their
+ * callers (a function that calls __builtin_setjmp saves every callee-saved register), so they cost
+ * the same from any file; the small helpers on the path stay in the file of their caller
+ * (pick_next, launch_stopped) or are inline here (shared_holds).
  */
 #ifndef LAB_CPU_RUNTIME_H
 #define LAB_CPU_RUNTIME_H
 
-/* _longjmp from a fiber back to the scheduler's stack is what the fortified longjmp
- * (__longjmp_chk, chosen by _FORTIFY_SOURCE, which some compilers enable by default) refuses as
- * "uninitialized stack frame": the runtime switches stacks on purpose, so it opts out. Every file
- * of the runtime includes this header first, before any system header. */
+/* A fortified longjmp (__longjmp_chk, chosen by _FORTIFY_SOURCE, which some compilers enable by
+ * default) refuses a jump to another stack as "uninitialized stack frame": the runtime switches
+ * stacks on purpose (makecontext, the fault handler), so it opts out. Every file of the runtime
+ * includes this header first, before any system header. */
 #ifdef _FORTIFY_SOURCE
 #undef _FORTIFY_SOURCE
 #endif
@@ -42,7 +46,7 @@
 #include "banks.h"
 #include "cuda_runtime.h"
 
-#include <setjmp.h>
+#include <signal.h>
 #include <ucontext.h>
 
 namespace lab_cpu {
@@ -137,8 +141,12 @@ void restore_shared(const std::vector<char> &image); /* and back (the fill where
 
 enum fiber_state { F_READY, F_BARRIER, F_WARP, F_DONE };
 
+/* Where a fiber continues, for __builtin_setjmp/__builtin_longjmp: five words (GCC's rule; it
+ * uses three on x86-64: the frame, the stack pointer, the place to continue). */
+typedef void *jump_buf[5];
+
 struct fiber {
-    jmp_buf jb;    /* where the fiber continues when resumed */
+    jump_buf jb;   /* where the fiber continues when resumed */
     ucontext_t uc; /* only to start it on its stack */
     char *stack;
     bool started; /* false: the next resume starts it afresh */
@@ -152,6 +160,7 @@ struct fiber {
     unsigned wmask;
     unsigned long long wval, wres;
     int warg, wwidth;
+    unsigned warp_waiting; /* on a warp's lane 0: the lanes of its warp in state F_WARP */
     unsigned spins;
     const char *spin_file; /* its last inter-block point (a deadlock report names it) */
     int spin_line;
@@ -165,12 +174,18 @@ extern std::vector<std::vector<fiber *>> g_fiber_sets; /* one set of MAX_THREADS
 extern fiber **g_fibers;                  /* the threads of the block being run: its slot's set */
 extern std::vector<char *> g_stack_areas; /* each: MAX_THREADS stacks, each above a guard page */
 extern ucontext_t g_template_uc;          /* a getcontext result, copied for each start */
-extern jmp_buf g_sched_jb;                /* the scheduler's side of resume() */
+extern jump_buf g_sched_jb;               /* the scheduler's side of resume() */
 extern fiber *g_cur;                      /* the running fiber; NULL on the scheduler */
 extern bool g_aborted;                    /* a kernel error ended the launch */
 
-/* What a fiber's _longjmp back to the scheduler (g_sched_jb) means. */
+/* What a jump back to the scheduler (g_sched_jb) means: g_jump_kind, set before the jump (a
+ * __builtin_longjmp carries no value; the fault handler sets JUMP_FAULT, the rest JUMP_YIELD). */
 enum { JUMP_YIELD = 1, JUMP_FAULT = 2 };
+extern volatile sig_atomic_t g_jump_kind;
+
+/* Continues where __builtin_setjmp saved buf (never returns). Apart from the functions that call
+ * __builtin_setjmp, as GCC requires. */
+[[noreturn]] void jump_to(jump_buf buf);
 
 void make_fibers(std::vector<fiber *> &fibers);
 void resume(fiber *f);

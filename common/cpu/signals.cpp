@@ -6,7 +6,7 @@
  * async-signal-safe: they note what happened, and the report is written in normal code.
  *
  * SIGSEGV, SIGBUS and SIGFPE in a kernel are synchronous faults of the running fiber's
- * instruction. The handler notes the signal and the address and _longjmps to the scheduler
+ * instruction. The handler notes the signal and the address and jumps to the scheduler
  * (resume), which reports them and abandons the fiber; the fiber is never continued. Outside a
  * kernel the signal takes its default action.
  *
@@ -96,7 +96,8 @@ void on_fault(int sig, siginfo_t *si, void *uctx)
 #else
     (void)uctx;
 #endif
-    _longjmp(g_sched_jb, JUMP_FAULT);
+    g_jump_kind = JUMP_FAULT;
+    jump_to(g_sched_jb);
 }
 
 /* Async-signal-safe text for the watchdog's last resort: no stdio, no malloc. */
@@ -188,8 +189,8 @@ void watchdog_stop()
 }
 
 /* The fault handler and the watchdog, on a stack of their own (a fiber's may be what overflowed).
- * SA_NODEFER: on_fault leaves by _longjmp, which restores no signal mask, so its signal must not
- * stay blocked. */
+ * SA_NODEFER: on_fault leaves by jump_to (__builtin_longjmp), which restores no signal mask, so its
+ * signal must not stay blocked. */
 void install_handlers()
 {
     static char altstack[64 * 1024];

@@ -38,9 +38,13 @@ unsigned present_lanes(int base)
     return g_nthreads - base >= 32 ? 0xffffffffu : (1u << (g_nthreads - base)) - 1u;
 }
 
-/* True when every lane of group waits in a warp operation with the same mask. */
+/* True when every lane of group waits in a warp operation with the same mask. The warp's
+ * warp_waiting bits (on its lane 0) say which lanes wait at all: until every lane of group does,
+ * the answer is no without looking at each lane. */
 bool all_arrived(int base, unsigned group, unsigned mask)
 {
+    if ((g_fibers[base]->warp_waiting & group) != group)
+        return false;
     for (int l = 0; l < 32; l++) {
         if (!((group >> l) & 1u))
             continue;
@@ -128,6 +132,7 @@ void complete_warp_op(const fiber *f, int base, unsigned group, unsigned ballot)
             g_pool.push_back(base + l);
         }
     }
+    g_fibers[base]->warp_waiting &= ~group; /* f's bit too: it leaves with its result */
 }
 
 } /* namespace */
@@ -154,6 +159,7 @@ unsigned long long warp_op(int kind, unsigned mask, unsigned long long value, in
     f->state = F_WARP;
     f->spins = 0;
     const int base = f->linear & ~31;
+    g_fibers[base]->warp_waiting |= 1u << (f->linear & 31);
     const unsigned group = mask & present_lanes(base);
     if (!all_arrived(base, group, mask)) {
         yield(); /* a later lane completes the operation, f's result included */

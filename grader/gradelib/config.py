@@ -128,7 +128,10 @@ SCHEMA = {
                     "variant_points": _variant_points,
                     # {variant: [dist]}: distributions a variant also gets at all_dists_sizes
                     # (lab 09: all-negative input for max, all-positive for min)
-                    "variant_dists": _variant_dists},
+                    "variant_dists": _variant_dists,
+                    # CPU mode (kernels as fibers, correctness only) grades sizes up to this n
+                    # (optional; stage_cases.CPU_MAX_N, 2^20 + 1, when absent)
+                    "cpu_max_n": _number(1, integer=True)},
     "sanitizer": {"tools": _tool_list},
     # who sees each part's result on Gradescope, and when (results.json "visibility")
     "visibility": {"correctness": _one_of(VISIBILITIES), "sanitizer": _one_of(VISIBILITIES),
@@ -157,6 +160,10 @@ STATIC_PATTERNS = ("allowed_symbol_patterns", "forbidden_header_patterns", "shad
                    "cpu_runtime_symbol_patterns")
 
 
+# Keys a full section ("defaults") may leave out: their code has a default.
+OPTIONAL_KEYS = ("cpu_max_n",)
+
+
 class ConfigError(Exception):
     """A one-line description of what is wrong in the config file."""
 
@@ -177,7 +184,7 @@ def _check_section(obj, schema, where, partial):
                 raise ConfigError(f"{where}.{k} must be a list of {', '.join(SIZE_NAMES)}")
     if not partial:
         for k, sub in schema.items():
-            if k not in obj:
+            if k not in obj and k not in OPTIONAL_KEYS:
                 raise ConfigError(f"{where}: missing key {json.dumps(k)}")
 
 

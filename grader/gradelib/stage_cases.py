@@ -68,21 +68,27 @@ class LabRuns:
     stop: Optional[Status] = None
 
 
-def _cpu_limit(info, mode):
+# CPU mode's largest graded n unless the lab's correctness.cpu_max_n says otherwise.
+CPU_MAX_N = (1 << 20) + 1
+
+
+def _cpu_limit(info, mode, settings=None):
     """In CPU mode (kernels as fibers) cases go only up to a sixteenth of a size-limited lab's
-    limit, or 2^20 + 1; None on a GPU."""
+    limit, or the lab's correctness.cpu_max_n (CPU_MAX_N when it has none); None on a GPU."""
     if mode != "cpu":
         return None
-    return min(info.max_n // 16, (1 << 20) + 1) if info.max_n else (1 << 20) + 1
+    cap = ((settings or {}).get("correctness") or {}).get("cpu_max_n", CPU_MAX_N)
+    return min(info.max_n // 16, cap) if info.max_n else cap
 
 
 def plan_cases(info, settings, seed, mode, variant=None, graded=True):
     """The cases of one variant of a lab (None: the default; info: the course's LabInfo, whose
     size limit make_cases keeps to): the whole matrix for a graded variant, the small sizes for
     one that is only reported."""
+    limit = _cpu_limit(info, mode, settings)
     if not graded:
-        return tuple(ev.report_cases(info, settings, seed, variant, _cpu_limit(info, mode), mode))
-    return tuple(ev.make_cases(info, settings, seed, _cpu_limit(info, mode), mode, variant))
+        return tuple(ev.report_cases(info, settings, seed, variant, limit, mode))
+    return tuple(ev.make_cases(info, settings, seed, limit, mode, variant))
 
 
 def sanitizer_preset(info, mode, wanted, tool):

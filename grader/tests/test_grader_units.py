@@ -99,6 +99,30 @@ class Config(unittest.TestCase):
         self.assertBad(lambda d: d["labs"].update({"03_x": {"sanitizer": {"tools": []}}}),
                        "labs.03_x: sanitizer.tools is empty but points.sanitizer is 10")
 
+    def test_cpu_max_n_caps_cpu_mode_sizes_only(self):
+        """correctness.cpu_max_n: CPU mode's cases end at it (the course config: 65537 for labs
+        03-06 and 10, the default 2^20 + 1 elsewhere); a GPU's are not capped by it; a config
+        without the key is valid and gets the default; a bad value is refused."""
+        from gradelib import stage_cases
+        c = config.load(CONFIG)
+        info = fakes.lab_info("10_applications", "whole", work_tiles=(2048, 4096, 6144))
+
+        def largest(lab, mode):
+            return max(n for n, *_ in stage_cases.plan_cases(info, c.lab(lab), 31, mode))
+        self.assertEqual(largest("10_applications", "cpu"), 65537)
+        self.assertEqual(largest("05_blelloch", "cpu"), 65537)
+        self.assertEqual(largest("07_hierarchical", "cpu"), (1 << 20) + 1)
+        self.assertEqual(largest("10_applications", "gpu"), c.lab(None)["correctness"]["large_n"])
+        data = self.base()
+        for over in data["labs"].values():
+            over.get("correctness", {}).pop("cpu_max_n", None)
+        self.assertNotIn("cpu_max_n", data["defaults"]["correctness"])
+        c2 = config.Config(data)
+        self.assertEqual(max(n for n, *_ in stage_cases.plan_cases(info, c2.lab("10_applications"), 31, "cpu")),
+                         (1 << 20) + 1)
+        self.assertBad(lambda d: d["labs"]["10_applications"]["correctness"].update(cpu_max_n=0),
+                       "cpu_max_n")
+
     def test_a_disabled_sanitizer_with_its_points_moved_is_accepted(self):
         d = self.base()
         d["labs"]["03_x"] = {"sanitizer": {"tools": []},
