@@ -1,7 +1,8 @@
 """Issue 25, item 6, for real in CPU mode: on a machine that other jobs keep busy, an honest lab
 is not a hang, and a lab that never ends still is.
 
-A first grade without load (solutions' lab 03, with the course's config) measures the CPU time
+A first grade without load (solutions' lab 03, with the course's config but CPU mode's default
+sizes) measures the CPU time
 of its slowest case. The second grade (lab 03 again, and the infinite_loop fixture as lab 02)
 runs with case_s at twice that, while 4 busy-loop processes per core (started here, each ending
 by itself after LOAD_S seconds, killed in tearDown) keep the machine busy: lab 03 must get full
@@ -64,6 +65,9 @@ class HangsUnderLoad(unittest.TestCase):
             data = json.load(f)
         if case_s is not None:
             data["defaults"]["timeouts"]["case_s"] = case_s
+        # lab 03 at CPU mode's default sizes (up to 2^20 + 1), not the course's cap for it
+        # (correctness.cpu_max_n): its largest cases are what the load must slow past case_s
+        data["labs"].get("03_kogge_stone", {}).get("correctness", {}).pop("cpu_max_n", None)
         path = os.path.join(self.tmp, name)
         with open(path, "w") as f:
             json.dump(data, f)
