@@ -4,8 +4,11 @@ diagnosis recorded in grader/fixtures/expected.json. Prints a table (fixture, la
 got, points, verdict). Each fixture is written out first (grader/fixturelib.py: most are a patch
 against a reference solution); one whose patch no longer applies is a wrong row, named.
 
-Usage: check_fixtures.py [--cpu] [--only NAME ...] [--work DIR] [--json FILE] [--results DIR]
-                         [--check-only] [--isolated] [--shards N]
+Usage: check_fixtures.py [--cpu [--no-nvcc]] [--only NAME ...] [--work DIR] [--json FILE]
+                         [--results DIR] [--check-only] [--isolated] [--shards N]
+--no-nvcc grades in CPU mode as the Gradescope package does, nvcc hidden (NVCC=/nonexistent/nvcc):
+no nvcc build and no nvcc checks beside CPU mode's own (where nvcc is installed, CPU mode builds
+every lab with nvcc as well, which about doubles the time of a fixture).
 The fixtures that need a GPU are graded first (a separate batch), so a run cut short still has
 their results; --check-only re-reads the results of such a run from --results DIR.
 CPU mode on a machine with many cores grades a batch as several grade.py batches at once, each a
@@ -122,13 +125,24 @@ def parse_args(argv):
     ap.add_argument("--results", metavar="DIR", help="keep grade.py's results here")
     ap.add_argument("--check-only", action="store_true", help="only check the results already in --results")
     ap.add_argument("--isolated", action="store_true", help="grade.py --isolated: one process per graded run")
+    ap.add_argument("--no-nvcc", action="store_true",
+                    help="CPU mode: hide nvcc from grade.py, as on Gradescope (no nvcc build beside CPU mode's)")
     ap.add_argument("--shards", type=int, metavar="N",
                     help="CPU mode: grade.py batches at once, each with a share of the fixtures and of the CPUs "
                          f"(default: one per {CPUS_PER_SHARD} usable CPUs; 1: one grade.py, as on a GPU)")
     args = ap.parse_args(argv)
     if args.shards is not None and args.shards < 1:
         ap.error("--shards must be at least 1")
+    if args.no_nvcc and not args.cpu:
+        ap.error("--no-nvcc needs --cpu (a GPU grade builds with nvcc)")
     return args
+
+
+def hide_nvcc(args):
+    """--no-nvcc: nvcc hidden from this process and every grade.py it starts (find_nvcc reads
+    NVCC first, and the Makefile's CPU mode compiles with g++)."""
+    if args.no_nvcc:
+        os.environ["NVCC"] = "/nonexistent/nvcc"
 
 
 def chosen_fixtures(args, expected):
@@ -295,6 +309,7 @@ def print_table(rows):
 
 def main(argv=None):
     args = parse_args(argv)
+    hide_nvcc(args)
     with open(os.path.join(FIXTURES, "expected.json"), encoding="utf-8") as f:
         expected = {k: v for k, v in json.load(f).items() if not k.startswith("_")}
     names = chosen_fixtures(args, expected)

@@ -1,13 +1,17 @@
 """The bad-submission fixtures (grader/fixtures/) graded for real, in CPU mode so that this runs
-without a GPU: each must get the diagnosis recorded in grader/fixtures/expected.json (with nvcc
-where it is installed, which CPU mode then uses as well; test_static_parity.py builds them
-without it). On a machine with many cores check_fixtures.py grades them as several grade.py
-shards at once (one per 4 CPUs; one on 2 cores). The fixtures
-that need the GPU (sanitizer, timing, a kernel that really faults) are checked on a GPU machine
-with `python3 grader/check_fixtures.py`."""
+without a GPU: each must get the diagnosis recorded in grader/fixtures/expected.json. All of
+them as the Gradescope package grades (CPU mode, nvcc hidden: CPU mode's own checks on the C++
+it compiles); where nvcc is installed, those whose verdict also has an nvcc-side check of its
+own (a header nvcc reads, inline assembly in nvcc's host translation, a clock in the PTX, a
+compile error) a second time with nvcc, which CPU mode then builds and checks as well. nvcc's
+checks themselves are tested on code nvcc compiles in test_static_checks.py; the GPU grades every
+fixture with `python3 grader/check_fixtures.py` on a GPU machine. On a machine with many cores
+check_fixtures.py grades them as several grade.py shards at once (one per 4 CPUs; one on 2
+cores)."""
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -17,9 +21,14 @@ from unittest import mock
 
 import fakes
 import check_fixtures
+from gradelib import build
 
 ROOT = os.path.dirname(fakes.GRADER)
 BUILD = os.environ.get("LAB_BUILD_DIR", os.path.join(ROOT, "build"))
+# Fixtures whose verdict nvcc's side checks too, each its own way (gradelib/checks/nvcc.py): the
+# headers nvcc reads (-M), inline assembly in its host translation (cudafe++), a clock in its PTX,
+# and a compile error nvcc reports as well.
+NVCC_SIDE = ("thrust_call", "macro_include_cub", "asm_syscall_forge", "clock_sanitizer_sniff", "compile_error")
 
 
 class Fixtures(unittest.TestCase):
@@ -28,11 +37,42 @@ class Fixtures(unittest.TestCase):
             self.skipTest("make or a C++ compiler is missing")
         if not os.path.exists(os.path.join(ROOT, "common", "cpu")):
             self.skipTest("this checkout has no CPU mode")
+        p = self.check("--no-nvcc")
+        done = re.search(r"^(\d+)/(\d+) fixtures diagnosed as expected \(cpu mode\)$", p.stdout, re.M)
+        self.assertIsNotNone(done, p.stdout[-2000:])
+        with open(os.path.join(fakes.GRADER, "fixtures", "expected.json"), encoding="utf-8") as f:
+            cpu = [k for k, v in json.load(f).items() if not k.startswith("_") and "cpu" in v["modes"]]
+        self.assertEqual(int(done.group(2)), len(cpu))  # every fixture CPU mode can diagnose
+
+    def test_fixtures_with_an_nvcc_side_check_get_their_diagnosis_with_nvcc_too(self):
+        if not build.find_nvcc():
+            self.skipTest("no nvcc here: CPU mode builds nothing with it")
+        p = self.check("--only", *NVCC_SIDE, "--shards", "1")  # one grade.py: its progress is ours
+        self.assertIn("building the harness with nvcc too", p.stderr)
+        self.assertIn(f"{len(NVCC_SIDE)}/{len(NVCC_SIDE)} fixtures diagnosed as expected (cpu mode)", p.stdout)
+
+    def check(self, *options):
+        if not shutil.which("make") or not (shutil.which("c++") or shutil.which("g++")):
+            self.skipTest("make or a C++ compiler is missing")
+        if not os.path.exists(os.path.join(ROOT, "common", "cpu")):
+            self.skipTest("this checkout has no CPU mode")
         work = os.path.join(BUILD.rstrip("/").removesuffix("/cpu"), "grader")
         p = subprocess.run([sys.executable, os.path.join(fakes.GRADER, "check_fixtures.py"), "--cpu",
-                            "--work", work], capture_output=True, text=True, timeout=900)
+                            "--work", work, *options], capture_output=True, text=True, timeout=900)
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr[-3000:])
-        self.assertIn("fixtures diagnosed as expected (cpu mode)", p.stdout)
+        return p
+
+
+class NoNvcc(unittest.TestCase):
+    def test_no_nvcc_hides_it_from_the_grade(self):
+        with mock.patch.dict(os.environ):
+            check_fixtures.hide_nvcc(check_fixtures.parse_args(["--cpu", "--no-nvcc"]))
+            self.assertIsNone(build.find_nvcc())
+        with mock.patch.dict(os.environ, {"NVCC": "/bin/true"}):
+            check_fixtures.hide_nvcc(check_fixtures.parse_args(["--cpu"]))
+            self.assertEqual(build.find_nvcc(), "/bin/true")  # without it, untouched
+        with self.assertRaises(SystemExit), mock.patch("sys.stderr"):
+            check_fixtures.parse_args(["--no-nvcc"])  # a GPU grade needs nvcc
 
 
 class Shards(unittest.TestCase):

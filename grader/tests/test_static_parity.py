@@ -3,8 +3,9 @@ built and checked in CPU mode with nvcc hidden (Gradescope's machine: CPU mode's
 C++ it compiles, grader/gradelib/checks/cpu.py), and must get the verdict the GPU path gives it
 (grader/fixtures/expected.json): refused by a static check with the recorded message when the GPU
 refuses it, never refused when the GPU does not, and a build failure where the GPU's build fails.
-CPU mode with nvcc installed is graded by test_fixtures.py (check_fixtures.py --cpu), the GPU by
-check_fixtures.py on a GPU machine. Only the build stage runs here (no cases), several fixtures
+test_fixtures.py grades every fixture the same way (check_fixtures.py --cpu --no-nvcc) and the
+ones with an nvcc-side check with nvcc installed too; the GPU grades them with check_fixtures.py
+on a GPU machine. Only the build stage runs here (no cases), several fixtures
 at once (up to 4): about a minute on two cores."""
 import concurrent.futures as cf
 import json
