@@ -8,7 +8,8 @@ Usage: check_fixtures.py [--cpu [--no-nvcc]] [--only NAME ...] [--work DIR] [--j
                          [--results DIR] [--check-only] [--isolated] [--shards N]
 --no-nvcc grades in CPU mode as the Gradescope package does, nvcc hidden (NVCC=/nonexistent/nvcc):
 no nvcc build and no nvcc checks beside CPU mode's own (where nvcc is installed, CPU mode builds
-every lab with nvcc as well, which about doubles the time of a fixture).
+every lab with nvcc as well, which about doubles the time of a fixture); CPU mode's own checks
+then all run, so a static note saying one was skipped or not run makes a fixture's row wrong.
 The fixtures that need a GPU are graded first (a separate batch), so a run cut short still has
 their results; --check-only re-reads the results of such a run from --results DIR.
 CPU mode on a machine with many cores grades a batch as several grade.py batches at once, each a
@@ -278,15 +279,24 @@ def fixture_config(args, tmp):
     return path
 
 
-def checked_row(name, spec, results, unpatched):
-    """The table row of one fixture from its result in results."""
+def skipped_checks(lab):
+    """[] unless the lab's static note says a check was skipped or not run: with nvcc hidden
+    (--no-nvcc) CPU mode runs every static check on every fixture (test_static_parity.py says the
+    same of the fixtures CPU mode cannot grade), so such a note is a quiet pass."""
+    note = (lab.get("static") or {}).get("note") or ""
+    return [f"a static check did not run: {note}"] if "skipped" in note or "not run" in note else []
+
+
+def checked_row(name, spec, results, unpatched, quiet_pass=False):
+    """The table row of one fixture from its result in results; quiet_pass: a static check that
+    did not run makes it wrong (skipped_checks)."""
     try:
         if name in unpatched:
             raise fixturelib.PatchError(unpatched[name])
         with open(os.path.join(results, name + ".json"), encoding="utf-8") as f:
             res = json.load(f)
         lab = next(lab for lab in res["labs"] if lab["lab"] == spec["lab"])
-        bad = check(lab, spec["expect"])
+        bad = check(lab, spec["expect"]) + (skipped_checks(lab) if quiet_pass else [])
         got, pts = got_text(lab), f"{lab['points']:g}/{lab['max_points']:g}"
     except fixturelib.PatchError as e:
         bad, got, pts = [f"not graded: {e}"], "-", "-"
@@ -322,7 +332,7 @@ def main(argv=None):
         rc = grade_fixtures(args, names, expected, results, tmp, unpatched)
         if rc is not None:
             return rc
-        rows = [checked_row(n, expected[n], results, unpatched) for n in names]
+        rows = [checked_row(n, expected[n], results, unpatched, quiet_pass=args.no_nvcc) for n in names]
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print_table(rows)

@@ -74,6 +74,14 @@ class NoNvcc(unittest.TestCase):
         with self.assertRaises(SystemExit), mock.patch("sys.stderr"):
             check_fixtures.parse_args(["--no-nvcc"])  # a GPU grade needs nvcc
 
+    def test_a_static_check_that_did_not_run_is_a_quiet_pass(self):
+        quiet = {"static": {"ok": True, "violations": [], "note": "inline-assembly check skipped"}}
+        self.assertEqual(len(check_fixtures.skipped_checks(quiet)), 1)
+        quiet["static"]["note"] = "nvcc -ptx failed (the build shows why): the device-clock check was not run"
+        self.assertEqual(len(check_fixtures.skipped_checks(quiet)), 1)
+        self.assertEqual(check_fixtures.skipped_checks({"static": {"ok": True, "violations": []}}), [])
+        self.assertEqual(check_fixtures.skipped_checks({"static": {"ok": False, "note": ""}}), [])
+
 
 class Shards(unittest.TestCase):
     """How check_fixtures.py splits a batch (shard_count) and the config it grades with."""

@@ -1,12 +1,14 @@
-"""The static checks give one verdict whatever the machine: every fixture in grader/fixtures/ is
-built and checked in CPU mode with nvcc hidden (Gradescope's machine: CPU mode's own checks on the
-C++ it compiles, grader/gradelib/checks/cpu.py), and must get the verdict the GPU path gives it
+"""The static checks give one verdict whatever the machine: a fixture of grader/fixtures/ built and
+checked in CPU mode with nvcc hidden (Gradescope's machine: CPU mode's own checks on the C++ it
+compiles, grader/gradelib/checks/cpu.py) must get the verdict the GPU path gives it
 (grader/fixtures/expected.json): refused by a static check with the recorded message when the GPU
-refuses it, never refused when the GPU does not, and a build failure where the GPU's build fails.
-test_fixtures.py grades every fixture the same way (check_fixtures.py --cpu --no-nvcc) and the
-ones with an nvcc-side check with nvcc installed too; the GPU grades them with check_fixtures.py
-on a GPU machine. Only the build stage runs here (no cases), several fixtures
-at once (up to 4): about a minute on two cores."""
+refuses it, never refused when the GPU does not, and a build failure where the GPU's build fails,
+with no check skipped. test_fixtures.py grades every fixture CPU mode can diagnose exactly so
+(check_fixtures.py --cpu --no-nvcc, which checks the same: the diagnosis, and no static note
+saying a check did not run); this builds the ones it cannot (they need a GPU to be diagnosed,
+but their static verdict is the GPU's here too), CPU mode's own attacks and the reference
+solutions. The GPU grades every fixture with check_fixtures.py on a GPU machine. Only the build
+stage runs here (no cases), several builds at once (up to 4)."""
 import concurrent.futures as cf
 import json
 import os
@@ -40,7 +42,9 @@ class StaticParity(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         with open(os.path.join(FIXTURES, "expected.json"), encoding="utf-8") as f:
-            cls.expected = {k: v for k, v in json.load(f).items() if not k.startswith("_")}
+            fixtures = {k: v for k, v in json.load(f).items() if not k.startswith("_")}
+        # those test_fixtures.py does not grade in CPU mode
+        cls.expected = {k: v for k, v in fixtures.items() if "cpu" not in v["modes"]}
         cfg = config.load(os.path.join(fakes.GRADER, "config.json"))
         # nvcc hidden: find_nvcc reads NVCC first (and the Makefile's CPU mode compiles with g++)
         cls.env = mock.patch.dict(os.environ, {"NVCC": "/nonexistent/nvcc"})
@@ -67,7 +71,8 @@ class StaticParity(unittest.TestCase):
         self.assertIsNone(build.find_nvcc())
         self.assertIsNone(self.grader.symbol_builder)
 
-    def test_every_fixture_gets_the_gpu_verdict_without_nvcc(self):
+    def test_every_fixture_cpu_mode_cannot_grade_gets_the_gpu_verdict_without_nvcc(self):
+        self.assertTrue(self.expected)
         wrong = []
         for n, entry in sorted(self.expected.items()):
             want, contains = gpu_verdict(entry)
