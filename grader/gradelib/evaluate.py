@@ -169,8 +169,8 @@ class RunDir:
 
     def env(self):
         """The run's environment: the grader's, with HOME and TMPDIR in the run's cwd (the
-        harness empties it before the lab's code runs), RUN_ENV, and without the sandbox's measuring
-        switch unless TRACE_OPENS is set (grader/tools/measure_opens.py)."""
+        harness empties it before the lab's code runs), RUN_ENV, and without the sandbox's
+        measuring switch unless TRACE_OPENS is set (grader/tools/measure_opens.py)."""
         env = dict(os.environ, HOME=self.cwd, TMPDIR=self.cwd, **RUN_ENV)
         if TRACE_OPENS:
             env[TRACE_OPENS_VAR] = "1"

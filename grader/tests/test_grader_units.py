@@ -7,7 +7,7 @@ import unittest
 import xml.etree.ElementTree as ET
 
 import fakes  # noqa: F401  (puts grader/ on sys.path)
-from gradelib import build, config, evaluate as ev, formats, scoring
+from gradelib import build, config, evaluate as ev, formats, scoring, stage_cases
 from gradelib.checks import asm, elf, headers, lexer, machine, sections, source, symbols
 from gradelib.outcomes import LabResult
 
@@ -103,7 +103,6 @@ class Config(unittest.TestCase):
         """correctness.cpu_max_n: CPU mode's cases end at it (the course config: 65537 for labs
         03-06 and 10, the default 2^20 + 1 elsewhere); a GPU's are not capped by it; a config
         without the key is valid and gets the default; a bad value is refused."""
-        from gradelib import stage_cases
         c = config.load(CONFIG)
         info = fakes.lab_info("10_applications", "whole", work_tiles=(2048, 4096, 6144))
 
