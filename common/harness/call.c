@@ -114,6 +114,20 @@ size_t lab_flush_bytes(void)
     return prop.l2CacheSize > 0 ? 2 * (size_t)prop.l2CacheSize : ((size_t)64 << 20);
 }
 
+void *lab_flush_buffer(size_t *bytes, lab_report *r)
+{
+    static void *buf;
+    static size_t have;
+    if (!buf) {
+        const size_t want = lab_flush_bytes();
+        if (lab_try_malloc(&buf, want, r, "the L2 flush buffer") != 0)
+            return NULL;
+        have = want;
+    }
+    *bytes = have;
+    return buf;
+}
+
 double lab_event_ms(cudaEvent_t a, cudaEvent_t b)
 {
     float ms = 0;

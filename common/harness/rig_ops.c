@@ -89,7 +89,6 @@ static int ops_alloc(void *self, const lab_case *c, size_t cap, lab_report *r)
     g->out_cap = v->op == LAB_OP_CSR ? 2 * cap + 2 : cap;
     g->out_words = lab_layout_words(g->out_cap);
     g->scratch_bytes = v->temp_bytes ? v->temp_bytes(g->out_cap) : 0;
-    g->flush_bytes = lab_flush_bytes();
     g->scratch_n = (size_t)-1;
     const size_t bytes = g->words * sizeof(int), out_bytes = g->out_words * sizeof(int);
     if (ops_alloc_host(g, v, r) != 0)
@@ -101,7 +100,7 @@ static int ops_alloc(void *self, const lab_case *c, size_t cap, lab_report *r)
          lab_try_malloc((void **)&g->d_count, sizeof(size_t), r, "the compaction's count")) ||
         (g->scratch_bytes &&
          lab_try_malloc(&g->d_scratch, g->scratch_bytes, r, "the lab's scratch")) ||
-        lab_try_malloc(&g->d_flush, g->flush_bytes, r, "the L2 flush buffer"))
+        !(g->d_flush = lab_flush_buffer(&g->flush_bytes, r)))
         return -1;
     if (on_gpu(c, 1) &&
         (lab_try_malloc(&g->d_verify, lab_verify_temp_bytes(cap), r, "the harness's check") ||
@@ -118,8 +117,8 @@ static void ops_free(void *self)
     for (int e = 0; e < 2; e++)
         if (g->ev[e])
             cudaEventDestroy(g->ev[e]);
-    void *d[] = {g->d_seed,  g->d_verify, g->d_flush, g->d_scratch,
-                 g->d_count, g->d_out,    g->d_heads, g->d_in};
+    void *d[] = {g->d_seed, g->d_verify, g->d_scratch, g->d_count,
+                 g->d_out,  g->d_heads,  g->d_in}; /* not d_flush: the process keeps it */
     for (size_t i = 0; i < sizeof(d) / sizeof(d[0]); i++)
         if (d[i])
             cudaFree(d[i]);

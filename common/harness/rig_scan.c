@@ -24,7 +24,8 @@ typedef struct {
     void *d_verify;   /* verify.cu's temp */
     uint64_t *d_seed; /* the seed of the call's input, on the device only */
     int *d_sums;      /* tile labs: the tile totals as the lab wrote them */
-    void *d_flush;    /* written before each call so no call starts with a warm L2 */
+    void *d_flush;    /* written before each call so no call starts with a warm L2 (the
+                         process's: lab_flush_buffer) */
     size_t flush_bytes;
     cudaEvent_t ev[3];
     int *h_in, *h_out, *h_sums; /* call 0's buffers read back */
@@ -38,13 +39,14 @@ static int scan_accepts(const lab_info *lab, const lab_variant *v)
     return lab->shape != LAB_HOST;
 }
 
-/* The device memory a run needs, against what is free, before any of it is allocated. */
+/* The device memory a run needs, against what is free, before any of it is allocated (the flush
+ * buffer, which the process keeps, is already). */
 static int scan_fits(scan_rig *g, size_t verify_bytes, size_t tiles, lab_report *r)
 {
     size_t free_b = 0, total_b = 0;
     CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
     double need = 2.0 * (double)g->words * sizeof(int) + (double)g->scratch_bytes +
-                  (double)verify_bytes + (double)tiles * sizeof(int) + (double)g->flush_bytes;
+                  (double)verify_bytes + (double)tiles * sizeof(int);
     if (need <= (double)free_b)
         return 1;
     r->status = ST_NO_MEMORY;
@@ -63,7 +65,8 @@ static int scan_alloc(void *self, const lab_case *c, size_t cap, lab_report *r)
     g->cap = cap;
     g->words = lab_layout_words(cap);
     g->scratch_bytes = lab_scratch_bytes(lab, c->v, cap);
-    g->flush_bytes = lab_flush_bytes();
+    if (!(g->d_flush = lab_flush_buffer(&g->flush_bytes, r)))
+        return -1;
     const size_t verify_bytes = lab_verify_temp_bytes(cap);
     if (!scan_fits(g, verify_bytes, tiles, r))
         return -1;
@@ -81,8 +84,7 @@ static int scan_alloc(void *self, const lab_case *c, size_t cap, lab_report *r)
          lab_try_malloc(&g->d_scratch, g->scratch_bytes, r, "the lab's scratch")) ||
         lab_try_malloc(&g->d_verify, verify_bytes, r, "the harness's check") ||
         lab_try_malloc((void **)&g->d_seed, sizeof(uint64_t), r, "the input's seed") ||
-        (tiles && lab_try_malloc((void **)&g->d_sums, tiles * sizeof(int), r, "the tile totals")) ||
-        lab_try_malloc(&g->d_flush, g->flush_bytes, r, "the L2 flush buffer"))
+        (tiles && lab_try_malloc((void **)&g->d_sums, tiles * sizeof(int), r, "the tile totals")))
         return -1;
     for (int e = 0; e < 3; e++)
         CUDA_CHECK(cudaEventCreate(&g->ev[e]));
@@ -96,7 +98,8 @@ static void scan_free(void *self)
     for (int e = 0; e < 3; e++)
         if (g->ev[e])
             cudaEventDestroy(g->ev[e]);
-    void *bufs[] = {g->d_flush, g->d_sums, g->d_seed, g->d_verify, g->d_scratch, g->d_out, g->d_in};
+    void *bufs[] = {g->d_sums,    g->d_seed, g->d_verify,
+                    g->d_scratch, g->d_out,  g->d_in}; /* not d_flush */
     for (size_t i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++)
         if (bufs[i])
             cudaFree(bufs[i]);
