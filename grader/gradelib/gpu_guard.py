@@ -25,6 +25,12 @@ processes on that GPU count: its first entry, a UUID (GPU-...) or an index as nv
 the GPUs. Without it, a process on any GPU of the machine counts (the CUDA default device is not
 necessarily nvidia-smi's GPU 0).
 
+While a lab is timed. The speed stage asks again after each of the lab's timed runs
+(SpeedStage._timed): a job that came while the lab was being timed may have slowed the
+student's runs or the reference's, so its whole measurement is made again once the GPU is free;
+a job found again then gives GPU_BUSY. (A job that comes and goes within one timed run, a
+second or less, is not seen; the median over the rounds absorbs one disturbed run.)
+
 Without nvidia-smi (or when it fails), the check cannot be made: the grading session's notes say
 so once, and the lab is timed anyway.
 """
@@ -62,6 +68,12 @@ def descends_from(pid, ancestor, info=proc.proc_info):
             return False
         pid = p.ppid
     return False
+
+
+def describe(found):
+    """Processes others() found, in words: "pid 4242 'python3' 1200 MiB" (four at most named)."""
+    what = ", ".join(f"pid {pid} '{name}' {mem}" for pid, name, mem in found[:4])
+    return what + (f" and {len(found) - 4} more" if len(found) > 4 else "")
 
 
 class GpuGuard:
@@ -136,9 +148,7 @@ class GpuGuard:
             found = self.others()
             if not found:
                 return ""
-            what = ", ".join(f"pid {pid} '{name}' {mem}" for pid, name, mem in found[:4])
-            if len(found) > 4:
-                what += f" and {len(found) - 4} more"
+            what = describe(found)
             left = deadline - self.clock()
             if left <= 0:
                 return what

@@ -9,7 +9,9 @@ which scoring counts against correctness: the correctness outcome itself is neve
 Before a lab is timed, the GPU must be free of other jobs (gpu_guard.GpuGuard: it waits up to
 timeouts.gpu_wait_s); a GPU still busy then gives the outcome GPU_BUSY, "speed not graded: the
 GPU was busy (...); regrade with: <command>", which the Grader reports as an infrastructure
-problem, never as the student's.
+problem, never as the student's. The GPU is asked again after each timed run: a job found there
+while the lab was being timed makes the whole measurement again once the GPU is free, and a job
+found during that one too gives GPU_BUSY (SpeedStage.run).
 
 A time is plausible when it is no faster than PLAUSIBLE_FRACTION_OF_COPY of a device copy of
 the same bytes (scoring.plausible). The copy is the student's own: the harness times one right
@@ -23,6 +25,7 @@ gives both times and both copies); otherwise the second measurement is the lab's
 from dataclasses import dataclass
 
 from . import evaluate as ev
+from . import gpu_guard
 from . import scoring
 from .build import InfraError
 from .outcomes import CaseFailure, SpeedOutcome
@@ -56,6 +59,7 @@ class SpeedStage:
                  guard=None, regrade=None):
         self.isolated = isolated
         self.guard = guard  # a gpu_guard.GpuGuard (None: the GPU is not checked)
+        self._intruders = None  # while run() times a device lab: {pid: what} of other jobs seen
         self.regrade = regrade or "python3 grader/grade.py --gpu"  # the command that grades again
         self.config = config
         self.refs = refs
@@ -86,7 +90,22 @@ class SpeedStage:
         if busy:
             return busy
         self.progress(f"speed: {lab} at n={n}")
-        return self._measure(lab, binary, settings, n, metric, seed, student_first, self.isolated)
+        watch = self.guard is not None and rinfo.device
+        for attempt in (1, 2):
+            self._intruders = {} if watch else None
+            out = self._measure(lab, binary, settings, n, metric, seed, student_first, self.isolated)
+            found, self._intruders = list((self._intruders or {}).values()), None
+            if not found:
+                return out
+            what = gpu_guard.describe(found)
+            if attempt == 2:
+                return SpeedOutcome(Status.NOT_GRADED, f"{GPU_BUSY} ({what} used it while {lab} was timed, "
+                                                       f"twice); regrade with: {self.regrade}")
+            self.progress(f"speed: {lab}: {what} used the GPU while it was timed: timing it again "
+                          f"once the GPU is free")
+            busy = self._busy(lab, settings)
+            if busy:
+                return busy
 
     def _busy(self, lab, settings):
         """None when the GPU is free of other jobs (within timeouts.gpu_wait_s) or cannot be
@@ -125,8 +144,16 @@ class SpeedStage:
         return self._timed(reference, n, reps, warmup, metric, seed, timeout)
 
     def _timed(self, timer, n, reps, warmup, metric, seed, timeout):
-        """One timed run at n (timer: an evaluate.Timer). A report without a time is an error of
+        """One timed run at n (timer: an evaluate.Timer), then, while run() watches the GPU, the
+        other jobs on it now (kept by pid in _intruders). A report without a time is an error of
         that run, never a TypeError."""
+        t = self._timed_run(timer, n, reps, warmup, metric, seed, timeout)
+        if self._intruders is not None:
+            self._intruders.update((f[0], f) for f in self.guard.others() or [])
+        return t
+
+    def _timed_run(self, timer, n, reps, warmup, metric, seed, timeout):
+        """The timed run itself, as a _Timing."""
         kind, msg, rep = timer.timed(n, reps, warmup, seed, timeout)
         val = rep.get(metric) if rep and kind == Status.OK else None
         if kind == Status.OK and not _positive(val):

@@ -36,7 +36,7 @@ class ScriptedStage(SpeedStage):
         super().__init__(CFG, refs, lambda lab: "ref", 1, "gpu", never, {}, guard=guard, regrade=regrade)
         self.shared, self.alone, self.calls = shared, alone or {"s": [], "r": []}, []
 
-    def _timed(self, timer, n, reps, warmup, metric, seed, timeout):
+    def _timed_run(self, timer, n, reps, warmup, metric, seed, timeout):
         who = "r" if timer.binary == "ref" else "s"
         self.calls.append((who, timer.isolated))
         script = self.alone if timer.isolated else self.shared
@@ -129,8 +129,43 @@ class BusyGpu(unittest.TestCase):
         st = ScriptedStage({"s": [(0.5, 0.45)], "r": [(0.5, 0.45)]}, guard=g)
         out = st.run(LAB, "student", PASSED)
         self.assertEqual(out.status, Status.GRADED)
-        self.assertEqual(len(smi.asked), 3)
+        # three asks before the lab is timed (busy, busy, free), then one after each timed run
+        self.assertEqual(len(smi.asked), 3 + len(st.calls))
         self.assertGreater(clock.t, 0)
+
+    def test_a_job_that_comes_while_the_lab_is_timed_makes_it_timed_again_once_the_gpu_is_free(self):
+        per = 2 + 2 * CFG.lab(LAB)["speed"]["rounds"]  # timed runs of one measurement: probe, rounds
+        smi = FakeSmi("", "", BUSY, *[""] * per)  # free before; busy after the 2nd run; free after
+        g, _ = guard(smi)
+        said = []
+        slow, right = (1.1, 0.45), (0.5, 0.45)  # the student's runs while the other job ran
+        st = ScriptedStage({"s": [slow] * (per // 2) + [right], "r": [right]}, guard=g)
+        st.progress = said.append
+        out = st.run(LAB, "student", PASSED)
+        self.assertEqual(out.status, Status.GRADED)
+        self.assertAlmostEqual(out.ratio, 1.0)  # the second measurement's, not 2.2x
+        self.assertEqual(len(st.calls), 2 * per)
+        self.assertTrue(any("pid 4242 'python3' 1200 MiB used the GPU while it was timed" in m for m in said), said)
+
+    def test_a_job_found_while_timed_in_both_measurements_is_a_busy_gpu_not_a_score(self):
+        per = 2 + 2 * CFG.lab(LAB)["speed"]["rounds"]
+        smi = FakeSmi("", BUSY, *[""] * (per - 1), "", BUSY, "")  # before, 1st, the wait, 2nd, rest
+        g, _ = guard(smi)
+        st = ScriptedStage({"s": [(0.5, 0.45)], "r": [(0.5, 0.45)]}, guard=g, regrade="python3 grader/grade.py --gpu")
+        out = st.run(LAB, "student", PASSED)
+        self.assertEqual(out.status, Status.NOT_GRADED)
+        self.assertTrue(out.note.startswith(GPU_BUSY), out.note)
+        self.assertIn("pid 4242 'python3' 1200 MiB used it while 03_kogge_stone was timed, twice", out.note)
+        self.assertIn("regrade with: python3 grader/grade.py --gpu", out.note)
+        self.assertEqual(len(st.calls), 2 * per)
+
+    def test_nothing_else_on_the_gpu_while_timed_measures_once(self):
+        smi = FakeSmi("")
+        g, _ = guard(smi)
+        st = ScriptedStage({"s": [(0.5, 0.45)], "r": [(0.5, 0.45)]}, guard=g)
+        self.assertEqual(st.run(LAB, "student", PASSED).status, Status.GRADED)
+        self.assertEqual(len(st.calls), 2 + 2 * CFG.lab(LAB)["speed"]["rounds"])
+        self.assertEqual(len(smi.asked), 1 + len(st.calls))
 
     def test_still_busy_after_the_wait_is_not_graded_with_the_regrade_command(self):
         g, clock = guard(FakeSmi(BUSY))
