@@ -25,11 +25,11 @@ processes on that GPU count: its first entry, a UUID (GPU-...) or an index as nv
 the GPUs. Without it, a process on any GPU of the machine counts (the CUDA default device is not
 necessarily nvidia-smi's GPU 0).
 
-While a lab is timed. The speed stage asks again after each of the lab's timed runs
-(SpeedStage._timed): a job that came while the lab was being timed may have slowed the
-student's runs or the reference's, so its whole measurement is made again once the GPU is free;
-a job found again then gives GPU_BUSY. (A job that comes and goes within one timed run, a
-second or less, is not seen; the median over the rounds absorbs one disturbed run.)
+While a lab is timed. The speed stage asks again between the lab's timed runs, at most once a
+second, and after the last (SpeedStage._timed, _look): a job that came while the lab was being
+timed may have slowed the student's runs or the reference's, so its whole measurement is made
+again once the GPU is free; a job found again then gives GPU_BUSY. (A job that comes and goes
+between two asks is not seen; the median over the rounds absorbs one disturbed run.)
 
 Without nvidia-smi (or when it fails), the check cannot be made: the grading session's notes say
 so once, and the lab is timed anyway.

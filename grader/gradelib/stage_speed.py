@@ -9,9 +9,10 @@ which scoring counts against correctness: the correctness outcome itself is neve
 Before a lab is timed, the GPU must be free of other jobs (gpu_guard.GpuGuard: it waits up to
 timeouts.gpu_wait_s); a GPU still busy then gives the outcome GPU_BUSY, "speed not graded: the
 GPU was busy (...); regrade with: <command>", which the Grader reports as an infrastructure
-problem, never as the student's. The GPU is asked again after each timed run: a job found there
-while the lab was being timed makes the whole measurement again once the GPU is free, and a job
-found during that one too gives GPU_BUSY (SpeedStage.run).
+problem, never as the student's. The GPU is asked again while the lab is timed (after a timed
+run once WATCH_S have passed since the last ask, and at the end): a job found there makes the
+whole measurement again once the GPU is free, and a job found during that one too gives GPU_BUSY
+(SpeedStage.run).
 
 A time is plausible when it is no faster than PLAUSIBLE_FRACTION_OF_COPY of a device copy of
 the same bytes (scoring.plausible). The copy is the student's own: the harness times one right
@@ -34,6 +35,7 @@ from .status import Status
 GPU_BUSY = "speed not graded: the GPU was busy"
 PROBE_REPS, PROBE_WARMUP = 3, 1
 SERIAL_MAX_N = 1 << 24  # the serial baseline's largest measured size (_serial_ms)
+WATCH_S = 1.0  # while a lab is timed, the GPU is asked at most this often (and at the end)
 
 
 def _positive(x):
@@ -60,6 +62,7 @@ class SpeedStage:
         self.isolated = isolated
         self.guard = guard  # a gpu_guard.GpuGuard (None: the GPU is not checked)
         self._intruders = None  # while run() times a device lab: {pid: what} of other jobs seen
+        self._asked = 0.0  # when the GPU was last asked (the guard's clock)
         self.regrade = regrade or "python3 grader/grade.py --gpu"  # the command that grades again
         self.config = config
         self.refs = refs
@@ -92,8 +95,10 @@ class SpeedStage:
         self.progress(f"speed: {lab} at n={n}")
         watch = self.guard is not None and rinfo.device
         for attempt in (1, 2):
-            self._intruders = {} if watch else None
+            self._intruders, self._asked = ({} if watch else None), self.guard.clock() if watch else 0.0
             out = self._measure(lab, binary, settings, n, metric, seed, student_first, self.isolated)
+            if watch:
+                self._look()
             found, self._intruders = list((self._intruders or {}).values()), None
             if not found:
                 return out
@@ -144,13 +149,18 @@ class SpeedStage:
         return self._timed(reference, n, reps, warmup, metric, seed, timeout)
 
     def _timed(self, timer, n, reps, warmup, metric, seed, timeout):
-        """One timed run at n (timer: an evaluate.Timer), then, while run() watches the GPU, the
-        other jobs on it now (kept by pid in _intruders). A report without a time is an error of
-        that run, never a TypeError."""
+        """One timed run at n (timer: an evaluate.Timer), then, while run() watches the GPU and
+        WATCH_S have passed since it was last asked, the other jobs on it now (_look). A report
+        without a time is an error of that run, never a TypeError."""
         t = self._timed_run(timer, n, reps, warmup, metric, seed, timeout)
-        if self._intruders is not None:
-            self._intruders.update((f[0], f) for f in self.guard.others() or [])
+        if self._intruders is not None and self.guard.clock() - self._asked >= WATCH_S:
+            self._look()
         return t
+
+    def _look(self):
+        """Asks which other jobs use the GPU now, keeping them by pid in _intruders."""
+        self._asked = self.guard.clock()
+        self._intruders.update((f[0], f) for f in self.guard.others() or [])
 
     def _timed_run(self, timer, n, reps, warmup, metric, seed, timeout):
         """The timed run itself, as a _Timing."""

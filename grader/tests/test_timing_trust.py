@@ -31,12 +31,14 @@ class ScriptedStage(SpeedStage):
     alone[who] (who: "s" for the student's binary, "r" for the reference's) are lists of
     (ms, memcpy_ms) taken in turn; every call is logged as (who, isolated)."""
 
-    def __init__(self, shared, alone=None, guard=None, regrade=None):
+    def __init__(self, shared, alone=None, guard=None, regrade=None, tick=None):
         refs = {LAB: ("ref", INFO)}
         super().__init__(CFG, refs, lambda lab: "ref", 1, "gpu", never, {}, guard=guard, regrade=regrade)
         self.shared, self.alone, self.calls = shared, alone or {"s": [], "r": []}, []
+        self.tick = tick or (lambda: None)  # a timed run's passing time (the guard's fake clock)
 
     def _timed_run(self, timer, n, reps, warmup, metric, seed, timeout):
+        self.tick()
         who = "r" if timer.binary == "ref" else "s"
         self.calls.append((who, timer.isolated))
         script = self.alone if timer.isolated else self.shared
@@ -129,43 +131,56 @@ class BusyGpu(unittest.TestCase):
         st = ScriptedStage({"s": [(0.5, 0.45)], "r": [(0.5, 0.45)]}, guard=g)
         out = st.run(LAB, "student", PASSED)
         self.assertEqual(out.status, Status.GRADED)
-        # three asks before the lab is timed (busy, busy, free), then one after each timed run
-        self.assertEqual(len(smi.asked), 3 + len(st.calls))
+        # three asks before the lab is timed (busy, busy, free); its runs took no time, so one at
+        # the end of the measurement and none between its runs
+        self.assertEqual(len(smi.asked), 4)
         self.assertGreater(clock.t, 0)
 
+    PER = 2 + 2 * CFG.lab(LAB)["speed"]["rounds"]  # timed runs of one measurement: probe, rounds
+
     def test_a_job_that_comes_while_the_lab_is_timed_makes_it_timed_again_once_the_gpu_is_free(self):
-        per = 2 + 2 * CFG.lab(LAB)["speed"]["rounds"]  # timed runs of one measurement: probe, rounds
-        smi = FakeSmi("", "", BUSY, *[""] * per)  # free before; busy after the 2nd run; free after
-        g, _ = guard(smi)
+        # runs of 0.6 s: asked after the 2nd and 4th runs (1 s apart at least) and at the end
+        smi = FakeSmi("", BUSY, "")  # free before; busy after the 2nd run; free from then on
+        g, clock = guard(smi)
         said = []
         slow, right = (1.1, 0.45), (0.5, 0.45)  # the student's runs while the other job ran
-        st = ScriptedStage({"s": [slow] * (per // 2) + [right], "r": [right]}, guard=g)
+        st = ScriptedStage({"s": [slow] * (self.PER // 2) + [right], "r": [right]}, guard=g,
+                           tick=lambda: clock.sleep(0.6))
         st.progress = said.append
         out = st.run(LAB, "student", PASSED)
         self.assertEqual(out.status, Status.GRADED)
         self.assertAlmostEqual(out.ratio, 1.0)  # the second measurement's, not 2.2x
-        self.assertEqual(len(st.calls), 2 * per)
+        self.assertEqual(len(st.calls), 2 * self.PER)
         self.assertTrue(any("pid 4242 'python3' 1200 MiB used the GPU while it was timed" in m for m in said), said)
 
     def test_a_job_found_while_timed_in_both_measurements_is_a_busy_gpu_not_a_score(self):
-        per = 2 + 2 * CFG.lab(LAB)["speed"]["rounds"]
-        smi = FakeSmi("", BUSY, *[""] * (per - 1), "", BUSY, "")  # before, 1st, the wait, 2nd, rest
-        g, _ = guard(smi)
-        st = ScriptedStage({"s": [(0.5, 0.45)], "r": [(0.5, 0.45)]}, guard=g, regrade="python3 grader/grade.py --gpu")
+        asks = self.PER // 2 + 1  # per measurement: every other run, and the end
+        smi = FakeSmi("", BUSY, *[""] * (asks - 1), "", BUSY, "")  # before, 1st, the wait, 2nd, rest
+        g, clock = guard(smi)
+        st = ScriptedStage({"s": [(0.5, 0.45)], "r": [(0.5, 0.45)]}, guard=g, regrade="python3 grader/grade.py --gpu",
+                           tick=lambda: clock.sleep(0.6))
         out = st.run(LAB, "student", PASSED)
         self.assertEqual(out.status, Status.NOT_GRADED)
         self.assertTrue(out.note.startswith(GPU_BUSY), out.note)
         self.assertIn("pid 4242 'python3' 1200 MiB used it while 03_kogge_stone was timed, twice", out.note)
         self.assertIn("regrade with: python3 grader/grade.py --gpu", out.note)
-        self.assertEqual(len(st.calls), 2 * per)
+        self.assertEqual(len(st.calls), 2 * self.PER)
 
-    def test_nothing_else_on_the_gpu_while_timed_measures_once(self):
-        smi = FakeSmi("")
+    def test_a_job_still_there_at_the_end_of_a_short_measurement_is_seen(self):
+        smi = FakeSmi("", BUSY, "")  # the runs take no time: the only ask while timed is the last
         g, _ = guard(smi)
         st = ScriptedStage({"s": [(0.5, 0.45)], "r": [(0.5, 0.45)]}, guard=g)
         self.assertEqual(st.run(LAB, "student", PASSED).status, Status.GRADED)
-        self.assertEqual(len(st.calls), 2 + 2 * CFG.lab(LAB)["speed"]["rounds"])
-        self.assertEqual(len(smi.asked), 1 + len(st.calls))
+        self.assertEqual(len(st.calls), 2 * self.PER)  # measured again
+        self.assertEqual(len(smi.asked), 1 + 1 + 1 + 1)  # before, at the end, the wait, at the end
+
+    def test_nothing_else_on_the_gpu_while_timed_measures_once_asking_once_a_second_at_most(self):
+        smi = FakeSmi("")
+        g, clock = guard(smi)
+        st = ScriptedStage({"s": [(0.5, 0.45)], "r": [(0.5, 0.45)]}, guard=g, tick=lambda: clock.sleep(0.6))
+        self.assertEqual(st.run(LAB, "student", PASSED).status, Status.GRADED)
+        self.assertEqual(len(st.calls), self.PER)
+        self.assertEqual(len(smi.asked), 1 + self.PER // 2 + 1)
 
     def test_still_busy_after_the_wait_is_not_graded_with_the_regrade_command(self):
         g, clock = guard(FakeSmi(BUSY))
