@@ -38,6 +38,11 @@ SERIAL_MAX_N = 1 << 24  # the serial baseline's largest measured size (_serial_m
 WATCH_S = 1.0  # while a lab is timed, the GPU is asked at most this often (and at the end)
 
 
+def _copy_ms(runs):
+    """The median of the copies timed next to the student's timed calls, or None (_rounds)."""
+    return scoring.median(runs["copy"]) if runs["copy"] else None
+
+
 def _positive(x):
     return isinstance(x, (int, float)) and not isinstance(x, bool) and x > 0
 
@@ -176,50 +181,79 @@ class SpeedStage:
     def _probe(self, lab, student, reference, settings, n, metric, seed):
         """A cheap probe at a sixteenth of the size first, so that a hopelessly slow kernel (one
         thread doing everything, say) is not run 20 times at the full size: the outcome of a lab
-        too slow to time in full, else None (a probe that fails is left to the full run)."""
+        too slow to time in full, else None (a probe that fails is left to the full run). A probe
+        that says "too slow" is made once more, and each side's better time counts (see
+        _rounds: no lab loses points on one measurement)."""
         to = settings["timeouts"]["speed_s"]
         probe_n = max(min(n, 1 << 20), n // 16)
-        s = self._timed(student, probe_n, PROBE_REPS, PROBE_WARMUP, metric, seed, to)
-        if s.kind != Status.OK:
-            return None
-        r = self._ref_timed(lab, reference, probe_n, PROBE_REPS, PROBE_WARMUP, metric, seed, to)
-        if r.kind != Status.OK:
-            raise InfraError(f"the reference solution of {lab} fails at n={probe_n}: {r.message}")
-        ratio = s.value / r.value if r.value else None
-        if not scoring.too_slow_to_time(ratio, settings["speed"]):
-            return None
+        s_best = r_best = None
+        for attempt in (1, 2):
+            s = self._timed(student, probe_n, PROBE_REPS, PROBE_WARMUP, metric, seed, to)
+            if s.kind != Status.OK:
+                return None
+            r = self._ref_timed(lab, reference, probe_n, PROBE_REPS, PROBE_WARMUP, metric, seed, to)
+            if r.kind != Status.OK:
+                raise InfraError(f"the reference solution of {lab} fails at n={probe_n}: {r.message}")
+            s_best = s if s_best is None or s.value < s_best.value else s_best
+            r_best = r if r_best is None or r.value < r_best.value else r_best
+            ratio = s_best.value / r_best.value if r_best.value else None
+            if not scoring.too_slow_to_time(ratio, settings["speed"]):
+                return None
         serial = self._serial_ms(probe_n, settings)
-        known = bool(serial) and _positive(s.report.get("ms"))
+        known = bool(serial) and _positive(s_best.report.get("ms"))
         return SpeedOutcome(Status.GRADED, f"too slow to time in full: {ratio:.1f}x the reference's time at n={probe_n}",
-                            metric=metric, bench_n=probe_n, ratio=ratio, student_ms=s.value, reference_ms=r.value,
-                            serial_ms=serial if known else None,
-                            speedup=serial / s.report["ms"] if known else None, too_slow=True)
+                            metric=metric, bench_n=probe_n, ratio=ratio, student_ms=s_best.value,
+                            reference_ms=r_best.value, serial_ms=serial if known else None,
+                            speedup=serial / s_best.report["ms"] if known else None, too_slow=True)
 
     def _rounds(self, lab, student, reference, settings, n, metric, seed, student_first):
         """Student and reference timed in turn (rounds of both, the order alternating), then
-        judged: a failed timed run, a time a scan cannot reach, or the measured outcome."""
+        judged: a failed timed run, a time a scan cannot reach, or the measured outcome. A time
+        that would cost speed points is confirmed first: one more round (the order reversed), and
+        then each side's best time over all rounds counts. Whatever else runs on the machine
+        (another GPU's grading, builds, the driver's work for other processes) only ever adds
+        time, so the better of two measurements of the same code is the truer one, and no lab
+        loses points on one measurement; a lab that is slow is slow twice."""
+        spc = settings["speed"]
+        runs = {"s": [], "r": [], "full": [], "copy": []}
+        for rnd in range(spc["rounds"] + 1):
+            if rnd == spc["rounds"]:  # the configured rounds are done: confirm a loss, if any
+                out = self._judged(lab, student, settings, n, metric, seed, runs, scoring.median)
+                measured_here = scoring.plausible(scoring.median(runs["s"]), _copy_ms(runs))
+                if not measured_here or out.status != Status.GRADED or scoring.speed_award(out, spc, 1.0)[0] >= 1.0:
+                    return out
+            t = self._round(lab, student, reference, settings, n, metric, seed,
+                            (rnd % 2 == 0) == student_first, runs)
+            if t is not None:
+                return self._failed(lab, n, metric, seed, t)
+        return self._judged(lab, student, settings, n, metric, seed, runs, min)
+
+    def _round(self, lab, student, reference, settings, n, metric, seed, student_first, runs):
+        """One round: the student's timed run and the reference's, in that order or the other,
+        their values added to runs; the student's failed _Timing, or None."""
         spc, to = settings["speed"], settings["timeouts"]["speed_s"]
-        s_vals, r_vals, s_full, s_copy = [], [], [], []
-        for rnd in range(spc["rounds"]):
-            order = ("s", "r") if (rnd % 2 == 0) == student_first else ("r", "s")
-            for who in order:
-                if who == "s":
-                    t = self._timed(student, n, spc["reps"], spc["warmup"], metric, seed, to)
-                else:
-                    t = self._ref_timed(lab, reference, n, spc["reps"], spc["warmup"], metric, seed, to)
-                if who == "r":
-                    if t.kind != Status.OK:
-                        raise InfraError(f"the reference solution of {lab} fails while timed: {t.message}")
-                    r_vals.append(t.value)
-                elif t.kind != Status.OK:  # a failure at the full size, or found when re-validated after timing
-                    return self._failed(lab, n, metric, seed, t)
-                else:
-                    s_vals.append(t.value)
-                    s_full.append(t.report["ms"] if _positive(t.report.get("ms")) else t.value)
-                    if _positive(t.report.get("memcpy_ms")):  # the copy timed next to each of its calls
-                        s_copy.append(t.report["memcpy_ms"])
-        s_ms, r_ms = scoring.median(s_vals), scoring.median(r_vals)
-        full_ms, copy_ms = scoring.median(s_full), scoring.median(s_copy) if s_copy else None
+        for who in ("s", "r") if student_first else ("r", "s"):
+            if who == "r":
+                t = self._ref_timed(lab, reference, n, spc["reps"], spc["warmup"], metric, seed, to)
+                if t.kind != Status.OK:
+                    raise InfraError(f"the reference solution of {lab} fails while timed: {t.message}")
+                runs["r"].append(t.value)
+                continue
+            t = self._timed(student, n, spc["reps"], spc["warmup"], metric, seed, to)
+            if t.kind != Status.OK:  # a failure at the full size, or found when re-validated after timing
+                return t
+            runs["s"].append(t.value)
+            runs["full"].append(t.report["ms"] if _positive(t.report.get("ms")) else t.value)
+            if _positive(t.report.get("memcpy_ms")):  # the copy timed next to each of its calls
+                runs["copy"].append(t.report["memcpy_ms"])
+        return None
+
+    def _judged(self, lab, student, settings, n, metric, seed, runs, pick):
+        """The outcome of the runs so far, each side's time pick()ed over its runs (the median, or
+        min when confirming a loss): measured again alone when the student's is faster than its
+        copy allows (_remeasure), else judged."""
+        s_ms, r_ms, full_ms = pick(runs["s"]), pick(runs["r"]), pick(runs["full"])
+        copy_ms = _copy_ms(runs)
         if not scoring.plausible(s_ms, copy_ms):
             return self._remeasure(lab, student.binary, settings, n, metric, seed, s_ms, r_ms, copy_ms)
         return self._judge(settings, n, metric, s_ms, r_ms, full_ms)

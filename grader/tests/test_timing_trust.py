@@ -86,6 +86,50 @@ class Plausibility(unittest.TestCase):
         self.assertEqual(out.status, Status.GRADED)
 
 
+class ConfirmedLoss(unittest.TestCase):
+    """No lab loses speed points on one measurement: a ratio that would cost points is measured
+    once more (order reversed) and each side's best time counts; a probe that says "too slow" is
+    probed again. (Seen on 4 H200s: an untouched copy of the solutions lost 7.6 points in a class
+    graded on every GPU of the host.)"""
+    OK, SLOW = (0.5, 0.45), (0.85, 0.45)  # (ms, memcpy_ms): 1.7x the reference's 0.5 ms
+
+    def test_one_disturbed_run_is_measured_again_and_the_better_time_counts(self):
+        st = ScriptedStage({"s": [self.OK, self.SLOW, self.OK], "r": [self.OK]})  # probe, round, extra
+        out = st.run(LAB, "student", PASSED)
+        self.assertEqual(out.status, Status.GRADED)
+        self.assertAlmostEqual(out.ratio, 1.0)
+        self.assertEqual(st.calls[4:], [("r", False), ("s", False)])  # one more round, order reversed
+
+    def test_a_slow_lab_is_slow_twice(self):
+        st = ScriptedStage({"s": [self.SLOW], "r": [self.OK]})
+        out = st.run(LAB, "student", PASSED)
+        self.assertAlmostEqual(out.ratio, 1.7)
+        self.assertEqual(len(st.calls), 6)
+
+    def test_a_disturbed_reference_run_in_the_extra_round_does_not_help(self):
+        st = ScriptedStage({"s": [self.SLOW], "r": [self.OK, self.OK, (2.0, 0.45)]})
+        self.assertAlmostEqual(st.run(LAB, "student", PASSED).ratio, 1.7)  # the reference's best
+
+    def test_full_speed_is_measured_once(self):
+        st = ScriptedStage({"s": [(0.6, 0.45)], "r": [self.OK]})  # 1.2x: within full_at
+        self.assertAlmostEqual(st.run(LAB, "student", PASSED).ratio, 1.2)
+        self.assertEqual(len(st.calls), 4)  # probe and one round
+
+    def test_a_probe_that_says_too_slow_once_is_probed_again(self):
+        st = ScriptedStage({"s": [(4.0, 0.45), self.OK], "r": [self.OK]})  # 8x, then 1x
+        out = st.run(LAB, "student", PASSED)
+        self.assertFalse(out.too_slow)
+        self.assertAlmostEqual(out.ratio, 1.0)
+        self.assertEqual(len(st.calls), 6)  # two probes, one round
+
+    def test_too_slow_twice_is_too_slow(self):
+        st = ScriptedStage({"s": [(4.0, 0.45)], "r": [self.OK]})
+        out = st.run(LAB, "student", PASSED)
+        self.assertTrue(out.too_slow)
+        self.assertIn("too slow to time in full: 8.0x", out.note)
+        self.assertEqual(len(st.calls), 4)
+
+
 class FakeSmi:
     """nvidia-smi's answers in turn (the last one repeats); None: it fails."""
 
@@ -144,13 +188,14 @@ class BusyGpu(unittest.TestCase):
         g, clock = guard(smi)
         said = []
         slow, right = (1.1, 0.45), (0.5, 0.45)  # the student's runs while the other job ran
-        st = ScriptedStage({"s": [slow] * (self.PER // 2) + [right], "r": [right]}, guard=g,
+        # (2.2x: the first measurement confirms that loss with one more round, also slow)
+        st = ScriptedStage({"s": [slow] * (self.PER // 2 + 1) + [right], "r": [right]}, guard=g,
                            tick=lambda: clock.sleep(0.6))
         st.progress = said.append
         out = st.run(LAB, "student", PASSED)
         self.assertEqual(out.status, Status.GRADED)
         self.assertAlmostEqual(out.ratio, 1.0)  # the second measurement's, not 2.2x
-        self.assertEqual(len(st.calls), 2 * self.PER)
+        self.assertEqual(len(st.calls), 2 * self.PER + 2)
         self.assertTrue(any("pid 4242 'python3' 1200 MiB used the GPU while it was timed" in m for m in said), said)
 
     def test_a_job_found_while_timed_in_both_measurements_is_a_busy_gpu_not_a_score(self):
