@@ -131,9 +131,11 @@ $(BUILD)/common/%.o: common/%.cu $(COMMON_DEPS)
 $(BUILD)/common/cpu_%.o: common/cpu/%.cpp $(COMMON_DEPS)
 	$(call SAY,C++,$<)
 	$(Q)$(CXX) $(CPU_CXXFLAGS) -c $< -o $@
+# (written under a name of its own, then renamed: two makes building it at once each rename a whole
+# file, and a compile reading it meanwhile keeps the one it opened)
 $(BUILD)/pch/cuda_runtime.h.gch: common/cpu/cuda_runtime.h $(COMMON_DEPS)
 	$(call SAY,PCH,$<)
-	$(Q)$(CXX) $(filter-out -x c++,$(CPU_CXXFLAGS)) -x c++-header $< -o $@.tmp && mv -f $@.tmp $@
+	$(Q)$(CXX) $(filter-out -x c++,$(CPU_CXXFLAGS)) -x c++-header $< -o $@.$$$$ && mv -f $@.$$$$ $@
 
 # ---- lab binaries: build/<labs|solutions>/<NN_name>/scan ----------------------------------------
 # scan.o as compiled (the grader reads it); scan.lab.o with cudaMalloc/cudaFree renamed to the
