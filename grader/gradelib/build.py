@@ -19,6 +19,7 @@ Size: a little over 400 lines: the builds, the reuse of a build and the shared c
 job (what makes a build the same build), and the compiler-message readers say what a failed one
 means in the same terms.
 """
+import atexit
 import contextlib
 import fcntl
 import hashlib
@@ -52,6 +53,35 @@ def course_key(root, mode, nvcc):
 class InfraError(Exception):
     """The grading machine cannot grade (no nvcc, no GPU, the harness does not build): never a
     student's score."""
+
+
+_HELD = {}  # the real path of a work folder -> the open lock file this process holds on it
+
+
+def hold_work(work):
+    """Holds <work>/grade.lock for the rest of this process: two grade.py with one work folder
+    would build the harness, the labs and the references into the same files at once. A second
+    hold in the same process is a no-op. Raises InfraError, naming the other process, when
+    another process holds it."""
+    key = os.path.realpath(work)
+    if key in _HELD:
+        return
+    f = open(os.path.join(work, "grade.lock"), "a+", encoding="utf-8")
+    try:
+        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        f.seek(0)
+        who = f.read().strip()
+        f.close()
+        raise InfraError(f"another grade.py ({who or 'pid unknown'}) is using the work folder {work}: wait "
+                         f"for it to end, or give this one a folder of its own (--work DIR)")
+    f.seek(0)
+    f.truncate()
+    f.write(f"pid {os.getpid()}\n")
+    f.flush()
+    if not _HELD:
+        atexit.register(lambda: [h.close() for h in _HELD.values()])  # released as the process ends
+    _HELD[key] = f
 
 
 def find_nvcc():

@@ -134,6 +134,7 @@ class Grader:
         except proc.RunUserError as e:
             raise InfraError(str(e))
         ev.private_folder(self.work)  # builds, private copies of scan.cu, results: not the run user's
+        buildmod.hold_work(self.work)  # one grade.py at a time in a work folder
         if self.builder.shared:
             ev.private_folder(os.path.dirname(self.builder.common))
         self.progress(f"building the harness ({self.mode} mode)")

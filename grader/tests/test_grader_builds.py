@@ -345,3 +345,33 @@ class SharedCache(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class WorkLock(unittest.TestCase):
+    """One grade.py at a time in a work folder (build.hold_work): a second one is told which
+    process holds it and what to do, with exit code 3 (not a grade), before it builds anything."""
+
+    def test_a_busy_work_folder_is_refused_with_the_holder_named(self):
+        with tempfile.TemporaryDirectory() as d:
+            code = (f"import sys, time; sys.path.insert(0, {fakes.GRADER!r}); from gradelib import build; "
+                    f"build.hold_work({d!r}); print('held', flush=True); time.sleep(120)")
+            holder = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+            try:
+                self.assertEqual(holder.stdout.readline().strip(), "held")
+                with self.assertRaises(build.InfraError) as cm:
+                    build.hold_work(d)
+                self.assertIn(f"another grade.py (pid {holder.pid}) is using the work folder {d}", str(cm.exception))
+                self.assertIn("--work DIR", str(cm.exception))
+                p = subprocess.run([sys.executable, os.path.join(fakes.GRADER, "grade.py"), "--prepare-only", "--cpu",
+                                    "--labs", "01", "--work", d], capture_output=True, text=True, timeout=120)
+                self.assertEqual(p.returncode, 3, p.stderr[-2000:])
+                self.assertIn(f"infrastructure error, not a grade: another grade.py (pid {holder.pid})", p.stderr)
+                self.assertFalse(os.path.exists(os.path.join(d, "build")), "it built before refusing")
+                with tempfile.TemporaryDirectory() as other:
+                    build.hold_work(other)  # another folder is free
+            finally:
+                holder.kill()
+                holder.wait()
+                holder.stdout.close()
+            build.hold_work(d)  # free once its holder has ended
+            build.hold_work(d)  # and held twice by one process: no error
