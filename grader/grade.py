@@ -23,8 +23,9 @@ Exit codes:
   1  the grader itself failed (a bug: please report it)
   2  usage error (bad option, unknown lab in --labs or in the config, bad config file)
   3  infrastructure error: no nvcc, no GPU (without CPU mode), the harness or a reference
-     solution does not build or run, another grade.py is using the same --work folder. Not a grade: Gradescope output scores it 0 and says the
-     grader failed to run (not a judgement of the code; ask for a regrade).
+     solution does not build or run, another grade.py is using the same --work folder. Not a
+     grade: Gradescope output scores it 0 and says the grader failed to run (not a judgement of
+     the code; ask for a regrade).
   4  batch: two submissions would write the same result file (alice/ and alice.zip)
   5  bad input file: a --roster or --extensions file with a missing column, a repeated
      submission or id, or a date it cannot read (the message says file:line:column)
