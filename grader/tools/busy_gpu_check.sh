@@ -10,7 +10,9 @@
 #    for the GPU, the load goes on 20 s more and stops. Expected: full marks (it waited).
 # 3. The same with gpu_wait_s = 5 and the load left running: expected exit code 3, an
 #    infrastructure error "speed not graded: the GPU was busy (...); regrade with: ...".
-# Neither may say "tampered", and the first may lose no points. The last line says PASS or FAIL.
+# 4. grade.py --labs 08 09 with no load; the load starts once lab 08's timing has begun and runs
+#    10 s. Expected: "used the GPU while it was timed" in the log, full marks (timed again).
+# None may say "tampered", and the first and last may lose no points. The last line says PASS or FAIL.
 set -u
 NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
 T=$(mktemp -d)
@@ -56,6 +58,16 @@ start_load() { rm -f "$T/stop"; "$T/load" "$T/stop" 300 & LOAD_PID=$!; sleep 3;
   [ -n "$apps" ] || echo "busy_gpu_check: WARNING: nvidia-smi lists no compute process while the load runs: the grader cannot see other jobs on this machine (a container that hides them?)"; }
 stop_load() { touch "$T/stop"; wait "$LOAD_PID" 2>/dev/null; LOAD_PID=; }
 
+# every lab of a result (grade.py --format json) at full marks, each printed
+full_marks() { python3 - "$1" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for lab in d["labs"]:
+    print(f"busy_gpu_check: {lab['lab']}: {lab['points']}/{lab['max_points']} speed {lab['speed']['points']}/{lab['speed']['max']} ({lab['speed']['note']})")
+sys.exit(0 if all(l["points"] == l["max_points"] for l in d["labs"]) else 1)
+PY
+}
+
 # --- 1: the grader waits for the GPU ---------------------------------------------------------
 start_load
 python3 grader/grade.py --src solutions --gpu --labs 03 06 --work "$WORK" --format json --out "$T/a.json" 2> "$T/a.log" &
@@ -71,13 +83,7 @@ tail -5 "$T/a.log"
 [ $rc -eq 0 ] || fail "grade with the load ending: exit code $rc (want 0)"
 grep -q "the GPU is in use by" "$T/a.log" || fail "the grader never saw the GPU busy (it did not wait)"
 grep -qi "tampered" "$T/a.json" && fail "a result says tampered"
-python3 - "$T/a.json" <<'PY' || fail "not full marks after waiting for the GPU"
-import json, sys
-d = json.load(open(sys.argv[1]))
-for lab in d["labs"]:
-    print(f"busy_gpu_check: {lab['lab']}: {lab['points']}/{lab['max_points']} speed {lab['speed']['points']}/{lab['speed']['max']} ({lab['speed']['note']})")
-sys.exit(0 if all(l["points"] == l["max_points"] for l in d["labs"]) else 1)
-PY
+full_marks "$T/a.json" || fail "not full marks after waiting for the GPU"
 
 # --- 2: the wait cap is hit: not graded, regrade ------------------------------------------------
 python3 - "$T/cfg.json" <<'PY'
@@ -95,4 +101,19 @@ tail -3 "$T/b.log"
 grep -q "speed not graded: the GPU was busy" "$T/b.json" || fail "no 'speed not graded: the GPU was busy' in the result"
 grep -q "regrade with: " "$T/b.json" || fail "no regrade command in the result"
 grep -qi "tampered" "$T/b.json" && fail "a result says tampered"
-echo "busy_gpu_check: PASS (waited for the GPU and got full marks; with the cap hit: not graded, regrade command given)"
+
+# --- 3: a job that starts while a lab is timed: timed again once the GPU is free -----------------
+python3 grader/grade.py --src solutions --gpu --labs 08 09 --work "$WORK" --format json --out "$T/c.json" 2> "$T/c.log" &
+G=$!
+while kill -0 $G 2>/dev/null && ! grep -q "speed: 08_decoupled_lookback at n=" "$T/c.log"; do sleep 0.2; done
+start_load  # lab 08 is being timed meanwhile
+sleep 10
+stop_load
+wait $G; rc=$?
+grep "used the GPU while it was timed" "$T/c.log" | head -2
+tail -3 "$T/c.log"
+[ $rc -eq 0 ] || fail "grade with a job arriving mid-timing: exit code $rc (want 0)"
+grep -q "used the GPU while it was timed" "$T/c.log" || fail "the grader did not see the job that came while a lab was timed"
+grep -qi "tampered" "$T/c.json" && fail "a result says tampered"
+full_marks "$T/c.json" || fail "not full marks after a job came while a lab was timed"
+echo "busy_gpu_check: PASS (waited for the GPU and got full marks; with the cap hit: not graded, regrade command given; a job arriving mid-timing: timed again, full marks)"
