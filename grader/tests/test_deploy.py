@@ -208,9 +208,17 @@ class Gradescope(unittest.TestCase):
 
     def test_a_deadline_from_the_platforms_timeout_still_writes_results(self):
         """A platform timeout of 2 s leaves the grader 1 s: it runs out of time and the fallback is
-        written before the platform's limit."""
+        written before the platform's limit. (Lab 01 spins for seconds before each scan: the
+        reference's lab 01 alone is graded in 0.7 s now, within the second.)"""
         def make(sub):
             put(os.path.join(sub, "01_serial"), "solutions", "01_serial")
+            path = os.path.join(sub, "01_serial", "scan.cu")
+            with open(path) as f:
+                code = f.read()
+            slow = ("{\n    for (volatile unsigned long long spin = 0; spin < 4000000000ull; spin = spin + 1) {\n"
+                    "    }\n")
+            with open(path, "w") as f:
+                f.write(code.replace("void *temp)\n{\n", "void *temp)\n" + slow, 1))
         doc = self.run_upload(make, env={"GRADESCOPE_TIMEOUT_OVERRIDE": "2"})
         self.assertIn("the grader has 1 s (the platform's timeout: 2 s)", self.stderr)
         self.assertEqual(doc["score"], 0.0)
