@@ -100,7 +100,9 @@ class SpeedStage:
         self.progress(f"speed: {lab} at n={n}")
         watch = self.guard is not None and rinfo.device
         for attempt in (1, 2):
-            self._intruders, self._asked = ({} if watch else None), self.guard.clock() if watch else 0.0
+            self._intruders = {} if watch else None
+            if watch:
+                self._asked = self.guard.clock()
             out = self._measure(lab, binary, settings, n, metric, seed, student_first, self.isolated)
             if watch:
                 self._look()
@@ -216,16 +218,18 @@ class SpeedStage:
         loses points on one measurement; a lab that is slow is slow twice."""
         spc = settings["speed"]
         runs = {"s": [], "r": [], "full": [], "copy": []}
-        for rnd in range(spc["rounds"] + 1):
-            if rnd == spc["rounds"]:  # the configured rounds are done: confirm a loss, if any
-                out = self._judged(lab, student, settings, n, metric, seed, runs, scoring.median)
-                measured_here = scoring.plausible(scoring.median(runs["s"]), _copy_ms(runs))
-                if not measured_here or out.status != Status.GRADED or scoring.speed_award(out, spc, 1.0)[0] >= 1.0:
-                    return out
-            t = self._round(lab, student, reference, settings, n, metric, seed,
-                            (rnd % 2 == 0) == student_first, runs)
+        for rnd in range(spc["rounds"]):
+            t = self._round(lab, student, reference, settings, n, metric, seed, (rnd % 2 == 0) == student_first, runs)
             if t is not None:
                 return self._failed(lab, n, metric, seed, t)
+        out = self._judged(lab, student, settings, n, metric, seed, runs, scoring.median)
+        remeasured = not scoring.plausible(scoring.median(runs["s"]), _copy_ms(runs))  # _judged's own verdict
+        if remeasured or out.status != Status.GRADED or scoring.speed_award(out, spc, 1.0)[0] >= 1.0:
+            return out
+        t = self._round(lab, student, reference, settings, n, metric, seed,
+                        (spc["rounds"] % 2 == 0) == student_first, runs)  # the order the next round would have
+        if t is not None:
+            return self._failed(lab, n, metric, seed, t)
         return self._judged(lab, student, settings, n, metric, seed, runs, min)
 
     def _round(self, lab, student, reference, settings, n, metric, seed, student_first, runs):

@@ -1,6 +1,7 @@
 """The grader with real builds, in CPU mode so that this runs without a GPU: the harness's private
 report channel (--report-fd) and its atexit check against a lab that prints a result of its own
 and calls exit(0), and what a CPU-mode grade says when nvcc is missing."""
+import errno
 import json
 import os
 import shutil
@@ -8,6 +9,7 @@ import subprocess
 import sys
 import tempfile
 import unittest
+from unittest import mock
 
 import fakes
 import fixturelib
@@ -343,9 +345,6 @@ class SharedCache(unittest.TestCase):
             made.append((binary, os.stat(binary).st_mtime_ns))
         self.assertEqual(made[0], made[1], "the second session rebuilt the reference")
 
-if __name__ == "__main__":
-    unittest.main()
-
 
 class WorkLock(unittest.TestCase):
     """One grade.py at a time in a work folder (build.hold_work): a second one is told which
@@ -377,9 +376,11 @@ class WorkLock(unittest.TestCase):
             build.hold_work(d)  # and held twice by one process: no error
 
     def test_a_file_system_without_locks_grades_unguarded(self):
-        import errno
-        from unittest import mock
         with tempfile.TemporaryDirectory() as d, \
                 mock.patch.object(build.fcntl, "flock", side_effect=OSError(errno.ENOLCK, "No locks available")):
             build.hold_work(d)  # no error: an NFS mount without lockd must not stop grading
             self.assertNotIn(os.path.realpath(d), build._HELD)
+
+
+if __name__ == "__main__":
+    unittest.main()
