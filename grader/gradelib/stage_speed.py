@@ -23,6 +23,7 @@ implausible time is measured again in a process of its own (evaluate.run_timed) 
 is said: only when that measurement is implausible too is it called tampered with (the message
 gives both times and both copies); otherwise the second measurement is the lab's.
 """
+import threading
 from dataclasses import dataclass
 
 from . import evaluate as ev
@@ -66,8 +67,10 @@ class SpeedStage:
                  guard=None, regrade=None):
         self.isolated = isolated
         self.guard = guard  # a gpu_guard.GpuGuard (None: the GPU is not checked)
-        self._intruders = None  # while run() times a device lab: {pid: what} of other jobs seen
-        self._asked = 0.0  # when the GPU was last asked (the guard's clock)
+        # while run() times a device lab: .intruders {pid: what} of other jobs seen and .asked (the
+        # guard's clock at the last ask). Per thread: Grader._speed times the host lab in a thread
+        # of its own beside the device labs, and its run() must not end their watch.
+        self._watch = threading.local()
         self.regrade = regrade or "python3 grader/grade.py --gpu"  # the command that grades again
         self.config = config
         self.refs = refs
@@ -99,14 +102,15 @@ class SpeedStage:
             return busy
         self.progress(f"speed: {lab} at n={n}")
         watch = self.guard is not None and rinfo.device
+        w = self._watch
         for attempt in (1, 2):
-            self._intruders = {} if watch else None
+            w.intruders = {} if watch else None
             if watch:
-                self._asked = self.guard.clock()
+                w.asked = self.guard.clock()
             out = self._measure(lab, binary, settings, n, metric, seed, student_first, self.isolated)
             if watch:
                 self._look()
-            found, self._intruders = list((self._intruders or {}).values()), None
+            found, w.intruders = list((w.intruders or {}).values()), None
             if not found:
                 return out
             what = gpu_guard.describe(found)
@@ -160,14 +164,15 @@ class SpeedStage:
         WATCH_S have passed since it was last asked, the other jobs on it now (_look). A report
         without a time is an error of that run, never a TypeError."""
         t = self._timed_run(timer, n, reps, warmup, metric, seed, timeout)
-        if self._intruders is not None and self.guard.clock() - self._asked >= WATCH_S:
+        w = self._watch
+        if getattr(w, "intruders", None) is not None and self.guard.clock() - w.asked >= WATCH_S:
             self._look()
         return t
 
     def _look(self):
-        """Asks which other jobs use the GPU now, keeping them by pid in _intruders."""
-        self._asked = self.guard.clock()
-        self._intruders.update((f[0], f) for f in self.guard.others() or [])
+        """Asks which other jobs use the GPU now, keeping them by pid in this thread's watch."""
+        self._watch.asked = self.guard.clock()
+        self._watch.intruders.update((f[0], f) for f in self.guard.others() or [])
 
     def _timed_run(self, timer, n, reps, warmup, metric, seed, timeout):
         """The timed run itself, as a _Timing."""

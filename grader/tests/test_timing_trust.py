@@ -298,6 +298,31 @@ class BusyGpu(unittest.TestCase):
         st._measure = lambda *a: "measured"
         self.assertEqual(st.run("01_serial", "student", PASSED), "measured")
 
+    def test_the_serial_lab_timed_in_its_thread_does_not_end_a_gpu_lab_s_watch(self):
+        """Grader._speed times the host lab in a thread beside the GPU labs: its run, start to
+        end, inside a GPU lab's measurement must leave that lab's watch as it was (on the GPU, a
+        shared watch was ended under the GPU lab's feet: AttributeError at its last ask)."""
+        host = fakes.lab_info("01_serial", shape="host", tile=0, bench_n=1 << 20)
+        smi = FakeSmi("", BUSY, "")  # free before; busy at the GPU lab's end; then free
+        g, clock = guard(smi)
+        serial, gpu_runs = [], []
+
+        def tick():
+            if threading.current_thread() is not threading.main_thread():
+                return
+            gpu_runs.append(1)
+            if not serial:
+                t = threading.Thread(target=lambda: serial.append(st.run("01_serial", "student", PASSED)))
+                t.start()
+                t.join()  # the whole serial lab inside the GPU lab's first timed run
+        st = ScriptedStage({"s": [(0.5, 0.45)], "r": [(0.5, 0.45)]}, guard=g, tick=tick)
+        st.refs["01_serial"] = ("ref", host)
+        out = st.run(LAB, "student", PASSED)
+        self.assertEqual(serial[0].status, Status.GRADED)
+        self.assertEqual(out.status, Status.GRADED)
+        # the job seen at the end of the GPU lab's measurement was still counted: measured again
+        self.assertEqual(len(gpu_runs), 2 * self.PER)
+
     def test_our_own_processes_and_other_gpus_do_not_count(self):
         child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
         try:
