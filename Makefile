@@ -171,7 +171,7 @@ ifneq ($(LAB_OUT),)
 $(LAB_OUT).o: $(LAB_SRC) lab-binary-args
 	$(COMPILE_CU)
 $(LAB_OUT).%.base.o: $$(call BASE_GIVEN,$$*) lab-binary-args
-	$(Q)$(call LAB_RENAME,$<,$(@:.base.o=.lab.o)) && $(call BASE_LOCALIZE,$(@:.base.o=.lab.o),$*,$@)
+	$(Q)mkdir -p $(@D) && $(call LAB_RENAME,$<,$(@:.base.o=.lab.o)) && $(call BASE_LOCALIZE,$(@:.base.o=.lab.o),$*,$@)
 $(LAB_OUT): $(LAB_OUT).lab.o $(call LAB_DESC,$(LAB_ID)) $(LAB_BASES_$(LAB_ID):%=$(LAB_OUT).%.base.o) $(COMMON_OBJ) $(MAIN_OBJ) lab-binary-args
 	$(LINK) $(SECCOMP_LIBS)
 endif

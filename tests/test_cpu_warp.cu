@@ -8,7 +8,9 @@
  *   - __shfl_down_sync reads lane + delta; a source past the segment's last lane gives its own;
  *   - __shfl_xor_sync reads lane ^ laneMask; it may read an earlier segment, while a source in a
  *     later segment gives the lane its own value;
- *   - __ballot_sync sets bit l for each lane l of the mask whose predicate is non-zero.
+ *   - __ballot_sync sets bit l for each lane l of the mask whose predicate is non-zero;
+ *   - __match_any_sync ("Warp Match Functions") sets bit l for each lane l of the mask whose
+ *     value is the caller's.
  * Where CUDA leaves the result undefined (a source lane outside the mask, or past the end of a
  * block whose size is not a multiple of 32), CPU mode gives the lane its own value
  * (common/cpu/README.md); the tests check that choice too. And the misuses CPU mode reports:
@@ -24,10 +26,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum op { OP_SHFL, OP_UP, OP_DOWN, OP_XOR, OP_BALLOT, OP_ANY, OP_ALL };
-static const char *const OP_NAMES[] = {"__shfl_sync",     "__shfl_up_sync", "__shfl_down_sync",
-                                       "__shfl_xor_sync", "__ballot_sync",  "__any_sync",
-                                       "__all_sync"};
+enum op { OP_SHFL, OP_UP, OP_DOWN, OP_XOR, OP_BALLOT, OP_ANY, OP_ALL, OP_MATCH };
+static const char *const OP_NAMES[] = {"__shfl_sync",     "__shfl_up_sync",  "__shfl_down_sync",
+                                       "__shfl_xor_sync", "__ballot_sync",   "__any_sync",
+                                       "__all_sync",      "__match_any_sync"};
 
 #define MAX_THREADS 64
 #define NOT_IN_MASK (-1)
@@ -65,6 +67,9 @@ __global__ void warp_kernel(int op, unsigned mask, const int *arg, int width, in
     case OP_ALL:
         r = __all_sync(mask, arg[t]);
         break;
+    case OP_MATCH:
+        r = (int)__match_any_sync(mask, arg[t]);
+        break;
     }
     out[t] = r;
 }
@@ -94,17 +99,21 @@ static int model_source(int op, int t, int arg, int width, unsigned mask, int th
     return warp + src;
 }
 
-/* What thread t's __ballot_sync / __any_sync / __all_sync returns. */
+/* What thread t's __ballot_sync / __any_sync / __all_sync / __match_any_sync returns. */
 static int model_vote(int op, int t, const int *pred, unsigned mask, int threads)
 {
     const int warp = t / 32 * 32;
-    unsigned ballot = 0, members = 0;
+    unsigned ballot = 0, members = 0, same = 0;
     for (int l = 0; l < 32 && warp + l < threads; l++)
         if ((mask >> l) & 1u) {
             members |= 1u << l;
             if (pred[warp + l])
                 ballot |= 1u << l;
+            if (pred[warp + l] == pred[t])
+                same |= 1u << l;
         }
+    if (op == OP_MATCH)
+        return (int)same;
     if (op == OP_BALLOT)
         return (int)ballot;
     return op == OP_ANY ? ballot != 0 : ballot == members;
@@ -213,6 +222,28 @@ Test(warp, votes,
                 cr_expect_eq(check(op, masks[m], pred, 32, 48), 0, "%s, pattern %d", OP_NAMES[op],
                              pattern);
             }
+    }
+}
+
+Test(warp, match_any,
+     .description = "__match_any_sync: the lanes of the mask with the caller's value, also in a "
+                    "partial warp and with a partial mask")
+{
+    int value[MAX_THREADS];
+    const unsigned masks[] = {0xffffffffu, 0x0f0ff0f5u, 0x00000001u, 0x80000001u};
+    for (int pattern = 0; pattern < 4; pattern++) {
+        for (int t = 0; t < MAX_THREADS;
+             t++) /* digits of a radix sort, all alike, all apart, two values */
+            value[t] = pattern == 0   ? (t * 37 + 11) % 7
+                       : pattern == 1 ? 5
+                       : pattern == 2 ? t
+                                      : (t % 3 == 0 ? -1 : 1 << 30);
+        for (int m = 0; m < 4; m++) {
+            cr_expect_eq(check(OP_MATCH, masks[m], value, 32, 64), 0, "pattern %d, mask 0x%08x",
+                         pattern, masks[m]);
+            cr_expect_eq(check(OP_MATCH, masks[m], value, 32, 48), 0, "pattern %d, mask 0x%08x",
+                         pattern, masks[m]);
+        }
     }
 }
 

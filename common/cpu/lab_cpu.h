@@ -125,7 +125,17 @@ static inline uint3 make_uint3(unsigned x, unsigned y, unsigned z)
 /* ---- the runtime's entry points (runtime.h lists its files) -------------------------------- */
 namespace lab_cpu {
 
-enum warp_kind { W_SYNC, W_SHFL, W_SHFL_UP, W_SHFL_DOWN, W_SHFL_XOR, W_BALLOT, W_ANY, W_ALL };
+enum warp_kind {
+    W_SYNC,
+    W_SHFL,
+    W_SHFL_UP,
+    W_SHFL_DOWN,
+    W_SHFL_XOR,
+    W_BALLOT,
+    W_ANY,
+    W_ALL,
+    W_MATCH_ANY
+};
 enum bar_kind { B_PLAIN, B_COUNT, B_AND, B_OR };
 
 /* __syncthreads and friends: returns the count/and/or of pred over the block for those kinds. */
@@ -364,6 +374,8 @@ static inline T shfl(int kind, unsigned mask, T v, int arg, int width, const cha
 #define __ballot_sync(mask, p) ((unsigned)::lab_cpu::warp_op(::lab_cpu::W_BALLOT, mask, (p) != 0, 0, 32, __FILE__, __LINE__))
 #define __any_sync(mask, p) ((int)::lab_cpu::warp_op(::lab_cpu::W_ANY, mask, (p) != 0, 0, 32, __FILE__, __LINE__))
 #define __all_sync(mask, p) ((int)::lab_cpu::warp_op(::lab_cpu::W_ALL, mask, (p) != 0, 0, 32, __FILE__, __LINE__))
+/* the lanes of the mask whose value has the same bits as the caller's (sm_70 and later) */
+#define __match_any_sync(mask, v) ((unsigned)::lab_cpu::warp_op(::lab_cpu::W_MATCH_ANY, mask, ::lab_cpu::to_bits(v), 0, 32, __FILE__, __LINE__))
 // clang-format on
 
 static inline unsigned __activemask()

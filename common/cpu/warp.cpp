@@ -1,6 +1,6 @@
 /* warp.cpp (CPU mode) — warp operations: __shfl_sync and its _up/_down/_xor forms, __ballot_sync,
- * __any_sync, __all_sync and __syncwarp, all through lab_cpu::warp_op. Part of CPU mode's runtime
- * (runtime.h lists its files; common/cpu/README.md explains the design).
+ * __any_sync, __all_sync, __match_any_sync and __syncwarp, all through lab_cpu::warp_op. Part of
+ * CPU mode's runtime (runtime.h lists its files; common/cpu/README.md explains the design).
  *
  * A lane arrives and waits (its fiber yields); the last lane of the mask to arrive computes every
  * lane's result, by the rules of PTX's shfl.sync, and readies the others. A lane that never
@@ -120,6 +120,14 @@ void complete_warp_op(const fiber *f, int base, unsigned group, unsigned ballot)
         case W_SYNC:
             g->wres = 0;
             break;
+        case W_MATCH_ANY: { /* the lanes of group whose value has g's bits */
+            unsigned same = 0;
+            for (int k = 0; k < 32; k++)
+                if (((group >> k) & 1u) && g_fibers[base + k]->wval == g->wval)
+                    same |= 1u << k;
+            g->wres = same;
+            break;
+        }
         default: {
             int src = shuffle_source(f->wkind, l, g->warg, g->wwidth);
             if (!((group >> src) & 1u))
