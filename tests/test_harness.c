@@ -2,6 +2,7 @@
  * tested on any machine. Also the program's exit codes and output, through lab_main. */
 #include "harness.h"
 #include "cuda_check.h"
+#include "harness/call.h"
 #include "verify.h"
 
 #include <criterion/criterion.h>
@@ -283,6 +284,77 @@ Test(harness, too_large, .description = "n over max_n is refused unless forced")
     lab_report r = run(&LAB, 5001, 0);
     cr_expect_eq(r.status, ST_TOO_LARGE);
     cr_expect(strstr(r.message, "--force"), "%s", r.message);
+}
+
+/* ---- device buffers kept from case to case (call.h: lab_kept_malloc) ------------------ */
+
+Test(kept, smallest_fit,
+     .description = "a kept buffer not in use, the smallest large enough, is "
+                    "given again; one in use never is")
+{
+    lab_report r = {0};
+    lab_kept_enable(1); /* as on a GPU outside compute-sanitizer */
+    void *a, *b, *c, *d, *e;
+    cr_assert_eq(lab_kept_malloc(&a, 1000, &r, "a"), 0);
+    cr_assert_eq(lab_kept_malloc(&b, 4000, &r, "b"), 0);
+    cr_assert_neq(a, b);
+    lab_kept_free(a);
+    lab_kept_free(b);
+    cr_expect_eq(lab_kept_spare(), 5000);
+    cr_assert_eq(lab_kept_malloc(&c, 900, &r, "c"), 0);
+    cr_expect_eq(c, a, "900 bytes: the 1000-byte buffer, not the 4000-byte one");
+    cr_assert_eq(lab_kept_malloc(&d, 3000, &r, "d"), 0);
+    cr_expect_eq(d, b);
+    cr_expect_eq(lab_kept_spare(), 0);
+    cr_assert_eq(lab_kept_malloc(&e, 10, &r, "e"), 0);
+    cr_expect(e != a && e != b, "a buffer in use is not given again");
+    /* each buffer works for its full size */
+    cr_assert_eq(cudaMemset(d, 0x5A, 3000), cudaSuccess);
+    unsigned char back[3000];
+    cr_assert_eq(cudaMemcpy(back, d, sizeof(back), cudaMemcpyDeviceToHost), cudaSuccess);
+    cr_expect(back[0] == 0x5A && back[2999] == 0x5A);
+    lab_kept_free(c);
+    lab_kept_free(d);
+    lab_kept_free(e);
+    cr_expect_eq(lab_kept_spare(), 5010);
+}
+
+Test(kept, grows_not_piles_up,
+     .description = "cases of growing size keep one buffer per role, each as large as the last")
+{
+    lab_report r = {0};
+    void *in, *seed;
+    lab_kept_enable(1);
+    for (size_t n = 1; n <= 64; n++) { /* like a session's cases: an input and an 8-byte seed */
+        cr_assert_eq(lab_kept_malloc(&in, 1024 * n, &r, "in"), 0);
+        cr_assert_eq(lab_kept_malloc(&seed, 8, &r, "seed"), 0);
+        lab_kept_free(seed);
+        lab_kept_free(in);
+        cr_assert_eq(lab_kept_spare(), 1024 * n + 8, "n=%zu: %zu bytes kept", n, lab_kept_spare());
+    }
+}
+
+Test(kept, not_in_cpu_mode_by_default,
+     .description = "in CPU mode each buffer has its own size (its guard page right after it)")
+{
+    lab_report r = {0};
+    void *a, *b;
+    cr_assert_eq(lab_kept_malloc(&a, 4000, &r, "a"), 0);
+    lab_kept_free(a);
+    cr_assert_eq(lab_kept_malloc(&b, 100, &r, "b"), 0);
+#ifdef LAB_CPU_MODE
+    cr_expect_eq(lab_kept_spare(), 0, "CPU mode keeps nothing");
+#endif
+    lab_kept_free(b);
+}
+
+Test(kept, events_once, .description = "a case's events are the process's, the same each time")
+{
+    cudaEvent_t *a = lab_case_events(), *b = lab_case_events();
+    cr_expect_eq(a, b);
+    cr_expect_eq(cudaEventRecord(a[0], 0), cudaSuccess);
+    cr_expect_eq(cudaEventRecord(a[LAB_CASE_EVENTS - 1], 0), cudaSuccess);
+    cr_expect_eq(cudaEventSynchronize(a[LAB_CASE_EVENTS - 1]), cudaSuccess);
 }
 
 /* ---- the program: exit codes and output --------------------------------------- */

@@ -96,14 +96,160 @@ int lab_try_malloc(void **p, size_t bytes, lab_report *r, const char *what)
     return 0;
 }
 
+/* ---- device buffers kept from case to case (call.h) ----------------------------------- */
+
+int lab_under_tool(void)
+{
+    extern char **environ;
+    static int under = -1;
+    if (under < 0) {
+        under = 0;
+        for (char **e = environ; e && *e; e++) /* compute-sanitizer's injection names itself */
+            if (strstr(*e, "sanitizer") || strstr(*e, "Sanitizer"))
+                under = 1;
+    }
+    return under;
+}
+
+#define KEPT_MAX 16
+static struct {
+    void *p;
+    size_t bytes;
+    int busy;
+} g_kept[KEPT_MAX];
+
+/* Frees the kept buffers not in use. */
+static void kept_release(void)
+{
+    for (int i = 0; i < KEPT_MAX; i++)
+        if (g_kept[i].p && !g_kept[i].busy) {
+            CUDA_CHECK(cudaFree(g_kept[i].p));
+            g_kept[i].p = NULL;
+            g_kept[i].bytes = 0;
+        }
+}
+
+static int g_keep = -1; /* -1: not decided yet (lab_kept_enable, keeping) */
+
+void lab_kept_enable(int on)
+{
+    g_keep = on != 0;
+}
+
+/* Whether buffers are kept: not under a tool, not in CPU mode, unless a test says otherwise
+ * (lab_kept_enable, or LAB_KEEP_BUFFERS=0/1 in the environment of the first case). */
+static int keeping(void)
+{
+    if (g_keep < 0) {
+        const char *env = getenv("LAB_KEEP_BUFFERS");
+#ifdef LAB_CPU_MODE
+        g_keep = 0;
+#else
+        g_keep = !lab_under_tool();
+#endif
+        if (env && (strcmp(env, "0") == 0 || strcmp(env, "1") == 0))
+            g_keep = env[0] == '1';
+    }
+    return g_keep;
+}
+
+int lab_kept_malloc(void **p, size_t bytes, lab_report *r, const char *what)
+{
+    if (!keeping())
+        return lab_try_malloc(p, bytes, r, what);
+    int fit = -1, empty = -1, small = -1; /* among the kept buffers not in use */
+    for (int i = 0; i < KEPT_MAX; i++) {
+        if (g_kept[i].busy)
+            continue;
+        if (!g_kept[i].p) {
+            if (empty < 0)
+                empty = i;
+        } else if (g_kept[i].bytes >= bytes) {
+            if (fit < 0 || g_kept[i].bytes < g_kept[fit].bytes)
+                fit = i;
+        } else if (small < 0 || g_kept[i].bytes > g_kept[small].bytes) {
+            small = i;
+        }
+    }
+    if (fit >= 0) {
+        g_kept[fit].busy = 1;
+        *p = g_kept[fit].p;
+        return 0;
+    }
+    /* a buffer too small is replaced (the largest such: most likely the same role in a smaller
+     * case), so the kept buffers grow instead of piling up; -1: every slot in use, not kept */
+    const int slot = small >= 0 ? small : empty;
+    if (slot >= 0 && g_kept[slot].p) {
+        CUDA_CHECK(cudaFree(g_kept[slot].p));
+        g_kept[slot].p = NULL;
+        g_kept[slot].bytes = 0;
+    }
+    cudaError_t err = cudaMalloc(p, bytes ? bytes : 1);
+    if (err == cudaErrorMemoryAllocation) { /* the kept buffers not in use may be what is missing */
+        cudaGetLastError();
+        kept_release();
+        err = cudaMalloc(p, bytes ? bytes : 1);
+    }
+    if (err == cudaErrorMemoryAllocation) {
+        cudaGetLastError();
+        *p = NULL;
+        r->status = ST_NO_MEMORY;
+        lab_report_msg(r, "not enough device memory for %s (%zu bytes) at n=%zu", what, bytes,
+                       r->n);
+        return -1;
+    }
+    CUDA_CHECK(err);
+    if (slot >= 0) {
+        g_kept[slot].p = *p;
+        g_kept[slot].bytes = bytes ? bytes : 1;
+        g_kept[slot].busy = 1;
+    }
+    return 0;
+}
+
+void lab_kept_free(void *p)
+{
+    if (!p)
+        return;
+    for (int i = 0; i < KEPT_MAX; i++)
+        if (g_kept[i].p == p) {
+            g_kept[i].busy = 0;
+            return;
+        }
+    CUDA_CHECK(cudaFree(p)); /* allocated when every slot was in use, or under a tool */
+}
+
+size_t lab_kept_spare(void)
+{
+    size_t spare = 0;
+    for (int i = 0; i < KEPT_MAX; i++)
+        if (g_kept[i].p && !g_kept[i].busy)
+            spare += g_kept[i].bytes;
+    return spare;
+}
+
+cudaEvent_t *lab_case_events(void)
+{
+    static cudaEvent_t ev[LAB_CASE_EVENTS];
+    static int made;
+    if (!made) {
+        for (int e = 0; e < LAB_CASE_EVENTS; e++)
+            CUDA_CHECK(cudaEventCreate(&ev[e]));
+        made = 1;
+    }
+    return ev;
+}
+
 /* ---- the device ------------------------------------------------------------------------ */
 
 const char *lab_device_name(void)
 {
     static char name[256];
-    struct cudaDeviceProp prop;
-    CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
-    snprintf(name, sizeof(name), "%s", prop.name);
+    if (!name[0]) {
+        struct cudaDeviceProp prop;
+        CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+        snprintf(name, sizeof(name), "%s", prop.name);
+    }
     return name;
 }
 

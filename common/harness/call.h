@@ -51,10 +51,43 @@ void *lab_host_alloc(size_t bytes);
  * and returns -1 instead of exiting; any other failure exits through CUDA_CHECK. */
 int lab_try_malloc(void **p, size_t bytes, lab_report *r, const char *what);
 
+/* Device buffers the process keeps from case to case. A graded process runs hundreds of cases;
+ * a cudaMalloc and cudaFree of each case's buffers (and its events, and a query of the device for
+ * each report) call into the driver, which waits there while any process on the machine, on any
+ * GPU, creates its CUDA context: measured on two H200s, 8 processes of cases on GPU 0 took 2.9 ms
+ * a case alone and 40.8 ms beside a stream of process starts on GPU 1, and 2.7 ms when they kept
+ * their buffers and events (issue 32: why four GPUs graded a class only 1.9 times as fast as one).
+ *
+ * lab_kept_malloc gives a buffer of at least `bytes`: the smallest kept buffer not in use that is
+ * large enough, else a new one in place of the largest kept one that is too small (so the process
+ * keeps about one buffer per role, each as large as the largest case has needed). It reports an
+ * out-of-memory as lab_try_malloc does, after freeing the kept buffers not in use and trying
+ * once more. lab_kept_free returns a buffer to the kept ones. Nothing is kept under
+ * compute-sanitizer, whose memcheck must see each case's buffers at their own sizes, nor in CPU
+ * mode, whose cudaMalloc puts each buffer against a guard page (an access past its end faults at
+ * once) and whose driver has no such lock: there lab_kept_malloc is lab_try_malloc and
+ * lab_kept_free is cudaFree, as before. lab_kept_enable(1) keeps them anyway (the tests of this
+ * logic, which run in CPU mode), lab_kept_enable(0) never; so does LAB_KEEP_BUFFERS=1 or 0 in the
+ * environment of the process's first case. */
+int lab_kept_malloc(void **p, size_t bytes, lab_report *r, const char *what);
+void lab_kept_free(void *p);
+void lab_kept_enable(int on);
+
+/* Bytes of kept buffers not in use now (device memory a case can have without a cudaMalloc). */
+size_t lab_kept_spare(void);
+
+/* The process's events for a case's calls (LAB_CASE_EVENTS of them), created at the first call. */
+#define LAB_CASE_EVENTS 3
+cudaEvent_t *lab_case_events(void);
+
+/* 1 when the process runs under compute-sanitizer (its injection names itself in the
+ * environment), decided at the first call (before the sandbox empties the environment). */
+int lab_under_tool(void);
+
 /* Milliseconds between two recorded events. */
 double lab_event_ms(cudaEvent_t a, cudaEvent_t b);
 
-/* The name of device 0, for the report (one static buffer). */
+/* The name of device 0, for the report (one static buffer, asked once). */
 const char *lab_device_name(void);
 
 /* Bytes of the buffer written before each device call so that no call starts with a warm L2:

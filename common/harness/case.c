@@ -110,7 +110,6 @@ static lab_status check_leak(size_t count_after_first, size_t bytes_after_first,
  * in it (a tool's variables, say) tells the lab what kind of run this is. */
 static void enter_sandbox(const lab_options *o, lab_report *r)
 {
-    extern char **environ;
     static int entered; /* a graded process of several cases enters it once, for good */
     char why[200];
     int under_tool = 0;
@@ -120,9 +119,7 @@ static void enter_sandbox(const lab_options *o, lab_report *r)
         r->sandbox = 1;
         return;
     }
-    for (char **e = environ; e && *e; e++) /* compute-sanitizer's injection names itself */
-        if (strstr(*e, "sanitizer") || strstr(*e, "Sanitizer"))
-            under_tool = 1;
+    under_tool = lab_under_tool(); /* compute-sanitizer's injection names itself */
     /* measuring what the runtime opens (grader/tools/measure_opens.sh) */
     const char *trace = getenv("LAB_SANDBOX_TRACE_OPEN");
     lab_sandbox_trace_opens(trace && strcmp(trace, "1") == 0);

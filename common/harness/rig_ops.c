@@ -34,7 +34,7 @@ typedef struct {
     void *d_verify;   /* lab_verify_app's temp (a run that checks on the GPU; else NULL) */
     uint64_t *d_seed; /* the seed of a GPU-made input, on the device only */
     size_t scratch_bytes, scratch_n, flush_bytes;
-    cudaEvent_t ev[2];
+    cudaEvent_t *ev;                             /* the process's (lab_case_events) */
     int *h_in, *h_heads, *h_out, *h_back, *want; /* h_*: guarded words; want: cap */
     double *want_d, *bound_d;                    /* LAB_OP_FADD: cap each */
     lab_layout li, lo;                           /* the call's input (and heads) and output */
@@ -93,35 +93,30 @@ static int ops_alloc(void *self, const lab_case *c, size_t cap, lab_report *r)
     const size_t bytes = g->words * sizeof(int), out_bytes = g->out_words * sizeof(int);
     if (ops_alloc_host(g, v, r) != 0)
         return -1;
-    if (lab_try_malloc((void **)&g->d_in, bytes, r, "the input") ||
-        (g->h_heads && lab_try_malloc((void **)&g->d_heads, bytes, r, "the segment heads")) ||
-        lab_try_malloc((void **)&g->d_out, out_bytes, r, "the output") ||
+    if (lab_kept_malloc((void **)&g->d_in, bytes, r, "the input") ||
+        (g->h_heads && lab_kept_malloc((void **)&g->d_heads, bytes, r, "the segment heads")) ||
+        lab_kept_malloc((void **)&g->d_out, out_bytes, r, "the output") ||
         (v->op == LAB_OP_COMPACT &&
-         lab_try_malloc((void **)&g->d_count, sizeof(size_t), r, "the compaction's count")) ||
+         lab_kept_malloc((void **)&g->d_count, sizeof(size_t), r, "the compaction's count")) ||
         (g->scratch_bytes &&
-         lab_try_malloc(&g->d_scratch, g->scratch_bytes, r, "the lab's scratch")) ||
+         lab_kept_malloc(&g->d_scratch, g->scratch_bytes, r, "the lab's scratch")) ||
         !(g->d_flush = lab_flush_buffer(&g->flush_bytes, r)))
         return -1;
     if (on_gpu(c, 1) &&
-        (lab_try_malloc(&g->d_verify, lab_verify_temp_bytes(cap), r, "the harness's check") ||
-         lab_try_malloc((void **)&g->d_seed, sizeof(uint64_t), r, "the input's seed")))
+        (lab_kept_malloc(&g->d_verify, lab_verify_temp_bytes(cap), r, "the harness's check") ||
+         lab_kept_malloc((void **)&g->d_seed, sizeof(uint64_t), r, "the input's seed")))
         return -1;
-    for (int e = 0; e < 2; e++)
-        CUDA_CHECK(cudaEventCreate(&g->ev[e]));
+    g->ev = lab_case_events();
     return 0;
 }
 
 static void ops_free(void *self)
 {
     ops_rig *g = self;
-    for (int e = 0; e < 2; e++)
-        if (g->ev[e])
-            cudaEventDestroy(g->ev[e]);
     void *d[] = {g->d_seed, g->d_verify, g->d_scratch, g->d_count,
-                 g->d_out,  g->d_heads,  g->d_in}; /* not d_flush: the process keeps it */
+                 g->d_out,  g->d_heads,  g->d_in}; /* not d_flush; all kept (call.h) */
     for (size_t i = 0; i < sizeof(d) / sizeof(d[0]); i++)
-        if (d[i])
-            cudaFree(d[i]);
+        lab_kept_free(d[i]);
     void *h[] = {g->bound_d, g->want_d, g->want, g->h_back, g->h_out, g->h_heads, g->h_in};
     for (size_t i = 0; i < sizeof(h) / sizeof(h[0]); i++)
         free(h[i]);

@@ -27,7 +27,7 @@ typedef struct {
     void *d_flush;    /* written before each call so no call starts with a warm L2 (the
                          process's: lab_flush_buffer) */
     size_t flush_bytes;
-    cudaEvent_t ev[3];
+    cudaEvent_t *ev;            /* the process's (lab_case_events) */
     int *h_in, *h_out, *h_sums; /* call 0's buffers read back */
     lab_layout li, lo;          /* the call's */
 } scan_rig;
@@ -40,13 +40,18 @@ static int scan_accepts(const lab_info *lab, const lab_variant *v)
 }
 
 /* The device memory a run needs, against what is free, before any of it is allocated (the flush
- * buffer, which the process keeps, is already). */
+ * buffer, which the process keeps, is already; the kept buffers not in use count as free, and
+ * when they alone are enough the driver is not asked: call.h, lab_kept_malloc). */
 static int scan_fits(scan_rig *g, size_t verify_bytes, size_t tiles, lab_report *r)
 {
+    const double need = 2.0 * (double)g->words * sizeof(int) + (double)g->scratch_bytes +
+                        (double)verify_bytes + (double)tiles * sizeof(int);
+    const size_t spare = lab_kept_spare();
+    if (need <= (double)spare)
+        return 1;
     size_t free_b = 0, total_b = 0;
     CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
-    double need = 2.0 * (double)g->words * sizeof(int) + (double)g->scratch_bytes +
-                  (double)verify_bytes + (double)tiles * sizeof(int);
+    free_b += spare;
     if (need <= (double)free_b)
         return 1;
     r->status = ST_NO_MEMORY;
@@ -78,16 +83,15 @@ static int scan_alloc(void *self, const lab_case *c, size_t cap, lab_report *r)
         lab_report_msg(r, "cannot allocate host memory for n=%zu", cap);
         return -1;
     }
-    if (lab_try_malloc((void **)&g->d_in, g->words * sizeof(int), r, "the input") ||
-        lab_try_malloc((void **)&g->d_out, g->words * sizeof(int), r, "the output") ||
+    if (lab_kept_malloc((void **)&g->d_in, g->words * sizeof(int), r, "the input") ||
+        lab_kept_malloc((void **)&g->d_out, g->words * sizeof(int), r, "the output") ||
         (g->scratch_bytes &&
-         lab_try_malloc(&g->d_scratch, g->scratch_bytes, r, "the lab's scratch")) ||
-        lab_try_malloc(&g->d_verify, verify_bytes, r, "the harness's check") ||
-        lab_try_malloc((void **)&g->d_seed, sizeof(uint64_t), r, "the input's seed") ||
-        (tiles && lab_try_malloc((void **)&g->d_sums, tiles * sizeof(int), r, "the tile totals")))
+         lab_kept_malloc(&g->d_scratch, g->scratch_bytes, r, "the lab's scratch")) ||
+        lab_kept_malloc(&g->d_verify, verify_bytes, r, "the harness's check") ||
+        lab_kept_malloc((void **)&g->d_seed, sizeof(uint64_t), r, "the input's seed") ||
+        (tiles && lab_kept_malloc((void **)&g->d_sums, tiles * sizeof(int), r, "the tile totals")))
         return -1;
-    for (int e = 0; e < 3; e++)
-        CUDA_CHECK(cudaEventCreate(&g->ev[e]));
+    g->ev = lab_case_events();
     g->scratch_n = (size_t)-1;
     return 0;
 }
@@ -95,14 +99,10 @@ static int scan_alloc(void *self, const lab_case *c, size_t cap, lab_report *r)
 static void scan_free(void *self)
 {
     scan_rig *g = self;
-    for (int e = 0; e < 3; e++)
-        if (g->ev[e])
-            cudaEventDestroy(g->ev[e]);
     void *bufs[] = {g->d_sums,    g->d_seed, g->d_verify,
-                    g->d_scratch, g->d_out,  g->d_in}; /* not d_flush */
+                    g->d_scratch, g->d_out,  g->d_in}; /* not d_flush; all kept (call.h) */
     for (size_t i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++)
-        if (bufs[i])
-            cudaFree(bufs[i]);
+        lab_kept_free(bufs[i]);
     free(g->h_sums);
     free(g->h_out);
     free(g->h_in);
