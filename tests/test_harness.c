@@ -334,6 +334,26 @@ Test(kept, grows_not_piles_up,
     }
 }
 
+Test(kept, out_of_memory,
+     .description = "out of memory: the spare kept buffers are freed, the "
+                    "allocation tried again, then ST_NO_MEMORY named")
+{
+    lab_report r = {0};
+    void *a, *b, *huge = (void *)1;
+    lab_kept_enable(1);
+    cr_assert_eq(lab_kept_malloc(&a, 4096, &r, "a"), 0);
+    cr_assert_eq(lab_kept_malloc(&b, 8192, &r, "b"), 0);
+    lab_kept_free(a);
+    lab_kept_free(b);
+    cr_assert_eq(lab_kept_spare(), 4096 + 8192); /* b makes room for the new one; a is released */
+    r.n = 7;
+    cr_expect_eq(lab_kept_malloc(&huge, (size_t)1 << 50, &r, "the input"), -1);
+    cr_expect_null(huge);
+    cr_expect_eq(r.status, ST_NO_MEMORY);
+    cr_expect(strstr(r.message, "not enough device memory for the input"), "%s", r.message);
+    cr_expect_eq(lab_kept_spare(), 0, "the spare buffers were freed to make room");
+}
+
 Test(kept, not_in_cpu_mode_by_default,
      .description = "in CPU mode each buffer has its own size (its guard page right after it)")
 {

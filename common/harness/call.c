@@ -184,21 +184,15 @@ int lab_kept_malloc(void **p, size_t bytes, lab_report *r, const char *what)
         g_kept[slot].p = NULL;
         g_kept[slot].bytes = 0;
     }
-    cudaError_t err = cudaMalloc(p, bytes ? bytes : 1);
+    const cudaError_t err = cudaMalloc(p, bytes ? bytes : 1);
     if (err == cudaErrorMemoryAllocation) { /* the kept buffers not in use may be what is missing */
         cudaGetLastError();
         kept_release();
-        err = cudaMalloc(p, bytes ? bytes : 1);
+        if (lab_try_malloc(p, bytes, r, what) != 0)
+            return -1;
+    } else {
+        CUDA_CHECK(err);
     }
-    if (err == cudaErrorMemoryAllocation) {
-        cudaGetLastError();
-        *p = NULL;
-        r->status = ST_NO_MEMORY;
-        lab_report_msg(r, "not enough device memory for %s (%zu bytes) at n=%zu", what, bytes,
-                       r->n);
-        return -1;
-    }
-    CUDA_CHECK(err);
     if (slot >= 0) {
         g_kept[slot].p = *p;
         g_kept[slot].bytes = bytes ? bytes : 1;
