@@ -10,8 +10,11 @@
 #    for the GPU, the load goes on 20 s more and stops. Expected: full marks (it waited).
 # 3. The same with gpu_wait_s = 5 and the load left running: expected exit code 3, an
 #    infrastructure error "speed not graded: the GPU was busy (...); regrade with: ...".
-# 4. grade.py --labs 08 09 with no load; the load starts once lab 08's timing has begun and runs
-#    10 s. Expected: "used the GPU while it was timed" in the log, full marks (timed again).
+# 4. grade.py --labs 01 08 09 with no load; the load starts once lab 08's timing has begun and runs
+#    10 s. Expected: "used the GPU while it was timed" in the log, full marks (timed again). Lab 01,
+#    a host lab, is timed in a thread beside the GPU labs: its end must not end their watch (on
+#    2026-11-28 it did, and the grader crashed on every whole grade; only a grade with a host lab
+#    and GPU labs shows it).
 # None may say "tampered", and the first and last may lose no points. The last line says PASS or FAIL.
 set -u
 NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
@@ -103,7 +106,7 @@ grep -q "regrade with: " "$T/b.json" || fail "no regrade command in the result"
 grep -qi "tampered" "$T/b.json" && fail "a result says tampered"
 
 # --- 3: a job that starts while a lab is timed: timed again once the GPU is free -----------------
-python3 grader/grade.py --src solutions --gpu --labs 08 09 --work "$WORK" --format json --out "$T/c.json" 2> "$T/c.log" &
+python3 grader/grade.py --src solutions --gpu --labs 01 08 09 --work "$WORK" --format json --out "$T/c.json" 2> "$T/c.log" &
 G=$!
 while kill -0 $G 2>/dev/null && ! grep -q "speed: 08_decoupled_lookback at n=" "$T/c.log"; do sleep 0.2; done
 start_load  # lab 08 is being timed meanwhile
