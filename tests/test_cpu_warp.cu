@@ -232,8 +232,8 @@ Test(warp, match_any,
     int value[MAX_THREADS];
     const unsigned masks[] = {0xffffffffu, 0x0f0ff0f5u, 0x00000001u, 0x80000001u};
     for (int pattern = 0; pattern < 4; pattern++) {
-        for (int t = 0; t < MAX_THREADS;
-             t++) /* digits of a radix sort, all alike, all apart, two values */
+        /* digits of a radix sort; all alike; all apart; two values, one negative */
+        for (int t = 0; t < MAX_THREADS; t++)
             value[t] = pattern == 0   ? (t * 37 + 11) % 7
                        : pattern == 1 ? 5
                        : pattern == 2 ? t

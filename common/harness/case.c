@@ -112,14 +112,13 @@ static void enter_sandbox(const lab_options *o, lab_report *r)
 {
     static int entered; /* a graded process of several cases enters it once, for good */
     char why[200];
-    int under_tool = 0;
     if (!o->sandbox)
         return;
     if (entered) {
         r->sandbox = 1;
         return;
     }
-    under_tool = lab_under_tool(); /* compute-sanitizer's injection names itself */
+    const int under_tool = lab_under_tool(); /* compute-sanitizer's injection names itself */
     /* measuring what the runtime opens (grader/tools/measure_opens.sh) */
     const char *trace = getenv("LAB_SANDBOX_TRACE_OPEN");
     lab_sandbox_trace_opens(trace && strcmp(trace, "1") == 0);
