@@ -9,7 +9,11 @@ Makes N synthetic submissions in a temporary folder, a mix of what a class hands
            a wrong last tile total, a kernel that hangs, ...)
 then grades them with `grade.py --submissions` (one GPU, or --gpus; --cpu for CPU mode) and
 prints the wall time of every submission (its result's elapsed_s), of the whole class, the
-GPUs used and submissions per hour.
+GPUs used and submissions per hour, and how many lab processes a submission started (from the
+grader's trace, LAB_GRADER_TRACE: its own file unless that is set): on a GPU each one but a host
+lab's creates a CUDA context, and a machine starts only so many a second whatever its GPU count
+(grader/tools/start_rate.sh measures that rate; 3600 * rate / starts is the most submissions an
+hour the machine can grade).
 
 --check-isolated grades the same class again with `grade.py --isolated` (one process per graded
 run: the slow way the shared processes must agree with) on the same seed, and compares every
@@ -137,6 +141,34 @@ def report(rows, args, wall, code):
     return summary
 
 
+# The trace's kinds of lab process (evaluate.trace) that grading starts: the correctness cases,
+# the sanitizer runs and the timed runs (not `scan --describe`, kind "run").
+STARTED = ("case", "sanitizer", "timed")
+
+
+def process_starts(trace, since, submissions):
+    """{kind: processes started per submission, ..., "all": their sum} from the trace's lines
+    that ended at or after since (time.time()): a line with no shared session (a run alone) or
+    a session's first case is one process; None without a trace or submissions."""
+    counts = dict.fromkeys(STARTED, 0)
+    try:
+        with open(trace, encoding="utf-8") as f:
+            for line in f:
+                try:
+                    d = json.loads(line)
+                except ValueError:
+                    continue  # a line cut short by a worker stopped mid-write
+                if d.get("kind") in counts and d.get("end", 0) >= since and d.get("session") in (None, 1):
+                    counts[d["kind"]] += 1
+    except OSError:
+        return None
+    if not submissions:
+        return None
+    out = {k: round(v / submissions, 1) for k, v in counts.items()}
+    out["all"] = round(sum(counts.values()) / submissions, 1)
+    return out
+
+
 def differences(rows, isolated_rows):
     """Lines naming every lab whose verdict differs between two gradings of the same class."""
     lines = []
@@ -148,8 +180,9 @@ def differences(rows, isolated_rows):
     return lines
 
 
-def grade(subs, res, work, labs, args, isolated=False):
-    """Runs grade.py on the class; returns (wall seconds, exit code)."""
+def grade(subs, res, work, labs, args, isolated=False, trace=None):
+    """Runs grade.py on the class (its trace appended to trace, when given); returns (wall
+    seconds, exit code)."""
     cmd = [sys.executable, os.path.join(HERE, "grade.py"), "--submissions", subs, "--results", res,
            "--work", work, "--labs", *labs, "--format", "json"]
     cmd += ["--cpu"] if args.cpu else ["--gpu"]
@@ -159,8 +192,9 @@ def grade(subs, res, work, labs, args, isolated=False):
         cmd += ["--seed", str(args.seed)]
     if isolated:
         cmd += ["--isolated"]
+    env = dict(os.environ, LAB_GRADER_TRACE=trace) if trace else None
     t0 = time.monotonic()
-    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL)
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, env=env)
 
     def stop(signum, frame):
         """Ctrl-C or SIGTERM (a time limit): grade.py stops and keeps what it finished, and the
@@ -205,9 +239,17 @@ def main(argv=None):
     print(f"bench-grader: {args.n} submissions ({', '.join(f'{sum(1 for m in made if m[1] == k)} {k}' for k in ('full', 'partial', 'broken'))}), "
           f"labs {' '.join(lab[:2] for lab in labs)}, {'CPU mode' if args.cpu else 'GPU ' + (args.gpus or 'one')}",
           file=sys.stderr, flush=True)
-    wall, code = grade(subs, res, work, labs, args, isolated=args.isolated)
+    trace = os.environ.get("LAB_GRADER_TRACE") or os.path.join(tmp, "trace.jsonl")
+    since = time.time()
+    wall, code = grade(subs, res, work, labs, args, isolated=args.isolated, trace=trace)
     rows = read_rows(res, made)
     summary = report(rows, args, wall, code)
+    summary["starts_per_submission"] = starts = process_starts(trace, since, len(rows))
+    if starts:
+        print(f"lab processes started: {starts['all']} a submission ({starts['case']} for the cases, "
+              f"{starts['sanitizer']} for the sanitizer, {starts['timed']} timed); on a GPU each but a host "
+              f"lab's (01's) creates a CUDA context, and a machine starts only so many a second "
+              f"(grader/tools/start_rate.sh): at most 3600 x that rate / {starts['all']} submissions an hour")
     doc = {"summary": summary, "rows": rows}
     if args.check_isolated:
         print("bench-grader: the same class again with --isolated (one process per graded run)",

@@ -160,7 +160,7 @@ UNITTEST_DIRS = ("tests", os.path.join("grader", "tests"))
 MODULE_SECONDS = {"test_fixtures": 313, "test_deploy": 90, "test_static_parity": 25, "test_grader_pipeline": 73,
                   "test_static_checks": 72, "test_similarity": 65, "test_load_hangs": 62, "test_grader_builds": 55,
                   "test_bench_grader": 37, "test_cpu_mode": 26, "test_slurm": 22, "test_cli": 17, "test_cluster": 13,
-                  "test_snippets": 13, "test_timing_trust": 7, "test_report": 6, "test_bench": 5, "test_feedback": 3,
+                  "test_snippets": 13, "test_timing_trust": 7, "test_start_rate": 7, "test_report": 6, "test_bench": 5, "test_feedback": 3,
                   "test_profile": 1, "test_contract": 1, "test_skeletons": 1, "test_sandbox": 1}
 UNKNOWN_MODULE_SECONDS = 1.0
 # Modules that run after the others, in a worker of their own: test_load_hangs keeps every core

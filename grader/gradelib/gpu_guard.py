@@ -39,6 +39,7 @@ import shutil
 import time
 
 from . import proc
+from .evaluate import trace
 
 QUERY = ["--query-compute-apps=gpu_uuid,pid,process_name,used_memory", "--format=csv,noheader"]
 POLL_S = 5.0  # how often a busy GPU is asked again
@@ -101,10 +102,14 @@ class GpuGuard:
         return None
 
     def _query(self, args):
+        t0 = time.monotonic()
         try:
             r = self.run([self.smi] + args, 30)
         except OSError as e:
             return None, f"nvidia-smi cannot run: {e.strerror}"
+        finally:  # in the grader's trace (LAB_GRADER_TRACE) beside the lab processes: what the
+            # watch costs, which on a machine busy starting CUDA processes is not nothing
+            trace("nvidia-smi", [self.smi or "nvidia-smi"], time.monotonic() - t0, case=args[0])
         if r.timed_out or r.returncode != 0:
             why = (r.stderr or r.stdout).strip().splitlines()
             return None, f"nvidia-smi failed: {why[-1] if why else 'exit code %s' % r.returncode}"

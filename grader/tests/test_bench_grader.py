@@ -32,6 +32,31 @@ class BenchGrader(unittest.TestCase):
         self.assertIn("02_naive: ", doc["rows"][1]["broken"])
         self.assertEqual(doc["summary"]["graded"], 4)
         self.assertIn("class: 4/4 graded in", r.stdout)
+        # every submission that built ran each of its labs' cases in at least one process
+        starts = doc["summary"]["starts_per_submission"]
+        self.assertGreaterEqual(starts["case"], 1.75)  # the broken one's lab 02 may not build
+        self.assertEqual(starts["sanitizer"], 0)  # CPU mode runs no compute-sanitizer
+        self.assertAlmostEqual(starts["all"], starts["case"] + starts["timed"], delta=0.11)
+        self.assertIn(f"lab processes started: {starts['all']} a submission", r.stdout)
+
+
+class ProcessStarts(unittest.TestCase):
+    """What counts as a process start in the grader's trace."""
+
+    def test_a_session_s_first_case_and_a_run_alone_count_once_each(self):
+        lines = [{"kind": "case", "end": 5.0, "session": 1}, {"kind": "case", "end": 5.1, "session": 2},
+                 {"kind": "case", "end": 5.2, "session": 3}, {"kind": "case", "end": 5.3},
+                 {"kind": "sanitizer", "end": 6.0, "session": 1}, {"kind": "sanitizer", "end": 6.1, "session": 2},
+                 {"kind": "timed", "end": 7.0, "session": 1}, {"kind": "timed", "end": 7.5},
+                 {"kind": "run", "end": 4.5},                     # scan --describe: no start counted
+                 {"kind": "case", "end": 1.0, "session": 1}]      # an earlier run's, before since
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "t.jsonl")
+            with open(path, "w") as f:
+                f.write("".join(json.dumps(x) + "\n" for x in lines) + '{"kind": "case", "en')  # cut short
+            self.assertEqual(bench_grader.process_starts(path, 2.0, 2),
+                             {"case": 1.0, "sanitizer": 0.5, "timed": 1.0, "all": 2.5})
+            self.assertIsNone(bench_grader.process_starts(os.path.join(d, "none.jsonl"), 0, 2))
 
 
 def result(*labs):

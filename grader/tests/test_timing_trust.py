@@ -3,9 +3,11 @@ measured again alone before anyone is accused; a GPU that another job uses is wa
 then reported as busy with the command that regrades, never scored; without nvidia-smi the
 session's notes say so once; a case's limit counts CPU time, a case that times out runs once
 more alone with a larger limit, and the message names both limits it met."""
+import json
 import os
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import unittest
@@ -172,6 +174,19 @@ class BusyGpu(unittest.TestCase):
     def test_parse(self):
         self.assertEqual(gpu_guard.parse_apps(BUSY + "No running processes found\n"),
                          [("GPU-aaaa", 4242, "python3", "1200 MiB")])
+
+    def test_each_question_to_nvidia_smi_is_in_the_grader_s_trace(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "trace.jsonl")
+            with mock.patch.dict(os.environ, {evaluate.TRACE_VAR: path}):
+                g, _ = guard(FakeSmi(BUSY, None))
+                self.assertEqual(len(g.others()), 1)
+                self.assertIsNone(g.others())  # a failed question is traced too
+            with open(path) as f:
+                lines = [json.loads(x) for x in f]
+        self.assertEqual([x["kind"] for x in lines], ["nvidia-smi", "nvidia-smi"])
+        self.assertEqual(lines[0]["case"], gpu_guard.QUERY[0])
+        self.assertTrue(all(x["s"] >= 0 for x in lines))
 
     def test_waits_for_the_gpu_then_times(self):
         smi = FakeSmi(BUSY, BUSY, "")
