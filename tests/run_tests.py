@@ -152,16 +152,16 @@ def exception_line(trace):
 
 # The folders whose test_*.py modules are the Python suites, in the order their results are listed.
 UNITTEST_DIRS = ("tests", os.path.join("grader", "tests"))
-# Seconds each module took in CI (a fresh clone on an idle 2-core machine, CPU mode, the modules
-# in two workers at once, 2026-11-28; test_similarity's after its class stopped building with
-# nvcc, estimated), for the first run of a fresh clone; every run records what each took in
-# $LAB_BUILD_DIR/unittest-seconds.json and the next balances by that. The modules not listed took
+# Seconds each module took in CI (a fresh clone on a 2-core machine, CPU mode, the modules in two
+# workers at once, 2026-11-28), for the first run of a fresh clone; every run records what each
+# took in $LAB_BUILD_DIR/unittest-seconds.json and the next balances by that. The modules not listed took
 # under a second; one in neither place counts UNKNOWN_MODULE_SECONDS.
-MODULE_SECONDS = {"test_fixtures": 313, "test_deploy": 90, "test_static_parity": 25, "test_grader_pipeline": 73,
-                  "test_static_checks": 72, "test_similarity": 65, "test_load_hangs": 62, "test_grader_builds": 55,
-                  "test_bench_grader": 37, "test_cpu_mode": 26, "test_slurm": 22, "test_cli": 17, "test_cluster": 13,
-                  "test_snippets": 13, "test_timing_trust": 7, "test_start_rate": 7, "test_report": 6, "test_bench": 5, "test_feedback": 3,
-                  "test_profile": 1, "test_contract": 1, "test_skeletons": 1, "test_sandbox": 1}
+MODULE_SECONDS = {"test_fixtures": 252, "test_deploy": 104, "test_similarity": 82, "test_static_checks": 76,
+                  "test_grader_pipeline": 72, "test_load_hangs": 54, "test_grader_builds": 46,
+                  "test_bench_grader": 40, "test_cpu_mode": 32, "test_slurm": 24, "test_cli": 23,
+                  "test_snippets": 13, "test_static_parity": 12, "test_cluster": 11, "test_timing_trust": 9,
+                  "test_bench": 8, "test_report": 8, "test_start_rate": 6, "test_feedback": 3,
+                  "test_contract": 2, "test_profile": 1, "test_run_tests": 1}
 UNKNOWN_MODULE_SECONDS = 1.0
 # Modules that run after the others, in a worker of their own: test_load_hangs keeps every core
 # busy on purpose for about a minute (a worker beside it would barely move, and its own timeouts

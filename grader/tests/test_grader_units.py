@@ -604,7 +604,11 @@ class Matrix(unittest.TestCase):
         s03 = config.load(CONFIG).lab("03_kogge_stone")
         self.assertEqual(ev.report_variants(lab03, s03), ("two_barrier",))
         rep = ev.report_cases(lab03, s03, 5, "two_barrier")
-        self.assertTrue(rep and max(n for n, *_ in rep) <= ev.REPORT_MAX_N)
+        self.assertTrue(rep and max(n for n, *_ in rep) == ev.REPORT_MAX_N["gpu"] == 65537)
+        rep_cpu = ev.report_cases(lab03, s03, 5, "two_barrier", mode="cpu")
+        # in CPU mode the same cases up to 16385 (here 4097, 8 tiles of 512), the larger ones left out
+        self.assertEqual(rep_cpu, [c for c in rep if c[0] <= ev.REPORT_MAX_N["cpu"] == 16385])
+        self.assertTrue(len(rep_cpu) < len(rep) and max(n for n, *_ in rep_cpu) == 4097)
         self.assertEqual(len({n for n, *_ in rep}), len([c for c in rep if "--offset-in" not in c[3] and c[3][c[3].index("--calls") + 1] == "2"]),
                          "one distribution per size")
         self.assertTrue(all("two_barrier" in o for *_, o in rep))
