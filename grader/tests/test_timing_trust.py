@@ -5,6 +5,7 @@ session's notes say so once; a case's limit counts CPU time, a case that times o
 more alone with a larger limit, and the message names both limits it met."""
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -161,13 +162,136 @@ class Clock:
         self.t += s
 
 
-def guard(smi, notes=None, ours=lambda pid: False, env=None):
+def guard(smi, notes=None, ours=lambda pid: False, env=None, nvml=None):
     clock = Clock()
     return gpu_guard.GpuGuard(notes if notes is not None else [], smi="/fake/nvidia-smi", run=smi,
-                              sleep=clock.sleep, clock=clock, ours=ours, env=env or {}), clock
+                              sleep=clock.sleep, clock=clock, ours=ours, env=env or {}, nvml=nvml), clock
 
 
 BUSY = "GPU-aaaa, 4242, python3, 1200 MiB\n"
+
+
+class FakeNvml:
+    """Nvml's apps() answers in turn (the last one repeats); None: the call fails."""
+
+    def __init__(self, *answers):
+        self.answers, self.asked = list(answers), 0
+
+    def apps(self):
+        self.asked += 1
+        return self.answers.pop(0) if len(self.answers) > 1 else self.answers[0]
+
+
+OTHER = ("GPU-aaaa", 4242, "python3", "1200 MiB")
+# The functions Nvml calls, as libnvidia-ml.so.1 declares them, for two GPUs with processes.
+STAND_IN_NVML = r"""
+#include <stdio.h>
+#include <string.h>
+typedef struct { unsigned int pid; unsigned long long usedGpuMemory; } nvmlProcessInfo_v1_t;
+static int devs[2];
+int nvmlInit_v2(void) { return 0; }
+int nvmlDeviceGetCount_v2(unsigned int *n) { *n = 2; return 0; }
+int nvmlDeviceGetHandleByIndex_v2(unsigned int i, void **h) { *h = &devs[i]; return i < 2 ? 0 : 2; }
+int nvmlDeviceGetUUID(void *h, char *uuid, unsigned int len) {
+    snprintf(uuid, len, "%s", h == &devs[0] ? "GPU-aaaa" : "GPU-bbbb"); return 0; }
+int nvmlDeviceGetComputeRunningProcesses(void *h, unsigned int *count, nvmlProcessInfo_v1_t *p) {
+    if (h == &devs[0]) {
+        if (*count < 2) { *count = 2; return 7; }
+        p[0].pid = 4242; p[0].usedGpuMemory = 1200ull << 20;
+        p[1].pid = 77; p[1].usedGpuMemory = ~0ull;
+        *count = 2;
+    } else {
+        p[0].pid = 5; p[0].usedGpuMemory = 1ull << 20; *count = 1;
+    }
+    return 0;
+}
+int nvmlSystemGetProcessName(unsigned int pid, char *name, unsigned int len) {
+    snprintf(name, len, "proc-%u", pid); return 0; }
+"""
+
+
+class NvmlWatch(unittest.TestCase):
+    """LAB_GRADER_NVML=1: NVML in the grader's process answers instead of nvidia-smi, once it has
+    agreed with nvidia-smi about another job; any failure or disagreement hands back to nvidia-smi."""
+
+    def test_an_empty_answer_needs_no_nvidia_smi(self):
+        smi, nvml = FakeSmi(BUSY), FakeNvml([])
+        g, _ = guard(smi, nvml=nvml)
+        self.assertEqual(g.others(), [])
+        self.assertEqual((nvml.asked, len(smi.asked)), (1, 0))
+
+    def test_another_job_is_confirmed_by_nvidia_smi_once_then_nvml_answers(self):
+        smi, nvml = FakeSmi(BUSY), FakeNvml([OTHER])
+        g, _ = guard(smi, nvml=nvml)
+        for _ in range(3):
+            self.assertEqual(g.others(), [(4242, "python3", "1200 MiB")])
+        self.assertEqual((nvml.asked, len(smi.asked)), (3, 1))
+
+    def test_a_disagreement_hands_the_session_to_nvidia_smi(self):
+        notes = []
+        smi, nvml = FakeSmi(BUSY), FakeNvml([("GPU-aaaa", 7, "?", "N/A")])  # a pid nvidia-smi does not name
+        g, _ = guard(smi, notes, nvml=nvml)
+        self.assertEqual(g.others(), [(4242, "python3", "1200 MiB")])  # nvidia-smi's answer
+        self.assertIsNone(g.nvml)
+        self.assertIn("NVML named pids [7] where nvidia-smi named [4242]", notes[0])
+        g.others()
+        self.assertEqual((nvml.asked, len(smi.asked)), (1, 2))
+
+    def test_a_failed_nvml_call_falls_back_to_nvidia_smi(self):
+        notes = []
+        smi, nvml = FakeSmi(""), FakeNvml(None)
+        g, _ = guard(smi, notes, nvml=nvml)
+        self.assertEqual(g.others(), [])
+        self.assertIsNone(g.nvml)
+        self.assertEqual(len(smi.asked), 1)
+        self.assertIn("an NVML call failed", notes[0])
+
+    def test_only_the_grader_s_gpu_and_not_its_own_processes(self):
+        nvml = FakeNvml([OTHER, ("GPU-bbbb", 5, "x", "1 MiB"), ("GPU-aaaa", 6, "scan", "2 MiB")])
+        g, _ = guard(FakeSmi(BUSY), ours=lambda pid: pid == 6, env={"CUDA_VISIBLE_DEVICES": "GPU-aaaa"}, nvml=nvml)
+        self.assertEqual(g.others(), [(4242, "python3", "1200 MiB")])
+
+    def test_the_records_are_read_as_the_v1_layout(self):
+        buf = (gpu_guard.Nvml.RECORD.pack(4242, 1200 << 20) + gpu_guard.Nvml.RECORD.pack(7, gpu_guard.Nvml.NOT_AVAILABLE)
+               + b"\xff" * 64)
+        self.assertEqual(gpu_guard.Nvml.RECORD.size, 16)
+        self.assertEqual(gpu_guard.Nvml.records(buf, 2), [(4242, "1200 MiB"), (7, "N/A")])
+
+    def test_without_the_library_nvidia_smi_answers(self):
+        self.assertIsNone(gpu_guard.Nvml.open("libno-such-nvml.so.1"))
+        if gpu_guard.Nvml.open() is None:  # no NVML here (CI): the switch changes nothing
+            g, _ = guard(FakeSmi(BUSY), env={gpu_guard.NVML_VAR: "1"})
+            self.assertIsNone(g.nvml)
+            self.assertEqual(len(g.others()), 1)
+
+    def test_the_ctypes_calls_against_a_stand_in_library(self):
+        """Nvml.open and apps() through ctypes, against a C library of the same functions whose
+        record is the v1 struct as a C compiler lays it out (NVML itself needs a GPU)."""
+        cc = shutil.which("cc") or shutil.which("gcc")
+        if not cc:
+            self.skipTest("no C compiler to build the stand-in libnvidia-ml")
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(d, "nvml.c"), "w") as f:
+                f.write(STAND_IN_NVML)
+            lib = os.path.join(d, "libnvidia-ml.so.1")
+            subprocess.run([cc, "-shared", "-fPIC", "-o", lib, os.path.join(d, "nvml.c")], check=True)
+            nvml = gpu_guard.Nvml.open(lib)
+            self.assertIsNotNone(nvml)
+            self.assertEqual([u for u, _ in nvml.devices], ["GPU-aaaa", "GPU-bbbb"])
+            self.assertEqual(nvml.apps(), [("GPU-aaaa", 4242, "proc-4242", "1200 MiB"),
+                                           ("GPU-aaaa", 77, "proc-77", "N/A"), ("GPU-bbbb", 5, "proc-5", "1 MiB")])
+            g, _ = guard(FakeSmi(BUSY), env={"CUDA_VISIBLE_DEVICES": "GPU-aaaa"}, nvml=nvml)
+            g.nvml_confirmed = True
+            self.assertEqual([pid for pid, *_ in g.others()], [4242, 77])
+
+    def test_nvml_questions_are_in_the_trace(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "trace.jsonl")
+            with mock.patch.dict(os.environ, {evaluate.TRACE_VAR: path}):
+                g, _ = guard(FakeSmi(BUSY), nvml=FakeNvml([]))
+                g.others()
+            with open(path) as f:
+                self.assertEqual([json.loads(x)["kind"] for x in f], ["nvml"])
 
 
 class BusyGpu(unittest.TestCase):
