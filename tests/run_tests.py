@@ -167,6 +167,12 @@ UNKNOWN_MODULE_SECONDS = 1.0
 # busy on purpose for about a minute (a worker beside it would barely move, and its own timeouts
 # would be tested under that load).
 ALONE_MODULES = ("test_load_hangs",)
+# On a machine of at least ALONE_BESIDE_CORES cores, those modules run beside the others instead,
+# on ALONE_CORES cores of their own that the others' workers are kept off (sched_setaffinity):
+# test_load_hangs's loops then load the cores its grade runs on, as on a 2-core machine, and the
+# rest of the suite does not wait a minute for it (on 16 cores it was the last 63 s of make test).
+ALONE_BESIDE_CORES = 8
+ALONE_CORES = 2
 
 
 def unittest_modules(dirs=UNITTEST_DIRS):
@@ -266,7 +272,8 @@ def run_unittests(log=None, jobs=None, record=None, dirs=UNITTEST_DIRS, alone=AL
     """Runs the test_*.py modules of dirs (tests/ and grader/tests/) in `jobs` worker processes
     at once (default: one per core), each module whole in one of them, balanced by what the
     modules took last time (record: that file, rewritten at the end; None: MODULE_SECONDS only);
-    then the modules named in alone, in one more worker with nothing beside it. Their report goes
+    then the modules named in alone, in one more worker with nothing beside it (on a machine of
+    ALONE_BESIDE_CORES cores or more: beside them, on cores of its own). Their report goes
     into log (None: the terminal, each line marked with its worker's number), worker by worker;
     one line per worker on stderr as it ends. Returns the same tuple as run_criterion, the
     failures in discovery order, then any worker that died (as one failure)."""
@@ -274,15 +281,14 @@ def run_unittests(log=None, jobs=None, record=None, dirs=UNITTEST_DIRS, alone=AL
     if not modules:
         return 0, 0, 0, [], []
     seconds = dict(MODULE_SECONDS, **(recorded_seconds(record) if record else {}))
-    shared = [m for m in modules if m[1] not in alone]
-    phases = [balance(shared, seconds, jobs or cores())] if shared else []
-    phases += [[[m for m in modules if m[1] in alone]]] if len(shared) < len(modules) else []
+    phases = plan_phases(modules, seconds, jobs, alone, allowed_cores())
+    count = sum(len(groups) for groups in phases)
     tmp = tempfile.mkdtemp(prefix="unittest-workers-")
     workers, per_module, worker_failures = [], {}, []
     try:
         for groups in phases:
-            started = [start_worker(len(workers) + i, sum(map(len, phases)), group, tmp, log is not None)
-                       for i, group in enumerate(groups, 1)]
+            started = [start_worker(len(workers) + i, count, group, tmp, log is not None, cpus)
+                       for i, (group, cpus) in enumerate(groups, 1)]
             workers += started
             while started:  # each worker's line as it ends
                 time.sleep(0.2)
@@ -325,14 +331,38 @@ def cores():
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
-def start_worker(k, count, group, tmp, to_file):
-    """Starts worker k of count on group ([(folder, module)]), its result and (to_file: else the
-    terminal) its report in tmp; returns what finish_worker needs."""
+def allowed_cores():
+    """The sorted ids of the cores this process may run on; None where that cannot be told or set."""
+    if not hasattr(os, "sched_getaffinity") or not hasattr(os, "sched_setaffinity"):
+        return None
+    return sorted(os.sched_getaffinity(0))
+
+
+def plan_phases(modules, seconds, jobs, alone, cpus):
+    """The workers to run, phase after phase: [[(group, cores or None), ...], ...]. The modules
+    not in alone balanced over `jobs` workers (default: one per core); those in alone in one
+    more worker, after the others, or (ALONE_BESIDE_CORES cores or more in cpus) beside them on
+    the last ALONE_CORES cores of cpus, the others' workers on the rest."""
+    shared = [m for m in modules if m[1] not in alone]
+    lone = [m for m in modules if m[1] in alone]
+    if shared and lone and cpus and len(cpus) >= ALONE_BESIDE_CORES:
+        rest, own = cpus[:-ALONE_CORES], cpus[-ALONE_CORES:]
+        return [[(g, rest) for g in balance(shared, seconds, jobs or len(rest))] + [(lone, own)]]
+    phases = [[(g, None) for g in balance(shared, seconds, jobs or cores())]] if shared else []
+    return phases + ([[(lone, None)]] if lone else [])
+
+
+def start_worker(k, count, group, tmp, to_file, cpus=None):
+    """Starts worker k of count on group ([(folder, module)]), on the cores cpus (None: wherever
+    this process may run), its result and (to_file: else the terminal) its report in tmp;
+    returns what finish_worker needs."""
     part = open(os.path.join(tmp, f"{k}.log"), "w+", encoding="utf-8", errors="replace") if to_file else None
     result = os.path.join(tmp, f"{k}.json")
     cmd = [sys.executable, os.path.abspath(__file__), "--unittest-worker", result]
+    pin = (lambda: os.sched_setaffinity(0, cpus)) if cpus else None
     proc = subprocess.Popen(cmd + [os.path.join(d, m) for d, m in group], cwd=ROOT, stdin=subprocess.DEVNULL,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, encoding="utf-8", errors="replace")
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, encoding="utf-8", errors="replace",
+                            preexec_fn=pin)
     copier = threading.Thread(target=copy_lines, args=(proc.stdout, part, f"[{k}] "), daemon=True)
     copier.start()
     return {"tag": f"python unittest [{k}/{count}]", "group": group, "proc": proc, "copier": copier,

@@ -275,6 +275,36 @@ class Workers(unittest.TestCase):
         self.assertEqual(run_tests.balance(mods[:1], seconds, 4), [mods[:1]])  # no empty worker
         self.assertEqual(run_tests.balance(mods, seconds, 1), [mods])
 
+    def test_the_module_that_runs_alone_goes_beside_the_others_on_cores_of_its_own_on_a_big_machine(self):
+        mods = [("t", m) for m in ("test_a", "test_b", "test_c", "test_load")]
+        seconds = {"test_a": 100, "test_b": 60, "test_c": 50}
+        big = list(range(16))
+        (phase,) = run_tests.plan_phases(mods, seconds, None, ("test_load",), big)
+        self.assertEqual(phase[-1], ([("t", "test_load")], [14, 15]))  # its own two cores, the last
+        self.assertEqual([cpus for _, cpus in phase[:-1]], [big[:14]] * 3)  # the others kept off them
+        self.assertEqual(sorted(m for g, _ in phase[:-1] for _, m in g), ["test_a", "test_b", "test_c"])
+        for cpus in (list(range(run_tests.ALONE_BESIDE_CORES - 1)), [0, 1], None):  # small, or cannot pin
+            phases = run_tests.plan_phases(mods, seconds, 2, ("test_load",), cpus)
+            self.assertEqual([[[m for _, m in g] for g, _ in p] for p in phases],
+                             [[["test_a"], ["test_b", "test_c"]], [["test_load"]]])  # after the others
+            self.assertTrue(all(c is None for p in phases for _, c in p))
+        self.assertEqual(len(run_tests.plan_phases(mods[:3], seconds, 2, ("test_load",), big)), 1)  # none alone
+
+    def test_a_worker_runs_on_the_cores_it_is_given(self):
+        if not run_tests.allowed_cores():
+            self.skipTest("no sched_setaffinity here")
+        core = run_tests.allowed_cores()[-1]
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(d, "test_where.py"), "w") as f:
+                f.write("import os, unittest\nclass W(unittest.TestCase):\n    def test_where(self):\n"
+                        "        print('cores', sorted(os.sched_getaffinity(0)))\n")
+            w = run_tests.start_worker(1, 1, [(d, "test_where")], d, True, [core])
+            w["proc"].wait()
+            done, failure = run_tests.finish_worker(w)
+            w["part"].seek(0)
+            self.assertIn(f"cores [{core}]", w["part"].read())
+        self.assertEqual(failure, [])
+
     def test_a_skipped_or_failed_set_up_class_counts_no_test_as_run(self):
         # a setUpClass that raises SkipTest (or fails) is recorded under a stand-in that testsRun
         # does not count: the module's line must say 0 passed, not -1
