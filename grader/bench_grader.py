@@ -13,7 +13,8 @@ GPUs used and submissions per hour, and how many lab processes a submission star
 grader's trace, LAB_GRADER_TRACE: its own file unless that is set): on a GPU each one but a host
 lab's creates a CUDA context, and a machine starts only so many a second whatever its GPU count
 (grader/tools/start_rate.sh measures that rate; 3600 * rate / starts is the most submissions an
-hour the machine can grade).
+hour the machine can grade), and how often the speed stage's GPU watch asked who else uses the
+GPU and what those asks took (nvidia-smi, or NVML with LAB_GRADER_NVML=1).
 
 --check-isolated grades the same class again with `grade.py --isolated` (one process per graded
 run: the slow way the shared processes must agree with) on the same seed, and compares every
@@ -146,11 +147,13 @@ def report(rows, args, wall, code):
 STARTED = ("case", "sanitizer", "timed")
 
 
-def process_starts(trace, since, submissions):
-    """{kind: processes started per submission, ..., "all": their sum} from the trace's lines
-    that ended at or after since (time.time()): a line with no shared session (a run alone) or
-    a session's first case is one process; None without a trace or submissions."""
-    counts = dict.fromkeys(STARTED, 0)
+# The trace's kinds of the speed stage's questions about the GPU's other users (gpu_guard).
+WATCH = ("nvidia-smi", "nvml")
+
+
+def trace_lines(trace, since):
+    """The trace's lines (dicts) that ended at or after since (time.time()); None without it."""
+    out = []
     try:
         with open(trace, encoding="utf-8") as f:
             for line in f:
@@ -158,15 +161,38 @@ def process_starts(trace, since, submissions):
                     d = json.loads(line)
                 except ValueError:
                     continue  # a line cut short by a worker stopped mid-write
-                if d.get("kind") in counts and d.get("end", 0) >= since and d.get("session") in (None, 1):
-                    counts[d["kind"]] += 1
+                if d.get("end", 0) >= since:
+                    out.append(d)
     except OSError:
         return None
-    if not submissions:
+    return out
+
+
+def process_starts(trace, since, submissions):
+    """{kind: processes started per submission, ..., "all": their sum} from the trace's lines
+    that ended at or after since (time.time()): a line with no shared session (a run alone) or
+    a session's first case is one process; None without a trace or submissions."""
+    lines = trace_lines(trace, since)
+    if lines is None or not submissions:
         return None
+    counts = dict.fromkeys(STARTED, 0)
+    for d in lines:
+        if d.get("kind") in counts and d.get("session") in (None, 1):
+            counts[d["kind"]] += 1
     out = {k: round(v / submissions, 1) for k, v in counts.items()}
     out["all"] = round(sum(counts.values()) / submissions, 1)
     return out
+
+
+def watch_cost(trace, since, submissions):
+    """{"asks": the GPU watch's questions per submission, "seconds": their time per submission,
+    "by": the kinds asked} from the trace, or None without a trace or submissions."""
+    lines = trace_lines(trace, since)
+    if lines is None or not submissions:
+        return None
+    asks = [d for d in lines if d.get("kind") in WATCH]
+    return {"asks": round(len(asks) / submissions, 1), "seconds": round(sum(d.get("s", 0) for d in asks) / submissions, 2),
+            "by": sorted({d["kind"] for d in asks})}
 
 
 def differences(rows, isolated_rows):
@@ -250,6 +276,10 @@ def main(argv=None):
               f"{starts['sanitizer']} for the sanitizer, {starts['timed']} timed); on a GPU each but a host "
               f"lab's (01's) creates a CUDA context, and a machine starts only so many a second "
               f"(grader/tools/start_rate.sh): at most 3600 x that rate / {starts['all']} submissions an hour")
+    summary["gpu_watch_per_submission"] = watch = watch_cost(trace, since, len(rows))
+    if watch and watch["asks"]:
+        print(f"GPU watch: {watch['asks']} asks a submission ({', '.join(watch['by'])}), {watch['seconds']} s a "
+              f"submission between the timed runs")
     doc = {"summary": summary, "rows": rows}
     if args.check_isolated:
         print("bench-grader: the same class again with --isolated (one process per graded run)",

@@ -58,6 +58,18 @@ class ProcessStarts(unittest.TestCase):
                              {"case": 1.0, "sanitizer": 0.5, "timed": 1.0, "all": 2.5})
             self.assertIsNone(bench_grader.process_starts(os.path.join(d, "none.jsonl"), 0, 2))
 
+    def test_the_gpu_watch_s_asks_are_counted_apart(self):
+        lines = [{"kind": "nvidia-smi", "end": 5.0, "s": 0.25}, {"kind": "nvml", "end": 6.0, "s": 0.05},
+                 {"kind": "nvidia-smi", "end": 1.0, "s": 9.0},   # before since
+                 {"kind": "timed", "end": 7.0, "s": 1.0, "session": 1}]
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "t.jsonl")
+            with open(path, "w") as f:
+                f.write("".join(json.dumps(x) + "\n" for x in lines))
+            self.assertEqual(bench_grader.watch_cost(path, 2.0, 2), {"asks": 1.0, "seconds": 0.15,
+                                                                     "by": ["nvidia-smi", "nvml"]})
+            self.assertEqual(bench_grader.process_starts(path, 2.0, 2)["timed"], 0.5)
+
 
 def result(*labs):
     """A grade.py result with these (lab, status, correctness passed, speed status) labs."""
