@@ -37,6 +37,16 @@ class StartRate(unittest.TestCase):
         self.assertEqual(r.returncode, 3)
         self.assertIn("no GPU", r.stderr)
 
+    def test_no_nvcc_exits_3_unless_a_command_is_given(self):
+        with tempfile.TemporaryDirectory() as d:
+            env = dict(fake_smi(d, 1), NVCC=os.path.join(d, "no-nvcc"))
+            r = run(["1", "1"], env=env)
+            self.assertEqual(r.returncode, 3)
+            self.assertIn("no nvcc", r.stderr)
+            r = run(["1", "1", "--", "true"], env=env)  # nothing to build
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("1 process alone on GPU 0", r.stdout)
+
     def test_a_program_that_fails_exits_3_naming_it(self):
         with tempfile.TemporaryDirectory() as d:
             r = run(["1", "1", "--", "false"], env=fake_smi(d, 1))

@@ -39,7 +39,7 @@ if ! [[ $secs =~ ^[0-9]+$ && $per =~ ^[0-9]+$ ]] || [ "$secs" -lt 1 ] || [ "$per
     exit 2
 fi
 nvcc=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
-if ! [ -x "$nvcc" ]; then
+if [ ${#cmd[@]} -eq 0 ] && ! [ -x "$nvcc" ]; then
     echo "start_rate: no nvcc (set NVCC, or put the CUDA toolkit's bin on PATH)" >&2
     exit 3
 fi
