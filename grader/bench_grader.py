@@ -168,11 +168,10 @@ def trace_lines(trace, since):
     return out
 
 
-def process_starts(trace, since, submissions):
+def process_starts(lines, submissions):
     """{kind: processes started per submission, ..., "all": their sum} from the trace's lines
-    that ended at or after since (time.time()): a line with no shared session (a run alone) or
-    a session's first case is one process; None without a trace or submissions."""
-    lines = trace_lines(trace, since)
+    (trace_lines): a line with no shared session (a run alone) or a session's first case is one
+    process; None without a trace or submissions."""
     if lines is None or not submissions:
         return None
     counts = dict.fromkeys(STARTED, 0)
@@ -184,10 +183,10 @@ def process_starts(trace, since, submissions):
     return out
 
 
-def watch_cost(trace, since, submissions):
+def watch_cost(lines, submissions):
     """{"asks": the GPU watch's questions per submission, "seconds": their time per submission,
-    "by": the kinds asked} from the trace, or None without a trace or submissions."""
-    lines = trace_lines(trace, since)
+    "by": the kinds asked} from the trace's lines (trace_lines), or None without a trace or
+    submissions."""
     if lines is None or not submissions:
         return None
     asks = [d for d in lines if d.get("kind") in WATCH]
@@ -270,13 +269,14 @@ def main(argv=None):
     wall, code = grade(subs, res, work, labs, args, isolated=args.isolated, trace=trace)
     rows = read_rows(res, made)
     summary = report(rows, args, wall, code)
-    summary["starts_per_submission"] = starts = process_starts(trace, since, len(rows))
+    lines = trace_lines(trace, since)
+    summary["starts_per_submission"] = starts = process_starts(lines, len(rows))
     if starts:
         print(f"lab processes started: {starts['all']} a submission ({starts['case']} for the cases, "
               f"{starts['sanitizer']} for the sanitizer, {starts['timed']} timed); on a GPU each but a host "
               f"lab's (01's) creates a CUDA context, and a machine starts only so many a second "
               f"(grader/tools/start_rate.sh): at most 3600 x that rate / {starts['all']} submissions an hour")
-    summary["gpu_watch_per_submission"] = watch = watch_cost(trace, since, len(rows))
+    summary["gpu_watch_per_submission"] = watch = watch_cost(lines, len(rows))
     if watch and watch["asks"]:
         print(f"GPU watch: {watch['asks']} asks a submission ({', '.join(watch['by'])}), {watch['seconds']} s a "
               f"submission between the timed runs")

@@ -326,16 +326,17 @@ def run_unittests(log=None, jobs=None, record=None, dirs=UNITTEST_DIRS, alone=AL
     return totals[0], totals[1] + len(worker_failures), totals[2], reasons, failures + worker_failures
 
 
-def cores():
-    """The cores this process may run on (what nproc prints)."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-
-
 def allowed_cores():
     """The sorted ids of the cores this process may run on; None where that cannot be told or set."""
     if not hasattr(os, "sched_getaffinity") or not hasattr(os, "sched_setaffinity"):
         return None
     return sorted(os.sched_getaffinity(0))
+
+
+def cores():
+    """How many cores this process may run on (what nproc prints)."""
+    allowed = allowed_cores()
+    return len(allowed) if allowed else (os.cpu_count() or 1)
 
 
 def plan_phases(modules, seconds, jobs, alone, cpus):

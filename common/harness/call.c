@@ -118,15 +118,20 @@ static struct {
     int busy;
 } g_kept[KEPT_MAX];
 
+/* Frees kept buffer i; its slot is empty again. */
+static void kept_drop(int i)
+{
+    CUDA_CHECK(cudaFree(g_kept[i].p));
+    g_kept[i].p = NULL;
+    g_kept[i].bytes = 0;
+}
+
 /* Frees the kept buffers not in use. */
 static void kept_release(void)
 {
     for (int i = 0; i < KEPT_MAX; i++)
-        if (g_kept[i].p && !g_kept[i].busy) {
-            CUDA_CHECK(cudaFree(g_kept[i].p));
-            g_kept[i].p = NULL;
-            g_kept[i].bytes = 0;
-        }
+        if (g_kept[i].p && !g_kept[i].busy)
+            kept_drop(i);
 }
 
 static int g_keep = -1; /* -1: not decided yet (lab_kept_enable, keeping) */
@@ -179,11 +184,8 @@ int lab_kept_malloc(void **p, size_t bytes, lab_report *r, const char *what)
     /* a buffer too small is replaced (the largest such: most likely the same role in a smaller
      * case), so the kept buffers grow instead of piling up; -1: every slot in use, not kept */
     const int slot = small >= 0 ? small : empty;
-    if (slot >= 0 && g_kept[slot].p) {
-        CUDA_CHECK(cudaFree(g_kept[slot].p));
-        g_kept[slot].p = NULL;
-        g_kept[slot].bytes = 0;
-    }
+    if (slot >= 0 && g_kept[slot].p)
+        kept_drop(slot);
     const cudaError_t err = cudaMalloc(p, bytes ? bytes : 1);
     if (err == cudaErrorMemoryAllocation) { /* the kept buffers not in use may be what is missing */
         cudaGetLastError();

@@ -54,9 +54,9 @@ class ProcessStarts(unittest.TestCase):
             path = os.path.join(d, "t.jsonl")
             with open(path, "w") as f:
                 f.write("".join(json.dumps(x) + "\n" for x in lines) + '{"kind": "case", "en')  # cut short
-            self.assertEqual(bench_grader.process_starts(path, 2.0, 2),
+            self.assertEqual(bench_grader.process_starts(bench_grader.trace_lines(path, 2.0), 2),
                              {"case": 1.0, "sanitizer": 0.5, "timed": 1.0, "all": 2.5})
-            self.assertIsNone(bench_grader.process_starts(os.path.join(d, "none.jsonl"), 0, 2))
+            self.assertIsNone(bench_grader.process_starts(bench_grader.trace_lines(os.path.join(d, "none.jsonl"), 0), 2))
 
     def test_the_gpu_watch_s_asks_are_counted_apart(self):
         lines = [{"kind": "nvidia-smi", "end": 5.0, "s": 0.25}, {"kind": "nvml", "end": 6.0, "s": 0.05},
@@ -66,9 +66,10 @@ class ProcessStarts(unittest.TestCase):
             path = os.path.join(d, "t.jsonl")
             with open(path, "w") as f:
                 f.write("".join(json.dumps(x) + "\n" for x in lines))
-            self.assertEqual(bench_grader.watch_cost(path, 2.0, 2), {"asks": 1.0, "seconds": 0.15,
-                                                                     "by": ["nvidia-smi", "nvml"]})
-            self.assertEqual(bench_grader.process_starts(path, 2.0, 2)["timed"], 0.5)
+            lines = bench_grader.trace_lines(path, 2.0)
+            self.assertEqual(bench_grader.watch_cost(lines, 2), {"asks": 1.0, "seconds": 0.15,
+                                                                "by": ["nvidia-smi", "nvml"]})
+            self.assertEqual(bench_grader.process_starts(lines, 2)["timed"], 0.5)
 
 
 def result(*labs):

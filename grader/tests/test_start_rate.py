@@ -24,6 +24,12 @@ def run(args, env=None):
     return subprocess.run(["bash", SCRIPT, *args], capture_output=True, text=True, timeout=60, env=env)
 
 
+def run_with_gpus(gpus, args):
+    """run(args) with a stand-in nvidia-smi that lists gpus GPUs."""
+    with tempfile.TemporaryDirectory() as d:
+        return run(args, env=fake_smi(d, gpus))
+
+
 class StartRate(unittest.TestCase):
     def test_bad_arguments_exit_2_with_the_usage(self):
         for args in (["x"], ["0"], ["3", "4", "5"], ["3", "--"]):
@@ -32,8 +38,7 @@ class StartRate(unittest.TestCase):
             self.assertIn("usage: start_rate.sh", r.stderr)
 
     def test_no_gpu_exits_3_saying_so(self):
-        with tempfile.TemporaryDirectory() as d:
-            r = run(["1", "1", "--", "true"], env=fake_smi(d, 0))
+        r = run_with_gpus(0, ["1", "1", "--", "true"])
         self.assertEqual(r.returncode, 3)
         self.assertIn("no GPU", r.stderr)
 
@@ -48,14 +53,12 @@ class StartRate(unittest.TestCase):
         self.assertIn("1 process alone on GPU 0", r.stdout)
 
     def test_a_program_that_fails_exits_3_naming_it(self):
-        with tempfile.TemporaryDirectory() as d:
-            r = run(["1", "1", "--", "false"], env=fake_smi(d, 1))
+        r = run_with_gpus(1, ["1", "1", "--", "false"])
         self.assertEqual(r.returncode, 3)
         self.assertIn("false fails on GPU 0", r.stderr)
 
     def test_starts_are_counted_alone_on_one_gpu_and_on_every_gpu(self):
-        with tempfile.TemporaryDirectory() as d:
-            r = run(["2", "2", "--", "sleep", "0.1"], env=fake_smi(d, 2))
+        r = run_with_gpus(2, ["2", "2", "--", "sleep", "0.1"])
         self.assertEqual(r.returncode, 0, r.stderr)
         rates = [float(x) for x in re.findall(r"([\d.]+) starts a second", r.stdout)]
         ms = [int(x) for x in re.findall(r"(\d+) ms a start", r.stdout)]

@@ -21,43 +21,32 @@
 # machine: it measures the machine, not a grade.
 # Exit codes: 0 measured, 2 bad arguments, 3 no nvcc, no GPU, or the program does not run.
 set -u
+die() { # exit code, message
+    echo "start_rate: $2" >&2
+    exit "$1"
+}
+usage="usage: start_rate.sh [SECONDS>=1] [PROCESSES_PER_GPU>=1] [-- COMMAND ...]"
 secs=8
 per=8
 [ $# -gt 0 ] && [ "$1" != -- ] && { secs=$1; shift; }
 [ $# -gt 0 ] && [ "$1" != -- ] && { per=$1; shift; }
 cmd=()
 if [ $# -gt 0 ]; then
-    if [ "$1" != -- ] || [ $# -lt 2 ]; then
-        echo "start_rate: usage: start_rate.sh [SECONDS>=1] [PROCESSES_PER_GPU>=1] [-- COMMAND ...]" >&2
-        exit 2
-    fi
+    [ "$1" = -- ] && [ $# -ge 2 ] || die 2 "$usage"
     shift
     cmd=("$@")
 fi
-if ! [[ $secs =~ ^[0-9]+$ && $per =~ ^[0-9]+$ ]] || [ "$secs" -lt 1 ] || [ "$per" -lt 1 ]; then
-    echo "start_rate: usage: start_rate.sh [SECONDS>=1] [PROCESSES_PER_GPU>=1] [-- COMMAND ...]" >&2
-    exit 2
-fi
+[[ $secs =~ ^[0-9]+$ && $per =~ ^[0-9]+$ ]] && [ "$secs" -ge 1 ] && [ "$per" -ge 1 ] || die 2 "$usage"
 nvcc=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
-if [ ${#cmd[@]} -eq 0 ] && ! [ -x "$nvcc" ]; then
-    echo "start_rate: no nvcc (set NVCC, or put the CUDA toolkit's bin on PATH)" >&2
-    exit 3
-fi
+[ ${#cmd[@]} -gt 0 ] || [ -x "$nvcc" ] || die 3 "no nvcc (set NVCC, or put the CUDA toolkit's bin on PATH)"
 gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
-if [ "${gpus:-0}" -lt 1 ]; then
-    echo "start_rate: no GPU (nvidia-smi lists none): this measures CUDA process starts" >&2
-    exit 3
-fi
+[ "${gpus:-0}" -ge 1 ] || die 3 "no GPU (nvidia-smi lists none): this measures CUDA process starts"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/start-rate.XXXXXX")
-loops=()
-cleanup() {
-    touch "$tmp/stop" 2>/dev/null
-    [ ${#loops[@]} -gt 0 ] && wait "${loops[@]}" 2>/dev/null
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
+# the loops (in rate's subshell) stop at the stop file, or when the program is gone
+trap 'touch "$tmp/stop" 2>/dev/null; rm -rf "$tmp"' EXIT
 trap 'exit 130' INT TERM
-cat > "$tmp/start.cu" <<'EOF'
+if [ ${#cmd[@]} -eq 0 ]; then
+    cat > "$tmp/start.cu" <<'EOF'
 // What a graded run's start costs the driver: a context, a small buffer, one kernel, exit.
 #include <cuda_runtime.h>
 __global__ void touch(int *p) { p[threadIdx.x] = (int)threadIdx.x; }
@@ -71,24 +60,17 @@ int main()
     return 0;
 }
 EOF
-if [ ${#cmd[@]} -eq 0 ]; then
-    if ! "$nvcc" -O2 -arch=native -o "$tmp/start" "$tmp/start.cu" 2> "$tmp/nvcc.log"; then
-        echo "start_rate: nvcc failed: $(tail -1 "$tmp/nvcc.log")" >&2
-        exit 3
-    fi
+    "$nvcc" -O2 -arch=native -o "$tmp/start" "$tmp/start.cu" 2> "$tmp/nvcc.log" ||
+        die 3 "nvcc failed: $(tail -1 "$tmp/nvcc.log")"
     cmd=("$tmp/start")
 fi
 export CUDA_DEVICE_MAX_CONNECTIONS=1  # evaluate.RUN_ENV: what every lab run gets
-if ! CUDA_VISIBLE_DEVICES=0 "${cmd[@]}" > /dev/null; then
-    echo "start_rate: ${cmd[*]} fails on GPU 0 (is the GPU usable?)" >&2
-    exit 3
-fi
+CUDA_VISIBLE_DEVICES=0 "${cmd[@]}" > /dev/null || die 3 "${cmd[*]} fails on GPU 0 (is the GPU usable?)"
 
 # rate LOOPS_PER_GPU GPUS: starts counted over $secs seconds; prints "starts ms_per_start"
 rate() {
     rm -f "$tmp/stop" "$tmp"/n.*
-    loops=()
-    local g j
+    local g j loops=()
     for ((g = 0; g < $2; g++)); do
         for ((j = 0; j < $1; j++)); do
             (n=0; while [ ! -f "$tmp/stop" ]; do CUDA_VISIBLE_DEVICES=$g "${cmd[@]}" > /dev/null || break; n=$((n + 1)); done
@@ -99,7 +81,6 @@ rate() {
     sleep "$secs"
     touch "$tmp/stop"
     wait "${loops[@]}"
-    loops=()
     local total
     total=$(cat "$tmp"/n.* | awk '{s += $1} END {print s + 0}')
     awk -v t="$total" -v s="$secs" -v l=$(($1 * $2)) \
