@@ -14,7 +14,7 @@ grader's trace, LAB_GRADER_TRACE: its own file unless that is set): on a GPU eac
 lab's creates a CUDA context, and a machine starts only so many a second whatever its GPU count
 (grader/tools/start_rate.sh measures that rate; 3600 * rate / starts is the most submissions an
 hour the machine can grade), and how often the speed stage's GPU watch asked who else uses the
-GPU and what those asks took (nvidia-smi, or NVML with LAB_GRADER_NVML=1).
+GPU and what those asks took (NVML, or nvidia-smi with LAB_GRADER_NVML=0 or where NVML is missing).
 
 --check-isolated grades the same class again with `grade.py --isolated` (one process per graded
 run: the slow way the shared processes must agree with) on the same seed, and compares every

@@ -163,9 +163,12 @@ class Clock:
 
 
 def guard(smi, notes=None, ours=lambda pid: False, env=None, nvml=None):
+    """A guard on the scripted nvidia-smi; NVML off unless the test gives one (or sets the variable):
+    on a GPU machine the real library would answer instead of the script."""
     clock = Clock()
+    env = {gpu_guard.NVML_VAR: "0", **(env or {})}
     return gpu_guard.GpuGuard(notes if notes is not None else [], smi="/fake/nvidia-smi", run=smi,
-                              sleep=clock.sleep, clock=clock, ours=ours, env=env or {}, nvml=nvml), clock
+                              sleep=clock.sleep, clock=clock, ours=ours, env=env, nvml=nvml), clock
 
 
 BUSY = "GPU-aaaa, 4242, python3, 1200 MiB\n"
@@ -211,7 +214,7 @@ int nvmlSystemGetProcessName(unsigned int pid, char *name, unsigned int len) {
 
 
 class NvmlWatch(unittest.TestCase):
-    """LAB_GRADER_NVML=1: NVML in the grader's process answers instead of nvidia-smi, once it has
+    """NVML (the default; LAB_GRADER_NVML=0 turns it off) in the grader's process answers instead of nvidia-smi, once it has
     agreed with nvidia-smi about another job; any failure or disagreement hands back to nvidia-smi."""
 
     def test_an_empty_answer_needs_no_nvidia_smi(self):
@@ -256,6 +259,14 @@ class NvmlWatch(unittest.TestCase):
                + b"\xff" * 64)
         self.assertEqual(gpu_guard.Nvml.RECORD.size, 16)
         self.assertEqual(gpu_guard.Nvml.records(buf, 2), [(4242, "1200 MiB"), (7, "N/A")])
+
+    def test_nvml_is_the_default_and_zero_turns_it_off(self):
+        opened = FakeNvml([])
+        with mock.patch.object(gpu_guard.Nvml, "open", return_value=opened) as op:
+            self.assertIs(gpu_guard.GpuGuard([], smi="/fake/nvidia-smi", run=FakeSmi(BUSY), env={}).nvml, opened)
+            self.assertIsNone(gpu_guard.GpuGuard([], smi="/fake/nvidia-smi", run=FakeSmi(BUSY),
+                                                 env={gpu_guard.NVML_VAR: "0"}).nvml)
+            self.assertEqual(op.call_count, 1)
 
     def test_without_the_library_nvidia_smi_answers(self):
         self.assertIsNone(gpu_guard.Nvml.open("libno-such-nvml.so.1"))
