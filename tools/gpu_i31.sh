@@ -15,7 +15,8 @@
 # Environment: I31_SIZES (exponents, default "20 22 24 26 28"), I31_REPS (timed rounds, default
 # 5: every call is also checked on the host, which dominates at 2^28), I31_JOBS (make -j, default 16), I31_BUILD (default build-i31), I31_SKIP_TESTS=1 (timing only),
 # I31_OUT (the raw JSON lines, default $I31_BUILD/i31.jsonl), I31_CPU=1 (a dry run of the steps
-# in CPU mode, without CUB: I31_SIZES="10 12" I31_REPS=1 I31_SKIP_TESTS=1 tools/gpu_i31.sh).
+# in CPU mode, without CUB: I31_SIZES="10 12" I31_REPS=1 I31_SKIP_TESTS=1 tools/gpu_i31.sh),
+# I31_ONLY (a regular expression of the jobs to time, matched whole: I31_ONLY='compact|sort').
 # Run: tools/gpu_i31.sh 2>&1 | tee i31.log     (estimated 5 to 7 minutes on an H100: the build
 # about 1, the kernel tests 1 to 2, the timing the rest; to split it over two calls of a time
 # limit, I31_SKIP_TESTS=1 in one and I31_SIZES= (no timing) in the other)
@@ -85,6 +86,7 @@ time_all() {
         n=$((1 << e))
         for line in $RUNS; do
             IFS='|' read -r prog what op <<<"$line"
+            [[ $op =~ ^(${I31_ONLY:-.*})$ ]] || continue
             if [ "$prog" = "$CUB" ]; then
                 set -- "$prog" --op "$what"
             else
