@@ -16,6 +16,15 @@ lab's creates a CUDA context, and a machine starts only so many a second whateve
 hour the machine can grade), and how often the speed stage's GPU watch asked who else uses the
 GPU and what those asks took (NVML, or nvidia-smi with LAB_GRADER_NVML=0 or where NVML is missing).
 
+--part K/M grades only the K-th of M parts of the class (submissions K-1, K-1+M, K-1+2M, ...: every
+part has the class's mix), so that a class too long for one sitting (100 submissions on one GPU
+take most of an hour) can be measured in M sittings on the same kind of machine, each written
+with --json; --merge FILE ... then prints the whole class from the parts: every submission's
+row, the class's wall time as the sum of the parts' (the parts graded back to back on one
+machine), submissions an hour from that, and, with --check-isolated in every part, the verdicts
+compared for the whole class. The parts must be of the same class (--n, --labs, --seed, mode and
+GPUs) and cover it once (exit 2 otherwise).
+
 --check-isolated grades the same class again with `grade.py --isolated` (one process per graded
 run: the slow way the shared processes must agree with) on the same seed, and compares every
 lab's verdict: its status, its correctness, sanitizer and static points, and its speed status
@@ -23,7 +32,8 @@ lab's verdict: its status, its correctness, sanitizer and static points, and its
 grade.py's, or 6 when a verdict differs.
 
 Usage: bench_grader.py [--n 20] [--labs 01 02 ...] [--cpu] [--gpus LIST] [--isolated]
-                       [--check-isolated] [--seed S] [--keep] [--work DIR] [--json FILE]
+                       [--check-isolated] [--seed S] [--part K/M] [--keep] [--work DIR] [--json FILE]
+       bench_grader.py --merge PART.json ... [--json FILE]
 """
 import argparse
 import json
@@ -62,12 +72,21 @@ def broken_labs(labs):
     return out
 
 
-def make_class(folder, n, labs):
-    """Writes n submissions into folder; returns [(name, kind, what is broken)]."""
-    made, bugs = [], broken_labs(labs)
+def in_part(k, part):
+    """Whether submission k (from 0) is in part (K, M): the K-th of M, every M-th from K-1."""
+    return part is None or k % part[1] == part[0] - 1
+
+
+def make_class(folder, n, labs, part=None):
+    """Writes the class's n submissions, or only those of part (K, M), into folder; returns
+    [(name, kind, what is broken)] of those written. A submission is the same whatever the part."""
+    made, bugs, broken = [], broken_labs(labs), 0
     for k in range(n):
         kind = MIX[k % len(MIX)]
         name = f"s{k:03d}-{kind}"
+        if not in_part(k, part):
+            broken += kind == "broken"
+            continue
         dest = os.path.join(folder, name)
         for i, lab in enumerate(labs):
             tree = "labs" if kind == "partial" and i >= len(labs) // 2 else "solutions"
@@ -75,7 +94,7 @@ def make_class(folder, n, labs):
             shutil.copyfile(os.path.join(ROOT, tree, lab, "scan.cu"), os.path.join(dest, lab, "scan.cu"))
         detail = ""
         if kind == "broken":
-            nth = sum(1 for m in made if m[1] == "broken")
+            nth, broken = broken, broken + 1
             if bugs:
                 fixture, lab, what = bugs[nth % len(bugs)]
                 with open(os.path.join(dest, lab, "scan.cu"), "wb") as f:  # a patched reference
@@ -234,6 +253,79 @@ def grade(subs, res, work, labs, args, isolated=False, trace=None):
     return time.monotonic() - t0, code
 
 
+def parse_part(text):
+    """(K, M) of "K/M" with 1 <= K <= M; ValueError otherwise."""
+    k, _, m = text.partition("/")
+    k, m = int(k), int(m)
+    if not 1 <= k <= m:
+        raise ValueError(f"--part {text}: K/M with 1 <= K <= M, e.g. 1/5")
+    return k, m
+
+
+# What the parts of one class must share (their summaries' "class").
+CLASS_KEYS = ("n", "labs", "seed", "mode", "gpus", "parts")
+
+
+def merge(docs):
+    """The whole class from its parts' --json documents: (doc, "") with the merged summary and
+    rows, or (None, why) when they are not the parts of one class, each once."""
+    classes = [d.get("summary", {}).get("class") for d in docs]
+    if not all(classes):
+        return None, "a file is not a --part result of bench_grader.py --json"
+    first = {k: classes[0].get(k) for k in CLASS_KEYS}
+    for c in classes[1:]:
+        other = {k: c.get(k) for k in CLASS_KEYS}
+        if other != first:
+            bad = [f"{k} {first[k]!r} against {other[k]!r}" for k in CLASS_KEYS if first[k] != other[k]]
+            return None, "the parts are of different classes: " + ", ".join(bad)
+    got = sorted(c["part"] for c in classes)
+    if got != list(range(1, first["parts"] + 1)):
+        return None, f"parts {got} of {first['parts']}: each of 1..{first['parts']} once is needed"
+    rows = sorted((r for d in docs for r in d["rows"]), key=lambda r: r["submission"])
+    sums = [d["summary"] for d in docs]
+    wall = sum(s["wall_s"] for s in sums)
+    times = [r["elapsed_s"] for r in rows if r["elapsed_s"]]
+    summary = {"submissions": len(rows), "graded": len(times), "wall_s": round(wall, 1),
+               "per_submission_median_s": round(statistics.median(times), 1) if times else None,
+               "per_submission_max_s": max(times) if times else None,
+               "submissions_per_hour": round(3600 * len(times) / wall, 1) if wall else None,
+               "gpus": sums[0]["gpus"], "devices": sorted({x for s in sums for x in s.get("devices", [])}),
+               "grade_exit_code": max(s["grade_exit_code"] for s in sums),
+               "parts_wall_s": [s["wall_s"] for s in sorted(sums, key=lambda s: s["class"]["part"])],
+               "class": dict(first, part=None)}
+    for key in ("starts_per_submission", "gpu_watch_per_submission"):  # averaged over submissions
+        parts = [(s[key], s["submissions"]) for s in sums if s.get(key)]
+        if len(parts) == len(sums):
+            summary[key] = {k: (round(sum(p[k] * n for p, n in parts) / len(rows), 2)
+                                if isinstance(parts[0][0][k], (int, float)) else parts[0][0][k])
+                            for k in parts[0][0]}
+    doc = {"summary": summary, "rows": rows}
+    isolated = [d.get("isolated") for d in docs]
+    if all(isolated):
+        doc["isolated"] = {"wall_s": round(sum(i["wall_s"] for i in isolated), 1),
+                           "grade_exit_code": max(i["grade_exit_code"] for i in isolated),
+                           "rows": sorted((r for i in isolated for r in i["rows"]), key=lambda r: r["submission"]),
+                           "differences": [line for i in isolated for line in i["differences"]]}
+    return doc, ""
+
+
+def print_merged(doc):
+    """The merged class's rows and lines (report's, and the isolated comparison's)."""
+    s = doc["summary"]
+    args = argparse.Namespace(gpus=None if s["gpus"] == "1" else s["gpus"], cpu=s["class"]["mode"] == "cpu")
+    report(doc["rows"], args, s["wall_s"], s["grade_exit_code"])
+    print(f"parts: {len(s['parts_wall_s'])}, graded back to back: "
+          f"{' + '.join(str(w) for w in s['parts_wall_s'])} = {s['wall_s']} s")
+    iso = doc.get("isolated")
+    if iso:
+        diff = iso["differences"]
+        print(f"isolated: {len(iso['rows'])} submissions in {iso['wall_s']} s wall (the parts' sum); verdicts: "
+              f"{'identical' if not diff else f'{len(diff)} differ'} "
+              f"({sum(len(r['verdicts']) for r in doc['rows'])} lab verdicts compared)")
+        for line in diff:
+            print(f"  DIFFERS: {line}")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=20, help="submissions (default 20)")
@@ -246,10 +338,34 @@ def main(argv=None):
     ap.add_argument("--isolated", action="store_true", help="grade.py --isolated: one process per graded run")
     ap.add_argument("--check-isolated", action="store_true",
                     help="grade the class again with --isolated and compare every lab's verdict (exit 6 if one differs)")
-    ap.add_argument("--seed", type=int, help="the class seed (default: grade.py's; --check-isolated: 1)")
+    ap.add_argument("--seed", type=int, help="the class seed (default: grade.py's; --check-isolated or --part: 1)")
+    ap.add_argument("--part", metavar="K/M", help="grade only the K-th of M parts of the class (--merge joins them)")
+    ap.add_argument("--merge", nargs="+", metavar="FILE", help="print the whole class from its parts' --json files")
     args = ap.parse_args(argv)
-    if args.check_isolated and args.seed is None:
-        args.seed = 1  # both gradings must draw the same cases
+    if args.merge:
+        docs = []
+        for path in args.merge:
+            try:
+                with open(path, encoding="utf-8") as f:
+                    docs.append(json.load(f))
+            except (OSError, ValueError) as e:
+                print(f"bench_grader.py: --merge {path}: {e}", file=sys.stderr)
+                return 2
+        doc, why = merge(docs)
+        if doc is None:
+            print(f"bench_grader.py: --merge: {why}", file=sys.stderr)
+            return 2
+        print_merged(doc)
+        if args.json:
+            with open(args.json, "w", encoding="utf-8") as f:
+                json.dump(doc, f, indent=1)
+        return 6 if doc.get("isolated", {}).get("differences") else doc["summary"]["grade_exit_code"]
+    try:
+        part = parse_part(args.part) if args.part else None
+    except ValueError as e:
+        ap.error(str(e) if "K/M" in str(e) else f"--part {args.part}: K/M with 1 <= K <= M, e.g. 1/5")
+    if (args.check_isolated or part) and args.seed is None:
+        args.seed = 1  # both gradings (every part) must draw the same cases
     if args.n < 1:
         ap.error("--n must be at least 1")
     try:
@@ -259,9 +375,11 @@ def main(argv=None):
     tmp = tempfile.mkdtemp(prefix="bench-grader-")
     subs, res = os.path.join(tmp, "subs"), os.path.join(tmp, "results")
     os.makedirs(subs)
-    made = make_class(subs, args.n, labs)
+    made = make_class(subs, args.n, labs, part)
+    if not made:
+        ap.error(f"--part {args.part}: no submission of a class of {args.n} is in it")
     work = args.work or os.path.join(tmp, "work")
-    print(f"bench-grader: {args.n} submissions ({', '.join(f'{sum(1 for m in made if m[1] == k)} {k}' for k in ('full', 'partial', 'broken'))}), "
+    print(f"bench-grader: {len(made)} submissions{f' (part {part[0]} of {part[1]} of a class of {args.n})' if part else ''} ({', '.join(f'{sum(1 for m in made if m[1] == k)} {k}' for k in ('full', 'partial', 'broken'))}), "
           f"labs {' '.join(lab[:2] for lab in labs)}, {'CPU mode' if args.cpu else 'GPU ' + (args.gpus or 'one')}",
           file=sys.stderr, flush=True)
     trace = os.environ.get("LAB_GRADER_TRACE") or os.path.join(tmp, "trace.jsonl")
@@ -269,6 +387,9 @@ def main(argv=None):
     wall, code = grade(subs, res, work, labs, args, isolated=args.isolated, trace=trace)
     rows = read_rows(res, made)
     summary = report(rows, args, wall, code)
+    if part:
+        summary["class"] = {"n": args.n, "labs": labs, "seed": args.seed, "mode": "cpu" if args.cpu else "gpu",
+                            "gpus": summary["gpus"], "parts": part[1], "part": part[0]}
     lines = trace_lines(trace, since)
     summary["starts_per_submission"] = starts = process_starts(lines, len(rows))
     if starts:

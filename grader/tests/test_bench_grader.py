@@ -103,3 +103,78 @@ class CheckIsolated(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class Parts(unittest.TestCase):
+    """--part K/M grades every M-th submission of the same class; --merge joins the parts."""
+
+    def test_a_part_is_the_class_s_own_submissions(self):
+        labs = ["01_serial", "02_naive", "03_kogge_stone"]
+        with tempfile.TemporaryDirectory() as d:
+            whole = bench_grader.make_class(os.path.join(d, "all"), 13, labs)
+            parts = [bench_grader.make_class(os.path.join(d, str(k)), 13, labs, (k, 3)) for k in (1, 2, 3)]
+            self.assertEqual(sorted(m for p in parts for m in p), whole)  # each once, the same (name, kind, bug)
+            self.assertEqual([m[0] for m in parts[1]], ["s001-broken", "s004-full", "s007-partial", "s010-full"])
+            for name, _, _ in parts[2]:  # the files too: a part's submission is the class's
+                for lab in labs:
+                    with open(os.path.join(d, "3", name, lab, "scan.cu"), "rb") as a, \
+                            open(os.path.join(d, "all", name, lab, "scan.cu"), "rb") as b:
+                        self.assertEqual(a.read(), b.read(), f"{name} {lab}")
+            self.assertEqual(sorted(os.listdir(os.path.join(d, "2"))), [m[0] for m in parts[1]])
+
+    def test_part_must_be_k_of_m(self):
+        self.assertEqual(bench_grader.parse_part("2/5"), (2, 5))
+        for bad in ("0/3", "4/3", "1/0", "x", "1"):
+            with self.assertRaises(ValueError):
+                bench_grader.parse_part(bad)
+
+    @staticmethod
+    def part_doc(k, m, wall, rows, seed=1, isolated_diff=None):
+        cls = {"n": 4, "labs": ["01_serial"], "seed": seed, "mode": "cpu", "gpus": "none (CPU mode)", "parts": m, "part": k}
+        doc = {"summary": {"submissions": len(rows), "graded": len(rows), "wall_s": wall, "gpus": "none (CPU mode)",
+                           "devices": ["CPU mode"], "grade_exit_code": 0, "class": cls,
+                           "starts_per_submission": {"case": 2.0 * k, "sanitizer": 0.0, "timed": 1.0, "all": 2.0 * k + 1}},
+               "rows": [{"submission": name, "kind": "full", "broken": "", "points": 60.0, "max_points": 60,
+                         "elapsed_s": s, "timings": {}, "device": "CPU mode", "verdicts": {}} for name, s in rows]}
+        if isolated_diff is not None:
+            doc["isolated"] = {"wall_s": 2 * wall, "grade_exit_code": 0, "rows": doc["rows"], "differences": isolated_diff}
+        return doc
+
+    def test_the_whole_class_from_its_parts(self):
+        a = self.part_doc(1, 2, 100.0, [("s000-full", 10.0), ("s002-full", 30.0)], isolated_diff=[])
+        b = self.part_doc(2, 2, 50.0, [("s001-full", 20.0), ("s003-full", 40.0)], isolated_diff=["s003-full 01_serial: x"])
+        doc, why = bench_grader.merge([b, a])
+        self.assertEqual(why, "")
+        s = doc["summary"]
+        self.assertEqual([r["submission"] for r in doc["rows"]], ["s000-full", "s001-full", "s002-full", "s003-full"])
+        self.assertEqual((s["wall_s"], s["graded"], s["parts_wall_s"]), (150.0, 4, [100.0, 50.0]))
+        self.assertEqual(s["submissions_per_hour"], 96.0)  # 4 in 150 s back to back
+        self.assertEqual(s["per_submission_median_s"], 25.0)
+        self.assertEqual(s["starts_per_submission"]["case"], 3.0)  # (2 x 2 + 4 x 2) / 4
+        self.assertEqual(doc["isolated"]["wall_s"], 300.0)
+        self.assertEqual(doc["isolated"]["differences"], ["s003-full 01_serial: x"])
+
+    def test_parts_of_other_classes_or_missing_ones_are_refused(self):
+        a = self.part_doc(1, 2, 1.0, [("s000-full", 1.0)])
+        self.assertIn("seed 1 against 2", bench_grader.merge([a, self.part_doc(2, 2, 1.0, [], seed=2)])[1])
+        self.assertIn("parts [1] of 2", bench_grader.merge([a])[1])
+        self.assertIn("parts [1, 1] of 2", bench_grader.merge([a, a])[1])
+        self.assertIn("not a --part result", bench_grader.merge([{"summary": {}, "rows": []}])[1])
+
+    def test_two_parts_graded_and_merged_in_cpu_mode(self):
+        with tempfile.TemporaryDirectory() as d:
+            for k in (1, 2):
+                r = subprocess.run([sys.executable, SCRIPT, "--n", "3", "--labs", "01", "--cpu", "--part", f"{k}/2",
+                                    "--json", os.path.join(d, f"p{k}.json"), "--work", os.path.join(d, "work")],
+                                   capture_output=True, text=True, timeout=900)
+                self.assertEqual(r.returncode, 0, r.stderr[-2000:])
+                self.assertIn(f"(part {k} of 2 of a class of 3)", r.stderr)
+            r = subprocess.run([sys.executable, SCRIPT, "--merge", os.path.join(d, "p2.json"), os.path.join(d, "p1.json"),
+                                "--json", os.path.join(d, "all.json")], capture_output=True, text=True, timeout=60)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertIn("class: 3/3 graded in", r.stdout)
+            with open(os.path.join(d, "all.json")) as f:
+                doc = json.load(f)
+        self.assertEqual([(x["submission"], x["points"]) for x in doc["rows"]],
+                         [("s000-full", 60.0), ("s001-broken", doc["rows"][1]["points"]), ("s002-full", 60.0)])
+        self.assertLess(doc["rows"][1]["points"], 60.0)
