@@ -21,7 +21,8 @@ part has the class's mix), so that a class too long for one sitting (100 submiss
 take most of an hour) can be measured in M sittings on the same kind of machine, each written
 with --json; --merge FILE ... then prints the whole class from the parts: every submission's
 row, the class's wall time as the sum of the parts' (the parts graded back to back on one
-machine), submissions an hour from that, and, with --check-isolated in every part, the verdicts
+machine; each part starts cold, so the sum overstates the class by about one build a part),
+submissions an hour from that, and, with --check-isolated in every part, the verdicts
 compared for the whole class. The parts must be of the same class (--n, --labs, --seed, mode and
 GPUs) and cover it once (exit 2 otherwise).
 
