@@ -205,13 +205,16 @@ def process_starts(lines, submissions):
 
 def watch_cost(lines, submissions):
     """{"asks": the GPU watch's questions per submission, "seconds": their time per submission,
-    "by": the kinds asked} from the trace's lines (trace_lines), or None without a trace or
+    "by": the kinds asked, "waits" and "wait_s": its waits for another job to leave the GPU per
+    submission, and their time} from the trace's lines (trace_lines), or None without a trace or
     submissions."""
     if lines is None or not submissions:
         return None
     asks = [d for d in lines if d.get("kind") in WATCH]
+    waits = [d for d in lines if d.get("kind") == "gpu-wait"]
     return {"asks": round(len(asks) / submissions, 1), "seconds": round(sum(d.get("s", 0) for d in asks) / submissions, 2),
-            "by": sorted({d["kind"] for d in asks})}
+            "by": sorted({d["kind"] for d in asks}), "waits": round(len(waits) / submissions, 1),
+            "wait_s": round(sum(d.get("s", 0) for d in waits) / submissions, 2)}
 
 
 def differences(rows, isolated_rows):
@@ -399,9 +402,10 @@ def main(argv=None):
               f"lab's (01's) creates a CUDA context, and a machine starts only so many a second "
               f"(grader/tools/start_rate.sh): at most 3600 x that rate / {starts['all']} submissions an hour")
     summary["gpu_watch_per_submission"] = watch = watch_cost(lines, len(rows))
-    if watch and watch["asks"]:
-        print(f"GPU watch: {watch['asks']} asks a submission ({', '.join(watch['by'])}), {watch['seconds']} s a "
-              f"submission between the timed runs")
+    if watch and (watch["asks"] or watch["waits"]):
+        print(f"GPU watch: {watch['asks']} asks a submission ({', '.join(watch['by']) or '-'}), {watch['seconds']} s a "
+              f"submission between the timed runs; {watch['waits']} waits a submission for another job to leave "
+              f"the GPU, {watch['wait_s']} s a submission")
     doc = {"summary": summary, "rows": rows}
     if args.check_isolated:
         print("bench-grader: the same class again with --isolated (one process per graded run)",

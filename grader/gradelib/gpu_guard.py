@@ -42,7 +42,8 @@ compute processes of each GPU, by the v1 call, nvmlDeviceGetComputeRunningProces
 16-byte record is the library's stable ABI), filtered the same way. The first answer that names
 another job is asked of nvidia-smi too, and when the two disagree NVML is dropped for the
 session (a note says so) and nvidia-smi answers from then on; a failed NVML call also falls back
-to nvidia-smi. Both kinds of question are in the grader's trace (kinds `nvidia-smi`, `nvml`).
+to nvidia-smi. Both kinds of question are in the grader's trace (kinds `nvidia-smi`, `nvml`), and so
+is every wait for another job to leave the GPU (kind `gpu-wait`).
 Measured on an H200 (2026-11-28): a whole grade of the solutions asked 18 times, 0.48 s through
 nvidia-smi and under 1 ms through NVML, with the same 1000/1000; busy_gpu_check passed with NVML
 answering (it named the load's pid, name and memory as nvidia-smi does).
@@ -265,17 +266,26 @@ class GpuGuard:
         """"" when no other process uses the GPU (at once, or within wait_s seconds, asking every
         poll_s), or when that cannot be checked; else what was using it at the end, in words
         ("pid 4242 'python3' 1200 MiB")."""
-        deadline = self.clock() + wait_s
+        start = self.clock()
+        deadline = start + wait_s
         said = False
         while True:
             found = self.others()
             if not found:
+                self._trace_wait(start, said, "free")
                 return ""
             what = describe(found)
             left = deadline - self.clock()
             if left <= 0:
+                self._trace_wait(start, said, what)
                 return what
             if not said:
                 progress(f"speed: the GPU is in use by {what}: waiting up to {wait_s:g} s for it")
                 said = True
             self.sleep(min(self.poll_s, left))
+
+    def _trace_wait(self, start, waited, end):
+        """A wait for another job to leave the GPU, in the grader's trace (kind `gpu-wait`, its
+        seconds, and how it ended: "free" or what was still there); nothing when none was needed."""
+        if waited:
+            trace("gpu-wait", ["gpu-wait"], self.clock() - start, case=end)

@@ -61,6 +61,7 @@ class ProcessStarts(unittest.TestCase):
     def test_the_gpu_watch_s_asks_are_counted_apart(self):
         lines = [{"kind": "nvidia-smi", "end": 5.0, "s": 0.25}, {"kind": "nvml", "end": 6.0, "s": 0.05},
                  {"kind": "nvidia-smi", "end": 1.0, "s": 9.0},   # before since
+                 {"kind": "gpu-wait", "end": 6.5, "s": 5.0, "case": "free"},
                  {"kind": "timed", "end": 7.0, "s": 1.0, "session": 1}]
         with tempfile.TemporaryDirectory() as d:
             path = os.path.join(d, "t.jsonl")
@@ -68,7 +69,8 @@ class ProcessStarts(unittest.TestCase):
                 f.write("".join(json.dumps(x) + "\n" for x in lines))
             lines = bench_grader.trace_lines(path, 2.0)
             self.assertEqual(bench_grader.watch_cost(lines, 2), {"asks": 1.0, "seconds": 0.15,
-                                                                "by": ["nvidia-smi", "nvml"]})
+                                                                "by": ["nvidia-smi", "nvml"], "waits": 0.5,
+                                                                "wait_s": 2.5})
             self.assertEqual(bench_grader.process_starts(lines, 2)["timed"], 0.5)
 
 

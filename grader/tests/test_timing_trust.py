@@ -295,6 +295,21 @@ class NvmlWatch(unittest.TestCase):
             g.nvml_confirmed = True
             self.assertEqual([pid for pid, *_ in g.others()], [4242, 77])
 
+    def test_a_wait_for_the_gpu_is_in_the_trace_and_no_wait_is_not(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "trace.jsonl")
+            with mock.patch.dict(os.environ, {evaluate.TRACE_VAR: path}):
+                g, _ = guard(FakeSmi(BUSY, BUSY, ""))   # busy twice, then free
+                self.assertEqual(g.wait_idle(60), "")
+                g, _ = guard(FakeSmi(""))
+                self.assertEqual(g.wait_idle(60), "")   # free at once: no wait line
+                g, _ = guard(FakeSmi(BUSY))
+                self.assertIn("4242", g.wait_idle(7))    # still busy at the deadline
+            with open(path) as f:
+                waits = [json.loads(x) for x in f if '"gpu-wait"' in x]
+        self.assertEqual([(w["s"], w["case"]) for w in waits],
+                         [(2 * gpu_guard.POLL_S, "free"), (7.0, "pid 4242 'python3' 1200 MiB")])
+
     def test_nvml_questions_are_in_the_trace(self):
         with tempfile.TemporaryDirectory() as d:
             path = os.path.join(d, "trace.jsonl")
