@@ -59,12 +59,13 @@ _trace_lock = threading.Lock()
 def trace(kind, argv, seconds, **extra):
     """Appends one line about a finished lab process to $LAB_GRADER_TRACE, when it is set: what
     it was (kind), its program, when it ended and how long it took (the grader's own timing
-    breakdown; grader/README.md, "Where the time goes")."""
+    breakdown; grader/README.md, "Where the time goes"), and which grader process wrote it (pid:
+    each --gpus worker is one, so a class's trace splits into each worker's timeline)."""
     path = os.environ.get(TRACE_VAR)
     if not path:
         return
     line = json.dumps({"kind": kind, "prog": "/".join(argv[0].split("/")[-2:]), "end": round(time.time(), 3),
-                       "s": round(seconds, 3), **extra})
+                       "s": round(seconds, 3), "pid": os.getpid(), **extra})
     with _trace_lock, open(path, "a", encoding="utf-8") as f:
         f.write(line + "\n")
 

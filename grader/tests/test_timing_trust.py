@@ -309,6 +309,7 @@ class NvmlWatch(unittest.TestCase):
                 waits = [json.loads(x) for x in f if '"gpu-wait"' in x]
         self.assertEqual([(w["s"], w["case"]) for w in waits],
                          [(2 * gpu_guard.POLL_S, "free"), (7.0, "pid 4242 'python3' 1200 MiB")])
+        self.assertEqual({w["pid"] for w in waits}, {os.getpid()})  # the worker that waited
 
     def test_nvml_questions_are_in_the_trace(self):
         with tempfile.TemporaryDirectory() as d:
