@@ -44,8 +44,8 @@ another job is asked of nvidia-smi too, and when the two disagree NVML is droppe
 session (a note says so) and nvidia-smi answers from then on; a failed NVML call also falls back
 to nvidia-smi. Both kinds of question are in the grader's trace (kinds `nvidia-smi`, `nvml`), and so
 is every wait for another job to leave the GPU (kind `gpu-wait`).
-Measured on an H200 (2026-11-28): a whole grade of the solutions asked 18 times, 0.48 s through
-nvidia-smi and under 1 ms through NVML, with the same 1000/1000; busy_gpu_check passed with NVML
+Measured on an H200 (2026-11-28): a whole grade of the solutions asked 19 times through nvidia-smi, 0.48
+s in all, and 18 times through NVML, under 1 ms in all, with the same 1000/1000; busy_gpu_check passed with NVML
 answering (it named the load's pid, name and memory as nvidia-smi does).
 """
 import ctypes
