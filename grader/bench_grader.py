@@ -368,6 +368,8 @@ def main(argv=None):
         part = parse_part(args.part) if args.part else None
     except ValueError as e:
         ap.error(str(e) if "K/M" in str(e) else f"--part {args.part}: K/M with 1 <= K <= M, e.g. 1/5")
+    if part and part[0] > args.n:
+        ap.error(f"--part {args.part}: no submission of a class of {args.n} is in it")
     if (args.check_isolated or part) and args.seed is None:
         args.seed = 1  # both gradings (every part) must draw the same cases
     if args.n < 1:
@@ -380,8 +382,6 @@ def main(argv=None):
     subs, res = os.path.join(tmp, "subs"), os.path.join(tmp, "results")
     os.makedirs(subs)
     made = make_class(subs, args.n, labs, part)
-    if not made:
-        ap.error(f"--part {args.part}: no submission of a class of {args.n} is in it")
     work = args.work or os.path.join(tmp, "work")
     print(f"bench-grader: {len(made)} submissions{f' (part {part[0]} of {part[1]} of a class of {args.n})' if part else ''} ({', '.join(f'{sum(1 for m in made if m[1] == k)} {k}' for k in ('full', 'partial', 'broken'))}), "
           f"labs {' '.join(lab[:2] for lab in labs)}, {'CPU mode' if args.cpu else 'GPU ' + (args.gpus or 'one')}",
