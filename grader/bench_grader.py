@@ -13,8 +13,9 @@ GPUs used and submissions per hour, and how many lab processes a submission star
 grader's trace, LAB_GRADER_TRACE: its own file unless that is set): on a GPU each one but a host
 lab's creates a CUDA context, and a machine starts only so many a second whatever its GPU count
 (grader/tools/start_rate.sh measures that rate; 3600 * rate / starts is the most submissions an
-hour the machine can grade), and how often the speed stage's GPU watch asked who else uses the
-GPU and what those asks took (NVML, or nvidia-smi with LAB_GRADER_NVML=0 or where NVML is missing).
+hour the machine can grade), how often the speed stage's GPU watch asked who else uses the
+GPU and what those asks took (NVML, or nvidia-smi with LAB_GRADER_NVML=0 or where NVML is missing),
+and where the speed stage's wall time went (its timed processes, the watch, the rest).
 
 --part K/M grades only the K-th of M parts of the class (submissions K-1, K-1+M, K-1+2M, ...: every
 part has the class's mix), so that a class too long for one sitting (100 submissions on one GPU
@@ -217,6 +218,56 @@ def watch_cost(lines, submissions):
             "wait_s": round(sum(d.get("s", 0) for d in waits) / submissions, 2)}
 
 
+# The trace's kinds written during the speed stage: its lab processes' timed runs, the GPU watch's
+# asks and its waits for the GPU; any other kind (a correctness case, a sanitizer run) ends a
+# stretch of speed stage.
+SPEED_KINDS = ("timed",) + WATCH + ("gpu-wait",)
+
+
+def covered(intervals):
+    """Seconds of the union of [start, end] intervals."""
+    total, reach = 0.0, None
+    for start, end in sorted(intervals):
+        if reach is None or start > reach:
+            total += end - start
+            reach = end
+        elif end > reach:
+            total += end - reach
+            reach = end
+    return total
+
+
+def speed_time(lines, submissions):
+    """Where the speed stage's wall time goes, per submission, from the trace's lines
+    (trace_lines; each names its grader process, pid: one per --gpus worker): each worker's
+    stretches of speed-stage lines, from the first one's start to the last one's end, and how
+    much of them the timed processes, the watch's asks and its waits cover (an interval union:
+    the serial lab's runs beside a GPU lab's count once); "other" is the rest, the grader's own
+    time between runs. None without a trace, submissions or pids (a trace from before them)."""
+    if lines is None or not submissions or any("pid" not in d for d in lines):
+        return None
+    out = dict.fromkeys(("span", "timed", "asks", "waits", "other"), 0.0)
+    by_pid = {}
+    for d in lines:
+        by_pid.setdefault(d["pid"], []).append((d["end"] - d.get("s", 0), d["end"], d["kind"]))
+    for events in by_pid.values():
+        events.sort()
+        stretch = []
+        for ev in events + [(float("inf"), float("inf"), "end")]:
+            if ev[2] in SPEED_KINDS:
+                stretch.append(ev)
+                continue
+            if stretch:
+                span = max(e for _, e, _ in stretch) - stretch[0][0]
+                out["span"] += span
+                out["timed"] += covered([(b, e) for b, e, k in stretch if k == "timed"])
+                out["asks"] += covered([(b, e) for b, e, k in stretch if k in WATCH])
+                out["waits"] += covered([(b, e) for b, e, k in stretch if k == "gpu-wait"])
+                out["other"] += span - covered([(b, e) for b, e, _ in stretch])
+                stretch = []
+    return {k: round(v / submissions, 2) for k, v in out.items()}
+
+
 def differences(rows, isolated_rows):
     """Lines naming every lab whose verdict differs between two gradings of the same class."""
     lines = []
@@ -297,7 +348,7 @@ def merge(docs):
                "grade_exit_code": max(s["grade_exit_code"] for s in sums),
                "parts_wall_s": [s["wall_s"] for s in sorted(sums, key=lambda s: s["class"]["part"])],
                "class": dict(first, part=None)}
-    for key in ("starts_per_submission", "gpu_watch_per_submission"):  # averaged over submissions
+    for key in ("starts_per_submission", "gpu_watch_per_submission", "speed_stage_per_submission"):  # per submission
         parts = [(s[key], s["submissions"]) for s in sums if s.get(key)]
         if len(parts) == len(sums):
             summary[key] = {k: (round(sum(p[k] * n for p, n in parts) / len(rows), 2)
@@ -406,6 +457,11 @@ def main(argv=None):
         print(f"GPU watch: {watch['asks']} asks a submission ({', '.join(watch['by']) or '-'}), {watch['seconds']} s a "
               f"submission between the timed runs; {watch['waits']} waits a submission for another job to leave "
               f"the GPU, {watch['wait_s']} s a submission")
+    summary["speed_stage_per_submission"] = speed = speed_time(lines, len(rows))
+    if speed and speed["span"]:
+        print(f"speed stage: {speed['span']} s a submission: timed processes {speed['timed']} s, the GPU watch's "
+              f"asks {speed['asks']} s, its waits {speed['waits']} s, the rest (the grader between runs) "
+              f"{speed['other']} s")
     doc = {"summary": summary, "rows": rows}
     if args.check_isolated:
         print("bench-grader: the same class again with --isolated (one process per graded run)",

@@ -74,6 +74,24 @@ class ProcessStarts(unittest.TestCase):
             self.assertEqual(bench_grader.process_starts(lines, 2)["timed"], 0.5)
 
 
+class SpeedStage(unittest.TestCase):
+    """Where the speed stage's wall time goes, from each worker's trace lines."""
+
+    def test_each_worker_s_stretches_split_into_runs_watch_and_the_rest(self):
+        def line(kind, start, end, pid):
+            return {"kind": kind, "end": end, "s": end - start, "pid": pid}
+        lines = [line("case", 0.0, 1.0, 1), line("timed", 1.0, 2.0, 1), line("nvml", 2.1, 2.2, 1),
+                 line("gpu-wait", 2.2, 3.2, 1), line("timed", 3.5, 4.5, 1),
+                 line("timed", 4.0, 5.0, 1),                      # the serial lab beside: counted once
+                 line("case", 6.0, 6.5, 1),                       # the next submission's cases
+                 line("sanitizer", 9.0, 9.5, 2), line("timed", 10.0, 11.0, 2)]   # another worker, last
+        got = bench_grader.speed_time(lines, 2)
+        # worker 1: 1.0..5.0 = 4.0 s: timed 2.5, asks 0.1, waits 1.0, gaps 0.1 + 0.3 = 0.4; worker 2: 1.0 timed
+        self.assertEqual(got, {"span": 2.5, "timed": 1.75, "asks": 0.05, "waits": 0.5, "other": 0.2})
+        self.assertIsNone(bench_grader.speed_time([{"kind": "timed", "end": 1.0, "s": 1.0}], 1))  # no pid: old trace
+        self.assertEqual(bench_grader.covered([(0, 2), (1, 3), (5, 6)]), 4)
+
+
 def result(*labs):
     """A grade.py result with these (lab, status, correctness passed, speed status) labs."""
     return {"labs": [{"lab": lab, "status": status, "static": {"status": "passed"},
