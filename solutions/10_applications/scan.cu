@@ -96,18 +96,25 @@ __device__ __forceinline__ unsigned lanes_below()
     return (1u << lane_id()) - 1u; /* lane 0: 0 */
 }
 
-/* Exclusive sum of v across the block's 256 threads, in thread order; *total gets the block's
- * sum. s: WARPS + 1 words of shared memory. Every thread must call it. */
-__device__ unsigned block_exclusive_sum(unsigned v, unsigned *s, unsigned *total)
+/* Inclusive sum of x across the warp's 32 lanes, in lane order. */
+__device__ __forceinline__ unsigned warp_inclusive_sum(unsigned x)
 {
-    const unsigned lane = lane_id(), warp = threadIdx.x / 32;
-    unsigned x = v;
+    const unsigned lane = lane_id();
 #pragma unroll
     for (unsigned d = 1; d < 32; d *= 2) {
         const unsigned y = __shfl_up_sync(0xFFFFFFFFu, x, d);
         if (lane >= d)
             x += y;
     }
+    return x;
+}
+
+/* Exclusive sum of v across the block's 256 threads, in thread order; *total gets the block's
+ * sum. s: WARPS + 1 words of shared memory. Every thread must call it. */
+__device__ unsigned block_exclusive_sum(unsigned v, unsigned *s, unsigned *total)
+{
+    const unsigned lane = lane_id(), warp = threadIdx.x / 32;
+    const unsigned x = warp_inclusive_sum(v);
     if (lane == 31)
         s[warp] = x;
     __syncthreads();
@@ -585,10 +592,6 @@ __device__ size_t compact_look_back(u64 *d_desc, unsigned tile, size_t count, un
 #ifndef CV_VECS
 #define CV_VECS 4
 #endif
-/* CV_STAGE 1: a warp's kept elements of a round go out as consecutive stores, through shared */
-#ifndef CV_STAGE
-#define CV_STAGE 1
-#endif
 #define CV_WARPS (CV_THREADS / 32)
 #define CV_ROUND 128 /* elements a warp loads in one round */
 #define CV_WARP_ITEMS (CV_VECS * CV_ROUND)
@@ -620,9 +623,7 @@ __global__ void __launch_bounds__(CV_THREADS)
     __shared__ unsigned s_off[CV_COUNTS + 1]; /* kept per (warp, round), then where each starts */
     __shared__ size_t s_start;
     __shared__ unsigned s_tile;
-#if CV_STAGE
-    __shared__ int s_stage[CV_WARPS][CV_ROUND];
-#endif
+    __shared__ int s_stage[CV_WARPS][CV_ROUND]; /* a warp's kept elements of a round, in order */
     const unsigned warp = threadIdx.x / 32, lane = lane_id();
     if (threadIdx.x == 0)
         s_tile = take_tile(d_counter);
@@ -671,12 +672,7 @@ __global__ void __launch_bounds__(CV_THREADS)
             c[q] = k < CV_COUNTS ? s_off[k] : 0u;
             x += c[q];
         }
-#pragma unroll
-        for (unsigned d = 1; d < 32; d *= 2) {
-            const unsigned y = __shfl_up_sync(0xFFFFFFFFu, x, d);
-            if (lane >= d)
-                x += y;
-        }
+        x = warp_inclusive_sum(x);
         const unsigned total = __shfl_sync(0xFFFFFFFFu, x, 31);
         x = __shfl_up_sync(0xFFFFFFFFu, x, 1); /* the lanes below mine */
         if (lane == 0)
@@ -703,7 +699,8 @@ __global__ void __launch_bounds__(CV_THREADS)
     for (int j = 0; j < CV_VECS; j++) {
         const unsigned k = warp * CV_VECS + j;
         const unsigned off = s_off[k];
-#if CV_STAGE
+        /* staged, so that the warp's stores are consecutive (storing each element straight to
+         * its place: PERFORMANCE.md) */
         unsigned p = kb[j] & 0xFFu;
 #pragma unroll
         for (int c = 0; c < 4; c++)
@@ -714,13 +711,6 @@ __global__ void __launch_bounds__(CV_THREADS)
         for (unsigned q = lane; q < kept; q += 32)
             out[start + off + q] = s_stage[warp][q];
         __syncwarp();
-#else
-        size_t p = start + off + (kb[j] & 0xFFu);
-#pragma unroll
-        for (int c = 0; c < 4; c++)
-            if ((kb[j] >> (8 + c)) & 1u)
-                out[p++] = int4_at(v[j], c);
-#endif
     }
 }
 
