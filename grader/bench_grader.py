@@ -140,26 +140,36 @@ def read_rows(res, made):
     return rows
 
 
-def report(rows, args, wall, code):
-    """Prints the table and the class's line; returns the summary."""
+def summarize(rows, wall, gpus, code):
+    """The class's summary from its rows, its wall time, the GPUs it had and grade.py's exit code."""
+    times = [r["elapsed_s"] for r in rows if r["elapsed_s"]]
+    return {"submissions": len(rows), "graded": len(times), "wall_s": round(wall, 1),
+            "per_submission_median_s": round(statistics.median(times), 1) if times else None,
+            "per_submission_max_s": max(times) if times else None,
+            "submissions_per_hour": round(3600 * len(times) / wall, 1) if wall else None,
+            "gpus": gpus, "devices": sorted({r["device"] for r in rows if r["device"]}),
+            "grade_exit_code": code}
+
+
+def print_report(rows, summary):
+    """Prints the table of rows and the class's line."""
     print(f"{'submission':18} {'kind':8} {'points':>12} {'s':>7}  build/check/speed s   broken lab")
     for r in rows:
         t = r["timings"] or {}
         phases = "/".join(str(t.get(k, "-")) for k in ("build_s", "correctness_and_sanitizer_s", "speed_s"))
         pts = f"{r['points']}/{r['max_points']}" if r["points"] is not None else "no result"
         print(f"{r['submission']:18} {r['kind']:8} {pts:>12} {r['elapsed_s'] or '-':>7}  {phases:20} {r['broken']}")
-    times = [r["elapsed_s"] for r in rows if r["elapsed_s"]]
-    devices = sorted({r["device"] for r in rows if r["device"]})
-    summary = {"submissions": len(rows), "graded": len(times), "wall_s": round(wall, 1),
-               "per_submission_median_s": round(statistics.median(times), 1) if times else None,
-               "per_submission_max_s": max(times) if times else None,
-               "submissions_per_hour": round(3600 * len(times) / wall, 1) if wall else None,
-               "gpus": args.gpus or ("none (CPU mode)" if args.cpu else "1"), "devices": devices,
-               "grade_exit_code": code}
     print(f"class: {summary['graded']}/{len(rows)} graded in {summary['wall_s']} s wall "
           f"({summary['submissions_per_hour']} submissions/hour); per submission median "
           f"{summary['per_submission_median_s']} s, max {summary['per_submission_max_s']} s; "
-          f"GPUs: {summary['gpus']}; device: {', '.join(devices) or '-'}; grade.py exit code {code}")
+          f"GPUs: {summary['gpus']}; device: {', '.join(summary['devices']) or '-'}; "
+          f"grade.py exit code {summary['grade_exit_code']}")
+
+
+def report(rows, args, wall, code):
+    """Prints the table and the class's line; returns the summary."""
+    summary = summarize(rows, wall, args.gpus or ("none (CPU mode)" if args.cpu else "1"), code)
+    print_report(rows, summary)
     return summary
 
 
@@ -311,10 +321,9 @@ def grade(subs, res, work, labs, args, isolated=False, trace=None):
 def parse_part(text):
     """(K, M) of "K/M" with 1 <= K <= M; ValueError otherwise."""
     k, _, m = text.partition("/")
-    k, m = int(k), int(m)
-    if not 1 <= k <= m:
+    if not (k.isdigit() and m.isdigit() and 1 <= int(k) <= int(m)):
         raise ValueError(f"--part {text}: K/M with 1 <= K <= M, e.g. 1/5")
-    return k, m
+    return int(k), int(m)
 
 
 # What the parts of one class must share (their summaries' "class").
@@ -338,16 +347,10 @@ def merge(docs):
         return None, f"parts {got} of {first['parts']}: each of 1..{first['parts']} once is needed"
     rows = sorted((r for d in docs for r in d["rows"]), key=lambda r: r["submission"])
     sums = [d["summary"] for d in docs]
-    wall = sum(s["wall_s"] for s in sums)
-    times = [r["elapsed_s"] for r in rows if r["elapsed_s"]]
-    summary = {"submissions": len(rows), "graded": len(times), "wall_s": round(wall, 1),
-               "per_submission_median_s": round(statistics.median(times), 1) if times else None,
-               "per_submission_max_s": max(times) if times else None,
-               "submissions_per_hour": round(3600 * len(times) / wall, 1) if wall else None,
-               "gpus": sums[0]["gpus"], "devices": sorted({x for s in sums for x in s.get("devices", [])}),
-               "grade_exit_code": max(s["grade_exit_code"] for s in sums),
-               "parts_wall_s": [s["wall_s"] for s in sorted(sums, key=lambda s: s["class"]["part"])],
-               "class": dict(first, part=None)}
+    summary = summarize(rows, sum(s["wall_s"] for s in sums), first["gpus"],
+                        max(s["grade_exit_code"] for s in sums))
+    summary["parts_wall_s"] = [s["wall_s"] for s in sorted(sums, key=lambda s: s["class"]["part"])]
+    summary["class"] = dict(first, part=None)
     for key in ("starts_per_submission", "gpu_watch_per_submission", "speed_stage_per_submission"):  # per submission
         parts = [(s[key], s["submissions"]) for s in sums if s.get(key)]
         if len(parts) == len(sums):
@@ -367,8 +370,7 @@ def merge(docs):
 def print_merged(doc):
     """The merged class's rows and lines (report's, and the isolated comparison's)."""
     s = doc["summary"]
-    args = argparse.Namespace(gpus=None if s["gpus"] == "1" else s["gpus"], cpu=s["class"]["mode"] == "cpu")
-    report(doc["rows"], args, s["wall_s"], s["grade_exit_code"])
+    print_report(doc["rows"], s)
     print(f"parts: {len(s['parts_wall_s'])}, graded back to back: "
           f"{' + '.join(str(w) for w in s['parts_wall_s'])} = {s['wall_s']} s")
     iso = doc.get("isolated")
@@ -418,7 +420,7 @@ def main(argv=None):
     try:
         part = parse_part(args.part) if args.part else None
     except ValueError as e:
-        ap.error(str(e) if "K/M" in str(e) else f"--part {args.part}: K/M with 1 <= K <= M, e.g. 1/5")
+        ap.error(str(e))
     if part and part[0] > args.n:
         ap.error(f"--part {args.part}: no submission of a class of {args.n} is in it")
     if (args.check_isolated or part) and args.seed is None:
