@@ -79,8 +79,22 @@ $CUB|sort|sort
 $L10|radix_sort|sort
 $L10|radix_sort_on_scan|sort
 "
+# record FILE WHAT OP CUB N DIST COMMAND...: one timed run of COMMAND at n = N on input DIST,
+# its JSON line appended to FILE tagged with the job (i31: the variant or CUB's op, i31_op,
+# i31_cub: true or false); a run that prints none gets a line saying why
+record() {
+    local file=$1 what=$2 op=$3 cub=$4 n=$5 dist=$6 rc out
+    shift 6
+    timeout 150 "$@" --json --n "$n" --dist "$dist" --reps "$REPS" --warmup 2 >"$B/i31.run" 2>/dev/null
+    rc=$?
+    out=$(tail -n 1 "$B/i31.run")
+    case $out in
+    "{"*) echo "$out" | sed "s/^{/{\"i31\":\"$what\",\"i31_op\":\"$op\",\"i31_cub\":$cub,/" >>"$file" ;;
+    *) echo "{\"i31\":\"$what\",\"i31_op\":\"$op\",\"i31_cub\":$cub,\"n\":$n,\"status\":\"no report (exit $rc)\"}" >>"$file" ;;
+    esac
+}
 time_all() {
-    local e n prog what op line rc out
+    local e n prog what op line
     : >"$OUT"
     for e in $SIZES; do
         n=$((1 << e))
@@ -88,18 +102,10 @@ time_all() {
             IFS='|' read -r prog what op <<<"$line"
             [[ $op =~ ^(${I31_ONLY:-.*})$ ]] || continue
             if [ "$prog" = "$CUB" ]; then
-                set -- "$prog" --op "$what"
+                record "$OUT" "$what" "$op" true "$n" random "$prog" --op "$what"
             else
-                set -- "$prog" --variant "$what"
+                record "$OUT" "$what" "$op" false "$n" random "$prog" --variant "$what"
             fi
-            # one JSON line per run; a run that prints none gets a line saying why
-            timeout 150 "$@" --json --n "$n" --dist random --reps "$REPS" --warmup 2 >"$B/i31.run" 2>/dev/null
-            rc=$?
-            out=$(tail -n 1 "$B/i31.run")
-            case $out in
-            "{"*) echo "$out" | sed "s/^{/{\"i31\":\"$what\",\"i31_op\":\"$op\",\"i31_cub\":$([ "$prog" = "$CUB" ] && echo true || echo false),/" >>"$OUT" ;;
-            *) echo "{\"i31\":\"$what\",\"i31_op\":\"$op\",\"i31_cub\":$([ "$prog" = "$CUB" ] && echo true || echo false),\"n\":$n,\"status\":\"no report (exit $rc)\"}" >>"$OUT" ;;
-            esac
             # progress with the time, so that a run cut short still shows what it measured
             echo "   n=2^$e $(basename "$(dirname "$prog")")/$what: $(tail -n 1 "$OUT" | grep -o '"status":"[^"]*"\|"ms":[0-9.]*' | tr '\n' ' ')" >&2
         done
@@ -112,18 +118,13 @@ step "timing (sizes 2^{${SIZES// /,}}, $REPS rounds each)" time_all
 # (2026-11-28, H200, 2^24: 1.11 random against 1.7 small).
 THRESH_OUT=$B/i31_thresholds.jsonl
 threshold_runs() {
-    local prog what op n out
+    local prog what op n
     : >"$THRESH_OUT"
     for line in "$L09|add|add|67108864" "$L09|add_two_pass|add|67108864" \
         "$L10|radix_sort|sort|16777216" "$L10|radix_sort_on_scan|sort|16777216"; do
         IFS='|' read -r prog what op n <<<"$line"
         [[ $op =~ ^(${I31_ONLY:-.*})$ ]] || continue
-        timeout 150 "$prog" --variant "$what" --json --n "$n" --dist small --reps "$REPS" --warmup 2 >"$B/i31.run" 2>/dev/null
-        out=$(tail -n 1 "$B/i31.run")
-        case $out in
-        "{"*) echo "$out" | sed "s/^{/{\"i31\":\"$what\",/" >>"$THRESH_OUT" ;;
-        *) echo "{\"i31\":\"$what\",\"n\":$n,\"status\":\"no report\"}" >>"$THRESH_OUT" ;;
-        esac
+        record "$THRESH_OUT" "$what" "$op" false "$n" small "$prog" --variant "$what"
     done
 }
 [ -n "$SIZES" ] && [ "$CPUFLAG" != 1 ] && step "threshold timing (the grader's input: --dist small)" threshold_runs
@@ -135,14 +136,13 @@ rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 device = next((r.get("device") for r in rows if r.get("device")), "?")
 print(f"device: {device}")
 print(f"{'job / variant':<28} {'n':>6} {'ms':>9} {'GB/s':>7} {'% floor':>8} {'x CUB':>6}")
-cub, bad, t = {}, [], {}
+cub, bad = {}, []
 for r in rows:
     n, op, name = r["n"], r["i31_op"], ("CUB " if r.get("i31_cub") else "") + r["i31"]
     if r.get("status") != "ok" or not r.get("ms"):
         bad.append(f"{name} n={n}: {r.get('status')} {r.get('message', '')[:200]}")
         continue
     ms = r["ms"]
-    t[(r["i31"], r.get("i31_cub"), n)] = ms
     if r.get("i31_cub"):
         cub[(op, n)] = ms
     floor = 100.0 * r["memcpy_ms"] * FLOOR_X_SCAN[op] / ms if r.get("memcpy_ms") else None
