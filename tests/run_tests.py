@@ -8,8 +8,10 @@ Usage: run_tests.py [--src solutions|labs] [--no-python] [--log FILE] [--verbose
 student's labs/); with labs, one line per lab says whether it passed, failed or is not written yet.
 Everything the tests print goes to the log (--log, default $LAB_BUILD_DIR/test.log); the terminal
 gets one line per suite and the summary (--verbose: the tests' own output instead of the log).
-The Python suites run in --jobs worker processes (default: one per core), whole modules each,
-spread by what they took last time (run_unittests); the summary is the same as one process's.
+The Python suites run in --jobs worker processes (default: one per core), spread by what they
+took last time (run_unittests): whole modules, except that a module longer than a worker's share
+runs as its test classes (and such a class without class fixtures as its tests) in several
+workers at once; the summary is the same as one process's.
 Exit code: 0 when nothing failed, 1 otherwise.
 The last line is "summary: N passed, N failed, N skipped"; above it, the skip reasons, one line
 per failed test (its name and first message) and the path of the log.
@@ -163,6 +165,21 @@ MODULE_SECONDS = {"test_fixtures": 252, "test_deploy": 104, "test_similarity": 8
                   "test_bench": 8, "test_report": 8, "test_start_rate": 6, "test_feedback": 3,
                   "test_contract": 2, "test_profile": 1, "test_run_tests": 1}
 UNKNOWN_MODULE_SECONDS = 1.0
+# What part of its module's time a long class or test took (make -j16 test on an H200 host with 16
+# cores, 2026-11-28), for splitting a module on a fresh clone, before any run was recorded; the
+# classes and tests not listed share the rest of the time by how many tests each has.
+PART_SHARES = {"test_fixtures.Fixtures": 0.99,
+               "test_fixtures.Fixtures.test_cpu_mode_fixtures_get_their_diagnosis": 0.7,
+               "test_fixtures.Fixtures.test_fixtures_with_an_nvcc_side_check_get_their_diagnosis_with_nvcc_too": 0.29,
+               "test_deploy.Gradescope": 0.41, "test_deploy.GradescopeGpu": 0.42, "test_deploy.Container": 0.17,
+               "test_grader_pipeline.Pipeline": 0.85,
+               "test_grader_pipeline.Pipeline.test_hang_is_reported_and_stops_the_lab": 0.12,
+               "test_grader_pipeline.Pipeline.test_many_cases_run_in_one_process_with_the_verdicts_of_isolated_runs": 0.12,
+               "test_similarity.RealClass": 0.99, "test_static_checks.HonestCode": 0.49,
+               "test_static_checks.Snippets": 0.51, "test_cpu_mode.Corpus": 0.48, "test_cli.CpuDefaultRun": 0.97}
+# Units that took more than this many seconds last time are also remembered by class and by test
+# (below it only the modules and the classes), so that a module longer than a worker's share can be split.
+RECORD_TEST_SECONDS = 1.0
 # Modules that run after the others, in a worker of their own: test_load_hangs keeps every core
 # busy on purpose for about a minute (a worker beside it would barely move, and its own timeouts
 # would be tested under that load).
@@ -194,11 +211,96 @@ def balance(modules, seconds, workers):
     groups = [[] for _ in range(max(1, min(workers, len(modules))))]
     load = [0.0] * len(groups)
     order = {m: i for i, m in enumerate(modules)}
-    for m in sorted(modules, key=lambda m: (-seconds.get(m[1], UNKNOWN_MODULE_SECONDS), order[m])):
+    for m in sorted(modules, key=lambda m: (-cost(m, seconds), order[m])):
         k = load.index(min(load))
         groups[k].append(m)
-        load[k] += seconds.get(m[1], UNKNOWN_MODULE_SECONDS)
+        load[k] += cost(m, seconds)
     return [sorted(g, key=order.get) for g in groups if g]
+
+
+def cost(unit, seconds):
+    """What unit (folder, "module", "module.Class" or "module.Class.test") took last time: seconds'
+    entry for it, else UNKNOWN_MODULE_SECONDS."""
+    return seconds.get(unit[1], UNKNOWN_MODULE_SECONDS)
+
+
+def module_classes(modules):
+    """{module: [(class name, [its test names], whether it has class fixtures)]} of the test
+    modules [(folder, module)], in the order one process runs them; a module is missing when it
+    cannot be split that way. The modules are imported in a process of their own (run_tests.py
+    --list-classes), not in this one, so that nothing they do at import reaches the workers."""
+    if not modules:
+        return {}
+    p = subprocess.run([sys.executable, os.path.abspath(__file__), "--list-classes",
+                        *(os.path.join(d, m) for d, m in modules)], cwd=ROOT, stdin=subprocess.DEVNULL,
+                       capture_output=True, text=True)
+    try:
+        found = json.loads(p.stdout) if p.returncode == 0 else {}
+    except ValueError:
+        found = {}
+    return {m: [(c, t, f) for c, t, f in classes] for m, classes in found.items() if classes}
+
+
+def list_classes(folder, module):
+    """module_classes' answer for one module, in this process: a list, or None when the module
+    does not import, has module fixtures, or holds tests that are not methods of a class it names."""
+    where = os.path.join(ROOT, folder)
+    for path in [os.path.join(ROOT, d) for d in UNITTEST_DIRS] + [where]:  # as a worker's sys.path
+        if path not in sys.path:
+            sys.path.insert(0, path)
+    try:
+        suite = unittest.TestLoader().discover(where, pattern=module + ".py", top_level_dir=where)
+    except Exception:  # noqa: BLE001 -- whatever stops it, the module then runs whole, as before
+        return None
+    mod = sys.modules.get(module)
+    if mod is None or hasattr(mod, "setUpModule") or hasattr(mod, "tearDownModule"):
+        return None
+    classes, stack = [], [suite]
+    while stack:  # depth first, in order: the order unittest runs them
+        item = stack.pop(0)
+        if isinstance(item, unittest.TestSuite):
+            stack[:0] = list(item)
+            continue
+        cls = type(item)
+        if getattr(mod, cls.__name__, None) is not cls or not hasattr(item, "_testMethodName"):
+            return None  # a _FailedTest (an import error) or a class under another name
+        if not classes or classes[-1][0] != cls.__name__:
+            fixtures = any(getattr(cls, f).__func__ is not getattr(unittest.TestCase, f).__func__
+                           for f in ("setUpClass", "tearDownClass"))
+            classes.append((cls.__name__, [], fixtures))
+        classes[-1][1].append(item._testMethodName)
+    return classes if len({c for c, _, _ in classes}) == len(classes) else None
+
+
+def split_units(modules, seconds, workers, classes_of=module_classes):
+    """The units to balance over `workers` workers, in discovery order: each module of modules
+    whole, except one that took more than a worker's share (the total over workers) last time,
+    which runs as its classes; of those, one still over a share and without setUpClass or
+    tearDownClass, as its tests. A class or test with no time of its own gets its PART_SHARES of
+    its module's time, else its module's (or class's) time shared out by tests. classes_of:
+    module_classes. Returns (units, seconds with the estimates added)."""
+    seconds = dict(seconds)
+    share = sum(cost(m, seconds) for m in modules) / max(1, workers)
+    over = [m for m in modules if cost(m, seconds) > share]
+    split = classes_of(over) if over else {}
+    units = []
+    for folder, module in modules:
+        classes = split.get(module) if (folder, module) in over else None
+        if not classes:
+            units.append((folder, module))
+            continue
+        tests, whole = sum(len(t) for _, t, _ in classes), cost((folder, module), seconds)
+        for name, methods, fixtures in classes:
+            key = f"{module}.{name}"
+            seconds.setdefault(key, whole * PART_SHARES.get(key, len(methods) / tests))
+            if seconds[key] <= share or fixtures or len(methods) < 2:
+                units.append((folder, key))
+                continue
+            for t in methods:
+                part = PART_SHARES.get(f"{key}.{t}")
+                seconds.setdefault(f"{key}.{t}", whole * part if part else seconds[key] / len(methods))
+                units.append((folder, f"{key}.{t}"))
+    return units, seconds
 
 
 def counted_test(test):
@@ -224,12 +326,39 @@ def unittest_result(result):
     return passed, failed, skipped, [reason for _, reason in result.skipped], failures
 
 
+class TimedResult(unittest.TextTestResult):
+    """A text result that also times each test class and each test: seconds {"module.Class": s,
+    "module.Class.test": s}; a class's time includes its setUpClass (the time since the test
+    before, when the class changes)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.seconds, self.last, self.cls = {}, time.monotonic(), None
+
+    def startTest(self, test):
+        now = time.monotonic()
+        cls = test.id().rsplit(".", 1)[0]
+        if cls != self.cls:  # the time since the test before: this class's setUpClass
+            self.cls = cls
+            self.seconds[cls] = self.seconds.get(cls, 0.0) + now - self.last
+        self.t0 = now
+        super().startTest(test)
+
+    def stopTest(self, test):
+        super().stopTest(test)
+        now = time.monotonic()
+        self.seconds[test.id()] = now - self.t0
+        self.seconds[self.cls] += now - self.t0
+        self.last = now
+
+
 def unittest_worker(result_path, names):
-    """One worker of run_unittests (run_tests.py --unittest-worker): runs the modules it is
-    given ("tests/test_cli", in that order, each alone), their report on stderr, and writes
-    {module: {"counts": [passed, failed, skipped], "reasons", "failures", "seconds", "cpu"}} as
-    JSON to result_path, after each module (cpu: its CPU time, the processes it waited for
-    included). Returns 0."""
+    """One worker of run_unittests (run_tests.py --unittest-worker): runs the units it is given
+    ("tests/test_cli" a whole module, "grader/tests/test_deploy.Gradescope" a class of it,
+    "....Class.test_x" one test; in that order, each alone), their report on stderr, and writes
+    {unit: {"counts": [passed, failed, skipped], "reasons", "failures", "seconds", "cpu",
+    "timed": {class or test: seconds}}} as JSON to result_path, after each unit (cpu: its CPU
+    time, the processes it waited for included). Returns 0."""
     # what discovery of both folders put on sys.path in one process, for the modules' imports
     for d in list(UNITTEST_DIRS) + [os.path.dirname(name) for name in names]:
         path = os.path.join(ROOT, d)
@@ -237,17 +366,21 @@ def unittest_worker(result_path, names):
             sys.path.insert(0, path)
     results = {}
     for name in names:
-        d, module = os.path.split(name)
-        print(f"==> python unittest: {module}", file=sys.stderr, flush=True)
+        d, unit = os.path.split(name)
+        print(f"==> python unittest: {unit}", file=sys.stderr, flush=True)
         t0, cpu0 = time.monotonic(), cpu_seconds()
-        suite = unittest.TestLoader().discover(os.path.join(ROOT, d), pattern=module + ".py",
-                                               top_level_dir=os.path.join(ROOT, d))
-        result = unittest.TextTestRunner(stream=sys.stderr, verbosity=1).run(suite)
+        if "." in unit:  # a class or a test of a module
+            suite = unittest.TestLoader().loadTestsFromName(unit)
+        else:
+            suite = unittest.TestLoader().discover(os.path.join(ROOT, d), pattern=unit + ".py",
+                                                   top_level_dir=os.path.join(ROOT, d))
+        result = unittest.TextTestRunner(stream=sys.stderr, verbosity=1, resultclass=TimedResult).run(suite)
         p, f, s, r, fl = unittest_result(result)
-        results[module] = {"counts": [p, f, s], "reasons": r, "failures": fl,
-                           "seconds": round(time.monotonic() - t0, 1), "cpu": round(cpu_seconds() - cpu0, 1)}
-        print(f"==> python unittest: {module} took {results[module]['seconds']:.1f} s "
-              f"({results[module]['cpu']:.1f} s of CPU time)", file=sys.stderr, flush=True)
+        results[unit] = {"counts": [p, f, s], "reasons": r, "failures": fl,
+                         "seconds": round(time.monotonic() - t0, 1), "cpu": round(cpu_seconds() - cpu0, 1),
+                         "timed": {k: round(v, 1) for k, v in result.seconds.items()}}
+        print(f"==> python unittest: {unit} took {results[unit]['seconds']:.1f} s "
+              f"({results[unit]['cpu']:.1f} s of CPU time)", file=sys.stderr, flush=True)
         with open(result_path, "w", encoding="utf-8") as out:  # after each module: a crash keeps the rest
             json.dump(results, out)
     return 0
@@ -270,10 +403,11 @@ def recorded_seconds(path):
 
 def run_unittests(log=None, jobs=None, record=None, dirs=UNITTEST_DIRS, alone=ALONE_MODULES):
     """Runs the test_*.py modules of dirs (tests/ and grader/tests/) in `jobs` worker processes
-    at once (default: one per core), each module whole in one of them, balanced by what the
-    modules took last time (record: that file, rewritten at the end; None: MODULE_SECONDS only);
-    then the modules named in alone, in one more worker with nothing beside it (on a machine of
-    ALONE_BESIDE_CORES cores or more: beside them, on cores of its own). Their report goes
+    at once (default: one per core), each module whole in one of them (a long one split by
+    class or test: split_units), balanced by what they took last time (record: that file,
+    rewritten at the end; None: MODULE_SECONDS only); then the modules named in alone, in one
+    more worker with nothing beside it (on a machine of ALONE_BESIDE_CORES cores or more:
+    beside them, on cores of its own). Their report goes
     into log (None: the terminal, each line marked with its worker's number), worker by worker;
     one line per worker on stderr as it ends. Returns the same tuple as run_criterion, the
     failures in discovery order, then any worker that died (as one failure)."""
@@ -281,7 +415,7 @@ def run_unittests(log=None, jobs=None, record=None, dirs=UNITTEST_DIRS, alone=AL
     if not modules:
         return 0, 0, 0, [], []
     seconds = dict(MODULE_SECONDS, **(recorded_seconds(record) if record else {}))
-    phases = plan_phases(modules, seconds, jobs, alone, allowed_cores())
+    phases, units = plan_phases(modules, seconds, jobs, alone, allowed_cores())
     count = sum(len(groups) for groups in phases)
     tmp = tempfile.mkdtemp(prefix="unittest-workers-")
     workers, per_module, worker_failures = [], {}, []
@@ -312,12 +446,22 @@ def run_unittests(log=None, jobs=None, record=None, dirs=UNITTEST_DIRS, alone=AL
                 w["part"].close()
         shutil.rmtree(tmp, ignore_errors=True)
     if record:
-        seconds = dict(recorded_seconds(record), **{m: r["seconds"] for m, r in per_module.items()})
+        seconds = recorded_seconds(record)
+        for unit, r in per_module.items():  # classes always (not from a unit of one of their
+            # tests: that is only part of the class), tests that took a while, the unit itself
+            timed = r.get("timed", {}).items()
+            seconds.update({k: t for k, t in timed if k.count(".") == 1 and unit.count(".") < 2})
+            seconds.update({k: t for k, t in timed if k.count(".") == 2 and t >= RECORD_TEST_SECONDS})
+            seconds[unit] = r["seconds"]
+        for folder, module in modules:  # a split module: what its units took together
+            parts = [r["seconds"] for u, r in per_module.items() if u.split(".")[0] == module and "." in u]
+            if parts:
+                seconds[module] = round(sum(parts), 1)
         with contextlib.suppress(OSError):
             with open(record, "w", encoding="utf-8") as f:
                 json.dump(dict(sorted(seconds.items())), f, indent=1)
     totals, reasons, failures = [0, 0, 0], [], []
-    for _, m in modules:
+    for _, m in units:
         r = per_module.get(m)
         if r:
             totals = [t + c for t, c in zip(totals, r["counts"])]
@@ -339,18 +483,24 @@ def cores():
     return len(allowed) if allowed else (os.cpu_count() or 1)
 
 
-def plan_phases(modules, seconds, jobs, alone, cpus):
-    """The workers to run, phase after phase: [[(group, cores or None), ...], ...]. The modules
-    not in alone balanced over `jobs` workers (default: one per core); those in alone in one
+def plan_phases(modules, seconds, jobs, alone, cpus, classes_of=module_classes):
+    """The workers to run, phase after phase, and every unit they run in discovery order:
+    ([[(group, cores or None), ...], ...], units). The modules not in alone, split into units
+    (split_units), balanced over `jobs` workers (default: one per core); those in alone in one
     more worker, after the others, or (ALONE_BESIDE_CORES cores or more in cpus) beside them on
     the last ALONE_CORES cores of cpus, the others' workers on the rest."""
     shared = [m for m in modules if m[1] not in alone]
     lone = [m for m in modules if m[1] in alone]
-    if shared and lone and cpus and len(cpus) >= ALONE_BESIDE_CORES:
+    beside = bool(shared and lone and cpus and len(cpus) >= ALONE_BESIDE_CORES)
+    workers = jobs or (len(cpus) - ALONE_CORES if beside else cores())
+    units, seconds = split_units(shared, seconds, workers, classes_of) if shared else ([], seconds)
+    order = {m: i for i, m in enumerate(modules)}
+    ordered = sorted(units + lone, key=lambda u: order[(u[0], u[1].split(".")[0])])  # stable: a module's units in order
+    if beside:
         rest, own = cpus[:-ALONE_CORES], cpus[-ALONE_CORES:]
-        return [[(g, rest) for g in balance(shared, seconds, jobs or len(rest))] + [(lone, own)]]
-    phases = [[(g, None) for g in balance(shared, seconds, jobs or cores())]] if shared else []
-    return phases + ([[(lone, None)]] if lone else [])
+        return [[(g, rest) for g in balance(units, seconds, workers)] + [(lone, own)]], ordered
+    phases = [[(g, None) for g in balance(units, seconds, workers)]] if units else []
+    return phases + ([[(lone, None)]] if lone else []), ordered
 
 
 def start_worker(k, count, group, tmp, to_file, cpus=None):
@@ -438,10 +588,14 @@ def main():
     ap.add_argument("--jobs", type=int, metavar="N",
                     help="Python test processes at once (default: one per core)")
     ap.add_argument("--unittest-worker", nargs="+", metavar=("RESULT", "MODULE"), help=argparse.SUPPRESS)
+    ap.add_argument("--list-classes", nargs="+", metavar="MODULE", help=argparse.SUPPRESS)
     ap.add_argument("binaries", nargs="*")
     args = ap.parse_args()
     if args.unittest_worker:  # one of run_unittests' processes
         return unittest_worker(args.unittest_worker[0], args.unittest_worker[1:])
+    if args.list_classes:  # module_classes' process
+        print(json.dumps({os.path.basename(m): list_classes(*os.path.split(m)) for m in args.list_classes}))
+        return 0
     # one hardware queue per test process, as the grader's runs have (gradelib/evaluate.py:
     # RUN_ENV): Criterion runs every test in a process of its own, and CUDA contexts with fewer
     # queues start 2.5x faster when many start at once

@@ -11,6 +11,7 @@ import re
 import shutil
 import stat
 import subprocess
+import sys
 import tempfile
 import unittest
 from unittest import mock
@@ -279,16 +280,18 @@ class Workers(unittest.TestCase):
         mods = [("t", m) for m in ("test_a", "test_b", "test_c", "test_load")]
         seconds = {"test_a": 100, "test_b": 60, "test_c": 50}
         big = list(range(16))
-        (phase,) = run_tests.plan_phases(mods, seconds, None, ("test_load",), big)
+        whole = lambda modules: {}  # noqa: E731 -- no module here splits
+        (phase,), units = run_tests.plan_phases(mods, seconds, None, ("test_load",), big, whole)
+        self.assertEqual(units, mods)
         self.assertEqual(phase[-1], ([("t", "test_load")], [14, 15]))  # its own two cores, the last
         self.assertEqual([cpus for _, cpus in phase[:-1]], [big[:14]] * 3)  # the others kept off them
         self.assertEqual(sorted(m for g, _ in phase[:-1] for _, m in g), ["test_a", "test_b", "test_c"])
         for cpus in (list(range(run_tests.ALONE_BESIDE_CORES - 1)), [0, 1], None):  # small, or cannot pin
-            phases = run_tests.plan_phases(mods, seconds, 2, ("test_load",), cpus)
+            phases, _ = run_tests.plan_phases(mods, seconds, 2, ("test_load",), cpus, whole)
             self.assertEqual([[[m for _, m in g] for g, _ in p] for p in phases],
                              [[["test_a"], ["test_b", "test_c"]], [["test_load"]]])  # after the others
             self.assertTrue(all(c is None for p in phases for _, c in p))
-        self.assertEqual(len(run_tests.plan_phases(mods[:3], seconds, 2, ("test_load",), big)), 1)  # none alone
+        self.assertEqual(len(run_tests.plan_phases(mods[:3], seconds, 2, ("test_load",), big, whole)[0]), 1)  # none alone
 
     def test_a_worker_runs_on_the_cores_it_is_given(self):
         if not run_tests.allowed_cores():
@@ -333,7 +336,8 @@ class Workers(unittest.TestCase):
             with contextlib.redirect_stderr(err):
                 p, f, s, reasons, failures = run_tests.run_unittests(log, 2, record, dirs=(d,), alone=("test_a",))
             with open(record) as rec:
-                self.assertEqual(sorted(json.load(rec)), ["test_a", "test_b"])  # test_c never ended
+                # the modules and their classes; test_c never ended
+                self.assertEqual(sorted(json.load(rec)), ["test_a", "test_a.A", "test_b", "test_b.B"])
         self.assertEqual((p, f, s), (3, 3, 1))
         self.assertEqual(reasons, ["no sanitizer here"])
         self.assertEqual([n for n, _ in failures[:2]], ["python: test_b.B.test_fails", "python: test_b.B.test_errors"])
@@ -346,6 +350,107 @@ class Workers(unittest.TestCase):
         self.assertEqual(sorted(line[1:] for line in lines[:2]), [("0", "1", "0"), ("1", "2", "0")])  # test_c, test_b
         self.assertEqual(lines[2], ("3", "2", "0", "1"))  # test_a, after both
         self.assertIn("==> python unittest [3/3]: test_a\n", log.getvalue())
+
+
+# A module long enough to be split: a class with class fixtures (its tests stay together), a long
+# class without (its tests go apart) and a short one; one of its tests fails, one skips.
+SPLIT_MODULE = (
+    "import unittest\n"
+    "class Fixture(unittest.TestCase):\n"
+    "    @classmethod\n"
+    "    def setUpClass(cls):\n        cls.ready = True\n"
+    "    def test_f1(self):\n        self.assertTrue(self.ready)\n"
+    "    def test_f2(self):\n        self.assertTrue(self.ready)\n"
+    "class Long(unittest.TestCase):\n"
+    "    def test_l1(self):\n        pass\n"
+    "    def test_l2(self):\n        self.assertEqual(1, 2, 'split or not')\n"
+    "    @unittest.skip('skipped apart')\n"
+    "    def test_l3(self):\n        pass\n"
+    "class Short(unittest.TestCase):\n"
+    "    def test_s(self):\n        pass\n")
+
+
+class Split(unittest.TestCase):
+    """A module longer than a worker's share runs as its classes, and a long class without class
+    fixtures as its tests, in several workers; the summary is the one a whole module gives."""
+
+    def test_a_long_module_splits_by_class_and_a_long_class_without_fixtures_by_test(self):
+        mods = [("t", "test_big"), ("t", "test_small")]
+        classes = {"test_big": [("Fixture", ["test_f1", "test_f2"], True),
+                                ("Long", ["test_l1", "test_l2", "test_l3"], False),
+                                ("Short", ["test_s"], False)]}
+        asked = []
+
+        def classes_of(modules):
+            asked.append(modules)
+            return classes
+
+        seconds = {"test_big": 90, "test_small": 10, "test_big.Long": 60}
+        units, est = run_tests.split_units(mods, seconds, 2, classes_of)  # share: 50 s
+        self.assertEqual(asked, [[("t", "test_big")]])  # only the module over its share is looked into
+        self.assertEqual([u for _, u in units], ["test_big.Fixture", "test_big.Long.test_l1", "test_big.Long.test_l2",
+                                                 "test_big.Long.test_l3", "test_big.Short", "test_small"])
+        self.assertEqual(est["test_big.Fixture"], 30)  # 2 of the module's 6 tests
+        self.assertEqual(est["test_big.Long.test_l2"], 20)  # a third of its class's 60
+        self.assertEqual(seconds, {"test_big": 90, "test_small": 10, "test_big.Long": 60})  # not changed
+        # a class with fixtures stays whole however long; nothing splits when each fits a share
+        units, _ = run_tests.split_units(mods, dict(seconds, **{"test_big.Fixture": 80}), 2, classes_of)
+        self.assertIn(("t", "test_big.Fixture"), units)
+        units, _ = run_tests.split_units(mods, seconds, 1, classes_of)
+        self.assertEqual(units, mods)
+        # a module that cannot be split (module_classes left it out) runs whole
+        self.assertEqual(run_tests.split_units(mods, seconds, 2, lambda m: {})[0], mods)
+        # with no time of its own, a class or test listed in PART_SHARES gets that part of its module's
+        shares = {"test_big.Long": 0.8, "test_big.Long.test_l1": 0.5}
+        with mock.patch.dict(run_tests.PART_SHARES, shares):
+            units, est = run_tests.split_units(mods, {"test_big": 90, "test_small": 10}, 2, classes_of)
+        self.assertEqual((est["test_big.Long"], est["test_big.Long.test_l1"], est["test_big.Long.test_l2"]), (72, 45, 24))
+
+    def test_module_classes_lists_classes_and_tests_in_order_and_refuses_what_it_cannot_split(self):
+        with tempfile.TemporaryDirectory() as d:
+            texts = {"test_split_listed": SPLIT_MODULE,
+                     "test_split_fixture": "import unittest\ndef setUpModule():\n    pass\n"
+                                           "class A(unittest.TestCase):\n    def test_a(self):\n        pass\n",
+                     "test_split_broken": "import no_such_module_here\n"}
+            for name, text in texts.items():
+                with open(os.path.join(d, name + ".py"), "w") as f:
+                    f.write(text)
+            found = run_tests.module_classes([(d, m) for m in texts])
+        self.assertEqual(found, {"test_split_listed": [("Fixture", ["test_f1", "test_f2"], True),
+                                                       ("Long", ["test_l1", "test_l2", "test_l3"], False),
+                                                       ("Short", ["test_s"], False)]})
+        self.assertNotIn("test_split_listed", sys.modules)  # imported in a process of its own
+
+    def test_a_split_module_gives_the_summary_of_a_whole_one(self):
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(d, "test_split_run.py"), "w") as f:
+                f.write(SPLIT_MODULE)
+            with open(os.path.join(d, "test_split_other.py"), "w") as f:
+                f.write("import unittest\nclass O(unittest.TestCase):\n    def test_o(self):\n        pass\n")
+            record = os.path.join(d, "seconds.json")
+            with open(record, "w") as f:  # last time: the module far over a share, Long most of it
+                json.dump({"test_split_run": 100, "test_split_other": 1, "test_split_run.Long": 90}, f)
+            runs = {}
+            for jobs in (1, 3):
+                log, err = io.StringIO(), io.StringIO()
+                with contextlib.redirect_stderr(err):
+                    runs[jobs] = run_tests.run_unittests(log, jobs, record if jobs == 3 else None,
+                                                         dirs=(d,), alone=())
+                if jobs == 3:
+                    self.assertIn("==> python unittest: test_split_run.Long.test_l2 took", log.getvalue())
+                    self.assertIn("==> python unittest: test_split_run.Fixture took", log.getvalue())
+            with open(record) as f:
+                recorded = json.load(f)
+        self.assertEqual(runs[1][:4], runs[3][:4])  # counts and skip reasons
+        self.assertEqual(runs[3][:3], (5, 1, 1))
+        self.assertEqual(runs[1][4], runs[3][4])  # the failures, named and in order
+        self.assertEqual([n for n, _ in runs[3][4]], ["python: test_split_run.Long.test_l2"])
+        # the split module's time is what its units took together; its parts are kept
+        parts = [recorded[k] for k in ("test_split_run.Fixture", "test_split_run.Long.test_l1",
+                                       "test_split_run.Long.test_l2", "test_split_run.Long.test_l3",
+                                       "test_split_run.Short")]
+        self.assertAlmostEqual(recorded["test_split_run"], sum(parts), places=1)
+        self.assertEqual(recorded["test_split_run.Long"], 90)  # a unit of one test is not its whole class
 
 
 if __name__ == "__main__":
