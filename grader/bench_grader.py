@@ -17,8 +17,9 @@ hour the machine can grade), how often the speed stage's GPU watch asked who els
 GPU and what those asks took (NVML, or nvidia-smi with LAB_GRADER_NVML=0 or where NVML is missing),
 and where the speed stage's wall time went (its timed processes, the watch, the rest).
 
---part K/M grades only the K-th of M parts of the class (submissions K-1, K-1+M, K-1+2M, ...: every
-part has the class's mix), so that a class too long for one sitting (100 submissions on one GPU
+--part K/M grades only the K-th of M parts of the class, a run of consecutive submissions (the
+K-th M-th of them: with 100 in 10 parts, part 3 is s020-s029; a run of 10 is the class's mix of
+kinds exactly, so parts of 10 or 20 each have it), so that a class too long for one sitting (100 submissions on one GPU
 take most of an hour) can be measured in M sittings on the same kind of machine, each written
 with --json; --merge FILE ... then prints the whole class from the parts: every submission's
 row, the class's wall time as the sum of the parts' (the parts graded back to back on one
@@ -74,9 +75,10 @@ def broken_labs(labs):
     return out
 
 
-def in_part(k, part):
-    """Whether submission k (from 0) is in part (K, M): the K-th of M, every M-th from K-1."""
-    return part is None or k % part[1] == part[0] - 1
+def in_part(k, part, n):
+    """Whether submission k (from 0) of a class of n is in part (K, M): the K-th of M runs of
+    consecutive submissions, [(K-1) n / M, K n / M) rounded down."""
+    return part is None or (part[0] - 1) * n // part[1] <= k < part[0] * n // part[1]
 
 
 def make_class(folder, n, labs, part=None):
@@ -86,7 +88,7 @@ def make_class(folder, n, labs, part=None):
     for k in range(n):
         kind = MIX[k % len(MIX)]
         name = f"s{k:03d}-{kind}"
-        if not in_part(k, part):
+        if not in_part(k, part, n):
             broken += kind == "broken"
             continue
         dest = os.path.join(folder, name)
@@ -421,7 +423,7 @@ def main(argv=None):
         part = parse_part(args.part) if args.part else None
     except ValueError as e:
         ap.error(str(e))
-    if part and part[0] > args.n:
+    if part and not any(in_part(k, part, args.n) for k in range(args.n)):
         ap.error(f"--part {args.part}: no submission of a class of {args.n} is in it")
     if (args.check_isolated or part) and args.seed is None:
         args.seed = 1  # both gradings (every part) must draw the same cases

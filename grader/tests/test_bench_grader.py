@@ -126,7 +126,8 @@ if __name__ == "__main__":
 
 
 class Parts(unittest.TestCase):
-    """--part K/M grades every M-th submission of the same class; --merge joins the parts."""
+    """--part K/M grades the K-th of M runs of consecutive submissions of the same class; --merge
+    joins the parts."""
 
     def test_a_part_is_the_class_s_own_submissions(self):
         labs = ["01_serial", "02_naive", "03_kogge_stone"]
@@ -134,7 +135,12 @@ class Parts(unittest.TestCase):
             whole = bench_grader.make_class(os.path.join(d, "all"), 13, labs)
             parts = [bench_grader.make_class(os.path.join(d, str(k)), 13, labs, (k, 3)) for k in (1, 2, 3)]
             self.assertEqual(sorted(m for p in parts for m in p), whole)  # each once, the same (name, kind, bug)
-            self.assertEqual([m[0] for m in parts[1]], ["s001-broken", "s004-full", "s007-partial", "s010-full"])
+            self.assertEqual([m[0] for m in parts[1]], ["s004-full", "s005-broken", "s006-full", "s007-partial"])
+            self.assertEqual([len(p) for p in parts], [4, 4, 5])
+            # a run of 10 is the mix exactly: each part of a class of 100 in 10 (or 5) has it
+            for k in (1, 7):
+                kinds = [bench_grader.MIX[i % 10] for i in range(100) if bench_grader.in_part(i, (k, 10), 100)]
+                self.assertEqual(sorted(kinds), sorted(bench_grader.MIX))
             for name, _, _ in parts[2]:  # the files too: a part's submission is the class's
                 for lab in labs:
                     with open(os.path.join(d, "3", name, lab, "scan.cu"), "rb") as a, \
@@ -147,6 +153,11 @@ class Parts(unittest.TestCase):
         for bad in ("0/3", "4/3", "1/0", "x", "1"):
             with self.assertRaises(ValueError):
                 bench_grader.parse_part(bad)
+        # a part that holds no submission of the class (the first fifth of 3 is none) is refused
+        r = subprocess.run([sys.executable, SCRIPT, "--n", "3", "--cpu", "--part", "1/5"],
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("--part 1/5: no submission of a class of 3 is in it", r.stderr)
 
     @staticmethod
     def part_doc(k, m, wall, rows, seed=1, isolated_diff=None):
