@@ -78,8 +78,10 @@ class Processes(unittest.TestCase):
     def test_report_channel(self):
         script = os.path.join(self.tmp, "rep.sh")
         with open(script, "w") as f:
-            # the report on the fd named after --report-fd; a grandchild keeps the pipe open
-            f.write('#!/bin/sh\nfd="$2"\n(sleep 100) &\necho \'{"status": "ok"}\' >&"$fd"\n'
+            # the report on the fd named after --report-fd; a grandchild keeps the pipe open (bash:
+            # dash cannot write to a descriptor above 9, which the pipe gets in a worker that has
+            # run other tests before this one)
+            f.write('#!/bin/bash\nfd="$2"\n(sleep 100) &\necho \'{"status": "ok"}\' >&"$fd"\n'
                     'echo \'{"status": "forged"}\'\nexit 0\n')
         os.chmod(script, 0o755)
         t0 = time.monotonic()
