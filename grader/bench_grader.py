@@ -29,13 +29,15 @@ compared for the whole class. The parts must be of the same class (--n, --labs, 
 GPUs) and cover it once (exit 2 otherwise).
 
 --check-isolated grades the same class again with `grade.py --isolated` (one process per graded
-run: the slow way the shared processes must agree with) on the same seed, and compares every
+run: the slow way the shared processes must agree with; about 4x the class's time, on the GPUs
+of --isolated-gpus, default --gpus) on the same seed, and compares every
 lab's verdict: its status, its correctness, sanitizer and static points, and its speed status
 (the speed points are a measurement, so they may differ by the noise of two timings). Exit code:
 grade.py's, or 6 when a verdict differs.
 
 Usage: bench_grader.py [--n 20] [--labs 01 02 ...] [--cpu] [--gpus LIST] [--isolated]
-                       [--check-isolated] [--seed S] [--part K/M] [--keep] [--work DIR] [--json FILE]
+                       [--check-isolated [--isolated-gpus LIST]] [--seed S] [--part K/M] [--keep]
+                       [--work DIR] [--json FILE]
        bench_grader.py --merge PART.json ... [--json FILE]
 """
 import argparse
@@ -291,14 +293,14 @@ def differences(rows, isolated_rows):
     return lines
 
 
-def grade(subs, res, work, labs, args, isolated=False, trace=None):
-    """Runs grade.py on the class (its trace appended to trace, when given); returns (wall
-    seconds, exit code)."""
+def grade(subs, res, work, labs, args, isolated=False, trace=None, gpus=None):
+    """Runs grade.py on the class (its trace appended to trace, when given), on gpus (grade.py
+    --gpus; None: one GPU, or CPU mode); returns (wall seconds, exit code)."""
     cmd = [sys.executable, os.path.join(HERE, "grade.py"), "--submissions", subs, "--results", res,
            "--work", work, "--labs", *labs, "--format", "json"]
     cmd += ["--cpu"] if args.cpu else ["--gpu"]
-    if args.gpus:
-        cmd += ["--gpus", args.gpus]
+    if gpus:
+        cmd += ["--gpus", gpus]
     if args.seed is not None:
         cmd += ["--seed", str(args.seed)]
     if isolated:
@@ -397,6 +399,10 @@ def main(argv=None):
     ap.add_argument("--isolated", action="store_true", help="grade.py --isolated: one process per graded run")
     ap.add_argument("--check-isolated", action="store_true",
                     help="grade the class again with --isolated and compare every lab's verdict (exit 6 if one differs)")
+    ap.add_argument("--isolated-gpus", metavar="LIST",
+                    help="grade.py --gpus for the --check-isolated grading (default: --gpus): it takes about "
+                         "4x the class and its verdicts do not depend on the GPUs, so a class timed on one GPU "
+                         "(--gpus 0) may be checked on all of them")
     ap.add_argument("--seed", type=int, help="the class seed (default: grade.py's; --check-isolated or --part: 1)")
     ap.add_argument("--part", metavar="K/M", help="grade only the K-th of M parts of the class (--merge joins them)")
     ap.add_argument("--merge", nargs="+", metavar="FILE", help="print the whole class from its parts' --json files")
@@ -443,7 +449,7 @@ def main(argv=None):
           file=sys.stderr, flush=True)
     trace = os.environ.get("LAB_GRADER_TRACE") or os.path.join(tmp, "trace.jsonl")
     since = time.time()
-    wall, code = grade(subs, res, work, labs, args, isolated=args.isolated, trace=trace)
+    wall, code = grade(subs, res, work, labs, args, isolated=args.isolated, trace=trace, gpus=args.gpus)
     rows = read_rows(res, made)
     summary = report(rows, args, wall, code)
     if part:
@@ -467,11 +473,15 @@ def main(argv=None):
               f"asks {speed['asks']} s, its waits {speed['waits']} s, the rest (the grader between runs) "
               f"{speed['other']} s")
     doc = {"summary": summary, "rows": rows}
+    if args.json:  # now, and again with the check: a check cut short leaves the class measured
+        with open(args.json, "w", encoding="utf-8") as f:
+            json.dump(doc, f, indent=1)
     if args.check_isolated:
         print("bench-grader: the same class again with --isolated (one process per graded run)",
               file=sys.stderr, flush=True)
         res_iso = os.path.join(tmp, "results-isolated")
-        wall_iso, code_iso = grade(subs, res_iso, work, labs, args, isolated=True)
+        wall_iso, code_iso = grade(subs, res_iso, work, labs, args, isolated=True,
+                                   gpus=args.isolated_gpus or args.gpus)
         rows_iso = read_rows(res_iso, made)
         diff = differences(rows, rows_iso)
         labs_compared = sum(len(r["verdicts"]) for r in rows)
@@ -484,7 +494,7 @@ def main(argv=None):
                            "differences": diff}
         if diff:
             code = 6
-    if args.json:
+    if args.json and args.check_isolated:
         with open(args.json, "w", encoding="utf-8") as f:
             json.dump(doc, f, indent=1)
     if args.keep:

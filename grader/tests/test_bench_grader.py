@@ -1,11 +1,14 @@
 """make bench-grader (grader/bench_grader.py) on a small class in CPU mode: the mix of
 submissions, one row per submission with its points, and the class's line."""
+import contextlib
+import io
 import json
 import os
 import subprocess
 import sys
 import tempfile
 import unittest
+from unittest import mock
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPT = os.path.join(os.path.dirname(HERE), "bench_grader.py")
@@ -119,6 +122,32 @@ class CheckIsolated(unittest.TestCase):
         self.assertEqual(len(diff), 1)
         self.assertTrue(diff[0].startswith("s001-broken 03_kogge_stone: shared processes "), diff[0])
         self.assertIn("[9, 10, 54.0]", diff[0])
+
+    def test_the_check_runs_on_its_own_gpus_after_the_class_is_written(self):
+        # grade.py stands in: the class on --gpus, the check on --isolated-gpus; when the check
+        # starts, --json already holds the class (a check cut short leaves it measured)
+        calls = []
+        with tempfile.TemporaryDirectory() as d:
+            out = os.path.join(d, "part.json")
+
+            def fake_grade(subs, res, work, labs, args, isolated=False, trace=None, gpus=None):
+                on_disk = None
+                if isolated:
+                    with open(out, encoding="utf-8") as f:
+                        on_disk = json.load(f)
+                calls.append((isolated, gpus, on_disk))
+                return 1.0, 0
+            argv = ["bench_grader.py", "--n", "2", "--labs", "01", "--gpus", "0", "--check-isolated",
+                    "--isolated-gpus", "all", "--json", out, "--work", os.path.join(d, "w")]
+            with mock.patch.object(bench_grader, "grade", fake_grade), mock.patch.object(sys, "argv", argv), \
+                    contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+                bench_grader.main()
+            with open(out, encoding="utf-8") as f:
+                final = json.load(f)
+        self.assertEqual([(iso, gpus) for iso, gpus, _ in calls], [(False, "0"), (True, "all")])
+        self.assertEqual(len(calls[1][2]["rows"]), 2)
+        self.assertNotIn("isolated", calls[1][2])
+        self.assertEqual(final["isolated"]["differences"], [])
 
 
 if __name__ == "__main__":
