@@ -24,23 +24,30 @@ take most of an hour) can be measured in M sittings on the same kind of machine,
 with --json; --merge FILE ... then prints the whole class from the parts: every submission's
 row, the class's wall time as the sum of the parts' (the parts graded back to back on one
 machine; each part starts cold, so the sum overstates the class by about one build a part),
-submissions an hour from that, and, with --check-isolated in every part, the verdicts
-compared for the whole class. The parts must be of the same class (--n, --labs, --seed, mode and
-GPUs) and cover it once (exit 2 otherwise).
+submissions an hour from that, and every submission's verdicts against the isolated ones of its
+twin from any part graded with --check-isolated (below: parts 1 and 2 of ten hold one of each
+content, so checking those two checks the class). The parts must be of the same class (--n,
+--labs, --seed, mode and GPUs) and cover it once (exit 2 otherwise).
 
---check-isolated grades the same class again with `grade.py --isolated` (one process per graded
-run: the slow way the shared processes must agree with; about 4x the class's time, on the GPUs
-of --isolated-gpus, default --gpus) on the same seed, and compares every
-lab's verdict: its status, its correctness, sanitizer and static points, and its speed status
-(the speed points are a measurement, so they may differ by the noise of two timings). Exit code:
-grade.py's, or 6 when a verdict differs.
+--check-isolated grades the class again with `grade.py --isolated` (one process per graded run:
+the slow way the shared processes must agree with; about 4x a submission's time, on the GPUs of
+--isolated-gpus, default --gpus) on the same seed, and compares every lab's verdict: its status,
+its correctness, sanitizer and static points, and its speed status (the speed points are a
+measurement, so they may differ by the noise of two timings). Only one submission of each
+content is graded again (--isolated-all: every one): the others are its byte-for-byte twins, and
+a case's inputs depend on the seed, the lab, n and the distribution, never on the submission
+(gradelib/evaluate.py: case_seed), so a twin's isolated verdicts are the same; every submission's
+shared-process verdicts are compared with its twin's isolated ones. The generated class has 8
+contents (full, partial, one per planted bug), so the check costs 8 submissions however large
+the class. Exit code: grade.py's, or 6 when a verdict differs.
 
 Usage: bench_grader.py [--n 20] [--labs 01 02 ...] [--cpu] [--gpus LIST] [--isolated]
-                       [--check-isolated [--isolated-gpus LIST]] [--seed S] [--part K/M] [--keep]
-                       [--work DIR] [--json FILE]
+                       [--check-isolated [--isolated-gpus LIST] [--isolated-all]] [--seed S]
+                       [--part K/M] [--keep] [--work DIR] [--json FILE]
        bench_grader.py --merge PART.json ... [--json FILE]
 """
 import argparse
+import hashlib
 import json
 import os
 import shutil
@@ -114,6 +121,19 @@ def make_class(folder, n, labs, part=None):
     return made
 
 
+def content_key(folder):
+    """A digest of every file under folder (its path there and its bytes): equal for twins."""
+    h = hashlib.sha256()
+    for base, dirs, files in sorted(os.walk(folder)):
+        dirs.sort()
+        for name in sorted(files):
+            path = os.path.join(base, name)
+            h.update(os.path.relpath(path, folder).encode() + b"\0")
+            with open(path, "rb") as f:
+                h.update(hashlib.sha256(f.read()).digest())
+    return h.hexdigest()[:16]
+
+
 def verdicts(result):
     """{lab: its verdict} of a result: what must be the same however the runs were shared out
     (status, the correctness, sanitizer and static points, the speed status), not the timings."""
@@ -128,9 +148,9 @@ def verdicts(result):
             for lab in result.get("labs") or []}
 
 
-def read_rows(res, made):
+def read_rows(res, made, keys=None):
     """One row per submission from its stored result: points, elapsed_s, phase timings, device,
-    and each lab's verdict."""
+    each lab's verdict, and its content (keys: {submission: content_key}, when given)."""
     rows = []
     for name, kind, detail in made:
         try:
@@ -141,6 +161,8 @@ def read_rows(res, made):
         rows.append({"submission": name, "kind": kind, "broken": detail, "points": r.get("points"),
                      "max_points": r.get("max_points"), "elapsed_s": r.get("elapsed_s"),
                      "timings": r.get("timings"), "device": r.get("device"), "verdicts": verdicts(r)})
+        if keys:
+            rows[-1]["content"] = keys[name]
     return rows
 
 
@@ -282,15 +304,32 @@ def speed_time(lines, submissions):
     return {k: round(v / submissions, 2) for k, v in out.items()}
 
 
+def twin(row):
+    """What a row is matched on with the isolated rows: its content, else its name."""
+    return row.get("content") or row["submission"]
+
+
 def differences(rows, isolated_rows):
-    """Lines naming every lab whose verdict differs between two gradings of the same class."""
-    lines = []
-    for a, b in zip(rows, isolated_rows):
+    """Lines naming every lab whose verdict in rows differs from the isolated verdict of its twin
+    (the isolated row of the same content; of the same name for rows without one). Rows with no
+    twin there are not compared (unchecked names them)."""
+    lines, alone = [], {twin(r): r for r in isolated_rows}
+    for a in rows:
+        b = alone.get(twin(a))
+        if b is None:
+            continue
         for lab in sorted(set(a["verdicts"]) | set(b["verdicts"])):
             va, vb = a["verdicts"].get(lab), b["verdicts"].get(lab)
             if va != vb:
-                lines.append(f"{a['submission']} {lab}: shared processes {va}, isolated {vb}")
+                lines.append(f"{a['submission']} {lab}: shared processes {va}, isolated {vb}"
+                             + (f" (isolated: {b['submission']})" if b["submission"] != a["submission"] else ""))
     return lines
+
+
+def unchecked(rows, isolated_rows):
+    """The submissions of rows whose twin is not among isolated_rows."""
+    alone = {twin(r) for r in isolated_rows}
+    return [r["submission"] for r in rows if twin(r) not in alone]
 
 
 def grade(subs, res, work, labs, args, isolated=False, trace=None, gpus=None):
@@ -362,12 +401,13 @@ def merge(docs):
                                 if isinstance(parts[0][0][k], (int, float)) else parts[0][0][k])
                             for k in parts[0][0]}
     doc = {"summary": summary, "rows": rows}
-    isolated = [d.get("isolated") for d in docs]
-    if all(isolated):
+    isolated = [d["isolated"] for d in docs if d.get("isolated")]
+    if isolated:  # every part's rows against the isolated twins of any part
+        alone = sorted((r for i in isolated for r in i["rows"]), key=lambda r: r["submission"])
         doc["isolated"] = {"wall_s": round(sum(i["wall_s"] for i in isolated), 1),
                            "grade_exit_code": max(i["grade_exit_code"] for i in isolated),
-                           "rows": sorted((r for i in isolated for r in i["rows"]), key=lambda r: r["submission"]),
-                           "differences": [line for i in isolated for line in i["differences"]]}
+                           "rows": alone, "differences": differences(rows, alone),
+                           "unchecked": unchecked(rows, alone)}
     return doc, ""
 
 
@@ -379,10 +419,12 @@ def print_merged(doc):
           f"{' + '.join(str(w) for w in s['parts_wall_s'])} = {s['wall_s']} s")
     iso = doc.get("isolated")
     if iso:
-        diff = iso["differences"]
-        print(f"isolated: {len(iso['rows'])} submissions in {iso['wall_s']} s wall (the parts' sum); verdicts: "
-              f"{'identical' if not diff else f'{len(diff)} differ'} "
-              f"({sum(len(r['verdicts']) for r in doc['rows'])} lab verdicts compared)")
+        diff, left = iso["differences"], iso.get("unchecked", [])
+        compared = sum(len(r["verdicts"]) for r in doc["rows"] if r["submission"] not in left)
+        print(f"isolated: {len(iso['rows'])} submissions graded alone in {iso['wall_s']} s wall (the parts' sum); "
+              f"verdicts: {'identical' if not diff else f'{len(diff)} differ'} ({compared} lab verdicts of "
+              f"{len(doc['rows']) - len(left)} submissions compared with their twins'"
+              + (f"; {len(left)} with no isolated twin: {' '.join(left)})" if left else ")"))
         for line in diff:
             print(f"  DIFFERS: {line}")
 
@@ -403,6 +445,8 @@ def main(argv=None):
                     help="grade.py --gpus for the --check-isolated grading (default: --gpus): it takes about "
                          "4x the class and its verdicts do not depend on the GPUs, so a class timed on one GPU "
                          "(--gpus 0) may be checked on all of them")
+    ap.add_argument("--isolated-all", action="store_true",
+                    help="--check-isolated grades every submission again, not one of each content")
     ap.add_argument("--seed", type=int, help="the class seed (default: grade.py's; --check-isolated or --part: 1)")
     ap.add_argument("--part", metavar="K/M", help="grade only the K-th of M parts of the class (--merge joins them)")
     ap.add_argument("--merge", nargs="+", metavar="FILE", help="print the whole class from its parts' --json files")
@@ -443,6 +487,7 @@ def main(argv=None):
     subs, res = os.path.join(tmp, "subs"), os.path.join(tmp, "results")
     os.makedirs(subs)
     made = make_class(subs, args.n, labs, part)
+    keys = {name: content_key(os.path.join(subs, name)) for name, _, _ in made}
     work = args.work or os.path.join(tmp, "work")
     print(f"bench-grader: {len(made)} submissions{f' (part {part[0]} of {part[1]} of a class of {args.n})' if part else ''} ({', '.join(f'{sum(1 for m in made if m[1] == k)} {k}' for k in ('full', 'partial', 'broken'))}), "
           f"labs {' '.join(lab[:2] for lab in labs)}, {'CPU mode' if args.cpu else 'GPU ' + (args.gpus or 'one')}",
@@ -450,7 +495,7 @@ def main(argv=None):
     trace = os.environ.get("LAB_GRADER_TRACE") or os.path.join(tmp, "trace.jsonl")
     since = time.time()
     wall, code = grade(subs, res, work, labs, args, isolated=args.isolated, trace=trace, gpus=args.gpus)
-    rows = read_rows(res, made)
+    rows = read_rows(res, made, keys)
     summary = report(rows, args, wall, code)
     if part:
         summary["class"] = {"n": args.n, "labs": labs, "seed": args.seed, "mode": "cpu" if args.cpu else "gpu",
@@ -477,21 +522,29 @@ def main(argv=None):
         with open(args.json, "w", encoding="utf-8") as f:
             json.dump(doc, f, indent=1)
     if args.check_isolated:
-        print("bench-grader: the same class again with --isolated (one process per graded run)",
+        first = {}  # content -> its first submission: the one graded again
+        for name, _, _ in made:
+            first.setdefault(keys[name], name)
+        again = made if args.isolated_all else [m for m in made if first[keys[m[0]]] == m[0]]
+        subs_iso = os.path.join(tmp, "subs-isolated")
+        for name, _, _ in again:
+            shutil.copytree(os.path.join(subs, name), os.path.join(subs_iso, name))
+        print(f"bench-grader: {len(again)} of the {len(made)} submissions again with --isolated (one process "
+              f"per graded run){'' if args.isolated_all else ': one of each content, the others are its twins'}",
               file=sys.stderr, flush=True)
         res_iso = os.path.join(tmp, "results-isolated")
-        wall_iso, code_iso = grade(subs, res_iso, work, labs, args, isolated=True,
+        wall_iso, code_iso = grade(subs_iso, res_iso, work, labs, args, isolated=True,
                                    gpus=args.isolated_gpus or args.gpus)
-        rows_iso = read_rows(res_iso, made)
+        rows_iso = read_rows(res_iso, again, keys)
         diff = differences(rows, rows_iso)
         labs_compared = sum(len(r["verdicts"]) for r in rows)
         print(f"isolated: {len(rows_iso)} submissions in {wall_iso:.1f} s wall (shared processes: {wall:.1f} s, "
               f"with the references' build); verdicts: {'identical' if not diff else f'{len(diff)} differ'} "
-              f"({labs_compared} lab verdicts compared)")
+              f"({labs_compared} lab verdicts of {len(rows)} submissions compared with their twins')")
         for line in diff:
             print(f"  DIFFERS: {line}")
         doc["isolated"] = {"wall_s": round(wall_iso, 1), "grade_exit_code": code_iso, "rows": rows_iso,
-                           "differences": diff}
+                           "differences": diff, "unchecked": unchecked(rows, rows_iso)}
         if diff:
             code = 6
     if args.json and args.check_isolated:

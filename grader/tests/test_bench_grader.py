@@ -15,6 +15,12 @@ SCRIPT = os.path.join(os.path.dirname(HERE), "bench_grader.py")
 sys.path.insert(0, os.path.dirname(HERE))
 
 import bench_grader  # noqa: E402
+from gradelib.grading import course_labs as _course_labs  # noqa: E402
+
+
+def course_labs():
+    """Every lab of the course, as bench_grader takes them."""
+    return _course_labs(bench_grader.ROOT)
 
 
 class BenchGrader(unittest.TestCase):
@@ -22,7 +28,8 @@ class BenchGrader(unittest.TestCase):
         with tempfile.TemporaryDirectory() as d:
             out = os.path.join(d, "bench.json")
             r = subprocess.run([sys.executable, SCRIPT, "--n", "4", "--labs", "01", "02", "--cpu", "--json", out,
-                                "--work", os.path.join(d, "work")], capture_output=True, text=True, timeout=900)
+                                "--check-isolated", "--work", os.path.join(d, "work")],
+                               capture_output=True, text=True, timeout=900)
             self.assertEqual(r.returncode, 0, r.stderr[-2000:])
             with open(out) as f:
                 doc = json.load(f)
@@ -41,6 +48,11 @@ class BenchGrader(unittest.TestCase):
         self.assertEqual(starts["sanitizer"], 0)  # CPU mode runs no compute-sanitizer
         self.assertAlmostEqual(starts["all"], starts["case"] + starts["timed"], delta=0.11)
         self.assertIn(f"lab processes started: {starts['all']} a submission", r.stdout)
+        # graded again alone: one of each content (s002-full is s000-full's twin), the same verdicts
+        self.assertIn("3 of the 4 submissions again with --isolated", r.stderr)
+        self.assertEqual([row["submission"] for row in doc["isolated"]["rows"]], ["s000-full", "s001-broken", "s003-partial"])
+        self.assertEqual((doc["isolated"]["differences"], doc["isolated"]["unchecked"]), ([], []))
+        self.assertIn("verdicts: identical (8 lab verdicts of 4 submissions", r.stdout)
 
 
 class ProcessStarts(unittest.TestCase):
@@ -135,19 +147,22 @@ class CheckIsolated(unittest.TestCase):
                 if isolated:
                     with open(out, encoding="utf-8") as f:
                         on_disk = json.load(f)
-                calls.append((isolated, gpus, on_disk))
+                calls.append((isolated, gpus, on_disk, sorted(os.listdir(subs))))
                 return 1.0, 0
-            argv = ["bench_grader.py", "--n", "2", "--labs", "01", "--gpus", "0", "--check-isolated",
+            argv = ["bench_grader.py", "--n", "4", "--labs", "01", "--gpus", "0", "--check-isolated",
                     "--isolated-gpus", "all", "--json", out, "--work", os.path.join(d, "w")]
             with mock.patch.object(bench_grader, "grade", fake_grade), mock.patch.object(sys, "argv", argv), \
                     contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
                 bench_grader.main()
             with open(out, encoding="utf-8") as f:
                 final = json.load(f)
-        self.assertEqual([(iso, gpus) for iso, gpus, _ in calls], [(False, "0"), (True, "all")])
-        self.assertEqual(len(calls[1][2]["rows"]), 2)
+        self.assertEqual([(iso, gpus) for iso, gpus, _, _ in calls], [(False, "0"), (True, "all")])
+        self.assertEqual(len(calls[1][2]["rows"]), 4)
         self.assertNotIn("isolated", calls[1][2])
-        self.assertEqual(final["isolated"]["differences"], [])
+        # s002-full is s000-full's twin: only the other three are graded again
+        self.assertEqual(calls[0][3], ["s000-full", "s001-broken", "s002-full", "s003-partial"])
+        self.assertEqual(calls[1][3], ["s000-full", "s001-broken", "s003-partial"])
+        self.assertEqual((final["isolated"]["differences"], final["isolated"]["unchecked"]), ([], []))
 
 
 if __name__ == "__main__":
@@ -177,6 +192,21 @@ class Parts(unittest.TestCase):
                         self.assertEqual(a.read(), b.read(), f"{name} {lab}")
             self.assertEqual(sorted(os.listdir(os.path.join(d, "2"))), [m[0] for m in parts[1]])
 
+    def test_a_class_has_eight_contents_and_twins_share_one(self):
+        labs = course_labs()
+        with tempfile.TemporaryDirectory() as d:
+            made = bench_grader.make_class(d, 30, labs)
+            keys = {name: bench_grader.content_key(os.path.join(d, name)) for name, _, _ in made}
+            # full, partial, and one per planted bug: the isolated check grades 8 of any class of 20 or more
+            self.assertEqual(len(set(keys.values())), 2 + len(bench_grader.broken_labs(labs)))
+            self.assertEqual(len(bench_grader.broken_labs(labs)), len(bench_grader.BROKEN))
+            self.assertEqual(keys["s000-full"], keys["s010-full"])
+            self.assertNotEqual(keys["s001-broken"], keys["s005-broken"])  # two different bugs
+            self.assertEqual(keys["s001-broken"], keys["s021-broken"])  # the 1st and the 7th broken: the same bug
+            with open(os.path.join(d, "s010-full", labs[0], "scan.cu"), "a") as f:
+                f.write("\n")
+            self.assertNotEqual(bench_grader.content_key(os.path.join(d, "s010-full")), keys["s000-full"])
+
     def test_part_must_be_k_of_m(self):
         self.assertEqual(bench_grader.parse_part("2/5"), (2, 5))
         for bad in ("0/3", "4/3", "1/0", "x", "1"):
@@ -196,13 +226,17 @@ class Parts(unittest.TestCase):
                            "starts_per_submission": {"case": 2.0 * k, "sanitizer": 0.0, "timed": 1.0, "all": 2.0 * k + 1}},
                "rows": [{"submission": name, "kind": "full", "broken": "", "points": 60.0, "max_points": 60,
                          "elapsed_s": s, "timings": {}, "device": "CPU mode", "verdicts": {}} for name, s in rows]}
-        if isolated_diff is not None:
-            doc["isolated"] = {"wall_s": 2 * wall, "grade_exit_code": 0, "rows": doc["rows"], "differences": isolated_diff}
+        if isolated_diff is not None:  # the isolated rows: the same, except the names' verdicts
+            alone = json.loads(json.dumps(doc["rows"]))
+            for r in alone:
+                if r["submission"] in isolated_diff:
+                    r["verdicts"] = {"01_serial": {"status": "not graded"}}
+            doc["isolated"] = {"wall_s": 2 * wall, "grade_exit_code": 0, "rows": alone, "differences": []}
         return doc
 
     def test_the_whole_class_from_its_parts(self):
         a = self.part_doc(1, 2, 100.0, [("s000-full", 10.0), ("s002-full", 30.0)], isolated_diff=[])
-        b = self.part_doc(2, 2, 50.0, [("s001-full", 20.0), ("s003-full", 40.0)], isolated_diff=["s003-full 01_serial: x"])
+        b = self.part_doc(2, 2, 50.0, [("s001-full", 20.0), ("s003-full", 40.0)], isolated_diff=["s003-full"])
         doc, why = bench_grader.merge([b, a])
         self.assertEqual(why, "")
         s = doc["summary"]
@@ -212,7 +246,29 @@ class Parts(unittest.TestCase):
         self.assertEqual(s["per_submission_median_s"], 25.0)
         self.assertEqual(s["starts_per_submission"]["case"], 3.0)  # (2 x 2 + 4 x 2) / 4
         self.assertEqual(doc["isolated"]["wall_s"], 300.0)
-        self.assertEqual(doc["isolated"]["differences"], ["s003-full 01_serial: x"])
+        self.assertEqual(len(doc["isolated"]["differences"]), 1)
+        self.assertTrue(doc["isolated"]["differences"][0].startswith("s003-full 01_serial: shared processes None"))
+        self.assertEqual(doc["isolated"]["unchecked"], [])
+
+    def test_the_merge_compares_every_part_with_the_isolated_twins_of_any_part(self):
+        # part 1 was checked alone, part 2 not: its rows meet part 1's isolated twins by content
+        a = self.part_doc(1, 2, 10.0, [("s000-full", 1.0), ("s001-broken", 1.0)], isolated_diff=[])
+        b = self.part_doc(2, 2, 10.0, [("s002-full", 1.0), ("s003-partial", 1.0)])
+        content = {"s000-full": "F", "s001-broken": "B", "s002-full": "F", "s003-partial": "P"}
+        for r in a["rows"] + a["isolated"]["rows"] + b["rows"]:
+            r["content"] = content[r["submission"]]
+        b["rows"][0]["verdicts"] = {"01_serial": {"status": "failed"}}  # differs from its twin s000's
+        doc, why = bench_grader.merge([a, b])
+        self.assertEqual(why, "")
+        iso = doc["isolated"]
+        self.assertEqual(iso["unchecked"], ["s003-partial"])  # no partial was checked alone
+        self.assertEqual(len(iso["differences"]), 1)
+        self.assertIn("s002-full 01_serial: shared processes {'status': 'failed'}", iso["differences"][0])
+        self.assertTrue(iso["differences"][0].endswith("(isolated: s000-full)"))
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            bench_grader.print_merged(doc)
+        self.assertIn("1 with no isolated twin: s003-partial", out.getvalue())
 
     def test_parts_of_other_classes_or_missing_ones_are_refused(self):
         a = self.part_doc(1, 2, 1.0, [("s000-full", 1.0)])
