@@ -310,19 +310,19 @@ def twin(row):
 
 
 def differences(rows, isolated_rows):
-    """Lines naming every lab whose verdict in rows differs from the isolated verdict of its twin
-    (the isolated row of the same content; of the same name for rows without one). Rows with no
-    twin there are not compared (unchecked names them)."""
-    lines, alone = [], {twin(r): r for r in isolated_rows}
+    """Lines naming every lab whose verdict in rows differs from the isolated verdict of a twin
+    (each isolated row of the same content, when several parts graded one; of the same name for
+    rows without one). Rows with no twin there are not compared (unchecked names them)."""
+    lines, alone = [], {}
+    for r in isolated_rows:
+        alone.setdefault(twin(r), []).append(r)
     for a in rows:
-        b = alone.get(twin(a))
-        if b is None:
-            continue
-        for lab in sorted(set(a["verdicts"]) | set(b["verdicts"])):
-            va, vb = a["verdicts"].get(lab), b["verdicts"].get(lab)
-            if va != vb:
-                lines.append(f"{a['submission']} {lab}: shared processes {va}, isolated {vb}"
-                             + (f" (isolated: {b['submission']})" if b["submission"] != a["submission"] else ""))
+        for b in alone.get(twin(a), []):
+            for lab in sorted(set(a["verdicts"]) | set(b["verdicts"])):
+                va, vb = a["verdicts"].get(lab), b["verdicts"].get(lab)
+                if va != vb:
+                    lines.append(f"{a['submission']} {lab}: shared processes {va}, isolated {vb}"
+                                 + (f" (isolated: {b['submission']})" if b["submission"] != a["submission"] else ""))
     return lines
 
 

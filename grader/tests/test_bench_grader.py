@@ -265,6 +265,11 @@ class Parts(unittest.TestCase):
         self.assertEqual(len(iso["differences"]), 1)
         self.assertIn("s002-full 01_serial: shared processes {'status': 'failed'}", iso["differences"][0])
         self.assertTrue(iso["differences"][0].endswith("(isolated: s000-full)"))
+        # two isolated twins of one content (two checked parts): a row is compared with each
+        extra = dict(a["isolated"]["rows"][0], submission="s004-full", verdicts={"01_serial": {"status": "x"}})
+        lines = bench_grader.differences(a["rows"][:1], a["isolated"]["rows"] + [extra])
+        self.assertEqual(len(lines), 1)
+        self.assertTrue(lines[0].endswith("(isolated: s004-full)"))
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
             bench_grader.print_merged(doc)
