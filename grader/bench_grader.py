@@ -47,7 +47,6 @@ Usage: bench_grader.py [--n 20] [--labs 01 02 ...] [--cpu] [--gpus LIST] [--isol
        bench_grader.py --merge PART.json ... [--json FILE]
 """
 import argparse
-import hashlib
 import json
 import os
 import shutil
@@ -64,6 +63,7 @@ sys.path.insert(0, HERE)
 
 import fixturelib  # noqa: E402
 from gradelib.grading import course_labs, select_labs  # noqa: E402
+from gradelib.submissions import fingerprint  # noqa: E402 -- grade.py's hash of a submission: equal for twins
 
 # Buggy labs to plant in "broken" submissions, in turn: (fixture, what it does wrong).
 BROKEN = [("compile_error", "does not compile"), ("missing_barrier", "a missing barrier"),
@@ -121,19 +121,6 @@ def make_class(folder, n, labs, part=None):
     return made
 
 
-def content_key(folder):
-    """A digest of every file under folder (its path there and its bytes): equal for twins."""
-    h = hashlib.sha256()
-    for base, dirs, files in sorted(os.walk(folder)):
-        dirs.sort()
-        for name in sorted(files):
-            path = os.path.join(base, name)
-            h.update(os.path.relpath(path, folder).encode() + b"\0")
-            with open(path, "rb") as f:
-                h.update(hashlib.sha256(f.read()).digest())
-    return h.hexdigest()[:16]
-
-
 def verdicts(result):
     """{lab: its verdict} of a result: what must be the same however the runs were shared out
     (status, the correctness, sanitizer and static points, the speed status), not the timings."""
@@ -150,7 +137,7 @@ def verdicts(result):
 
 def read_rows(res, made, keys=None):
     """One row per submission from its stored result: points, elapsed_s, phase timings, device,
-    each lab's verdict, and its content (keys: {submission: content_key}, when given)."""
+    each lab's verdict, and its content (keys: {submission: its fingerprint}, when given)."""
     rows = []
     for name, kind, detail in made:
         try:
@@ -429,6 +416,12 @@ def print_merged(doc):
             print(f"  DIFFERS: {line}")
 
 
+def write_json(path, doc):
+    """doc as indented JSON in path."""
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(doc, f, indent=1)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=20, help="submissions (default 20)")
@@ -466,8 +459,7 @@ def main(argv=None):
             return 2
         print_merged(doc)
         if args.json:
-            with open(args.json, "w", encoding="utf-8") as f:
-                json.dump(doc, f, indent=1)
+            write_json(args.json, doc)
         return 6 if doc.get("isolated", {}).get("differences") else doc["summary"]["grade_exit_code"]
     try:
         part = parse_part(args.part) if args.part else None
@@ -487,7 +479,7 @@ def main(argv=None):
     subs, res = os.path.join(tmp, "subs"), os.path.join(tmp, "results")
     os.makedirs(subs)
     made = make_class(subs, args.n, labs, part)
-    keys = {name: content_key(os.path.join(subs, name)) for name, _, _ in made}
+    keys = {name: fingerprint(os.path.join(subs, name)) for name, _, _ in made}
     work = args.work or os.path.join(tmp, "work")
     print(f"bench-grader: {len(made)} submissions{f' (part {part[0]} of {part[1]} of a class of {args.n})' if part else ''} ({', '.join(f'{sum(1 for m in made if m[1] == k)} {k}' for k in ('full', 'partial', 'broken'))}), "
           f"labs {' '.join(lab[:2] for lab in labs)}, {'CPU mode' if args.cpu else 'GPU ' + (args.gpus or 'one')}",
@@ -519,8 +511,7 @@ def main(argv=None):
               f"{speed['other']} s")
     doc = {"summary": summary, "rows": rows}
     if args.json:  # now, and again with the check: a check cut short leaves the class measured
-        with open(args.json, "w", encoding="utf-8") as f:
-            json.dump(doc, f, indent=1)
+        write_json(args.json, doc)
     if args.check_isolated:
         first = {}  # content -> its first submission: the one graded again
         for name, _, _ in made:
@@ -548,8 +539,7 @@ def main(argv=None):
         if diff:
             code = 6
     if args.json and args.check_isolated:
-        with open(args.json, "w", encoding="utf-8") as f:
-            json.dump(doc, f, indent=1)
+        write_json(args.json, doc)
     if args.keep:
         print(f"bench-grader: kept {tmp}", file=sys.stderr)
     else:

@@ -241,13 +241,20 @@ def module_classes(modules):
     return {m: [(c, t, f) for c, t, f in classes] for m, classes in found.items() if classes}
 
 
+def add_test_paths(folders):
+    """Puts on sys.path what discovery of both UNITTEST_DIRS puts there in one process, and
+    folders (relative to the repository, or absolute), for the test modules' imports."""
+    for d in list(UNITTEST_DIRS) + list(folders):
+        path = os.path.join(ROOT, d)
+        if path not in sys.path:
+            sys.path.insert(0, path)
+
+
 def list_classes(folder, module):
     """module_classes' answer for one module, in this process: a list, or None when the module
     does not import, has module fixtures, or holds tests that are not methods of a class it names."""
     where = os.path.join(ROOT, folder)
-    for path in [os.path.join(ROOT, d) for d in UNITTEST_DIRS] + [where]:  # as a worker's sys.path
-        if path not in sys.path:
-            sys.path.insert(0, path)
+    add_test_paths([folder])  # as a worker's sys.path
     try:
         suite = unittest.TestLoader().discover(where, pattern=module + ".py", top_level_dir=where)
     except Exception:  # noqa: BLE001 -- whatever stops it, the module then runs whole, as before
@@ -359,11 +366,7 @@ def unittest_worker(result_path, names):
     {unit: {"counts": [passed, failed, skipped], "reasons", "failures", "seconds", "cpu",
     "timed": {class or test: seconds}}} as JSON to result_path, after each unit (cpu: its CPU
     time, the processes it waited for included). Returns 0."""
-    # what discovery of both folders put on sys.path in one process, for the modules' imports
-    for d in list(UNITTEST_DIRS) + [os.path.dirname(name) for name in names]:
-        path = os.path.join(ROOT, d)
-        if path not in sys.path:
-            sys.path.insert(0, path)
+    add_test_paths([os.path.dirname(name) for name in names])
     results = {}
     for name in names:
         d, unit = os.path.split(name)

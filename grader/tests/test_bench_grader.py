@@ -196,7 +196,7 @@ class Parts(unittest.TestCase):
         labs = course_labs()
         with tempfile.TemporaryDirectory() as d:
             made = bench_grader.make_class(d, 30, labs)
-            keys = {name: bench_grader.content_key(os.path.join(d, name)) for name, _, _ in made}
+            keys = {name: bench_grader.fingerprint(os.path.join(d, name)) for name, _, _ in made}
             # full, partial, and one per planted bug: the isolated check grades 8 of any class of 20 or more
             self.assertEqual(len(set(keys.values())), 2 + len(bench_grader.broken_labs(labs)))
             self.assertEqual(len(bench_grader.broken_labs(labs)), len(bench_grader.BROKEN))
@@ -205,7 +205,7 @@ class Parts(unittest.TestCase):
             self.assertEqual(keys["s001-broken"], keys["s021-broken"])  # the 1st and the 7th broken: the same bug
             with open(os.path.join(d, "s010-full", labs[0], "scan.cu"), "a") as f:
                 f.write("\n")
-            self.assertNotEqual(bench_grader.content_key(os.path.join(d, "s010-full")), keys["s000-full"])
+            self.assertNotEqual(bench_grader.fingerprint(os.path.join(d, "s010-full")), keys["s000-full"])
 
     def test_part_must_be_k_of_m(self):
         self.assertEqual(bench_grader.parse_part("2/5"), (2, 5))
