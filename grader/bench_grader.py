@@ -41,10 +41,17 @@ shared-process verdicts are compared with its twin's isolated ones. The generate
 contents (full, partial, one per planted bug), so the check costs 8 submissions however large
 the class. Exit code: grade.py's, or 6 when a verdict differs.
 
+--isolated-only does only the check's grading (the twins of the class, or of --part, with
+--isolated on --isolated-gpus) and writes it with --json, for --merge to compare every part with:
+so the parts can be timed each on its own GPU while the check runs later, or on other GPUs,
+without disturbing a timing. A check must be of the same class (--n, --labs, --seed, mode), not
+on the same GPUs.
+
 Usage: bench_grader.py [--n 20] [--labs 01 02 ...] [--cpu] [--gpus LIST] [--isolated]
                        [--check-isolated [--isolated-gpus LIST] [--isolated-all]] [--seed S]
                        [--part K/M] [--keep] [--work DIR] [--json FILE]
-       bench_grader.py --merge PART.json ... [--json FILE]
+       bench_grader.py --isolated-only [--isolated-gpus LIST] [--part K/M] --n N --seed S --json CHECK.json
+       bench_grader.py --merge PART.json ... [CHECK.json ...] [--json FILE]
 """
 import argparse
 import json
@@ -358,6 +365,8 @@ def parse_part(text):
 
 # What the parts of one class must share (their summaries' "class").
 CLASS_KEYS = ("n", "labs", "seed", "mode", "gpus", "parts")
+# What a check (--isolated-only) must share with the parts: its verdicts do not depend on the GPUs.
+CHECK_KEYS = ("n", "labs", "seed", "mode")
 
 
 def merge(docs):
@@ -366,7 +375,17 @@ def merge(docs):
     classes = [d.get("summary", {}).get("class") for d in docs]
     if not all(classes):
         return None, "a file is not a --part result of bench_grader.py --json"
+    checks = [d for d, c in zip(docs, classes) if c.get("check")]  # --isolated-only: no rows, a check
+    docs = [d for d, c in zip(docs, classes) if not c.get("check")]
+    classes = [c for c in classes if not c.get("check")]
+    if not docs:
+        return None, "only --isolated-only checks: the parts graded with their times are needed too"
     first = {k: classes[0].get(k) for k in CLASS_KEYS}
+    for c in checks:  # of the same class; checked on any GPUs, in any parts
+        c = c["summary"]["class"]
+        bad = [f"{k} {first[k]!r} against {c.get(k)!r}" for k in CHECK_KEYS if first[k] != c.get(k)]
+        if bad:
+            return None, "a check is of another class: " + ", ".join(bad)
     for c in classes[1:]:
         other = {k: c.get(k) for k in CLASS_KEYS}
         if other != first:
@@ -388,7 +407,7 @@ def merge(docs):
                                 if isinstance(parts[0][0][k], (int, float)) else parts[0][0][k])
                             for k in parts[0][0]}
     doc = {"summary": summary, "rows": rows}
-    isolated = [d["isolated"] for d in docs if d.get("isolated")]
+    isolated = [d["isolated"] for d in docs + checks if d.get("isolated")]
     if isolated:  # every part's rows against the isolated twins of any part
         alone = sorted((r for i in isolated for r in i["rows"]), key=lambda r: r["submission"])
         doc["isolated"] = {"wall_s": round(sum(i["wall_s"] for i in isolated), 1),
@@ -422,6 +441,41 @@ def write_json(path, doc):
         json.dump(doc, f, indent=1)
 
 
+def check_alone(made, keys, rows, subs, tmp, work, labs, args):
+    """Grades again with --isolated one submission of each content of made (every one with
+    --isolated-all), on --isolated-gpus (default --gpus); returns the "isolated" section of the
+    --json document: the isolated rows, and how rows (the shared-process grading, or none with
+    --isolated-only) differ from their twins'."""
+    first = {}  # content -> its first submission: the one graded again
+    for name, _, _ in made:
+        first.setdefault(keys[name], name)
+    again = made if args.isolated_all else [m for m in made if first[keys[m[0]]] == m[0]]
+    subs_iso = os.path.join(tmp, "subs-isolated")
+    for name, _, _ in again:
+        shutil.copytree(os.path.join(subs, name), os.path.join(subs_iso, name))
+    print(f"bench-grader: {len(again)} of the {len(made)} submissions {'' if rows else 'graded '}"
+          f"{'again ' if rows else ''}with --isolated (one process per graded run)"
+          f"{'' if args.isolated_all else ': one of each content, the others are its twins'}",
+          file=sys.stderr, flush=True)
+    res_iso = os.path.join(tmp, "results-isolated")
+    wall_iso, code_iso = grade(subs_iso, res_iso, work, labs, args, isolated=True,
+                               gpus=args.isolated_gpus or args.gpus)
+    rows_iso = read_rows(res_iso, again, keys)
+    diff = differences(rows, rows_iso)
+    graded = sum(1 for r in rows_iso if r["elapsed_s"])
+    if rows:
+        print(f"isolated: {len(rows_iso)} submissions in {wall_iso:.1f} s wall; verdicts: "
+              f"{'identical' if not diff else f'{len(diff)} differ'} ({sum(len(r['verdicts']) for r in rows)} "
+              f"lab verdicts of {len(rows)} submissions compared with their twins')")
+    else:
+        print(f"isolated: {graded}/{len(rows_iso)} submissions graded alone in {wall_iso:.1f} s wall, "
+              f"{len(first)} contents; --merge compares the parts' verdicts with these")
+    for line in diff:
+        print(f"  DIFFERS: {line}")
+    return {"wall_s": round(wall_iso, 1), "grade_exit_code": code_iso, "rows": rows_iso,
+            "differences": diff, "unchecked": unchecked(rows, rows_iso)}
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=20, help="submissions (default 20)")
@@ -440,6 +494,10 @@ def main(argv=None):
                          "(--gpus 0) may be checked on all of them")
     ap.add_argument("--isolated-all", action="store_true",
                     help="--check-isolated grades every submission again, not one of each content")
+    ap.add_argument("--isolated-only", action="store_true",
+                    help="only the check's grading: one submission of each content of the class (or --part) "
+                         "with --isolated, written with --json for --merge to compare the parts with (a check on "
+                         "other GPUs, or at another time, than the timed parts)")
     ap.add_argument("--seed", type=int, help="the class seed (default: grade.py's; --check-isolated or --part: 1)")
     ap.add_argument("--part", metavar="K/M", help="grade only the K-th of M parts of the class (--merge joins them)")
     ap.add_argument("--merge", nargs="+", metavar="FILE", help="print the whole class from its parts' --json files")
@@ -467,7 +525,9 @@ def main(argv=None):
         ap.error(str(e))
     if part and not any(in_part(k, part, args.n) for k in range(args.n)):
         ap.error(f"--part {args.part}: no submission of a class of {args.n} is in it")
-    if (args.check_isolated or part) and args.seed is None:
+    if args.isolated_only and not args.json:
+        ap.error("--isolated-only needs --json FILE: --merge reads the check from it")
+    if (args.check_isolated or args.isolated_only or part) and args.seed is None:
         args.seed = 1  # both gradings (every part) must draw the same cases
     if args.n < 1:
         ap.error("--n must be at least 1")
@@ -484,6 +544,16 @@ def main(argv=None):
     print(f"bench-grader: {len(made)} submissions{f' (part {part[0]} of {part[1]} of a class of {args.n})' if part else ''} ({', '.join(f'{sum(1 for m in made if m[1] == k)} {k}' for k in ('full', 'partial', 'broken'))}), "
           f"labs {' '.join(lab[:2] for lab in labs)}, {'CPU mode' if args.cpu else 'GPU ' + (args.gpus or 'one')}",
           file=sys.stderr, flush=True)
+    if args.isolated_only:
+        cls = {"n": args.n, "labs": labs, "seed": args.seed, "mode": "cpu" if args.cpu else "gpu",
+               "gpus": args.isolated_gpus or args.gpus or "1", "parts": part[1] if part else 1,
+               "part": part[0] if part else 1, "check": True}
+        doc = {"summary": {"class": cls}, "rows": [],
+               "isolated": check_alone(made, keys, [], subs, tmp, work, labs, args)}
+        write_json(args.json, doc)
+        if not args.keep:
+            shutil.rmtree(tmp, ignore_errors=True)
+        return doc["isolated"]["grade_exit_code"]
     trace = os.environ.get("LAB_GRADER_TRACE") or os.path.join(tmp, "trace.jsonl")
     since = time.time()
     wall, code = grade(subs, res, work, labs, args, isolated=args.isolated, trace=trace, gpus=args.gpus)
@@ -513,30 +583,8 @@ def main(argv=None):
     if args.json:  # now, and again with the check: a check cut short leaves the class measured
         write_json(args.json, doc)
     if args.check_isolated:
-        first = {}  # content -> its first submission: the one graded again
-        for name, _, _ in made:
-            first.setdefault(keys[name], name)
-        again = made if args.isolated_all else [m for m in made if first[keys[m[0]]] == m[0]]
-        subs_iso = os.path.join(tmp, "subs-isolated")
-        for name, _, _ in again:
-            shutil.copytree(os.path.join(subs, name), os.path.join(subs_iso, name))
-        print(f"bench-grader: {len(again)} of the {len(made)} submissions again with --isolated (one process "
-              f"per graded run){'' if args.isolated_all else ': one of each content, the others are its twins'}",
-              file=sys.stderr, flush=True)
-        res_iso = os.path.join(tmp, "results-isolated")
-        wall_iso, code_iso = grade(subs_iso, res_iso, work, labs, args, isolated=True,
-                                   gpus=args.isolated_gpus or args.gpus)
-        rows_iso = read_rows(res_iso, again, keys)
-        diff = differences(rows, rows_iso)
-        labs_compared = sum(len(r["verdicts"]) for r in rows)
-        print(f"isolated: {len(rows_iso)} submissions in {wall_iso:.1f} s wall (shared processes: {wall:.1f} s, "
-              f"with the references' build); verdicts: {'identical' if not diff else f'{len(diff)} differ'} "
-              f"({labs_compared} lab verdicts of {len(rows)} submissions compared with their twins')")
-        for line in diff:
-            print(f"  DIFFERS: {line}")
-        doc["isolated"] = {"wall_s": round(wall_iso, 1), "grade_exit_code": code_iso, "rows": rows_iso,
-                           "differences": diff, "unchecked": unchecked(rows, rows_iso)}
-        if diff:
+        doc["isolated"] = check_alone(made, keys, rows, subs, tmp, work, labs, args)
+        if doc["isolated"]["differences"]:
             code = 6
     if args.json and args.check_isolated:
         write_json(args.json, doc)

@@ -165,10 +165,6 @@ class CheckIsolated(unittest.TestCase):
         self.assertEqual((final["isolated"]["differences"], final["isolated"]["unchecked"]), ([], []))
 
 
-if __name__ == "__main__":
-    unittest.main()
-
-
 class Parts(unittest.TestCase):
     """--part K/M grades the K-th of M runs of consecutive submissions of the same class; --merge
     joins the parts."""
@@ -299,3 +295,56 @@ class Parts(unittest.TestCase):
         self.assertEqual([(x["submission"], x["points"]) for x in doc["rows"]],
                          [("s000-full", 60.0), ("s001-broken", doc["rows"][1]["points"]), ("s002-full", 60.0)])
         self.assertLess(doc["rows"][1]["points"], 60.0)
+
+    def test_a_check_graded_apart_is_merged_with_the_timed_parts(self):
+        # the parts timed each on its own GPU, no check in them; the check (--isolated-only) on both
+        content = {"s000-full": "F", "s001-broken": "B", "s002-full": "F", "s003-partial": "P"}
+        a = self.part_doc(1, 2, 10.0, [("s000-full", 1.0), ("s001-broken", 1.0)])
+        b = self.part_doc(2, 2, 10.0, [("s002-full", 1.0), ("s003-partial", 1.0)])
+        for r in a["rows"] + b["rows"]:
+            r["content"] = content[r["submission"]]
+        check = {"summary": {"class": dict(a["summary"]["class"], gpus="0,1", parts=1, part=1, check=True)},
+                 "rows": [], "isolated": {"wall_s": 7.0, "grade_exit_code": 0, "differences": [],
+                                          "rows": json.loads(json.dumps(a["rows"] + b["rows"][1:]))}}
+        check["isolated"]["rows"][1]["verdicts"] = {"01_serial": {"status": "not graded"}}
+        doc, why = bench_grader.merge([check, b, a])
+        self.assertEqual(why, "")
+        self.assertEqual(doc["summary"]["wall_s"], 20.0)  # the check's time is not the class's
+        self.assertEqual(len(doc["rows"]), 4)
+        self.assertEqual(doc["isolated"]["unchecked"], [])
+        self.assertEqual(len(doc["isolated"]["differences"]), 1)
+        self.assertTrue(doc["isolated"]["differences"][0].startswith("s001-broken 01_serial"))
+        other = json.loads(json.dumps(check))
+        other["summary"]["class"]["seed"] = 2
+        self.assertIn("a check is of another class: seed 1 against 2", bench_grader.merge([a, b, other])[1])
+        self.assertIn("only --isolated-only checks", bench_grader.merge([check])[1])
+
+    def test_isolated_only_grades_one_of_each_content_alone(self):
+        calls = []
+        with tempfile.TemporaryDirectory() as d:
+            out = os.path.join(d, "check.json")
+
+            def fake_grade(subs, res, work, labs, args, isolated=False, trace=None, gpus=None):
+                calls.append((isolated, gpus, sorted(os.listdir(subs))))
+                return 1.0, 0
+            argv = ["--n", "6", "--labs", "01", "--part", "1/1", "--isolated-only", "--isolated-gpus", "0,1",
+                    "--json", out, "--work", os.path.join(d, "w")]
+            with mock.patch.object(bench_grader, "grade", fake_grade), \
+                    contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+                code = bench_grader.main(argv)
+            with open(out, encoding="utf-8") as f:
+                doc = json.load(f)
+        self.assertEqual(code, 0)
+        # no timed grading: the isolated one only, on its GPUs, of s000 (full), s001 (broken) and
+        # s003 (partial); s002 and s004 are s000's twins, s005 is s001's (lab 01 has one planted bug)
+        self.assertEqual(calls, [(True, "0,1", ["s000-full", "s001-broken", "s003-partial"])])
+        self.assertEqual((doc["rows"], doc["summary"]["class"]["check"], doc["summary"]["class"]["seed"]), ([], True, 1))
+        self.assertEqual(len(doc["isolated"]["rows"]), 3)
+        r = subprocess.run([sys.executable, SCRIPT, "--n", "3", "--cpu", "--isolated-only"],
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("--isolated-only needs --json FILE", r.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
