@@ -303,12 +303,18 @@ def twin(row):
     return row.get("content") or row["submission"]
 
 
+def graded(isolated_rows):
+    """The isolated rows with a result: a check cut short (a time limit, Ctrl-C) leaves the
+    submissions it did not finish without one, and those are not twins of anything."""
+    return [r for r in isolated_rows if r.get("points") is not None or r.get("verdicts")]
+
+
 def differences(rows, isolated_rows):
     """Lines naming every lab whose verdict in rows differs from the isolated verdict of a twin
     (each isolated row of the same content, when several parts graded one; of the same name for
-    rows without one). Rows with no twin there are not compared (unchecked names them)."""
+    rows without one). Rows with no graded twin there are not compared (unchecked names them)."""
     lines, alone = [], {}
-    for r in isolated_rows:
+    for r in graded(isolated_rows):
         alone.setdefault(twin(r), []).append(r)
     for a in rows:
         for b in alone.get(twin(a), []):
@@ -322,7 +328,7 @@ def differences(rows, isolated_rows):
 
 def unchecked(rows, isolated_rows):
     """The submissions of rows whose twin is not among isolated_rows."""
-    alone = {twin(r) for r in isolated_rows}
+    alone = {twin(r) for r in graded(isolated_rows)}
     return [r["submission"] for r in rows if twin(r) not in alone]
 
 
@@ -427,7 +433,10 @@ def print_merged(doc):
     if iso:
         diff, left = iso["differences"], iso.get("unchecked", [])
         compared = sum(len(r["verdicts"]) for r in doc["rows"] if r["submission"] not in left)
-        print(f"isolated: {len(iso['rows'])} submissions graded alone in {iso['wall_s']} s wall (the parts' sum); "
+        done = len(graded(iso["rows"]))
+        cut = len(iso["rows"]) - done
+        print(f"isolated: {done} submissions graded alone{f' ({cut} more cut short)' if cut else ''} "
+              f"in {iso['wall_s']} s wall (the parts' sum); "
               f"verdicts: {'identical' if not diff else f'{len(diff)} differ'} ({compared} lab verdicts of "
               f"{len(doc['rows']) - len(left)} submissions compared with their twins'"
               + (f"; {len(left)} with no isolated twin: {' '.join(left)})" if left else ")"))

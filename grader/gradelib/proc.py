@@ -51,6 +51,8 @@ import tempfile
 import threading
 import time
 
+from . import guardian
+
 OUTPUT_CAP = 256 * 1024  # bytes of stdout/stderr kept per stream
 TAG_VAR = "LAB_RUN_TAG"  # the environment variable that marks every process of one lab run
 SWEEP_S = 10.0  # at most this long to kill and reap what a run left behind
@@ -135,14 +137,22 @@ _live_lock = threading.Lock()
 _live = set()  # process groups of the runs going on now (kill_tracked ends them all)
 
 
-def track(pgid):
+def track(pgid, tag=None):
+    """pgid (and the run's tag) is live: kill_tracked ends it, and so does the guardian when the
+    grader ends without running kill_tracked (guardian.py)."""
     with _live_lock:
         _live.add(pgid)
+    guardian.tell(f"+g {pgid}")
+    if tag:
+        guardian.tell(f"+t {tag}")
 
 
-def untrack(pgid):
+def untrack(pgid, tag=None):
     with _live_lock:
         _live.discard(pgid)
+    guardian.tell(f"-g {pgid}")
+    if tag:
+        guardian.tell(f"-t {tag}")
 
 
 def kill_tracked():
@@ -501,7 +511,7 @@ def run(argv, timeout, cwd=None, env=None, report=False, contain=False, case=Non
             p = _popen(argv, stdout=out, stderr=err, stdin=stdin, cwd=cwd, env=env,
                                  start_new_session=True, pass_fds=(wfd,) if wfd is not None else (),
                                  **_drop(user))
-            track(p.pid)
+            track(p.pid, tag)
             if wfd is not None:
                 os.close(wfd)
                 wfd = None
@@ -531,7 +541,7 @@ def run(argv, timeout, cwd=None, env=None, report=False, contain=False, case=Non
             if not contain:
                 sweep(None, p.pid)
             p.wait()
-            untrack(p.pid)
+            untrack(p.pid, tag)
             if ours is not None:
                 rep = _drain(ours.fileno())
             else:
@@ -583,7 +593,7 @@ class Session:
             raise
         finally:
             theirs.close()
-        track(self.p.pid)
+        track(self.p.pid, self.tag)
         self.leader = proc_info(self.p.pid)
         self.limit, self.cpu_used = None, None  # of the last ask() that timed out
         self.result = None  # the final Result, once the process is gone
@@ -677,7 +687,7 @@ class Session:
         escaped = sweep(self.tag, self.p.pid, self.leader.start if self.leader else 0, in_group_ok=timed_out)
         kill_group(self.p.pid)
         self.p.wait()
-        untrack(self.p.pid)
+        untrack(self.p.pid, self.tag)
         leftover = self.pending()
         self.result = Result(self.p.returncode, _read(self.out), _read(self.err), timed_out,
                              time.monotonic() - self.t0, leftover.decode("utf-8", errors="replace"), escaped)

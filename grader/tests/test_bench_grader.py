@@ -162,7 +162,8 @@ class CheckIsolated(unittest.TestCase):
         # s002-full is s000-full's twin: only the other three are graded again
         self.assertEqual(calls[0][3], ["s000-full", "s001-broken", "s002-full", "s003-partial"])
         self.assertEqual(calls[1][3], ["s000-full", "s001-broken", "s003-partial"])
-        self.assertEqual((final["isolated"]["differences"], final["isolated"]["unchecked"]), ([], []))
+        # the stand-in writes no results: no submission has a graded twin, none is called identical
+        self.assertEqual((final["isolated"]["differences"], len(final["isolated"]["unchecked"])), ([], 4))
 
 
 class Parts(unittest.TestCase):
@@ -314,6 +315,11 @@ class Parts(unittest.TestCase):
         self.assertEqual(doc["isolated"]["unchecked"], [])
         self.assertEqual(len(doc["isolated"]["differences"]), 1)
         self.assertTrue(doc["isolated"]["differences"][0].startswith("s001-broken 01_serial"))
+        # a check cut short: a submission it did not finish is no one's twin (unchecked, not a difference)
+        cut = json.loads(json.dumps(check))
+        cut["isolated"]["rows"][2].update(points=None, elapsed_s=None, verdicts={})  # s003-partial's
+        doc, _ = bench_grader.merge([a, b, cut])
+        self.assertEqual((doc["isolated"]["unchecked"], len(doc["isolated"]["differences"])), (["s003-partial"], 1))
         other = json.loads(json.dumps(check))
         other["summary"]["class"]["seed"] = 2
         self.assertIn("a check is of another class: seed 1 against 2", bench_grader.merge([a, b, other])[1])

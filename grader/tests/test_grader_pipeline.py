@@ -182,6 +182,37 @@ class Processes(unittest.TestCase):
         if sys.platform.startswith("linux"):
             self.assertTrue(proc.become_subreaper())
 
+    def test_a_grader_killed_outright_leaves_no_lab_running(self):
+        # SIGKILL runs none of the grader's cleanup; its guardian (gradelib/guardian.py) still
+        # kills the hanging lab (its own session), what it forked, and a sleeper it left with setsid
+        grand, escaped, live = (os.path.join(self.tmp, x) for x in ("grandchild", "escaped", "live"))
+        lab = fakes.fake_lab(self.tmp, "hang", status="hang", grandchild_pidfile=grand, escape=escaped)
+        code = ("import sys, threading, time; sys.path.insert(0, sys.argv[1]); from gradelib import proc, guardian\n"
+                "threading.Thread(target=proc.run, args=([sys.argv[2], '--n', '5'], 600),"
+                " kwargs={'report': True, 'contain': True}, daemon=True).start()\n"
+                "while not proc._live: time.sleep(0.05)\n"
+                "open(sys.argv[3], 'w').write('%d %d' % (next(iter(proc._live)), guardian._proc.pid if guardian._proc else 0))\n"
+                "time.sleep(600)\n")
+        grader = subprocess.Popen([sys.executable, "-c", code, fakes.GRADER, lab, live])
+        try:
+            for _ in range(200):  # the lab is running, hanging, with its grandchild and its sleeper
+                if all(os.path.exists(f) and os.path.getsize(f) for f in (grand, escaped, live)):
+                    break
+                time.sleep(0.05)
+            with open(live) as f:
+                leader, guard = (int(x) for x in f.read().split())
+            pids = [p for p in (leader, guard, *self.pids(grand), *self.pids(escaped)) if p]
+            self.assertTrue(all(alive(p) for p in pids), pids)
+        finally:
+            grader.kill()
+            grader.wait()
+        for _ in range(100):
+            if not any(alive(p) for p in pids):
+                break
+            time.sleep(0.05)
+        self.assertEqual([p for p in pids if alive(p)], [], "outlived the killed grader (the lab, its grandchild, "
+                                                            "the setsid sleeper, the guardian)")
+
     def test_signal_is_named(self):
         lab = fakes.fake_lab(self.tmp, "segv", status="segv")
         kind, msg, _ = ev.run_case(lab, 5, "small", 1, 30)
