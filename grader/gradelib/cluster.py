@@ -21,7 +21,7 @@ import subprocess
 import sys
 import time
 
-from . import proc, resources
+from . import cores, proc, resources
 from .config import SLURM_DEFAULTS
 from .submissions import work_tag
 
@@ -128,10 +128,15 @@ class Workers:
         os.makedirs(self.claims, exist_ok=True)
         logs = os.path.join(self.results_dir, ".logs")
         os.makedirs(logs, exist_ok=True)
+        try:  # a core each for timing the host lab, which every worker's other work stays off (cores.py)
+            kept = cores.for_workers(os.sched_getaffinity(0), len(self.gpus))
+        except (AttributeError, OSError):
+            kept = [{} for _ in self.gpus]
         for k, gpu in enumerate(self.gpus):
             # one build of the harness and references for all the workers (build.py: the cache)
             env = dict(os.environ, CUDA_VISIBLE_DEVICES=gpu,
-                       LAB_GRADER_CACHE=os.environ.get("LAB_GRADER_CACHE") or os.path.join(self.work, "cache"))
+                       LAB_GRADER_CACHE=os.environ.get("LAB_GRADER_CACHE") or os.path.join(self.work, "cache"),
+                       **kept[k])
             with open(os.path.join(logs, f"worker-{k}.log"), "w") as f:
                 p = subprocess.Popen(self.argv(k), env=env, stdout=subprocess.DEVNULL, stderr=f,
                                      start_new_session=True)

@@ -16,6 +16,7 @@ import time
 
 from . import submissions as subsmod
 from . import build as buildmod
+from . import cores
 from . import evaluate as ev
 from . import feedback
 from . import proc
@@ -123,6 +124,10 @@ class Grader:
             raise NoGpu("no GPU: no NVIDIA device or driver is visible on this machine")
         self.build_course()
         self._check_device()
+        if self.mode == "gpu" and any(not info.device for _, info in self.refs.values()):
+            core = cores.reserve()  # the host lab's timed runs get a core no build shares
+            if core is not None:
+                self.progress(f"CPU {core} kept for timing the host lab; everything else runs on the other cores")
         if self.mode == "gpu" and self.want_sanitizer:
             self.sanitizer = buildmod.find_tool("compute-sanitizer", self.builder.nvcc)
 
@@ -348,13 +353,17 @@ class Grader:
         def one(i, lab):
             out[lab] = stage.run(lab, built[lab].binary, checked[lab].correctness, student_first=i % 2 == 0)
 
-        # a host lab (the serial one) uses no GPU: it is timed on a core of its own while the GPU
-        # labs are, one at a time (its rounds alternate with the reference's, so both see the
-        # same conditions, as they already share the machine with the next submission's build);
-        # it never waits for the GPU, so never finds it busy
+        # a host lab (the serial one) uses no GPU: it is timed while the GPU labs are, one at a
+        # time, on the core the grader keeps for it (cores.py: no build, case or other timed run
+        # shares it; its rounds alternate with the reference's); it never waits for the GPU, so
+        # never finds it busy
         host = {lab for lab in labs if lab in self.refs and not self.refs[lab][1].device}
+
+        def on_its_core(i, lab):  # the core no build shares, where the grader kept one (cores.py)
+            with proc.pinned(cores.kept()):
+                one(i, lab)
         with cf.ThreadPoolExecutor(1) as aside:
-            beside = [aside.submit(one, i, lab) for i, lab in enumerate(labs) if lab in host]
+            beside = [aside.submit(on_its_core, i, lab) for i, lab in enumerate(labs) if lab in host]
             for i, lab in enumerate(labs):
                 if lab not in host:
                     one(i, lab)

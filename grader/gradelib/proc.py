@@ -137,6 +137,32 @@ _live_lock = threading.Lock()
 _live = set()  # process groups of the runs going on now (kill_tracked ends them all)
 
 
+_pin = threading.local()  # .cpu: the core the processes this thread starts run on (pinned)
+
+
+@contextlib.contextmanager
+def pinned(cpu):
+    """The processes this thread starts meanwhile run on cpu alone (None: where the grader
+    does): the host lab's timed runs, on the core the grader keeps for them (cores.py)."""
+    old = getattr(_pin, "cpu", None)
+    _pin.cpu = cpu
+    try:
+        yield
+    finally:
+        _pin.cpu = old
+
+
+def _pin_child(pid):
+    """Moves a process just started to this thread's pinned core, if any (its first instants
+    may run elsewhere: a timed run warms up before it is timed)."""
+    cpu = getattr(_pin, "cpu", None)
+    if cpu is not None:
+        try:
+            os.sched_setaffinity(pid, {cpu})
+        except (AttributeError, OSError):
+            pass
+
+
 def track(pgid, tag=None):
     """pgid (and the run's tag) is live: kill_tracked ends it, and so does the guardian when the
     grader ends without running kill_tracked (guardian.py)."""
@@ -511,6 +537,7 @@ def run(argv, timeout, cwd=None, env=None, report=False, contain=False, case=Non
             p = _popen(argv, stdout=out, stderr=err, stdin=stdin, cwd=cwd, env=env,
                                  start_new_session=True, pass_fds=(wfd,) if wfd is not None else (),
                                  **_drop(user))
+            _pin_child(p.pid)
             track(p.pid, tag)
             if wfd is not None:
                 os.close(wfd)
@@ -593,6 +620,7 @@ class Session:
             raise
         finally:
             theirs.close()
+        _pin_child(self.p.pid)
         track(self.p.pid, self.tag)
         self.leader = proc_info(self.p.pid)
         self.limit, self.cpu_used = None, None  # of the last ask() that timed out

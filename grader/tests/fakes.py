@@ -65,7 +65,7 @@ def one(a, report_fd, k):
         os.close(w)
         os.read(r, 1)  # end of file once the sleeper runs: the pipe is closed on exec
     if B.get("log"):
-        with open(B["log"], "a") as f: f.write(json.dumps({"n": n, "reps": reps, "dist": dist, "tag": B.get("tag"), "report_fd": report_fd, "case_in_process": k, "queues": os.environ.get("CUDA_DEVICE_MAX_CONNECTIONS")}) + "\n")
+        with open(B["log"], "a") as f: f.write(json.dumps({"n": n, "reps": reps, "dist": dist, "tag": B.get("tag"), "report_fd": report_fd, "case_in_process": k, "queues": os.environ.get("CUDA_DEVICE_MAX_CONNECTIONS"), "cpus": sorted(os.sched_getaffinity(0))}) + "\n")
     st = B.get("by_n", {}).get(str(n), B.get("status", "ok"))
     st = B.get("by_variant", {}).get(opt("--variant", ""), st)  # "": the default variant
     if B.get("fail_after") is not None and k >= B["fail_after"]:  # state: fails after K cases in one process

@@ -16,10 +16,11 @@ import threading
 import time
 import unittest
 import zipfile
+from unittest import mock
 
 import fakes
 import fixturelib
-from gradelib import batch, build, config, evaluate as ev, proc, runs, submissions
+from gradelib import batch, build, config, cores, evaluate as ev, proc, runs, submissions
 from gradelib.grading import Grader
 from gradelib.outcomes import BuildOutcome, LabResult, StaticOutcome
 from gradelib.stage_build import BuiltLab
@@ -290,6 +291,23 @@ class Pipeline(unittest.TestCase):
         self.assertEqual(r["speed"]["status"], "not graded", "speed needs every graded variant right")
         self.assertIn("b: written,", r["summary"])
         self.assertTrue(all("--variant b" in f["options"] for f in r["correctness"]["failures"]))
+
+    def test_the_host_lab_is_timed_on_the_core_kept_for_it(self):
+        # cores.py: the grader keeps a core for the serial lab's timed runs (student and reference
+        # alike); its correctness cases run where the grader does
+        cpus = sorted(os.sched_getaffinity(0))
+        log = os.path.join(self.tmp, "host.log")
+        listing = fakes.describe_text("01_serial", "host", bench_n=1 << 20)
+        self.serial = fakes.fake_lab(self.tmp, "serial", ms=50.0, describe=listing, log=log, tag="r")
+        with mock.patch.object(cores, "_kept", cpus[-1]):
+            r = self.grade({"ms": 50.0, "log": log, "tag": "s"}, lab="01_serial", listing=listing)
+        self.assertEqual(r["speed"]["status"], "graded", r["summary"])
+        with open(log) as f:
+            runs = [json.loads(x) for x in f]
+        timed = [(x["tag"], x["cpus"]) for x in runs if x["reps"] >= 20]
+        self.assertEqual(sorted({t for t, _ in timed}), ["r", "s"])
+        self.assertEqual({tuple(c) for _, c in timed}, {(cpus[-1],)})
+        self.assertEqual({tuple(x["cpus"]) for x in runs if x["reps"] == 0}, {tuple(cpus)})
 
     def test_rounds_interleave_student_and_reference(self):
         self.data["defaults"]["speed"]["rounds"] = 4

@@ -7,7 +7,7 @@ import unittest
 import xml.etree.ElementTree as ET
 
 import fakes  # noqa: F401  (puts grader/ on sys.path)
-from gradelib import build, config, evaluate as ev, formats, scoring, stage_cases
+from gradelib import build, config, cores, evaluate as ev, formats, scoring, stage_cases
 from gradelib.checks import asm, elf, headers, lexer, machine, sections, source, symbols
 from gradelib.outcomes import LabResult
 
@@ -35,6 +35,25 @@ class Scoring(unittest.TestCase):
         self.assertEqual(scoring.median([4, 1, 2, 3]), 2.5)
         with self.assertRaises(ValueError):
             scoring.median([])
+
+
+class HostCore(unittest.TestCase):
+    """cores.py: which core the grader keeps for timing the host lab, and what is left."""
+
+    def test_one_grader_keeps_its_last_core(self):
+        self.assertEqual(cores.plan(range(16), {}), (15, list(range(15))))
+        self.assertEqual(cores.plan({3, 5, 7, 9, 11, 13, 15, 17}, {}), (17, [3, 5, 7, 9, 11, 13, 15]))
+        self.assertIsNone(cores.plan(range(7), {}))  # too few to spare one: nothing kept, nothing moved
+
+    def test_workers_of_one_host_keep_one_each_and_stay_off_all(self):
+        envs = cores.for_workers(range(32), 2)
+        self.assertEqual([e[cores.ENV_CPU] for e in envs], ["30", "31"])
+        plans = [cores.plan(range(32), e) for e in envs]
+        self.assertEqual([p[0] for p in plans], [30, 31])
+        self.assertTrue(all(p[1] == list(range(30)) for p in plans))
+        self.assertEqual(cores.for_workers(range(16), 4), [{}] * 4)  # 12 left for 4 workers: too few
+        # a worker's environment naming cores it may not use: its own last core, as one grader
+        self.assertEqual(cores.plan(range(8), {cores.ENV_CPUS: "30,31", cores.ENV_CPU: "31"}), (7, list(range(7))))
 
 
 class Config(unittest.TestCase):
