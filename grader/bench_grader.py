@@ -41,6 +41,13 @@ shared-process verdicts are compared with its twin's isolated ones. The generate
 contents (full, partial, one per planted bug), so the check costs 8 submissions however large
 the class. Exit code: grade.py's, or 6 when a verdict differs.
 
+--parts-on GPUS grades the class in as many parts as GPUs listed, all at once: one bench_grader
+a part, with CUDA_VISIBLE_DEVICES set to its GPU and its own share of the cores, and with
+--check-on GPUS the check (--isolated-only) beside them on those GPUs and a share of its own;
+then the merge. On a host of 4 GPUs and 64 cores, `--parts-on 0,1 --check-on 2,3` measures a
+class of 100 (two parts of 50, each a one-GPU, 16-core grader) and its check in the time of one
+part. Each part's file and log are beside --json (<json>.part-K.json, .log; .check.json).
+
 --isolated-only does only the check's grading (the twins of the class, or of --part, with
 --isolated on --isolated-gpus) and writes it with --json, for --merge to compare every part with:
 so the parts can be timed each on its own GPU while the check runs later, or on other GPUs,
@@ -51,6 +58,7 @@ Usage: bench_grader.py [--n 20] [--labs 01 02 ...] [--cpu] [--gpus LIST] [--isol
                        [--check-isolated [--isolated-gpus LIST] [--isolated-all]] [--seed S]
                        [--part K/M] [--keep] [--work DIR] [--json FILE]
        bench_grader.py --isolated-only [--isolated-gpus LIST] [--part K/M] --n N --seed S --json CHECK.json
+       bench_grader.py --parts-on GPUS [--check-on GPUS] --n N [--seed S] --json CLASS.json
        bench_grader.py --merge PART.json ... [CHECK.json ...] [--json FILE]
 """
 import argparse
@@ -485,6 +493,80 @@ def check_alone(made, keys, rows, subs, tmp, work, labs, args):
             "differences": diff, "unchecked": unchecked(rows, rows_iso)}
 
 
+def merge_files(paths, out):
+    """--merge: the whole class from the --json files at paths, printed (and written to out);
+    returns the exit code."""
+    docs = []
+    for path in paths:
+        try:
+            with open(path, encoding="utf-8") as f:
+                docs.append(json.load(f))
+        except (OSError, ValueError) as e:
+            print(f"bench_grader.py: --merge {path}: {e}", file=sys.stderr)
+            return 2
+    doc, why = merge(docs)
+    if doc is None:
+        print(f"bench_grader.py: --merge: {why}", file=sys.stderr)
+        return 2
+    print_merged(doc)
+    if out:
+        write_json(out, doc)
+    return 6 if doc.get("isolated", {}).get("differences") else doc["summary"]["grade_exit_code"]
+
+
+def at_once(args):
+    """--parts-on: one bench_grader per GPU listed, each grading its part of the class
+    (--part K/M) with CUDA_VISIBLE_DEVICES set to its GPU and its own share of the cores, and
+    with --check-on the isolated check beside them on its GPUs and cores; then the merge. Each
+    writes <json>.part-K.json (.check.json) and its output to the .log beside it. A part on a
+    GPU and 16 cores of its own measures what one grader there takes; the merged wall time is
+    the parts' sum, as graded back to back."""
+    gpus = [g.strip() for g in args.parts_on.split(",") if g.strip()]
+    base = args.json[:-5] if args.json.endswith(".json") else args.json
+    common = ["--n", str(args.n), "--seed", str(args.seed)] + (["--labs", *args.labs] if args.labs else []) \
+        + (["--cpu"] if args.cpu else []) + (["--keep"] if args.keep else [])
+    jobs = [(["--part", f"{k + 1}/{len(gpus)}"], {"CUDA_VISIBLE_DEVICES": g}, f"{base}.part-{k + 1}")
+            for k, g in enumerate(gpus)]
+    if args.check_on:
+        jobs.append((["--isolated-only", "--isolated-gpus", args.check_on] + (["--isolated-all"] if args.isolated_all else []),
+                     {}, f"{base}.check"))
+    try:
+        cpus = sorted(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cpus = []
+    share = len(cpus) // len(jobs)
+    procs = []
+    for k, (extra, env, stem) in enumerate(jobs):
+        argv = [sys.executable, os.path.abspath(__file__), *common, *extra, "--json", stem + ".json"]
+        if args.work:
+            argv += ["--work", os.path.join(args.work, os.path.basename(stem))]
+        mine = cpus[k * share:(k + 1) * share] if share else cpus
+        with open(stem + ".log", "w") as log:
+            if mine:  # the child inherits the mask it is forked with (this process has no threads)
+                os.sched_setaffinity(0, mine)
+            try:
+                procs.append(subprocess.Popen(argv, env=dict(os.environ, **env), stdout=log, stderr=subprocess.STDOUT))
+            finally:
+                if mine:
+                    os.sched_setaffinity(0, cpus)
+        where = f"GPU {env['CUDA_VISIBLE_DEVICES']}" if env else f"GPUs {args.check_on}"
+        span = f", CPUs {mine[0]}-{mine[-1]}" if mine else ""
+        print(f"bench-grader: {' '.join(extra)} on {where}{span}: {stem}.log", file=sys.stderr, flush=True)
+
+    def stop(signum, frame):  # Ctrl-C or a time limit: every part stops and writes what it finished
+        for p in procs:
+            p.send_signal(signal.SIGTERM)
+    old = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        codes = [p.wait() for p in procs]
+    finally:
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
+    print(f"bench-grader: the parts and the check ended with exit codes {codes}", file=sys.stderr, flush=True)
+    found = [stem + ".json" for _, _, stem in jobs if os.path.exists(stem + ".json")]
+    return merge_files(found, args.json)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=20, help="submissions (default 20)")
@@ -510,24 +592,24 @@ def main(argv=None):
     ap.add_argument("--seed", type=int, help="the class seed (default: grade.py's; --check-isolated or --part: 1)")
     ap.add_argument("--part", metavar="K/M", help="grade only the K-th of M parts of the class (--merge joins them)")
     ap.add_argument("--merge", nargs="+", metavar="FILE", help="print the whole class from its parts' --json files")
+    ap.add_argument("--parts-on", metavar="GPUS",
+                    help="grade the class in as many parts as GPUs listed (0,1), all at once, each on its GPU and "
+                         "its own share of the cores, then merge them (as if graded back to back on one GPU)")
+    ap.add_argument("--check-on", metavar="GPUS",
+                    help="with --parts-on: the isolated check (--isolated-only) at the same time, on these GPUs "
+                         "and a share of the cores of its own")
     args = ap.parse_args(argv)
     if args.merge:
-        docs = []
-        for path in args.merge:
-            try:
-                with open(path, encoding="utf-8") as f:
-                    docs.append(json.load(f))
-            except (OSError, ValueError) as e:
-                print(f"bench_grader.py: --merge {path}: {e}", file=sys.stderr)
-                return 2
-        doc, why = merge(docs)
-        if doc is None:
-            print(f"bench_grader.py: --merge: {why}", file=sys.stderr)
-            return 2
-        print_merged(doc)
-        if args.json:
-            write_json(args.json, doc)
-        return 6 if doc.get("isolated", {}).get("differences") else doc["summary"]["grade_exit_code"]
+        return merge_files(args.merge, args.json)
+    if args.parts_on:
+        if not args.json:
+            ap.error("--parts-on needs --json FILE: the merged class goes there, each part and the check beside it")
+        if args.part or args.isolated_only or args.check_isolated or args.gpus:
+            ap.error("--parts-on makes the parts (and --check-on the check) itself: no --part, --isolated-only, "
+                     "--check-isolated or --gpus with it")
+        if args.seed is None:
+            args.seed = 1
+        return at_once(args)
     try:
         part = parse_part(args.part) if args.part else None
     except ValueError as e:
