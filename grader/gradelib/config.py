@@ -108,6 +108,7 @@ SCHEMA = {
         "reps": _number(20, integer=True),  # fewer timed runs make the median noise
         "warmup": _number(0, integer=True),
         "rounds": _number(1, integer=True),
+        "confirm_rounds": _number(1, integer=True),  # rounds more, at most, before a loss counts
         "serial_reps": _number(1, integer=True),
         "n": _number(1, integer=True, allow_none=True),  # null: the lab's benchmark size
     },
