@@ -12,9 +12,13 @@ core for it: the grader itself, and so everything it starts (builds, cases, the 
 GPU labs' timed runs), runs on the other cores, and the host lab's timed runs (the student's and
 the reference's) are pinned to the kept one (proc.pinned). With --gpus, the workers of one host
 keep one core each, and every worker stays off all of them (cluster.py sets HOST_CPUS and
-HOST_CPU for each). On a 16-core machine this leaves 15 for the builds.
+HOST_CPU for each). On a 16-core machine this leaves 15 for the builds. Graders started apart
+on one host (several classes, or the test suites) each take a host-wide lock on the core they
+keep, so no two time their host lab on the same one.
 """
+import fcntl
 import os
+import tempfile
 
 MIN_OTHER_CPUS = 7  # keep a core only where at least this many are left for everything else
 ENV_CPUS = "LAB_GRADER_HOST_CPUS"  # the kept cores of every worker on this host ("14,15")
@@ -30,17 +34,50 @@ def _parse(text):
         return []
 
 
-def plan(affinity, env):
+def plan(affinity, env, free=lambda core: True):
     """(the kept core, the cores for everything else) for a grader allowed affinity, with the
-    workers' choice in env (cluster.py), or None when there are too few cores to keep one."""
+    workers' choice in env (cluster.py), or None when there are too few cores to keep one. A
+    grader on its own tries its last cores in turn, at most a quarter of them, and keeps the first
+    that free(core) takes (lock: graders started apart on one host, the tests' say, keep
+    different ones); none free, it keeps none."""
     mine = sorted(affinity)
-    kept_all = [c for c in _parse(env.get(ENV_CPUS)) if c in mine] or mine[-1:]
+    kept_all = [c for c in _parse(env.get(ENV_CPUS)) if c in mine]
     own = _parse(env.get(ENV_CPU))
-    core = own[0] if own and own[0] in kept_all else kept_all[0]
-    rest = [c for c in mine if c not in kept_all]
-    if len(rest) < MIN_OTHER_CPUS:
-        return None
-    return core, rest
+    if kept_all:
+        tries = [own[0] if own and own[0] in kept_all else kept_all[0]]
+    else:
+        tries = mine[::-1][:max(1, len(mine) // 4)]
+    for core in tries:
+        rest = [c for c in mine if c not in kept_all and c != core]
+        if len(rest) < MIN_OTHER_CPUS:
+            return None
+        if free(core):
+            return core, rest
+    return None
+
+
+_held = []  # the open lock file of the kept core, held for the grader's life
+
+
+def lock(core):
+    """Takes this user's host-wide lock on core (a file in the temporary folder, flock: let go
+    when the grader ends, however); False when another grader holds it. Where there are no
+    locks, True."""
+    path = os.path.join(tempfile.gettempdir(), f"lab-grader-cpu-{os.getuid()}-{core}.lock")
+    try:
+        f = open(path, "a")
+    except OSError:
+        return True
+    try:
+        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        f.close()
+        return False
+    except OSError:
+        f.close()
+        return True
+    _held.append(f)
+    return True
 
 
 def for_workers(affinity, workers):
@@ -62,7 +99,7 @@ def reserve():
     if _kept is not None:
         return _kept
     try:
-        chosen = plan(os.sched_getaffinity(0), os.environ)
+        chosen = plan(os.sched_getaffinity(0), os.environ, lock)
         if chosen is None:
             return None
         core, rest = chosen

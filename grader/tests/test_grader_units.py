@@ -3,6 +3,7 @@ matrix and the parsing of harness output, and every output format."""
 import io
 import json
 import os
+import tempfile
 import unittest
 import xml.etree.ElementTree as ET
 
@@ -44,6 +45,25 @@ class HostCore(unittest.TestCase):
         self.assertEqual(cores.plan(range(16), {}), (15, list(range(15))))
         self.assertEqual(cores.plan({3, 5, 7, 9, 11, 13, 15, 17}, {}), (17, [3, 5, 7, 9, 11, 13, 15]))
         self.assertIsNone(cores.plan(range(7), {}))  # too few to spare one: nothing kept, nothing moved
+
+    def test_graders_started_apart_keep_different_cores(self):
+        taken = {15}  # another grader on this host keeps 15
+        self.assertEqual(cores.plan(range(16), {}, lambda c: c not in taken), (14, [c for c in range(16) if c != 14]))
+        # the last quarter all taken: none kept (grading goes on as before)
+        self.assertIsNone(cores.plan(range(16), {}, lambda c: c < 12))
+        # the lock itself: a second taker of the same core is refused until the first lets go
+        core = 900000 + os.getpid() % 1000
+        held = len(cores._held)
+        try:
+            self.assertTrue(cores.lock(core))
+            self.assertFalse(cores.lock(core))
+        finally:
+            for f in cores._held[held:]:
+                f.close()
+            del cores._held[held:]
+        self.assertTrue(cores.lock(core))
+        cores._held.pop().close()
+        os.remove(os.path.join(tempfile.gettempdir(), f"lab-grader-cpu-{os.getuid()}-{core}.lock"))
 
     def test_workers_of_one_host_keep_one_each_and_stay_off_all(self):
         envs = cores.for_workers(range(32), 2)
