@@ -45,8 +45,8 @@ the class. Exit code: grade.py's, or 6 when a verdict differs.
 a part, with CUDA_VISIBLE_DEVICES set to its GPU and its own share of the cores, and with
 --check-on GPUS the check (--isolated-only) beside them on those GPUs and a share of its own;
 then the merge. On a host of 4 GPUs and 64 cores, `--parts-on 0,1 --check-on 2,3` measures a
-class of 100 (two parts of 50, each a one-GPU, 16-core grader) and its check in the time of one
-part. Each part's file and log are beside --json (<json>.part-K.json, .log; .check.json).
+class of 100 (two parts of 50, each a one-GPU grader; `--part-cpus 16` gives each 16 cores and
+the check the other 32) and its check in the time of one part. Each part's file and log are beside --json (<json>.part-K.json, .log; .check.json).
 
 --isolated-only does only the check's grading (the twins of the class, or of --part, with
 --isolated on --isolated-gpus) and writes it with --json, for --merge to compare every part with:
@@ -58,7 +58,7 @@ Usage: bench_grader.py [--n 20] [--labs 01 02 ...] [--cpu] [--gpus LIST] [--isol
                        [--check-isolated [--isolated-gpus LIST] [--isolated-all]] [--seed S]
                        [--part K/M] [--keep] [--work DIR] [--json FILE]
        bench_grader.py --isolated-only [--isolated-gpus LIST] [--part K/M] --n N --seed S --json CHECK.json
-       bench_grader.py --parts-on GPUS [--check-on GPUS] --n N [--seed S] --json CLASS.json
+       bench_grader.py --parts-on GPUS [--check-on GPUS] [--part-cpus N] --n N [--seed S] --json CLASS.json
        bench_grader.py --merge PART.json ... [CHECK.json ...] [--json FILE]
 """
 import argparse
@@ -514,6 +514,20 @@ def merge_files(paths, out):
     return 6 if doc.get("isolated", {}).get("differences") else doc["summary"]["grade_exit_code"]
 
 
+def core_shares(cpus, parts, check, per_part=None):
+    """The cores of each of --parts-on's jobs (the parts, then the check): per_part each for
+    the parts (--part-cpus: 16 measures a 16-core grader) and the rest for the check, else an
+    equal share each; all of cpus for every job when there are fewer cores than jobs."""
+    jobs = parts + (1 if check else 0)
+    if per_part and per_part * parts + (1 if check else 0) <= len(cpus):
+        out = [cpus[k * per_part:(k + 1) * per_part] for k in range(parts)]
+        return out + ([cpus[parts * per_part:]] if check else [])
+    share = len(cpus) // jobs
+    if not share:
+        return [cpus] * jobs
+    return [cpus[k * share:(k + 1) * share] for k in range(jobs)]
+
+
 def at_once(args):
     """--parts-on: one bench_grader per GPU listed, each grading its part of the class
     (--part K/M) with CUDA_VISIBLE_DEVICES set to its GPU and its own share of the cores, and
@@ -534,13 +548,13 @@ def at_once(args):
         cpus = sorted(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         cpus = []
-    share = len(cpus) // len(jobs)
+    shares = core_shares(cpus, len(gpus), bool(args.check_on), args.part_cpus)
     procs = []
     for k, (extra, env, stem) in enumerate(jobs):
         argv = [sys.executable, os.path.abspath(__file__), *common, *extra, "--json", stem + ".json"]
         if args.work:
             argv += ["--work", os.path.join(args.work, os.path.basename(stem))]
-        mine = cpus[k * share:(k + 1) * share] if share else cpus
+        mine = shares[k]
         with open(stem + ".log", "w") as log:
             if mine:  # the child inherits the mask it is forked with (this process has no threads)
                 os.sched_setaffinity(0, mine)
@@ -598,9 +612,13 @@ def main(argv=None):
     ap.add_argument("--check-on", metavar="GPUS",
                     help="with --parts-on: the isolated check (--isolated-only) at the same time, on these GPUs "
                          "and a share of the cores of its own")
+    ap.add_argument("--part-cpus", type=int, metavar="N",
+                    help="with --parts-on: N cores for each part (the check gets the rest; default: equal shares)")
     args = ap.parse_args(argv)
     if args.merge:
         return merge_files(args.merge, args.json)
+    if (args.check_on or args.part_cpus) and not args.parts_on:
+        ap.error("--check-on and --part-cpus go with --parts-on")
     if args.parts_on:
         if not args.json:
             ap.error("--parts-on needs --json FILE: the merged class goes there, each part and the check beside it")

@@ -279,6 +279,15 @@ class Parts(unittest.TestCase):
         self.assertIn("parts [1, 1] of 2", bench_grader.merge([a, a])[1])
         self.assertIn("not a --part result", bench_grader.merge([{"summary": {}, "rows": []}])[1])
 
+    def test_the_cores_of_the_parts_and_the_check(self):
+        cpus = list(range(64))
+        self.assertEqual(bench_grader.core_shares(cpus, 2, True, 16),
+                         [list(range(16)), list(range(16, 32)), list(range(32, 64))])
+        self.assertEqual([len(x) for x in bench_grader.core_shares(cpus, 2, True)], [21, 21, 21])
+        self.assertEqual(bench_grader.core_shares(cpus, 2, False), [list(range(32)), list(range(32, 64))])
+        self.assertEqual(bench_grader.core_shares([0, 1], 2, True), [[0, 1]] * 3)  # fewer cores than jobs
+        self.assertEqual([len(x) for x in bench_grader.core_shares(cpus[:20], 2, True, 16)], [6, 6, 6])  # 16 each won't fit
+
     def test_two_parts_and_the_check_at_once_then_merged_in_cpu_mode(self):
         # --parts-on: a bench_grader a part (CUDA_VISIBLE_DEVICES its GPU), the check beside
         # them (--check-on), each writing beside --json, then the merge of all three
