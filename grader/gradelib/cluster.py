@@ -152,11 +152,14 @@ class Workers:
 
     def wait(self, progress):
         """Waits for every worker, calling progress(claimed) now and then; the worst exit code."""
-        while any(p.poll() is None for p in self.procs):
-            progress(self.claimed())
-            time.sleep(1.0)
-        for p in self.procs:
-            proc.untrack(p.pid)
+        left = list(self.procs)
+        while left:
+            for p in [p for p in left if p.poll() is not None]:
+                proc.untrack(p.pid)  # at once: a reaped worker's pid may be reused (guardian.py)
+                left.remove(p)
+            if left:
+                progress(self.claimed())
+                time.sleep(1.0)
         codes = [p.returncode for p in self.procs]
         return max(codes, key=lambda c: (c != 0, c if c > 0 else 255))
 

@@ -57,7 +57,7 @@ def tell(line):
     with _lock:
         if _pipe is None:
             _pipe = _start()
-        if _pipe:
+        if _pipe is not False:  # an fd (never 0: the read end, opened first, takes the lowest)
             try:
                 os.write(_pipe, (line + "\n").encode())
             except OSError:  # the guardian is gone: grading goes on without it

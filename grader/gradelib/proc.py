@@ -567,8 +567,8 @@ def run(argv, timeout, cwd=None, env=None, report=False, contain=False, case=Non
             kill_group(p.pid)
             if not contain:
                 sweep(None, p.pid)
+            untrack(p.pid, tag)  # before the reap: a reaped leader's pid (its group's id) may be reused
             p.wait()
-            untrack(p.pid, tag)
             if ours is not None:
                 rep = _drain(ours.fileno())
             else:
@@ -714,8 +714,8 @@ class Session:
             _wait_exit(self.p, None)
         escaped = sweep(self.tag, self.p.pid, self.leader.start if self.leader else 0, in_group_ok=timed_out)
         kill_group(self.p.pid)
+        untrack(self.p.pid, self.tag)  # before the reap, as in run()
         self.p.wait()
-        untrack(self.p.pid, self.tag)
         leftover = self.pending()
         self.result = Result(self.p.returncode, _read(self.out), _read(self.err), timed_out,
                              time.monotonic() - self.t0, leftover.decode("utf-8", errors="replace"), escaped)
