@@ -46,7 +46,8 @@ a part, with CUDA_VISIBLE_DEVICES set to its GPU and its own share of the cores,
 --check-on GPUS the check (--isolated-only) beside them on those GPUs and a share of its own;
 then the merge. On a host of 4 GPUs and 64 cores, `--parts-on 0,1 --check-on 2,3` measures a
 class of 100 (two parts of 50, each a one-GPU grader; `--part-cpus 16` gives each 16 cores and
-the check the other 32) and its check in the time of one part. Each part's file and log are beside --json (<json>.part-K.json, .log; .check.json).
+the check the other 32) and its check in the time of one part. Each part's file and log are
+beside --json (<json>.part-K.json and .log; <json>.check.json and .log).
 
 --isolated-only does only the check's grading (the twins of the class, or of --part, with
 --isolated on --isolated-gpus) and writes it with --json, for --merge to compare every part with:
@@ -470,8 +471,8 @@ def check_alone(made, keys, rows, subs, tmp, work, labs, args):
     subs_iso = os.path.join(tmp, "subs-isolated")
     for name, _, _ in again:
         shutil.copytree(os.path.join(subs, name), os.path.join(subs_iso, name))
-    print(f"bench-grader: {len(again)} of the {len(made)} submissions {'' if rows else 'graded '}"
-          f"{'again ' if rows else ''}with --isolated (one process per graded run)"
+    print(f"bench-grader: {len(again)} of the {len(made)} submissions {'again' if rows else 'graded'} "
+          f"with --isolated (one process per graded run)"
           f"{'' if args.isolated_all else ': one of each content, the others are its twins'}",
           file=sys.stderr, flush=True)
     res_iso = os.path.join(tmp, "results-isolated")
@@ -479,13 +480,12 @@ def check_alone(made, keys, rows, subs, tmp, work, labs, args):
                                gpus=args.isolated_gpus or args.gpus)
     rows_iso = read_rows(res_iso, again, keys)
     diff = differences(rows, rows_iso)
-    graded = sum(1 for r in rows_iso if r["elapsed_s"])
     if rows:
         print(f"isolated: {len(rows_iso)} submissions in {wall_iso:.1f} s wall; verdicts: "
               f"{'identical' if not diff else f'{len(diff)} differ'} ({sum(len(r['verdicts']) for r in rows)} "
               f"lab verdicts of {len(rows)} submissions compared with their twins')")
     else:
-        print(f"isolated: {graded}/{len(rows_iso)} submissions graded alone in {wall_iso:.1f} s wall, "
+        print(f"isolated: {len(graded(rows_iso))}/{len(rows_iso)} submissions graded alone in {wall_iso:.1f} s wall, "
               f"{len(first)} contents; --merge compares the parts' verdicts with these")
     for line in diff:
         print(f"  DIFFERS: {line}")
@@ -542,8 +542,8 @@ def at_once(args):
     jobs = [(["--part", f"{k + 1}/{len(gpus)}"], {"CUDA_VISIBLE_DEVICES": g}, f"{base}.part-{k + 1}")
             for k, g in enumerate(gpus)]
     if args.check_on:
-        jobs.append((["--isolated-only", "--isolated-gpus", args.check_on] + (["--isolated-all"] if args.isolated_all else []),
-                     {}, f"{base}.check"))
+        check = ["--isolated-only", "--isolated-gpus", args.check_on] + (["--isolated-all"] if args.isolated_all else [])
+        jobs.append((check, {}, f"{base}.check"))
     try:
         cpus = sorted(os.sched_getaffinity(0))
     except (AttributeError, OSError):
@@ -579,6 +579,15 @@ def at_once(args):
     print(f"bench-grader: the parts and the check ended with exit codes {codes}", file=sys.stderr, flush=True)
     found = [stem + ".json" for _, _, stem in jobs if os.path.exists(stem + ".json")]
     return merge_files(found, args.json)
+
+
+def finish(tmp, keep, code):
+    """Removes the class's temporary folder (or says where it is kept); returns code."""
+    if keep:
+        print(f"bench-grader: kept {tmp}", file=sys.stderr)
+    else:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return code
 
 
 def main(argv=None):
@@ -660,9 +669,7 @@ def main(argv=None):
         doc = {"summary": {"class": cls}, "rows": [],
                "isolated": check_alone(made, keys, [], subs, tmp, work, labs, args)}
         write_json(args.json, doc)
-        if not args.keep:
-            shutil.rmtree(tmp, ignore_errors=True)
-        return doc["isolated"]["grade_exit_code"]
+        return finish(tmp, args.keep, doc["isolated"]["grade_exit_code"])
     trace = os.environ.get("LAB_GRADER_TRACE") or os.path.join(tmp, "trace.jsonl")
     since = time.time()
     wall, code = grade(subs, res, work, labs, args, isolated=args.isolated, trace=trace, gpus=args.gpus)
@@ -697,11 +704,7 @@ def main(argv=None):
             code = 6
     if args.json and args.check_isolated:
         write_json(args.json, doc)
-    if args.keep:
-        print(f"bench-grader: kept {tmp}", file=sys.stderr)
-    else:
-        shutil.rmtree(tmp, ignore_errors=True)
-    return code
+    return finish(tmp, args.keep, code)
 
 
 if __name__ == "__main__":

@@ -168,17 +168,13 @@ def track(pgid, tag=None):
     grader ends without running kill_tracked (guardian.py)."""
     with _live_lock:
         _live.add(pgid)
-    guardian.tell(f"+g {pgid}")
-    if tag:
-        guardian.tell(f"+t {tag}")
+    guardian.tell(f"+g {pgid}", *([f"+t {tag}"] if tag else []))
 
 
 def untrack(pgid, tag=None):
     with _live_lock:
         _live.discard(pgid)
-    guardian.tell(f"-g {pgid}")
-    if tag:
-        guardian.tell(f"-t {tag}")
+    guardian.tell(f"-g {pgid}", *([f"-t {tag}"] if tag else []))
 
 
 def kill_tracked():

@@ -218,10 +218,11 @@ class SpeedStage:
         judged: a failed timed run, a time a scan cannot reach, or the measured outcome. A time
         that would cost speed points is confirmed first: one more round (the order reversed), and
         then each side's best time over all rounds counts; up to confirm_rounds more rounds while
-        it still would (3 for the serial lab, timed on a CPU core, whose times vary more). Whatever else runs on the machine
-        (another GPU's grading, builds, the driver's work for other processes) only ever adds
-        time, so the better of two measurements of the same code is the truer one, and no lab
-        loses points on one measurement; a lab that is slow is slow twice."""
+        it still would (3 for the serial lab, timed on a CPU core, whose times vary more).
+        Whatever else runs on the machine (another GPU's grading, builds, the driver's work for
+        other processes) only ever adds time, so the better of two measurements of the same code
+        is the truer one, and no lab loses points on one measurement; a lab that is slow is slow
+        twice."""
         spc = settings["speed"]
         runs = {"s": [], "r": [], "full": [], "copy": []}
         for rnd in range(spc["rounds"]):
