@@ -25,35 +25,40 @@ with --json; --merge FILE ... then prints the whole class from the parts: every 
 row, the class's wall time as the sum of the parts' (the parts graded back to back on one
 machine; each part starts cold, so the sum overstates the class by about one build a part),
 submissions an hour from that, and every submission's verdicts against the isolated ones of its
-twin from any part graded with --check-isolated (below: parts 1 and 2 of ten hold one of each
-content, so checking those two checks the class). The parts must be of the same class (--n,
+lab twins from any part graded with --check-isolated or from an --isolated-only check (below:
+the first 20 submissions hold every lab content, so checking part 1 of 5 checks the class). The parts must be of the same class (--n,
 --labs, --seed, mode and GPUs) and cover it once (exit 2 otherwise).
 
 --check-isolated grades the class again with `grade.py --isolated` (one process per graded run:
-the slow way the shared processes must agree with; about 4x a submission's time, on the GPUs of
---isolated-gpus, default --gpus) on the same seed, and compares every lab's verdict: its status,
-its correctness, sanitizer and static points, and its speed status (the speed points are a
-measurement, so they may differ by the noise of two timings). Only one submission of each
-content is graded again (--isolated-all: every one): the others are its byte-for-byte twins, and
-a case's inputs depend on the seed, the lab, n and the distribution, never on the submission
-(gradelib/evaluate.py: case_seed), so a twin's isolated verdicts are the same; every submission's
-shared-process verdicts are compared with its twin's isolated ones. The generated class has 8
-contents (full, partial, one per planted bug), so the check costs 8 submissions however large
-the class. Exit code: grade.py's, or 6 when a verdict differs.
+the slow way the shared processes must agree with; on the GPUs of --isolated-gpus, default
+--gpus) on the same seed, and compares every lab's verdict: its status, its correctness,
+sanitizer and static points, and its speed status (the speed points are a measurement, so they
+may differ by the noise of two timings). Each lab content is graded again once (--isolated-all:
+every submission, whole): a lab is built and run as a binary of its own, from its own files and
+those of the labs it links (lab 10: 08 and 07, common/contract.json), and a case's inputs depend
+on the seed, the lab, n and the distribution, never on the submission (gradelib/evaluate.py:
+case_seed), so two labs of the same files (lab_contents) get the same verdict in whatever
+submission. The check grades each in a submission of its own, with --only-submitted, and every
+submission's shared-process verdict of each lab is compared with its lab twin's. The generated
+class has 21 lab contents (the solutions' 10, the skeletons of labs 06-10, one per planted bug),
+so the check costs about one and a half submissions however large the class, spread over 17
+small submissions (--isolated-gpus shares them out). Exit code: grade.py's, or 6 when a verdict
+differs.
 
 --parts-on GPUS grades the class in as many parts as GPUs listed, all at once: one bench_grader
 a part, with CUDA_VISIBLE_DEVICES set to its GPU and its own share of the cores, and with
 --check-on GPUS the check (--isolated-only) beside them on those GPUs and a share of its own;
-then the merge. On a host of 4 GPUs and 64 cores, `--parts-on 0,1 --check-on 2,3` measures a
-class of 100 (two parts of 50, each a one-GPU grader; `--part-cpus 16` gives each 16 cores and
-the check the other 32) and its check in the time of one part. Each part's file and log are
-beside --json (<json>.part-K.json and .log; <json>.check.json and .log).
+then the merge. On a host of 2 GPUs and 32 cores, `--parts-on 0,1 --part-cpus 16` measures a
+class of 100 as two parts of 50, each a one-GPU grader on 16 cores, in the time of one part. Do
+not run more than two graders at once on a host: the host's process starts are shared, and four
+one-GPU graders at once each took about twice as long a submission (grader/README.md). Each
+part's file and log are beside --json (<json>.part-K.json and .log; <json>.check.json and .log).
 
---isolated-only does only the check's grading (the twins of the class, or of --part, with
+--isolated-only does only the check's grading (the lab twins of the class, or of --part, with
 --isolated on --isolated-gpus) and writes it with --json, for --merge to compare every part with:
 so the parts can be timed each on its own GPU while the check runs later, or on other GPUs,
-without disturbing a timing. A check must be of the same class (--n, --labs, --seed, mode), not
-on the same GPUs.
+without disturbing a timing. A check must be of the same labs, seed and mode, not of the same n
+or on the same GPUs: the check of a class of 100 checks the class of 20 of its seed too.
 
 Usage: bench_grader.py [--n 20] [--labs 01 02 ...] [--cpu] [--gpus LIST] [--isolated]
                        [--check-isolated [--isolated-gpus LIST] [--isolated-all]] [--seed S]
@@ -63,6 +68,7 @@ Usage: bench_grader.py [--n 20] [--labs 01 02 ...] [--cpu] [--gpus LIST] [--isol
        bench_grader.py --merge PART.json ... [CHECK.json ...] [--json FILE]
 """
 import argparse
+import hashlib
 import json
 import os
 import shutil
@@ -79,6 +85,7 @@ sys.path.insert(0, HERE)
 
 import fixturelib  # noqa: E402
 from gradelib.grading import course_labs, select_labs  # noqa: E402
+from gradelib.contract import BUILT_ON  # noqa: E402 -- the labs a lab's binary links (lab 10: 08, 07)
 from gradelib.submissions import fingerprint  # noqa: E402 -- grade.py's hash of a submission: equal for twins
 
 # Buggy labs to plant in "broken" submissions, in turn: (fixture, what it does wrong).
@@ -137,6 +144,29 @@ def make_class(folder, n, labs, part=None):
     return made
 
 
+def lab_contents(folder, labs):
+    """{lab: a hash of what its verdict depends on in the submission at folder}: the files of the
+    lab's folder and of the labs it is built on (BUILT_ON), by name and bytes. Each lab is built
+    and run as a binary of its own, its cases drawn from the seed, the lab, n and the
+    distribution (gradelib/evaluate.py: case_seed), so two labs of the same hash get the same
+    verdict whatever the rest of their submissions hold."""
+    out = {}
+    for lab in labs:
+        h = hashlib.sha256()
+        for part in [lab] + sorted(BUILT_ON.get(lab, [])):
+            h.update(b"\0lab " + part.encode())
+            top = os.path.join(folder, part)
+            for dirpath, dirnames, filenames in os.walk(top):
+                dirnames.sort()
+                for fn in sorted(filenames):
+                    p = os.path.join(dirpath, fn)
+                    h.update(b"\0file " + os.fsencode(os.path.relpath(p, top)) + b"\0")
+                    with open(p, "rb") as f:
+                        h.update(hashlib.sha256(f.read()).digest())
+        out[lab] = h.hexdigest()[:16]
+    return out
+
+
 def verdicts(result):
     """{lab: its verdict} of a result: what must be the same however the runs were shared out
     (status, the correctness, sanitizer and static points, the speed status), not the timings."""
@@ -151,9 +181,10 @@ def verdicts(result):
             for lab in result.get("labs") or []}
 
 
-def read_rows(res, made, keys=None):
+def read_rows(res, made, keys=None, contents=None):
     """One row per submission from its stored result: points, elapsed_s, phase timings, device,
-    each lab's verdict, and its content (keys: {submission: its fingerprint}, when given)."""
+    each lab's verdict, its content (keys: {submission: its fingerprint}, when given) and each
+    lab's content (contents: {submission: lab_contents}, when given)."""
     rows = []
     for name, kind, detail in made:
         try:
@@ -166,6 +197,8 @@ def read_rows(res, made, keys=None):
                      "timings": r.get("timings"), "device": r.get("device"), "verdicts": verdicts(r)})
         if keys:
             rows[-1]["content"] = keys[name]
+        if contents:
+            rows[-1]["lab_content"] = contents[name]
     return rows
 
 
@@ -307,9 +340,10 @@ def speed_time(lines, submissions):
     return {k: round(v / submissions, 2) for k, v in out.items()}
 
 
-def twin(row):
-    """What a row is matched on with the isolated rows: its content, else its name."""
-    return row.get("content") or row["submission"]
+def twin(row, lab):
+    """What a row's lab is matched on with the isolated rows: the lab's content (lab_contents),
+    else the submission's content, else its name, with the lab."""
+    return (row.get("lab_content") or {}).get(lab) or (row.get("content") or row["submission"], lab)
 
 
 def graded(isolated_rows):
@@ -318,32 +352,61 @@ def graded(isolated_rows):
     return [r for r in isolated_rows if r.get("points") is not None or r.get("verdicts")]
 
 
-def differences(rows, isolated_rows):
-    """Lines naming every lab whose verdict in rows differs from the isolated verdict of a twin
-    (each isolated row of the same content, when several parts graded one; of the same name for
-    rows without one). Rows with no graded twin there are not compared (unchecked names them)."""
-    lines, alone = [], {}
+def row_labs(row, alone):
+    """The labs a row is compared on: those it holds (lab_content), those it has a verdict of,
+    and, for a row without lab contents, those its submission's twins were graded alone in."""
+    labs = set(row.get("lab_content") or {}) | set(row["verdicts"])
+    if not row.get("lab_content"):
+        whole = row.get("content") or row["submission"]
+        labs |= {k[1] for k in alone if isinstance(k, tuple) and k[0] == whole}
+    return sorted(labs)
+
+
+def alone_verdicts(isolated_rows):
+    """{twin: [(isolated submission, its verdict)]} of every lab graded alone."""
+    alone = {}
     for r in graded(isolated_rows):
-        alone.setdefault(twin(r), []).append(r)
+        for lab, v in r["verdicts"].items():
+            alone.setdefault(twin(r, lab), []).append((r["submission"], v))
+    return alone
+
+
+def differences(rows, isolated_rows):
+    """Lines naming every lab whose verdict in rows differs from the isolated verdict of a twin:
+    each isolated grading of the same lab content (or, for rows without lab contents, of the
+    same submission content or name). Labs with no graded twin there are not compared
+    (unchecked names their submissions)."""
+    lines, alone = [], alone_verdicts(isolated_rows)
     for a in rows:
-        for b in alone.get(twin(a), []):
-            for lab in sorted(set(a["verdicts"]) | set(b["verdicts"])):
-                va, vb = a["verdicts"].get(lab), b["verdicts"].get(lab)
+        for lab in row_labs(a, alone):
+            va = a["verdicts"].get(lab)
+            for name, vb in alone.get(twin(a, lab), []):
                 if va != vb:
                     lines.append(f"{a['submission']} {lab}: shared processes {va}, isolated {vb}"
-                                 + (f" (isolated: {b['submission']})" if b["submission"] != a["submission"] else ""))
+                                 + (f" (isolated: {name})" if name != a["submission"] else ""))
     return lines
 
 
 def unchecked(rows, isolated_rows):
-    """The submissions of rows whose twin is not among isolated_rows."""
-    alone = {twin(r) for r in graded(isolated_rows)}
-    return [r["submission"] for r in rows if twin(r) not in alone]
+    """The submissions of rows with a lab whose twin is not among isolated_rows."""
+    alone, out = alone_verdicts(isolated_rows), []
+    for r in rows:
+        labs = row_labs(r, alone)
+        if not labs or any(twin(r, lab) not in alone for lab in labs):
+            out.append(r["submission"])
+    return out
 
 
-def grade(subs, res, work, labs, args, isolated=False, trace=None, gpus=None):
+def compared(rows, isolated_rows):
+    """How many lab verdicts of rows have an isolated twin."""
+    alone = alone_verdicts(isolated_rows)
+    return sum(twin(r, lab) in alone for r in rows for lab in row_labs(r, alone))
+
+
+def grade(subs, res, work, labs, args, isolated=False, trace=None, gpus=None, only_submitted=False):
     """Runs grade.py on the class (its trace appended to trace, when given), on gpus (grade.py
-    --gpus; None: one GPU, or CPU mode); returns (wall seconds, exit code)."""
+    --gpus; None: one GPU, or CPU mode), with --only-submitted when asked; returns (wall seconds,
+    exit code)."""
     cmd = [sys.executable, os.path.join(HERE, "grade.py"), "--submissions", subs, "--results", res,
            "--work", work, "--labs", *labs, "--format", "json"]
     cmd += ["--cpu"] if args.cpu else ["--gpu"]
@@ -353,6 +416,8 @@ def grade(subs, res, work, labs, args, isolated=False, trace=None, gpus=None):
         cmd += ["--seed", str(args.seed)]
     if isolated:
         cmd += ["--isolated"]
+    if only_submitted:
+        cmd += ["--only-submitted"]
     env = dict(os.environ, LAB_GRADER_TRACE=trace) if trace else None
     t0 = time.monotonic()
     p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, env=env)
@@ -380,8 +445,9 @@ def parse_part(text):
 
 # What the parts of one class must share (their summaries' "class").
 CLASS_KEYS = ("n", "labs", "seed", "mode", "gpus", "parts")
-# What a check (--isolated-only) must share with the parts: its verdicts do not depend on the GPUs.
-CHECK_KEYS = ("n", "labs", "seed", "mode")
+# What a check (--isolated-only) must share with the parts: its verdicts depend on neither the GPUs
+# nor the class's size (twins are matched lab by lab, by content; a lab with none is unchecked).
+CHECK_KEYS = ("labs", "seed", "mode")
 
 
 def merge(docs):
@@ -441,14 +507,13 @@ def print_merged(doc):
     iso = doc.get("isolated")
     if iso:
         diff, left = iso["differences"], iso.get("unchecked", [])
-        compared = sum(len(r["verdicts"]) for r in doc["rows"] if r["submission"] not in left)
         done = len(graded(iso["rows"]))
         cut = len(iso["rows"]) - done
-        print(f"isolated: {done} submissions graded alone{f' ({cut} more cut short)' if cut else ''} "
-              f"in {iso['wall_s']} s wall (the parts' sum); "
-              f"verdicts: {'identical' if not diff else f'{len(diff)} differ'} ({compared} lab verdicts of "
-              f"{len(doc['rows']) - len(left)} submissions compared with their twins'"
-              + (f"; {len(left)} with no isolated twin: {' '.join(left)})" if left else ")"))
+        print(f"isolated: {done} graded alone{f' ({cut} more cut short)' if cut else ''} "
+              f"in {iso['wall_s']} s wall (the checks' sum); "
+              f"verdicts: {'identical' if not diff else f'{len(diff)} differ'} ({compared(doc['rows'], iso['rows'])} "
+              f"lab verdicts of {len(doc['rows'])} submissions compared with their twins'"
+              + (f"; {len(left)} with a lab of no isolated twin: {' '.join(left)})" if left else ")"))
         for line in diff:
             print(f"  DIFFERS: {line}")
 
@@ -459,34 +524,63 @@ def write_json(path, doc):
         json.dump(doc, f, indent=1)
 
 
-def check_alone(made, keys, rows, subs, tmp, work, labs, args):
-    """Grades again with --isolated one submission of each content of made (every one with
-    --isolated-all), on --isolated-gpus (default --gpus); returns the "isolated" section of the
-    --json document: the isolated rows, and how rows (the shared-process grading, or none with
-    --isolated-only) differ from their twins'."""
-    first = {}  # content -> its first submission: the one graded again
-    for name, _, _ in made:
-        first.setdefault(keys[name], name)
-    again = made if args.isolated_all else [m for m in made if first[keys[m[0]]] == m[0]]
+def check_plan(made, contents, labs):
+    """The check's submissions, each lab content of made graded alone once: [(name, source
+    submission, [its labs])]. A lab built on others comes first with the labs it links (they are
+    graded with it, and their contents count as checked), then every other lab whose content is
+    not yet checked, alone in a submission of its own (grade.py --only-submitted grades just it)."""
+    plan, done = [], set()
+    order = [lab for lab in labs if BUILT_ON.get(lab)] + [lab for lab in labs if not BUILT_ON.get(lab)]
+    for lab in order:
+        for name, _, _ in made:
+            if contents[name][lab] in done:
+                continue
+            held = [lab] + [b for b in BUILT_ON.get(lab, []) if b in labs]
+            done.update(contents[name][x] for x in held)
+            plan.append((f"{name}-lab{lab[:2]}", name, held))
+    return plan
+
+
+def check_alone(made, contents, rows, subs, tmp, work, labs, args):
+    """Grades again with --isolated each lab content of made once (check_plan; every submission
+    whole with --isolated-all), on --isolated-gpus (default --gpus); returns the "isolated"
+    section of the --json document: the isolated rows, and how rows (the shared-process grading,
+    or none with --isolated-only) differ from their twins'."""
     subs_iso = os.path.join(tmp, "subs-isolated")
-    for name, _, _ in again:
-        shutil.copytree(os.path.join(subs, name), os.path.join(subs_iso, name))
-    print(f"bench-grader: {len(again)} of the {len(made)} submissions {'again' if rows else 'graded'} "
-          f"with --isolated (one process per graded run)"
-          f"{'' if args.isolated_all else ': one of each content, the others are its twins'}",
-          file=sys.stderr, flush=True)
+    if args.isolated_all:
+        again = made
+        for name, _, _ in made:
+            shutil.copytree(os.path.join(subs, name), os.path.join(subs_iso, name))
+        what = f"{len(made)} submissions {'again' if rows else 'graded'} with --isolated (one process per graded run)"
+    else:
+        plan = check_plan(made, contents, labs)
+        again = []
+        for check, src, held in plan:
+            for lab in held:
+                if os.path.isdir(os.path.join(subs, src, lab)):
+                    shutil.copytree(os.path.join(subs, src, lab), os.path.join(subs_iso, check, lab))
+            again.append((check, "lab", f"{' '.join(held)} of {src}"))
+        distinct = len({k for c in contents.values() for k in c.values()})
+        what = (f"{distinct} lab contents of the {len(made)} submissions {'again' if rows else 'graded'} with "
+                f"--isolated (one process per graded run), as {len(plan)} submissions of one lab (and those "
+                f"it is built on): a lab's verdict depends on its files and theirs only")
+    print(f"bench-grader: {what}", file=sys.stderr, flush=True)
     res_iso = os.path.join(tmp, "results-isolated")
     wall_iso, code_iso = grade(subs_iso, res_iso, work, labs, args, isolated=True,
-                               gpus=args.isolated_gpus or args.gpus)
-    rows_iso = read_rows(res_iso, again, keys)
+                               gpus=args.isolated_gpus or args.gpus, only_submitted=not args.isolated_all)
+    held = {name: sorted(os.listdir(os.path.join(subs_iso, name))) for name, _, _ in again}
+    rows_iso = read_rows(res_iso, again, contents={name: lab_contents(os.path.join(subs_iso, name), held[name])
+                                                   for name, _, _ in again})
+    for r in rows_iso:  # only the labs it holds: the others are "not submitted" there
+        r["verdicts"] = {lab: v for lab, v in r["verdicts"].items() if lab in r["lab_content"]}
     diff = differences(rows, rows_iso)
     if rows:
-        print(f"isolated: {len(rows_iso)} submissions in {wall_iso:.1f} s wall; verdicts: "
-              f"{'identical' if not diff else f'{len(diff)} differ'} ({sum(len(r['verdicts']) for r in rows)} "
-              f"lab verdicts of {len(rows)} submissions compared with their twins')")
+        print(f"isolated: {len(graded(rows_iso))}/{len(rows_iso)} graded alone in {wall_iso:.1f} s wall; verdicts: "
+              f"{'identical' if not diff else f'{len(diff)} differ'} ({compared(rows, rows_iso)} lab verdicts of "
+              f"{len(rows)} submissions compared with their twins')")
     else:
-        print(f"isolated: {len(graded(rows_iso))}/{len(rows_iso)} submissions graded alone in {wall_iso:.1f} s wall, "
-              f"{len(first)} contents; --merge compares the parts' verdicts with these")
+        print(f"isolated: {len(graded(rows_iso))}/{len(rows_iso)} graded alone in {wall_iso:.1f} s wall; "
+              f"--merge compares the parts' verdicts with these")
     for line in diff:
         print(f"  DIFFERS: {line}")
     return {"wall_s": round(wall_iso, 1), "grade_exit_code": code_iso, "rows": rows_iso,
@@ -607,9 +701,9 @@ def main(argv=None):
                          "4x the class and its verdicts do not depend on the GPUs, so a class timed on one GPU "
                          "(--gpus 0) may be checked on all of them")
     ap.add_argument("--isolated-all", action="store_true",
-                    help="--check-isolated grades every submission again, not one of each content")
+                    help="--check-isolated grades every submission again, whole, not each lab content once")
     ap.add_argument("--isolated-only", action="store_true",
-                    help="only the check's grading: one submission of each content of the class (or --part) "
+                    help="only the check's grading: each lab content of the class (or --part) once "
                          "with --isolated, written with --json for --merge to compare the parts with (a check on "
                          "other GPUs, or at another time, than the timed parts)")
     ap.add_argument("--seed", type=int, help="the class seed (default: grade.py's; --check-isolated or --part: 1)")
@@ -658,6 +752,7 @@ def main(argv=None):
     os.makedirs(subs)
     made = make_class(subs, args.n, labs, part)
     keys = {name: fingerprint(os.path.join(subs, name)) for name, _, _ in made}
+    contents = {name: lab_contents(os.path.join(subs, name), labs) for name, _, _ in made}
     work = args.work or os.path.join(tmp, "work")
     print(f"bench-grader: {len(made)} submissions{f' (part {part[0]} of {part[1]} of a class of {args.n})' if part else ''} ({', '.join(f'{sum(1 for m in made if m[1] == k)} {k}' for k in ('full', 'partial', 'broken'))}), "
           f"labs {' '.join(lab[:2] for lab in labs)}, {'CPU mode' if args.cpu else 'GPU ' + (args.gpus or 'one')}",
@@ -667,13 +762,13 @@ def main(argv=None):
                "gpus": args.isolated_gpus or args.gpus or "1", "parts": part[1] if part else 1,
                "part": part[0] if part else 1, "check": True}
         doc = {"summary": {"class": cls}, "rows": [],
-               "isolated": check_alone(made, keys, [], subs, tmp, work, labs, args)}
+               "isolated": check_alone(made, contents, [], subs, tmp, work, labs, args)}
         write_json(args.json, doc)
         return finish(tmp, args.keep, doc["isolated"]["grade_exit_code"])
     trace = os.environ.get("LAB_GRADER_TRACE") or os.path.join(tmp, "trace.jsonl")
     since = time.time()
     wall, code = grade(subs, res, work, labs, args, isolated=args.isolated, trace=trace, gpus=args.gpus)
-    rows = read_rows(res, made, keys)
+    rows = read_rows(res, made, keys, contents)
     summary = report(rows, args, wall, code)
     if part:
         summary["class"] = {"n": args.n, "labs": labs, "seed": args.seed, "mode": "cpu" if args.cpu else "gpu",
@@ -699,7 +794,7 @@ def main(argv=None):
     if args.json:  # now, and again with the check: a check cut short leaves the class measured
         write_json(args.json, doc)
     if args.check_isolated:
-        doc["isolated"] = check_alone(made, keys, rows, subs, tmp, work, labs, args)
+        doc["isolated"] = check_alone(made, contents, rows, subs, tmp, work, labs, args)
         if doc["isolated"]["differences"]:
             code = 6
     if args.json and args.check_isolated:

@@ -48,9 +48,13 @@ class BenchGrader(unittest.TestCase):
         self.assertEqual(starts["sanitizer"], 0)  # CPU mode runs no compute-sanitizer
         self.assertAlmostEqual(starts["all"], starts["case"] + starts["timed"], delta=0.11)
         self.assertIn(f"lab processes started: {starts['all']} a submission", r.stdout)
-        # graded again alone: one of each content (s002-full is s000-full's twin), the same verdicts
-        self.assertIn("3 of the 4 submissions again with --isolated", r.stderr)
-        self.assertEqual([row["submission"] for row in doc["isolated"]["rows"]], ["s000-full", "s001-broken", "s003-partial"])
+        # graded again alone: each lab content once (lab 01 of the solution, lab 02 of the
+        # solution, the bug and the skeleton), each in a submission of its own; the same verdicts
+        self.assertIn("4 lab contents of the 4 submissions again with --isolated", r.stderr)
+        self.assertEqual([row["submission"] for row in doc["isolated"]["rows"]],
+                         ["s000-full-lab01", "s000-full-lab02", "s001-broken-lab02", "s003-partial-lab02"])
+        self.assertEqual([sorted(row["verdicts"]) for row in doc["isolated"]["rows"]],
+                         [["01_serial"], ["02_naive"], ["02_naive"], ["02_naive"]])
         self.assertEqual((doc["isolated"]["differences"], doc["isolated"]["unchecked"]), ([], []))
         self.assertIn("verdicts: identical (8 lab verdicts of 4 submissions", r.stdout)
 
@@ -142,7 +146,7 @@ class CheckIsolated(unittest.TestCase):
         with tempfile.TemporaryDirectory() as d:
             out = os.path.join(d, "part.json")
 
-            def fake_grade(subs, res, work, labs, args, isolated=False, trace=None, gpus=None):
+            def fake_grade(subs, res, work, labs, args, isolated=False, trace=None, gpus=None, only_submitted=False):
                 on_disk = None
                 if isolated:
                     with open(out, encoding="utf-8") as f:
@@ -159,9 +163,9 @@ class CheckIsolated(unittest.TestCase):
         self.assertEqual([(iso, gpus) for iso, gpus, _, _ in calls], [(False, "0"), (True, "all")])
         self.assertEqual(len(calls[1][2]["rows"]), 4)
         self.assertNotIn("isolated", calls[1][2])
-        # s002-full is s000-full's twin: only the other three are graded again
+        # s002-full is s000-full's twin: lab 01 of the other three is graded again
         self.assertEqual(calls[0][3], ["s000-full", "s001-broken", "s002-full", "s003-partial"])
-        self.assertEqual(calls[1][3], ["s000-full", "s001-broken", "s003-partial"])
+        self.assertEqual(calls[1][3], ["s000-full-lab01", "s001-broken-lab01", "s003-partial-lab01"])
         # the stand-in writes no results: no submission has a graded twin, none is called identical
         self.assertEqual((final["isolated"]["differences"], len(final["isolated"]["unchecked"])), ([], 4))
 
@@ -204,6 +208,58 @@ class Parts(unittest.TestCase):
                 f.write("\n")
             self.assertNotEqual(bench_grader.fingerprint(os.path.join(d, "s010-full")), keys["s000-full"])
 
+    def test_a_lab_s_content_is_its_files_and_those_of_the_labs_it_is_built_on(self):
+        labs = course_labs()
+        with tempfile.TemporaryDirectory() as d:
+            made = bench_grader.make_class(d, 2, labs)
+            full, broken = (bench_grader.lab_contents(os.path.join(d, m[0]), labs) for m in made)
+            bad = made[1][2].split(":")[0]  # the lab the broken one's bug is in
+            self.assertEqual([lab for lab in labs if full[lab] != broken[lab]], [bad])
+            self.assertEqual(len(set(full.values())), len(labs))  # one lab's files are not another's
+            with open(os.path.join(d, "s000-full", "08_decoupled_lookback", "scan.cu"), "a") as f:
+                f.write("\n")
+            after = bench_grader.lab_contents(os.path.join(d, "s000-full"), labs)
+        # lab 10 links lab 08 (and 07): its verdict may change with them; no other lab's does
+        self.assertEqual(sorted(lab for lab in labs if after[lab] != full[lab]),
+                         ["08_decoupled_lookback", "10_applications"])
+
+    def test_the_check_grades_each_lab_content_once(self):
+        labs = course_labs()
+        with tempfile.TemporaryDirectory() as d:
+            made = bench_grader.make_class(d, 100, labs)
+            contents = {m[0]: bench_grader.lab_contents(os.path.join(d, m[0]), labs) for m in made}
+        plan = bench_grader.check_plan(made, contents, labs)
+        graded = [contents[src][lab] for _, src, held in plan for lab in held]
+        everything = {k for c in contents.values() for k in c.values()}
+        self.assertEqual(set(graded), everything)  # every lab of every submission has a twin checked
+        self.assertEqual(len(graded), len(everything))  # and none is graded twice here
+        # lab 10 with the labs it links, from the full and the partial submission; every other
+        # lab alone: 21 labs in 17 submissions, against 80 in the 8 whole contents
+        self.assertEqual(plan[0], ("s000-full-lab10", "s000-full", ["10_applications", "08_decoupled_lookback",
+                                                                    "07_hierarchical"]))
+        self.assertEqual((len(plan), len(graded)), (17, 21))
+        self.assertEqual(len({c for c in map(tuple, (sorted(x.items()) for x in contents.values()))}), 8)
+
+    def test_a_lab_is_compared_with_the_same_lab_graded_alone_in_another_submission(self):
+        ok, bad = {"status": "graded"}, {"status": "failed"}
+        rows = [{"submission": "s005-broken", "verdicts": {"02_naive": ok, "03_kogge_stone": bad},
+                 "lab_content": {"02_naive": "n", "03_kogge_stone": "b3"}},
+                {"submission": "s006-full", "verdicts": {"02_naive": ok, "03_kogge_stone": bad},
+                 "lab_content": {"02_naive": "n", "03_kogge_stone": "k"}}]
+        alone = [{"submission": "s000-full-lab02", "points": 1, "verdicts": {"02_naive": ok},
+                  "lab_content": {"02_naive": "n"}},
+                 {"submission": "s000-full-lab03", "points": 1, "verdicts": {"03_kogge_stone": ok},
+                  "lab_content": {"03_kogge_stone": "k"}}]
+        # s006's lab 03 differs from its twin graded alone; s005's lab 03 has no twin: unchecked
+        self.assertEqual(bench_grader.differences(rows, alone),
+                         ["s006-full 03_kogge_stone: shared processes {'status': 'failed'}, isolated "
+                          "{'status': 'graded'} (isolated: s000-full-lab03)"])
+        self.assertEqual(bench_grader.unchecked(rows, alone), ["s005-broken"])
+        self.assertEqual(bench_grader.compared(rows, alone), 3)
+        # a lab the shared grading lost is a difference, not a pass
+        lost = [dict(rows[1], verdicts={"02_naive": ok})]
+        self.assertIn("s006-full 03_kogge_stone: shared processes None", bench_grader.differences(lost, alone)[0])
+
     def test_part_must_be_k_of_m(self):
         self.assertEqual(bench_grader.parse_part("2/5"), (2, 5))
         for bad in ("0/3", "4/3", "1/0", "x", "1"):
@@ -222,7 +278,8 @@ class Parts(unittest.TestCase):
                            "devices": ["CPU mode"], "grade_exit_code": 0, "class": cls,
                            "starts_per_submission": {"case": 2.0 * k, "sanitizer": 0.0, "timed": 1.0, "all": 2.0 * k + 1}},
                "rows": [{"submission": name, "kind": "full", "broken": "", "points": 60.0, "max_points": 60,
-                         "elapsed_s": s, "timings": {}, "device": "CPU mode", "verdicts": {}} for name, s in rows]}
+                         "elapsed_s": s, "timings": {}, "device": "CPU mode",
+                         "verdicts": {"01_serial": {"status": "graded"}}} for name, s in rows]}
         if isolated_diff is not None:  # the isolated rows: the same, except the names' verdicts
             alone = json.loads(json.dumps(doc["rows"]))
             for r in alone:
@@ -244,7 +301,8 @@ class Parts(unittest.TestCase):
         self.assertEqual(s["starts_per_submission"]["case"], 3.0)  # (2 x 2 + 4 x 2) / 4
         self.assertEqual(doc["isolated"]["wall_s"], 300.0)
         self.assertEqual(len(doc["isolated"]["differences"]), 1)
-        self.assertTrue(doc["isolated"]["differences"][0].startswith("s003-full 01_serial: shared processes None"))
+        self.assertTrue(doc["isolated"]["differences"][0].startswith("s003-full 01_serial: shared processes {'status': 'graded'}, "
+                                                                    "isolated {'status': 'not graded'}"))
         self.assertEqual(doc["isolated"]["unchecked"], [])
 
     def test_the_merge_compares_every_part_with_the_isolated_twins_of_any_part(self):
@@ -270,7 +328,7 @@ class Parts(unittest.TestCase):
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
             bench_grader.print_merged(doc)
-        self.assertIn("1 with no isolated twin: s003-partial", out.getvalue())
+        self.assertIn("1 with a lab of no isolated twin: s003-partial", out.getvalue())
 
     def test_parts_of_other_classes_or_missing_ones_are_refused(self):
         a = self.part_doc(1, 2, 1.0, [("s000-full", 1.0)])
@@ -304,7 +362,7 @@ class Parts(unittest.TestCase):
                 self.assertIn("graded alone", f.read())
             self.assertIn("class: 3/3 graded in", r.stdout)
             # s000 and s002 are twins: 2 graded alone, all 3 compared
-            self.assertRegex(r.stdout, r"isolated: 2 submissions graded alone in .* verdicts: identical "
+            self.assertRegex(r.stdout, r"isolated: 2 graded alone in .* verdicts: identical "
                                        r"\(3 lab verdicts of 3 submissions compared with their twins'\)")
             with open(out) as f:
                 doc = json.load(f)
@@ -339,6 +397,9 @@ class Parts(unittest.TestCase):
         cut["isolated"]["rows"][2].update(points=None, elapsed_s=None, verdicts={})  # s003-partial's
         doc, _ = bench_grader.merge([a, b, cut])
         self.assertEqual((doc["isolated"]["unchecked"], len(doc["isolated"]["differences"])), (["s003-partial"], 1))
+        bigger = json.loads(json.dumps(check))  # the check of a larger class of the same seed checks this one
+        bigger["summary"]["class"]["n"] = 100
+        self.assertEqual(len(bench_grader.merge([a, b, bigger])[0]["isolated"]["differences"]), 1)
         other = json.loads(json.dumps(check))
         other["summary"]["class"]["seed"] = 2
         self.assertIn("a check is of another class: seed 1 against 2", bench_grader.merge([a, b, other])[1])
@@ -349,8 +410,8 @@ class Parts(unittest.TestCase):
         with tempfile.TemporaryDirectory() as d:
             out = os.path.join(d, "check.json")
 
-            def fake_grade(subs, res, work, labs, args, isolated=False, trace=None, gpus=None):
-                calls.append((isolated, gpus, sorted(os.listdir(subs))))
+            def fake_grade(subs, res, work, labs, args, isolated=False, trace=None, gpus=None, only_submitted=False):
+                calls.append((isolated, gpus, only_submitted, sorted(os.listdir(subs))))
                 return 1.0, 0
             argv = ["--n", "6", "--labs", "01", "--part", "1/1", "--isolated-only", "--isolated-gpus", "0,1",
                     "--json", out, "--work", os.path.join(d, "w")]
@@ -360,9 +421,10 @@ class Parts(unittest.TestCase):
             with open(out, encoding="utf-8") as f:
                 doc = json.load(f)
         self.assertEqual(code, 0)
-        # no timed grading: the isolated one only, on its GPUs, of s000 (full), s001 (broken) and
-        # s003 (partial); s002 and s004 are s000's twins, s005 is s001's (lab 01 has one planted bug)
-        self.assertEqual(calls, [(True, "0,1", ["s000-full", "s001-broken", "s003-partial"])])
+        # no timed grading: the isolated one only, on its GPUs, of lab 01 of s000 (full), s001
+        # (broken) and s003 (partial); s002 and s004 are s000's twins, s005 is s001's (lab 01 has
+        # one planted bug); each lab alone in its submission, graded with --only-submitted
+        self.assertEqual(calls, [(True, "0,1", True, ["s000-full-lab01", "s001-broken-lab01", "s003-partial-lab01"])])
         self.assertEqual((doc["rows"], doc["summary"]["class"]["check"], doc["summary"]["class"]["seed"]), ([], True, 1))
         self.assertEqual(len(doc["isolated"]["rows"]), 3)
         r = subprocess.run([sys.executable, SCRIPT, "--n", "3", "--cpu", "--isolated-only"],
