@@ -58,12 +58,14 @@ part's file and log are beside --json (<json>.part-K.json and .log; <json>.check
 --isolated on --isolated-gpus) and writes it with --json, for --merge to compare every part with:
 so the parts can be timed each on its own GPU while the check runs later, or on other GPUs,
 without disturbing a timing. A check must be of the same labs, seed and mode, not of the same n
-or on the same GPUs: the check of a class of 100 checks the class of 20 of its seed too.
+or on the same GPUs: the check of a class of 100 checks the class of 20 of its seed too. A check
+cut short can be finished later: --checked CHECK.json skips the lab contents graded alone there.
 
 Usage: bench_grader.py [--n 20] [--labs 01 02 ...] [--cpu] [--gpus LIST] [--isolated]
                        [--check-isolated [--isolated-gpus LIST] [--isolated-all]] [--seed S]
                        [--part K/M] [--keep] [--work DIR] [--json FILE]
-       bench_grader.py --isolated-only [--isolated-gpus LIST] [--part K/M] --n N --seed S --json CHECK.json
+       bench_grader.py --isolated-only [--isolated-gpus LIST] [--part K/M] [--checked CHECK.json ...]
+                       --n N --seed S --json CHECK.json
        bench_grader.py --parts-on GPUS [--check-on GPUS] [--part-cpus N] --n N [--seed S] --json CLASS.json
        bench_grader.py --merge PART.json ... [CHECK.json ...] [--json FILE]
 """
@@ -524,12 +526,13 @@ def write_json(path, doc):
         json.dump(doc, f, indent=1)
 
 
-def check_plan(made, contents, labs):
-    """The check's submissions, each lab content of made graded alone once: [(name, source
-    submission, [its labs])]. A lab built on others comes first with the labs it links (they are
-    graded with it, and their contents count as checked), then every other lab whose content is
-    not yet checked, alone in a submission of its own (grade.py --only-submitted grades just it)."""
-    plan, done = [], set()
+def check_plan(made, contents, labs, checked=()):
+    """The check's submissions, each lab content of made graded alone once, except those of
+    checked (graded alone in an earlier check): [(name, source submission, [its labs])]. A lab
+    built on others comes first with the labs it links (they are graded with it, and their
+    contents count as checked), then every other lab whose content is not yet checked, alone in a
+    submission of its own (grade.py --only-submitted grades just it)."""
+    plan, done = [], set(checked)
     order = [lab for lab in labs if BUILT_ON.get(lab)] + [lab for lab in labs if not BUILT_ON.get(lab)]
     for lab in order:
         for name, _, _ in made:
@@ -541,11 +544,31 @@ def check_plan(made, contents, labs):
     return plan
 
 
-def check_alone(made, contents, rows, subs, tmp, work, labs, args):
+def earlier_checks(paths, cls):
+    """The graded isolated rows of the --json files at paths (earlier checks of the same labs,
+    seed and mode as cls), or raises ValueError saying why one cannot be used."""
+    out = []
+    for path in paths:
+        try:
+            with open(path, encoding="utf-8") as f:
+                doc = json.load(f)
+        except (OSError, ValueError) as e:
+            raise ValueError(f"--checked {path}: {e}")
+        other = (doc.get("summary") or {}).get("class") or {}
+        bad = [f"{k} {cls[k]!r} against {other.get(k)!r}" for k in CHECK_KEYS if cls[k] != other.get(k)]
+        if not doc.get("isolated") or bad:
+            raise ValueError(f"--checked {path}: " + ("not a check of bench_grader.py --json" if not doc.get("isolated")
+                                                      else "a check of another class: " + ", ".join(bad)))
+        out += graded(doc["isolated"]["rows"])
+    return out
+
+
+def check_alone(made, contents, rows, subs, tmp, work, labs, args, before=()):
     """Grades again with --isolated each lab content of made once (check_plan; every submission
     whole with --isolated-all), on --isolated-gpus (default --gpus); returns the "isolated"
     section of the --json document: the isolated rows, and how rows (the shared-process grading,
-    or none with --isolated-only) differ from their twins'."""
+    or none with --isolated-only) differ from their twins', these or before's (the graded rows of
+    earlier checks, --checked: their lab contents are not graded again)."""
     subs_iso = os.path.join(tmp, "subs-isolated")
     if args.isolated_all:
         again = made
@@ -553,30 +576,35 @@ def check_alone(made, contents, rows, subs, tmp, work, labs, args):
             shutil.copytree(os.path.join(subs, name), os.path.join(subs_iso, name))
         what = f"{len(made)} submissions {'again' if rows else 'graded'} with --isolated (one process per graded run)"
     else:
-        plan = check_plan(made, contents, labs)
+        plan = check_plan(made, contents, labs, {twin(r, lab) for r in before for lab in r["verdicts"]})
         again = []
         for check, src, held in plan:
             for lab in held:
                 if os.path.isdir(os.path.join(subs, src, lab)):
                     shutil.copytree(os.path.join(subs, src, lab), os.path.join(subs_iso, check, lab))
             again.append((check, "lab", f"{' '.join(held)} of {src}"))
-        distinct = len({k for c in contents.values() for k in c.values()})
-        what = (f"{distinct} lab contents of the {len(made)} submissions {'again' if rows else 'graded'} with "
+        distinct = {k for c in contents.values() for k in c.values()}
+        left = len(distinct - {twin(r, lab) for r in before for lab in r["verdicts"]})
+        what = (f"{left} lab contents of the {len(made)} submissions {'again' if rows else 'graded'} with "
                 f"--isolated (one process per graded run), as {len(plan)} submissions of one lab (and those "
-                f"it is built on): a lab's verdict depends on its files and theirs only")
+                f"it is built on): a lab's verdict depends on its files and theirs only"
+                + (f"; {len(distinct) - left} were graded alone in the --checked files" if before else ""))
     print(f"bench-grader: {what}", file=sys.stderr, flush=True)
     res_iso = os.path.join(tmp, "results-isolated")
-    wall_iso, code_iso = grade(subs_iso, res_iso, work, labs, args, isolated=True,
-                               gpus=args.isolated_gpus or args.gpus, only_submitted=not args.isolated_all)
+    wall_iso, code_iso = 0.0, 0
+    if again:
+        wall_iso, code_iso = grade(subs_iso, res_iso, work, labs, args, isolated=True,
+                                   gpus=args.isolated_gpus or args.gpus, only_submitted=not args.isolated_all)
     held = {name: sorted(os.listdir(os.path.join(subs_iso, name))) for name, _, _ in again}
     rows_iso = read_rows(res_iso, again, contents={name: lab_contents(os.path.join(subs_iso, name), held[name])
                                                    for name, _, _ in again})
     for r in rows_iso:  # only the labs it holds: the others are "not submitted" there
         r["verdicts"] = {lab: v for lab, v in r["verdicts"].items() if lab in r["lab_content"]}
-    diff = differences(rows, rows_iso)
+    everything = list(before) + rows_iso
+    diff = differences(rows, everything)
     if rows:
         print(f"isolated: {len(graded(rows_iso))}/{len(rows_iso)} graded alone in {wall_iso:.1f} s wall; verdicts: "
-              f"{'identical' if not diff else f'{len(diff)} differ'} ({compared(rows, rows_iso)} lab verdicts of "
+              f"{'identical' if not diff else f'{len(diff)} differ'} ({compared(rows, everything)} lab verdicts of "
               f"{len(rows)} submissions compared with their twins')")
     else:
         print(f"isolated: {len(graded(rows_iso))}/{len(rows_iso)} graded alone in {wall_iso:.1f} s wall; "
@@ -584,7 +612,7 @@ def check_alone(made, contents, rows, subs, tmp, work, labs, args):
     for line in diff:
         print(f"  DIFFERS: {line}")
     return {"wall_s": round(wall_iso, 1), "grade_exit_code": code_iso, "rows": rows_iso,
-            "differences": diff, "unchecked": unchecked(rows, rows_iso)}
+            "differences": diff, "unchecked": unchecked(rows, everything)}
 
 
 def merge_files(paths, out):
@@ -706,6 +734,9 @@ def main(argv=None):
                     help="only the check's grading: each lab content of the class (or --part) once "
                          "with --isolated, written with --json for --merge to compare the parts with (a check on "
                          "other GPUs, or at another time, than the timed parts)")
+    ap.add_argument("--checked", nargs="+", metavar="CHECK.json",
+                    help="with --isolated-only or --check-isolated: lab contents graded alone in these earlier "
+                         "checks (cut short, say) are not graded again; give them to --merge too")
     ap.add_argument("--seed", type=int, help="the class seed (default: grade.py's; --check-isolated or --part: 1)")
     ap.add_argument("--part", metavar="K/M", help="grade only the K-th of M parts of the class (--merge joins them)")
     ap.add_argument("--merge", nargs="+", metavar="FILE", help="print the whole class from its parts' --json files")
@@ -747,6 +778,14 @@ def main(argv=None):
         labs = select_labs(course_labs(ROOT), args.labs)
     except ValueError as e:
         ap.error(str(e))
+    before = []
+    if args.checked:
+        if not (args.isolated_only or args.check_isolated):
+            ap.error("--checked goes with --isolated-only or --check-isolated")
+        try:
+            before = earlier_checks(args.checked, {"labs": labs, "seed": args.seed, "mode": "cpu" if args.cpu else "gpu"})
+        except ValueError as e:
+            ap.error(str(e))
     tmp = tempfile.mkdtemp(prefix="bench-grader-")
     subs, res = os.path.join(tmp, "subs"), os.path.join(tmp, "results")
     os.makedirs(subs)
@@ -762,7 +801,7 @@ def main(argv=None):
                "gpus": args.isolated_gpus or args.gpus or "1", "parts": part[1] if part else 1,
                "part": part[0] if part else 1, "check": True}
         doc = {"summary": {"class": cls}, "rows": [],
-               "isolated": check_alone(made, contents, [], subs, tmp, work, labs, args)}
+               "isolated": check_alone(made, contents, [], subs, tmp, work, labs, args, before)}
         write_json(args.json, doc)
         return finish(tmp, args.keep, doc["isolated"]["grade_exit_code"])
     trace = os.environ.get("LAB_GRADER_TRACE") or os.path.join(tmp, "trace.jsonl")
@@ -794,7 +833,7 @@ def main(argv=None):
     if args.json:  # now, and again with the check: a check cut short leaves the class measured
         write_json(args.json, doc)
     if args.check_isolated:
-        doc["isolated"] = check_alone(made, contents, rows, subs, tmp, work, labs, args)
+        doc["isolated"] = check_alone(made, contents, rows, subs, tmp, work, labs, args, before)
         if doc["isolated"]["differences"]:
             code = 6
     if args.json and args.check_isolated:

@@ -427,6 +427,23 @@ class Parts(unittest.TestCase):
         self.assertEqual(calls, [(True, "0,1", True, ["s000-full-lab01", "s001-broken-lab01", "s003-partial-lab01"])])
         self.assertEqual((doc["rows"], doc["summary"]["class"]["check"], doc["summary"]["class"]["seed"]), ([], True, 1))
         self.assertEqual(len(doc["isolated"]["rows"]), 3)
+        # a check cut short, finished later: what it graded alone is not graded again
+        calls.clear()
+        with tempfile.TemporaryDirectory() as d:
+            first, later = os.path.join(d, "first.json"), os.path.join(d, "later.json")
+            with open(first, "w", encoding="utf-8") as f:  # s001's lab 01 graded alone, the rest cut short
+                json.dump(dict(doc, isolated=dict(doc["isolated"], rows=[
+                    {"submission": "s001-broken-lab01", "points": 0.0, "verdicts": {"01_serial": {"status": "failed"}},
+                     "lab_content": doc["isolated"]["rows"][1]["lab_content"]}])), f)
+            with mock.patch.object(bench_grader, "grade", fake_grade), \
+                    contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+                self.assertEqual(bench_grader.main(argv[:-4] + ["--json", later, "--checked", first, "--work", d]), 0)
+            self.assertEqual(calls, [(True, "0,1", True, ["s000-full-lab01", "s003-partial-lab01"])])
+            r = subprocess.run([sys.executable, SCRIPT, "--n", "6", "--labs", "01", "--cpu", "--seed", "2",
+                                "--isolated-only", "--json", later, "--checked", first],
+                               capture_output=True, text=True, timeout=60)
+            self.assertEqual(r.returncode, 2)
+            self.assertIn("a check of another class: seed 2 against 1", r.stderr)
         r = subprocess.run([sys.executable, SCRIPT, "--n", "3", "--cpu", "--isolated-only"],
                            capture_output=True, text=True, timeout=60)
         self.assertEqual(r.returncode, 2)

@@ -759,6 +759,7 @@ lab_result apps_compact(const int *d_in, int *d_out, size_t n, size_t *d_count, 
 #define OS_VALUE_MASK ((1u << 30) - 1u)
 
 static_assert(APPS_THREADS == OS_BINS, "a pass kernel's thread d looks back for digit d");
+static_assert(OS_TILE <= (1 << 16), "a rank fits in 16 bits (OS_PACK_RANKS)");
 static_assert(CV_TILE % OS_TILE == 0, "the grader's sizes come from the sort's tile (below)");
 
 /* The single-pass kernels' tile for the grader (`scan --describe`): the sort's, which divides the
@@ -814,10 +815,25 @@ __global__ void __launch_bounds__(APPS_THREADS)
     bins[blockIdx.x * OS_BINS + threadIdx.x] = block_exclusive_sum(c, s, &total);
 }
 
+/* For tuning sweeps: descriptors a thread reads at once in its look-back (-DOS_WINDOW=4), and
+ * the pass kernel's blocks a multiprocessor that its registers must allow (-DOS_MIN_BLOCKS=4). */
+#ifndef OS_WINDOW
+#define OS_WINDOW 1
+#endif
+#ifdef OS_MIN_BLOCKS
+#define OS_PASS_BOUNDS __launch_bounds__(APPS_THREADS, OS_MIN_BLOCKS)
+#else
+#define OS_PASS_BOUNDS __launch_bounds__(APPS_THREADS)
+#endif
+
 /* Thread d: publishes the tile's count of digit d, walks back over the tiles before it until one
  * has published its prefix, and returns the keys of digit d in the tiles before this one. The 32
  * lanes of a warp (32 digits) walk together: each round every lane reads a descriptor (a lane
- * that is done rereads its last one), and the warp pauses when any lane found nothing yet. */
+ * that is done rereads its last one), and the warp pauses when any lane found nothing yet. With
+ * OS_WINDOW > 1 a lane that is not done reads that many at once, the tiles before the last one it
+ * added (each read is a trip to L2: one at a time, a walk over 15 tiles waits for 15 trips in a
+ * row), and adds them nearest first up to the first prefix, or up to the first not published
+ * yet. */
 __device__ unsigned onesweep_look_back(unsigned *d_desc, unsigned tile, unsigned d, unsigned count)
 {
     atomic_u32(d_desc[(size_t)tile * OS_BINS + d])
@@ -825,8 +841,9 @@ __device__ unsigned onesweep_look_back(unsigned *d_desc, unsigned tile, unsigned
     if (tile == 0) /* the whole block has the same tile: no lane of the warp is left behind */
         return 0;
     unsigned exclusive = 0;
-    long long t = (long long)tile - 1;
+    long long t = (long long)tile - 1; /* the nearest tile not added yet */
     bool done = false;
+#if OS_WINDOW == 1
     while (__any_sync(0xFFFFFFFFu, !done)) {
         const unsigned w =
             atomic_u32(d_desc[(size_t)t * OS_BINS + d]).load(cuda::memory_order_relaxed);
@@ -841,6 +858,33 @@ __device__ unsigned onesweep_look_back(unsigned *d_desc, unsigned tile, unsigned
         if (__any_sync(0xFFFFFFFFu, !done && status == 0))
             __nanosleep(FAST_BACKOFF_NS);
     }
+#else
+    while (__any_sync(0xFFFFFFFFu, !done)) {
+        bool waiting = false;
+        if (!done) {
+            unsigned w[OS_WINDOW]; /* below tile 0: never reached (tile 0 is a prefix) */
+#pragma unroll
+            for (int k = 0; k < OS_WINDOW; k++)
+                w[k] = t - k >= 0 ? atomic_u32(d_desc[(size_t)(t - k) * OS_BINS + d])
+                                        .load(cuda::memory_order_relaxed)
+                                  : 0u;
+            bool stop = false;
+#pragma unroll
+            for (int k = 0; k < OS_WINDOW; k++) {
+                const unsigned status = w[k] >> 30;
+                if (!stop && status == 0) {
+                    stop = waiting = true;
+                } else if (!stop) {
+                    exclusive += w[k] & OS_VALUE_MASK;
+                    t--;
+                    stop = done = status == ST_PREFIX;
+                }
+            }
+        }
+        if (__any_sync(0xFFFFFFFFu, waiting))
+            __nanosleep(FAST_BACKOFF_NS);
+    }
+#endif
     atomic_u32(d_desc[(size_t)tile * OS_BINS + d])
         .store((ST_PREFIX << 30) | ((exclusive + count) & OS_VALUE_MASK),
                cuda::memory_order_relaxed);
@@ -849,9 +893,10 @@ __device__ unsigned onesweep_look_back(unsigned *d_desc, unsigned tile, unsigned
 
 /* One pass on digit `pass` (bits 8 pass ..): src to dst, stable. bins: where each digit's run
  * starts in dst; desc: this pass's ntiles * 256 descriptors, zeroed; counter: its ticket. */
-__global__ void __launch_bounds__(APPS_THREADS)
-    onesweep_pass_kernel(const int *__restrict__ src, int *__restrict__ dst, size_t n, int pass,
-                         const unsigned *bins, unsigned *d_desc, unsigned *d_counter)
+__global__ void OS_PASS_BOUNDS onesweep_pass_kernel(const int *__restrict__ src,
+                                                    int *__restrict__ dst, size_t n, int pass,
+                                                    const unsigned *bins, unsigned *d_desc,
+                                                    unsigned *d_counter)
 {
     __shared__ unsigned s_count[WARPS][OS_BINS]; /* per warp: its keys of digit d so far */
     __shared__ unsigned s_keys[OS_TILE];
@@ -869,7 +914,17 @@ __global__ void __launch_bounds__(APPS_THREADS)
     const size_t base = (size_t)tile * OS_TILE;
     const unsigned len = n - base < (size_t)OS_TILE ? (unsigned)(n - base) : OS_TILE;
     const unsigned first = warp * OS_WARP_KEYS + lane; /* round j: first + 32 j */
-    unsigned key[OS_ITEMS], rank[OS_ITEMS];
+    unsigned key[OS_ITEMS];
+#ifdef OS_PACK_RANKS /* two ranks (below OS_TILE <= 2^16) a register: fewer live across the        \
+                        look-back */
+    unsigned rank2[(OS_ITEMS + 1) / 2] = {};
+#define OS_RANK_SET(j, r) (rank2[(j) / 2] |= (r) << (16 * ((j) % 2)))
+#define OS_RANK(j) ((rank2[(j) / 2] >> (16 * ((j) % 2))) & 0xFFFFu)
+#else
+    unsigned rank[OS_ITEMS];
+#define OS_RANK_SET(j, r) (rank[j] = (r))
+#define OS_RANK(j) (rank[j])
+#endif
 #pragma unroll
     for (int j = 0; j < OS_ITEMS; j++) {
         const unsigned i = first + 32 * j;
@@ -884,7 +939,7 @@ __global__ void __launch_bounds__(APPS_THREADS)
         const unsigned d = (key[j] >> shift) & (OS_BINS - 1);
         const unsigned peers = __match_any_sync(0xFFFFFFFFu, valid ? d : OS_BINS);
         const unsigned before = valid ? s_count[warp][d] : 0u;
-        rank[j] = before + __popc(peers & lanes_below());
+        OS_RANK_SET(j, before + __popc(peers & lanes_below()));
         __syncwarp();
         if (valid && (peers & lanes_below()) == 0) /* the first lane of each digit counts it */
             s_count[warp][d] = before + __popc(peers);
@@ -913,7 +968,7 @@ __global__ void __launch_bounds__(APPS_THREADS)
 #pragma unroll
     for (int j = 0; j < OS_ITEMS; j++)
         if (first + 32 * j < len)
-            s_keys[s_count[warp][(key[j] >> shift) & (OS_BINS - 1)] + rank[j]] = key[j];
+            s_keys[s_count[warp][(key[j] >> shift) & (OS_BINS - 1)] + OS_RANK(j)] = key[j];
     __syncthreads();
 #pragma unroll
     for (int j = 0; j < OS_ITEMS; j++) {
