@@ -29,6 +29,11 @@ lab twins from any part graded with --check-isolated or from an --isolated-only 
 the first 20 submissions hold every lab content, so checking part 1 of 5 checks the class). The parts must be of the same class (--n,
 --labs, --seed, mode and GPUs) and cover it once (exit 2 otherwise).
 
+A class of N also measures the classes of 10, 20 and 40 of its seed: those are its first
+submissions, byte for byte, graded with the same cases; the line "the class's first 10 / 20 / 40
+submissions graded in ..." gives when each of them was done (from the results' write times),
+so one class of 100 on one GPU (or its part 1) gives every class size's wall time.
+
 --check-isolated grades the class again with `grade.py --isolated` (one process per graded run:
 the slow way the shared processes must agree with; on the GPUs of --isolated-gpus, default
 --gpus) on the same seed, and compares every lab's verdict: its status, its correctness,
@@ -183,17 +188,20 @@ def verdicts(result):
             for lab in result.get("labs") or []}
 
 
-def read_rows(res, made, keys=None, contents=None):
+def read_rows(res, made, keys=None, contents=None, since=None):
     """One row per submission from its stored result: points, elapsed_s, phase timings, device,
-    each lab's verdict, its content (keys: {submission: its fingerprint}, when given) and each
-    lab's content (contents: {submission: lab_contents}, when given)."""
+    each lab's verdict, its content (keys: {submission: its fingerprint}, when given), each lab's
+    content (contents: {submission: lab_contents}, when given), and with since (time.time() when
+    the grading began) finished_s: when its result was written, from since."""
     rows = []
     for name, kind, detail in made:
+        path = os.path.join(res, name + ".json")
         try:
-            with open(os.path.join(res, name + ".json"), encoding="utf-8") as f:
+            with open(path, encoding="utf-8") as f:
                 r = json.load(f)
+            done = os.path.getmtime(path)
         except (OSError, ValueError):
-            r = {}
+            r, done = {}, None
         rows.append({"submission": name, "kind": kind, "broken": detail, "points": r.get("points"),
                      "max_points": r.get("max_points"), "elapsed_s": r.get("elapsed_s"),
                      "timings": r.get("timings"), "device": r.get("device"), "verdicts": verdicts(r)})
@@ -201,7 +209,34 @@ def read_rows(res, made, keys=None, contents=None):
             rows[-1]["content"] = keys[name]
         if contents:
             rows[-1]["lab_content"] = contents[name]
+        if since is not None and done is not None:
+            rows[-1]["finished_s"] = round(done - since, 1)
     return rows
+
+
+# The class sizes whose wall time a larger class of the same seed also measures (first_walls).
+FIRST = (10, 20, 40)
+
+
+def first_walls(rows):
+    """{K: when the first K submissions were all graded, from the start}, for each K of FIRST that
+    rows (a class, or its first part, in order) hold: a class of K of the same seed is those K
+    submissions, so this is its wall time on the same GPUs (builds of the next submissions
+    ahead overlapped it, so it is not less than the class of K alone would take)."""
+    out = {}
+    for k in FIRST:
+        got = [r.get("finished_s") for r in rows[:k]]
+        if len(got) == k and all(t is not None for t in got):
+            out[str(k)] = max(got)
+    return out
+
+
+def print_firsts(firsts):
+    """The line of first_walls, if any."""
+    if firsts:
+        print("the class's first " + " / ".join(firsts) + " submissions graded in "
+              + " / ".join(f"{t} s" for t in firsts.values())
+              + " (each the wall time of a class of that size of the same seed on the same GPUs)")
 
 
 def summarize(rows, wall, gpus, code):
@@ -482,6 +517,7 @@ def merge(docs):
     summary = summarize(rows, sum(s["wall_s"] for s in sums), first["gpus"],
                         max(s["grade_exit_code"] for s in sums))
     summary["parts_wall_s"] = [s["wall_s"] for s in sorted(sums, key=lambda s: s["class"]["part"])]
+    summary["first_wall_s"] = next((s.get("first_wall_s") for s in sums if s["class"]["part"] == 1), None) or {}
     summary["class"] = dict(first, part=None)
     for key in ("starts_per_submission", "gpu_watch_per_submission", "speed_stage_per_submission"):  # per submission
         parts = [(s[key], s["submissions"]) for s in sums if s.get(key)]
@@ -506,6 +542,7 @@ def print_merged(doc):
     print_report(doc["rows"], s)
     print(f"parts: {len(s['parts_wall_s'])}, graded back to back: "
           f"{' + '.join(str(w) for w in s['parts_wall_s'])} = {s['wall_s']} s")
+    print_firsts(s.get("first_wall_s"))
     iso = doc.get("isolated")
     if iso:
         diff, left = iso["differences"], iso.get("unchecked", [])
@@ -807,8 +844,11 @@ def main(argv=None):
     trace = os.environ.get("LAB_GRADER_TRACE") or os.path.join(tmp, "trace.jsonl")
     since = time.time()
     wall, code = grade(subs, res, work, labs, args, isolated=args.isolated, trace=trace, gpus=args.gpus)
-    rows = read_rows(res, made, keys, contents)
+    rows = read_rows(res, made, keys, contents, since)
     summary = report(rows, args, wall, code)
+    if not part or in_part(0, part, args.n):  # the class's first submissions
+        summary["first_wall_s"] = first_walls(rows)
+        print_firsts(summary["first_wall_s"])
     if part:
         summary["class"] = {"n": args.n, "labs": labs, "seed": args.seed, "mode": "cpu" if args.cpu else "gpu",
                             "gpus": summary["gpus"], "parts": part[1], "part": part[0]}

@@ -42,6 +42,10 @@ class BenchGrader(unittest.TestCase):
         self.assertIn("02_naive: ", doc["rows"][1]["broken"])
         self.assertEqual(doc["summary"]["graded"], 4)
         self.assertIn("class: 4/4 graded in", r.stdout)
+        # each row says when its result was written, from the start of the grading
+        done = [row["finished_s"] for row in doc["rows"]]
+        self.assertTrue(all(0 < x <= doc["summary"]["wall_s"] + 1 for x in done), done)
+        self.assertEqual(doc["summary"]["first_wall_s"], {})  # a class of 4 holds no class of 10
         # every submission that built ran each of its labs' cases in at least one process
         starts = doc["summary"]["starts_per_submission"]
         self.assertGreaterEqual(starts["case"], 1.75)  # the broken one's lab 02 may not build
@@ -329,6 +333,23 @@ class Parts(unittest.TestCase):
         with contextlib.redirect_stdout(out):
             bench_grader.print_merged(doc)
         self.assertIn("1 with a lab of no isolated twin: s003-partial", out.getvalue())
+
+    def test_a_class_measures_the_smaller_classes_of_its_seed(self):
+        rows = [{"submission": f"s{k:03d}", "finished_s": 30.0 + 10 * k} for k in range(25)]
+        rows[3]["finished_s"] = 500.0  # graded last of the first 10 (a hang): the class of 10 waits for it
+        self.assertEqual(bench_grader.first_walls(rows), {"10": 500.0, "20": 500.0})
+        rows[15].pop("finished_s")  # no result: a class of 20 was not measured
+        self.assertEqual(bench_grader.first_walls(rows), {"10": 500.0})
+        # the merge takes them from part 1, which holds the class's first submissions
+        a = self.part_doc(1, 2, 10.0, [("s000-full", 1.0)])
+        b = self.part_doc(2, 2, 10.0, [("s001-full", 1.0)])
+        a["summary"]["first_wall_s"], b["summary"]["first_wall_s"] = {"10": 99.0}, {"10": 7.0}
+        doc, _ = bench_grader.merge([b, a])
+        self.assertEqual(doc["summary"]["first_wall_s"], {"10": 99.0})
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            bench_grader.print_merged(doc)
+        self.assertIn("the class's first 10 submissions graded in 99.0 s", out.getvalue())
 
     def test_parts_of_other_classes_or_missing_ones_are_refused(self):
         a = self.part_doc(1, 2, 1.0, [("s000-full", 1.0)])
