@@ -291,8 +291,9 @@ class Gradescope(unittest.TestCase):
         self.assertLess(len(self.stdout.encode()), 200000)
 
     def test_a_grader_that_runs_out_of_time_still_writes_results(self):
-        def make(sub):
+        def make(sub):  # a lab that hangs: no grading ends within the 1 s given (lab 01 alone once did)
             put(os.path.join(sub, "01_serial"), "solutions", "01_serial")
+            fixture(os.path.join(sub, "02_naive"), "infinite_loop", "02_naive")
         doc = self.run_upload(make, env={"GRADE_TIMEOUT_OVERRIDE": "1"})
         self.assertEqual(doc["score"], 0.0)
         self.assertIn("ran out of time", doc["output"])
