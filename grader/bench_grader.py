@@ -93,7 +93,6 @@ sys.path.insert(0, HERE)
 import fixturelib  # noqa: E402
 from gradelib.grading import course_labs, select_labs  # noqa: E402
 from gradelib.contract import BUILT_ON  # noqa: E402 -- the labs a lab's binary links (lab 10: 08, 07)
-from gradelib.submissions import fingerprint  # noqa: E402 -- grade.py's hash of a submission: equal for twins
 
 # Buggy labs to plant in "broken" submissions, in turn: (fixture, what it does wrong).
 BROKEN = [("compile_error", "does not compile"), ("missing_barrier", "a missing barrier"),
@@ -188,11 +187,11 @@ def verdicts(result):
             for lab in result.get("labs") or []}
 
 
-def read_rows(res, made, keys=None, contents=None, since=None):
+def read_rows(res, made, contents=None, since=None):
     """One row per submission from its stored result: points, elapsed_s, phase timings, device,
-    each lab's verdict, its content (keys: {submission: its fingerprint}, when given), each lab's
-    content (contents: {submission: lab_contents}, when given), and with since (time.time() when
-    the grading began) finished_s: when its result was written, from since."""
+    each lab's verdict, each lab's content (contents: {submission: lab_contents}, when given), and
+    with since (time.time() when the grading began) finished_s: when its result was written,
+    from since."""
     rows = []
     for name, kind, detail in made:
         path = os.path.join(res, name + ".json")
@@ -205,8 +204,6 @@ def read_rows(res, made, keys=None, contents=None, since=None):
         rows.append({"submission": name, "kind": kind, "broken": detail, "points": r.get("points"),
                      "max_points": r.get("max_points"), "elapsed_s": r.get("elapsed_s"),
                      "timings": r.get("timings"), "device": r.get("device"), "verdicts": verdicts(r)})
-        if keys:
-            rows[-1]["content"] = keys[name]
         if contents:
             rows[-1]["lab_content"] = contents[name]
         if since is not None and done is not None:
@@ -379,8 +376,8 @@ def speed_time(lines, submissions):
 
 def twin(row, lab):
     """What a row's lab is matched on with the isolated rows: the lab's content (lab_contents),
-    else the submission's content, else its name, with the lab."""
-    return (row.get("lab_content") or {}).get(lab) or (row.get("content") or row["submission"], lab)
+    else the submission's name with the lab."""
+    return (row.get("lab_content") or {}).get(lab) or (row["submission"], lab)
 
 
 def graded(isolated_rows):
@@ -389,14 +386,9 @@ def graded(isolated_rows):
     return [r for r in isolated_rows if r.get("points") is not None or r.get("verdicts")]
 
 
-def row_labs(row, alone):
-    """The labs a row is compared on: those it holds (lab_content), those it has a verdict of,
-    and, for a row without lab contents, those its submission's twins were graded alone in."""
-    labs = set(row.get("lab_content") or {}) | set(row["verdicts"])
-    if not row.get("lab_content"):
-        whole = row.get("content") or row["submission"]
-        labs |= {k[1] for k in alone if isinstance(k, tuple) and k[0] == whole}
-    return sorted(labs)
+def row_labs(row):
+    """The labs a row is compared on: those it holds (lab_content) and those it has a verdict of."""
+    return sorted(set(row.get("lab_content") or {}) | set(row["verdicts"]))
 
 
 def alone_verdicts(isolated_rows):
@@ -410,12 +402,12 @@ def alone_verdicts(isolated_rows):
 
 def differences(rows, isolated_rows):
     """Lines naming every lab whose verdict in rows differs from the isolated verdict of a twin:
-    each isolated grading of the same lab content (or, for rows without lab contents, of the
-    same submission content or name). Labs with no graded twin there are not compared
-    (unchecked names their submissions)."""
+    each isolated grading of the same lab content (or of the same submission and lab, for rows
+    without lab contents). Labs with no graded twin there are not compared (unchecked names
+    their submissions)."""
     lines, alone = [], alone_verdicts(isolated_rows)
     for a in rows:
-        for lab in row_labs(a, alone):
+        for lab in row_labs(a):
             va = a["verdicts"].get(lab)
             for name, vb in alone.get(twin(a, lab), []):
                 if va != vb:
@@ -428,7 +420,7 @@ def unchecked(rows, isolated_rows):
     """The submissions of rows with a lab whose twin is not among isolated_rows."""
     alone, out = alone_verdicts(isolated_rows), []
     for r in rows:
-        labs = row_labs(r, alone)
+        labs = row_labs(r)
         if not labs or any(twin(r, lab) not in alone for lab in labs):
             out.append(r["submission"])
     return out
@@ -437,7 +429,7 @@ def unchecked(rows, isolated_rows):
 def compared(rows, isolated_rows):
     """How many lab verdicts of rows have an isolated twin."""
     alone = alone_verdicts(isolated_rows)
-    return sum(twin(r, lab) in alone for r in rows for lab in row_labs(r, alone))
+    return sum(twin(r, lab) in alone for r in rows for lab in row_labs(r))
 
 
 def grade(subs, res, work, labs, args, isolated=False, trace=None, gpus=None, only_submitted=False):
@@ -591,11 +583,12 @@ def earlier_checks(paths, cls):
                 doc = json.load(f)
         except (OSError, ValueError) as e:
             raise ValueError(f"--checked {path}: {e}")
+        if not doc.get("isolated"):
+            raise ValueError(f"--checked {path}: not a check of bench_grader.py --json")
         other = (doc.get("summary") or {}).get("class") or {}
         bad = [f"{k} {cls[k]!r} against {other.get(k)!r}" for k in CHECK_KEYS if cls[k] != other.get(k)]
-        if not doc.get("isolated") or bad:
-            raise ValueError(f"--checked {path}: " + ("not a check of bench_grader.py --json" if not doc.get("isolated")
-                                                      else "a check of another class: " + ", ".join(bad)))
+        if bad:
+            raise ValueError(f"--checked {path}: a check of another class: " + ", ".join(bad))
         out += graded(doc["isolated"]["rows"])
     return out
 
@@ -608,20 +601,21 @@ def check_alone(made, contents, rows, subs, tmp, work, labs, args, before=()):
     earlier checks, --checked: their lab contents are not graded again)."""
     subs_iso = os.path.join(tmp, "subs-isolated")
     if args.isolated_all:
-        again = made
+        again, held = made, {name: contents[name] for name, _, _ in made}
         for name, _, _ in made:
             shutil.copytree(os.path.join(subs, name), os.path.join(subs_iso, name))
         what = f"{len(made)} submissions {'again' if rows else 'graded'} with --isolated (one process per graded run)"
     else:
-        plan = check_plan(made, contents, labs, {twin(r, lab) for r in before for lab in r["verdicts"]})
-        again = []
-        for check, src, held in plan:
-            for lab in held:
-                if os.path.isdir(os.path.join(subs, src, lab)):
-                    shutil.copytree(os.path.join(subs, src, lab), os.path.join(subs_iso, check, lab))
-            again.append((check, "lab", f"{' '.join(held)} of {src}"))
+        checked = {twin(r, lab) for r in before for lab in r["verdicts"]}
+        plan = check_plan(made, contents, labs, checked)
+        again, held = [], {}  # held: each check submission's labs (copies of its source's) and their contents
+        for check, src, its in plan:
+            held[check] = {lab: contents[src][lab] for lab in its if os.path.isdir(os.path.join(subs, src, lab))}
+            for lab in held[check]:
+                shutil.copytree(os.path.join(subs, src, lab), os.path.join(subs_iso, check, lab))
+            again.append((check, "lab", f"{' '.join(its)} of {src}"))
         distinct = {k for c in contents.values() for k in c.values()}
-        left = len(distinct - {twin(r, lab) for r in before for lab in r["verdicts"]})
+        left = len(distinct - checked)
         what = (f"{left} lab contents of the {len(made)} submissions {'again' if rows else 'graded'} with "
                 f"--isolated (one process per graded run), as {len(plan)} submissions of one lab (and those "
                 f"it is built on): a lab's verdict depends on its files and theirs only"
@@ -632,9 +626,7 @@ def check_alone(made, contents, rows, subs, tmp, work, labs, args, before=()):
     if again:
         wall_iso, code_iso = grade(subs_iso, res_iso, work, labs, args, isolated=True,
                                    gpus=args.isolated_gpus or args.gpus, only_submitted=not args.isolated_all)
-    held = {name: sorted(os.listdir(os.path.join(subs_iso, name))) for name, _, _ in again}
-    rows_iso = read_rows(res_iso, again, contents={name: lab_contents(os.path.join(subs_iso, name), held[name])
-                                                   for name, _, _ in again})
+    rows_iso = read_rows(res_iso, again, contents=held)
     for r in rows_iso:  # only the labs it holds: the others are "not submitted" there
         r["verdicts"] = {lab: v for lab, v in r["verdicts"].items() if lab in r["lab_content"]}
     everything = list(before) + rows_iso
@@ -827,7 +819,6 @@ def main(argv=None):
     subs, res = os.path.join(tmp, "subs"), os.path.join(tmp, "results")
     os.makedirs(subs)
     made = make_class(subs, args.n, labs, part)
-    keys = {name: fingerprint(os.path.join(subs, name)) for name, _, _ in made}
     contents = {name: lab_contents(os.path.join(subs, name), labs) for name, _, _ in made}
     work = args.work or os.path.join(tmp, "work")
     print(f"bench-grader: {len(made)} submissions{f' (part {part[0]} of {part[1]} of a class of {args.n})' if part else ''} ({', '.join(f'{sum(1 for m in made if m[1] == k)} {k}' for k in ('full', 'partial', 'broken'))}), "
@@ -844,7 +835,7 @@ def main(argv=None):
     trace = os.environ.get("LAB_GRADER_TRACE") or os.path.join(tmp, "trace.jsonl")
     since = time.time()
     wall, code = grade(subs, res, work, labs, args, isolated=args.isolated, trace=trace, gpus=args.gpus)
-    rows = read_rows(res, made, keys, contents, since)
+    rows = read_rows(res, made, contents, since)
     summary = report(rows, args, wall, code)
     if not part or in_part(0, part, args.n):  # the class's first submissions
         summary["first_wall_s"] = first_walls(rows)

@@ -16,6 +16,7 @@ sys.path.insert(0, os.path.dirname(HERE))
 
 import bench_grader  # noqa: E402
 from gradelib.grading import course_labs as _course_labs  # noqa: E402
+from gradelib.submissions import fingerprint  # noqa: E402
 
 
 def course_labs():
@@ -201,7 +202,7 @@ class Parts(unittest.TestCase):
         labs = course_labs()
         with tempfile.TemporaryDirectory() as d:
             made = bench_grader.make_class(d, 30, labs)
-            keys = {name: bench_grader.fingerprint(os.path.join(d, name)) for name, _, _ in made}
+            keys = {name: fingerprint(os.path.join(d, name)) for name, _, _ in made}
             # full, partial, and one per planted bug: the isolated check grades 8 of any class of 20 or more
             self.assertEqual(len(set(keys.values())), 2 + len(bench_grader.broken_labs(labs)))
             self.assertEqual(len(bench_grader.broken_labs(labs)), len(bench_grader.BROKEN))
@@ -210,7 +211,7 @@ class Parts(unittest.TestCase):
             self.assertEqual(keys["s001-broken"], keys["s021-broken"])  # the 1st and the 7th broken: the same bug
             with open(os.path.join(d, "s010-full", labs[0], "scan.cu"), "a") as f:
                 f.write("\n")
-            self.assertNotEqual(bench_grader.fingerprint(os.path.join(d, "s010-full")), keys["s000-full"])
+            self.assertNotEqual(fingerprint(os.path.join(d, "s010-full")), keys["s000-full"])
 
     def test_a_lab_s_content_is_its_files_and_those_of_the_labs_it_is_built_on(self):
         labs = course_labs()
@@ -283,7 +284,8 @@ class Parts(unittest.TestCase):
                            "starts_per_submission": {"case": 2.0 * k, "sanitizer": 0.0, "timed": 1.0, "all": 2.0 * k + 1}},
                "rows": [{"submission": name, "kind": "full", "broken": "", "points": 60.0, "max_points": 60,
                          "elapsed_s": s, "timings": {}, "device": "CPU mode",
-                         "verdicts": {"01_serial": {"status": "graded"}}} for name, s in rows]}
+                         "verdicts": {"01_serial": {"status": "graded"}},
+                         "lab_content": {"01_serial": "lab 01 of " + name}} for name, s in rows]}
         if isolated_diff is not None:  # the isolated rows: the same, except the names' verdicts
             alone = json.loads(json.dumps(doc["rows"]))
             for r in alone:
@@ -310,12 +312,12 @@ class Parts(unittest.TestCase):
         self.assertEqual(doc["isolated"]["unchecked"], [])
 
     def test_the_merge_compares_every_part_with_the_isolated_twins_of_any_part(self):
-        # part 1 was checked alone, part 2 not: its rows meet part 1's isolated twins by content
+        # part 1 was checked alone, part 2 not: its rows meet part 1's isolated twins by lab content
         a = self.part_doc(1, 2, 10.0, [("s000-full", 1.0), ("s001-broken", 1.0)], isolated_diff=[])
         b = self.part_doc(2, 2, 10.0, [("s002-full", 1.0), ("s003-partial", 1.0)])
         content = {"s000-full": "F", "s001-broken": "B", "s002-full": "F", "s003-partial": "P"}
         for r in a["rows"] + a["isolated"]["rows"] + b["rows"]:
-            r["content"] = content[r["submission"]]
+            r["lab_content"] = {"01_serial": content[r["submission"]]}
         b["rows"][0]["verdicts"] = {"01_serial": {"status": "failed"}}  # differs from its twin s000's
         doc, why = bench_grader.merge([a, b])
         self.assertEqual(why, "")
@@ -401,7 +403,7 @@ class Parts(unittest.TestCase):
         a = self.part_doc(1, 2, 10.0, [("s000-full", 1.0), ("s001-broken", 1.0)])
         b = self.part_doc(2, 2, 10.0, [("s002-full", 1.0), ("s003-partial", 1.0)])
         for r in a["rows"] + b["rows"]:
-            r["content"] = content[r["submission"]]
+            r["lab_content"] = {"01_serial": content[r["submission"]]}
         check = {"summary": {"class": dict(a["summary"]["class"], gpus="0,1", parts=1, part=1, check=True)},
                  "rows": [], "isolated": {"wall_s": 7.0, "grade_exit_code": 0, "differences": [],
                                           "rows": json.loads(json.dumps(a["rows"] + b["rows"][1:]))}}

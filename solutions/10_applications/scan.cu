@@ -915,8 +915,8 @@ __global__ void OS_PASS_BOUNDS onesweep_pass_kernel(const int *__restrict__ src,
     const unsigned len = n - base < (size_t)OS_TILE ? (unsigned)(n - base) : OS_TILE;
     const unsigned first = warp * OS_WARP_KEYS + lane; /* round j: first + 32 j */
     unsigned key[OS_ITEMS];
-#ifdef OS_PACK_RANKS /* two ranks (below OS_TILE <= 2^16) a register: fewer live across the        \
-                        look-back */
+    /* OS_PACK_RANKS: two ranks (each below OS_TILE) a register, fewer live over the look-back */
+#ifdef OS_PACK_RANKS
     unsigned rank2[(OS_ITEMS + 1) / 2] = {};
 #define OS_RANK_SET(j, r) (rank2[(j) / 2] |= (r) << (16 * ((j) % 2)))
 #define OS_RANK(j) ((rank2[(j) / 2] >> (16 * ((j) % 2))) & 0xFFFFu)
@@ -969,6 +969,8 @@ __global__ void OS_PASS_BOUNDS onesweep_pass_kernel(const int *__restrict__ src,
     for (int j = 0; j < OS_ITEMS; j++)
         if (first + 32 * j < len)
             s_keys[s_count[warp][(key[j] >> shift) & (OS_BINS - 1)] + OS_RANK(j)] = key[j];
+#undef OS_RANK_SET
+#undef OS_RANK
     __syncthreads();
 #pragma unroll
     for (int j = 0; j < OS_ITEMS; j++) {
