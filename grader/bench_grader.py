@@ -66,6 +66,12 @@ without disturbing a timing. A check must be of the same labs, seed and mode, no
 or on the same GPUs: the check of a class of 100 checks the class of 20 of its seed too. A check
 cut short can be finished later: --checked CHECK.json skips the lab contents graded alone there.
 
+--json is also written while grading runs, every 30 s (SNAPSHOT_S), with "running": true: what
+is graded so far and when. A run whose machine is lost (a device lease, a Slurm job's end)
+leaves that snapshot: --merge takes it as a part cut short there (it says so, counts the class's
+wall time as a lower bound and exits 7), a check's snapshot serves --checked, and a snapshot of
+a class's first 20 or 40 submissions already holds their first_wall_s.
+
 Usage: bench_grader.py [--n 20] [--labs 01 02 ...] [--cpu] [--gpus LIST] [--isolated]
                        [--check-isolated [--isolated-gpus LIST] [--isolated-all]] [--seed S]
                        [--part K/M] [--keep] [--work DIR] [--json FILE]
@@ -187,19 +193,25 @@ def verdicts(result):
             for lab in result.get("labs") or []}
 
 
-def read_rows(res, made, contents=None, since=None):
+def read_rows(res, made, contents=None, since=None, cache=None):
     """One row per submission from its stored result: points, elapsed_s, phase timings, device,
     each lab's verdict, each lab's content (contents: {submission: lab_contents}, when given), and
     with since (time.time() when the grading began) finished_s: when its result was written,
-    from since."""
+    from since. cache ({path: (mtime, result)}, kept by the caller between snapshots): a result
+    not written again since is not read again."""
     rows = []
     for name, kind, detail in made:
         path = os.path.join(res, name + ".json")
         try:
-            with open(path, encoding="utf-8") as f:
-                r = json.load(f)
             done = os.path.getmtime(path)
-        except (OSError, ValueError):
+            if cache is not None and cache.get(path, (None,))[0] == done:
+                r = cache[path][1]
+            else:
+                with open(path, encoding="utf-8") as f:
+                    r = json.load(f)
+                if cache is not None:
+                    cache[path] = (done, r)
+        except (OSError, ValueError):  # not written yet, or being written
             r, done = {}, None
         rows.append({"submission": name, "kind": kind, "broken": detail, "points": r.get("points"),
                      "max_points": r.get("max_points"), "elapsed_s": r.get("elapsed_s"),
@@ -259,14 +271,8 @@ def print_report(rows, summary):
           f"({summary['submissions_per_hour']} submissions/hour); per submission median "
           f"{summary['per_submission_median_s']} s, max {summary['per_submission_max_s']} s; "
           f"GPUs: {summary['gpus']}; device: {', '.join(summary['devices']) or '-'}; "
-          f"grade.py exit code {summary['grade_exit_code']}")
-
-
-def report(rows, args, wall, code):
-    """Prints the table and the class's line; returns the summary."""
-    summary = summarize(rows, wall, args.gpus or ("none (CPU mode)" if args.cpu else "1"), code)
-    print_report(rows, summary)
-    return summary
+          + (f"grade.py exit code {summary['grade_exit_code']}" if summary.get("grade_exit_code") is not None
+             else "grade.py still running (a snapshot)"))
 
 
 # The trace's kinds of lab process (evaluate.trace) that grading starts: the correctness cases,
@@ -432,10 +438,14 @@ def compared(rows, isolated_rows):
     return sum(twin(r, lab) in alone for r in rows for lab in row_labs(r))
 
 
-def grade(subs, res, work, labs, args, isolated=False, trace=None, gpus=None, only_submitted=False):
+# Seconds between two snapshots of a class being graded (--json, written while grade.py runs).
+SNAPSHOT_S = 30
+
+
+def grade(subs, res, work, labs, args, isolated=False, trace=None, gpus=None, only_submitted=False, tick=None):
     """Runs grade.py on the class (its trace appended to trace, when given), on gpus (grade.py
-    --gpus; None: one GPU, or CPU mode), with --only-submitted when asked; returns (wall seconds,
-    exit code)."""
+    --gpus; None: one GPU, or CPU mode), with --only-submitted when asked; every SNAPSHOT_S
+    seconds while it runs, tick(seconds so far) when given; returns (wall seconds, exit code)."""
     cmd = [sys.executable, os.path.join(HERE, "grade.py"), "--submissions", subs, "--results", res,
            "--work", work, "--labs", *labs, "--format", "json"]
     cmd += ["--cpu"] if args.cpu else ["--gpu"]
@@ -457,7 +467,12 @@ def grade(subs, res, work, labs, args, isolated=False, trace=None, gpus=None, on
         p.send_signal(signal.SIGTERM)
     old = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
-        code = p.wait()
+        while True:
+            try:
+                code = p.wait(timeout=SNAPSHOT_S if tick else None)
+                break
+            except subprocess.TimeoutExpired:
+                tick(time.monotonic() - t0)
     finally:
         for sig, handler in old.items():
             signal.signal(sig, handler)
@@ -477,6 +492,18 @@ CLASS_KEYS = ("n", "labs", "seed", "mode", "gpus", "parts")
 # What a check (--isolated-only) must share with the parts: its verdicts depend on neither the GPUs
 # nor the class's size (twins are matched lab by lab, by content; a lab with none is unchecked).
 CHECK_KEYS = ("labs", "seed", "mode")
+
+
+def exit_code(codes):
+    """The worst of grade.py's exit codes, None (still running when written) left out; None if
+    every one is."""
+    known = [c for c in codes if c is not None]
+    return max(known) if known else None
+
+
+# --merge's exit code when a part or check was written while it still ran (a snapshot: the
+# class is not all graded), after 6 (a verdict differs) and before grade.py's own.
+EXIT_SNAPSHOT = 7
 
 
 def merge(docs):
@@ -507,8 +534,9 @@ def merge(docs):
     rows = sorted((r for d in docs for r in d["rows"]), key=lambda r: r["submission"])
     sums = [d["summary"] for d in docs]
     summary = summarize(rows, sum(s["wall_s"] for s in sums), first["gpus"],
-                        max(s["grade_exit_code"] for s in sums))
+                        exit_code(s["grade_exit_code"] for s in sums))
     summary["parts_wall_s"] = [s["wall_s"] for s in sorted(sums, key=lambda s: s["class"]["part"])]
+    summary["running_parts"] = sorted(s["class"]["part"] for s in sums if s.get("running"))
     summary["first_wall_s"] = next((s.get("first_wall_s") for s in sums if s["class"]["part"] == 1), None) or {}
     summary["class"] = dict(first, part=None)
     for key in ("starts_per_submission", "gpu_watch_per_submission", "speed_stage_per_submission"):  # per submission
@@ -522,7 +550,8 @@ def merge(docs):
     if isolated:  # every part's rows against the isolated twins of any part
         alone = sorted((r for i in isolated for r in i["rows"]), key=lambda r: r["submission"])
         doc["isolated"] = {"wall_s": round(sum(i["wall_s"] for i in isolated), 1),
-                           "grade_exit_code": max(i["grade_exit_code"] for i in isolated),
+                           "grade_exit_code": exit_code(i["grade_exit_code"] for i in isolated),
+                           "running": any(i.get("running") for i in isolated),
                            "rows": alone, "differences": differences(rows, alone),
                            "unchecked": unchecked(rows, alone)}
     return doc, ""
@@ -534,13 +563,18 @@ def print_merged(doc):
     print_report(doc["rows"], s)
     print(f"parts: {len(s['parts_wall_s'])}, graded back to back: "
           f"{' + '.join(str(w) for w in s['parts_wall_s'])} = {s['wall_s']} s")
+    if s.get("running_parts"):
+        print(f"parts {' '.join(map(str, s['running_parts']))}: snapshots written while still grading (the machine "
+              f"was lost, or the part stopped before its end): their wall time is up to the snapshot, and their "
+              f"submissions not yet graded have no result; the class's wall time above is a lower bound")
     print_firsts(s.get("first_wall_s"))
     iso = doc.get("isolated")
     if iso:
         diff, left = iso["differences"], iso.get("unchecked", [])
         done = len(graded(iso["rows"]))
         cut = len(iso["rows"]) - done
-        print(f"isolated: {done} graded alone{f' ({cut} more cut short)' if cut else ''} "
+        print(f"isolated: {done} graded alone{f' ({cut} more cut short)' if cut else ''}"
+              f"{' (a snapshot of a check still running: finish it with --checked)' if iso.get('running') else ''} "
               f"in {iso['wall_s']} s wall (the checks' sum); "
               f"verdicts: {'identical' if not diff else f'{len(diff)} differ'} ({compared(doc['rows'], iso['rows'])} "
               f"lab verdicts of {len(doc['rows'])} submissions compared with their twins'"
@@ -550,9 +584,12 @@ def print_merged(doc):
 
 
 def write_json(path, doc):
-    """doc as indented JSON in path."""
-    with open(path, "w", encoding="utf-8") as f:
+    """doc as indented JSON in path, replaced whole (a copy taken while it is written, of a
+    snapshot say, finds the last one or this one, never half of one)."""
+    tmp = f"{path}.{os.getpid()}.tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
         json.dump(doc, f, indent=1)
+    os.replace(tmp, path)
 
 
 def check_plan(made, contents, labs, checked=()):
@@ -593,12 +630,13 @@ def earlier_checks(paths, cls):
     return out
 
 
-def check_alone(made, contents, rows, subs, tmp, work, labs, args, before=()):
+def check_alone(made, contents, rows, subs, tmp, work, labs, args, before=(), snapshot=None):
     """Grades again with --isolated each lab content of made once (check_plan; every submission
     whole with --isolated-all), on --isolated-gpus (default --gpus); returns the "isolated"
     section of the --json document: the isolated rows, and how rows (the shared-process grading,
     or none with --isolated-only) differ from their twins', these or before's (the graded rows of
-    earlier checks, --checked: their lab contents are not graded again)."""
+    earlier checks, --checked: their lab contents are not graded again). While it grades,
+    snapshot(the section so far, with "running": true) every SNAPSHOT_S seconds, when given."""
     subs_iso = os.path.join(tmp, "subs-isolated")
     if args.isolated_all:
         again, held = made, {name: contents[name] for name, _, _ in made}
@@ -622,15 +660,24 @@ def check_alone(made, contents, rows, subs, tmp, work, labs, args, before=()):
                 + (f"; {len(distinct) - left} were graded alone in the --checked files" if before else ""))
     print(f"bench-grader: {what}", file=sys.stderr, flush=True)
     res_iso = os.path.join(tmp, "results-isolated")
+    cache = {}
+
+    def section(wall, code):
+        """The "isolated" section from the results written so far."""
+        rows_iso = read_rows(res_iso, again, contents=held, cache=cache)
+        for r in rows_iso:  # only the labs it holds: the others are "not submitted" there
+            r["verdicts"] = {lab: v for lab, v in r["verdicts"].items() if lab in r["lab_content"]}
+        everything = list(before) + rows_iso
+        return {"wall_s": round(wall, 1), "grade_exit_code": code, "rows": rows_iso,
+                "differences": differences(rows, everything), "unchecked": unchecked(rows, everything)}
+    tick = (lambda wall: snapshot(dict(section(wall, None), running=True))) if snapshot else None
     wall_iso, code_iso = 0.0, 0
     if again:
         wall_iso, code_iso = grade(subs_iso, res_iso, work, labs, args, isolated=True,
-                                   gpus=args.isolated_gpus or args.gpus, only_submitted=not args.isolated_all)
-    rows_iso = read_rows(res_iso, again, contents=held)
-    for r in rows_iso:  # only the labs it holds: the others are "not submitted" there
-        r["verdicts"] = {lab: v for lab, v in r["verdicts"].items() if lab in r["lab_content"]}
+                                   gpus=args.isolated_gpus or args.gpus, only_submitted=not args.isolated_all, tick=tick)
+    done = section(wall_iso, code_iso)
+    rows_iso, diff = done["rows"], done["differences"]
     everything = list(before) + rows_iso
-    diff = differences(rows, everything)
     if rows:
         print(f"isolated: {len(graded(rows_iso))}/{len(rows_iso)} graded alone in {wall_iso:.1f} s wall; verdicts: "
               f"{'identical' if not diff else f'{len(diff)} differ'} ({compared(rows, everything)} lab verdicts of "
@@ -640,8 +687,7 @@ def check_alone(made, contents, rows, subs, tmp, work, labs, args, before=()):
               f"--merge compares the parts' verdicts with these")
     for line in diff:
         print(f"  DIFFERS: {line}")
-    return {"wall_s": round(wall_iso, 1), "grade_exit_code": code_iso, "rows": rows_iso,
-            "differences": diff, "unchecked": unchecked(rows, everything)}
+    return done
 
 
 def merge_files(paths, out):
@@ -662,7 +708,11 @@ def merge_files(paths, out):
     print_merged(doc)
     if out:
         write_json(out, doc)
-    return 6 if doc.get("isolated", {}).get("differences") else doc["summary"]["grade_exit_code"]
+    if doc.get("isolated", {}).get("differences"):
+        return 6
+    if doc["summary"]["running_parts"] or doc.get("isolated", {}).get("running"):
+        return EXIT_SNAPSHOT
+    return doc["summary"]["grade_exit_code"]
 
 
 def core_shares(cpus, parts, check, per_part=None):
@@ -828,21 +878,37 @@ def main(argv=None):
         cls = {"n": args.n, "labs": labs, "seed": args.seed, "mode": "cpu" if args.cpu else "gpu",
                "gpus": args.isolated_gpus or args.gpus or "1", "parts": part[1] if part else 1,
                "part": part[0] if part else 1, "check": True}
-        doc = {"summary": {"class": cls}, "rows": [],
-               "isolated": check_alone(made, contents, [], subs, tmp, work, labs, args, before)}
+        doc = {"summary": {"class": cls}, "rows": []}
+        doc["isolated"] = check_alone(made, contents, [], subs, tmp, work, labs, args, before,
+                                      snapshot=lambda sec: write_json(args.json, dict(doc, isolated=sec)))
         write_json(args.json, doc)
         return finish(tmp, args.keep, doc["isolated"]["grade_exit_code"])
     trace = os.environ.get("LAB_GRADER_TRACE") or os.path.join(tmp, "trace.jsonl")
     since = time.time()
-    wall, code = grade(subs, res, work, labs, args, isolated=args.isolated, trace=trace, gpus=args.gpus)
-    rows = read_rows(res, made, contents, since)
-    summary = report(rows, args, wall, code)
-    if not part or in_part(0, part, args.n):  # the class's first submissions
-        summary["first_wall_s"] = first_walls(rows)
-        print_firsts(summary["first_wall_s"])
-    if part:
-        summary["class"] = {"n": args.n, "labs": labs, "seed": args.seed, "mode": "cpu" if args.cpu else "gpu",
-                            "gpus": summary["gpus"], "parts": part[1], "part": part[0]}
+    cache = {}
+
+    def measured(wall, code):
+        """(rows, summary) of the results written so far, after wall seconds; code: grade.py's
+        exit code, None while it runs."""
+        rows = read_rows(res, made, contents, since, cache)
+        summary = summarize(rows, wall, args.gpus or ("none (CPU mode)" if args.cpu else "1"), code)
+        if not part or in_part(0, part, args.n):  # the class's first submissions
+            summary["first_wall_s"] = first_walls(rows)
+        if part:
+            summary["class"] = {"n": args.n, "labs": labs, "seed": args.seed, "mode": "cpu" if args.cpu else "gpu",
+                                "gpus": summary["gpus"], "parts": part[1], "part": part[0]}
+        return rows, summary
+
+    def snapshot(wall):
+        """--json while grade.py runs: what is graded so far ("running": a machine lost before the
+        end leaves it, and --merge takes it as a part cut short there)."""
+        rows, summary = measured(wall, None)
+        write_json(args.json, {"summary": dict(summary, running=True), "rows": rows})
+    wall, code = grade(subs, res, work, labs, args, isolated=args.isolated, trace=trace, gpus=args.gpus,
+                       tick=snapshot if args.json else None)
+    rows, summary = measured(wall, code)
+    print_report(rows, summary)
+    print_firsts(summary.get("first_wall_s"))
     lines = trace_lines(trace, since)
     summary["starts_per_submission"] = starts = process_starts(lines, len(rows))
     if starts:
@@ -864,7 +930,9 @@ def main(argv=None):
     if args.json:  # now, and again with the check: a check cut short leaves the class measured
         write_json(args.json, doc)
     if args.check_isolated:
-        doc["isolated"] = check_alone(made, contents, rows, subs, tmp, work, labs, args, before)
+        doc["isolated"] = check_alone(made, contents, rows, subs, tmp, work, labs, args, before,
+                                      snapshot=(lambda sec: write_json(args.json, dict(doc, isolated=sec)))
+                                      if args.json else None)
         if doc["isolated"]["differences"]:
             code = 6
     if args.json and args.check_isolated:

@@ -151,7 +151,7 @@ class CheckIsolated(unittest.TestCase):
         with tempfile.TemporaryDirectory() as d:
             out = os.path.join(d, "part.json")
 
-            def fake_grade(subs, res, work, labs, args, isolated=False, trace=None, gpus=None, only_submitted=False):
+            def fake_grade(subs, res, work, labs, args, isolated=False, trace=None, gpus=None, only_submitted=False, tick=None):
                 on_disk = None
                 if isolated:
                     with open(out, encoding="utf-8") as f:
@@ -173,6 +173,99 @@ class CheckIsolated(unittest.TestCase):
         self.assertEqual(calls[1][3], ["s000-full-lab01", "s001-broken-lab01", "s003-partial-lab01"])
         # the stand-in writes no results: no submission has a graded twin, none is called identical
         self.assertEqual((final["isolated"]["differences"], len(final["isolated"]["unchecked"])), ([], 4))
+
+
+class Snapshots(unittest.TestCase):
+    """--json is written while grade.py runs, so a machine lost before the end leaves what was
+    graded (and when), for --merge and --checked."""
+
+    def test_grade_asks_for_a_snapshot_while_grade_py_runs(self):
+        class Slow:  # grade.py, still running at the first two looks
+            def __init__(self, *a, **k):
+                self.looks = 0
+
+            def wait(self, timeout=None):
+                self.looks += 1
+                if self.looks <= 2:
+                    raise subprocess.TimeoutExpired("grade.py", timeout)
+                return 3
+        seen = []
+        args = mock.Mock(cpu=True, seed=1)
+        with mock.patch.object(bench_grader.subprocess, "Popen", Slow):
+            wall, code = bench_grader.grade("s", "r", "w", ["01_serial"], args, tick=seen.append)
+        self.assertEqual(code, 3)
+        self.assertEqual(len(seen), 2)
+        self.assertTrue(0 <= seen[0] <= seen[1] <= wall)
+
+    def test_a_class_and_its_check_are_written_as_they_are_graded(self):
+        snaps = []
+        with tempfile.TemporaryDirectory() as d:
+            out = os.path.join(d, "class.json")
+
+            def result(res, name, points):
+                os.makedirs(res, exist_ok=True)
+                with open(os.path.join(res, name + ".json"), "w", encoding="utf-8") as f:
+                    json.dump({"points": points, "max_points": 60, "elapsed_s": 5.0,
+                               "labs": [{"lab": "01_serial", "status": "graded"}]}, f)
+
+            def fake_grade(subs, res, work, labs, args, isolated=False, trace=None, gpus=None, only_submitted=False,
+                           tick=None):
+                names = sorted(os.listdir(subs))
+                result(res, names[0], 60.0)  # the first graded, then a snapshot
+                tick(12.5)
+                with open(out, encoding="utf-8") as f:
+                    snaps.append(json.load(f))
+                for name in names[1:]:
+                    result(res, name, 60.0)
+                return 20.0, 0
+            argv = ["--n", "4", "--labs", "01", "--part", "1/2", "--check-isolated", "--json", out,
+                    "--work", os.path.join(d, "w")]
+            with mock.patch.object(bench_grader, "grade", fake_grade), \
+                    contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+                self.assertEqual(bench_grader.main(argv), 0)
+            with open(out, encoding="utf-8") as f:
+                final = json.load(f)
+        cls, check = snaps
+        # the class at 12.5 s: one of its two submissions graded, grade.py still running
+        s = cls["summary"]
+        self.assertEqual((s["running"], s["grade_exit_code"], s["wall_s"], s["graded"]), (True, None, 12.5, 1))
+        self.assertEqual([r["points"] for r in cls["rows"]], [60.0, None])
+        self.assertEqual(s["class"]["part"], 1)
+        self.assertNotIn("isolated", cls)
+        # the check at 12.5 s: the class whole, the check's first lab graded alone, still running
+        self.assertEqual(check["summary"]["graded"], 2)
+        self.assertNotIn("running", check["summary"])
+        self.assertTrue(check["isolated"]["running"])
+        self.assertEqual([r["points"] for r in check["isolated"]["rows"]], [60.0, None])
+        # at the end, nothing says running
+        self.assertNotIn("running", final["summary"])
+        self.assertNotIn("running", final["isolated"])
+        self.assertEqual(final["summary"]["grade_exit_code"], 0)
+
+    def test_a_snapshot_merges_as_a_part_cut_short(self):
+        a = Parts.part_doc(1, 2, 100.0, [("s000-full", 10.0)])
+        b = Parts.part_doc(2, 2, 40.0, [("s001-full", 20.0)])
+        b["summary"].update(running=True, grade_exit_code=None)
+        b["rows"].append(dict(b["rows"][0], submission="s003-full", points=None, elapsed_s=None))
+        doc, why = bench_grader.merge([a, b])
+        self.assertEqual(why, "")
+        self.assertEqual((doc["summary"]["running_parts"], doc["summary"]["grade_exit_code"]), ([2], 0))
+        self.assertEqual((doc["summary"]["graded"], doc["summary"]["wall_s"]), (2, 140.0))
+        with tempfile.TemporaryDirectory() as d:
+            paths = []
+            for k, part in enumerate((a, b)):
+                paths.append(os.path.join(d, f"p{k}.json"))
+                bench_grader.write_json(paths[-1], part)
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out):
+                self.assertEqual(bench_grader.merge_files(paths, None), bench_grader.EXIT_SNAPSHOT)
+            self.assertIn("parts 2: snapshots written while still grading", out.getvalue())
+            self.assertIn("a lower bound", out.getvalue())
+            self.assertEqual(sorted(os.listdir(d)), ["p0.json", "p1.json"])  # no temporary file left
+            b["summary"].update(running=False, grade_exit_code=0)
+            bench_grader.write_json(paths[1], b)
+            with contextlib.redirect_stdout(io.StringIO()):
+                self.assertEqual(bench_grader.merge_files(paths, None), 0)
 
 
 class Parts(unittest.TestCase):
@@ -433,7 +526,7 @@ class Parts(unittest.TestCase):
         with tempfile.TemporaryDirectory() as d:
             out = os.path.join(d, "check.json")
 
-            def fake_grade(subs, res, work, labs, args, isolated=False, trace=None, gpus=None, only_submitted=False):
+            def fake_grade(subs, res, work, labs, args, isolated=False, trace=None, gpus=None, only_submitted=False, tick=None):
                 calls.append((isolated, gpus, only_submitted, sorted(os.listdir(subs))))
                 return 1.0, 0
             argv = ["--n", "6", "--labs", "01", "--part", "1/1", "--isolated-only", "--isolated-gpus", "0,1",
