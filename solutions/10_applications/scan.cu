@@ -816,7 +816,8 @@ __global__ void __launch_bounds__(APPS_THREADS)
 }
 
 /* For tuning sweeps: descriptors a thread reads at once in its look-back (-DOS_WINDOW=4), and
- * the pass kernel's blocks a multiprocessor that its registers must allow (-DOS_MIN_BLOCKS=4). */
+ * the pass kernel's blocks a multiprocessor that its registers must allow (-DOS_MIN_BLOCKS=4).
+ * A window of 4 or 8 gained nothing on an H200 (labs/10_applications/PERFORMANCE.md). */
 #ifndef OS_WINDOW
 #define OS_WINDOW 1
 #endif
