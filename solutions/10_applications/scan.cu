@@ -934,6 +934,25 @@ __global__ void OS_PASS_BOUNDS onesweep_pass_kernel(const int *__restrict__ src,
     /* rank within the warp, round by round: the lanes of my digit (one __match_any_sync, which
      * was 10 % faster for the whole sort on the H100 than 8 ballots; a lane past the end matches
      * only such lanes), my place among them, and the warp's count of my digit before this round */
+#ifdef OS_RANK_ATOMIC
+    /* Tuning sweep: the first lane of each digit adds the round's peers to the warp's count with
+     * one shared atomic and hands the count before them to its peers (a shuffle), so that no round
+     * waits on a read of the count that the round before wrote. A warp's atomics reach shared
+     * memory in the order it issues them, and round j + 1's comes after round j's shuffle, which
+     * waits for round j's atomic to return: the counts stay in round order, the sort stable. */
+#pragma unroll
+    for (int j = 0; j < OS_ITEMS; j++) {
+        const bool valid = first + 32 * j < len;
+        const unsigned d = (key[j] >> shift) & (OS_BINS - 1);
+        const unsigned peers = __match_any_sync(0xFFFFFFFFu, valid ? d : OS_BINS);
+        const int leader = __ffs(peers) - 1;
+        unsigned before = 0;
+        if (valid && (int)lane == leader)
+            before = atomicAdd(&s_count[warp][d], (unsigned)__popc(peers));
+        before = __shfl_sync(0xFFFFFFFFu, before, leader);
+        OS_RANK_SET(j, before + __popc(peers & lanes_below()));
+    }
+#else
 #pragma unroll
     for (int j = 0; j < OS_ITEMS; j++) {
         const bool valid = first + 32 * j < len;
@@ -946,6 +965,7 @@ __global__ void OS_PASS_BOUNDS onesweep_pass_kernel(const int *__restrict__ src,
             s_count[warp][d] = before + __popc(peers);
         __syncwarp();
     }
+#endif
     __syncthreads();
     /* thread d: digit d across the warps (each warp's start) and the tile's count of it */
     const unsigned d = threadIdx.x; /* APPS_THREADS == OS_BINS */
