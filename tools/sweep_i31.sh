@@ -1,20 +1,21 @@
 #!/usr/bin/env bash
-# tools/sweep_i31.sh — one of lab 10's reference variants built with each set of tuning macros,
-# timed against CUB doing the same job, for issue 31's sweeps (GPU only).
+# tools/sweep_i31.sh — one of a lab's reference variants (lab 10's, or SWEEP_LAB's) built with each
+# set of tuning macros, timed against CUB doing the same job, for issue 31's sweeps (GPU only).
 #
 # Usage: tools/sweep_i31.sh VARIANT OP FLAGS...
-#   VARIANT  the lab 10 variant to time (radix_sort, compact)
-#   OP       bench_cub's job for it (sort, compact)
-#   FLAGS    one argument per build: the -D options of solutions/10_applications/scan.cu's
-#            tuning macros ("" builds it as shipped), e.g. "" "-DOS_WINDOW=4 -DOS_PACK_RANKS"
+#   VARIANT  the variant to time (lab 10: radix_sort, compact; lab 09: add, max, min, fadd, segmented)
+#   OP       bench_cub's job for it (sort, compact; add, max, min, fadd, seg_add)
+#   FLAGS    one argument per build: the -D options of the lab's solutions/LAB/scan.cu tuning
+#            macros ("" builds it as shipped), e.g. "" "-DOS_WINDOW=4 -DOS_PACK_RANKS"
 # Each build goes to $SWEEP_BUILD/K (K = its place in FLAGS, from 1; CUB's to $SWEEP_BUILD/0).
 # Then every round times CUB and each build, one process each, at every size and input, the order
 # of the builds turned by one each round; a table of the medians over the rounds closes it (ms,
 # and x CUB: CUB's median over the build's, so above 1 is faster than CUB).
-# Environment: SWEEP_SIZES (exponents, default "24 26 28"), SWEEP_DISTS (default "small random"),
-# SWEEP_REPS (timed calls a process, default 5), SWEEP_ROUNDS (default 2), SWEEP_BUILD (default
-# build-sweep), SWEEP_JOBS (make -j, default 16). Exit code: 2 for bad usage, 1 when a build
-# fails, else 0 (a run with no report is shown as such in the table).
+# Environment: SWEEP_LAB (the lab's folder, default 10_applications), SWEEP_SIZES (exponents,
+# default "24 26 28"), SWEEP_DISTS (default "small random"), SWEEP_REPS (timed calls a process,
+# default 5), SWEEP_ROUNDS (default 2), SWEEP_BUILD (default build-sweep), SWEEP_JOBS (make -j,
+# default 16). Exit code: 2 for bad usage, 1 when a build fails, else 0 (a run with no report is
+# shown as such in the table).
 set -u
 cd "$(dirname "$0")/.."
 if [ $# -lt 3 ]; then
@@ -24,6 +25,11 @@ fi
 VARIANT=$1 OP=$2
 shift 2
 B=${SWEEP_BUILD:-build-sweep}
+LAB=${SWEEP_LAB:-10_applications}
+if [ ! -f "solutions/$LAB/scan.cu" ]; then
+    echo "sweep_i31.sh: SWEEP_LAB=$LAB: no solutions/$LAB/scan.cu" >&2
+    exit 2
+fi
 JOBS=${SWEEP_JOBS:-16}
 SIZES=${SWEEP_SIZES:-24 26 28}
 DISTS=${SWEEP_DISTS:-small random}
@@ -36,7 +42,7 @@ k=0
 for flags in "$@"; do
     k=$((k + 1))
     echo "== build $k: ${flags:-as shipped}"
-    make -s -j"$JOBS" BUILD="$B/$k" DEBUG_FLAGS="-O3 $flags" "$B/$k/solutions/10_applications/scan" || exit 1
+    make -s -j"$JOBS" BUILD="$B/$k" DEBUG_FLAGS="-O3 $flags" "$B/$k/solutions/$LAB/scan" || exit 1
 done
 builds=$k
 
@@ -55,7 +61,7 @@ for ((r = 0; r < ROUNDS; r++)); do
             for ((i = 0; i < builds; i++)); do
                 j=$(((i + r) % builds + 1))
                 printf '%s\t%s\t%s\t%s\n' "$r" "$e" "$dist" \
-                    "$j $(ms "$B/$j/solutions/10_applications/scan" --variant "$VARIANT" --n "$n" --dist "$dist")" >>"$OUT"
+                    "$j $(ms "$B/$j/solutions/$LAB/scan" --variant "$VARIANT" --n "$n" --dist "$dist")" >>"$OUT"
             done
             echo "   round $((r + 1)), 2^$e $dist: $(awk -F'\t' -v r="$r" -v e="$e" -v d="$dist" \
                 '$1==r && $2==e && $3==d {printf "%s  ", $4}' "$OUT")" >&2

@@ -337,15 +337,25 @@ static lab_result generic_scan(Src src, Dst dst, size_t n, void *temp)
  *     word and are read together (bits 63..62 status, 61 the extra bit, 60..32 the epoch).
  * Bytes: read n, write n (8n; 12n with the heads), against the two-pass scan's 12n (20n). */
 
+/* Each of the four below can be set for a tuning sweep (-DSP_VECS_4=8, tools/sweep_i31.sh with
+ * SWEEP_LAB=09_operators); the grader's sizes come from the shipped tile. */
+#ifndef SP_THREADS
 #define SP_THREADS 128 /* lab 08's tile: 128 threads of 12 int4 vectors, 6144 elements */
-#define SP_VECS_4 12   /* int4 vectors per thread when T is 4 bytes */
-#define SP_VECS_8 6    /* when T is 8 bytes (segmented): half the vectors, the same registers */
+#endif
+#ifndef SP_VECS_4
+#define SP_VECS_4 12 /* int4 vectors per thread when T is 4 bytes */
+#endif
+#define SP_VECS_8 (SP_VECS_4 / 2) /* when T is 8 bytes (segmented): the same registers */
 #define SP_WARP 32
 #define SP_WARPS (SP_THREADS / SP_WARP)
 #define SP_ROUND 128 /* elements a warp moves in one round of int4 loads */
 #define SP_FULL 0xffffffffu
+#ifndef SP_FIRST_DELAY_NS
 #define SP_FIRST_DELAY_NS 1600 /* lab 08's look-back pauses, from its H100 sweep */
+#endif
+#ifndef SP_BACKOFF_NS
 #define SP_BACKOFF_NS 800
+#endif
 #define SP_STATE_WORDS 16 /* word 0 the ticket counter; the rest pads the descriptors */
 #define SP_ST_INVALID 0u
 #define SP_ST_AGGREGATE 1u
