@@ -48,7 +48,7 @@ submission's shared-process verdict of each lab is compared with its lab twin's.
 class has 21 lab contents (the solutions' 10, the skeletons of labs 06-10, one per planted bug),
 so the check costs about one and a half submissions however large the class, spread over 17
 small submissions (--isolated-gpus shares them out). Exit code: grade.py's, or 6 when a verdict
-differs.
+differs (--merge: 7 when a part or check is a snapshot, below; 2 for files that are not one class).
 
 --parts-on GPUS grades the class in as many parts as GPUs listed, all at once: one bench_grader
 a part, with CUDA_VISIBLE_DEVICES set to its GPU and its own share of the cores, and with
