@@ -99,6 +99,7 @@ sys.path.insert(0, HERE)
 import fixturelib  # noqa: E402
 from gradelib.grading import course_labs, select_labs  # noqa: E402
 from gradelib.contract import BUILT_ON  # noqa: E402 -- the labs a lab's binary links (lab 10: 08, 07)
+from gradelib.submissions import fingerprint  # noqa: E402 -- grade.py's hash of every scan.cu under a folder
 
 # Buggy labs to plant in "broken" submissions, in turn: (fixture, what it does wrong).
 BROKEN = [("compile_error", "does not compile"), ("missing_barrier", "a missing barrier"),
@@ -157,25 +158,16 @@ def make_class(folder, n, labs, part=None):
 
 
 def lab_contents(folder, labs):
-    """{lab: a hash of what its verdict depends on in the submission at folder}: the files of the
-    lab's folder and of the labs it is built on (BUILT_ON), by name and bytes. Each lab is built
-    and run as a binary of its own, its cases drawn from the seed, the lab, n and the
-    distribution (gradelib/evaluate.py: case_seed), so two labs of the same hash get the same
+    """{lab: a hash of what its verdict depends on in the submission at folder}: the scan.cu of the
+    lab's folder and of the labs it is built on (BUILT_ON), each as grade.py fingerprints a folder.
+    Each lab is built and run as a binary of its own, its cases drawn from the seed, the lab, n and
+    the distribution (gradelib/evaluate.py: case_seed), so two labs of the same hash get the same
     verdict whatever the rest of their submissions hold."""
     out = {}
     for lab in labs:
-        h = hashlib.sha256()
-        for part in [lab] + sorted(BUILT_ON.get(lab, [])):
-            h.update(b"\0lab " + part.encode())
-            top = os.path.join(folder, part)
-            for dirpath, dirnames, filenames in os.walk(top):
-                dirnames.sort()
-                for fn in sorted(filenames):
-                    p = os.path.join(dirpath, fn)
-                    h.update(b"\0file " + os.fsencode(os.path.relpath(p, top)) + b"\0")
-                    with open(p, "rb") as f:
-                        h.update(hashlib.sha256(f.read()).digest())
-        out[lab] = h.hexdigest()[:16]
+        parts = [lab] + sorted(BUILT_ON.get(lab, []))
+        key = "\0".join(f"{part}:{fingerprint(os.path.join(folder, part))}" for part in parts)
+        out[lab] = hashlib.sha256(key.encode()).hexdigest()[:16]
     return out
 
 

@@ -818,33 +818,26 @@ __global__ void __launch_bounds__(APPS_THREADS)
     bins[blockIdx.x * OS_BINS + threadIdx.x] = block_exclusive_sum(c, s, &total);
 }
 
-/* For tuning sweeps: descriptors a thread reads at once in its look-back (-DOS_WINDOW=4), and
- * the pass kernel's blocks a multiprocessor that its registers must allow (-DOS_MIN_BLOCKS=4).
- * A window of 4 or 8 gained nothing on an H200 (labs/10_applications/PERFORMANCE.md). */
-#ifndef OS_WINDOW
-#define OS_WINDOW 1
-#endif
+/* For tuning sweeps: the pass kernel's blocks a multiprocessor that its registers must allow
+ * (-DOS_MIN_BLOCKS=4). */
 #ifdef OS_MIN_BLOCKS
 #define OS_PASS_BOUNDS __launch_bounds__(APPS_THREADS, OS_MIN_BLOCKS)
 #else
 #define OS_PASS_BOUNDS __launch_bounds__(APPS_THREADS)
 #endif
 
-/* Thread d: publishes the tile's count of digit d, walks back over the tiles before it until one
- * has published its prefix, and returns the keys of digit d in the tiles before this one. The 32
- * lanes of a warp (32 digits) walk together: each round every lane reads a descriptor (a lane
- * that is done rereads its last one), and the warp pauses when any lane found nothing yet. With
- * OS_WINDOW > 1 a lane that is not done reads that many at once, the tiles before the last one it
- * added (each read is a trip to L2: one at a time, a walk over 15 tiles waits for 15 trips in a
- * row), and adds them nearest first up to the first prefix, or up to the first not published
- * yet. */
+/* Thread d: publishes the tile's count of digit d (tile 0's is its prefix). */
 __device__ void onesweep_publish(unsigned *d_desc, unsigned tile, unsigned d, unsigned count)
 {
     atomic_u32(d_desc[(size_t)tile * OS_BINS + d])
         .store(((tile == 0 ? ST_PREFIX : ST_AGGREGATE) << 30) | count, cuda::memory_order_relaxed);
 }
 
-/* published: the tile's count of digit d is already out (OS_EARLY_COUNTS) */
+/* Thread d: publishes the tile's count of digit d (unless `published`: OS_EARLY_COUNTS did), walks
+ * back over the tiles before it until one has published its prefix, and returns the keys of digit
+ * d in the tiles before this one. The 32 lanes of a warp (32 digits) walk together: each round
+ * every lane reads a descriptor (a lane that is done rereads its last one), and the warp pauses
+ * when any lane found nothing yet. */
 __device__ unsigned onesweep_look_back(unsigned *d_desc, unsigned tile, unsigned d, unsigned count,
                                        bool published)
 {
@@ -853,9 +846,8 @@ __device__ unsigned onesweep_look_back(unsigned *d_desc, unsigned tile, unsigned
     if (tile == 0) /* the whole block has the same tile: no lane of the warp is left behind */
         return 0;
     unsigned exclusive = 0;
-    long long t = (long long)tile - 1; /* the nearest tile not added yet */
+    long long t = (long long)tile - 1;
     bool done = false;
-#if OS_WINDOW == 1
     while (__any_sync(0xFFFFFFFFu, !done)) {
         const unsigned w =
             atomic_u32(d_desc[(size_t)t * OS_BINS + d]).load(cuda::memory_order_relaxed);
@@ -870,33 +862,6 @@ __device__ unsigned onesweep_look_back(unsigned *d_desc, unsigned tile, unsigned
         if (__any_sync(0xFFFFFFFFu, !done && status == 0))
             __nanosleep(FAST_BACKOFF_NS);
     }
-#else
-    while (__any_sync(0xFFFFFFFFu, !done)) {
-        bool waiting = false;
-        if (!done) {
-            unsigned w[OS_WINDOW]; /* below tile 0: never reached (tile 0 is a prefix) */
-#pragma unroll
-            for (int k = 0; k < OS_WINDOW; k++)
-                w[k] = t - k >= 0 ? atomic_u32(d_desc[(size_t)(t - k) * OS_BINS + d])
-                                        .load(cuda::memory_order_relaxed)
-                                  : 0u;
-            bool stop = false;
-#pragma unroll
-            for (int k = 0; k < OS_WINDOW; k++) {
-                const unsigned status = w[k] >> 30;
-                if (!stop && status == 0) {
-                    stop = waiting = true;
-                } else if (!stop) {
-                    exclusive += w[k] & OS_VALUE_MASK;
-                    t--;
-                    stop = done = status == ST_PREFIX;
-                }
-            }
-        }
-        if (__any_sync(0xFFFFFFFFu, waiting))
-            __nanosleep(FAST_BACKOFF_NS);
-    }
-#endif
     atomic_u32(d_desc[(size_t)tile * OS_BINS + d])
         .store((ST_PREFIX << 30) | ((exclusive + count) & OS_VALUE_MASK),
                cuda::memory_order_relaxed);
