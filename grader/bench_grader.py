@@ -27,7 +27,9 @@ machine; each part starts cold, so the sum overstates the class by about one bui
 submissions an hour from that, and every submission's verdicts against the isolated ones of its
 lab twins from any part graded with --check-isolated or from an --isolated-only check (below:
 the first 20 submissions hold every lab content, so checking part 1 of 5 checks the class). The parts must be of the same class (--n,
---labs, --seed, mode and GPUs) and cover it once (exit 2 otherwise).
+--labs, --seed, mode and GPUs) and hold each submission exactly once (exit 2 otherwise, naming
+the submissions in none or in two), in parts of any size: a half whose machine was lost can be
+graded again as two quarters (--part 1/2 with --part 3/4 and --part 4/4).
 
 A class of N also measures the classes of 10, 20 and 40 of its seed: those are its first
 submissions, byte for byte, graded with the same cases; the line "the class's first 10 / 20 / 40
@@ -479,11 +481,53 @@ def parse_part(text):
     return int(k), int(m)
 
 
-# What the parts of one class must share (their summaries' "class").
-CLASS_KEYS = ("n", "labs", "seed", "mode", "gpus", "parts")
+# What the parts of one class must share (their summaries' "class"). Not how many parts it was
+# cut into: a half lost with its machine can be graded again as two quarters (--part 3/4 and
+# 4/4 beside --part 1/2), as long as every submission is in exactly one part (part_gaps).
+CLASS_KEYS = ("n", "labs", "seed", "mode", "gpus")
 # What a check (--isolated-only) must share with the parts: its verdicts depend on neither the GPUs
 # nor the class's size (twins are matched lab by lab, by content; a lab with none is unchecked).
 CHECK_KEYS = ("labs", "seed", "mode")
+
+
+def part_label(cls):
+    """A part's "K/M" (its summary's class)."""
+    return f"{cls['part']}/{cls['parts']}"
+
+
+def part_start(cls):
+    """The class index of a part's first submission."""
+    return (cls["part"] - 1) * cls["n"] // cls["parts"]
+
+
+def spans(ks):
+    """Submission indices as runs of names: [2, 3, 4, 9] -> "s002-s004, s009"."""
+    out = []
+    for k in sorted(ks):
+        if out and out[-1][1] == k - 1:
+            out[-1][1] = k
+        else:
+            out.append([k, k])
+    return ", ".join(f"s{a:03d}" if a == b else f"s{a:03d}-s{b:03d}" for a, b in out)
+
+
+def part_gaps(classes):
+    """"" when the parts (their summaries' classes, of one class of n) hold each submission
+    once; else why not: the submissions in none of them, or in more than one."""
+    n, held = classes[0]["n"], {}
+    for c in classes:
+        for k in range(n):
+            if in_part(k, (c["part"], c["parts"]), n):
+                held[k] = held.get(k, 0) + 1
+    labels = ", ".join(part_label(c) for c in sorted(classes, key=lambda c: (part_start(c), c["parts"])))
+    none = [k for k in range(n) if k not in held]
+    twice = [k for k, c in held.items() if c > 1]
+    if twice:
+        return f"parts {labels}: {spans(twice)} of the class of {n} are in more than one of them"
+    if none:
+        return (f"parts {labels}: {spans(none)} of the class of {n} are in none of them "
+                f"(each submission in exactly one part is needed)")
+    return ""
 
 
 def exit_code(codes):
@@ -520,17 +564,19 @@ def merge(docs):
         if other != first:
             bad = [f"{k} {first[k]!r} against {other[k]!r}" for k in CLASS_KEYS if first[k] != other[k]]
             return None, "the parts are of different classes: " + ", ".join(bad)
-    got = sorted(c["part"] for c in classes)
-    if got != list(range(1, first["parts"] + 1)):
-        return None, f"parts {got} of {first['parts']}: each of 1..{first['parts']} once is needed"
+    why = part_gaps(classes)
+    if why:
+        return None, why
     rows = sorted((r for d in docs for r in d["rows"]), key=lambda r: r["submission"])
     sums = [d["summary"] for d in docs]
     summary = summarize(rows, sum(s["wall_s"] for s in sums), first["gpus"],
                         exit_code(s["grade_exit_code"] for s in sums))
-    summary["parts_wall_s"] = [s["wall_s"] for s in sorted(sums, key=lambda s: s["class"]["part"])]
-    summary["running_parts"] = sorted(s["class"]["part"] for s in sums if s.get("running"))
-    summary["first_wall_s"] = next((s.get("first_wall_s") for s in sums if s["class"]["part"] == 1), None) or {}
-    summary["class"] = dict(first, part=None)
+    sums.sort(key=lambda s: part_start(s["class"]))  # in class order: the first holds s000
+    summary["parts_wall_s"] = [s["wall_s"] for s in sums]
+    summary["part_labels"] = [part_label(s["class"]) for s in sums]
+    summary["running_parts"] = [part_label(s["class"]) for s in sums if s.get("running")]
+    summary["first_wall_s"] = sums[0].get("first_wall_s") or {}
+    summary["class"] = dict(first, parts=len(sums), part=None)
     for key in ("starts_per_submission", "gpu_watch_per_submission", "speed_stage_per_submission"):  # per submission
         parts = [(s[key], s["submissions"]) for s in sums if s.get(key)]
         if len(parts) == len(sums):
@@ -553,8 +599,9 @@ def print_merged(doc):
     """The merged class's rows and lines (report's, and the isolated comparison's)."""
     s = doc["summary"]
     print_report(doc["rows"], s)
+    labels = s.get("part_labels") or [""] * len(s["parts_wall_s"])
     print(f"parts: {len(s['parts_wall_s'])}, graded back to back: "
-          f"{' + '.join(str(w) for w in s['parts_wall_s'])} = {s['wall_s']} s")
+          f"{' + '.join(f'{w} ({k})' if k else str(w) for w, k in zip(s['parts_wall_s'], labels))} = {s['wall_s']} s")
     if s.get("running_parts"):
         print(f"parts {' '.join(map(str, s['running_parts']))}: snapshots written while still grading (the machine "
               f"was lost, or the part stopped before its end): their wall time is up to the snapshot, and their "

@@ -249,7 +249,7 @@ class Snapshots(unittest.TestCase):
         b["rows"].append(dict(b["rows"][0], submission="s003-full", points=None, elapsed_s=None))
         doc, why = bench_grader.merge([a, b])
         self.assertEqual(why, "")
-        self.assertEqual((doc["summary"]["running_parts"], doc["summary"]["grade_exit_code"]), ([2], 0))
+        self.assertEqual((doc["summary"]["running_parts"], doc["summary"]["grade_exit_code"]), (["2/2"], 0))
         self.assertEqual((doc["summary"]["graded"], doc["summary"]["wall_s"]), (2, 140.0))
         with tempfile.TemporaryDirectory() as d:
             paths = []
@@ -259,7 +259,7 @@ class Snapshots(unittest.TestCase):
             out = io.StringIO()
             with contextlib.redirect_stdout(out):
                 self.assertEqual(bench_grader.merge_files(paths, None), bench_grader.EXIT_SNAPSHOT)
-            self.assertIn("parts 2: snapshots written while still grading", out.getvalue())
+            self.assertIn("parts 2/2: snapshots written while still grading", out.getvalue())
             self.assertIn("a lower bound", out.getvalue())
             self.assertEqual(sorted(os.listdir(d)), ["p0.json", "p1.json"])  # no temporary file left
             b["summary"].update(running=False, grade_exit_code=0)
@@ -404,6 +404,25 @@ class Parts(unittest.TestCase):
                                                                     "isolated {'status': 'not graded'}"))
         self.assertEqual(doc["isolated"]["unchecked"], [])
 
+    def test_a_half_lost_with_its_machine_is_joined_as_two_quarters(self):
+        # part 1/2 graded whole; part 2/2 graded again as 3/4 and 4/4 (given in any order)
+        a = self.part_doc(1, 2, 100.0, [("s000-full", 10.0), ("s001-full", 10.0)])
+        a["summary"]["first_wall_s"] = {"10": 5.0}
+        c = self.part_doc(3, 4, 30.0, [("s002-full", 10.0)])
+        d = self.part_doc(4, 4, 20.0, [("s003-full", 10.0)])
+        c["summary"]["first_wall_s"] = {"10": 1.0}  # not the class's first submissions: not taken
+        doc, why = bench_grader.merge([d, a, c])
+        self.assertEqual(why, "")
+        s = doc["summary"]
+        self.assertEqual((s["wall_s"], s["graded"], s["parts_wall_s"], s["part_labels"]),
+                         (150.0, 4, [100.0, 30.0, 20.0], ["1/2", "3/4", "4/4"]))
+        self.assertEqual((s["first_wall_s"], s["class"]["parts"], s["class"]["part"]), ({"10": 5.0}, 3, None))
+        self.assertEqual([r["submission"] for r in doc["rows"]], ["s000-full", "s001-full", "s002-full", "s003-full"])
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            bench_grader.print_merged(doc)
+        self.assertIn("graded back to back: 100.0 (1/2) + 30.0 (3/4) + 20.0 (4/4) = 150.0 s", out.getvalue())
+
     def test_the_merge_compares_every_part_with_the_isolated_twins_of_any_part(self):
         # part 1 was checked alone, part 2 not: its rows meet part 1's isolated twins by lab content
         a = self.part_doc(1, 2, 10.0, [("s000-full", 1.0), ("s001-broken", 1.0)], isolated_diff=[])
@@ -449,8 +468,13 @@ class Parts(unittest.TestCase):
     def test_parts_of_other_classes_or_missing_ones_are_refused(self):
         a = self.part_doc(1, 2, 1.0, [("s000-full", 1.0)])
         self.assertIn("seed 1 against 2", bench_grader.merge([a, self.part_doc(2, 2, 1.0, [], seed=2)])[1])
-        self.assertIn("parts [1] of 2", bench_grader.merge([a])[1])
-        self.assertIn("parts [1, 1] of 2", bench_grader.merge([a, a])[1])
+        self.assertIn("parts 1/2: s002-s003 of the class of 4 are in none of them", bench_grader.merge([a])[1])
+        self.assertIn("parts 1/2, 1/2: s000-s001 of the class of 4 are in more than one", bench_grader.merge([a, a])[1])
+        # a half and a quarter that overlaps it (2/4 is s001), or leaves s002 out
+        self.assertIn("s001 of the class of 4 are in more than one",
+                      bench_grader.merge([a, self.part_doc(2, 4, 1.0, []), self.part_doc(3, 4, 1.0, []),
+                                          self.part_doc(4, 4, 1.0, [])])[1])
+        self.assertIn("s002 of the class of 4 are in none", bench_grader.merge([a, self.part_doc(4, 4, 1.0, [])])[1])
         self.assertIn("not a --part result", bench_grader.merge([{"summary": {}, "rows": []}])[1])
 
     def test_the_cores_of_the_parts_and_the_check(self):
