@@ -833,7 +833,7 @@ __device__ void onesweep_publish(unsigned *d_desc, unsigned tile, unsigned d, un
         .store(((tile == 0 ? ST_PREFIX : ST_AGGREGATE) << 30) | count, cuda::memory_order_relaxed);
 }
 
-/* Thread d: publishes the tile's count of digit d (unless `published`: OS_EARLY_COUNTS did), walks
+/* Thread d: publishes the tile's count of digit d (unless `published`: an early count did), walks
  * back over the tiles before it until one has published its prefix, and returns the keys of digit
  * d in the tiles before this one. The 32 lanes of a warp (32 digits) walk together: each round
  * every lane reads a descriptor (a lane that is done rereads its last one), and the warp pauses
@@ -886,9 +886,15 @@ __global__ void OS_PASS_BOUNDS onesweep_pass_kernel(const int *__restrict__ src,
         s_tile = take_tile(d_counter);
     for (unsigned d = lane; d < OS_BINS; d += 32)
         s_count[warp][d] = 0;
+#if defined(OS_EARLY_COUNTS) && defined(OS_WARP_COUNTS)
+#error "OS_EARLY_COUNTS and OS_WARP_COUNTS are two ways of counting early: choose one"
+#endif
 #ifdef OS_EARLY_COUNTS
     __shared__ unsigned s_hist[OS_BINS];
     s_hist[threadIdx.x] = 0; /* APPS_THREADS == OS_BINS */
+#endif
+#ifdef OS_WARP_COUNTS
+    __shared__ unsigned s_first[OS_BINS]; /* where digit d's keys start in the sorted tile */
 #endif
     __syncthreads();
     const unsigned tile = s_tile;
@@ -922,13 +928,35 @@ __global__ void OS_PASS_BOUNDS onesweep_pass_kernel(const int *__restrict__ src,
     __syncthreads();
     onesweep_publish(d_desc, tile, threadIdx.x, s_hist[threadIdx.x]);
     const bool published = true;
+#elif defined(OS_WARP_COUNTS)
+    /* Tuning sweep, early counts as CUB's sm_90 sort lays them out: each warp counts its keys of
+     * each digit in its own row (a shared atomic a key; lanes of other warps never touch it), then
+     * thread d adds digit d up across the warps, publishes the tile's count of it, and turns each
+     * warp's count into where that warp's keys of d start among the tile's. The ranking below
+     * then starts from those places, so a rank is already the key's place among the tile's keys
+     * of its digit, and nothing is left to add up after the ranking. */
+#pragma unroll
+    for (int j = 0; j < OS_ITEMS; j++)
+        if (first + 32 * j < len)
+            atomicAdd(&s_count[warp][(key[j] >> shift) & (OS_BINS - 1)], 1u);
+    __syncthreads();
+    unsigned early_count = 0;
+#pragma unroll
+    for (int w = 0; w < WARPS; w++) {
+        const unsigned c = s_count[w][threadIdx.x]; /* APPS_THREADS == OS_BINS */
+        s_count[w][threadIdx.x] = early_count;
+        early_count += c;
+    }
+    onesweep_publish(d_desc, tile, threadIdx.x, early_count);
+    __syncthreads();
+    const bool published = true;
 #else
     const bool published = false;
 #endif
     /* rank within the warp, round by round: the lanes of my digit (one __match_any_sync, which
      * was 10 % faster for the whole sort on the H100 than 8 ballots; a lane past the end matches
      * only such lanes), my place among them, and the warp's count of my digit before this round */
-#ifdef OS_RANK_ATOMIC
+#if defined(OS_RANK_ATOMIC) || defined(OS_WARP_COUNTS)
     /* Tuning sweep: the first lane of each digit adds the round's peers to the warp's count with
      * one shared atomic and hands the count before them to its peers (a shuffle), so that no round
      * waits on a read of the count that the round before wrote. A warp's atomics reach shared
@@ -963,6 +991,9 @@ __global__ void OS_PASS_BOUNDS onesweep_pass_kernel(const int *__restrict__ src,
     __syncthreads();
     /* thread d: digit d across the warps (each warp's start) and the tile's count of it */
     const unsigned d = threadIdx.x; /* APPS_THREADS == OS_BINS */
+#ifdef OS_WARP_COUNTS
+    const unsigned tile_count = early_count; /* the warps' starts are in the ranks already */
+#else
     unsigned tile_count = 0;
 #pragma unroll
     for (int w = 0; w < WARPS; w++) {
@@ -970,12 +1001,21 @@ __global__ void OS_PASS_BOUNDS onesweep_pass_kernel(const int *__restrict__ src,
         s_count[w][d] = tile_count;
         tile_count += c;
     }
+#endif
     /* publish early: later tiles can go on while this one sorts itself */
     const unsigned exclusive = onesweep_look_back(d_desc, tile, d, tile_count, published);
     unsigned total;
     const unsigned tile_start =
         block_exclusive_sum(tile_count, s, &total); /* digit d in the tile */
     s_dest[d] = (long long)bins[d] + exclusive - tile_start;
+#ifdef OS_WARP_COUNTS
+    s_first[d] = tile_start;
+    __syncthreads();
+#pragma unroll
+    for (int j = 0; j < OS_ITEMS; j++)
+        if (first + 32 * j < len)
+            s_keys[s_first[(key[j] >> shift) & (OS_BINS - 1)] + OS_RANK(j)] = key[j];
+#else
 #pragma unroll
     for (int w = 0; w < WARPS; w++)
         s_count[w][d] += tile_start;
@@ -984,6 +1024,7 @@ __global__ void OS_PASS_BOUNDS onesweep_pass_kernel(const int *__restrict__ src,
     for (int j = 0; j < OS_ITEMS; j++)
         if (first + 32 * j < len)
             s_keys[s_count[warp][(key[j] >> shift) & (OS_BINS - 1)] + OS_RANK(j)] = key[j];
+#endif
 #undef OS_RANK_SET
 #undef OS_RANK
     __syncthreads();
