@@ -774,13 +774,29 @@ static size_t os_tiles(size_t n)
     return CEIL_DIV(n, (size_t)OS_TILE);
 }
 
+/* Tuning sweep (-DOS_HIST_PARTS=P): the block's counters of each digit split in P, lane l adding
+ * to part l % P, side by side in shared memory. Keys with few distinct digits (small keys have
+ * two in each of the upper three bytes) otherwise send a warp's 32 atomics to one or two
+ * counters, one after another; split, a counter takes at most 32 / P of them. */
+#ifdef OS_HIST_PARTS
+#define OS_HIST_COUNTER(p, d) s_hist[p][d][lane_id() % OS_HIST_PARTS]
+#else
+#define OS_HIST_COUNTER(p, d) s_hist[p][d]
+#endif
+
 /* hist[p * 256 + d] += the keys whose digit p (bits 8p .. 8p+7) is d, over a grid-stride loop. */
 __global__ void __launch_bounds__(APPS_THREADS)
     onesweep_hist_kernel(const int *__restrict__ keys, size_t n, unsigned *hist)
 {
+#ifdef OS_HIST_PARTS
+    __shared__ unsigned s_hist[OS_PASSES][OS_BINS][OS_HIST_PARTS];
+    for (unsigned k = threadIdx.x; k < OS_PASSES * OS_BINS * OS_HIST_PARTS; k += APPS_THREADS)
+        (&s_hist[0][0][0])[k] = 0;
+#else
     __shared__ unsigned s_hist[OS_PASSES][OS_BINS];
     for (unsigned k = threadIdx.x; k < OS_PASSES * OS_BINS; k += APPS_THREADS)
         s_hist[k / OS_BINS][k % OS_BINS] = 0;
+#endif
     __syncthreads();
     /* four keys a round, their loads issued together (more of them in flight), then the rest */
     const size_t stride = (size_t)gridDim.x * APPS_THREADS;
@@ -794,19 +810,31 @@ __global__ void __launch_bounds__(APPS_THREADS)
         for (int k = 0; k < 4; k++)
 #pragma unroll
             for (int p = 0; p < OS_PASSES; p++)
-                atomicAdd(&s_hist[p][(key[k] >> (p * OS_BITS)) & (OS_BINS - 1)], 1u);
+                atomicAdd(&OS_HIST_COUNTER(p, (key[k] >> (p * OS_BITS)) & (OS_BINS - 1)), 1u);
     }
     for (; i < n; i += stride) {
         const unsigned key = (unsigned)keys[i];
 #pragma unroll
         for (int p = 0; p < OS_PASSES; p++)
-            atomicAdd(&s_hist[p][(key >> (p * OS_BITS)) & (OS_BINS - 1)], 1u);
+            atomicAdd(&OS_HIST_COUNTER(p, (key >> (p * OS_BITS)) & (OS_BINS - 1)), 1u);
     }
     __syncthreads();
+#ifdef OS_HIST_PARTS
+    for (unsigned k = threadIdx.x; k < OS_PASSES * OS_BINS; k += APPS_THREADS) {
+        unsigned c = 0;
+#pragma unroll
+        for (int q = 0; q < OS_HIST_PARTS; q++)
+            c += s_hist[k / OS_BINS][k % OS_BINS][q];
+        if (c)
+            atomicAdd(&hist[k], c);
+    }
+#else
     for (unsigned k = threadIdx.x; k < OS_PASSES * OS_BINS; k += APPS_THREADS)
         if (s_hist[k / OS_BINS][k % OS_BINS])
             atomicAdd(&hist[k], s_hist[k / OS_BINS][k % OS_BINS]);
+#endif
 }
+#undef OS_HIST_COUNTER
 
 /* Block p: bins[p * 256 + d] = the keys whose digit p is below d (where digit d's run starts). */
 __global__ void __launch_bounds__(APPS_THREADS)
