@@ -380,10 +380,15 @@ def twin(row, lab):
     return (row.get("lab_content") or {}).get(lab) or (row["submission"], lab)
 
 
-def graded(isolated_rows):
-    """The isolated rows with a result: a check cut short (a time limit, Ctrl-C) leaves the
+def is_graded(row):
+    """Whether an isolated row has a result: a check cut short (a time limit, Ctrl-C) leaves the
     submissions it did not finish without one, and those are not twins of anything."""
-    return [r for r in isolated_rows if r.get("points") is not None or r.get("verdicts")]
+    return row.get("points") is not None or bool(row.get("verdicts"))
+
+
+def graded(isolated_rows):
+    """The isolated rows with a result (is_graded)."""
+    return [r for r in isolated_rows if is_graded(r)]
 
 
 def row_labs(row):
@@ -542,6 +547,16 @@ def exit_code(codes):
 EXIT_SNAPSHOT = 7
 
 
+def finished_elsewhere(isolated_rows):
+    """The id()s of the isolated rows without a result (a check cut short) all of whose lab
+    contents another row graded: the check that finished the first one's work (--checked), so
+    neither cut short nor still running."""
+    done = set(alone_verdicts(isolated_rows))
+    return {id(r) for r in isolated_rows
+            if not is_graded(r) and r.get("lab_content")
+            and all(twin(r, lab) in done for lab in r["lab_content"])}
+
+
 def merge(docs):
     """The whole class from its parts' --json documents: (doc, "") with the merged summary and
     rows, or (None, why) when they are not the parts of one class, each once."""
@@ -586,10 +601,14 @@ def merge(docs):
     doc = {"summary": summary, "rows": rows}
     isolated = [d["isolated"] for d in docs + checks if d.get("isolated")]
     if isolated:  # every part's rows against the isolated twins of any part
-        alone = sorted((r for i in isolated for r in i["rows"]), key=lambda r: r["submission"])
+        # a check cut short and the one that finished it (--checked): the first's unfinished rows
+        # are neither cut short nor still running once the second graded their labs
+        moved = finished_elsewhere([r for i in isolated for r in i["rows"]])
+        alone = sorted((r for i in isolated for r in i["rows"] if id(r) not in moved), key=lambda r: r["submission"])
+        unfinished = [i for i in isolated if any(id(r) not in moved and not is_graded(r) for r in i["rows"])]
         doc["isolated"] = {"wall_s": round(sum(i["wall_s"] for i in isolated), 1),
                            "grade_exit_code": exit_code(i["grade_exit_code"] for i in isolated),
-                           "running": any(i.get("running") for i in isolated),
+                           "running": any(i.get("running") for i in unfinished),
                            "rows": alone, "differences": differences(rows, alone),
                            "unchecked": unchecked(rows, alone)}
     return doc, ""

@@ -545,6 +545,44 @@ class Parts(unittest.TestCase):
         self.assertIn("a check is of another class: seed 1 against 2", bench_grader.merge([a, b, other])[1])
         self.assertIn("only --isolated-only checks", bench_grader.merge([check])[1])
 
+    def test_a_check_cut_short_and_the_check_that_finished_it_are_one_whole_check(self):
+        # the first check's snapshot graded F and was cut short before B; a second (--checked) graded B
+        a = self.part_doc(1, 1, 10.0, [("s000-full", 1.0), ("s001-broken", 1.0)])
+        content = {"s000-full": "F", "s001-broken": "B"}
+        for r in a["rows"]:
+            r["lab_content"] = {"01_serial": content[r["submission"]]}
+
+        def check(rows, running):
+            cls = dict(a["summary"]["class"], check=True)
+            return {"summary": {"class": cls}, "rows": [],
+                    "isolated": {"wall_s": 5.0, "grade_exit_code": None if running else 0, "running": running,
+                                 "differences": [], "rows": json.loads(json.dumps(rows))}}
+        first = check(a["rows"], True)
+        first["isolated"]["rows"][1].update(points=None, elapsed_s=None, verdicts={})  # B not finished
+        second = check(a["rows"][1:], False)
+        doc, why = bench_grader.merge([a, first, second])
+        self.assertEqual(why, "")
+        iso = doc["isolated"]
+        self.assertFalse(iso["running"])
+        self.assertEqual([r["submission"] for r in iso["rows"]], ["s000-full", "s001-broken"])  # B once, graded
+        self.assertEqual((iso["unchecked"], iso["differences"], iso["wall_s"]), ([], [], 10.0))
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            bench_grader.print_merged(doc)
+        self.assertIn("isolated: 2 graded alone in 10.0 s wall", out.getvalue())
+        self.assertNotIn("cut short", out.getvalue())
+        # the snapshot alone: still running, B unchecked, and the merge says so (exit 7)
+        doc, _ = bench_grader.merge([a, first])
+        self.assertTrue(doc["isolated"]["running"])
+        self.assertEqual(doc["isolated"]["unchecked"], ["s001-broken"])
+        with tempfile.TemporaryDirectory() as d:
+            paths = [os.path.join(d, f"{k}.json") for k in range(3)]
+            for path, x in zip(paths, (a, first, second)):
+                bench_grader.write_json(path, x)
+            with contextlib.redirect_stdout(io.StringIO()):
+                self.assertEqual(bench_grader.merge_files(paths[:2], None), bench_grader.EXIT_SNAPSHOT)
+                self.assertEqual(bench_grader.merge_files(paths, None), 0)
+
     def test_isolated_only_grades_one_of_each_content_alone(self):
         calls = []
         with tempfile.TemporaryDirectory() as d:
