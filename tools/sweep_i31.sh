@@ -3,6 +3,7 @@
 # set of tuning macros, timed against CUB doing the same job, for issue 31's sweeps (GPU only).
 #
 # Usage: tools/sweep_i31.sh VARIANT OP FLAGS...
+#        tools/sweep_i31.sh --table TSV FLAGS...   (the table of a sweep's sweep.tsv, one cut short too)
 #   VARIANT  the variant to time (lab 10: radix_sort, compact; lab 09: add, max, min, fadd, segmented)
 #   OP       bench_cub's job for it (sort, compact; add, max, min, fadd, seg_add)
 #   FLAGS    one argument per build: the -D options of the lab's solutions/LAB/scan.cu tuning
@@ -18,6 +19,32 @@
 # shown as such in the table).
 set -u
 cd "$(dirname "$0")/.."
+table() { # table TSV FLAGS...: the medians of a sweep's rows (those written so far, if cut short)
+    python3 - "$@" <<'EOF'
+import statistics, sys
+rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1]) if l.strip()]
+flags = ["CUB"] + [f or "as shipped" for f in sys.argv[2:]]
+times = {}
+for _, e, dist, what in rows:
+    who, t = what.split(" ")
+    if t != "-":
+        times.setdefault((e, dist, who), []).append(float(t))
+print(f"{'n':>5} {'input':<7} {'build':<44} {'ms':>9} {'x CUB':>6}")
+for e, dist in sorted({(e, d) for _, e, d, _ in rows}, key=lambda x: (int(x[0]), x[1])):
+    cub = times.get((e, dist, "cub"))
+    for k, name in enumerate(flags):
+        got = times.get((e, dist, "cub" if k == 0 else str(k)))
+        med = statistics.median(got) if got else None
+        ratio = f"{statistics.median(cub) / med:.2f}" if cub and med else "-"
+        print(f"2^{e:<3} {dist:<7} {name:<44} {f'{med:.4f}' if med else 'no report':>9} {ratio:>6}")
+EOF
+}
+if [ "${1:-}" = "--table" ] && [ $# -ge 2 ]; then # --table TSV FLAGS...: a cut-short sweep's rows
+    [ -f "$2" ] || { echo "sweep_i31.sh: --table $2: no such file" >&2; exit 2; }
+    shift
+    table "$@"
+    exit 0
+fi
 if [ $# -lt 3 ]; then
     echo "usage: tools/sweep_i31.sh VARIANT OP FLAGS... (see the top of this file)" >&2
     exit 2
@@ -68,21 +95,4 @@ for ((r = 0; r < ROUNDS; r++)); do
         done
     done
 done
-python3 - "$OUT" "$@" <<'EOF'
-import statistics, sys
-rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1]) if l.strip()]
-flags = ["CUB"] + [f or "as shipped" for f in sys.argv[2:]]
-times = {}
-for _, e, dist, what in rows:
-    who, t = what.split(" ")
-    if t != "-":
-        times.setdefault((e, dist, who), []).append(float(t))
-print(f"{'n':>5} {'input':<7} {'build':<44} {'ms':>9} {'x CUB':>6}")
-for e, dist in sorted({(e, d) for _, e, d, _ in rows}, key=lambda x: (int(x[0]), x[1])):
-    cub = times.get((e, dist, "cub"))
-    for k, name in enumerate(flags):
-        got = times.get((e, dist, "cub" if k == 0 else str(k)))
-        med = statistics.median(got) if got else None
-        ratio = f"{statistics.median(cub) / med:.2f}" if cub and med else "-"
-        print(f"2^{e:<3} {dist:<7} {name:<44} {f'{med:.4f}' if med else 'no report':>9} {ratio:>6}")
-EOF
+table "$OUT" "$@"
