@@ -896,6 +896,22 @@ __device__ unsigned onesweep_look_back(unsigned *d_desc, unsigned tile, unsigned
     return exclusive;
 }
 
+/* Thread d: each warp's count of digit d (s_count[w][d]) becomes where that warp's keys of d start
+ * among the tile's keys of d; returns the tile's count of d. A template so that CPU mode's shared
+ * arrays pass as they are. */
+template <typename Counts>
+__device__ __forceinline__ unsigned onesweep_warp_starts(Counts &s_count, unsigned d)
+{
+    unsigned count = 0;
+#pragma unroll
+    for (int w = 0; w < WARPS; w++) {
+        const unsigned c = s_count[w][d];
+        s_count[w][d] = count;
+        count += c;
+    }
+    return count;
+}
+
 /* One pass on digit `pass` (bits 8 pass ..): src to dst, stable. bins: where each digit's run
  * starts in dst; desc: this pass's ntiles * 256 descriptors, zeroed; counter: its ticket. */
 __global__ void OS_PASS_BOUNDS onesweep_pass_kernel(const int *__restrict__ src,
@@ -920,9 +936,6 @@ __global__ void OS_PASS_BOUNDS onesweep_pass_kernel(const int *__restrict__ src,
 #ifdef OS_EARLY_COUNTS
     __shared__ unsigned s_hist[OS_BINS];
     s_hist[threadIdx.x] = 0; /* APPS_THREADS == OS_BINS */
-#endif
-#ifdef OS_WARP_COUNTS
-    __shared__ unsigned s_first[OS_BINS]; /* where digit d's keys start in the sorted tile */
 #endif
     __syncthreads();
     const unsigned tile = s_tile;
@@ -968,13 +981,8 @@ __global__ void OS_PASS_BOUNDS onesweep_pass_kernel(const int *__restrict__ src,
         if (first + 32 * j < len)
             atomicAdd(&s_count[warp][(key[j] >> shift) & (OS_BINS - 1)], 1u);
     __syncthreads();
-    unsigned early_count = 0;
-#pragma unroll
-    for (int w = 0; w < WARPS; w++) {
-        const unsigned c = s_count[w][threadIdx.x]; /* APPS_THREADS == OS_BINS */
-        s_count[w][threadIdx.x] = early_count;
-        early_count += c;
-    }
+    const unsigned early_count =
+        onesweep_warp_starts(s_count, threadIdx.x); /* APPS_THREADS == OS_BINS */
     onesweep_publish(d_desc, tile, threadIdx.x, early_count);
     __syncthreads();
     const bool published = true;
@@ -1022,13 +1030,7 @@ __global__ void OS_PASS_BOUNDS onesweep_pass_kernel(const int *__restrict__ src,
 #ifdef OS_WARP_COUNTS
     const unsigned tile_count = early_count; /* the warps' starts are in the ranks already */
 #else
-    unsigned tile_count = 0;
-#pragma unroll
-    for (int w = 0; w < WARPS; w++) {
-        const unsigned c = s_count[w][d];
-        s_count[w][d] = tile_count;
-        tile_count += c;
-    }
+    const unsigned tile_count = onesweep_warp_starts(s_count, d);
 #endif
     /* publish early: later tiles can go on while this one sorts itself */
     const unsigned exclusive = onesweep_look_back(d_desc, tile, d, tile_count, published);
@@ -1036,23 +1038,18 @@ __global__ void OS_PASS_BOUNDS onesweep_pass_kernel(const int *__restrict__ src,
     const unsigned tile_start =
         block_exclusive_sum(tile_count, s, &total); /* digit d in the tile */
     s_dest[d] = (long long)bins[d] + exclusive - tile_start;
-#ifdef OS_WARP_COUNTS
-    s_first[d] = tile_start;
-    __syncthreads();
-#pragma unroll
-    for (int j = 0; j < OS_ITEMS; j++)
-        if (first + 32 * j < len)
-            s_keys[s_first[(key[j] >> shift) & (OS_BINS - 1)] + OS_RANK(j)] = key[j];
-#else
 #pragma unroll
     for (int w = 0; w < WARPS; w++)
+#ifdef OS_WARP_COUNTS
+        s_count[w][d] = tile_start; /* a rank already holds its warp's start */
+#else
         s_count[w][d] += tile_start;
+#endif
     __syncthreads();
 #pragma unroll
     for (int j = 0; j < OS_ITEMS; j++)
         if (first + 32 * j < len)
             s_keys[s_count[warp][(key[j] >> shift) & (OS_BINS - 1)] + OS_RANK(j)] = key[j];
-#endif
 #undef OS_RANK_SET
 #undef OS_RANK
     __syncthreads();
