@@ -618,9 +618,8 @@ def print_merged(doc):
     """The merged class's rows and lines (report's, and the isolated comparison's)."""
     s = doc["summary"]
     print_report(doc["rows"], s)
-    labels = s.get("part_labels") or [""] * len(s["parts_wall_s"])
     print(f"parts: {len(s['parts_wall_s'])}, graded back to back: "
-          f"{' + '.join(f'{w} ({k})' if k else str(w) for w, k in zip(s['parts_wall_s'], labels))} = {s['wall_s']} s")
+          f"{' + '.join(f'{w} ({k})' for w, k in zip(s['parts_wall_s'], s['part_labels']))} = {s['wall_s']} s")
     if s.get("running_parts"):
         print(f"parts {' '.join(map(str, s['running_parts']))}: snapshots written while still grading (the machine "
               f"was lost, or the part stopped before its end): their wall time is up to the snapshot, and their "

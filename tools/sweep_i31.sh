@@ -7,7 +7,7 @@
 #   VARIANT  the variant to time (lab 10: radix_sort, compact; lab 09: add, max, min, fadd, segmented)
 #   OP       bench_cub's job for it (sort, compact; add, max, min, fadd, seg_add)
 #   FLAGS    one argument per build: the -D options of the lab's solutions/LAB/scan.cu tuning
-#            macros ("" builds it as shipped), e.g. "" "-DOS_WINDOW=4 -DOS_PACK_RANKS"
+#            macros ("" builds it as shipped), e.g. "" "-DOS_HIST_PARTS=4"
 # Each build goes to $SWEEP_BUILD/K (K = its place in FLAGS, from 1; CUB's to $SWEEP_BUILD/0).
 # Then every round times CUB and each build, one process each, at every size and input, the order
 # of the builds turned by one each round; a table of the medians over the rounds closes it (ms,
