@@ -187,6 +187,50 @@ def verdicts(result):
             for lab in result.get("labs") or []}
 
 
+def speed_lost(result):
+    """{lab: [speed points lost, the lab's speed note]} of a result's labs timed below full points."""
+    out = {}
+    for lab in result.get("labs") or []:
+        sp = lab.get("speed") or {}
+        pts, most = sp.get("points"), sp.get("max")
+        if sp.get("status") == "graded" and isinstance(pts, (int, float)) and isinstance(most, (int, float)) \
+                and pts < most:
+            out[lab.get("lab")] = [round(most - pts, 2), sp.get("note") or ""]
+    return out
+
+
+# The kinds whose graded labs are the solutions' own (partial: the other half is the skeletons,
+# which no stage times): any speed point one of them loses is a point an honest student loses.
+HONEST = ("full", "partial")
+
+
+def honest_losses(rows):
+    """(the honest rows with a result, [(submission, lab, points lost, note)]) of rows: every speed
+    point an untouched copy of a solution lost. A row from a file written before its labs' speed
+    points were recorded, full and below its maximum, is listed with lab None."""
+    mine = [r for r in rows if r.get("kind") in HONEST and r.get("points") is not None]
+    lost = []
+    for r in mine:
+        if "speed_lost" in r:
+            lost += [(r["submission"], lab, pts, note) for lab, (pts, note) in sorted(r["speed_lost"].items())]
+        elif r["kind"] == "full" and r["points"] < r.get("max_points", r["points"]):
+            lost.append((r["submission"], None, round(r["max_points"] - r["points"], 2), ""))
+    return mine, lost
+
+
+def print_honest(rows):
+    """The line on the honest submissions' speed points (honest_losses), and one per loss."""
+    mine, lost = honest_losses(rows)
+    if not mine:
+        return
+    print(f"honest submissions (full and partial: the solutions' own labs): {len(mine)} graded; "
+          + ("none lost a point" if not lost else
+             f"{len({x[0] for x in lost})} lost points"
+             + (f" in {len(lost)} lab{'s' if len(lost) != 1 else ''}" if all(x[1] for x in lost) else "")))
+    for sub, lab, pts, note in lost:
+        print(f"  LOST: {sub} {lab or '(lab not recorded in this file)'}: {pts} points" + (f": {note}" if note else ""))
+
+
 def read_rows(res, made, contents=None, since=None, cache=None):
     """One row per submission from its stored result: points, elapsed_s, phase timings, device,
     each lab's verdict, each lab's content (contents: {submission: lab_contents}, when given), and
@@ -209,7 +253,8 @@ def read_rows(res, made, contents=None, since=None, cache=None):
             r, done = {}, None
         rows.append({"submission": name, "kind": kind, "broken": detail, "points": r.get("points"),
                      "max_points": r.get("max_points"), "elapsed_s": r.get("elapsed_s"),
-                     "timings": r.get("timings"), "device": r.get("device"), "verdicts": verdicts(r)})
+                     "timings": r.get("timings"), "device": r.get("device"), "verdicts": verdicts(r),
+                     "speed_lost": speed_lost(r)})
         if contents:
             rows[-1]["lab_content"] = contents[name]
         if since is not None and done is not None:
@@ -250,7 +295,8 @@ def summarize(rows, wall, gpus, code):
             "per_submission_max_s": max(times) if times else None,
             "submissions_per_hour": round(3600 * len(times) / wall, 1) if wall else None,
             "gpus": gpus, "devices": sorted({r["device"] for r in rows if r["device"]}),
-            "grade_exit_code": code}
+            "grade_exit_code": code,
+            "honest_lost": [list(x) for x in honest_losses(rows)[1]]}
 
 
 def print_report(rows, summary):
@@ -267,6 +313,7 @@ def print_report(rows, summary):
           f"GPUs: {summary['gpus']}; device: {', '.join(summary['devices']) or '-'}; "
           + (f"grade.py exit code {summary['grade_exit_code']}" if summary.get("grade_exit_code") is not None
              else "grade.py still running (a snapshot)"))
+    print_honest(rows)
 
 
 # The trace's kinds of lab process (evaluate.trace) that grading starts: the correctness cases,

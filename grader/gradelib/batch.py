@@ -92,7 +92,14 @@ def still_to_grade(run, subs):
 
 
 def unpack_and_build(run, student, path):
-    """CPU part of one submission: (uploads.Found, built) or raises BadSubmission."""
+    """CPU part of one submission: (uploads.Found, built) or raises BadSubmission. Its processes
+    are background work: a speed loss of the submission graded meanwhile is confirmed with them
+    stopped (proc.quiet)."""
+    with proc.background():
+        return _unpack_and_build(run, student, path)
+
+
+def _unpack_and_build(run, student, path):
     found = uploads.open_submission(path, os.path.join(run.grader.work, "unpacked", subsmod.work_tag(student)),
                                     run.labs, run.grader.bases_of(run.labs))
     chosen = [lab for lab in run.labs if found.sources[lab]] if run.args.only_submitted else run.labs

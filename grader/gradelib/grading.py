@@ -255,7 +255,13 @@ class Grader:
         dirs = {lab: os.path.join(base, lab) for lab in wanted}
         dirs.update((b, os.path.join(base, "base-" + b)) for b in self.bases_of(wanted))
 
+        bg = proc.in_background()  # the pool's threads start the builds as this thread would
+
         def one(lab):
+            with proc.background(bg):
+                return one_lab(lab)
+
+        def one_lab(lab):
             if sources.get(lab) is None and why_missing:
                 return stage_build.missing(lab, summary="not found: " + why_missing, message=why_missing)
             bases = {b: dirs[b] if done[b].binary is not None else None

@@ -184,7 +184,8 @@ class SpeedOutcome:
     """What the speed stage measured (times unrounded; to_dict rounds as the JSON has them).
     ratio: student / reference; speedup: over the serial lab; full_ms: the whole scan's time
     (gbps); too_slow: stopped at the probe. failure: a wrong answer (or failed run) at the
-    benchmark size, which scoring counts as a failed correctness case (counted_cases)."""
+    benchmark size, which scoring counts as a failed correctness case (counted_cases).
+    quiet_rounds: the rounds that confirmed a loss with the grader's other work paused."""
     status: Status = Status.NOT_RUN
     note: str = ""
     metric: Optional[str] = None
@@ -197,6 +198,7 @@ class SpeedOutcome:
     speedup: Optional[float] = None
     too_slow: bool = False
     failure: Optional[CaseFailure] = None
+    quiet_rounds: int = 0
 
 
 # ---- a lab -------------------------------------------------------------------------------------------

@@ -163,6 +163,82 @@ def _pin_child(pid):
             pass
 
 
+_bg = threading.local()  # .on: the processes this thread starts are background work
+_background = set()  # process groups of the background runs going on now
+_quiet = {"depth": 0, "since": 0.0, "total": 0.0}  # quiet(): how deep, since when, seconds so far
+
+
+@contextlib.contextmanager
+def background(on=True):
+    """The processes this thread starts meanwhile are background work (with on): the builds of
+    the next submissions, made while this one has the GPU (batch.py). quiet() stops them."""
+    old = getattr(_bg, "on", False)
+    _bg.on = on
+    try:
+        yield
+    finally:
+        _bg.on = old
+
+
+def in_background():
+    """Whether the processes this thread starts now are background work (background())."""
+    return getattr(_bg, "on", False)
+
+
+def _signal_background(sig):
+    for pgid in _background:
+        try:
+            os.killpg(pgid, sig)
+        except OSError:
+            pass
+
+
+@contextlib.contextmanager
+def quiet():
+    """The grader's background work stopped while this lasts (SIGSTOP to each background run's
+    process group; one started meanwhile is stopped as it starts), then continued (SIGCONT).
+    For a measurement that must not share the machine with the grader's own compilers: a speed
+    loss is confirmed this way (stage_speed). Nests; a stopped run's wall-clock limit does not
+    count the time it was stopped (paused_s)."""
+    with _live_lock:
+        if _quiet["depth"] == 0:
+            _quiet["since"] = time.monotonic()
+            _signal_background(signal.SIGSTOP)
+        _quiet["depth"] += 1
+    try:
+        yield
+    finally:
+        with _live_lock:
+            _quiet["depth"] -= 1
+            if _quiet["depth"] == 0:
+                _quiet["total"] += time.monotonic() - _quiet["since"]
+                _signal_background(signal.SIGCONT)
+
+
+def paused_s():
+    """Seconds the grader's background work has been stopped so far (quiet()), the stop going
+    on now included."""
+    with _live_lock:
+        ongoing = time.monotonic() - _quiet["since"] if _quiet["depth"] else 0.0
+        return _quiet["total"] + ongoing
+
+
+def _enlist(pgid):
+    """A background run just started: quiet() stops and continues it; stopped now if quiet."""
+    with _live_lock:
+        _background.add(pgid)
+        if _quiet["depth"]:
+            try:
+                os.killpg(pgid, signal.SIGSTOP)
+            except OSError:
+                pass
+
+
+def _discharge(pgid):
+    with _live_lock:
+        _background.discard(pgid)
+
+
 def track(pgid, tag=None):
     """pgid (and the run's tag) is live: kill_tracked ends it, and so does the guardian when the
     grader ends without running kill_tracked (guardian.py)."""
@@ -453,6 +529,7 @@ def _wait_exit(p, timeout):
 
 _TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 CPU_POLL_S = 0.05  # how often a CPU-time limit is checked
+PAUSE_POLL_S = 0.5  # how often a background run's wall-clock limit is checked (it waits out pauses)
 
 
 def cpu_seconds(pid):
@@ -470,21 +547,27 @@ def cpu_seconds(pid):
         return None
 
 
-def _wait_limited(p, wall_s, cpu_s=None, cpu0=0.0):
+def _wait_limited(p, wall_s, cpu_s=None, cpu0=0.0, paused=None):
     """Waits for p to end (without reaping it, as _wait_exit) for at most wall_s seconds of wall
-    time and, when cpu_s is given, cpu_s seconds of its CPU time beyond cpu0. Returns None when
-    it ended, else the limit it met: "cpu" or "wall"."""
-    if cpu_s is None:
+    time and, when cpu_s is given, cpu_s seconds of its CPU time beyond cpu0. With paused (a
+    background run: paused_s), the seconds it was stopped meanwhile do not count. Returns None
+    when it ended, else the limit it met: "cpu" or "wall"."""
+    if cpu_s is None and paused is None:
         return None if _wait_exit(p, wall_s) else "wall"
-    deadline = time.monotonic() + wall_s
+    t0 = time.monotonic()
+    p0 = paused() if paused else 0.0
+    poll = CPU_POLL_S if cpu_s is not None else PAUSE_POLL_S
+
+    def left():
+        return wall_s - (time.monotonic() - t0) + (paused() - p0 if paused else 0.0)
     while True:
-        left = deadline - time.monotonic()
-        if _wait_exit(p, max(0.0, min(CPU_POLL_S, left))):
+        if _wait_exit(p, max(0.0, min(poll, left()))):
             return None
-        used = cpu_seconds(p.pid)
-        if used is not None and used - cpu0 >= cpu_s:
-            return "cpu"
-        if time.monotonic() >= deadline:
+        if cpu_s is not None:
+            used = cpu_seconds(p.pid)
+            if used is not None and used - cpu0 >= cpu_s:
+                return "cpu"
+        if left() <= 0:
             return "wall"
 
 
@@ -535,6 +618,9 @@ def run(argv, timeout, cwd=None, env=None, report=False, contain=False, case=Non
                                  **_drop(user))
             _pin_child(p.pid)
             track(p.pid, tag)
+            bg = in_background()
+            if bg:
+                _enlist(p.pid)
             if wfd is not None:
                 os.close(wfd)
                 wfd = None
@@ -547,7 +633,7 @@ def run(argv, timeout, cwd=None, env=None, report=False, contain=False, case=Non
                 except OSError:
                     pass  # the child is already gone: its exit code says why
             leader = proc_info(p.pid) if contain else None
-            limit = _wait_limited(p, timeout, cpu_limit)
+            limit = _wait_limited(p, timeout, cpu_limit, paused=paused_s if bg else None)
             timed_out = limit is not None
             cpu_used = cpu_seconds(p.pid)  # still there: not reaped yet
             if timed_out:
@@ -563,6 +649,8 @@ def run(argv, timeout, cwd=None, env=None, report=False, contain=False, case=Non
             kill_group(p.pid)
             if not contain:
                 sweep(None, p.pid)
+            if bg:
+                _discharge(p.pid)
             untrack(p.pid, tag)  # before the reap: a reaped leader's pid (its group's id) may be reused
             p.wait()
             if ours is not None:

@@ -23,11 +23,14 @@ implausible time is measured again in a process of its own (evaluate.run_timed) 
 is said: only when that measurement is implausible too is it called tampered with (the message
 gives both times and both copies); otherwise the second measurement is the lab's.
 """
+import contextlib
+import dataclasses
 import threading
 from dataclasses import dataclass
 
 from . import evaluate as ev
 from . import gpu_guard
+from . import proc
 from . import scoring
 from .build import InfraError
 from .outcomes import CaseFailure, SpeedOutcome
@@ -79,6 +82,8 @@ class SpeedStage:
         self.mode = mode
         self.progress = progress
         self.serial_cache = serial_cache
+        # a GPU lab's timed runs share it; a host lab confirming a loss holds it alone (_quiet)
+        self.gate = proc.Gate()
 
     def run(self, lab, binary, correctness, student_first=True):
         """The SpeedOutcome of lab (binary: the student's) given its correctness outcome."""
@@ -101,6 +106,7 @@ class SpeedStage:
         if busy:
             return busy
         self.progress(f"speed: {lab} at n={n}")
+        self._watch.device = rinfo.device  # this thread's lab: a GPU lab's timed runs share the gate
         watch = self.guard is not None and rinfo.device
         w = self._watch
         for attempt in (1, 2):
@@ -163,7 +169,8 @@ class SpeedStage:
         """One timed run at n (timer: an evaluate.Timer), then, while run() watches the GPU and
         WATCH_S have passed since it was last asked, the other jobs on it now (_look). A report
         without a time is an error of that run, never a TypeError."""
-        t = self._timed_run(timer, n, reps, warmup, metric, seed, timeout)
+        with self.gate.shared() if getattr(self._watch, "device", True) else contextlib.nullcontext():
+            t = self._timed_run(timer, n, reps, warmup, metric, seed, timeout)
         w = self._watch
         if getattr(w, "intruders", None) is not None and self.guard.clock() - w.asked >= WATCH_S:
             self._look()
@@ -222,26 +229,44 @@ class SpeedStage:
         Whatever else runs on the machine (another GPU's grading, builds, the driver's work for
         other processes) only ever adds time, so the better of two measurements of the same code
         is the truer one, and no lab loses points on one measurement; a lab that is slow is slow
-        twice."""
+        twice. The confirming rounds run quiet (_quiet): the grader's own builds of the next
+        submissions stopped, and for the host lab the GPU labs' timed runs held off too, so a
+        loss that stands was measured with nothing of the grader's beside it."""
         spc = settings["speed"]
         runs = {"s": [], "r": [], "full": [], "copy": []}
         for rnd in range(spc["rounds"]):
             t = self._round(lab, student, reference, settings, n, metric, seed, (rnd % 2 == 0) == student_first, runs)
             if t is not None:
                 return self._failed(lab, n, metric, seed, t)
-        pick = scoring.median
+        pick, out = scoring.median, None
         for extra in range(spc.get("confirm_rounds", 1) + 1):
             if extra:  # a loss to confirm: one more round, in the order the next round would have
-                t = self._round(lab, student, reference, settings, n, metric, seed,
-                                ((spc["rounds"] + extra - 1) % 2 == 0) == student_first, runs)
+                if extra == 1:
+                    ratio = f"{out.ratio:.2f}x the reference's time" if out.ratio else "a loss"
+                    self.progress(f"speed: {lab}: {ratio}: confirming it with the grader's other work paused")
+                with self._quiet():
+                    t = self._round(lab, student, reference, settings, n, metric, seed,
+                                    ((spc["rounds"] + extra - 1) % 2 == 0) == student_first, runs)
                 if t is not None:
                     return self._failed(lab, n, metric, seed, t)
             out = self._judged(lab, student, settings, n, metric, seed, runs, pick)
             remeasured = not scoring.plausible(pick(runs["s"]), _copy_ms(runs))  # _judged's own verdict
+            if extra and out.status == Status.GRADED:
+                out = dataclasses.replace(out, quiet_rounds=extra)
             if remeasured or out.status != Status.GRADED or scoring.speed_award(out, spc, 1.0)[0] >= 1.0:
                 return out
             pick = min
         return out
+
+    @contextlib.contextmanager
+    def _quiet(self):
+        """The grader's other work held off while a loss is confirmed: its background builds
+        stopped (proc.quiet) and, when this thread times the host lab (a CPU core's time, which
+        the GPU labs' harnesses share: each fills and checks arrays of 2^28 elements on the host),
+        the GPU labs' timed runs too (the one in flight ends first; the next waits at the gate)."""
+        device = getattr(self._watch, "device", True)
+        with contextlib.nullcontext() if device else self.gate.alone(), proc.quiet():
+            yield
 
     def _round(self, lab, student, reference, settings, n, metric, seed, student_first, runs):
         """One round: the student's timed run and the reference's, in that order or the other,

@@ -124,6 +124,42 @@ def result(*labs):
                       "speed": {"status": speed, "points": 29.5}} for lab, status, passed, speed in labs]}
 
 
+class HonestLosses(unittest.TestCase):
+    """An untouched copy of the solutions that loses a speed point is an honest student losing
+    one: the report names it and the lab (the class of 100, 2026-11-29: three copies lost 0.04
+    to 5.07 points, and the rows could not say in which lab)."""
+
+    def test_each_speed_point_a_copy_of_the_solutions_loses_is_named_with_its_lab(self):
+        r = result(("01_serial", "graded", 10, "graded"), ("02_naive", "graded", 10, "graded"))
+        r["labs"][0]["speed"].update(max=30, points=24.93, note="1.54x the reference's time")
+        r["labs"][1]["speed"].update(max=30, points=30)
+        self.assertEqual(bench_grader.speed_lost(r), {"01_serial": [5.07, "1.54x the reference's time"]})
+        rows = [{"submission": "s000-full", "kind": "full", "points": 994.93, "max_points": 1000,
+                 "speed_lost": bench_grader.speed_lost(r)},
+                {"submission": "s001-partial", "kind": "partial", "points": 500, "max_points": 1000,
+                 "speed_lost": {}},
+                {"submission": "s002-broken", "kind": "broken", "points": 900, "max_points": 1000,
+                 "speed_lost": {"02_naive": [3.0, "slow"]}},  # a broken lab may be slow: not honest
+                {"submission": "s003-full", "kind": "full", "points": 999.0, "max_points": 1000},  # an older file
+                {"submission": "s004-full", "kind": "full", "points": None, "max_points": None}]  # no result yet
+        mine, lost = bench_grader.honest_losses(rows)
+        self.assertEqual([m["submission"] for m in mine], ["s000-full", "s001-partial", "s003-full"])
+        self.assertEqual(lost, [("s000-full", "01_serial", 5.07, "1.54x the reference's time"),
+                                ("s003-full", None, 1.0, "")])
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            bench_grader.print_honest(rows)
+        self.assertIn("3 graded; 2 lost points\n", out.getvalue())
+        self.assertIn("LOST: s000-full 01_serial: 5.07 points: 1.54x the reference's time", out.getvalue())
+        self.assertIn("LOST: s003-full (lab not recorded in this file): 1.0 points", out.getvalue())
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            bench_grader.print_honest(rows[1:3])
+        self.assertIn("1 graded; none lost a point", out.getvalue())
+        s = bench_grader.summarize([dict(x, elapsed_s=1.0, device="d") for x in rows[:3]], 10.0, "1", 0)
+        self.assertEqual(s["honest_lost"], [["s000-full", "01_serial", 5.07, "1.54x the reference's time"]])
+
+
 class CheckIsolated(unittest.TestCase):
     """--check-isolated: what counts as the same verdict, and what is named when one differs."""
 

@@ -159,6 +159,201 @@ class ConfirmedLoss(unittest.TestCase):
         self.assertEqual(len(st.calls), 4)  # two probes, nothing at the full size
 
 
+def _state(pid):
+    """A process's state letter from /proc ("T": stopped), or None when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return None
+
+
+def _wait_for(cond, limit=10.0):
+    t0 = time.monotonic()
+    while not cond():
+        if time.monotonic() - t0 > limit:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+# a run that needs 0.4 s of CPU time (not of wall time: a stopped process uses none) and says so
+BUSY_CPU = [sys.executable, "-c", "import time\nwhile time.process_time() < 0.4: pass\nprint('done')"]
+
+
+class QuietConfirmation(unittest.TestCase):
+    """A speed loss is confirmed with the grader's other work paused. Measured on one H200 with
+    a grader alone on it (the class of 100, 2026-11-29, part 3/4): three copies of the solutions
+    lost 0.04, 2.58 and 5.07 points on lab 01, timed on the core the grader keeps, while the
+    other 15 compiled the next submissions and the GPU labs' harnesses filled and checked arrays
+    of 2^28 elements on the host: a serial scan at 2^23 shares the memory bus with all of them,
+    and every one of its five rounds did. Now the confirming rounds stop the grader's builds
+    (proc.quiet) and, for the host lab, hold off the GPU labs' timed runs (SpeedStage.gate)."""
+
+    def _background_run(self, timeout, out):
+        with proc.background():
+            out.append(proc.run(BUSY_CPU, timeout))
+
+    def _pid_of_child(self):
+        mine = os.getpid()
+        kids = []
+        for entry in os.listdir("/proc"):
+            if entry.isdigit():
+                info = proc.proc_info(int(entry))
+                if info is not None and info.ppid == mine and "process_time" in _cmdline(int(entry)):
+                    kids.append(int(entry))
+        return kids[0] if len(kids) == 1 else None
+
+    def test_background_runs_stop_while_quiet_and_their_limit_waits_out_the_pause(self):
+        out = []
+        t = threading.Thread(target=self._background_run, args=(3.0, out))
+        t.start()
+        self.assertTrue(_wait_for(lambda: self._pid_of_child() is not None))
+        pid = self._pid_of_child()
+        with proc.quiet():
+            self.assertTrue(_wait_for(lambda: _state(pid) == "T"), "stopped while quiet")
+            time.sleep(3.5)  # longer than the run's whole limit
+            self.assertEqual(_state(pid), "T")
+        t.join(30)
+        self.assertFalse(t.is_alive())
+        r = out[0]
+        self.assertFalse(r.timed_out, "the pause does not count against its limit")
+        self.assertEqual((r.returncode, r.stdout.strip()), (0, "done"))
+        self.assertGreater(r.seconds, 3.5)
+
+    def test_a_background_run_started_while_quiet_starts_stopped(self):
+        out = []
+        with proc.quiet():
+            t = threading.Thread(target=self._background_run, args=(30.0, out))
+            t.start()
+            self.assertTrue(_wait_for(lambda: self._pid_of_child() is not None))
+            pid = self._pid_of_child()
+            self.assertTrue(_wait_for(lambda: _state(pid) == "T"))
+            time.sleep(0.6)
+            self.assertEqual(_state(pid), "T", "still stopped: it has had no CPU time")
+            self.assertEqual(out, [])
+        t.join(30)
+        self.assertEqual(out[0].stdout.strip(), "done")
+
+    def test_a_foreground_run_is_never_stopped(self):
+        with proc.quiet():
+            r = proc.run(BUSY_CPU, 20)  # a timed run, a case: not background work
+        self.assertEqual((r.returncode, r.stdout.strip(), r.timed_out), (0, "done", False))
+
+    def test_a_background_run_that_overstays_its_limit_still_times_out(self):
+        with proc.background():
+            r = proc.run([sys.executable, "-c", "import time; time.sleep(5)"], 0.5)
+        self.assertTrue(r.timed_out)
+        self.assertLess(r.seconds, 3.0)
+
+    def test_the_rounds_that_confirm_a_loss_are_quiet_and_the_note_says_so(self):
+        seen = []
+
+        class Watched(ScriptedStage):
+            def _timed_run(self, *a):
+                seen.append(proc._quiet["depth"] > 0)
+                return super()._timed_run(*a)
+        slow, ok = (0.85, 0.45), (0.5, 0.45)
+        st = Watched({"s": [ok, slow, ok], "r": [ok]})  # probe, round (a loss), the confirming round
+        out = st.run(LAB, "student", PASSED)
+        self.assertAlmostEqual(out.ratio, 1.0)
+        self.assertEqual(seen, [False] * 4 + [True, True])
+        self.assertEqual(proc._quiet["depth"], 0)
+        seen.clear()
+        st = Watched({"s": [slow], "r": [ok]})  # slow in the quiet round too: the loss stands
+        out = st.run(LAB, "student", PASSED)
+        self.assertEqual((out.ratio, out.quiet_rounds), (1.7, 1))
+        from gradelib import scoring
+        pts, note = scoring.speed_award(out, CFG.lab(LAB)["speed"], 30)
+        self.assertLess(pts, 30)
+        self.assertIn("1 of its rounds measured with the grader's builds of other submissions stopped", note)
+        seen.clear()
+        st = Watched({"s": [ok], "r": [ok]})  # no loss: nothing paused
+        st.run(LAB, "student", PASSED)
+        self.assertEqual(seen, [False] * 4)
+
+    def test_the_host_lab_s_quiet_rounds_hold_off_the_gpu_labs_timed_runs(self):
+        st = ScriptedStage({"s": [(0.5, 0.45)], "r": [(0.5, 0.45)]})
+        inside, events = threading.Event(), []
+
+        def host():
+            st._watch.device = False  # this thread times the host lab
+            with st._quiet():
+                inside.set()
+                time.sleep(0.5)
+                events.append("host confirm done")
+
+        def gpu_lab():
+            st._watch.device = True
+            inside.wait()
+            st._timed(ev_timer(), 1 << 20, 1, 0, "ms", 1, 10)
+            events.append("gpu lab timed")
+        threads = [threading.Thread(target=host), threading.Thread(target=gpu_lab)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(10)
+        self.assertEqual(events, ["host confirm done", "gpu lab timed"])
+        # and a GPU lab's own confirmation pauses the builds only: the host lab is not held
+        st._watch.device = True
+        with st._quiet():
+            with st.gate.shared():  # would block if the GPU lab's quiet held the gate alone
+                pass
+
+
+class BuildsAreBackground(unittest.TestCase):
+    def test_a_submission_built_ahead_is_background_work_in_every_build_thread(self):
+        """batch.unpack_and_build marks its thread; Grader.build_submission's own pool (one thread
+        a lab) must start its processes as background work too, or quiet() misses them."""
+        seen = {}
+
+        class Stage:
+            def __init__(self, *a):
+                pass
+
+            def run(self, lab, src, out_dir, bases=None):
+                seen[lab] = (proc.in_background(), threading.current_thread() is threading.main_thread())
+                return mock.Mock(binary=None)
+        g = Grader.__new__(Grader)
+        g.work, g.builder, g.symbol_builder, g.mode, g.refs = tempfile.mkdtemp(), None, None, "gpu", {}
+        g.labs, g.jobs, g.build_seconds, g.timings = ["02_naive", "03_kogge_stone", "10_applications"], 3, {}, {}
+        g.config = CFG
+        with mock.patch("gradelib.grading.BuildStage", Stage):
+            g.build_submission("s", {lab: "x" for lab in g.labs})
+            self.assertTrue(seen and not any(bg for bg, _ in seen.values()), "a student's own grade: foreground")
+            seen.clear()
+            with proc.background():
+                g.build_submission("s", {lab: "x" for lab in g.labs})
+        self.assertEqual(sorted(seen), sorted(g.labs + ["07_hierarchical", "08_decoupled_lookback"]))
+        self.assertTrue(all(bg and not main for bg, main in seen.values()), seen)
+        shutil.rmtree(g.work)
+
+    def test_batch_builds_the_next_submissions_as_background_work(self):
+        from gradelib import batch
+        run = mock.Mock()
+        run.labs, run.args.only_submitted, run.grader.work = ["02_naive"], False, tempfile.gettempdir()
+        run.grader.bases_of.return_value = []
+        run.grader.build_submission.side_effect = lambda *a: proc.in_background()
+        found = mock.Mock(sources={"02_naive": "x"}, problem=None)
+        with mock.patch("gradelib.batch.uploads.open_submission", return_value=found):
+            self.assertEqual(batch.unpack_and_build(run, "s", "path"), (found, True))
+        self.assertFalse(proc.in_background(), "the thread's own mark is restored")
+
+
+def ev_timer():
+    class T:
+        binary, isolated = "student", False
+    return T()
+
+
+def _cmdline(pid):
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read().decode(errors="replace")
+    except OSError:
+        return ""
+
+
 class FakeSmi:
     """nvidia-smi's answers in turn (the last one repeats); None: it fails."""
 
