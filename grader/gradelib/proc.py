@@ -552,7 +552,7 @@ def _wait_limited(p, wall_s, cpu_s=None, cpu0=0.0, paused=None):
     time and, when cpu_s is given, cpu_s seconds of its CPU time beyond cpu0. With paused (a
     background run: paused_s), the seconds it was stopped meanwhile do not count. Returns None
     when it ended, else the limit it met: "cpu" or "wall"."""
-    if cpu_s is None and paused is None:
+    if cpu_s is None and (paused is None or wall_s is None):
         return None if _wait_exit(p, wall_s) else "wall"
     t0 = time.monotonic()
     p0 = paused() if paused else 0.0
