@@ -141,15 +141,20 @@ _pin = threading.local()  # .cpu: the core the processes this thread starts run 
 
 
 @contextlib.contextmanager
-def pinned(cpu):
-    """The processes this thread starts meanwhile run on cpu alone (None: where the grader
-    does): the host lab's timed runs, on the core the grader keeps for them (cores.py)."""
-    old = getattr(_pin, "cpu", None)
-    _pin.cpu = cpu
+def _for_this_thread(local, name, value, default):
+    """local.name (a threading.local's) set to value while the block runs, then as it was."""
+    old = getattr(local, name, default)
+    setattr(local, name, value)
     try:
         yield
     finally:
-        _pin.cpu = old
+        setattr(local, name, old)
+
+
+def pinned(cpu):
+    """The processes this thread starts meanwhile run on cpu alone (None: where the grader
+    does): the host lab's timed runs, on the core the grader keeps for them (cores.py)."""
+    return _for_this_thread(_pin, "cpu", cpu, None)
 
 
 def _pin_child(pid):
@@ -168,16 +173,10 @@ _background = set()  # process groups of the background runs going on now
 _quiet = {"depth": 0, "since": 0.0, "total": 0.0}  # quiet(): how deep, since when, seconds so far
 
 
-@contextlib.contextmanager
 def background(on=True):
     """The processes this thread starts meanwhile are background work (with on): the builds of
     the next submissions, made while this one has the GPU (batch.py). quiet() stops them."""
-    old = getattr(_bg, "on", False)
-    _bg.on = on
-    try:
-        yield
-    finally:
-        _bg.on = old
+    return _for_this_thread(_bg, "on", on, False)
 
 
 def in_background():
