@@ -604,6 +604,22 @@ def finished_elsewhere(isolated_rows):
             and all(twin(r, lab) in done for lab in r["lab_content"])}
 
 
+def solutions_differ(docs):
+    """{lab: [[content, [part labels]], ...]} for each lab whose full submissions (copies of the
+    course's solutions) have more than one content across the parts: parts graded at different
+    versions of the course, whose times are of different code."""
+    seen = {}
+    for d in docs:
+        label = part_label(d["summary"]["class"])
+        for r in d["rows"]:
+            if r.get("kind") == "full":
+                for lab, content in (r.get("lab_content") or {}).items():
+                    labels = seen.setdefault(lab, {}).setdefault(content, [])
+                    if label not in labels:
+                        labels.append(label)
+    return {lab: [[c, labels] for c, labels in by.items()] for lab, by in sorted(seen.items()) if len(by) > 1}
+
+
 def merge(docs):
     """The whole class from its parts' --json documents: (doc, "") with the merged summary and
     rows, or (None, why) when they are not the parts of one class, each once."""
@@ -639,6 +655,7 @@ def merge(docs):
     summary["running_parts"] = [part_label(s["class"]) for s in sums if s.get("running")]
     summary["first_wall_s"] = sums[0].get("first_wall_s") or {}
     summary["class"] = dict(first, parts=len(sums), part=None)
+    summary["solutions_differ"] = solutions_differ(docs)
     for key in ("starts_per_submission", "gpu_watch_per_submission", "speed_stage_per_submission"):  # per submission
         parts = [(s[key], s["submissions"]) for s in sums if s.get(key)]
         if len(parts) == len(sums):
@@ -672,6 +689,10 @@ def print_merged(doc):
               f"was lost, or the part stopped before its end): their wall time is up to the snapshot, and their "
               f"submissions not yet graded have no result; the class's wall time above is a lower bound")
     print_firsts(s.get("first_wall_s"))
+    for lab, versions in (s.get("solutions_differ") or {}).items():
+        print(f"NOTE: the parts graded different versions of the course: {lab}'s solution is "
+              + "; ".join(f"{c[:8]} in {', '.join(labels)}" for c, labels in versions)
+              + " (the class's times are not all of the same code; the check needs each version's twin)")
     iso = doc.get("isolated")
     if iso:
         diff, left = iso["differences"], iso.get("unchecked", [])

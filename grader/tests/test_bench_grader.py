@@ -459,6 +459,30 @@ class Parts(unittest.TestCase):
             bench_grader.print_merged(doc)
         self.assertIn("graded back to back: 100.0 (1/2) + 30.0 (3/4) + 20.0 (4/4) = 150.0 s", out.getvalue())
 
+    def test_parts_graded_at_different_versions_of_the_solutions_are_named(self):
+        # the class of 100 (2026-11-29): part 1/2 graded before a commit that changed lab 10's
+        # solution file, 3/4 and 4/4 after it; the merge joined them without a word
+        a = self.part_doc(1, 2, 100.0, [("s000-full", 10.0), ("s001-broken", 10.0)])
+        c = self.part_doc(3, 4, 30.0, [("s002-full", 10.0)])
+        d = self.part_doc(4, 4, 20.0, [("s003-full", 10.0)])
+        a["rows"][1]["kind"] = "broken"  # a broken submission's lab 10 is its own: not a version of the course
+        for doc, lab10 in ((a, "old"), (c, "new"), (d, "new")):
+            for r in doc["rows"]:
+                r["lab_content"] = {"01_serial": "same", "10_applications": lab10 if r["kind"] == "full" else "bug"}
+        doc, why = bench_grader.merge([a, c, d])
+        self.assertEqual(why, "")
+        self.assertEqual(doc["summary"]["solutions_differ"],
+                         {"10_applications": [["old", ["1/2"]], ["new", ["3/4", "4/4"]]]})
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            bench_grader.print_merged(doc)
+        self.assertIn("NOTE: the parts graded different versions of the course: 10_applications's solution is "
+                      "old in 1/2; new in 3/4, 4/4", out.getvalue())
+        for r in a["rows"]:  # the same version everywhere: nothing to say
+            r["lab_content"]["10_applications"] = "new" if r["kind"] == "full" else "bug"
+        doc, _ = bench_grader.merge([a, c, d])
+        self.assertEqual(doc["summary"]["solutions_differ"], {})
+
     def test_the_merge_compares_every_part_with_the_isolated_twins_of_any_part(self):
         # part 1 was checked alone, part 2 not: its rows meet part 1's isolated twins by lab content
         a = self.part_doc(1, 2, 10.0, [("s000-full", 1.0), ("s001-broken", 1.0)], isolated_diff=[])
