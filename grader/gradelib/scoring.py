@@ -134,9 +134,8 @@ def speed_award(speed, speed_settings, maximum):
     what = "tile pass" if speed.metric == "tile_ms" else "time"
     note = (f"{speed.ratio:.2f}x the reference's {what} "
             f"(full points at <= {full_at:g}x, none at >= {zero_at:g}x)")
-    quiet = getattr(speed, "quiet_rounds", 0)
-    if quiet and frac < 1.0:
-        note += (f"; each side's best time, {quiet} of its rounds measured with the grader's builds of "
+    if speed.quiet_rounds and frac < 1.0:
+        note += (f"; each side's best time, {speed.quiet_rounds} of its rounds measured with the grader's builds of "
                  f"other submissions stopped")
     floor = speed_settings["min_speedup"]
     if floor is not None and speed.speedup is not None and speed.speedup < floor:

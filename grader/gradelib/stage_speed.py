@@ -169,7 +169,7 @@ class SpeedStage:
         """One timed run at n (timer: an evaluate.Timer), then, while run() watches the GPU and
         WATCH_S have passed since it was last asked, the other jobs on it now (_look). A report
         without a time is an error of that run, never a TypeError."""
-        with self.gate.shared() if getattr(self._watch, "device", True) else contextlib.nullcontext():
+        with self.gate.shared() if self._on_device() else contextlib.nullcontext():
             t = self._timed_run(timer, n, reps, warmup, metric, seed, timeout)
         w = self._watch
         if getattr(w, "intruders", None) is not None and self.guard.clock() - w.asked >= WATCH_S:
@@ -264,9 +264,12 @@ class SpeedStage:
         stopped (proc.quiet) and, when this thread times the host lab (a CPU core's time, which
         the GPU labs' harnesses share: each fills and checks arrays of 2^28 elements on the host),
         the GPU labs' timed runs too (the one in flight ends first; the next waits at the gate)."""
-        device = getattr(self._watch, "device", True)
-        with contextlib.nullcontext() if device else self.gate.alone(), proc.quiet():
+        with contextlib.nullcontext() if self._on_device() else self.gate.alone(), proc.quiet():
             yield
+
+    def _on_device(self):
+        """Whether this thread times a GPU lab (run() says which; True for a thread it never saw)."""
+        return getattr(self._watch, "device", True)
 
     def _round(self, lab, student, reference, settings, n, metric, seed, student_first, runs):
         """One round: the student's timed run and the reference's, in that order or the other,

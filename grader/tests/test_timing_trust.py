@@ -15,7 +15,7 @@ import unittest
 from unittest import mock
 
 import fakes
-from gradelib import config, evaluate, gpu_guard, proc, stage_cases
+from gradelib import config, evaluate, gpu_guard, proc, scoring, stage_cases
 from gradelib.build import InfraError
 from gradelib.grading import Grader
 from gradelib.outcomes import CorrectnessOutcome, SpeedOutcome
@@ -160,12 +160,20 @@ class ConfirmedLoss(unittest.TestCase):
 
 
 def _state(pid):
-    """A process's state letter from /proc ("T": stopped), or None when it is gone."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return None
+    """A process's state letter ("T": stopped), or None when it is gone."""
+    info = proc.proc_info(pid)
+    return info.state if info else None
+
+
+def _cmdline(pid):
+    return (proc._read_proc(f"/proc/{pid}/cmdline") or b"").decode(errors="replace")
+
+
+def student_timer():
+    """A stand-in evaluate.Timer of the student's binary (ScriptedStage answers its runs)."""
+    class T:
+        binary, isolated = "student", False
+    return T()
 
 
 def _wait_for(cond, limit=10.0):
@@ -195,13 +203,9 @@ class QuietConfirmation(unittest.TestCase):
             out.append(proc.run(BUSY_CPU, timeout))
 
     def _pid_of_child(self):
-        mine = os.getpid()
-        kids = []
-        for entry in os.listdir("/proc"):
-            if entry.isdigit():
-                info = proc.proc_info(int(entry))
-                if info is not None and info.ppid == mine and "process_time" in _cmdline(int(entry)):
-                    kids.append(int(entry))
+        """The pid of this process's one BUSY_CPU child, or None while there is not exactly one."""
+        kids = [pid for pid, info in proc._processes().items()
+                if info.ppid == os.getpid() and "process_time" in _cmdline(pid)]
         return kids[0] if len(kids) == 1 else None
 
     def test_background_runs_stop_while_quiet_and_their_limit_waits_out_the_pause(self):
@@ -263,7 +267,6 @@ class QuietConfirmation(unittest.TestCase):
         st = Watched({"s": [slow], "r": [ok]})  # slow in the quiet round too: the loss stands
         out = st.run(LAB, "student", PASSED)
         self.assertEqual((out.ratio, out.quiet_rounds), (1.7, 1))
-        from gradelib import scoring
         pts, note = scoring.speed_award(out, CFG.lab(LAB)["speed"], 30)
         self.assertLess(pts, 30)
         self.assertIn("1 of its rounds measured with the grader's builds of other submissions stopped", note)
@@ -286,7 +289,7 @@ class QuietConfirmation(unittest.TestCase):
         def gpu_lab():
             st._watch.device = True
             inside.wait()
-            st._timed(ev_timer(), 1 << 20, 1, 0, "ms", 1, 10)
+            st._timed(student_timer(), 1 << 20, 1, 0, "ms", 1, 10)
             events.append("gpu lab timed")
         threads = [threading.Thread(target=host), threading.Thread(target=gpu_lab)]
         for t in threads:
@@ -338,20 +341,6 @@ class BuildsAreBackground(unittest.TestCase):
         with mock.patch("gradelib.batch.uploads.open_submission", return_value=found):
             self.assertEqual(batch.unpack_and_build(run, "s", "path"), (found, True))
         self.assertFalse(proc.in_background(), "the thread's own mark is restored")
-
-
-def ev_timer():
-    class T:
-        binary, isolated = "student", False
-    return T()
-
-
-def _cmdline(pid):
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            return f.read().decode(errors="replace")
-    except OSError:
-        return ""
 
 
 class FakeSmi:
