@@ -705,17 +705,6 @@ def run_case(binary, n, dist, seed, timeout, options=()):
     return diagnose(r, wall, {"n": n, "seed": seed, "dist": dist})
 
 
-# A session's process that uses more CPU time than IDLE_CPU_S, and more than IDLE_CPU_SHARE of the
-# wall time, between the report of one case and the next case (or its end) did work no case
-# accounts for: a thread left running while the process waits. Beside the reference's timed runs
-# (the host lab's share one core with it) that would slow the reference, not the student's code.
-# The harness reads its next case as soon as its report is out (common/harness/session.c). Only
-# timed sessions are held to it: a case's or a sanitizer's verdict does not move with another
-# process's speed (and a sanitizer's own process may well work while its target waits).
-IDLE_CPU_S = 0.05
-IDLE_CPU_SHARE = 0.1
-
-
 class LabSession:
     """Several graded runs of one lab binary in one process (proc.Session; the harness reads the
     next case after each report), each diagnosed as it would be alone: a case that is ok leaves
@@ -723,8 +712,7 @@ class LabSession:
     process's exit code, its stderr since the case began, what else was on the channel and what
     it left running (as a run of its own would be). clean turns False when the process did
     something no case's verdict accounts for (a second line on the report channel, an unclean
-    exit after its last case, a process left running, a timed session's CPU time used while it
-    waited between runs: IDLE_CPU_S): the caller then runs the cases that came
+    exit after its last case, a process left running): the caller then runs the cases that came
     back ok again, each alone, and keeps those verdicts. argv: the binary, or a tool and its
     options before it (compute-sanitizer). The process runs from a RunDir of its own (see
     run_lab); tool: a function (binary, log) -> the argv of a tool that runs the binary, whose
@@ -744,18 +732,6 @@ class LabSession:
         self.cases = 0
         self.clean = True
         self.ended = False
-        self._waiting = None  # (when, its CPU seconds) at the last report: it waits from then
-
-    def _check_idle(self):
-        """clean turns False when the process used the CPU while it waited for its next case."""
-        cpu = proc.cpu_seconds(self.session.p.pid)
-        if self._waiting is None or cpu is None or self.kind != "timed":
-            return cpu
-        since, cpu_then = self._waiting
-        used = cpu - cpu_then
-        if used > IDLE_CPU_S and used > IDLE_CPU_SHARE * (time.monotonic() - since):
-            self.clean = False
-        return cpu
 
     def run(self, line, timeout, expect=None, cpu_limit=None):
         """(kind, message, report) of one case (line: case_line's options), as diagnose gives;
@@ -765,10 +741,9 @@ class LabSession:
             self.clean = False
         t0 = time.monotonic()
         off = self.session.err_offset()
-        cpu0 = self._check_idle()
+        cpu0 = proc.cpu_seconds(self.session.p.pid)
         state, text = self.session.ask(line, timeout, cpu_limit)
         cpu1 = proc.cpu_seconds(self.session.p.pid)
-        self._waiting = (time.monotonic(), cpu1) if cpu1 is not None else None
         used = {"cpu": round(cpu1 - cpu0, 3)} if cpu0 is not None and cpu1 is not None else {}
         self.cases += 1
         rep = parse_report(text, channel=True) if state == "report" else None
@@ -800,7 +775,6 @@ class LabSession:
     def close(self, timeout=30):
         """Ends the process after its last case; returns clean (see the class)."""
         if not self.ended:
-            self._check_idle()
             final, _ = self._end(timeout)
             if final.returncode != EXIT_OK or final.timed_out or final.report.strip():
                 self.clean = False

@@ -14,9 +14,7 @@ fail_after=K makes the cases after the K-th of one process wrong (state kept bet
 exit_at_end=CODE its exit code after the last case, cap_first=True a call larger than the first
 call of its process wrong (a buffer sized once, by the first call). Status "hang" sleeps (a hang
 that uses no CPU time), "spin" loops (one that does); spin_once=PATH makes the first run that finds
-no file PATH create it and spin, and every later run behave as told. spin_idle=True keeps a
-thread spinning while `scan --grader` waits for its next case (and for its end): the CPU it uses
-then is no case's."""
+no file PATH create it and spin, and every later run behave as told."""
 import json
 import os
 import shutil
@@ -128,19 +126,9 @@ def one(a, report_fd, k):
 report_fd = int(argv[argv.index("--report-fd") + 1]) if "--report-fd" in argv else -1
 if argv != ["--grader"]:
     sys.exit(one(argv, report_fd, 0))
-import threading
-SPIN = [False]
-def spinner():  # while the process waits for its next case, when spin_idle
-    while True:
-        if not SPIN[0]:
-            time.sleep(0.001)
-if B.get("spin_idle"):
-    threading.Thread(target=spinner, daemon=True).start()
 k, code = 0, 0
 while code == 0:  # the harness's loop: cases until the input ends or one is not ok
-    SPIN[0] = bool(B.get("spin_idle")) and k > 0
     line = next_case()
-    SPIN[0] = False
     if line is None:
         break
     code = one(line.split(), 0, k)

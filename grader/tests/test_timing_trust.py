@@ -761,58 +761,6 @@ class Gate(unittest.TestCase):
                                ("start", "b"), ("end", "b")])
 
 
-class IdleWork(unittest.TestCase):
-    """A timed session that works while it waits. The student's timed runs share one process,
-    the reference's another, in turn; a thread the student's process leaves spinning between its
-    runs would run beside the reference's (the host lab's are pinned to one core with them) and
-    slow them, not the student's code: more speed points without the work. Such a session is not
-    clean, so the whole measurement is made again one process a run (SpeedStage._measure), with
-    no student process alive while the reference is timed."""
-
-    def setUp(self):
-        self.tmp = fakes.shared_tmp()
-
-    def timed_twice(self, binary, pause=0.6):
-        t = evaluate.Timer(binary)
-        for _ in range(2):
-            kind, msg, _ = t.timed(1 << 10, 2, 0, 1, 20)
-            self.assertEqual(kind, Status.OK, msg)
-            time.sleep(pause)  # the reference's turn
-        return t.close()
-
-    def test_a_process_that_spins_while_it_waits_is_not_clean(self):
-        self.assertFalse(self.timed_twice(fakes.fake_lab(self.tmp, "idler", spin_idle=True)))
-
-    def test_a_process_that_waits_quietly_is_clean(self):
-        self.assertTrue(self.timed_twice(fakes.fake_lab(self.tmp, "quiet")))
-
-    def test_only_timed_sessions_are_held_to_it(self):
-        s = evaluate.case_session(fakes.fake_lab(self.tmp, "case-idler", spin_idle=True))
-        for seed in (1, 2):
-            self.assertEqual(evaluate.run_case_in(s, 1 << 10, "small", seed, 20)[0], Status.OK)
-            time.sleep(0.6)
-        self.assertTrue(s.close())
-
-    def test_the_speed_stage_then_measures_again_one_process_a_run(self):
-        calls = []
-        st = ScriptedStage({"s": [(0.5, 0.45)], "r": [(0.5, 0.45)]}, {"s": [(0.6, 0.45)], "r": [(0.5, 0.45)]})
-        closes = iter([False, True, True, True])  # the student's session worked while it waited
-
-        class T:
-            def __init__(self, binary, isolated=False):
-                self.binary, self.isolated = binary, isolated
-                calls.append(isolated)
-
-            def close(self):
-                return next(closes)
-        with mock.patch.object(evaluate, "Timer", T):
-            out = st.run(LAB, "student", PASSED)
-        self.assertEqual(out.status, Status.GRADED)
-        self.assertEqual(calls, [False, False, True, True])  # shared, then both again alone
-        self.assertAlmostEqual(out.student_ms, 0.6)  # the measurement alone is the lab's
-        self.assertTrue(all(iso for _, iso in st.calls[-(len(st.calls) // 2):]))
-
-
 class Hangs(unittest.TestCase):
     def setUp(self):
         self.tmp = fakes.shared_tmp()
