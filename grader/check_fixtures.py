@@ -48,7 +48,11 @@ CPUS_PER_SHARD = 4
 LAB_COST = {"10": 10, "09": 4, "08": 2}
 # The CPU time (seconds) a correctness case may take, for the labs without a limit of their own
 # in the config (the fixture that never ends is timed out after it, then again alone after 3x).
+# CPU mode's honest cases take at most about 1.2 s of CPU time there (its sizes are capped), a
+# GPU's up to a few (the host's fill and check of 2^28 elements); a case over the limit is only run
+# again alone, so a tight limit costs time, never a verdict. The infinite loop costs 5x the limit.
 CASE_TIMEOUT_S = 8
+CPU_CASE_TIMEOUT_S = 4
 
 
 def lab_text(lab):
@@ -266,13 +270,14 @@ def run_grade(cmd, args, folders, tmp):
 
 def fixture_config(args, tmp):
     """The config the fixtures are graded with: --config (default grader/config.json) with the
-    default case time limit cut to CASE_TIMEOUT_S, so that a fixture that hangs costs little; a
-    lab's own limit (lab 10's, whose largest cases take most of that in CPU mode) is kept, since
+    default case time limit cut to CASE_TIMEOUT_S (CPU_CASE_TIMEOUT_S in CPU mode), so that a
+    fixture that hangs costs little; a lab's own limit (lab 10's, whose largest cases take most of that in CPU mode) is kept, since
     grade.py --case-timeout would replace it too and time those cases out, each then run again
     alone (no verdict changes, only the wasted runs). Written into tmp; returns its path."""
     with open(args.config or os.path.join(HERE, "config.json"), encoding="utf-8") as f:
         data = json.load(f)
-    data.setdefault("defaults", {}).setdefault("timeouts", {})["case_s"] = CASE_TIMEOUT_S
+    data.setdefault("defaults", {}).setdefault("timeouts", {})["case_s"] = (CPU_CASE_TIMEOUT_S if args.cpu
+                                                                             else CASE_TIMEOUT_S)
     path = os.path.join(tmp, "config.json")
     with open(path, "w", encoding="utf-8") as f:
         json.dump(data, f, indent=1)

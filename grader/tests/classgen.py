@@ -29,7 +29,10 @@ BROKEN = ("compile_error", "exclusive_scan", "write_past_n", "non_power_of_two",
 MIX = ("full", "own", "copy", "broken", "full", "skeleton", "broken", "full", "broken", "nothing")
 
 # Lab 02 as a student might write it without looking at the reference: a pointer walk, a
-# grid-stride loop, and its own launcher arithmetic.
+# grid-stride loop, and its own launcher arithmetic. The walk is a counted for loop: written as a
+# while loop it would be a safe point of CPU mode's block scheduler at every 16th pass (rewrite.py,
+# fibers.cpp), and its O(n^2) sums would take about 13 s of CPU time a case at n = 65535 instead
+# of 0.2 s (verdicts the same): a minute of the suite spent on what this class does not test.
 OWN_02 = r'''/* 02_naive: my version. */
 #include "course/02_naive.h"
 #include "cuda_check.h"
@@ -40,12 +43,10 @@ __global__ void naive_scan_kernel(const int *__restrict__ in, int *__restrict__ 
 {
     size_t stride = (size_t)gridDim.x * blockDim.x;
     for (size_t idx = (size_t)blockIdx.x * blockDim.x + threadIdx.x; idx < n; idx += stride) {
-        const int *p = in;
         const int *end = in + idx + 1;
         unsigned total = 0u;
-        while (p != end) {
+        for (const int *p = in; p != end; ++p) {
             total = total + (unsigned)(*p);
-            ++p;
         }
         out[idx] = (int)total;
     }
@@ -76,9 +77,9 @@ COPY_02 = r'''/* naive scan, lab 2 */
 __global__ void naive_scan_kernel(const int *__restrict__ in, int *__restrict__ out, size_t n) {
   size_t jump = (size_t)gridDim.x * blockDim.x;
   for (size_t k = (size_t)blockIdx.x * blockDim.x + threadIdx.x; k < n; k += jump) {
-    const int *q = in; const int *stop = in + k + 1;
+    const int *stop = in + k + 1;
     unsigned acc = 0u;
-    while (q != stop) { acc = acc + (unsigned)(*q); ++q; }
+    for (const int *q = in; q != stop; ++q) { acc = acc + (unsigned)(*q); }
     out[k] = (int)acc;
   }
 }

@@ -108,13 +108,16 @@ class Shards(unittest.TestCase):
     def test_the_config_cuts_the_default_case_limit_and_keeps_a_labs_own(self):
         with open(os.path.join(fakes.GRADER, "config.json"), encoding="utf-8") as f:
             shipped = json.load(f)
-        with tempfile.TemporaryDirectory() as tmp:
-            with open(check_fixtures.fixture_config(argparse.Namespace(config=None), tmp), encoding="utf-8") as f:
-                got = json.load(f)
-        self.assertEqual(got["defaults"]["timeouts"]["case_s"], check_fixtures.CASE_TIMEOUT_S)
-        self.assertEqual(got["labs"], shipped["labs"])  # lab 10's own case_s among them
-        got["defaults"]["timeouts"]["case_s"] = shipped["defaults"]["timeouts"]["case_s"]
-        self.assertEqual(got, shipped)
+        for cpu, limit in ((False, check_fixtures.CASE_TIMEOUT_S), (True, check_fixtures.CPU_CASE_TIMEOUT_S)):
+            with tempfile.TemporaryDirectory() as tmp:
+                with open(check_fixtures.fixture_config(argparse.Namespace(config=None, cpu=cpu), tmp),
+                          encoding="utf-8") as f:
+                    got = json.load(f)
+            self.assertEqual(got["defaults"]["timeouts"]["case_s"], limit)
+            self.assertLess(limit, shipped["defaults"]["timeouts"]["case_s"])
+            self.assertEqual(got["labs"], shipped["labs"])  # lab 10's own case_s among them
+            got["defaults"]["timeouts"]["case_s"] = shipped["defaults"]["timeouts"]["case_s"]
+            self.assertEqual(got, shipped)
 
 
 if __name__ == "__main__":
