@@ -921,7 +921,11 @@ __global__ void OS_PASS_BOUNDS onesweep_pass_kernel(const int *__restrict__ src,
 {
     __shared__ unsigned s_count[WARPS][OS_BINS]; /* per warp: its keys of digit d so far */
     __shared__ unsigned s_keys[OS_TILE];
+#ifdef OS_DEST32 /* tuning sweep: 32-bit offsets (n <= 2^30), one bank a lookup, not two */
+    __shared__ int s_dest[OS_BINS];
+#else
     __shared__ long long s_dest[OS_BINS]; /* out index minus tile position, per digit */
+#endif
     __shared__ unsigned s[WARPS + 1];
     __shared__ unsigned s_tile;
     const unsigned warp = threadIdx.x / 32, lane = lane_id();
@@ -1037,7 +1041,11 @@ __global__ void OS_PASS_BOUNDS onesweep_pass_kernel(const int *__restrict__ src,
     unsigned total;
     const unsigned tile_start =
         block_exclusive_sum(tile_count, s, &total); /* digit d in the tile */
+#ifdef OS_DEST32
+    s_dest[d] = (int)(bins[d] + exclusive) - (int)tile_start;
+#else
     s_dest[d] = (long long)bins[d] + exclusive - tile_start;
+#endif
 #pragma unroll
     for (int w = 0; w < WARPS; w++)
 #ifdef OS_WARP_COUNTS
