@@ -214,6 +214,12 @@ cudaError_t lab_cpu_func_get_attributes(struct cudaFuncAttributes *attr, const v
 #define cudaOccupancyDefault 0x00
 #define cudaOccupancyDisableCachingOverride 0x01
 
+/* Device memory closed to host code (CPU mode only; common/cpu/memory.cpp): from
+ * lab_cpu_host_guard(1) until lab_cpu_host_guard(0), every cudaMalloc buffer is inaccessible to
+ * host code, as on a GPU, and open only to kernels, cudaMemcpy and cudaMemset. The harness closes
+ * it around the lab's first call of each case (common/harness/call.c). */
+void lab_cpu_host_guard(int on);
+
 /* Shared-memory bank conflicts (CPU mode only; common/cpu/banks.cpp). lab_cpu_banks_record(1)
  * clears the counts and counts every later launch of a kernel from an instrumented object (a .cu
  * file that declares __shared__ memory) until lab_cpu_banks_record(0). Counts are per kernel

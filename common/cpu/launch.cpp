@@ -129,6 +129,7 @@ void run_kernel(const char *name, const char *file, int line, const void *fn,
     if (banks::g_on)
         banks::launch_begin(name);
     watchdog_start();
+    const bool opened = open_device_memory(); /* kernels read and write it; host code may not */
     run_blocks(cfg.grid, cfg.shmem);
     g_blocks_together = 0; /* host code after the launch is no inter-block point */
     watchdog_stop();
@@ -138,6 +139,7 @@ void run_kernel(const char *name, const char *file, int line, const void *fn,
                 f->started = false;
     else
         check_padding();
+    close_device_memory(opened);
     g_launch = NULL;
     g_dyn = NULL;
     g_dyn_bytes = 0;

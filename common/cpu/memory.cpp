@@ -8,6 +8,13 @@
  * offset and index). The few bytes of padding around a buffer are filled with a pattern and checked
  * after each kernel. Shared-memory arrays are checked on every subscript (lab_cpu.h), and
  * shared_index_fault here reports one out of bounds.
+ *
+ * Host code cannot read device memory on a GPU: a device pointer dereferenced there faults. Here
+ * device memory is host memory, so while the harness runs the lab's first call of a case
+ * (lab_cpu_host_guard) the buffers' data pages are closed (PROT_NONE) and opened only for a
+ * kernel and for the runtime's cudaMemcpy and cudaMemset; host code that reads or writes them
+ * faults as on a GPU, and the fault handler (signals.cpp) says why. Without it, a launcher that
+ * touched device memory passed here and crashed on a GPU.
  */
 #include "runtime.h"
 #include "hostmem.h"
@@ -37,6 +44,14 @@ struct allocation {
     size_t data_len; /* data pages */
 };
 std::map<uintptr_t, allocation> g_allocs; /* by user address */
+bool g_guard;  /* lab_cpu_host_guard(1) until (0): the lab's code is running */
+bool g_closed; /* the data pages are inaccessible now */
+
+void protect_all(int prot)
+{
+    for (const auto &kv : g_allocs)
+        mprotect(kv.second.data, kv.second.data_len, prot);
+}
 
 /* The allocation whose mapping (guards included) holds p, or NULL. */
 const allocation *find_mapping(const void *p)
@@ -72,6 +87,31 @@ size_t page_size()
     if (!g_page)
         g_page = (size_t)sysconf(_SC_PAGESIZE);
     return g_page;
+}
+
+bool open_device_memory()
+{
+    if (!g_closed)
+        return false;
+    protect_all(PROT_READ | PROT_WRITE);
+    g_closed = false;
+    return true;
+}
+
+void close_device_memory(bool opened)
+{
+    if (opened && g_guard) {
+        protect_all(PROT_NONE);
+        g_closed = true;
+    }
+}
+
+bool in_closed_device_memory(const void *p)
+{
+    if (!g_closed)
+        return false;
+    const allocation *al = find_mapping(p);
+    return al && (const char *)p >= al->data && (const char *)p < al->data + al->data_len;
 }
 
 /* Describes where a faulting address lies: "byte offset 4100 (int index 1025) past the end of a
@@ -245,6 +285,8 @@ cudaError_t cudaMalloc(void **ptr, size_t bytes)
     /* fresh device memory holds no useful values: a pattern, not zeros, so code that forgets to
      * initialise shows it */
     memset(al.data, PAD_BYTE, data_len);
+    if (g_closed) /* allocated by the lab's host code: closed to it like the others */
+        mprotect(al.data, data_len, PROT_NONE);
     g_allocs[(uintptr_t)al.user] = al;
     *ptr = al.user;
     return cudaSuccess;
@@ -285,7 +327,9 @@ cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes, cudaMemcpyKind 
         return cudaSuccess;
     if (!dst || !src || !range_ok(dst, bytes) || !range_ok(src, bytes))
         return set_error(cudaErrorInvalidValue);
+    const bool opened = open_device_memory();
     memmove(dst, src, bytes);
+    close_device_memory(opened);
     return cudaSuccess;
 }
 
@@ -302,13 +346,24 @@ cudaError_t cudaMemset(void *ptr, int value, size_t bytes)
         return cudaSuccess;
     if (!ptr || !range_ok(ptr, bytes))
         return set_error(cudaErrorInvalidValue);
+    const bool opened = open_device_memory();
     memset(ptr, value, bytes);
+    close_device_memory(opened);
     return cudaSuccess;
 }
 
 cudaError_t cudaMemsetAsync(void *ptr, int value, size_t bytes, cudaStream_t)
 {
     return cudaMemset(ptr, value, bytes);
+}
+
+void lab_cpu_host_guard(int on)
+{
+    g_guard = on != 0;
+    if (g_guard != g_closed) {
+        protect_all(g_guard ? PROT_NONE : PROT_READ | PROT_WRITE);
+        g_closed = g_guard;
+    }
 }
 
 cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total_bytes)

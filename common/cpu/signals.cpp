@@ -8,7 +8,9 @@
  * SIGSEGV, SIGBUS and SIGFPE in a kernel are synchronous faults of the running fiber's
  * instruction. The handler notes the signal and the address and jumps to the scheduler
  * (resume), which reports them and abandons the fiber; the fiber is never continued. Outside a
- * kernel the signal takes its default action.
+ * kernel the signal takes its default action, after one line on stderr when the address is in
+ * device memory closed to host code (memory.cpp): the lab's host code dereferenced a device
+ * pointer, which on a GPU faults the same way.
  *
  * SIGALRM is the watchdog (CPU_KERNEL_TIMEOUT). Its first delivery only sets g_timed_out and
  * sets the alarm again, TIMEOUT_GRACE_S later. The flag is polled at every safe point: the
@@ -85,6 +87,14 @@ namespace {
 void on_fault(int sig, siginfo_t *si, void *uctx)
 {
     if (!g_cur || !g_launch) {
+        if (sig == SIGSEGV && in_closed_device_memory(si->si_addr)) {
+            static const char why[] =
+                "CPU mode: host code read or wrote device memory (a cudaMalloc buffer) outside a "
+                "kernel: a device pointer dereferenced on the host, which faults on a GPU too; "
+                "only kernels may touch device memory\n";
+            ssize_t ignored = write(2, why, sizeof(why) - 1);
+            (void)ignored;
+        }
         signal(sig, SIG_DFL);
         return; /* the faulting instruction runs again and the default action ends the process */
     }

@@ -113,10 +113,11 @@ lab_status lab_not_implemented(const lab_variant *v, lab_report *r);
  * the result line (common/cpu/banks.cpp): set by the session (not in a graded run). */
 extern int lab_harness_banks;
 
-/* Around the lab's own call k (not the harness's kernels): counting on for call 0 when
- * lab_harness_banks is set, then off. Nothing outside CPU mode. */
-void lab_banks_begin(int k);
-void lab_banks_end(void);
+/* Around the lab's own call k (not the harness's kernels), in CPU mode only, for call 0: bank
+ * counting on when lab_harness_banks is set, and device memory closed to host code (as on a GPU,
+ * where host code cannot read it: common/cpu/memory.cpp); then both off. */
+void lab_code_begin(int k);
+void lab_code_end(void);
 
 #ifdef __cplusplus
 }

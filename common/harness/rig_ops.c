@@ -178,7 +178,7 @@ static lab_result ops_invoke(void *self, const lab_case *c, int k, size_t n, lab
     lab_result res;
 
     CUDA_CHECK(cudaEventRecord(g->ev[0], 0));
-    lab_banks_begin(k);
+    lab_code_begin(k);
     switch (lab_entry_of(LAB_WHOLE, v->op)) {
     case LAB_ENTRY_SEG:
         res = v->fn.seg(d_in, g->d_heads + g->li.front, d_out, n, g->d_scratch);
@@ -192,7 +192,7 @@ static lab_result ops_invoke(void *self, const lab_case *c, int k, size_t n, lab
     default:
         res = v->fn.scan(d_in, d_out, n, g->d_scratch);
     }
-    lab_banks_end();
+    lab_code_end();
     CUDA_CHECK(cudaGetLastError());
     CUDA_CHECK(cudaDeviceSynchronize());
     CUDA_CHECK(cudaEventRecord(g->ev[1], 0));

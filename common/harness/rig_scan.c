@@ -146,12 +146,12 @@ static lab_result scan_invoke(void *self, const lab_case *c, int k, size_t n, la
     lab_result res;
 
     CUDA_CHECK(cudaEventRecord(g->ev[0], 0));
-    lab_banks_begin(k);
+    lab_code_begin(k);
     if (lab->shape == LAB_TILE)
         res = lab_device_tile_pass(lab, c->v, d_in, d_out, n, g->d_scratch, NULL);
     else
         res = lab_device_scan(lab, c->v, d_in, d_out, n, g->d_scratch);
-    lab_banks_end();
+    lab_code_end();
     CUDA_CHECK(cudaGetLastError());
     CUDA_CHECK(cudaDeviceSynchronize()); /* every stream: all of the lab's work is counted */
     CUDA_CHECK(cudaEventRecord(g->ev[1], 0));
