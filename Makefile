@@ -53,8 +53,8 @@ DEBUG_FLAGS := $(if $(filter 1,$(DEBUG)),-DLAB_DEBUG_SYNC -g,-O3)
 CFLAGS   := -std=c11 -Wall -Wextra -pedantic $(DEBUG_FLAGS) -Icommon -Icommon/compat -I$(CUDA_HOME)/include $(SECCOMP_CFLAGS)
 # -fno-jump-tables: the grader refuses every indirect call or jump in a lab's host code (grader/
 # README.md). -fno-gnu-unique: an inline function's static is weak, so lab 10 can localize (below).
-# --diag-error 20091,20092: host code that reads or writes a __device__ variable is an error, not
-# nvcc's warning (it sees a host copy no kernel writes: a wrong value, silently).
+# --diag-error 20091,20092: host code that reads or writes a __device__ or __constant__ variable is
+# an error, not nvcc's warning (it sees a host copy no kernel writes: a wrong value, silently).
 NVFLAGS  := -std=c++17 -arch=$(ARCH) -lineinfo $(DEBUG_FLAGS) -Icommon -Icommon/compat \
             -Xcompiler -Wall,-Wextra,-fno-jump-tables,-fno-gnu-unique --expt-relaxed-constexpr \
             --diag-error 20091,20092

@@ -307,22 +307,24 @@ class Snippets(unittest.TestCase):
 
 class DeviceVariablesOnTheHost(unittest.TestCase):
     """The Makefile's NVFLAGS (--diag-error 20091,20092) make host code that reads or writes a
-    __device__ variable a compile error, not nvcc's warning: on a GPU that code sees a host copy
+    __device__ or __constant__ variable a compile error, not nvcc's warning: on a GPU that code sees a host copy
     that no kernel writes, a wrong value without a word. Kernels still use the variable."""
 
     def test_host_code_may_not_read_or_write_a_device_variable(self):
         b = nvcc_builder()
         parts = dict(top="", glob="__device__ int g_last;", kernel="g_last = (int)sum;")
-        for name, body, verb in (("devvar_write", "g_last = 1;", "written"),
-                                 ("devvar_read", "blocks += (unsigned)g_last;", "read")):
+        for name, space, body, verb in (("devvar_write", "__device__", "g_last = 1;", "written"),
+                                        ("devvar_read", "__device__", "blocks += (unsigned)g_last;", "read"),
+                                        ("constvar_read", "__constant__", "blocks += (unsigned)g_last;", "read")):
             d = os.path.join(WORK, "src", name)
             os.makedirs(d, exist_ok=True)
             src = os.path.join(d, "scan.cu")
             with open(src, "w") as f:
-                f.write(TEMPLATE.format(body=body, **parts))
+                f.write(TEMPLATE.format(body=body, **dict(parts, glob=f"{space} int g_last;",
+                                                        kernel="sum += (unsigned)g_last;")))
             r = proc.run([b.nvcc, *b.nvcc_flags(), "-c", src, "-o", os.path.join(d, "scan.o")], 600, cwd=ROOT)
             self.assertNotEqual(r.returncode, 0, name)
-            self.assertIn(f'a __device__ variable "g_last" cannot be directly {verb} in a host function', r.stderr)
+            self.assertIn(f'a {space} variable "g_last" cannot be directly {verb} in a host function', r.stderr)
         d = os.path.join(WORK, "src", "devvar_kernel")
         os.makedirs(d, exist_ok=True)
         src = os.path.join(d, "scan.cu")
