@@ -271,9 +271,9 @@ def run_grade(cmd, args, folders, tmp):
 def fixture_config(args, tmp):
     """The config the fixtures are graded with: --config (default grader/config.json) with the
     default case time limit cut to CASE_TIMEOUT_S (CPU_CASE_TIMEOUT_S in CPU mode), so that a
-    fixture that hangs costs little; a lab's own limit (lab 10's, whose largest cases take most of that in CPU mode) is kept, since
-    grade.py --case-timeout would replace it too and time those cases out, each then run again
-    alone (no verdict changes, only the wasted runs). Written into tmp; returns its path."""
+    fixture that hangs costs little; a lab's own limit (lab 10's, whose largest cases take most of
+    that in CPU mode) is kept, since grade.py --case-timeout would replace it too and time those
+    cases out, each then run again alone (no verdict changes, only the wasted runs). Written into tmp; returns its path."""
     with open(args.config or os.path.join(HERE, "config.json"), encoding="utf-8") as f:
         data = json.load(f)
     data.setdefault("defaults", {}).setdefault("timeouts", {})["case_s"] = (CPU_CASE_TIMEOUT_S if args.cpu

@@ -155,8 +155,9 @@ def exception_line(trace):
 # The folders whose test_*.py modules are the Python suites, in the order their results are listed.
 UNITTEST_DIRS = ("tests", os.path.join("grader", "tests"))
 # Seconds each module took in CI (a fresh clone on a 2-core machine, CPU mode, the modules in two
-# workers at once, 2026-11-28; test_fixtures and test_similarity 2026-11-29, after their cuts), for the first run of a fresh clone; every run records what each
-# took in $LAB_BUILD_DIR/unittest-seconds.json and the next balances by that. The modules not listed took
+# workers at once, 2026-11-28; test_fixtures and test_similarity 2026-11-29, after their cuts),
+# for the first run of a fresh clone; every run records what each took in
+# $LAB_BUILD_DIR/unittest-seconds.json and the next balances by that. The modules not listed took
 # under a second; one in neither place counts UNKNOWN_MODULE_SECONDS.
 MODULE_SECONDS = {"test_fixtures": 200, "test_deploy": 104, "test_similarity": 17, "test_static_checks": 76,
                   "test_grader_pipeline": 72, "test_load_hangs": 54, "test_grader_builds": 46,

@@ -44,8 +44,7 @@ struct allocation {
     size_t data_len; /* data pages */
 };
 std::map<uintptr_t, allocation> g_allocs; /* by user address */
-bool g_guard;  /* lab_cpu_host_guard(1) until (0): the lab's code is running */
-bool g_closed; /* the data pages are inaccessible now */
+bool g_closed; /* the data pages are inaccessible now: lab_cpu_host_guard(1), outside a kernel */
 
 void protect_all(int prot)
 {
@@ -100,7 +99,7 @@ bool open_device_memory()
 
 void close_device_memory(bool opened)
 {
-    if (opened && g_guard) {
+    if (opened) {
         protect_all(PROT_NONE);
         g_closed = true;
     }
@@ -359,10 +358,9 @@ cudaError_t cudaMemsetAsync(void *ptr, int value, size_t bytes, cudaStream_t)
 
 void lab_cpu_host_guard(int on)
 {
-    g_guard = on != 0;
-    if (g_guard != g_closed) {
-        protect_all(g_guard ? PROT_NONE : PROT_READ | PROT_WRITE);
-        g_closed = g_guard;
+    if ((on != 0) != g_closed) {
+        protect_all(on ? PROT_NONE : PROT_READ | PROT_WRITE);
+        g_closed = on != 0;
     }
 }
 

@@ -111,10 +111,10 @@ size_t page_size();
  * ints)" for an address in a buffer's mapping, or where it lies otherwise. */
 void describe_address(const void *p, char *buf, size_t len);
 void check_padding(); /* after a kernel: a write into a buffer's padding is a kernel error */
-/* Device memory closed to host code (lab_cpu_host_guard): while the lab's code runs, every
- * cudaMalloc buffer's pages are inaccessible except inside a kernel and the runtime's own copies
- * and fills, which open them (open_device_memory) and close them again (close_device_memory).
- * open returns whether it opened them (false when they were open already), for close. */
+/* Device memory closed to host code: from lab_cpu_host_guard(1) to (0), every cudaMalloc
+ * buffer's pages are inaccessible except inside a kernel and the runtime's own copies and fills,
+ * which open them (open_device_memory) and close them again (close_device_memory). open returns
+ * whether it opened them (false when they were open already), for close. */
 bool open_device_memory();
 void close_device_memory(bool opened);
 /* Whether p lies in a cudaMalloc buffer's data pages while they are closed: a fault there comes

@@ -295,12 +295,9 @@ void lab_code_begin(int k)
 #ifdef LAB_CPU_MODE
     if (k == 0 && lab_harness_banks)
         lab_cpu_banks_record(1);
-    /* The lab's host code may not touch device memory: on a GPU a device pointer dereferenced
-     * there faults, and here it faults too (common/cpu/memory.cpp). Call 0 of every case only:
-     * such code does it on every call, so call 0 finds it, while closing every buffer around
-     * every launch of every call costs (lab 10's split sort, ~100 launches a call: 22 % more
-     * time). It is a check of parity, not a defence: host code that scans gains nothing in CPU
-     * mode, which grades correctness only, that a kernel of one thread does not already give. */
+    /* The lab's host code faults on device memory, as on a GPU (common/cpu/memory.cpp). Call 0
+     * only: such code touches it on every call, and closing the buffers around every launch of
+     * every call cost lab 10's split sort 22 %. */
     if (k == 0)
         lab_cpu_host_guard(1);
 #else

@@ -167,12 +167,18 @@ def compile_object(b, src, key_dir):
     return obj
 
 
-def check_one(b, text, name, device_lab=True):
+def write_lab(name, text):
+    """text as the lab file WORK/src/name/scan.cu; returns its path."""
     d = os.path.join(WORK, "src", name)
     os.makedirs(d, exist_ok=True)
     src = os.path.join(d, "scan.cu")
     with open(src, "w") as f:
         f.write(text)
+    return src
+
+
+def check_one(b, text, name, device_lab=True):
+    src = write_lab(name, text)
     compiled, _ = nvcc.source_checks(b, src, STATIC)
     obj = compile_object(b, src, os.path.join(WORK, "objects"))
     found, note = objects.check_object(obj, STATIC, device_lab, True, None, lexer.strip_comments(text))
@@ -194,12 +200,8 @@ class Snippets(unittest.TestCase):
 
     @classmethod
     def _source_only(cls, name):
-        d = os.path.join(WORK, "src", name)
-        os.makedirs(d, exist_ok=True)
-        src = os.path.join(d, "scan.cu")
         text = template(name)
-        with open(src, "w") as f:
-            f.write(text)
+        src = write_lab(name, text)
         return Compiled(text, nvcc.source_checks(cls.b, src, STATIC)[0], None, None)
 
     def test_honest_code_passes(self):
@@ -307,29 +309,21 @@ class Snippets(unittest.TestCase):
 
 class DeviceVariablesOnTheHost(unittest.TestCase):
     """The Makefile's NVFLAGS (--diag-error 20091,20092) make host code that reads or writes a
-    __device__ or __constant__ variable a compile error, not nvcc's warning: on a GPU that code sees a host copy
-    that no kernel writes, a wrong value without a word. Kernels still use the variable."""
+    __device__ or __constant__ variable a compile error, not nvcc's warning: on a GPU that code
+    sees a host copy that no kernel writes, a wrong value without a word. Kernels still use it."""
 
     def test_host_code_may_not_read_or_write_a_device_variable(self):
         b = nvcc_builder()
-        parts = dict(top="", glob="__device__ int g_last;", kernel="g_last = (int)sum;")
         for name, space, body, verb in (("devvar_write", "__device__", "g_last = 1;", "written"),
                                         ("devvar_read", "__device__", "blocks += (unsigned)g_last;", "read"),
                                         ("constvar_read", "__constant__", "blocks += (unsigned)g_last;", "read")):
-            d = os.path.join(WORK, "src", name)
-            os.makedirs(d, exist_ok=True)
-            src = os.path.join(d, "scan.cu")
-            with open(src, "w") as f:
-                f.write(TEMPLATE.format(body=body, **dict(parts, glob=f"{space} int g_last;",
-                                                        kernel="sum += (unsigned)g_last;")))
-            r = proc.run([b.nvcc, *b.nvcc_flags(), "-c", src, "-o", os.path.join(d, "scan.o")], 600, cwd=ROOT)
+            src = write_lab(name, TEMPLATE.format(top="", glob=f"{space} int g_last;",
+                                                  kernel="sum += (unsigned)g_last;", body=body))
+            r = proc.run([b.nvcc, *b.nvcc_flags(), "-c", src, "-o", src[:-3] + ".o"], 600, cwd=ROOT)
             self.assertNotEqual(r.returncode, 0, name)
             self.assertIn(f'a {space} variable "g_last" cannot be directly {verb} in a host function', r.stderr)
-        d = os.path.join(WORK, "src", "devvar_kernel")
-        os.makedirs(d, exist_ok=True)
-        src = os.path.join(d, "scan.cu")
-        with open(src, "w") as f:
-            f.write(TEMPLATE.format(body="", **parts))
+        src = write_lab("devvar_kernel", TEMPLATE.format(top="", glob="__device__ int g_last;",
+                                                         kernel="g_last = (int)sum;", body=""))
         self.assertTrue(os.path.exists(compile_object(b, src, os.path.join(WORK, "objects"))))
 
 
