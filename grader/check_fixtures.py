@@ -59,10 +59,11 @@ def lab_text(lab):
     return json.dumps(lab)
 
 
-def check(lab, expect):
+def check(lab, expect, mode="gpu"):
     """[] when the lab result matches expect, else the reasons it does not. A bad submission
     must never get full marks; one marked full_marks (an honest submission that the grader must
-    not fail, such as a source file in Latin-1) must get them."""
+    not fail, such as a source file in Latin-1) must get them. expect's sanitizer is checked in
+    gpu mode only: CPU mode has no sanitizer, so it grades none."""
     bad = []
     c = lab["correctness"]
     kinds = {f["kind"] for f in c["failures"]}
@@ -78,7 +79,7 @@ def check(lab, expect):
         bad.append(f"correctness points are {c['points']}, expected {expect['correctness_points']}")
     if "contains_any" in expect and not any(t in lab_text(lab) for t in expect["contains_any"]):
         bad.append(f"the result mentions none of {expect['contains_any']!r}")
-    if "sanitizer" in expect and lab["sanitizer"]["status"] != expect["sanitizer"]:
+    if "sanitizer" in expect and mode == "gpu" and lab["sanitizer"]["status"] != expect["sanitizer"]:
         bad.append(f"sanitizer is {lab['sanitizer']['status']!r}, expected {expect['sanitizer']!r}")
     if "speed_points" in expect and lab["speed"]["points"] != expect["speed_points"]:
         bad.append(f"speed points are {lab['speed']['points']}, expected {expect['speed_points']}")
@@ -167,6 +168,11 @@ def chosen_fixtures(args, expected):
         if unknown:
             print(f"check_fixtures: unknown fixture {unknown[0]} (known: {', '.join(sorted(expected))})", file=sys.stderr)
             return None
+        other = [n for n in args.only if n not in names]
+        if other:
+            print(f"check_fixtures: not graded in {'cpu' if args.cpu else 'gpu'} mode: "
+                  + ", ".join(f"{n} (its modes: {', '.join(expected[n]['modes'])})" for n in other),
+                  file=sys.stderr)
         names = [n for n in names if n in args.only]
     if args.check_only and not args.results:
         print("check_fixtures: --check-only needs --results DIR", file=sys.stderr)
@@ -301,7 +307,7 @@ def checked_row(name, spec, results, unpatched, quiet_pass=False):
         with open(os.path.join(results, name + ".json"), encoding="utf-8") as f:
             res = json.load(f)
         lab = next(lab for lab in res["labs"] if lab["lab"] == spec["lab"])
-        bad = check(lab, spec["expect"]) + (skipped_checks(lab) if quiet_pass else [])
+        bad = check(lab, spec["expect"], res.get("mode", "gpu")) + (skipped_checks(lab) if quiet_pass else [])
         got, pts = got_text(lab), f"{lab['points']:g}/{lab['max_points']:g}"
     except fixturelib.PatchError as e:
         bad, got, pts = [f"not graded: {e}"], "-", "-"

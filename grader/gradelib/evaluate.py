@@ -837,8 +837,9 @@ def _sanitizer_case(n, seed, info, options=()):
 
 
 def run_sanitizer(sanitizer, tool, binary, n, seed, timeout, info=None, options=()):
-    """(verdict, detail): verdict a Status, clean, errors (only when the sanitizer exits with the
-    grader's --error-exitcode) or timeout (could not check)."""
+    """(verdict, detail): verdict a Status: clean (the run reported and the tool found nothing),
+    errors (the tool exited with the grader's --error-exitcode, or the run did not finish under
+    it: a crash, a sandbox stop, no report from the harness) or timeout (could not check)."""
     r = run_lab([binary], timeout, case=_sanitizer_case(n, seed, info, options), kind="sanitizer",
                 tool=_sanitizer_tool(sanitizer, tool))
     text = r.tool_log
@@ -852,6 +853,18 @@ def run_sanitizer(sanitizer, tool, binary, n, seed, timeout, info=None, options=
     if r.returncode in (EXIT_TAMPERED, EXIT_SANDBOX) or r.returncode < 0:
         kind, msg, _ = diagnose(r, timeout)
         return Status.ERRORS, f"{tool} at n={n}: the run did not finish under the tool: {msg}"
+    channel = r.report is not None
+    if parse_report(r.report if channel else r.stdout, channel) is None:
+        # The lab's process ended before the harness reported: a crash (host code that touches
+        # device memory, say) that the tool does not count as an error of its own. The tool
+        # checked only part of the run, so it is not clean.
+        # (CUDA 13's compute-sanitizer exits with the signal's number: "exit code 11" is a SIGSEGV)
+        _, msg, _ = diagnose(r, timeout)
+        found = _sanitizer_findings(text)
+        said = (f"; it said: {feedback.quote(' | '.join(found), feedback.limit('case_message_bytes') // 2, end=False)}"
+                if found else "")
+        return Status.ERRORS, (f"{tool} at n={n}: the program ended without the harness's report, "
+                               f"so the tool could not check the whole run: {msg}{said}")
     return Status.CLEAN, f"{tool} at n={n}: no errors"
 
 

@@ -81,6 +81,21 @@ class NoNvcc(unittest.TestCase):
         self.assertEqual(check_fixtures.skipped_checks({"static": {"ok": False, "note": ""}}), [])
 
 
+class Expectations(unittest.TestCase):
+    def test_the_sanitizer_is_expected_on_a_gpu_only(self):
+        """expect's sanitizer is a GPU verdict: CPU mode, which has no sanitizer, does not fail a
+        fixture for it (host_deref expects a failed sanitizer and runs in both modes)."""
+        lab = {"status": "graded", "points": 1.46, "max_points": 100,
+               "correctness": {"points": 1.46, "passed": 1, "total": 41, "failures": []},
+               "sanitizer": {"status": "passed", "note": ""}, "speed": {"points": 0}}
+        expect = {"sanitizer": "failed"}
+        self.assertEqual(check_fixtures.check(lab, expect, "gpu"), ["sanitizer is 'passed', expected 'failed'"])
+        lab["sanitizer"]["status"] = "not graded"
+        self.assertEqual(check_fixtures.check(lab, expect, "cpu"), [])
+        lab["sanitizer"]["status"] = "failed"
+        self.assertEqual(check_fixtures.check(lab, expect, "gpu"), [])
+
+
 class Shards(unittest.TestCase):
     """How check_fixtures.py splits a batch (shard_count) and the config it grades with."""
 

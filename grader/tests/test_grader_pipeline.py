@@ -561,7 +561,6 @@ class Pipeline(unittest.TestCase):
         self.assertIn("input modified", msgs[64])
 
     def test_sanitizer_errors_cost_its_points(self):
-        r = self.grade({"ms": 1.0}, sanitizer=True) if False else None
         listing = fakes.describe_text("02_fake", "whole", bench_n=1 << 20)
         ref = fakes.fake_lab(self.tmp, "ref", describe=listing, ms=1.0)
         stud = fakes.fake_lab(self.tmp, "student", describe=listing, ms=1.0, sanitizer_errors="racecheck")
@@ -570,6 +569,25 @@ class Pipeline(unittest.TestCase):
         self.assertIn("racecheck", r["sanitizer"]["note"])
         self.assertIn("Invalid __global__ write", r["sanitizer"]["note"])
         self.assertEqual(r["points"], 90)
+
+    def test_a_crash_under_the_sanitizer_is_not_clean(self):
+        """A lab that crashes at the sanitizer's sizes (as host code touching device memory does
+        on a GPU) passes its other cases; the tool finds no error of its own and exits with the
+        program's status, not its --error-exitcode. That run checked nothing past the crash: the
+        sanitizer fails (it was "clean", and the lab kept its 10 points), and the note says why."""
+        listing = fakes.describe_text("02_fake", "whole", bench_n=1 << 20)
+        info = ev.parse_describe(listing)[0]
+        crash_at = sorted({n for sizes in ev.sanitizer_sizes(info).values() for n in sizes})
+        r = self.grade({"ms": 1.0, "by_n": {str(n): "segv" for n in crash_at}}, listing=listing)
+        self.assertEqual(r["sanitizer"]["status"], "failed", r["sanitizer"])
+        self.assertIn("without the harness's report", r["sanitizer"]["note"])
+        self.assertEqual(r["sanitizer"]["points"], 0)
+        crashed = [f for f in r["correctness"]["failures"] if f["n"] in crash_at]
+        self.assertTrue(crashed and all("crashed with SIGSEGV" in f["message"] for f in crashed), crashed)
+        self.assertGreater(r["correctness"]["points"], 0)
+        # a wrong answer at the same sizes is correctness's loss only: the tool saw a whole run
+        r = self.grade({"ms": 1.0, "by_n": {str(n): "wrong" for n in crash_at}}, listing=listing)
+        self.assertEqual(r["sanitizer"]["status"], "passed", r["sanitizer"])
 
     def test_missing_sanitizer_is_skipped_never_failed(self):
         r = self.grade({"ms": 1.0}, sanitizer=False)
