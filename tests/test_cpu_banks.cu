@@ -192,6 +192,37 @@ Test(cpu_banks, divergent_unrolled, .description = "a divergent store in an unro
     }
 }
 
+Test(cpu_banks, per_line, .description = "a kernel's conflicts are placed on the line that has them")
+{
+    const count c = counted("stride_kernel", [] { stride_kernel<<<1, 32>>>(4, 0, g_out); });
+    cr_assert_eq(c.extra, 3u, "stride 4: 4-way, 3 extra passes; got %llu", c.extra);
+    lab_cpu_bank_site_stats s;
+    unsigned long long accesses = 0, extra = 0;
+    int conflicting = 0;
+    for (int i = 0; lab_cpu_bank_sites_get(i, &s); i++) {
+        if (strncmp(s.kernel, "stride_kernel", 13) != 0)
+            continue;
+        cr_expect(strstr(s.site, "test_cpu_banks.cu:") != NULL, "a shared access is placed at %s",
+                  s.site);
+        accesses += s.accesses;
+        extra += s.extra;
+        if (s.extra) { /* the read of s[w]: one warp-wide load, 4-way */
+            conflicting++;
+            cr_expect(!s.store && s.accesses == 1 && s.worst == 4u && s.extra == 3u,
+                      "the conflicting row: %s %s, %llu accesses, %u-way, %llu extra", s.site,
+                      s.store ? "store" : "load", s.accesses, s.worst, s.extra);
+        } else {
+            cr_expect(s.store && s.accesses == 64u && s.worst == 1u && s.mean_degree == 1.0,
+                      "the fill: %s %s, %llu accesses, %u-way", s.site, s.store ? "store" : "load",
+                      s.accesses, s.worst);
+        }
+    }
+    cr_expect_eq(conflicting, 1, "one line has the conflicts, %d have some", conflicting);
+    cr_expect_eq(accesses, c.accesses, "the lines' accesses (%llu) add up to the kernel's (%llu)",
+                 accesses, c.accesses);
+    cr_expect_eq(extra, c.extra);
+}
+
 Test(cpu_banks, off_by_default, .description = "nothing is counted unless asked")
 {
     lab_cpu_banks_record(1);

@@ -3,7 +3,7 @@
  * touches (coalescing). See banks.h for how the accesses are seen, common/cpu/README.md for the
  * rules.
  *
- * Size: about 650 lines, over the house's 400, because the two tables are one mechanism: the same
+ * Size: about 720 lines, over the house's 400, because the two tables are one mechanism: the same
  * per-thread access log, the same warp pairing by loop path and source place (a lane's k-th
  * execution of one line), the same addr2line naming of sites and the same report; split, each
  * half would re-derive the pairing the other needs.
@@ -81,13 +81,21 @@ struct site_stats {
     unsigned long long accesses, sectors, min_sectors;
 };
 
+/* One shared-memory access site's warp-wide accesses: their passes beyond the first of each part
+ * (extra), their degrees' sum and the worst degree. */
+struct bank_site_stats {
+    unsigned long long accesses, extra, degree_sum;
+    unsigned worst;
+};
+
 struct kernel_stats {
     std::string name;
     unsigned long long loads, stores;      /* warp-wide shared accesses */
     unsigned long long extra_ld, extra_st; /* wavefronts beyond one per part */
     unsigned long long degree_sum;
     unsigned worst;
-    std::map<std::pair<const void *, bool>, site_stats> global; /* by (site, store) */
+    std::map<std::pair<const void *, bool>, site_stats> global;      /* by (site, store) */
+    std::map<std::pair<const void *, bool>, bank_site_stats> shared; /* by (site, store) */
 };
 
 std::vector<lane_state> g_lanes; /* per thread of the block */
@@ -145,6 +153,11 @@ void count_shared(const entry *b, const entry *e)
     (b->store ? s.extra_st : s.extra_ld) += wavefronts - parts;
     s.degree_sum += degree;
     s.worst = std::max(s.worst, degree);
+    bank_site_stats &site = s.shared[{b->site, b->store}];
+    site.accesses++;
+    site.extra += wavefronts - parts;
+    site.degree_sum += degree;
+    site.worst = std::max(site.worst, degree);
 }
 
 /* Counts one warp-wide global access: the sectors its bytes lie in, and the fewest that could
@@ -361,43 +374,68 @@ void canonical_sites()
         }
 }
 
-/* The rows lab_cpu_sectors_get returns: per kernel, per source line and direction. */
-struct sector_row {
+/* The rows lab_cpu_sectors_get and lab_cpu_bank_sites_get return: per kernel, per source line
+ * and direction. */
+template <class Stats> struct line_row {
     int kernel;
     std::string where;
     bool store;
-    site_stats s;
+    Stats s;
 };
+using sector_row = line_row<site_stats>;
+using bank_row = line_row<bank_site_stats>;
 std::vector<sector_row> g_rows;
+std::vector<bank_row> g_bank_rows;
 bool g_rows_stale = true;
+
+void add_to(site_stats &to, const site_stats &s)
+{
+    to.accesses += s.accesses;
+    to.sectors += s.sectors;
+    to.min_sectors += s.min_sectors;
+}
+
+void add_to(bank_site_stats &to, const bank_site_stats &s)
+{
+    to.accesses += s.accesses;
+    to.extra += s.extra;
+    to.degree_sum += s.degree_sum;
+    to.worst = std::max(to.worst, s.worst);
+}
+
+/* One kernel's sites summed per source line (several sites can share one), by line number
+ * within the file, loads before stores. */
+template <class Stats>
+void add_rows(int k, const std::map<std::pair<const void *, bool>, Stats> &sites,
+              std::vector<line_row<Stats>> &out)
+{
+    std::map<std::pair<std::string, bool>, Stats> lines;
+    for (const auto &kv : sites)
+        add_to(lines[{locate(kv.first.first), kv.first.second}], kv.second);
+    std::vector<line_row<Stats>> rows;
+    for (const auto &kv : lines)
+        rows.push_back(line_row<Stats>{k, kv.first.first, kv.first.second, kv.second});
+    std::sort(rows.begin(), rows.end(), [](const line_row<Stats> &a, const line_row<Stats> &b) {
+        const size_t ca = a.where.rfind(':'), cb = b.where.rfind(':');
+        const std::string fa = a.where.substr(0, ca), fb = b.where.substr(0, cb);
+        if (fa != fb)
+            return fa < fb;
+        const long la = ca == std::string::npos ? 0 : atol(a.where.c_str() + ca + 1);
+        const long lb = cb == std::string::npos ? 0 : atol(b.where.c_str() + cb + 1);
+        if (la != lb)
+            return la < lb;
+        return a.store < b.store;
+    });
+    out.insert(out.end(), rows.begin(), rows.end());
+}
 
 void make_rows()
 {
     g_rows.clear();
+    g_bank_rows.clear();
     for (size_t k = 0; k < g_stats.size(); k++) {
-        std::map<std::pair<std::string, bool>, site_stats> lines;
-        for (const auto &kv : g_stats[k].global) {
-            site_stats &s = lines[{locate(kv.first.first), kv.first.second}];
-            s.accesses += kv.second.accesses;
-            s.sectors += kv.second.sectors;
-            s.min_sectors += kv.second.min_sectors;
-        }
-        std::vector<sector_row> rows;
-        for (const auto &kv : lines)
-            rows.push_back(sector_row{(int)k, kv.first.first, kv.first.second, kv.second});
-        /* by line number within the file, loads before stores */
-        std::sort(rows.begin(), rows.end(), [](const sector_row &a, const sector_row &b) {
-            const size_t ca = a.where.rfind(':'), cb = b.where.rfind(':');
-            const std::string fa = a.where.substr(0, ca), fb = b.where.substr(0, cb);
-            if (fa != fb)
-                return fa < fb;
-            const long la = ca == std::string::npos ? 0 : atol(a.where.c_str() + ca + 1);
-            const long lb = cb == std::string::npos ? 0 : atol(b.where.c_str() + cb + 1);
-            if (la != lb)
-                return la < lb;
-            return a.store < b.store;
-        });
-        g_rows.insert(g_rows.end(), rows.begin(), rows.end());
+        add_rows((int)k, g_stats[k].global, g_rows);
+        add_rows((int)k, g_stats[k].shared, g_bank_rows);
     }
     g_rows_stale = false;
 }
@@ -412,7 +450,7 @@ void launch_begin(const char *kernel)
         if (s.name == kernel)
             g_cur_stats = &s;
     if (!g_cur_stats) {
-        g_stats.push_back(kernel_stats{kernel, 0, 0, 0, 0, 0, 0, {}});
+        g_stats.push_back(kernel_stats{kernel, 0, 0, 0, 0, 0, 0, {}, {}});
         g_cur_stats = &g_stats.back();
     }
 }
@@ -526,6 +564,23 @@ int lab_cpu_banks_get(int i, lab_cpu_bank_stats *out)
     return 1;
 }
 
+int lab_cpu_bank_sites_get(int i, lab_cpu_bank_site_stats *out)
+{
+    if (banks::g_rows_stale)
+        banks::make_rows();
+    if (i < 0 || i >= (int)banks::g_bank_rows.size() || !out)
+        return 0;
+    const banks::bank_row &r = banks::g_bank_rows[i];
+    out->kernel = banks::g_stats[r.kernel].name.c_str();
+    out->site = r.where.c_str();
+    out->store = r.store;
+    out->accesses = r.s.accesses;
+    out->extra = r.s.extra;
+    out->mean_degree = r.s.accesses ? (double)r.s.degree_sum / (double)r.s.accesses : 0.0;
+    out->worst = r.s.worst;
+    return 1;
+}
+
 int lab_cpu_sectors_get(int i, lab_cpu_sector_stats *out)
 {
     if (banks::g_rows_stale)
@@ -592,7 +647,8 @@ void __tsan_vptr_update(void **, void *) {}
 void __tsan_vptr_read(void **) {}
 
 /* Atomics: done, always sequentially consistent (at least as strong as any order asked for).
- * Atomics are not counted: Nsight Compute's shared load/store metrics leave them out too. */
+ * These are not counted (the __atomic builtins of instrumented code); CUDA's atomic functions and
+ * cuda::atomic_ref are plain code in CPU mode (lab_cpu.h), counted as their loads and stores. */
 #define LAB_TSAN_ATOMIC(bits, T)                                                                   \
     T __tsan_atomic##bits##_load(const volatile T *a, int)                                         \
     {                                                                                              \

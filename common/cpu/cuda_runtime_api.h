@@ -235,6 +235,17 @@ typedef struct lab_cpu_bank_stats {
 void lab_cpu_banks_record(int on);
 int lab_cpu_banks_count(void);
 int lab_cpu_banks_get(int i, lab_cpu_bank_stats *out); /* 0 when there is no i-th kernel */
+/* The same counts per kernel and per source line of a shared-memory access, loads and stores
+ * apart, in the order of lab_cpu_sectors_get's rows: where a kernel's conflicts are. */
+typedef struct lab_cpu_bank_site_stats {
+    const char *kernel;
+    const char *site; /* "scan.cu:67", "?" when addr2line cannot place it */
+    int store;
+    unsigned long long accesses, extra; /* extra: the passes beyond the first (conflicts) */
+    double mean_degree;
+    unsigned worst;
+} lab_cpu_bank_site_stats;
+int lab_cpu_bank_sites_get(int i, lab_cpu_bank_site_stats *out); /* 0 when there is no i-th row */
 /* Global-memory sectors, counted with the banks: per kernel and per source line of an access,
  * loads and stores apart, the warp-wide accesses, the 32-byte sectors they touched and the fewest
  * that could hold their bytes (sectors / min_sectors is 1.0 when coalesced). Rows come by kernel

@@ -40,7 +40,23 @@ static void on_process_exit(void)
 }
 
 #ifdef LAB_CPU_MODE
-/* The bank-conflict table of the lab's first call, after its result line. */
+/* Under a kernel's row of the bank-conflict table: the source lines of its accesses that conflict,
+ * each with its own count, so that a table with conflicts says where they are. */
+static void print_bank_lines(FILE *f, const char *kernel)
+{
+    lab_cpu_bank_site_stats s;
+    for (int i = 0; lab_cpu_bank_sites_get(i, &s); i++) {
+        char way[16];
+        if (strcmp(s.kernel, kernel) != 0 || !s.extra)
+            continue;
+        snprintf(way, sizeof(way), "%u-way", s.worst);
+        fprintf(f, "    %-18s %-5s %22llu %7s %6.2f %12llu\n", s.site, s.store ? "store" : "load",
+                s.accesses, way, s.mean_degree, s.extra);
+    }
+}
+
+/* The bank-conflict table of the lab's first call, after its result line: a row per kernel, and
+ * under a kernel with conflicts, a row per source line that has some. */
 static void print_banks(FILE *f, const lab_report *r)
 {
     lab_cpu_bank_stats b;
@@ -62,11 +78,12 @@ static void print_banks(FILE *f, const lab_report *r)
                 b.mean_degree, b.extra_ld + b.extra_st);
         if ((int)b.worst > worst)
             worst = (int)b.worst;
+        print_bank_lines(f, b.kernel);
     }
     if (worst > 1)
         fprintf(f, "  n-way: n lanes of one warp-wide access read different words of one bank, "
                    "served one after another; conflicts: the extra passes in all (Nsight Compute's "
-                   "bank-conflict count)\n");
+                   "bank-conflict count); the indented rows: the source lines they come from\n");
     else
         fprintf(f, "  1-way everywhere: every warp-wide shared-memory access is served in one "
                    "pass\n");
