@@ -896,6 +896,27 @@ __device__ unsigned onesweep_look_back(unsigned *d_desc, unsigned tile, unsigned
     return exclusive;
 }
 
+/* The lanes of the warp whose value v (a digit, or OS_BINS for a lane past the end) is mine. As
+ * shipped one __match_any_sync. by_ballot (tuning sweeps -DOS_MATCH_BALLOT, -DOS_MATCH_HYBRID):
+ * CUB's way, a ballot per bit of v (nine: OS_BINS itself needs the ninth), each keeping the lanes
+ * that agree with mine on it. On an H200 the match costs more the more distinct values the warp
+ * holds (random keys: about 30 of 32 lanes differ), the nine ballots the same whatever they hold;
+ * PERFORMANCE.md has the sweep. */
+__device__ __forceinline__ unsigned onesweep_peers(unsigned v, bool by_ballot)
+{
+    static_assert(OS_BINS == 1 << OS_BITS, "v <= OS_BINS fits in OS_BITS + 1 bits");
+    if (!by_ballot)
+        return __match_any_sync(0xFFFFFFFFu, v);
+    unsigned peers = 0xFFFFFFFFu;
+#pragma unroll
+    for (int b = 0; b <= OS_BITS; b++) {
+        const unsigned bit = (v >> b) & 1u;
+        const unsigned set = __ballot_sync(0xFFFFFFFFu, bit);
+        peers &= bit ? set : ~set;
+    }
+    return peers;
+}
+
 /* Thread d: each warp's count of digit d (s_count[w][d]) becomes where that warp's keys of d start
  * among the tile's keys of d; returns the tile's count of d. A template so that CPU mode's shared
  * arrays pass as they are. */
@@ -936,6 +957,12 @@ __global__ void OS_PASS_BOUNDS onesweep_pass_kernel(const int *__restrict__ src,
         s_count[warp][d] = 0;
 #if defined(OS_EARLY_COUNTS) && defined(OS_WARP_COUNTS)
 #error "OS_EARLY_COUNTS and OS_WARP_COUNTS are two ways of counting early: choose one"
+#endif
+#if defined(OS_TILE_RANKS) && !defined(OS_WARP_COUNTS)
+#error "OS_TILE_RANKS starts the ranks from OS_WARP_COUNTS' per-warp starts: define both"
+#endif
+#if defined(OS_MATCH_HYBRID) && (!defined(OS_WARP_COUNTS) || defined(OS_MATCH_BALLOT))
+#error "OS_MATCH_HYBRID chooses from OS_WARP_COUNTS' tile counts, instead of OS_MATCH_BALLOT"
 #endif
 #ifdef OS_EARLY_COUNTS
     __shared__ unsigned s_hist[OS_BINS];
@@ -988,10 +1015,33 @@ __global__ void OS_PASS_BOUNDS onesweep_pass_kernel(const int *__restrict__ src,
     const unsigned early_count =
         onesweep_warp_starts(s_count, threadIdx.x); /* APPS_THREADS == OS_BINS */
     onesweep_publish(d_desc, tile, threadIdx.x, early_count);
+#ifdef OS_TILE_RANKS
+    /* Tuning sweep: the tile's digit starts now, not after the look-back (they need only the
+     * tile's counts), added to each warp's start, so that a rank is the key's place in the
+     * sorted tile and the scatter below needs no lookup of its digit's start (a shared-memory
+     * read with random digits' bank conflicts, one a key). */
+    unsigned early_total;
+    const unsigned early_start = block_exclusive_sum(early_count, s, &early_total);
+#pragma unroll
+    for (int w = 0; w < WARPS; w++)
+        s_count[w][threadIdx.x] += early_start;
+#endif
+#ifdef OS_MATCH_HYBRID
+    /* Tuning sweep: ballots where the tile holds more than OS_MATCH_HYBRID distinct digits
+     * (random keys: about 255; small keys: 33 in the low byte, 2 above), the match elsewhere.
+     * The same choice for the whole block (a barrier that counts), so no warp diverges on it. */
+    const bool by_ballot = __syncthreads_count(early_count != 0) > OS_MATCH_HYBRID;
+#else
     __syncthreads();
+#endif
     const bool published = true;
 #else
     const bool published = false;
+#endif
+#if defined(OS_MATCH_BALLOT)
+    const bool by_ballot = true;
+#elif !defined(OS_MATCH_HYBRID)
+    const bool by_ballot = false;
 #endif
     /* rank within the warp, round by round: the lanes of my digit (one __match_any_sync, which
      * was 10 % faster for the whole sort on the H100 than 8 ballots; a lane past the end matches
@@ -1006,7 +1056,7 @@ __global__ void OS_PASS_BOUNDS onesweep_pass_kernel(const int *__restrict__ src,
     for (int j = 0; j < OS_ITEMS; j++) {
         const bool valid = first + 32 * j < len;
         const unsigned d = (key[j] >> shift) & (OS_BINS - 1);
-        const unsigned peers = __match_any_sync(0xFFFFFFFFu, valid ? d : OS_BINS);
+        const unsigned peers = onesweep_peers(valid ? d : OS_BINS, by_ballot);
         const int leader = __ffs(peers) - 1;
         unsigned before = 0;
         if (valid && (int)lane == leader)
@@ -1019,7 +1069,7 @@ __global__ void OS_PASS_BOUNDS onesweep_pass_kernel(const int *__restrict__ src,
     for (int j = 0; j < OS_ITEMS; j++) {
         const bool valid = first + 32 * j < len;
         const unsigned d = (key[j] >> shift) & (OS_BINS - 1);
-        const unsigned peers = __match_any_sync(0xFFFFFFFFu, valid ? d : OS_BINS);
+        const unsigned peers = onesweep_peers(valid ? d : OS_BINS, by_ballot);
         const unsigned before = valid ? s_count[warp][d] : 0u;
         OS_RANK_SET(j, before + __popc(peers & lanes_below()));
         __syncwarp();
@@ -1038,14 +1088,25 @@ __global__ void OS_PASS_BOUNDS onesweep_pass_kernel(const int *__restrict__ src,
 #endif
     /* publish early: later tiles can go on while this one sorts itself */
     const unsigned exclusive = onesweep_look_back(d_desc, tile, d, tile_count, published);
+#ifdef OS_TILE_RANKS
+    const unsigned tile_start = early_start; /* in the ranks already */
+#else
     unsigned total;
     const unsigned tile_start =
         block_exclusive_sum(tile_count, s, &total); /* digit d in the tile */
+#endif
 #ifdef OS_DEST32
     s_dest[d] = (int)(bins[d] + exclusive) - (int)tile_start;
 #else
     s_dest[d] = (long long)bins[d] + exclusive - tile_start;
 #endif
+#ifdef OS_TILE_RANKS
+    __syncthreads();
+#pragma unroll
+    for (int j = 0; j < OS_ITEMS; j++)
+        if (first + 32 * j < len)
+            s_keys[OS_RANK(j)] = key[j]; /* a rank is the place in the sorted tile */
+#else
 #pragma unroll
     for (int w = 0; w < WARPS; w++)
 #ifdef OS_WARP_COUNTS
@@ -1058,6 +1119,7 @@ __global__ void OS_PASS_BOUNDS onesweep_pass_kernel(const int *__restrict__ src,
     for (int j = 0; j < OS_ITEMS; j++)
         if (first + 32 * j < len)
             s_keys[s_count[warp][(key[j] >> shift) & (OS_BINS - 1)] + OS_RANK(j)] = key[j];
+#endif
 #undef OS_RANK_SET
 #undef OS_RANK
     __syncthreads();
