@@ -839,7 +839,8 @@ def _sanitizer_case(n, seed, info, options=()):
 def run_sanitizer(sanitizer, tool, binary, n, seed, timeout, info=None, options=()):
     """(verdict, detail): verdict a Status: clean (the run reported and the tool found nothing),
     errors (the tool exited with the grader's --error-exitcode, or the run did not finish under
-    it: a crash, a sandbox stop, no report from the harness) or timeout (could not check)."""
+    it: a crash, a sandbox stop, no report from the harness, a report of ok and then an exit
+    other than 0) or timeout (could not check)."""
     r = run_lab([binary], timeout, case=_sanitizer_case(n, seed, info, options), kind="sanitizer",
                 tool=_sanitizer_tool(sanitizer, tool))
     text = r.tool_log
@@ -854,7 +855,8 @@ def run_sanitizer(sanitizer, tool, binary, n, seed, timeout, info=None, options=
         kind, msg, _ = diagnose(r, timeout)
         return Status.ERRORS, f"{tool} at n={n}: the run did not finish under the tool: {msg}"
     channel = r.report is not None
-    if parse_report(r.report if channel else r.stdout, channel) is None:
+    rep = parse_report(r.report if channel else r.stdout, channel)
+    if rep is None:
         # The lab's process ended before the harness reported: a crash (host code that touches
         # device memory, say) that the tool does not count as an error of its own. The tool
         # checked only part of the run, so it is not clean.
@@ -865,6 +867,13 @@ def run_sanitizer(sanitizer, tool, binary, n, seed, timeout, info=None, options=
                 if found else "")
         return Status.ERRORS, (f"{tool} at n={n}: the program ended without the harness's report, "
                                f"so the tool could not check the whole run: {msg}{said}")
+    if rep is not FORGED and rep.get("status") == Status.OK and r.returncode != EXIT_OK:
+        # the harness reported ok and exits 0 after it; anything else came after the report (a
+        # crash in a destructor or an atexit handler of the lab's code), which the tool saw only
+        # in part
+        return Status.ERRORS, (f"{tool} at n={n}: the program reported ok, then ended with exit "
+                               f"code {r.returncode} under the tool: something after the report "
+                               f"crashed or ended it")
     return Status.CLEAN, f"{tool} at n={n}: no errors"
 
 

@@ -24,6 +24,7 @@ from gradelib import batch, build, config, cores, evaluate as ev, proc, runs, su
 from gradelib.grading import Grader
 from gradelib.outcomes import BuildOutcome, LabResult, StaticOutcome
 from gradelib.stage_build import BuiltLab
+from gradelib.status import Status
 
 GRADE = os.path.join(fakes.GRADER, "grade.py")
 ROOT = os.path.dirname(fakes.GRADER)
@@ -588,6 +589,19 @@ class Pipeline(unittest.TestCase):
         # a wrong answer at the same sizes is correctness's loss only: the tool saw a whole run
         r = self.grade({"ms": 1.0, "by_n": {str(n): "wrong" for n in crash_at}}, listing=listing)
         self.assertEqual(r["sanitizer"]["status"], "passed", r["sanitizer"])
+
+    def test_an_exit_after_an_ok_report_under_the_sanitizer_is_not_clean(self):
+        """run_sanitizer alone: a run whose report says ok but that ends with exit code 11 (a crash
+        after the report: CUDA 13's compute-sanitizer passes the signal's number on) is not clean;
+        the same lab ending with 0 is."""
+        listing = fakes.describe_text("02_fake", "whole", bench_n=1 << 20)
+        tool = fakes.fake_sanitizer(self.tmp)
+        late = fakes.fake_lab(self.tmp, "late", describe=listing, ms=1.0, exit_at_end=11)
+        verdict, detail = ev.run_sanitizer(tool, "memcheck", late, 1024, 1, 10)
+        self.assertEqual(verdict, Status.ERRORS, detail)
+        self.assertIn("reported ok, then ended with exit code 11", detail)
+        fine = fakes.fake_lab(self.tmp, "fine", describe=listing, ms=1.0)
+        self.assertEqual(ev.run_sanitizer(tool, "memcheck", fine, 1024, 1, 10)[0], Status.CLEAN)
 
     def test_missing_sanitizer_is_skipped_never_failed(self):
         r = self.grade({"ms": 1.0}, sanitizer=False)
