@@ -139,6 +139,41 @@ Test(apps10, sorts_keep_each_pass_stable,
     free(in);
 }
 
+static int by_unsigned(const void *a, const void *b)
+{
+    const unsigned x = *(const unsigned *)a, y = *(const unsigned *)b;
+    return (x > y) - (x < y);
+}
+
+Test(apps10, sort_last_tile_partial_round,
+     .description = "a last tile that ends inside a warp's round, with digit 0 and digit 255 among "
+                    "that round's keys: a lane past the end must rank with no digit")
+{
+    lab_test_need_device(&LAB);
+    lab_skip_unless_written(&LAB, lab_find_variant(&LAB, "radix_sort"));
+    /* 4096 + 927: the last tile of the reference's sort (4096 keys, 512 a warp, 32 a round) ends
+     * 31 keys into a round, and so does a tile of 2048 or 1024. Low bytes run 0, 1, ... 29, 255,
+     * 31 along every 32 keys, so each round's first pass has digit 0 and digit 255 in it (255 is
+     * also what a key past the end reads as, 0xFFFFFFFF); the upper bytes are random. A lane past
+     * the end that matched digit 0 (or 255) would be counted with its keys, and the keys after
+     * them would move. */
+    const size_t n = 4096 + 927;
+    int *in = malloc(n * sizeof(int)), *want = malloc(n * sizeof(int));
+    cr_assert(in && want);
+    unsigned x = 12345u;
+    for (size_t i = 0; i < n; i++) {
+        x = x * 1664525u + 1013904223u;
+        const unsigned low = i % 32 == 30 ? 0xFFu : (unsigned)(i % 32);
+        in[i] = (int)((x & 0xFFFFFF00u) | low);
+    }
+    memcpy(want, in, n * sizeof(int));
+    qsort(want, n, sizeof(int), by_unsigned); /* equal keys are equal ints: stability unseen */
+    check_sort("radix_sort", in, want, n, "low bytes 0..29, 255, 31 in every round");
+    check_sort("radix_sort_on_scan", in, want, n, "low bytes 0..29, 255, 31 in every round");
+    free(want);
+    free(in);
+}
+
 /* Compaction of in[0..n): the kept count and the kept elements against the host's. */
 static void check_compact(lab_compact_fn compact, const int *in, size_t n, const char *what)
 {
