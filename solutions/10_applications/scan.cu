@@ -1043,9 +1043,11 @@ __global__ void OS_PASS_BOUNDS onesweep_pass_kernel(const int *__restrict__ src,
 #elif !defined(OS_MATCH_HYBRID)
     const bool by_ballot = false;
 #endif
-    /* rank within the warp, round by round: the lanes of my digit (one __match_any_sync, which
-     * was 10 % faster for the whole sort on the H100 than 8 ballots; a lane past the end matches
-     * only such lanes), my place among them, and the warp's count of my digit before this round */
+    /* rank within the warp, round by round: the lanes of my digit (onesweep_peers: as shipped one
+     * __match_any_sync, which made the whole sort 10 % faster than 8 ballots on the H100; on an
+     * H200 it is faster on small keys and takes 24 % longer on random ones; a lane past the end
+     * matches only such lanes), my place among them, and the warp's count of my digit before
+     * this round */
 #if defined(OS_RANK_ATOMIC) || defined(OS_WARP_COUNTS)
     /* Tuning sweep: the first lane of each digit adds the round's peers to the warp's count with
      * one shared atomic and hands the count before them to its peers (a shuffle), so that no round
