@@ -529,6 +529,7 @@ KS_MUTATIONS = {  # name -> (what replaces KS_OWNER everywhere; the ratio of the
     # apart, one sector each
     "strided": ("const unsigned q = t + j * KS_THREADS, p = (q % 32) * (KS_TILE / 32) + q / 32;", 8.0),
 }
+BANK_LINE = re.compile(r"^    (\S+\.cu:\d+)\s+(load|store)\s+\d+\s+(\d+)-way\s+[\d.]+\s+\d+$", re.M)
 TABLE_ROW = re.compile(r"^\s+(\S+)\s+(\S+\.cu:\d+)\s+(load|store)\s+(\d+)\s+(\d+)\s+([\d.]+)$", re.M)
 
 
@@ -620,6 +621,14 @@ class Traffic(unittest.TestCase):
             with self.subTest(name):
                 _, way, out = self.tables(name)
                 self.assertEqual(way, want, f"{name}: bank conflicts {way}-way, want {want}-way\n{out}")
+                # under the kernel, a row per line that conflicts: none for the reference
+                lines = [(m.group(1), int(m.group(3))) for m in BANK_LINE.finditer(out)]
+                if want == 1:
+                    self.assertEqual(lines, [], f"{name}: conflict-free, yet lines are named\n{out}")
+                else:
+                    self.assertTrue(lines, f"{name}: no line named under the kernel\n{out}")
+                    self.assertEqual(max(w for _, w in lines), want, out)
+                    self.assertTrue(all(w > 1 for _, w in lines), f"a named line has no conflict\n{out}")
 
 
 CORPUS_DIR = os.path.join(ROOT, "tests", "cpu_corpus")
