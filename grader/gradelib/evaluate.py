@@ -818,6 +818,14 @@ def _sanitizer_findings(log, limit=4):
     return other + summary[:1]
 
 
+def _tool_said(log):
+    """'it said: ...' with the sanitizer log's findings, quoted and capped; "" when it has none."""
+    found = _sanitizer_findings(log)
+    if not found:
+        return ""
+    return f"it said: {feedback.quote(' | '.join(found), feedback.limit('case_message_bytes') // 2, end=False)}"
+
+
 def _sanitizer_argv(sanitizer, tool, binary, log):
     argv = [sanitizer, "--tool", tool, "--error-exitcode", str(SANITIZER_EXIT), "--log-file", log,
             "--print-limit", "10", os.path.abspath(binary)]
@@ -847,9 +855,8 @@ def run_sanitizer(sanitizer, tool, binary, n, seed, timeout, info=None, options=
     if r.timed_out:
         return Status.TIMEOUT, f"{tool} at n={n} timed out after {timeout:g} s"
     if r.returncode == SANITIZER_EXIT:
-        found = _sanitizer_findings(text)
-        said = (f"it said: {feedback.quote(' | '.join(found), feedback.limit('case_message_bytes') // 2, end=False)}"
-                if found else _tail(text or r.stderr, 4, "log" if text.strip() else "stderr") or "no message")
+        said = (_tool_said(text) or _tail(text or r.stderr, 4, "log" if text.strip() else "stderr")
+                or "no message")
         return Status.ERRORS, f"{tool} at n={n}: {said}"
     if r.returncode in (EXIT_TAMPERED, EXIT_SANDBOX) or r.returncode < 0:
         kind, msg, _ = diagnose(r, timeout)
@@ -862,11 +869,10 @@ def run_sanitizer(sanitizer, tool, binary, n, seed, timeout, info=None, options=
         # checked only part of the run, so it is not clean.
         # (CUDA 13's compute-sanitizer exits with the signal's number: "exit code 11" is a SIGSEGV)
         _, msg, _ = diagnose(r, timeout)
-        found = _sanitizer_findings(text)
-        said = (f"; it said: {feedback.quote(' | '.join(found), feedback.limit('case_message_bytes') // 2, end=False)}"
-                if found else "")
+        said = _tool_said(text)
         return Status.ERRORS, (f"{tool} at n={n}: the program ended without the harness's report, "
-                               f"so the tool could not check the whole run: {msg}{said}")
+                               f"so the tool could not check the whole run: {msg}"
+                               + (f"; {said}" if said else ""))
     if rep is not FORGED and rep.get("status") == Status.OK and r.returncode != EXIT_OK:
         # the harness reported ok and exits 0 after it; anything else came after the report (a
         # crash in a destructor or an atexit handler of the lab's code), which the tool saw only

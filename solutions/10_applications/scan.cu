@@ -1103,11 +1103,7 @@ __global__ void OS_PASS_BOUNDS onesweep_pass_kernel(const int *__restrict__ src,
     s_dest[d] = (long long)bins[d] + exclusive - tile_start;
 #endif
 #ifdef OS_TILE_RANKS
-    __syncthreads();
-#pragma unroll
-    for (int j = 0; j < OS_ITEMS; j++)
-        if (first + 32 * j < len)
-            s_keys[OS_RANK(j)] = key[j]; /* a rank is the place in the sorted tile */
+#define OS_PLACE(j) OS_RANK(j) /* a rank is the place in the sorted tile */
 #else
 #pragma unroll
     for (int w = 0; w < WARPS; w++)
@@ -1116,12 +1112,14 @@ __global__ void OS_PASS_BOUNDS onesweep_pass_kernel(const int *__restrict__ src,
 #else
         s_count[w][d] += tile_start;
 #endif
+#define OS_PLACE(j) (s_count[warp][(key[j] >> shift) & (OS_BINS - 1)] + OS_RANK(j))
+#endif
     __syncthreads();
 #pragma unroll
     for (int j = 0; j < OS_ITEMS; j++)
         if (first + 32 * j < len)
-            s_keys[s_count[warp][(key[j] >> shift) & (OS_BINS - 1)] + OS_RANK(j)] = key[j];
-#endif
+            s_keys[OS_PLACE(j)] = key[j];
+#undef OS_PLACE
 #undef OS_RANK_SET
 #undef OS_RANK
     __syncthreads();
