@@ -15,7 +15,9 @@
  * block whose size is not a multiple of 32), CPU mode gives the lane its own value
  * (common/cpu/README.md); the tests check that choice too. And the misuses CPU mode reports:
  * a width that is not a power of two, a mask without the calling lane, lanes at different warp
- * operations, lanes of one warp waiting with different masks.
+ * operations, lanes of one warp waiting with different masks. Last, the block-wide votes
+ * (__syncthreads_count, _and, _or): every thread gets the block's result, also when a warp runs on
+ * to the next barrier before the others have left this one.
  *
  * Built in CPU mode only: rewrite.py, the host compiler, linked with the CPU runtime alone.
  *   make build/cpu/tests/test_cpu_warp CPU=1 && build/cpu/tests/test_cpu_warp
@@ -245,6 +247,61 @@ Test(warp, match_any,
                          pattern, masks[m]);
         }
     }
+}
+
+/* ---- the counting barriers ---------------------------------------------------------------------
+ * __syncthreads_count / _and / _or return, to every thread of the block, the count (all, any) of
+ * the predicates its threads passed. CPU mode lets the threads leave a barrier one at a time, in a
+ * random order, so a warp may run on through warp operations to the next barrier while others
+ * have not yet left this one: their result must not change when it does. */
+
+#define VOTE_THREADS 256
+#define VOTE_LAUNCHES 40
+
+/* Thread t: predicates t % 3 == 0 (86 of 256), t >= 0 (all) and t == 77 (one); between the
+ * barriers, warp operations that let a warp run ahead of the others. out[3t + k]: vote k's result. */
+__global__ void barrier_votes_kernel(int *out)
+{
+    const int t = (int)threadIdx.x;
+    const int count = __syncthreads_count(t % 3 == 0);
+    unsigned spread = 0;
+    for (int r = 0; r < 4; r++)
+        spread += __ballot_sync(0xffffffffu, (t + r) % 2);
+    const int all = __syncthreads_and(t >= 0);
+    spread += __ballot_sync(0xffffffffu, t % 5 == 0);
+    const int any = __syncthreads_or(t == 77);
+    spread += __ballot_sync(0xffffffffu, t % 7 == 0);
+    __syncthreads();
+    out[3 * t] = count;
+    out[3 * t + 1] = all;
+    out[3 * t + 2] = any + (int)(spread & 0u);
+}
+
+TestSuite(barrier_votes, .init = cr_redirect_stderr, .timeout = 60);
+
+Test(barrier_votes, every_thread_gets_the_blocks_result,
+     .description = "__syncthreads_count/_and/_or: each of 256 threads gets 86, 1, 1, in "
+                    "40 launches (each its own random order of leaving the barrier)")
+{
+    int *d_out, out[3 * VOTE_THREADS];
+    cr_assert_eq(cudaMalloc((void **)&d_out, sizeof out), cudaSuccess);
+    int wrong = 0;
+    for (int launch = 0; launch < VOTE_LAUNCHES; launch++) {
+        barrier_votes_kernel<<<1, VOTE_THREADS>>>(d_out);
+        const cudaError_t err = cudaGetLastError();
+        cr_assert_eq(err, cudaSuccess, "launch %d: %s", launch, cudaGetErrorString(err));
+        cr_assert_eq(cudaMemcpy(out, d_out, sizeof out, cudaMemcpyDeviceToHost), cudaSuccess);
+        const int want[3] = {86, 1, 1};
+        static const char *const names[3] = {"__syncthreads_count", "__syncthreads_and",
+                                             "__syncthreads_or"};
+        for (int t = 0; t < VOTE_THREADS; t++)
+            for (int k = 0; k < 3; k++)
+                if (out[3 * t + k] != want[k] && wrong++ < 8)
+                    cr_log_error("launch %d: thread %d's %s returned %d, expected %d", launch, t,
+                                 names[k], out[3 * t + k], want[k]);
+    }
+    cudaFree(d_out);
+    cr_expect_eq(wrong, 0, "%d wrong results of the counting barriers (first 8 logged)", wrong);
 }
 
 /* ---- misuse: reported as a kernel error naming the place ----------------------------------------

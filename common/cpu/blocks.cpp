@@ -335,6 +335,9 @@ void open_barrier()
     g_nbar = 0;
     lab_cpu::g_progress++;
     for (int i = 0; i < g_nthreads; i++) {
+        /* each thread's own copy: a thread that runs on to the next barrier before the others
+         * have left this one starts a new g_bar_result */
+        g_fibers[i]->bar_result = g_bar_result;
         g_fibers[i]->state = F_READY;
         g_fibers[i]->spin_file = NULL; /* a deadlock report names only later spins */
         g_pool.push_back(i);

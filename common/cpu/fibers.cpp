@@ -196,7 +196,7 @@ int block_barrier(int kind, int pred, const char *file, int line)
     f->spins = 0;
     g_nbar++;
     yield();
-    return g_bar_result; /* nobody changes it before every thread has left this barrier */
+    return f->bar_result; /* open_barrier's copy: g_bar_result may be the next barrier's */
 }
 
 unsigned long long g_progress;

@@ -170,6 +170,7 @@ struct fiber {
     unsigned long long wval, wres;
     int warg, wwidth;
     unsigned warp_waiting; /* on a warp's lane 0: the lanes of its warp in state F_WARP */
+    int bar_result;        /* its last __syncthreads_count/_and/_or result (open_barrier) */
     unsigned spins;
     const char *spin_file; /* its last inter-block point (a deadlock report names it) */
     int spin_line;
