@@ -141,28 +141,39 @@ Test(apps10, sorts_keep_each_pass_stable,
 
 Test(apps10, sort_last_tile_partial_round,
      .description = "a last tile that ends inside a warp's round, with digit 0 and digit 255 among "
-                    "that round's keys: a lane past the end must rank with no digit")
+                    "that round's keys, its tile of few distinct digits and of many: a lane past "
+                    "the end must rank with no digit")
 {
     lab_test_need_device(&LAB);
     lab_skip_unless_written(&LAB, lab_find_variant(&LAB, "radix_sort"));
     /* 4096 + 927: the last tile of the reference's sort (4096 keys, 512 a warp, 32 a round) ends
-     * 31 keys into a round, and so does a tile of 2048 or 1024. Low bytes run 0, 1, ... 29, 255,
-     * 31 along every 32 keys, so each round's first pass has digit 0 and digit 255 in it (255 is
-     * also what a key past the end reads as, 0xFFFFFFFF); the upper bytes are random. A lane past
-     * the end that matched digit 0 (or 255) would be counted with its keys, and the keys after
-     * them would move. */
+     * 31 keys into a round, and so does a tile of 2048 or 1024. Along every 32 keys the low byte
+     * is 0 first and 255 at the 31st (255 is also what a key past the end reads as, 0xFFFFFFFF),
+     * so each round's first pass has digit 0 and digit 255 in it; the upper bytes are random. A
+     * lane past the end that matched digit 0 (or 255) would be counted with its keys, and the
+     * keys after them would move. Two inputs, as the reference ranks a tile of few distinct
+     * digits with __match_any_sync and one of many with a ballot per bit (OS_MATCH_HYBRID): low
+     * bytes 0, 1 ... 29, 255, 31 (32 distinct), and 0, then 29 digits that change from round to
+     * round (all of 1..254 in a tile), then 255, then one more. */
     const size_t n = 4096 + 927;
     int *in = malloc(n * sizeof(int)), *want = malloc(n * sizeof(int));
     cr_assert(in && want);
-    unsigned x = 12345u;
-    for (size_t i = 0; i < n; i++) {
-        x = x * 1664525u + 1013904223u;
-        const unsigned low = i % 32 == 30 ? 0xFFu : (unsigned)(i % 32);
-        in[i] = (int)((x & 0xFFFFFF00u) | low);
+    for (int many = 0; many < 2; many++) {
+        unsigned x = 12345u;
+        for (size_t i = 0; i < n; i++) {
+            x = x * 1664525u + 1013904223u;
+            const unsigned r = (unsigned)(i % 32), q = (unsigned)(i / 32);
+            unsigned low = r == 30 ? 0xFFu : r;
+            if (many && r != 0 && r != 30)
+                low = (q * 29u + r) % 254u + 1u;
+            in[i] = (int)((x & 0xFFFFFF00u) | low);
+        }
+        cr_assert_eq(lab_apps_reference(LAB_OP_SORT, in, n, DIST_RANDOM, want), n);
+        const char *what = many ? "low bytes 0, 29 of 1..254, 255, one more in every round"
+                                : "low bytes 0..29, 255, 31 in every round";
+        check_sort("radix_sort", in, want, n, what);
+        check_sort("radix_sort_on_scan", in, want, n, what);
     }
-    cr_assert_eq(lab_apps_reference(LAB_OP_SORT, in, n, DIST_RANDOM, want), n);
-    check_sort("radix_sort", in, want, n, "low bytes 0..29, 255, 31 in every round");
-    check_sort("radix_sort_on_scan", in, want, n, "low bytes 0..29, 255, 31 in every round");
     free(want);
     free(in);
 }

@@ -739,14 +739,15 @@ lab_result apps_compact(const int *d_in, int *d_out, size_t n, size_t *d_count, 
 
 /* ---- onesweep radix sort: 8-bit digits, 4 passes ------------------------------------------
  * One kernel counts every digit of every key (4 histograms of 256 bins) and one turns them into
- * each digit's first position; then each pass is one kernel. A pass's tile ranks its keys by
- * digit (stable: warp w owns keys [w * 512, (w + 1) * 512) of the tile, round by round, each warp
- * with its own 256 counters), publishes its 256 digit counts, and thread d looks back over the
- * tiles before it for digit d (a chained scan, one digit per thread) while the tile sorts itself
- * by digit in shared memory; then the sorted tile goes out, consecutive threads to consecutive
- * places of a digit's run. Bytes: 4n for the histograms, then 8n a pass: 36n, against the
- * 4-bit sort's 8 passes of 12n (96n). Descriptors: 32 bits, status in the top 2, a count below
- * 2^30 (lab 10's max_n; a prefix of 2^30 can only be the last tile's, which nobody reads). */
+ * each digit's first position; then each pass is one kernel. A pass's tile counts its keys of
+ * each digit (each warp its own 256 counters) and publishes its 256 digit counts at once, ranks
+ * its keys by digit (stable: warp w owns keys [w * 512, (w + 1) * 512) of the tile, round by
+ * round), and thread d looks back over the tiles before it for digit d (a chained scan, one digit
+ * per thread); the tile sorts itself by digit in shared memory and goes out, consecutive threads
+ * to consecutive places of a digit's run. Bytes: 4n for the histograms, then 8n a pass: 36n,
+ * against the 4-bit sort's 8 passes of 12n (96n). Descriptors: 32 bits, status in the top 2, a
+ * count below 2^30 (lab 10's max_n; a prefix of 2^30 can only be the last tile's, which nobody
+ * reads). */
 
 #define OS_BITS 8
 #define OS_BINS (1 << OS_BITS)
@@ -760,7 +761,7 @@ lab_result apps_compact(const int *d_in, int *d_out, size_t n, size_t *d_count, 
 #define OS_VALUE_MASK ((1u << 30) - 1u)
 
 static_assert(APPS_THREADS == OS_BINS, "a pass kernel's thread d looks back for digit d");
-static_assert(OS_TILE <= (1 << 16), "a rank fits in 16 bits (OS_PACK_RANKS)");
+static_assert(OS_TILE <= (1 << 16), "a rank fits in 16 bits (two ranks a register)");
 #ifdef OS_ITEMS_AS_SHIPPED /* a sweep's other tile only times: the grader never sees it */
 static_assert(CV_TILE % OS_TILE == 0, "the grader's sizes come from the sort's tile (below)");
 #endif
@@ -861,16 +862,13 @@ __device__ void onesweep_publish(unsigned *d_desc, unsigned tile, unsigned d, un
         .store(((tile == 0 ? ST_PREFIX : ST_AGGREGATE) << 30) | count, cuda::memory_order_relaxed);
 }
 
-/* Thread d: publishes the tile's count of digit d (unless `published`: an early count did), walks
- * back over the tiles before it until one has published its prefix, and returns the keys of digit
- * d in the tiles before this one. The 32 lanes of a warp (32 digits) walk together: each round
- * every lane reads a descriptor (a lane that is done rereads its last one), and the warp pauses
- * when any lane found nothing yet. */
-__device__ unsigned onesweep_look_back(unsigned *d_desc, unsigned tile, unsigned d, unsigned count,
-                                       bool published)
+/* Thread d, after onesweep_publish: walks back over the tiles before this one until one has
+ * published its prefix, publishes this tile's prefix, and returns the keys of digit d in the tiles
+ * before this one. The 32 lanes of a warp (32 digits) walk together: each round every lane reads a
+ * descriptor (a lane that is done rereads its last one), and the warp pauses when any lane found
+ * nothing yet. */
+__device__ unsigned onesweep_look_back(unsigned *d_desc, unsigned tile, unsigned d, unsigned count)
 {
-    if (!published)
-        onesweep_publish(d_desc, tile, d, count);
     if (tile == 0) /* the whole block has the same tile: no lane of the warp is left behind */
         return 0;
     unsigned exclusive = 0;
@@ -896,12 +894,11 @@ __device__ unsigned onesweep_look_back(unsigned *d_desc, unsigned tile, unsigned
     return exclusive;
 }
 
-/* The lanes of the warp whose value v (a digit, or OS_BINS for a lane past the end) is mine. As
- * shipped one __match_any_sync. by_ballot (tuning sweeps -DOS_MATCH_BALLOT, -DOS_MATCH_HYBRID):
- * CUB's way, a ballot per bit of v (nine: OS_BINS itself needs the ninth), each keeping the lanes
- * that agree with mine on it. On an H200 the match costs more the more distinct values the warp
- * holds (random keys: about 30 of 32 lanes differ), the nine ballots the same whatever they hold;
- * PERFORMANCE.md has the sweep. */
+/* The lanes of the warp whose value v (a digit, or OS_BINS for a lane past the end) is mine: one
+ * __match_any_sync, or (by_ballot) CUB's way, a ballot per bit of v (nine: OS_BINS itself needs
+ * the ninth), each keeping the lanes that agree with mine on it. On an H200 the match costs more
+ * the more distinct values the warp holds (random keys: about 30 of 32 lanes differ), the nine
+ * ballots the same whatever they hold: OS_MATCH_HYBRID below chooses between them. */
 __device__ __forceinline__ unsigned onesweep_peers(unsigned v, bool by_ballot)
 {
     static_assert(OS_BINS == 1 << OS_BITS, "v <= OS_BINS fits in OS_BITS + 1 bits");
@@ -933,6 +930,15 @@ __device__ __forceinline__ unsigned onesweep_warp_starts(Counts &s_count, unsign
     return count;
 }
 
+/* A tile ranks with ballots when it holds more than OS_MATCH_HYBRID distinct digits, else with the
+ * match (random keys: about 255 in every pass; the grader's small keys: 33 in the low byte, 2
+ * above). H200, 2^26 and 2^28: 0.79-0.80x CUB on both inputs, against 0.60-0.62 (random) and 0.69
+ * (small) with the match alone, and 0.61-0.63 on small keys with ballots alone (PERFORMANCE.md).
+ * Sweeps: -DOS_MATCH_HYBRID=-1 always ballots, =256 always the match. */
+#ifndef OS_MATCH_HYBRID
+#define OS_MATCH_HYBRID 64
+#endif
+
 /* One pass on digit `pass` (bits 8 pass ..): src to dst, stable. bins: where each digit's run
  * starts in dst; desc: this pass's ntiles * 256 descriptors, zeroed; counter: its ticket. */
 __global__ void OS_PASS_BOUNDS onesweep_pass_kernel(const int *__restrict__ src,
@@ -940,13 +946,10 @@ __global__ void OS_PASS_BOUNDS onesweep_pass_kernel(const int *__restrict__ src,
                                                     const unsigned *bins, unsigned *d_desc,
                                                     unsigned *d_counter)
 {
-    __shared__ unsigned s_count[WARPS][OS_BINS]; /* per warp: its keys of digit d so far */
-    __shared__ unsigned s_keys[OS_TILE];
-#ifdef OS_DEST32 /* tuning sweep: 32-bit offsets (n <= 2^30), one bank a lookup, not two */
-    __shared__ int s_dest[OS_BINS];
-#else
-    __shared__ long long s_dest[OS_BINS]; /* out index minus tile position, per digit */
-#endif
+    /* per warp: first its keys of digit d, then where its next key of d goes in the sorted tile */
+    __shared__ unsigned s_count[WARPS][OS_BINS];
+    __shared__ unsigned s_keys[OS_TILE];  /* the tile sorted by digit */
+    __shared__ long long s_dest[OS_BINS]; /* out index minus place in the sorted tile, per digit */
     __shared__ unsigned s[WARPS + 1];
     __shared__ unsigned s_tile;
     const unsigned warp = threadIdx.x / 32, lane = lane_id();
@@ -955,174 +958,75 @@ __global__ void OS_PASS_BOUNDS onesweep_pass_kernel(const int *__restrict__ src,
         s_tile = take_tile(d_counter);
     for (unsigned d = lane; d < OS_BINS; d += 32)
         s_count[warp][d] = 0;
-#if defined(OS_EARLY_COUNTS) && defined(OS_WARP_COUNTS)
-#error "OS_EARLY_COUNTS and OS_WARP_COUNTS are two ways of counting early: choose one"
-#endif
-#if defined(OS_TILE_RANKS) && !defined(OS_WARP_COUNTS)
-#error "OS_TILE_RANKS starts the ranks from OS_WARP_COUNTS' per-warp starts: define both"
-#endif
-#if defined(OS_MATCH_HYBRID) && (!defined(OS_WARP_COUNTS) || defined(OS_MATCH_BALLOT))
-#error "OS_MATCH_HYBRID chooses from OS_WARP_COUNTS' tile counts, instead of OS_MATCH_BALLOT"
-#endif
-#ifdef OS_EARLY_COUNTS
-    __shared__ unsigned s_hist[OS_BINS];
-    s_hist[threadIdx.x] = 0; /* APPS_THREADS == OS_BINS */
-#endif
     __syncthreads();
     const unsigned tile = s_tile;
     const size_t base = (size_t)tile * OS_TILE;
     const unsigned len = n - base < (size_t)OS_TILE ? (unsigned)(n - base) : OS_TILE;
     const unsigned first = warp * OS_WARP_KEYS + lane; /* round j: first + 32 j */
     unsigned key[OS_ITEMS];
-    /* OS_PACK_RANKS: two ranks (each below OS_TILE) a register, fewer live over the look-back */
-#ifdef OS_PACK_RANKS
-    unsigned rank2[(OS_ITEMS + 1) / 2] = {};
+    unsigned rank2[(OS_ITEMS + 1) / 2] = {}; /* two ranks (each below OS_TILE) a register */
 #define OS_RANK_SET(j, r) (rank2[(j) / 2] |= (r) << (16 * ((j) % 2)))
 #define OS_RANK(j) ((rank2[(j) / 2] >> (16 * ((j) % 2))) & 0xFFFFu)
-#else
-    unsigned rank[OS_ITEMS];
-#define OS_RANK_SET(j, r) (rank[j] = (r))
-#define OS_RANK(j) (rank[j])
-#endif
 #pragma unroll
     for (int j = 0; j < OS_ITEMS; j++) {
         const unsigned i = first + 32 * j;
         key[j] = i < len ? (unsigned)src[base + i] : 0xFFFFFFFFu;
     }
-#ifdef OS_EARLY_COUNTS
-    /* Tuning sweep: count the tile's digits with one shared atomic a key and publish the counts
-     * before ranking (CUB's early counts), so that the tiles after this one find its count that
-     * much sooner; the look-back itself still comes after the ranking. */
-#pragma unroll
-    for (int j = 0; j < OS_ITEMS; j++)
-        if (first + 32 * j < len)
-            atomicAdd(&s_hist[(key[j] >> shift) & (OS_BINS - 1)], 1u);
-    __syncthreads();
-    onesweep_publish(d_desc, tile, threadIdx.x, s_hist[threadIdx.x]);
-    const bool published = true;
-#elif defined(OS_WARP_COUNTS)
-    /* Tuning sweep, early counts as CUB's sm_90 sort lays them out: each warp counts its keys of
-     * each digit in its own row (a shared atomic a key; lanes of other warps never touch it), then
-     * thread d adds digit d up across the warps, publishes the tile's count of it, and turns each
-     * warp's count into where that warp's keys of d start among the tile's. The ranking below
-     * then starts from those places, so a rank is already the key's place among the tile's keys
-     * of its digit, and nothing is left to add up after the ranking. */
+    /* 1. Count early, as CUB's sm_90 sort does: each warp counts its keys of each digit in its own
+     * row (a shared atomic a key; no other warp touches the row). */
 #pragma unroll
     for (int j = 0; j < OS_ITEMS; j++)
         if (first + 32 * j < len)
             atomicAdd(&s_count[warp][(key[j] >> shift) & (OS_BINS - 1)], 1u);
     __syncthreads();
-    const unsigned early_count =
-        onesweep_warp_starts(s_count, threadIdx.x); /* APPS_THREADS == OS_BINS */
-    onesweep_publish(d_desc, tile, threadIdx.x, early_count);
-#ifdef OS_TILE_RANKS
-    /* Tuning sweep: the tile's digit starts now, not after the look-back (they need only the
-     * tile's counts), added to each warp's start, so that a rank is the key's place in the
-     * sorted tile and the scatter below needs no lookup of its digit's start (a shared-memory
-     * read with random digits' bank conflicts, one a key). */
-    unsigned early_total;
-    const unsigned early_start = block_exclusive_sum(early_count, s, &early_total);
+    /* 2. Thread d adds digit d up across the rows and publishes the tile's count of it at once, so
+     * the tiles after this one can go on while it ranks. Each row then becomes where that warp's
+     * keys of d go in the sorted tile: the tile's keys of smaller digits (tile_start), then the
+     * earlier warps' keys of d. */
+    const unsigned d = threadIdx.x; /* APPS_THREADS == OS_BINS */
+    const unsigned tile_count = onesweep_warp_starts(s_count, d);
+    onesweep_publish(d_desc, tile, d, tile_count);
+    unsigned tile_total;
+    const unsigned tile_start = block_exclusive_sum(tile_count, s, &tile_total);
 #pragma unroll
     for (int w = 0; w < WARPS; w++)
-        s_count[w][threadIdx.x] += early_start;
-#endif
-#ifdef OS_MATCH_HYBRID
-    /* Tuning sweep: ballots where the tile holds more than OS_MATCH_HYBRID distinct digits
-     * (random keys: about 255; small keys: 33 in the low byte, 2 above), the match elsewhere.
-     * The same choice for the whole block (a barrier that counts), so no warp diverges on it. */
-    const bool by_ballot = __syncthreads_count(early_count != 0) > OS_MATCH_HYBRID;
-#else
-    __syncthreads();
-#endif
-    const bool published = true;
-#else
-    const bool published = false;
-#endif
-#if defined(OS_MATCH_BALLOT)
-    const bool by_ballot = true;
-#elif !defined(OS_MATCH_HYBRID)
-    const bool by_ballot = false;
-#endif
-    /* rank within the warp, round by round: the lanes of my digit (onesweep_peers: as shipped one
-     * __match_any_sync, which made the whole sort 10 % faster than 8 ballots on the H100; on an
-     * H200 it is faster on small keys and takes 24 % longer on random ones; a lane past the end
-     * matches only such lanes), my place among them, and the warp's count of my digit before
-     * this round */
-#if defined(OS_RANK_ATOMIC) || defined(OS_WARP_COUNTS)
-    /* Tuning sweep: the first lane of each digit adds the round's peers to the warp's count with
-     * one shared atomic and hands the count before them to its peers (a shuffle), so that no round
-     * waits on a read of the count that the round before wrote. A warp's atomics reach shared
-     * memory in the order it issues them, and round j + 1's comes after round j's shuffle, which
-     * waits for round j's atomic to return: the counts stay in round order, the sort stable. */
+        s_count[w][d] += tile_start;
+    /* 3. Ballots or the match, the same for the whole block (a barrier that counts) */
+    const bool by_ballot = __syncthreads_count(tile_count != 0) > OS_MATCH_HYBRID;
+    /* 4. Rank within the warp, round by round: the lanes of my digit (a lane past the end matches
+     * only such lanes), my place among them, and the warp's place for my digit before this round.
+     * The first lane of each digit adds the round's peers to that place with one shared atomic and
+     * hands the place before them to its peers (a shuffle), so that no round waits on a read of
+     * what the round before wrote. A warp's atomics reach shared memory in the order it issues
+     * them, and round j + 1's comes after round j's shuffle, which waits for round j's atomic to
+     * return: the places stay in round order, the sort stable. A rank is the key's place in the
+     * sorted tile. */
 #pragma unroll
     for (int j = 0; j < OS_ITEMS; j++) {
         const bool valid = first + 32 * j < len;
-        const unsigned d = (key[j] >> shift) & (OS_BINS - 1);
-        const unsigned peers = onesweep_peers(valid ? d : OS_BINS, by_ballot);
+        const unsigned digit = (key[j] >> shift) & (OS_BINS - 1);
+        const unsigned peers = onesweep_peers(valid ? digit : OS_BINS, by_ballot);
         const int leader = __ffs(peers) - 1;
         unsigned before = 0;
         if (valid && (int)lane == leader)
-            before = atomicAdd(&s_count[warp][d], (unsigned)__popc(peers));
+            before = atomicAdd(&s_count[warp][digit], (unsigned)__popc(peers));
         before = __shfl_sync(0xFFFFFFFFu, before, leader);
         OS_RANK_SET(j, before + __popc(peers & lanes_below()));
     }
-#else
-#pragma unroll
-    for (int j = 0; j < OS_ITEMS; j++) {
-        const bool valid = first + 32 * j < len;
-        const unsigned d = (key[j] >> shift) & (OS_BINS - 1);
-        const unsigned peers = onesweep_peers(valid ? d : OS_BINS, by_ballot);
-        const unsigned before = valid ? s_count[warp][d] : 0u;
-        OS_RANK_SET(j, before + __popc(peers & lanes_below()));
-        __syncwarp();
-        if (valid && (peers & lanes_below()) == 0) /* the first lane of each digit counts it */
-            s_count[warp][d] = before + __popc(peers);
-        __syncwarp();
-    }
-#endif
+    /* 5. Look back for digit d, then sort the tile in shared memory. (The barrier first is not
+     * needed for the result; without it the kernel takes 57 registers instead of 48.) */
     __syncthreads();
-    /* thread d: digit d across the warps (each warp's start) and the tile's count of it */
-    const unsigned d = threadIdx.x; /* APPS_THREADS == OS_BINS */
-#ifdef OS_WARP_COUNTS
-    const unsigned tile_count = early_count; /* the warps' starts are in the ranks already */
-#else
-    const unsigned tile_count = onesweep_warp_starts(s_count, d);
-#endif
-    /* publish early: later tiles can go on while this one sorts itself */
-    const unsigned exclusive = onesweep_look_back(d_desc, tile, d, tile_count, published);
-#ifdef OS_TILE_RANKS
-    const unsigned tile_start = early_start; /* in the ranks already */
-#else
-    unsigned total;
-    const unsigned tile_start =
-        block_exclusive_sum(tile_count, s, &total); /* digit d in the tile */
-#endif
-#ifdef OS_DEST32
-    s_dest[d] = (int)(bins[d] + exclusive) - (int)tile_start;
-#else
+    const unsigned exclusive = onesweep_look_back(d_desc, tile, d, tile_count);
     s_dest[d] = (long long)bins[d] + exclusive - tile_start;
-#endif
-#ifdef OS_TILE_RANKS
-#define OS_PLACE(j) OS_RANK(j) /* a rank is the place in the sorted tile */
-#else
-#pragma unroll
-    for (int w = 0; w < WARPS; w++)
-#ifdef OS_WARP_COUNTS
-        s_count[w][d] = tile_start; /* a rank already holds its warp's start */
-#else
-        s_count[w][d] += tile_start;
-#endif
-#define OS_PLACE(j) (s_count[warp][(key[j] >> shift) & (OS_BINS - 1)] + OS_RANK(j))
-#endif
     __syncthreads();
 #pragma unroll
     for (int j = 0; j < OS_ITEMS; j++)
         if (first + 32 * j < len)
-            s_keys[OS_PLACE(j)] = key[j];
-#undef OS_PLACE
+            s_keys[OS_RANK(j)] = key[j];
 #undef OS_RANK_SET
 #undef OS_RANK
     __syncthreads();
+    /* 6. Write the sorted tile out: consecutive threads to consecutive places of a digit's run */
 #pragma unroll
     for (int j = 0; j < OS_ITEMS; j++) {
         const unsigned i = j * APPS_THREADS + threadIdx.x;
