@@ -898,7 +898,7 @@ __device__ unsigned onesweep_look_back(unsigned *d_desc, unsigned tile, unsigned
  * __match_any_sync, or (by_ballot) CUB's way, a ballot for each of v's low `bits` bits, each
  * keeping the lanes that agree with mine on it (nine bits where a lane may be past the end, as
  * OS_BINS needs the ninth; eight in a whole tile). On an H200 the match costs more
- * the more distinct values the warp holds (random keys: about 30 of 32 lanes differ), the nine
+ * the more distinct values the warp holds (random keys: about 30 of 32 lanes differ), the
  * ballots the same whatever they hold: OS_MATCH_HYBRID below chooses between them. */
 __device__ __forceinline__ unsigned onesweep_peers(unsigned v, bool by_ballot,
                                                    int bits = OS_BITS + 1)
@@ -965,6 +965,13 @@ __device__ __forceinline__ void onesweep_rank(const unsigned (&key)[OS_ITEMS],
     }
 }
 
+/* Key j's rank, as onesweep_rank packed it (two a register, each below OS_TILE). */
+__device__ __forceinline__ unsigned onesweep_rank_of(const unsigned (&rank2)[(OS_ITEMS + 1) / 2],
+                                                     int j)
+{
+    return (rank2[j / 2] >> (16 * (j % 2))) & 0xFFFFu;
+}
+
 /* A tile ranks with ballots when it holds more than OS_MATCH_HYBRID distinct digits, else with the
  * match (random keys: about 255 in every pass; the grader's small keys: 33 in the low byte, 2
  * above). H200, 2^26 and 2^28: 0.79-0.80x CUB on both inputs, against 0.60-0.62 (random) and 0.69
@@ -1000,7 +1007,6 @@ __global__ void OS_PASS_BOUNDS onesweep_pass_kernel(const int *__restrict__ src,
     const unsigned first = warp * OS_WARP_KEYS + lane; /* round j: first + 32 j */
     unsigned key[OS_ITEMS];
     unsigned rank2[(OS_ITEMS + 1) / 2] = {}; /* two ranks (each below OS_TILE) a register */
-#define OS_RANK(j) ((rank2[(j) / 2] >> (16 * ((j) % 2))) & 0xFFFFu)
 #pragma unroll
     for (int j = 0; j < OS_ITEMS; j++) {
         const unsigned i = first + 32 * j;
@@ -1046,8 +1052,7 @@ __global__ void OS_PASS_BOUNDS onesweep_pass_kernel(const int *__restrict__ src,
 #pragma unroll
     for (int j = 0; j < OS_ITEMS; j++)
         if (first + 32 * j < len)
-            s_keys[OS_RANK(j)] = key[j];
-#undef OS_RANK
+            s_keys[onesweep_rank_of(rank2, j)] = key[j];
     __syncthreads();
     /* 6. Write the sorted tile out: consecutive threads to consecutive places of a digit's run */
 #pragma unroll
