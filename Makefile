@@ -301,7 +301,8 @@ slides:
 # make bench: every lab of SRC (solutions unless SRC is on the command line) against CUB (the
 # anchor program only) and a memcpy, into $(BUILD)/bench; BENCH_ARGS: grader/BENCH.md.
 BENCH_SRC  := $(if $(filter file,$(origin SRC)),solutions,$(SRC))
-$(BUILD)/bench/bench_cub: $(BUILD)/common/bench_cub.o $(HELPERS_OBJ) $(BUILD)/common/cuda_check.o
+$(BUILD)/bench/bench_cub: $(BUILD)/common/bench_cub.o $(HELPERS_OBJ) $(BUILD)/common/cuda_check.o \
+                          $(BUILD)/common/harness_call.o
 	$(LINK)
 bench: $(BUILD)/bench/bench_cub $(LABS:%=$(BUILD)/$(BENCH_SRC)/%/scan)
 	$(PYTHON) grader/bench.py --build $(BUILD) --src $(BENCH_SRC) --out $(BUILD)/bench $(BENCH_ARGS)
