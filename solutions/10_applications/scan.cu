@@ -965,6 +965,44 @@ __device__ __forceinline__ void onesweep_rank(const unsigned (&key)[OS_ITEMS],
     }
 }
 
+/* onesweep_rank's loop with the peers found through shared memory instead of votes (-DOS_RANK_OR,
+ * for the ballot case): each lane ORs its bit into its warp's word for its digit (s_match, zero
+ * between rounds), the warp reads the words back once every lane has written, and the first lane
+ * of each digit takes the warp's place for the digit (a plain read and write: the row is the
+ * warp's own and each digit has one first lane a round) and clears the word. Two shared
+ * operations and three __syncwarp a key, against eight ballots and their masks (a third of the
+ * pass's instructions under Nsight Compute). A knob, not the default: on an H200 it takes random
+ * keys from 0.84-0.86x CUB to 0.89-0.91x at 2^26-2^28, but small keys, which never take this
+ * path, from 0.83-0.84x to 0.75-0.80x with it compiled in (PERFORMANCE.md, session 19). */
+template <bool FULL, typename Counts>
+__device__ __forceinline__ void onesweep_rank_or(const unsigned (&key)[OS_ITEMS],
+                                                 unsigned (&rank2)[(OS_ITEMS + 1) / 2],
+                                                 Counts &s_count, Counts &s_match, unsigned warp,
+                                                 unsigned first, unsigned len, int shift)
+{
+    const unsigned lane = lane_id();
+#pragma unroll
+    for (int j = 0; j < OS_ITEMS; j++) {
+        const bool valid = FULL || first + 32 * j < len;
+        const unsigned digit = (key[j] >> shift) & (OS_BINS - 1);
+        if (valid)
+            atomicOr(&s_match[warp][digit], 1u << lane);
+        __syncwarp();
+        const unsigned peers = valid ? s_match[warp][digit] : 0u;
+        __syncwarp();
+        const int leader = __ffs(peers) - 1;
+        unsigned before = 0;
+        if (valid && (int)lane == leader) {
+            before = s_count[warp][digit];
+            s_count[warp][digit] = before + (unsigned)__popc(peers);
+            s_match[warp][digit] = 0u;
+        }
+        __syncwarp();
+        before = __shfl_sync(0xFFFFFFFFu, before, leader & 31);
+        rank2[j / 2] |= (before + __popc(peers & lanes_below())) << (16 * (j % 2));
+    }
+}
+
 /* Key j's rank, as onesweep_rank packed it (two a register, each below OS_TILE). */
 __device__ __forceinline__ unsigned onesweep_rank_of(const unsigned (&rank2)[(OS_ITEMS + 1) / 2],
                                                      int j)
@@ -990,6 +1028,9 @@ __global__ void OS_PASS_BOUNDS onesweep_pass_kernel(const int *__restrict__ src,
 {
     /* per warp: first its keys of digit d, then where its next key of d goes in the sorted tile */
     __shared__ unsigned s_count[WARPS][OS_BINS];
+#ifdef OS_RANK_OR
+    __shared__ unsigned s_match[WARPS][OS_BINS]; /* onesweep_rank_or's words, zero between rounds */
+#endif
     __shared__ unsigned s_keys[OS_TILE];  /* the tile sorted by digit */
     __shared__ long long s_dest[OS_BINS]; /* out index minus place in the sorted tile, per digit */
     __shared__ unsigned s[WARPS + 1];
@@ -998,8 +1039,12 @@ __global__ void OS_PASS_BOUNDS onesweep_pass_kernel(const int *__restrict__ src,
     const int shift = pass * OS_BITS;
     if (threadIdx.x == 0)
         s_tile = take_tile(d_counter);
-    for (unsigned d = lane; d < OS_BINS; d += 32)
+    for (unsigned d = lane; d < OS_BINS; d += 32) {
         s_count[warp][d] = 0;
+#ifdef OS_RANK_OR
+        s_match[warp][d] = 0;
+#endif
+    }
     __syncthreads();
     const unsigned tile = s_tile;
     const size_t base = (size_t)tile * OS_TILE;
@@ -1035,6 +1080,18 @@ __global__ void OS_PASS_BOUNDS onesweep_pass_kernel(const int *__restrict__ src,
     const bool by_ballot = __syncthreads_count(tile_count != 0) > OS_MATCH_HYBRID;
     /* 4. Rank (onesweep_rank): a whole tile, every tile but perhaps the last, with a loop of its
      * own for each way of finding the peers; the last tile with the general loop */
+#ifdef OS_RANK_OR
+    if (by_ballot) {
+        if (len == OS_TILE)
+            onesweep_rank_or<true>(key, rank2, s_count, s_match, warp, first, len, shift);
+        else
+            onesweep_rank_or<false>(key, rank2, s_count, s_match, warp, first, len, shift);
+    } else if (len == OS_TILE) {
+        onesweep_rank<true>(key, rank2, s_count, warp, first, len, shift, false);
+    } else {
+        onesweep_rank<false>(key, rank2, s_count, warp, first, len, shift, false);
+    }
+#else
     if (len == OS_TILE) {
         if (by_ballot)
             onesweep_rank<true>(key, rank2, s_count, warp, first, len, shift, true);
@@ -1043,6 +1100,7 @@ __global__ void OS_PASS_BOUNDS onesweep_pass_kernel(const int *__restrict__ src,
     } else {
         onesweep_rank<false>(key, rank2, s_count, warp, first, len, shift, by_ballot);
     }
+#endif
     /* 5. Look back for digit d, then sort the tile in shared memory. (The barrier first is not
      * needed for the result; without it the kernel takes 57 registers instead of 48.) */
     __syncthreads();
