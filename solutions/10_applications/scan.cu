@@ -973,11 +973,12 @@ __device__ __forceinline__ void onesweep_rank(const unsigned (&key)[OS_ITEMS],
  * operations and three __syncwarp a key, against eight ballots and their masks (a third of the
  * pass's instructions under Nsight Compute). A knob, not the default: on an H200 it takes random
  * keys from 0.84-0.86x CUB to 0.89-0.91x at 2^26-2^28, but small keys, which never take this
- * path, from 0.83-0.84x to 0.75-0.80x with it compiled in (PERFORMANCE.md, session 19). */
-template <bool FULL, typename Counts>
+ * path, from 0.83-0.84x to 0.75-0.80x with it compiled in (PERFORMANCE.md, session 19).
+ * -DOS_RANK_OR_ALIAS keeps the words in s_keys instead of 8 KB of their own (not yet timed). */
+template <bool FULL, typename Counts, typename Words>
 __device__ __forceinline__ void onesweep_rank_or(const unsigned (&key)[OS_ITEMS],
                                                  unsigned (&rank2)[(OS_ITEMS + 1) / 2],
-                                                 Counts &s_count, Counts &s_match, unsigned warp,
+                                                 Counts &s_count, Words &s_match, unsigned warp,
                                                  unsigned first, unsigned len, int shift)
 {
     const unsigned lane = lane_id();
@@ -985,17 +986,18 @@ __device__ __forceinline__ void onesweep_rank_or(const unsigned (&key)[OS_ITEMS]
     for (int j = 0; j < OS_ITEMS; j++) {
         const bool valid = FULL || first + 32 * j < len;
         const unsigned digit = (key[j] >> shift) & (OS_BINS - 1);
+        const unsigned word = warp * OS_BINS + digit; /* s_match: WARPS rows of OS_BINS */
         if (valid)
-            atomicOr(&s_match[warp][digit], 1u << lane);
+            atomicOr(&s_match[word], 1u << lane);
         __syncwarp();
-        const unsigned peers = valid ? s_match[warp][digit] : 0u;
+        const unsigned peers = valid ? s_match[word] : 0u;
         __syncwarp();
         const int leader = __ffs(peers) - 1;
         unsigned before = 0;
         if (valid && (int)lane == leader) {
             before = s_count[warp][digit];
             s_count[warp][digit] = before + (unsigned)__popc(peers);
-            s_match[warp][digit] = 0u;
+            s_match[word] = 0u;
         }
         __syncwarp();
         before = __shfl_sync(0xFFFFFFFFu, before, leader & 31);
@@ -1028,10 +1030,15 @@ __global__ void OS_PASS_BOUNDS onesweep_pass_kernel(const int *__restrict__ src,
 {
     /* per warp: first its keys of digit d, then where its next key of d goes in the sorted tile */
     __shared__ unsigned s_count[WARPS][OS_BINS];
-#ifdef OS_RANK_OR
-    __shared__ unsigned s_match[WARPS][OS_BINS]; /* onesweep_rank_or's words, zero between rounds */
+    __shared__ unsigned s_keys[OS_TILE]; /* the tile sorted by digit */
+#if defined(OS_RANK_OR) && defined(OS_RANK_OR_ALIAS)
+    /* onesweep_rank_or's words in s_keys, which is free until the ranking is done */
+    static_assert(WARPS * OS_BINS <= OS_TILE, "the words fit in s_keys");
+    auto &s_match = s_keys;
+#elif defined(OS_RANK_OR)
+    __shared__ unsigned
+        s_match[WARPS * OS_BINS]; /* onesweep_rank_or's words, zero between rounds */
 #endif
-    __shared__ unsigned s_keys[OS_TILE];  /* the tile sorted by digit */
     __shared__ long long s_dest[OS_BINS]; /* out index minus place in the sorted tile, per digit */
     __shared__ unsigned s[WARPS + 1];
     __shared__ unsigned s_tile;
@@ -1042,7 +1049,7 @@ __global__ void OS_PASS_BOUNDS onesweep_pass_kernel(const int *__restrict__ src,
     for (unsigned d = lane; d < OS_BINS; d += 32) {
         s_count[warp][d] = 0;
 #ifdef OS_RANK_OR
-        s_match[warp][d] = 0;
+        s_match[warp * OS_BINS + d] = 0;
 #endif
     }
     __syncthreads();
