@@ -932,6 +932,18 @@ __device__ __forceinline__ unsigned onesweep_warp_starts(Counts &s_count, unsign
     return count;
 }
 
+/* Key j's rank r into rank2, two a register (each below OS_TILE, so 16 bits), and back out. */
+__device__ __forceinline__ void onesweep_rank_set(unsigned (&rank2)[(OS_ITEMS + 1) / 2], int j,
+                                                  unsigned r)
+{
+    rank2[j / 2] |= r << (16 * (j % 2));
+}
+__device__ __forceinline__ unsigned onesweep_rank_of(const unsigned (&rank2)[(OS_ITEMS + 1) / 2],
+                                                     int j)
+{
+    return (rank2[j / 2] >> (16 * (j % 2))) & 0xFFFFu;
+}
+
 /* Rank within the warp, round by round: the lanes of my digit (a lane past the end matches only
  * such lanes), my place among them, and the warp's place for my digit before this round. The
  * first lane of each digit adds the round's peers to that place with one shared atomic and hands
@@ -961,7 +973,7 @@ __device__ __forceinline__ void onesweep_rank(const unsigned (&key)[OS_ITEMS],
         if (valid && (int)lane == leader)
             before = atomicAdd(&s_count[warp][digit], (unsigned)__popc(peers));
         before = __shfl_sync(0xFFFFFFFFu, before, leader);
-        rank2[j / 2] |= (before + __popc(peers & lanes_below())) << (16 * (j % 2));
+        onesweep_rank_set(rank2, j, before + __popc(peers & lanes_below()));
     }
 }
 
@@ -1001,15 +1013,8 @@ __device__ __forceinline__ void onesweep_rank_or(const unsigned (&key)[OS_ITEMS]
         }
         __syncwarp();
         before = __shfl_sync(0xFFFFFFFFu, before, leader & 31);
-        rank2[j / 2] |= (before + __popc(peers & lanes_below())) << (16 * (j % 2));
+        onesweep_rank_set(rank2, j, before + __popc(peers & lanes_below()));
     }
-}
-
-/* Key j's rank, as onesweep_rank packed it (two a register, each below OS_TILE). */
-__device__ __forceinline__ unsigned onesweep_rank_of(const unsigned (&rank2)[(OS_ITEMS + 1) / 2],
-                                                     int j)
-{
-    return (rank2[j / 2] >> (16 * (j % 2))) & 0xFFFFu;
 }
 
 /* A tile ranks with ballots when it holds more than OS_MATCH_HYBRID distinct digits, else with the
@@ -1081,22 +1086,18 @@ __global__ void OS_PASS_BOUNDS onesweep_pass_kernel(const int *__restrict__ src,
         for (int j = 0; j < OS_ITEMS; j++) {
             const bool valid = first + 32 * j < len;
             const unsigned digit = (key[j] >> shift) & (OS_BINS - 1);
-            const unsigned peers = __match_any_sync(0xFFFFFFFFu, valid ? digit : OS_BINS);
+            const unsigned peers = onesweep_peers(valid ? digit : OS_BINS, false);
             if (valid && (int)lane == __ffs(peers) - 1)
                 atomicAdd(&s_count[warp][digit], (unsigned)__popc(peers));
         }
-    } else {
+    } else
+#endif
+    {
 #pragma unroll
         for (int j = 0; j < OS_ITEMS; j++)
             if (first + 32 * j < len)
                 atomicAdd(&s_count[warp][(key[j] >> shift) & (OS_BINS - 1)], 1u);
     }
-#else
-#pragma unroll
-    for (int j = 0; j < OS_ITEMS; j++)
-        if (first + 32 * j < len)
-            atomicAdd(&s_count[warp][(key[j] >> shift) & (OS_BINS - 1)], 1u);
-#endif
     __syncthreads();
     /* 2. Thread d adds digit d up across the rows and publishes the tile's count of it at once, so
      * the tiles after this one can go on while it ranks. Each row then becomes where that warp's
