@@ -847,13 +847,13 @@ __global__ void __launch_bounds__(APPS_THREADS)
     bins[blockIdx.x * OS_BINS + threadIdx.x] = block_exclusive_sum(c, s, &total);
 }
 
-/* For tuning sweeps: the pass kernel's blocks a multiprocessor that its registers must allow
- * (-DOS_MIN_BLOCKS=4). */
-#ifdef OS_MIN_BLOCKS
-#define OS_PASS_BOUNDS __launch_bounds__(APPS_THREADS, OS_MIN_BLOCKS)
-#else
-#define OS_PASS_BOUNDS __launch_bounds__(APPS_THREADS)
+/* The pass kernel's blocks a multiprocessor that its registers must allow: 5 (48 registers a
+ * thread, 4 bytes spilled; -DOS_MIN_BLOCKS=K for sweeps). Left to itself ptxas gives the kernel
+ * 55-60 registers, so 4 blocks, and the sort loses 5-10 % (H200, PERFORMANCE.md, session 20). */
+#ifndef OS_MIN_BLOCKS
+#define OS_MIN_BLOCKS 5
 #endif
+#define OS_PASS_BOUNDS __launch_bounds__(APPS_THREADS, OS_MIN_BLOCKS)
 
 /* Thread d: publishes the tile's count of digit d (tile 0's is its prefix). */
 __device__ void onesweep_publish(unsigned *d_desc, unsigned tile, unsigned d, unsigned count)
@@ -864,19 +864,22 @@ __device__ void onesweep_publish(unsigned *d_desc, unsigned tile, unsigned d, un
 
 /* Thread d, after onesweep_publish: walks back over the tiles before this one until one has
  * published its prefix, publishes this tile's prefix, and returns the keys of digit d in the tiles
- * before this one. The 32 lanes of a warp (32 digits) walk together: each round every lane reads a
- * descriptor (a lane that is done rereads its last one), and the warp pauses when any lane found
- * nothing yet. */
-__device__ unsigned onesweep_look_back(unsigned *d_desc, unsigned tile, unsigned d, unsigned count)
+ * before this one. The 32 lanes of a warp (32 digits) walk together: each round every lane that is
+ * not done reads a descriptor, and the warp pauses when any lane found nothing yet. A digit that
+ * is not wanted (no key of the pass holds it) neither reads nor publishes a prefix: no tile has
+ * keys of it, so no tile reads its prefix, and the answer, 0, is never used. */
+__device__ unsigned onesweep_look_back(unsigned *d_desc, unsigned tile, unsigned d, unsigned count,
+                                       bool wanted)
 {
     if (tile == 0) /* the whole block has the same tile: no lane of the warp is left behind */
         return 0;
     unsigned exclusive = 0;
     long long t = (long long)tile - 1;
-    bool done = false;
+    bool done = !wanted;
     while (__any_sync(0xFFFFFFFFu, !done)) {
         const unsigned w =
-            atomic_u32(d_desc[(size_t)t * OS_BINS + d]).load(cuda::memory_order_relaxed);
+            done ? 0u
+                 : atomic_u32(d_desc[(size_t)t * OS_BINS + d]).load(cuda::memory_order_relaxed);
         const unsigned status = w >> 30;
         if (!done && status != 0) {
             exclusive += w & OS_VALUE_MASK;
@@ -888,9 +891,10 @@ __device__ unsigned onesweep_look_back(unsigned *d_desc, unsigned tile, unsigned
         if (__any_sync(0xFFFFFFFFu, !done && status == 0))
             __nanosleep(FAST_BACKOFF_NS);
     }
-    atomic_u32(d_desc[(size_t)tile * OS_BINS + d])
-        .store((ST_PREFIX << 30) | ((exclusive + count) & OS_VALUE_MASK),
-               cuda::memory_order_relaxed);
+    if (wanted)
+        atomic_u32(d_desc[(size_t)tile * OS_BINS + d])
+            .store((ST_PREFIX << 30) | ((exclusive + count) & OS_VALUE_MASK),
+                   cuda::memory_order_relaxed);
     return exclusive;
 }
 
@@ -977,16 +981,16 @@ __device__ __forceinline__ void onesweep_rank(const unsigned (&key)[OS_ITEMS],
     }
 }
 
-/* onesweep_rank's loop with the peers found through shared memory instead of votes (-DOS_RANK_OR,
- * for the ballot case): each lane ORs its bit into its warp's word for its digit (s_match, zero
+/* onesweep_rank's loop for a tile of many digits, with the peers found through shared memory
+ * instead of votes: each lane ORs its bit into its warp's word for its digit (s_match, zero
  * between rounds), the warp reads the words back once every lane has written, and the first lane
  * of each digit takes the warp's place for the digit (a plain read and write: the row is the
  * warp's own and each digit has one first lane a round) and clears the word. Two shared
  * operations and three __syncwarp a key, against eight ballots and their masks (a third of the
- * pass's instructions under Nsight Compute). A knob, not the default: on an H200 it takes random
- * keys from 0.84-0.86x CUB to 0.89-0.91x at 2^26-2^28, but small keys, which never take this
- * path, from 0.83-0.84x to 0.75-0.80x with it compiled in (PERFORMANCE.md, session 19).
- * -DOS_RANK_OR_ALIAS keeps the words in s_keys instead of 8 KB of their own (not yet timed). */
+ * pass's instructions under Nsight Compute, session 19). H200, 2^26 and 2^28, random keys:
+ * 0.94-0.95x CUB, against 0.83-0.85x with the ballots (-DOS_RANK_BALLOT: session 18's kernel).
+ * With few digits the words are hot (small keys' upper bytes: 16 lanes a word, one OR after
+ * another) and the match wins: OS_MATCH_HYBRID below. */
 template <bool FULL, typename Counts, typename Words>
 __device__ __forceinline__ void onesweep_rank_or(const unsigned (&key)[OS_ITEMS],
                                                  unsigned (&rank2)[(OS_ITEMS + 1) / 2],
@@ -1017,13 +1021,14 @@ __device__ __forceinline__ void onesweep_rank_or(const unsigned (&key)[OS_ITEMS]
     }
 }
 
-/* A tile ranks with ballots when it holds more than OS_MATCH_HYBRID distinct digits, else with the
- * match (random keys: about 255 in every pass; the grader's small keys: 33 in the low byte, 2
- * above). H200, 2^26 and 2^28: 0.79-0.80x CUB on both inputs, against 0.60-0.62 (random) and 0.69
- * (small) with the match alone, and 0.61-0.63 on small keys with ballots alone (PERFORMANCE.md).
- * Sweeps: -DOS_MATCH_HYBRID=-1 always ballots, =256 always the match. */
+/* A tile ranks with the OR words (with -DOS_RANK_BALLOT, ballots) when it holds more than
+ * OS_MATCH_HYBRID distinct digits, else with the match (random keys: about 255 in every pass; the
+ * grader's small keys: 33 in the low byte, 2 above). The match costs more the more digits a warp
+ * holds: 16, not session 18's 64, sends small keys' low byte to the words, which took small keys
+ * from 0.85x CUB to 0.90-0.91x (H200, 2^26 and 2^28, PERFORMANCE.md, session 20). Sweeps:
+ * -DOS_MATCH_HYBRID=-1 never takes the match, =256 always does. */
 #ifndef OS_MATCH_HYBRID
-#define OS_MATCH_HYBRID 64
+#define OS_MATCH_HYBRID 16
 #endif
 
 /* One pass on digit `pass` (bits 8 pass ..): src to dst, stable. bins: where each digit's run
@@ -1036,13 +1041,11 @@ __global__ void OS_PASS_BOUNDS onesweep_pass_kernel(const int *__restrict__ src,
     /* per warp: first its keys of digit d, then where its next key of d goes in the sorted tile */
     __shared__ unsigned s_count[WARPS][OS_BINS];
     __shared__ unsigned s_keys[OS_TILE]; /* the tile sorted by digit */
-#if defined(OS_RANK_OR) && defined(OS_RANK_OR_ALIAS)
-    /* onesweep_rank_or's words in s_keys, which is free until the ranking is done */
+#ifndef OS_RANK_BALLOT
+    /* onesweep_rank_or's words (WARPS rows of OS_BINS, zero between rounds) in s_keys, which is
+     * free until the ranking is done: 26.7 KB of shared memory a block, not 34.9 */
     static_assert(WARPS * OS_BINS <= OS_TILE, "the words fit in s_keys");
     auto &s_match = s_keys;
-#elif defined(OS_RANK_OR)
-    __shared__ unsigned
-        s_match[WARPS * OS_BINS]; /* onesweep_rank_or's words, zero between rounds */
 #endif
     __shared__ long long s_dest[OS_BINS]; /* out index minus place in the sorted tile, per digit */
     __shared__ unsigned s[WARPS + 1];
@@ -1053,20 +1056,11 @@ __global__ void OS_PASS_BOUNDS onesweep_pass_kernel(const int *__restrict__ src,
         s_tile = take_tile(d_counter);
     for (unsigned d = lane; d < OS_BINS; d += 32) {
         s_count[warp][d] = 0;
-#ifdef OS_RANK_OR
+#ifndef OS_RANK_BALLOT
         s_match[warp * OS_BINS + d] = 0;
 #endif
     }
-#ifdef OS_COUNT_MATCH
-    /* -DOS_COUNT_MATCH: a pass whose keys hold few digits (bins: digit d is there when its run is
-     * not empty) counts a round's keys of a digit with one atomic, after a __match_any_sync,
-     * instead of one a key: the grader's small keys hold two digits in each of the upper three
-     * bytes, so their atomics fall on two words a warp (not yet timed). */
-    const unsigned next = threadIdx.x + 1 < OS_BINS ? bins[threadIdx.x + 1] : (unsigned)n;
-    const bool few_digits = __syncthreads_count(next > bins[threadIdx.x]) <= OS_MATCH_HYBRID;
-#else
     __syncthreads();
-#endif
     const unsigned tile = s_tile;
     const size_t base = (size_t)tile * OS_TILE;
     const unsigned len = n - base < (size_t)OS_TILE ? (unsigned)(n - base) : OS_TILE;
@@ -1079,25 +1073,13 @@ __global__ void OS_PASS_BOUNDS onesweep_pass_kernel(const int *__restrict__ src,
         key[j] = i < len ? (unsigned)src[base + i] : 0xFFFFFFFFu;
     }
     /* 1. Count early, as CUB's sm_90 sort does: each warp counts its keys of each digit in its own
-     * row (a shared atomic a key; no other warp touches the row). */
-#ifdef OS_COUNT_MATCH
-    if (few_digits) {
+     * row (a shared atomic a key; no other warp touches the row). Counting a round's keys of a
+     * digit with one atomic after a __match_any_sync, for the passes of few digits, lost: small
+     * keys from 0.83x CUB to 0.67x (H200, session 20). */
 #pragma unroll
-        for (int j = 0; j < OS_ITEMS; j++) {
-            const bool valid = first + 32 * j < len;
-            const unsigned digit = (key[j] >> shift) & (OS_BINS - 1);
-            const unsigned peers = onesweep_peers(valid ? digit : OS_BINS, false);
-            if (valid && (int)lane == __ffs(peers) - 1)
-                atomicAdd(&s_count[warp][digit], (unsigned)__popc(peers));
-        }
-    } else
-#endif
-    {
-#pragma unroll
-        for (int j = 0; j < OS_ITEMS; j++)
-            if (first + 32 * j < len)
-                atomicAdd(&s_count[warp][(key[j] >> shift) & (OS_BINS - 1)], 1u);
-    }
+    for (int j = 0; j < OS_ITEMS; j++)
+        if (first + 32 * j < len)
+            atomicAdd(&s_count[warp][(key[j] >> shift) & (OS_BINS - 1)], 1u);
     __syncthreads();
     /* 2. Thread d adds digit d up across the rows and publishes the tile's count of it at once, so
      * the tiles after this one can go on while it ranks. Each row then becomes where that warp's
@@ -1111,12 +1093,22 @@ __global__ void OS_PASS_BOUNDS onesweep_pass_kernel(const int *__restrict__ src,
 #pragma unroll
     for (int w = 0; w < WARPS; w++)
         s_count[w][d] += tile_start;
-    /* 3. Ballots or the match, the same for the whole block (a barrier that counts) */
-    const bool by_ballot = __syncthreads_count(tile_count != 0) > OS_MATCH_HYBRID;
-    /* 4. Rank (onesweep_rank): a whole tile, every tile but perhaps the last, with a loop of its
-     * own for each way of finding the peers; the last tile with the general loop */
-#ifdef OS_RANK_OR
-    if (by_ballot) {
+    /* 3. The OR words (or ballots) or the match, the same for the whole block (a barrier that
+     * counts) */
+    const bool many_digits = __syncthreads_count(tile_count != 0) > OS_MATCH_HYBRID;
+    /* 4. Rank: a whole tile, every tile but perhaps the last, with a loop of its own for each way
+     * of finding the peers; the last tile with the loops that test the end */
+#ifdef OS_RANK_BALLOT
+    if (len == OS_TILE) {
+        if (many_digits)
+            onesweep_rank<true>(key, rank2, s_count, warp, first, len, shift, true);
+        else
+            onesweep_rank<true>(key, rank2, s_count, warp, first, len, shift, false);
+    } else {
+        onesweep_rank<false>(key, rank2, s_count, warp, first, len, shift, many_digits);
+    }
+#else
+    if (many_digits) {
         if (len == OS_TILE)
             onesweep_rank_or<true>(key, rank2, s_count, s_match, warp, first, len, shift);
         else
@@ -1126,20 +1118,15 @@ __global__ void OS_PASS_BOUNDS onesweep_pass_kernel(const int *__restrict__ src,
     } else {
         onesweep_rank<false>(key, rank2, s_count, warp, first, len, shift, false);
     }
-#else
-    if (len == OS_TILE) {
-        if (by_ballot)
-            onesweep_rank<true>(key, rank2, s_count, warp, first, len, shift, true);
-        else
-            onesweep_rank<true>(key, rank2, s_count, warp, first, len, shift, false);
-    } else {
-        onesweep_rank<false>(key, rank2, s_count, warp, first, len, shift, by_ballot);
-    }
 #endif
     /* 5. Look back for digit d, then sort the tile in shared memory. (The barrier first is not
-     * needed for the result; without it the kernel takes 57 registers instead of 48.) */
+     * needed for the result; without it the kernel takes 57 registers instead of 48.) A digit no
+     * key of the pass holds (its run in bins is empty) looks back for nothing: small keys hold 2
+     * of the 256 in each upper byte and 33 in the lowest, and skipping the rest took them from
+     * 0.81x CUB to 0.86x (H200, 2^26 and 2^28, session 20; random keys hold them all). */
     __syncthreads();
-    const unsigned exclusive = onesweep_look_back(d_desc, tile, d, tile_count);
+    const bool wanted = (d + 1 < OS_BINS ? bins[d + 1] : (unsigned)n) > bins[d];
+    const unsigned exclusive = onesweep_look_back(d_desc, tile, d, tile_count, wanted);
     s_dest[d] = (long long)bins[d] + exclusive - tile_start;
     __syncthreads();
 #pragma unroll
