@@ -513,7 +513,9 @@ lab_result apps_csr_offsets(const int *d_rows, int *d_offsets, size_t n, size_t 
  * versions above stay as compact_on_scan and radix_sort_on_scan.
  * Descriptors carry a status in their top 2 bits, so a reader gets the status and the value of
  * the same store (relaxed atomics are enough: lab 08's argument). They are zeroed on every call
- * (cudaMemsetAsync of a few bytes per tile) instead of carrying an epoch. */
+ * (cudaMemsetAsync of a few bytes per tile) instead of carrying an epoch; -DCV_NO_MEMSET and
+ * -DOS_NO_MEMSET (sweep knobs, not yet timed) drop the memsets: each call zeroes what the next
+ * one needs (compact_fused_kernel, onesweep_state_bytes). */
 
 #define FAST_FIRST_DELAY_NS 1000 /* a look-back's first wait (lab 08's pauses) */
 #define FAST_BACKOFF_NS 400
@@ -625,9 +627,29 @@ __global__ void __launch_bounds__(CV_THREADS)
     __shared__ unsigned s_tile;
     __shared__ int s_stage[CV_WARPS][CV_ROUND]; /* a warp's kept elements of a round, in order */
     const unsigned warp = threadIdx.x / 32, lane = lane_id();
+#ifdef CV_NO_MEMSET
+    /* -DCV_NO_MEMSET (not yet timed): no memset before the call. The counter word holds the
+     * call's parity above its ticket; the call uses the descriptors of its parity and zeroes its
+     * tile's one of the other parity for the next call, and the block with the last ticket (no
+     * block of this call takes one after it) hands the next call ticket 0 and the other parity. */
+    __shared__ unsigned s_parity;
+    if (threadIdx.x == 0) {
+        atomic_u64 counter(*reinterpret_cast<u64 *>(d_counter));
+        const u64 t = counter.fetch_add(1u, cuda::memory_order_relaxed);
+        s_tile = (unsigned)t;
+        s_parity = (unsigned)(t >> 32) & 1u;
+        if (s_tile == ntiles - 1)
+            counter.store((u64)(s_parity ^ 1u) << 32, cuda::memory_order_relaxed);
+        atomic_u64(d_desc[(size_t)(s_parity ^ 1u) * ntiles + s_tile])
+            .store(0, cuda::memory_order_relaxed);
+    }
+    __syncthreads();
+    d_desc += (size_t)s_parity * ntiles;
+#else
     if (threadIdx.x == 0)
         s_tile = take_tile(d_counter);
     __syncthreads();
+#endif
     const unsigned tile = s_tile;
     const size_t first = (size_t)tile * CV_TILE + warp * CV_WARP_ITEMS + 4 * lane; /* + j * 128 */
     const bool full = aligned && (size_t)(tile + 1) * CV_TILE <= n;
@@ -714,10 +736,15 @@ __global__ void __launch_bounds__(CV_THREADS)
     }
 }
 
-/* Scratch of the fused compaction: the ticket counter, then one descriptor per tile. */
+/* Scratch of the fused compaction: the ticket counter, then one descriptor per tile (with
+ * -DCV_NO_MEMSET, two: one for each parity of the calls). */
 static size_t compact_fused_bytes(size_t n)
 {
+#ifdef CV_NO_MEMSET
+    return (2 + 2 * compact_tiles(n)) * sizeof(u64);
+#else
     return (2 + compact_tiles(n)) * sizeof(u64);
+#endif
 }
 
 lab_result apps_compact(const int *d_in, int *d_out, size_t n, size_t *d_count, void *d_temp)
@@ -727,7 +754,9 @@ lab_result apps_compact(const int *d_in, int *d_out, size_t n, size_t *d_count, 
         return LAB_OK;
     }
     const size_t tiles = compact_tiles(n);
+#ifndef CV_NO_MEMSET /* the scratch is zeroed once per n (lab.h); the kernel keeps it ready */
     CUDA_CHECK(cudaMemsetAsync(d_temp, 0, compact_fused_bytes(n), 0));
+#endif
     unsigned *counter = (unsigned *)d_temp;
     u64 *desc = (u64 *)d_temp + 2;
     const bool aligned = (uintptr_t)d_in % sizeof(int4) == 0;
@@ -837,13 +866,16 @@ __global__ void __launch_bounds__(APPS_THREADS)
 }
 #undef OS_HIST_COUNTER
 
-/* Block p: bins[p * 256 + d] = the keys whose digit p is below d (where digit d's run starts). */
-__global__ void __launch_bounds__(APPS_THREADS)
-    onesweep_bins_kernel(const unsigned *hist, unsigned *bins)
+/* Block p: bins[p * 256 + d] = the keys whose digit p is below d (where digit d's run starts).
+ * With -DOS_NO_MEMSET it also zeroes hist for the next call. */
+__global__ void __launch_bounds__(APPS_THREADS) onesweep_bins_kernel(unsigned *hist, unsigned *bins)
 {
     __shared__ unsigned s[WARPS + 1];
     unsigned total;
     const unsigned c = hist[blockIdx.x * OS_BINS + threadIdx.x];
+#ifdef OS_NO_MEMSET
+    hist[blockIdx.x * OS_BINS + threadIdx.x] = 0;
+#endif
     bins[blockIdx.x * OS_BINS + threadIdx.x] = block_exclusive_sum(c, s, &total);
 }
 
@@ -1052,8 +1084,13 @@ __global__ void OS_PASS_BOUNDS onesweep_pass_kernel(const int *__restrict__ src,
     __shared__ unsigned s_tile;
     const unsigned warp = threadIdx.x / 32, lane = lane_id();
     const int shift = pass * OS_BITS;
-    if (threadIdx.x == 0)
+    if (threadIdx.x == 0) {
         s_tile = take_tile(d_counter);
+#ifdef OS_NO_MEMSET /* the last ticket: no block of this pass takes one after it */
+        if (s_tile == gridDim.x - 1)
+            atomic_u32(*d_counter).store(0u, cuda::memory_order_relaxed);
+#endif
+    }
     for (unsigned d = lane; d < OS_BINS; d += 32) {
         s_count[warp][d] = 0;
 #ifndef OS_RANK_BALLOT
@@ -1127,6 +1164,12 @@ __global__ void OS_PASS_BOUNDS onesweep_pass_kernel(const int *__restrict__ src,
     __syncthreads();
     const bool wanted = (d + 1 < OS_BINS ? bins[d + 1] : (unsigned)n) > bins[d];
     const unsigned exclusive = onesweep_look_back(d_desc, tile, d, tile_count, wanted);
+#ifdef OS_NO_MEMSET
+    /* -DOS_NO_MEMSET (not yet timed): the passes alternate between two sets of descriptors, and
+     * each tile zeroes its row of the set the pass after it uses (which the pass before used) */
+    d_desc[(pass % 2 ? -1 : 1) * (long long)gridDim.x * OS_BINS + (long long)tile * OS_BINS + d] =
+        0u;
+#endif
     s_dest[d] = (long long)bins[d] + exclusive - tile_start;
     __syncthreads();
 #pragma unroll
@@ -1146,10 +1189,18 @@ __global__ void OS_PASS_BOUNDS onesweep_pass_kernel(const int *__restrict__ src,
 }
 
 /* Scratch of the onesweep sort, after the key buffer: hist and bins (4 x 256 each), 4 tickets,
- * then 4 passes of ntiles * 256 descriptors, all zeroed by one memset per sort. */
+ * then 4 passes of ntiles * 256 descriptors, all zeroed by one memset per sort. With
+ * -DOS_NO_MEMSET, two sets of descriptors that the passes take in turn, and no memset: the
+ * scratch is zeroed once per n (lab.h) and each call leaves hist, tickets and the first pass's
+ * descriptors zero for the next. */
+#ifdef OS_NO_MEMSET
+#define OS_DESC_SETS 2
+#else
+#define OS_DESC_SETS OS_PASSES
+#endif
 static size_t onesweep_state_bytes(size_t n)
 {
-    return (2 * OS_PASSES * OS_BINS + OS_PASSES + OS_PASSES * os_tiles(n) * OS_BINS) *
+    return (2 * OS_PASSES * OS_BINS + OS_PASSES + OS_DESC_SETS * os_tiles(n) * OS_BINS) *
            sizeof(unsigned);
 }
 
@@ -1162,7 +1213,9 @@ lab_result apps_radix_sort(const int *d_in, int *d_out, size_t n, void *d_temp)
     unsigned *hist = (unsigned *)((char *)d_temp + align256(n * sizeof(int)));
     unsigned *bins = hist + OS_PASSES * OS_BINS, *counters = bins + OS_PASSES * OS_BINS;
     unsigned *desc = counters + OS_PASSES;
+#ifndef OS_NO_MEMSET
     CUDA_CHECK(cudaMemsetAsync(hist, 0, onesweep_state_bytes(n), 0));
+#endif
     const unsigned hist_blocks = (unsigned)(tiles < 1024 ? tiles : 1024);
     onesweep_hist_kernel<<<hist_blocks, APPS_THREADS>>>(d_in, n, hist);
     LAUNCH_CHECK();
@@ -1172,7 +1225,8 @@ lab_result apps_radix_sort(const int *d_in, int *d_out, size_t n, void *d_temp)
     for (int p = 0; p < OS_PASSES; p++) { /* in -> keys -> out -> keys -> out */
         int *dst = p % 2 == 0 ? keys : d_out;
         onesweep_pass_kernel<<<(unsigned)tiles, APPS_THREADS>>>(
-            src, dst, n, p, bins + p * OS_BINS, desc + (size_t)p * tiles * OS_BINS, counters + p);
+            src, dst, n, p, bins + p * OS_BINS, desc + (size_t)(p % OS_DESC_SETS) * tiles * OS_BINS,
+            counters + p);
         LAUNCH_CHECK();
         src = dst;
     }
