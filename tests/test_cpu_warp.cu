@@ -259,8 +259,7 @@ Test(warp, match_any,
 #define VOTE_LAUNCHES 40
 
 /* Thread t: predicates t % 3 == 0 (86 of 256), t >= 0 (all) and t == 77 (one); between the
- * barriers, warp operations that let a warp run ahead of the others. out[3t + k]: vote k's result.
- */
+ * barriers, warp operations that let a warp run ahead of the others. out[3t + k]: vote k. */
 __global__ void barrier_votes_kernel(int *out)
 {
     const int t = (int)threadIdx.x;

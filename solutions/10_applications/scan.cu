@@ -754,7 +754,7 @@ lab_result apps_compact(const int *d_in, int *d_out, size_t n, size_t *d_count, 
         return LAB_OK;
     }
     const size_t tiles = compact_tiles(n);
-#ifndef CV_NO_MEMSET /* the scratch is zeroed once per n (lab.h); the kernel keeps it ready */
+#ifndef CV_NO_MEMSET /* with it, the kernel leaves the scratch ready for the next call */
     CUDA_CHECK(cudaMemsetAsync(d_temp, 0, compact_fused_bytes(n), 0));
 #endif
     unsigned *counter = (unsigned *)d_temp;
@@ -980,7 +980,8 @@ __device__ __forceinline__ unsigned onesweep_rank_of(const unsigned (&rank2)[(OS
     return (rank2[j / 2] >> (16 * (j % 2))) & 0xFFFFu;
 }
 
-/* Rank within the warp, round by round: the lanes of my digit (a lane past the end matches only
+/* Rank within the warp, round by round (a tile of few digits, by the match; with -DOS_RANK_BALLOT
+ * also one of many, by ballots): the lanes of my digit (a lane past the end matches only
  * such lanes), my place among them, and the warp's place for my digit before this round. The
  * first lane of each digit adds the round's peers to that place with one shared atomic and hands
  * the place before them to its peers (a shuffle), so that no round waits on a read of what the
