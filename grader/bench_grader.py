@@ -9,7 +9,9 @@ Makes N synthetic submissions in a temporary folder, a mix of what a class hands
            a wrong last tile total, a kernel that hangs, ...)
 then grades them with `grade.py --submissions` (one GPU, or --gpus; --cpu for CPU mode) and
 prints the wall time of every submission (its result's elapsed_s), of the whole class, the
-GPUs used and submissions per hour, and how many lab processes a submission started (from the
+GPUs used and submissions per hour (and the steady state: the rate from the first result to the
+last, which compares classes on different GPUs, cut ones too), and how many lab processes a
+submission started (over the submissions graded, for a class cut short; from the
 grader's trace, LAB_GRADER_TRACE: its own file unless that is set): on a GPU each one but a host
 lab's creates a CUDA context, and a machine starts only so many a second whatever its GPU count
 (grader/tools/start_rate.sh measures that rate; 3600 * rate / starts is the most submissions an
@@ -340,6 +342,32 @@ def trace_lines(trace, since):
     except OSError:
         return None
     return out
+
+
+def graded_window(lines, rows, since):
+    """(lines, n): the trace's lines (trace_lines) and how many submissions they are the work
+    of, for the per-submission figures. A whole class: every line, every row. A class cut short
+    (some rows have no result; the device call's limit, a lost machine): the lines that ended by
+    the time its last result was written (rows' finished_s, from since), over the rows graded;
+    the work then in flight (one submission a worker, at most) counts too, so the figures are
+    over by at most that over the graded. Dividing the whole trace by every row instead put a
+    class of 40 cut after 19 at 33.9 processes a submission, half the truth."""
+    done = [r["finished_s"] for r in rows if r.get("points") is not None and r.get("finished_s") is not None]
+    if lines is None or len(done) in (0, len(rows)):
+        return lines, len(done)
+    upto = since + max(done)
+    return [d for d in lines if d.get("end", 0) <= upto], len(done)
+
+
+def steady_rate(rows):
+    """Submissions an hour between the class's first result and its last (rows' finished_s:
+    (results - 1) / that span), the rate of a class past its cold start (the first build, not
+    hidden behind a GPU phase, and each worker's first submission) and before a cut; for
+    comparing classes on different GPUs, a cut one too. None with fewer than three results."""
+    done = sorted(r["finished_s"] for r in rows if r.get("points") is not None and r.get("finished_s") is not None)
+    if len(done) < 3 or done[-1] <= done[0]:
+        return None
+    return round(3600 * (len(done) - 1) / (done[-1] - done[0]), 1)
 
 
 def process_starts(lines, submissions):
@@ -1034,19 +1062,25 @@ def main(argv=None):
     rows, summary = measured(wall, code)
     print_report(rows, summary)
     print_firsts(summary.get("first_wall_s"))
-    lines = trace_lines(trace, since)
-    summary["starts_per_submission"] = starts = process_starts(lines, len(rows))
+    summary["steady_per_hour"] = steady = steady_rate(rows)
+    if steady:
+        print(f"steady state: {steady} submissions an hour, from the first result to the last")
+    lines, counted = graded_window(trace_lines(trace, since), rows, since)
+    if counted and counted < len(rows):
+        print(f"the class was cut short: the per-submission figures below are over the {counted} graded, from "
+              f"the trace up to the last result (work then in flight, at most a submission a worker, counts too)")
+    summary["starts_per_submission"] = starts = process_starts(lines, counted)
     if starts:
         print(f"lab processes started: {starts['all']} a submission ({starts['case']} for the cases, "
               f"{starts['sanitizer']} for the sanitizer, {starts['timed']} timed); on a GPU each but a host "
               f"lab's (01's) creates a CUDA context, and a machine starts only so many a second "
               f"(grader/tools/start_rate.sh): at most 3600 x that rate / {starts['all']} submissions an hour")
-    summary["gpu_watch_per_submission"] = watch = watch_cost(lines, len(rows))
+    summary["gpu_watch_per_submission"] = watch = watch_cost(lines, counted)
     if watch and (watch["asks"] or watch["waits"]):
         print(f"GPU watch: {watch['asks']} asks a submission ({', '.join(watch['by']) or '-'}), {watch['seconds']} s a "
               f"submission between the timed runs; {watch['waits']} waits a submission for another job to leave "
               f"the GPU, {watch['wait_s']} s a submission")
-    summary["speed_stage_per_submission"] = speed = speed_time(lines, len(rows))
+    summary["speed_stage_per_submission"] = speed = speed_time(lines, counted)
     if speed and speed["span"]:
         print(f"speed stage: {speed['span']} s a submission: timed processes {speed['timed']} s, the GPU watch's "
               f"asks {speed['asks']} s, its waits {speed['waits']} s, the rest (the grader between runs) "

@@ -47,6 +47,11 @@ class BenchGrader(unittest.TestCase):
         done = [row["finished_s"] for row in doc["rows"]]
         self.assertTrue(all(0 < x <= doc["summary"]["wall_s"] + 1 for x in done), done)
         self.assertEqual(doc["summary"]["first_wall_s"], {})  # a class of 4 holds no class of 10
+        # the steady state: 3 more results between the first and the last
+        steady = doc["summary"]["steady_per_hour"]
+        self.assertAlmostEqual(steady, 3 * 3600 / (max(done) - min(done)), delta=0.2 * steady)
+        self.assertIn(f"steady state: {steady} submissions an hour", r.stdout)
+        self.assertNotIn("cut short", r.stdout)
         # every submission that built ran each of its labs' cases in at least one process
         starts = doc["summary"]["starts_per_submission"]
         self.assertGreaterEqual(starts["case"], 1.75)  # the broken one's lab 02 may not build
@@ -96,6 +101,33 @@ class ProcessStarts(unittest.TestCase):
                                                                 "by": ["nvidia-smi", "nvml"], "waits": 0.5,
                                                                 "wait_s": 2.5})
             self.assertEqual(bench_grader.process_starts(lines, 2)["timed"], 0.5)
+
+
+class CutShort(unittest.TestCase):
+    """A class cut short (the device call's limit) is measured over what it graded."""
+
+    ROWS = [{"points": 1000.0, "finished_s": 10.0}, {"points": 500.0, "finished_s": 30.0},
+            {"points": 900.0, "finished_s": 50.0}, {"points": None}, {"points": None}]
+
+    def test_the_per_submission_figures_are_over_the_graded_up_to_the_last_result(self):
+        since = 100.0
+        lines = [{"kind": "case", "end": 105.0, "session": 1}, {"kind": "case", "end": 120.0, "session": 1},
+                 {"kind": "sanitizer", "end": 140.0, "session": 1}, {"kind": "timed", "end": 149.0},
+                 {"kind": "case", "end": 151.0, "session": 1},    # after the last result: not counted
+                 {"kind": "timed", "end": 170.0, "session": 1}]
+        kept, n = bench_grader.graded_window(lines, self.ROWS, since)
+        self.assertEqual(n, 3)
+        self.assertEqual(bench_grader.process_starts(kept, n),
+                         {"case": 0.7, "sanitizer": 0.3, "timed": 0.3, "all": 1.3})
+        # a whole class: every line over every row
+        whole = [dict(r, points=r["points"] or 0.0, finished_s=r.get("finished_s", 60.0)) for r in self.ROWS]
+        self.assertEqual(bench_grader.graded_window(lines, whole, since), (lines, 5))
+        self.assertEqual(bench_grader.graded_window(lines, [{"points": None}], since), (lines, 0))
+        self.assertEqual(bench_grader.graded_window(None, self.ROWS, since), (None, 3))
+
+    def test_the_steady_rate_runs_from_the_first_result_to_the_last(self):
+        self.assertEqual(bench_grader.steady_rate(self.ROWS), 180.0)  # 2 results in 40 s
+        self.assertIsNone(bench_grader.steady_rate(self.ROWS[:2]))
 
 
 class SpeedStage(unittest.TestCase):
