@@ -123,10 +123,12 @@ def correctness_award(correctness, speed, maximum):
     return correctness_points(passed, correctness.total, maximum)
 
 
-def speed_award(speed, speed_settings, maximum):
-    """(points, note) for a speed outcome. Only a timed lab (status graded, not stopped at the
-    probe) earns points: linear between full_at and zero_at, none below min_speedup over the
-    serial lab. note is "" when the speed stage's own note stands."""
+def speed_share(speed, speed_settings):
+    """(share, note): the share of a lab's speed points (0 to 1, unrounded) a speed outcome earns.
+    Only a timed lab (status graded, not stopped at the probe) earns any: linear between full_at
+    and zero_at, none below min_speedup over the serial lab. note is "" when the speed stage's
+    own note stands. Whether a time loses points is share < 1, never the rounded points: a share
+    of 0.9977 is 1.0 in hundredths of one point and 29.93 of 30 points."""
     if speed.status != Status.GRADED or speed.too_slow:
         return 0.0, ""
     full_at, zero_at = speed_settings["full_at"], speed_settings["zero_at"]
@@ -141,6 +143,12 @@ def speed_award(speed, speed_settings, maximum):
     if floor is not None and speed.speedup is not None and speed.speedup < floor:
         frac = 0.0
         note = f"speedup {speed.speedup:.1f}x over the serial lab is below this lab's minimum of {floor:g}x"
+    return frac, note
+
+
+def speed_award(speed, speed_settings, maximum):
+    """(points, note) for a speed outcome: maximum times its speed_share, rounded."""
+    frac, note = speed_share(speed, speed_settings)
     return round_points(maximum * frac), note
 
 

@@ -253,7 +253,7 @@ class SpeedStage:
             remeasured = not scoring.plausible(pick(runs["s"]), _copy_ms(runs))  # _judged's own verdict
             if extra and out.status == Status.GRADED:
                 out = dataclasses.replace(out, quiet_rounds=extra)
-            if remeasured or out.status != Status.GRADED or scoring.speed_award(out, spc, 1.0)[0] >= 1.0:
+            if remeasured or out.status != Status.GRADED or scoring.speed_share(out, spc)[0] >= 1.0:
                 return out
             pick = min
         return out

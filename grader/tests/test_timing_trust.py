@@ -250,6 +250,22 @@ class QuietConfirmation(unittest.TestCase):
         self.assertTrue(r.timed_out)
         self.assertLess(r.seconds, 3.0)
 
+    def test_a_loss_of_a_fraction_of_a_point_is_confirmed_too(self):
+        # Measured on a host of four H200s (2026-11-29, the class of 40 on one GPU): an untouched
+        # copy of the solutions lost 0.07 of lab 01's 30 speed points (1.254x the reference's
+        # time) without a confirming round: the stage asked whether the loss was worth one from
+        # the points rounded to hundredths at a maximum of 1 (0.9977 is 1.0), and the lab's 30
+        # points rounded only at the end (29.93).
+        slight, ok = (0.627, 0.45), (0.5, 0.45)  # 1.254x: 0.07 of 30 points
+        out = ScriptedStage({"s": [(0.5, 0.45), slight], "r": [ok]}).run(LAB, "student", PASSED)
+        self.assertEqual(scoring.speed_award(out, CFG.lab(LAB)["speed"], 30)[0], 29.93)  # slow every round
+        self.assertEqual(out.quiet_rounds, 1, "the loss was confirmed")
+        st = ScriptedStage({"s": [(0.5, 0.45), slight, ok], "r": [ok]})  # probe, round, confirming round
+        out = st.run(LAB, "student", PASSED)
+        self.assertEqual(st.calls.count(("s", False)), 3, "a confirming round ran")
+        self.assertAlmostEqual(out.ratio, 1.0)
+        self.assertEqual(scoring.speed_award(out, CFG.lab(LAB)["speed"], 30)[0], 30.0)
+
     def test_the_rounds_that_confirm_a_loss_are_quiet_and_the_note_says_so(self):
         seen = []
 
