@@ -111,6 +111,8 @@ class Grader:
         self.sanitizer = None
         self.timings = {}
         self.build_seconds = {}  # submission name -> its build time (builds run ahead of grading)
+        self.skeletons = {}  # lab -> sha256 of the course's skeleton scan.cu, or None (skeleton_key)
+        self.unwritten = {}  # skeleton_key -> the correctness part of a skeleton graded unwritten
         self.gpu_guard = None  # gpu_guard.GpuGuard, made at the first speed stage
         self.regrade = None  # the command that grades this again (grade.py sets it), for GPU_BUSY
         proc.set_run_user(config.sandbox["user"])  # who lab runs run as when the grader is root
@@ -285,7 +287,41 @@ class Grader:
             futs.update((lab, pool.submit(after_bases, lab)) for lab in dirs if self.built_on(lab))
             done.update((lab, f.result()) for lab, f in futs.items())
         self.build_seconds[name] = self.timings["build_s"] = round(time.monotonic() - t0, 1)
-        return {lab: done[lab] for lab in wanted}
+        return {lab: self._keyed(done[lab], sources, done) for lab in wanted}
+
+    def skeleton_key(self, lab, sources, done):
+        """For a lab whose scan.cu is the course's skeleton byte for byte (labs/<lab>/scan.cu of
+        the course being graded against): a key of everything its verdict can depend on, its
+        file and those of the labs it is built on (lab 10 links 08 and 07), each with whether it
+        built (done: {lab: BuiltLab}; the course's stub replaces one that did not), else "". Two
+        labs of one key are the same program, run on the same cases (the seed, the lab, n:
+        case_seed), so the same verdict."""
+        if self.isolated or sources.get(lab) is None:
+            return ""
+        if lab not in self.skeletons:
+            path = os.path.join(self.root, "labs", lab, "scan.cu")
+            self.skeletons[lab] = buildmod.sha256_file(path) if os.path.isfile(path) else None
+        try:
+            own = buildmod.sha256_file(sources[lab])
+        except OSError:
+            return ""
+        if self.skeletons[lab] is None or own != self.skeletons[lab]:
+            return ""
+        parts = [f"{lab}:{own}"]
+        for base in self.built_on(lab):
+            try:
+                own = buildmod.sha256_file(sources[base]) if sources.get(base) else "-"
+            except OSError:
+                return ""
+            parts.append(f"{base}:{own}:{'built' if done.get(base) and done[base].binary else 'stub'}")
+        return "\0".join(parts)
+
+    def _keyed(self, built, sources, done):
+        """built with its skeleton_key, when it may run."""
+        if built.binary is None:
+            return built
+        key = self.skeleton_key(built.lab, sources, done)
+        return dataclasses.replace(built, skeleton_key=key) if key else built
 
     def evaluate(self, built, name=None):
         """GPU part: correctness, sanitizers and speed for the labs that built ({lab: BuiltLab}),
@@ -316,12 +352,22 @@ class Grader:
         """Stages 3 and 4 for every runnable lab in one pool of processes: {lab: LabResult} with
         the correctness and sanitizer outcomes, and the lab's status once its code has run: not
         implemented, or failing the static check deferred until then (it launches no kernel)."""
+        out = {}
+        for lab in runnable:  # an untouched skeleton already graded unwritten in this session
+            b = built[lab]
+            known = self.unwritten.get(b.skeleton_key) if b.skeleton_key else None
+            if known is not None:
+                self.progress(f"correctness: {lab}: the course's skeleton, untouched: not implemented, "
+                              f"as the same files were earlier in this session (nothing run again)")
+                out[lab] = LabResult.blank(lab, self.config.lab(lab), self.mode, title=b.title, build=b.build,
+                                           static=b.static, correctness=known[0], sanitizer=known[1])
+                out[lab] = dataclasses.replace(out[lab], status=Status.LAB_NOT_IMPLEMENTED, summary=known[2])
+        runnable = [lab for lab in runnable if lab not in out]
         by_lab = {lab: stage_cases.plan_lab(lab, built[lab].binary, built[lab].info, self.config.lab(lab),
                                             self.seed, self.mode, self.want_sanitizer, self.sanitizer)
                   for lab in runnable}
         plans = {p.lab: p for lab in runnable for p in by_lab[lab]}
         runs = stage_cases.run_plans(plans, self.gpu_jobs, self.sanitizer, self.seed, self.progress, self.isolated)
-        out = {}
         for lab in runnable:
             b = built[lab]
             correctness, sanitizer = stage_cases.lab_outcomes(by_lab[lab], runs, self.mode)
@@ -337,6 +383,8 @@ class Grader:
                            f"({', '.join(v.name for v in correctness.variants if v.graded)} return "
                            f"LAB_NOT_IMPLEMENTED)")
                 res = dataclasses.replace(res, status=Status.LAB_NOT_IMPLEMENTED, summary=why)
+                if b.skeleton_key:
+                    self.unwritten[b.skeleton_key] = (correctness, sanitizer, why)
             elif b.static.deferred:
                 res = dataclasses.replace(res, static=b.static.refused(b.static.deferred),
                                           status=Status.STATIC_CHECK_FAILED,

@@ -38,6 +38,7 @@ class BuiltLab:
     title: str = ""
     binary: Optional[str] = None
     info: object = None
+    skeleton_key: str = ""  # the lab's own scan.cu is the course's skeleton, untouched: Grader.unwritten
 
 
 def refused(lab, build, static, violations):

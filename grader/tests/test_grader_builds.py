@@ -266,6 +266,52 @@ def grade_lab02_source(test, name, data):
     test.assertEqual(ev.run_case(res.binary, 1000, "small", 1, 60)[0], "ok")
 
 
+class UntouchedSkeleton(unittest.TestCase):
+    """A lab left as the course's skeleton, byte for byte, is run once in a grading session: its
+    verdict (not implemented) is the same program's on the same cases for every later
+    submission, so they get it without a process (a partial submission's five unwritten labs
+    started about 54 of its 80 processes on a GPU). One byte changed and it is run again."""
+
+    def test_an_untouched_skeleton_is_run_once_a_session_and_a_touched_one_again(self):
+        if not have_cpu_mode():
+            self.skipTest("make, a C++ compiler or CPU mode is missing")
+        d = tempfile.mkdtemp()
+        try:
+            subs, res, trace = os.path.join(d, "subs"), os.path.join(d, "res"), os.path.join(d, "trace.jsonl")
+            with open(os.path.join(ROOT, "labs", "02_naive", "scan.cu")) as f:
+                skeleton = f.read()
+            for who, text in (("a", skeleton), ("b", skeleton), ("c", skeleton + "// touched\n")):
+                os.makedirs(os.path.join(subs, who, "02_naive"))
+                with open(os.path.join(subs, who, "02_naive", "scan.cu"), "w") as f:
+                    f.write(text)
+            r = subprocess.run([sys.executable, os.path.join(fakes.GRADER, "grade.py"), "--submissions", subs,
+                                "--results", res, "--cpu", "--labs", "02", "--work", os.path.join(d, "work"),
+                                "--seed", "5"], env=dict(os.environ, LAB_GRADER_TRACE=trace),
+                               capture_output=True, text=True, timeout=900)
+            self.assertEqual(r.returncode, 0, r.stderr[-2000:])
+            labs, done = {}, {}
+            for who in "abc":
+                path = os.path.join(res, who + ".json")
+                with open(path) as f:
+                    labs[who] = json.load(f)["labs"][0]
+                done[who] = os.path.getmtime(path)
+                labs[who].pop("build")  # its own build's time
+            self.assertEqual(labs["a"]["status"], "not implemented")
+            self.assertEqual(labs["a"], labs["b"])
+            self.assertEqual(labs["a"], labs["c"])
+            # graded one after the other: b's lab 02 ran no case, a's and c's did
+            with open(trace) as f:
+                ends = [x["end"] for x in map(json.loads, f) if x["kind"] == "case" and x["prog"] == "02_naive/scan"]
+            self.assertTrue(any(t <= done["a"] for t in ends), ends)
+            self.assertFalse(any(done["a"] < t <= done["b"] for t in ends), ends)
+            self.assertTrue(any(done["b"] < t <= done["c"] for t in ends), ends)
+            said = [line for line in r.stderr.splitlines() if "the course's skeleton, untouched" in line]
+            self.assertEqual(len(said), 1, said)
+            self.assertIn("b: correctness: 02_naive: the course's skeleton, untouched", said[0])
+        finally:
+            shutil.rmtree(d, ignore_errors=True)
+
+
 class Latin1Source(unittest.TestCase):
     def test_a_latin1_byte_in_a_comment_builds_and_runs(self):
         """A byte that is not UTF-8 (0xE9 in a comment) must not turn into a false 'build failed'
