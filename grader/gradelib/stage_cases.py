@@ -19,6 +19,7 @@ the pool's rule (when a process may go on to the next case) needs the plan's and
 view of a case side by side.
 """
 import concurrent.futures as cf
+import contextlib
 import threading
 from dataclasses import dataclass
 from typing import Optional
@@ -241,6 +242,7 @@ class _Pool:
         self.gate = proc.Gate()  # every run shares it; a timed-out case's second run is alone
         self.confirming = {lab: threading.Lock() for lab in plans}
         self.seen_ok = set()  # plans with a case that passed: their code is written
+        self.trying = {}  # plan -> processes whose first case, of that plan, is running (_tried)
         self.cond = threading.Condition()  # run_all's: a task ended, or what a plan is became known
         self.pending = []
         self.cases_left = {}  # binary -> its case tasks pending or running
@@ -380,11 +382,12 @@ class _Pool:
         """A chunk's cases ((plan, case), ...) in shared processes until they are done or their
         plans are suspect or stopped. A case that is not ok ends its process; the chunk's
         remaining cases of other plans go on in a new one."""
-        todo = list(items)
+        todo, later = list(items), False
         while True:
-            todo = [(p, c) for p, c in todo if self._live(p)]
+            todo = self._untried_first(todo) if later else [(p, c) for p, c in todo if self._live(p)]
             if not todo:
                 return
+            later = True
             session = ev.case_session(todo[0][0].binary)
             ok_here, first, labs = [], True, set()
             while todo and not session.ended:
@@ -392,7 +395,7 @@ class _Pool:
                 if not self._live(plan):
                     continue
                 labs.add(plan.lab)
-                with self.gate.shared():
+                with self.gate.shared(), self._tried(plan if first else None):
                     kind, msg, _ = ev.run_case_in(session, *case[:3], plan.case_s, case[3])
                 if kind == Status.OK:
                     ok_here.append((plan, case))
@@ -411,6 +414,42 @@ class _Pool:
             else:  # the process did something no verdict accounts for: every plan it ran is suspect
                 for lab in labs:
                     self._suspect(lab)
+
+    @contextlib.contextmanager
+    def _tried(self, plan):
+        """While a process's first case runs: its plan is being tried (None: a later case)."""
+        if plan is None:
+            yield
+            return
+        with self.lock:
+            self.trying[plan.lab] = self.trying.get(plan.lab, 0) + 1
+        try:
+            yield
+        finally:
+            with self.lock:
+                self.trying[plan.lab] -= 1
+            self._known()
+
+    def _untried_first(self, todo):
+        """A chunk's cases for a process after its first (the one before ended at a case that
+        was not ok), its live plans only, a plan first that no other process is trying now:
+        one whose first case is running elsewhere and has none passed yet would most likely
+        end this process too, the same way and at once (an unwritten variant: each chunk of
+        lab 09's skeleton used to find each of its ten variants unwritten for itself, 29
+        processes where 10 tell). Waits while every plan left is being tried elsewhere; []
+        once none is live. Only a later process's order changes: the first case of a chunk's
+        first process (its many-calls case) is never moved."""
+        while True:
+            todo = [(p, c) for p, c in todo if self._live(p)]
+            with self.lock:
+                busy = {lab for lab, k in self.trying.items() if k} - self.seen_ok
+            pick = next((p for p, _ in todo if p.lab not in busy), None)
+            if pick is not None:
+                return [x for x in todo if x[0] is pick] + [x for x in todo if x[0] is not pick]
+            if not todo:
+                return todo
+            with self.cond:
+                self.cond.wait(0.5)
 
     def _suspect(self, lab):
         with self.lock:

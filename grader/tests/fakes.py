@@ -68,6 +68,7 @@ def one(a, report_fd, k):
         with open(B["log"], "a") as f: f.write(json.dumps({"n": n, "reps": reps, "dist": dist, "tag": B.get("tag"), "report_fd": report_fd, "case_in_process": k, "queues": os.environ.get("CUDA_DEVICE_MAX_CONNECTIONS"), "cpus": sorted(os.sched_getaffinity(0))}) + "\n")
     st = B.get("by_n", {}).get(str(n), B.get("status", "ok"))
     st = B.get("by_variant", {}).get(opt("--variant", ""), st)  # "": the default variant
+    time.sleep(B.get("sleep_by_variant", {}).get(opt("--variant", ""), 0))  # a slow case of that variant
     if B.get("fail_after") is not None and k >= B["fail_after"]:  # state: fails after K cases in one process
         st = "wrong"
     sizes = [int(x) for x in opt("--sizes", str(n)).split(",")]

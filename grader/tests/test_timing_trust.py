@@ -777,6 +777,36 @@ class Gate(unittest.TestCase):
                                ("start", "b"), ("end", "b")])
 
 
+class UnwrittenVariants(unittest.TestCase):
+    """A process that ended at an unwritten variant's case is not followed by one for a variant
+    that another process is trying right then: lab 09's skeleton started 29 processes for its
+    ten variants on a GPU, each chunk finding each variant unwritten for itself."""
+
+    def test_a_variant_being_tried_elsewhere_is_not_tried_again_at_once(self):
+        tmp = fakes.shared_tmp()
+        log = os.path.join(tmp, "log.jsonl")
+        # every variant unwritten; the "slow" one takes a second to say so
+        binary = fakes.fake_lab(tmp, "unwritten", status="not_implemented", log=log,
+                                sleep_by_variant={"slow": 1.0})
+        info = fakes.lab_info()
+        cases = ((1025, "small", 1, ()), (1026, "small", 1, ()))
+        slow = ((1027, "small", 1, ("--variant", "slow")), (1028, "small", 1, ("--variant", "slow")))
+        plans = {"02_fake": LabPlan("02_fake", binary, info, cases, 10.0),
+                 "02_fake/slow": LabPlan("02_fake/slow", binary, info, slow, 10.0, variant="slow")}
+        # two chunks of both variants, one starting with the default, the other with "slow"; the
+        # first hears "not implemented" at once and, before, started the slow variant's case in
+        # a second process while the other chunk's was still trying it
+        self.assertEqual([[p.lab for p, _ in chunk] for chunk in stage_cases.chunks(plans, 2)],
+                         [["02_fake", "02_fake/slow"], ["02_fake/slow", "02_fake"]])
+        runs = run_plans(plans, 2, None, 1, lambda m: None)
+        with open(log) as f:
+            starts = [json.loads(line) for line in f if json.loads(line)["case_in_process"] == 0]
+        self.assertEqual(len(starts), 2, starts)
+        for lab in plans:
+            self.assertEqual(runs[lab].stop, Status.NOT_IMPLEMENTED)
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 class Hangs(unittest.TestCase):
     def setUp(self):
         self.tmp = fakes.shared_tmp()
