@@ -344,6 +344,11 @@ def trace_lines(trace, since):
     return out
 
 
+def result_times(rows):
+    """When each graded row's result was written (finished_s), in row order."""
+    return [r["finished_s"] for r in rows if r.get("points") is not None and r.get("finished_s") is not None]
+
+
 def graded_window(lines, rows, since):
     """(lines, n): the trace's lines (trace_lines) and how many submissions they are the work
     of, for the per-submission figures. A whole class: every line, every row. A class cut short
@@ -352,7 +357,7 @@ def graded_window(lines, rows, since):
     the work then in flight (one submission a worker, at most) counts too, so the figures are
     over by at most that over the graded. Dividing the whole trace by every row instead put a
     class of 40 cut after 19 at 33.9 processes a submission, half the truth."""
-    done = [r["finished_s"] for r in rows if r.get("points") is not None and r.get("finished_s") is not None]
+    done = result_times(rows)
     if lines is None or len(done) in (0, len(rows)):
         return lines, len(done)
     upto = since + max(done)
@@ -364,7 +369,7 @@ def steady_rate(rows):
     (results - 1) / that span), the rate of a class past its cold start (the first build, not
     hidden behind a GPU phase, and each worker's first submission) and before a cut; for
     comparing classes on different GPUs, a cut one too. None with fewer than three results."""
-    done = sorted(r["finished_s"] for r in rows if r.get("points") is not None and r.get("finished_s") is not None)
+    done = sorted(result_times(rows))
     if len(done) < 3 or done[-1] <= done[0]:
         return None
     return round(3600 * (len(done) - 1) / (done[-1] - done[0]), 1)

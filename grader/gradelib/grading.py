@@ -112,7 +112,7 @@ class Grader:
         self.timings = {}
         self.build_seconds = {}  # submission name -> its build time (builds run ahead of grading)
         self.skeletons = {}  # lab -> sha256 of the course's skeleton scan.cu, or None (skeleton_key)
-        self.unwritten = {}  # skeleton_key -> the correctness part of a skeleton graded unwritten
+        self.unwritten = {}  # skeleton_key -> the LabResult of a skeleton graded unwritten
         self.gpu_guard = None  # gpu_guard.GpuGuard, made at the first speed stage
         self.regrade = None  # the command that grades this again (grade.py sets it), for GPU_BUSY
         proc.set_run_user(config.sandbox["user"])  # who lab runs run as when the grader is root
@@ -359,9 +359,7 @@ class Grader:
             if known is not None:
                 self.progress(f"correctness: {lab}: the course's skeleton, untouched: not implemented, "
                               f"as the same files were earlier in this session (nothing run again)")
-                out[lab] = LabResult.blank(lab, self.config.lab(lab), self.mode, title=b.title, build=b.build,
-                                           static=b.static, correctness=known[0], sanitizer=known[1])
-                out[lab] = dataclasses.replace(out[lab], status=Status.LAB_NOT_IMPLEMENTED, summary=known[2])
+                out[lab] = dataclasses.replace(known, title=b.title, build=b.build, static=b.static)
         runnable = [lab for lab in runnable if lab not in out]
         by_lab = {lab: stage_cases.plan_lab(lab, built[lab].binary, built[lab].info, self.config.lab(lab),
                                             self.seed, self.mode, self.want_sanitizer, self.sanitizer)
@@ -384,7 +382,7 @@ class Grader:
                            f"LAB_NOT_IMPLEMENTED)")
                 res = dataclasses.replace(res, status=Status.LAB_NOT_IMPLEMENTED, summary=why)
                 if b.skeleton_key:
-                    self.unwritten[b.skeleton_key] = (correctness, sanitizer, why)
+                    self.unwritten[b.skeleton_key] = res
             elif b.static.deferred:
                 res = dataclasses.replace(res, static=b.static.refused(b.static.deferred),
                                           status=Status.STATIC_CHECK_FAILED,

@@ -395,7 +395,7 @@ class _Pool:
                 if not self._live(plan):
                     continue
                 labs.add(plan.lab)
-                with self.gate.shared(), self._tried(plan if first else None):
+                with self.gate.shared(), (self._tried(plan) if first else contextlib.nullcontext()):
                     kind, msg, _ = ev.run_case_in(session, *case[:3], plan.case_s, case[3])
                 if kind == Status.OK:
                     ok_here.append((plan, case))
@@ -417,10 +417,7 @@ class _Pool:
 
     @contextlib.contextmanager
     def _tried(self, plan):
-        """While a process's first case runs: its plan is being tried (None: a later case)."""
-        if plan is None:
-            yield
-            return
+        """While a process's first case runs: its plan is being tried."""
         with self.lock:
             self.trying[plan.lab] = self.trying.get(plan.lab, 0) + 1
         try:
