@@ -512,10 +512,10 @@ lab_result apps_csr_offsets(const int *d_rows, int *d_offsets, size_t n, size_t 
  * decoupled look-back), so every key is read once and written once per pass. The two-call
  * versions above stay as compact_on_scan and radix_sort_on_scan.
  * Descriptors carry a status in their top 2 bits, so a reader gets the status and the value of
- * the same store (relaxed atomics are enough: lab 08's argument). They are zeroed on every call
- * (cudaMemsetAsync of a few bytes per tile) instead of carrying an epoch; -DCV_NO_MEMSET and
- * -DOS_NO_MEMSET (sweep knobs, not yet timed) drop the memsets: each call zeroes what the next
- * one needs (compact_fused_kernel, onesweep_state_bytes). */
+ * the same store (relaxed atomics are enough: lab 08's argument). No memset runs before them:
+ * the scratch is zeroed once per n (lab.h), and each call zeroes what the next one needs
+ * (compact_fused_kernel, onesweep_state_bytes), where lab 08 tags its descriptors with an epoch.
+ * A memset of the few bytes per tile cost the compaction 3-6 % at 2^24-2^26 (H200, session 22). */
 
 #define FAST_FIRST_DELAY_NS 1000 /* a look-back's first wait (lab 08's pauses) */
 #define FAST_BACKOFF_NS 400
@@ -594,6 +594,9 @@ __device__ size_t compact_look_back(u64 *d_desc, unsigned tile, size_t count, un
 #ifndef CV_VECS
 #define CV_VECS 4
 #endif
+#ifndef CV_PREFETCH_DESC
+#define CV_PREFETCH_DESC 1
+#endif
 #define CV_WARPS (CV_THREADS / 32)
 #define CV_ROUND 128 /* elements a warp loads in one round */
 #define CV_WARP_ITEMS (CV_VECS * CV_ROUND)
@@ -627,11 +630,10 @@ __global__ void __launch_bounds__(CV_THREADS)
     __shared__ unsigned s_tile;
     __shared__ int s_stage[CV_WARPS][CV_ROUND]; /* a warp's kept elements of a round, in order */
     const unsigned warp = threadIdx.x / 32, lane = lane_id();
-#ifdef CV_NO_MEMSET
-    /* -DCV_NO_MEMSET (not yet timed): no memset before the call. The counter word holds the
-     * call's parity above its ticket; the call uses the descriptors of its parity and zeroes its
-     * tile's one of the other parity for the next call, and the block with the last ticket (no
-     * block of this call takes one after it) hands the next call ticket 0 and the other parity. */
+    /* The counter word holds the call's parity above its ticket: the call uses the descriptors of
+     * its parity and zeroes its tile's one of the other parity for the next call, and the block
+     * with the last ticket (no block of this call takes one after it) hands the next call ticket
+     * 0 and the other parity. */
     __shared__ unsigned s_parity;
     if (threadIdx.x == 0) {
         atomic_u64 counter(*reinterpret_cast<u64 *>(d_counter));
@@ -645,10 +647,13 @@ __global__ void __launch_bounds__(CV_THREADS)
     }
     __syncthreads();
     d_desc += (size_t)s_parity * ntiles;
-#else
+#if CV_PREFETCH_DESC && !defined(LAB_CPU_MODE) /* PTX: CPU mode has no L2 to warm */
+    /* The descriptor's line into L2 now. The last call zeroed it long ago (at 2^28, 1.5 GB of
+     * traffic ago), so the first look-back read of a tile that has not published yet went to
+     * DRAM, on the chain's critical path: without this the kernel lost 1-2 % to the one that a
+     * memset had just warmed (H200, 2^28, session 22). -DCV_PREFETCH_DESC=0 for comparison. */
     if (threadIdx.x == 0)
-        s_tile = take_tile(d_counter);
-    __syncthreads();
+        asm volatile("prefetch.global.L2 [%0];" ::"l"(d_desc + s_tile));
 #endif
     const unsigned tile = s_tile;
     const size_t first = (size_t)tile * CV_TILE + warp * CV_WARP_ITEMS + 4 * lane; /* + j * 128 */
@@ -736,15 +741,11 @@ __global__ void __launch_bounds__(CV_THREADS)
     }
 }
 
-/* Scratch of the fused compaction: the ticket counter, then one descriptor per tile (with
- * -DCV_NO_MEMSET, two: one for each parity of the calls). */
+/* Scratch of the fused compaction: the ticket counter, then two descriptors per tile, one for
+ * each parity of the calls. */
 static size_t compact_fused_bytes(size_t n)
 {
-#ifdef CV_NO_MEMSET
     return (2 + 2 * compact_tiles(n)) * sizeof(u64);
-#else
-    return (2 + compact_tiles(n)) * sizeof(u64);
-#endif
 }
 
 lab_result apps_compact(const int *d_in, int *d_out, size_t n, size_t *d_count, void *d_temp)
@@ -753,10 +754,8 @@ lab_result apps_compact(const int *d_in, int *d_out, size_t n, size_t *d_count, 
         CUDA_CHECK(cudaMemsetAsync(d_count, 0, sizeof(size_t), 0));
         return LAB_OK;
     }
+    /* no memset: the kernel leaves the scratch ready for the next call */
     const size_t tiles = compact_tiles(n);
-#ifndef CV_NO_MEMSET /* with it, the kernel leaves the scratch ready for the next call */
-    CUDA_CHECK(cudaMemsetAsync(d_temp, 0, compact_fused_bytes(n), 0));
-#endif
     unsigned *counter = (unsigned *)d_temp;
     u64 *desc = (u64 *)d_temp + 2;
     const bool aligned = (uintptr_t)d_in % sizeof(int4) == 0;
@@ -867,15 +866,13 @@ __global__ void __launch_bounds__(APPS_THREADS)
 #undef OS_HIST_COUNTER
 
 /* Block p: bins[p * 256 + d] = the keys whose digit p is below d (where digit d's run starts).
- * With -DOS_NO_MEMSET it also zeroes hist for the next call. */
+ * It also zeroes hist for the next call. */
 __global__ void __launch_bounds__(APPS_THREADS) onesweep_bins_kernel(unsigned *hist, unsigned *bins)
 {
     __shared__ unsigned s[WARPS + 1];
     unsigned total;
     const unsigned c = hist[blockIdx.x * OS_BINS + threadIdx.x];
-#ifdef OS_NO_MEMSET
     hist[blockIdx.x * OS_BINS + threadIdx.x] = 0;
-#endif
     bins[blockIdx.x * OS_BINS + threadIdx.x] = block_exclusive_sum(c, s, &total);
 }
 
@@ -886,6 +883,9 @@ __global__ void __launch_bounds__(APPS_THREADS) onesweep_bins_kernel(unsigned *h
 #define OS_MIN_BLOCKS 5
 #endif
 #define OS_PASS_BOUNDS __launch_bounds__(APPS_THREADS, OS_MIN_BLOCKS)
+#ifndef OS_PREFETCH_DESC
+#define OS_PREFETCH_DESC 0
+#endif
 
 /* Thread d: publishes the tile's count of digit d (tile 0's is its prefix). */
 __device__ void onesweep_publish(unsigned *d_desc, unsigned tile, unsigned d, unsigned count)
@@ -1087,10 +1087,8 @@ __global__ void OS_PASS_BOUNDS onesweep_pass_kernel(const int *__restrict__ src,
     const int shift = pass * OS_BITS;
     if (threadIdx.x == 0) {
         s_tile = take_tile(d_counter);
-#ifdef OS_NO_MEMSET /* the last ticket: no block of this pass takes one after it */
-        if (s_tile == gridDim.x - 1)
+        if (s_tile == gridDim.x - 1) /* the last ticket: no block of this pass takes one after it */
             atomic_u32(*d_counter).store(0u, cuda::memory_order_relaxed);
-#endif
     }
     for (unsigned d = lane; d < OS_BINS; d += 32) {
         s_count[warp][d] = 0;
@@ -1100,6 +1098,13 @@ __global__ void OS_PASS_BOUNDS onesweep_pass_kernel(const int *__restrict__ src,
     }
     __syncthreads();
     const unsigned tile = s_tile;
+#if OS_PREFETCH_DESC && !defined(LAB_CPU_MODE)
+    /* sweep knob (not yet adopted): the tile's row of descriptors into L2 (the compaction's
+     * prefetch, a 1 KB row: 8 lines) */
+    if (threadIdx.x < OS_BINS * sizeof(unsigned) / 128)
+        asm volatile("prefetch.global.L2 [%0];" ::"l"(d_desc + (size_t)tile * OS_BINS +
+                                                      threadIdx.x * (128 / sizeof(unsigned))));
+#endif
     const size_t base = (size_t)tile * OS_TILE;
     const unsigned len = n - base < (size_t)OS_TILE ? (unsigned)(n - base) : OS_TILE;
     const unsigned first = warp * OS_WARP_KEYS + lane; /* round j: first + 32 j */
@@ -1165,12 +1170,10 @@ __global__ void OS_PASS_BOUNDS onesweep_pass_kernel(const int *__restrict__ src,
     __syncthreads();
     const bool wanted = (d + 1 < OS_BINS ? bins[d + 1] : (unsigned)n) > bins[d];
     const unsigned exclusive = onesweep_look_back(d_desc, tile, d, tile_count, wanted);
-#ifdef OS_NO_MEMSET
-    /* -DOS_NO_MEMSET (not yet timed): the passes alternate between two sets of descriptors, and
-     * each tile zeroes its row of the set the pass after it uses (which the pass before used) */
+    /* the passes alternate between two sets of descriptors, and each tile zeroes its row of the
+     * set the pass after it uses (which the pass before used) */
     d_desc[(pass % 2 ? -1 : 1) * (long long)gridDim.x * OS_BINS + (long long)tile * OS_BINS + d] =
         0u;
-#endif
     s_dest[d] = (long long)bins[d] + exclusive - tile_start;
     __syncthreads();
 #pragma unroll
@@ -1190,15 +1193,11 @@ __global__ void OS_PASS_BOUNDS onesweep_pass_kernel(const int *__restrict__ src,
 }
 
 /* Scratch of the onesweep sort, after the key buffer: hist and bins (4 x 256 each), 4 tickets,
- * then 4 passes of ntiles * 256 descriptors, all zeroed by one memset per sort. With
- * -DOS_NO_MEMSET, two sets of descriptors that the passes take in turn, and no memset: the
- * scratch is zeroed once per n (lab.h) and each call leaves hist, tickets and the first pass's
- * descriptors zero for the next. */
-#ifdef OS_NO_MEMSET
+ * then two sets of ntiles * 256 descriptors that the passes take in turn. No memset: the scratch
+ * is zeroed once per n (lab.h) and each call leaves hist, tickets and the first pass's
+ * descriptors zero for the next (a memset of the four sets each sort was 0.5-1 % slower at
+ * 2^26-2^28, H200, session 22). */
 #define OS_DESC_SETS 2
-#else
-#define OS_DESC_SETS OS_PASSES
-#endif
 static size_t onesweep_state_bytes(size_t n)
 {
     return (2 * OS_PASSES * OS_BINS + OS_PASSES + OS_DESC_SETS * os_tiles(n) * OS_BINS) *
@@ -1214,9 +1213,6 @@ lab_result apps_radix_sort(const int *d_in, int *d_out, size_t n, void *d_temp)
     unsigned *hist = (unsigned *)((char *)d_temp + align256(n * sizeof(int)));
     unsigned *bins = hist + OS_PASSES * OS_BINS, *counters = bins + OS_PASSES * OS_BINS;
     unsigned *desc = counters + OS_PASSES;
-#ifndef OS_NO_MEMSET
-    CUDA_CHECK(cudaMemsetAsync(hist, 0, onesweep_state_bytes(n), 0));
-#endif
     const unsigned hist_blocks = (unsigned)(tiles < 1024 ? tiles : 1024);
     onesweep_hist_kernel<<<hist_blocks, APPS_THREADS>>>(d_in, n, hist);
     LAUNCH_CHECK();
