@@ -323,5 +323,34 @@ class RunLastLine(unittest.TestCase):
         p = subprocess.run(base + ["STATUS=1"], capture_output=True, text=True, timeout=600, env=shell)
         self.assertNotEqual(p.returncode, 0)
 
+
+class PortableLibs(unittest.TestCase):
+    """tools/portable_libs.sh: Criterion and libseccomp copied for a machine without them."""
+    TOOL = os.path.join(ROOT, "tools", "portable_libs.sh")
+
+    def test_no_destination_is_a_usage_error(self):
+        p = subprocess.run(["bash", self.TOOL], capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, 2)
+        self.assertEqual(p.stderr.strip(), "usage: tools/portable_libs.sh DEST")
+
+    def test_the_folders_hold_what_the_makefile_reads(self):
+        if not os.path.exists("/usr/include/criterion/criterion.h") or not os.path.exists("/usr/include/seccomp.h"):
+            self.skipTest("Criterion or libseccomp is not installed here (make test installs them)")
+        with tempfile.TemporaryDirectory() as d:
+            p = subprocess.run(["bash", self.TOOL, d], capture_output=True, text=True, timeout=120)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            # the Makefile's CRITERION_PREFIX and SECCOMP_PREFIX: include/ and lib/ of each
+            for f in ("crit/include/criterion/criterion.h", "crit/lib/libcriterion.so",
+                      "seccomp/include/seccomp.h", "seccomp/lib/libseccomp.a"):
+                self.assertTrue(os.path.exists(os.path.join(d, f)), f)
+            # every library libcriterion loads is there, except the C library's own
+            libs = set(os.listdir(os.path.join(d, "crit", "lib")))
+            ldd = subprocess.run(["ldd", os.path.join(d, "crit", "lib", "libcriterion.so")], capture_output=True,
+                                 text=True, timeout=60).stdout
+            for name in re.findall(r"^\s*(\S+) => /", ldd, re.M):
+                if not re.match(r"(libc|libm|libpthread|libdl|librt)\.so", name):
+                    self.assertIn(name, libs)
+
+
 if __name__ == "__main__":
     unittest.main()
