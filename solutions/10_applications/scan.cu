@@ -515,7 +515,7 @@ lab_result apps_csr_offsets(const int *d_rows, int *d_offsets, size_t n, size_t 
  * the same store (relaxed atomics are enough: lab 08's argument). No memset runs before them:
  * the scratch is zeroed once per n (lab.h), and each call zeroes what the next one needs
  * (compact_fused_kernel, onesweep_state_bytes), where lab 08 tags its descriptors with an epoch.
- * A memset of the few bytes per tile cost the compaction 3-6 % at 2^24-2^26 (H200, session 22). */
+ * A memset of the few bytes per tile cost the compaction up to 9 % at 2^24 (PERFORMANCE.md). */
 
 #define FAST_FIRST_DELAY_NS 1000 /* a look-back's first wait (lab 08's pauses) */
 #define FAST_BACKOFF_NS 400
@@ -651,7 +651,7 @@ __global__ void __launch_bounds__(CV_THREADS)
     /* The descriptor's line into L2 now. The last call zeroed it long ago (at 2^28, 1.5 GB of
      * traffic ago), so the first look-back read of a tile that has not published yet went to
      * DRAM, on the chain's critical path: without this the kernel lost 1-2 % to the one that a
-     * memset had just warmed (H200, 2^28, session 22). -DCV_PREFETCH_DESC=0 for comparison. */
+     * memset had just warmed (H200, 2^28: PERFORMANCE.md). -DCV_PREFETCH_DESC=0 for comparison. */
     if (threadIdx.x == 0)
         asm volatile("prefetch.global.L2 [%0];" ::"l"(d_desc + s_tile));
 #endif
@@ -1196,7 +1196,7 @@ __global__ void OS_PASS_BOUNDS onesweep_pass_kernel(const int *__restrict__ src,
  * then two sets of ntiles * 256 descriptors that the passes take in turn. No memset: the scratch
  * is zeroed once per n (lab.h) and each call leaves hist, tickets and the first pass's
  * descriptors zero for the next (a memset of the four sets each sort was 0.5-1 % slower at
- * 2^26-2^28, H200, session 22). */
+ * 2^26-2^28 on an H200: PERFORMANCE.md). */
 #define OS_DESC_SETS 2
 static size_t onesweep_state_bytes(size_t n)
 {
