@@ -406,7 +406,9 @@ void lab_apps_check(lab_op op, const int *in, size_t n, const int *got, size_t g
             snprintf(v->message, sizeof(v->message),
                      "out[%zu] expected %d (in[%zu], the kept element number %zu), got %d%s", bad,
                      want[bad], src, bad, got[bad],
-                     bad > 0 && got[bad] == want[bad - 1] ? " (the element before it again)"
+                     got[bad] == LAB_POISON ? " (never written: the output was filled with it "
+                                              "before the call)"
+                     : bad > 0 && got[bad] == want[bad - 1] ? " (the element before it again)"
                      : bad + 1 < want_len && got[bad] == want[bad + 1]
                          ? " (the element after it: the positions are one off)"
                          : "");
@@ -415,7 +417,9 @@ void lab_apps_check(lab_op op, const int *in, size_t n, const int *got, size_t g
             snprintf(v->message, sizeof(v->message),
                      "out[%zu] expected %u, got %u (ascending unsigned order)%s", bad,
                      (unsigned)want[bad], (unsigned)got[bad],
-                     in_count == 0 ? ": the input has no such key (one was overwritten)"
+                     got[bad] == LAB_POISON && in_count == 0
+                         ? ": never written (the output was filled with it before the call)"
+                     : in_count == 0 ? ": the input has no such key (one was overwritten)"
                      : bad > 0 && (unsigned)got[bad] < (unsigned)got[bad - 1]
                          ? ": smaller than out[i-1], so a pass misplaced it"
                          : ": a key out of place (a pass that is not stable, or a digit's run "
@@ -424,7 +428,9 @@ void lab_apps_check(lab_op op, const int *in, size_t n, const int *got, size_t g
             snprintf(v->message, sizeof(v->message),
                      "offsets[%zu] expected %d (the nonzeros in rows < %zu), got %d%s", bad,
                      want[bad], bad, got[bad],
-                     bad > 0 && got[bad] == want[bad - 1]
+                     got[bad] == LAB_POISON ? " (never written: the output was filled with it "
+                                              "before the call)"
+                     : bad > 0 && got[bad] == want[bad - 1]
                          ? " (offsets[r - 1]'s value: an exclusive scan where the inclusive one "
                            "belongs, or offsets[0] not 0)"
                          : "");

@@ -18,6 +18,7 @@
 #include "validate.h"
 
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #define RACE_RUNS 10 /* runs of the barrier-less build before giving up on seeing the race */
@@ -37,33 +38,45 @@ static size_t race_n(void)
     return n;
 }
 
+/* What count_bad found: wrong elements and wrong tile totals, each with the first one. */
+typedef struct {
+    size_t values, first_value; /* first_value: an index of out (n when none is wrong) */
+    size_t totals, first_total; /* first_total: a tile (the tile count when none is wrong) */
+    char what[160];             /* those counts in words, for a failure message */
+} bad_count;
+
 /* Counts the elements and tile totals of one tile pass that differ from the CPU model (each
- * tile scanned on its own); fills *first with the first bad element's index, or n. */
+ * tile scanned on its own), and says where the first of each is; returns how many in all. */
 static size_t count_bad(const int *h_in, const int *h_out, const int *h_sums, size_t n,
-                        size_t *first)
+                        bad_count *b)
 {
     const size_t T = LAB.tile;
     int *want = malloc(T * sizeof(*want));
-    size_t bad = 0;
     cr_assert(want);
-    *first = n;
+    *b = (bad_count){0, n, 0, CEIL_DIV(n, T), ""};
     for (size_t t = 0; t * T < n; t++) {
         const size_t len = n - t * T < T ? n - t * T : T;
         unsigned total = 0;
         lab_reference_scan(h_in + t * T, want, len, LAB.type);
         for (size_t j = 0; j < len; j++) {
             total += (unsigned)h_in[t * T + j];
-            if (h_out[t * T + j] != want[j]) {
-                if (*first == n)
-                    *first = t * T + j;
-                bad++;
-            }
+            if (h_out[t * T + j] != want[j] && b->values++ == 0)
+                b->first_value = t * T + j;
         }
-        if (h_sums[t] != (int)total)
-            bad++;
+        if (h_sums[t] != (int)total && b->totals++ == 0)
+            b->first_total = t;
     }
     free(want);
-    return bad;
+    int k = 0;
+    if (b->values)
+        k = snprintf(b->what, sizeof b->what, "%zu wrong values, first at out[%zu]", b->values,
+                     b->first_value);
+    if (b->totals)
+        snprintf(b->what + k, sizeof b->what - (size_t)k,
+                 "%s%zu wrong tile totals, first tile_sums[%zu] (the total of elements %zu..%zu)",
+                 k ? "; " : "", b->totals, b->first_total, b->first_total * T,
+                 (b->first_total + 1) * T < n ? (b->first_total + 1) * T - 1 : n - 1);
+    return b->values + b->totals;
 }
 
 /* Runs variant v with its barriers (must be right) and without (must be caught). */
@@ -77,7 +90,8 @@ static void check_variant(int v, lab_tile_hook scan_tiles)
     int *h_in = malloc(n * sizeof(int)), *h_out = malloc(n * sizeof(int));
     int *h_sums = malloc(tiles * sizeof(int));
     int *d_in, *d_out, *d_sums;
-    size_t first, bad;
+    bad_count found;
+    size_t bad;
     cr_assert(h_in && h_out && h_sums);
     lab_fill_input(h_in, n, DIST_RANDOM, lab_test_seed());
     CUDA_CHECK(cudaMalloc((void **)&d_in, n * sizeof(int)));
@@ -91,9 +105,8 @@ static void check_variant(int v, lab_tile_hook scan_tiles)
     CUDA_CHECK(cudaDeviceSynchronize());
     CUDA_CHECK(cudaMemcpy(h_out, d_out, n * sizeof(int), cudaMemcpyDeviceToHost));
     CUDA_CHECK(cudaMemcpy(h_sums, d_sums, tiles * sizeof(int), cudaMemcpyDeviceToHost));
-    bad = count_bad(h_in, h_out, h_sums, n, &first);
-    cr_expect_eq(bad, 0, "%s/%s n=%zu with barriers: %zu wrong values, first at out[%zu]", LAB.id,
-                 name, n, bad, first);
+    bad = count_bad(h_in, h_out, h_sums, n, &found);
+    cr_expect_eq(bad, 0, "%s/%s n=%zu with barriers: %s", LAB.id, name, n, found.what);
 
     /* without barriers: the race must show in one of RACE_RUNS runs */
     int run;
@@ -104,13 +117,12 @@ static void check_variant(int v, lab_tile_hook scan_tiles)
         CUDA_CHECK(cudaDeviceSynchronize());
         CUDA_CHECK(cudaMemcpy(h_out, d_out, n * sizeof(int), cudaMemcpyDeviceToHost));
         CUDA_CHECK(cudaMemcpy(h_sums, d_sums, tiles * sizeof(int), cudaMemcpyDeviceToHost));
-        bad = count_bad(h_in, h_out, h_sums, n, &first);
+        bad = count_bad(h_in, h_out, h_sums, n, &found);
     }
     lab_expect_race_caught(&LAB, name, n, bad, RACE_RUNS);
     if (bad)
-        cr_log_info("%s/%s: barrier-less build caught in run %d: %zu wrong values, first at "
-                    "out[%zu]",
-                    LAB.id, name, run, bad, first);
+        cr_log_info("%s/%s: barrier-less build caught in run %d: %s", LAB.id, name, run,
+                    found.what);
 
     cudaFree(d_sums);
     cudaFree(d_out);

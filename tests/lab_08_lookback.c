@@ -143,8 +143,9 @@ Test(lookback, reused_scratch,
         /* alternate distributions so a stale descriptor from the last call gives a wrong sum */
         lab_fill_input(b.h_in, n, call % 2 ? DIST_ONES : DIST_RANDOM, lab_test_seed() + 300 + call);
         size_t bad = scan_and_compare(b.h_in, b.h_out, b.want, b.d_in, b.d_out, n, b.d_temp);
-        cr_assert_eq(bad, n, "call %d n=%zu: out[%zu] expected %d, got %d", call, n, bad,
-                     bad < n ? b.want[bad] : 0, bad < n ? b.h_out[bad] : 0);
+        cr_assert_eq(bad, n, "call %d of %d, n=%zu: out[%zu] expected %d, got %d%s", call + 1,
+                     REUSED_CALLS, n, bad, bad < n ? b.want[bad] : 0, bad < n ? b.h_out[bad] : 0,
+                     bad < n && b.h_out[bad] == LAB_POISON ? " (never written)" : "");
     }
     bufs_free(&b);
 }
@@ -159,8 +160,10 @@ Test(lookback, shrinking_n, .description = "one scratch buffer, n shrinking betw
     for (size_t k = 0; k < sizeof(ns) / sizeof(ns[0]); k++) {
         lab_fill_input(b.h_in, ns[k], DIST_RANDOM, lab_test_seed() + 400 + k);
         size_t bad = scan_and_compare(b.h_in, b.h_out, b.want, b.d_in, b.d_out, ns[k], b.d_temp);
-        cr_expect_eq(bad, ns[k], "call %zu n=%zu: out[%zu] expected %d, got %d", k, ns[k], bad,
-                     bad < ns[k] ? b.want[bad] : 0, bad < ns[k] ? b.h_out[bad] : 0);
+        cr_expect_eq(bad, ns[k], "call %zu of %zu, n=%zu: out[%zu] expected %d, got %d%s", k + 1,
+                     sizeof(ns) / sizeof(ns[0]), ns[k], bad, bad < ns[k] ? b.want[bad] : 0,
+                     bad < ns[k] ? b.h_out[bad] : 0,
+                     bad < ns[k] && b.h_out[bad] == LAB_POISON ? " (never written)" : "");
     }
     bufs_free(&b);
 }

@@ -548,4 +548,18 @@ Test(apps, references, .description = "compaction, sort and CSR references by ha
     got[4] = -2; /* a rejected element stored past the count */
     lab_apps_check(LAB_OP_COMPACT, in, 6, got, 3, want, 3, &v);
     cr_expect(!v.ok && v.bad == 4, "a write past the count: %s", v.message);
+    /* a place left as the harness filled it says so, in each application's message */
+    got[1] = LAB_POISON;
+    lab_apps_check(LAB_OP_COMPACT, in, 6, got, 3, want, 3, &v);
+    cr_expect(!v.ok && v.bad == 1 && strstr(v.message, "never written"), "%s", v.message);
+    int sorted[6];
+    lab_apps_reference(LAB_OP_SORT, in, 6, DIST_SMALL, sorted);
+    int keys[6] = {sorted[0], sorted[1], LAB_POISON, sorted[3], sorted[4], sorted[5]};
+    lab_apps_check(LAB_OP_SORT, in, 6, keys, 6, sorted, 6, &v);
+    cr_expect(!v.ok && v.bad == 2 && strstr(v.message, "never written"), "%s", v.message);
+    int offs[10];
+    memcpy(offs, off, sizeof(offs));
+    offs[5] = LAB_POISON;
+    lab_apps_check(LAB_OP_CSR, rows, 4, offs, 10, off, 10, &v);
+    cr_expect(!v.ok && v.bad == 5 && strstr(v.message, "never written"), "%s", v.message);
 }
