@@ -259,6 +259,9 @@ def main(argv=None):
                     return rc or EXIT_USAGE  # the grades are kept; the page asked for is not there
             return rc
         return runs.grade_one(args, config, seed, labs)
+    except cluster.ClusterInfraError as e:
+        log(f"infrastructure error, not a grade: {e}")
+        return EXIT_INFRA
     except cluster.ClusterError as e:
         log(str(e))
         return EXIT_USAGE

@@ -164,10 +164,11 @@ CPU_BUILD_ROOT = os.path.dirname(BUILD) if os.path.basename(BUILD) == "cpu" else
 
 
 class CpuDefaultRun(unittest.TestCase):
-    """`make run LAB=NN CPU=1` with no options (common/harness/session.c, cpu_default_calls): two
-    calls, the first at a ragged n, the second smaller, on inputs that start negative. A bug at the
-    end of a ragged last tile, one that a second call shows, and a max scan whose identity is 0 fail
-    there; the reference solutions pass. Each mutated lab is built as make run builds it."""
+    """`make run LAB=NN CPU=1` with no options (common/harness/session.c, cpu_default_calls): three
+    calls, the first at a ragged n, the second and third smaller, on inputs that start negative. A
+    bug at the end of a ragged last tile, one that a later call shows (a leak, a counter never
+    reset), and a max scan whose identity is 0 fail there; the reference solutions pass. Each
+    mutated lab is built as make run builds it."""
 
     @classmethod
     def setUpClass(cls):
@@ -199,11 +200,11 @@ class CpuDefaultRun(unittest.TestCase):
         self.assertTrue(lines, p.stderr)
         return p.returncode, json.loads(lines[-1])
 
-    def test_the_default_is_two_ragged_calls_starting_negative(self):
+    def test_the_default_is_three_ragged_calls_starting_negative(self):
         rc, r = self.default_run(os.path.join("solutions", "03_kogge_stone", "scan.cu"),
                                  "03_kogge_stone")
         self.assertEqual((rc, r["status"]), (EXIT["OK"], "ok"), r)
-        self.assertEqual((r["n"], r["calls"], r["seed"], r["reps"]), (2**20 + 7, 2, 6, 0), r)
+        self.assertEqual((r["n"], r["calls"], r["seed"], r["reps"]), (2**20 + 7, 3, 6, 0), r)
 
     def check(self, submission, lab, expect, *args):
         src = fixturelib.source_path(submission, lab, os.path.join(self.tmp.name, "fixtures"))
@@ -215,17 +216,22 @@ class CpuDefaultRun(unittest.TestCase):
         self.assertEqual((rc, r["status"]), (EXIT["OK"], "ok"), r)
 
     def test_a_max_identity_of_zero_fails(self):
-        self.check("max_identity_zero", "09_operators", ("WRONG", "call 1 of 2: out[0] expected -12"),
+        self.check("max_identity_zero", "09_operators", ("WRONG", "call 1 of 3: out[0] expected -12"),
                    "--variant", "max")
 
     def test_a_wrong_total_of_a_ragged_last_tile_fails(self):
         self.check("bad_last_tile_total", "03_kogge_stone", ("WRONG", "tile_sums["))
 
     def test_an_off_by_one_at_the_tile_end_fails(self):
-        self.check("off_by_one_tile", "03_kogge_stone", ("WRONG", "call 1 of 2: out[512] expected"))
+        self.check("off_by_one_tile", "03_kogge_stone", ("WRONG", "call 1 of 3: out[512] expected"))
 
     def test_a_leak_per_call_fails(self):
         self.check("leak_per_call", "02_naive", ("WRONG", "never freed"))
+
+    def test_a_counter_never_reset_fails_on_the_third_call(self):
+        # the harness zeroes the scratch for each new n, so the second call (a new n) passes
+        self.check("lookback_counter_never_reset", "08_decoupled_lookback",
+                   ("WRONG", "call 3 of 3: out[0] expected"))
 
 
 def listing_fields(text):

@@ -336,11 +336,13 @@ static size_t largest_tile(const lab_info *lab)
 }
 
 /* CPU mode's default run of a GPU lab (no --n, no --sizes) is meant to catch the common bugs at
- * the first make run: two calls (state left by the first call, or a leak, shows in the second),
- * the first at a ragged n (the benchmark size, at most 2^20, plus 7: a last tile cut short) and
- * the second at two of the lab's largest tiles and one element (smaller: scratch never reset
- * shows), both on inputs whose first element is negative (LAB_CPU_DEFAULT_SEED: a max scan
- * whose identity is 0 instead of INT_MIN is wrong from out[0]). */
+ * the first make run: three calls, the first at a ragged n (the benchmark size, at most 2^20,
+ * plus 7: a last tile cut short), the second and third at two of the lab's largest tiles and one
+ * element. The second, at a new n, shows state the first left behind, or a leak; the harness
+ * zeroes the scratch for each new n (lab.h), so only the third, at the second's n again, shows
+ * state never reset for the next call (lab 08's ticket counter). Every input's first element is
+ * negative (LAB_CPU_DEFAULT_SEED: a max scan whose identity is 0 instead of INT_MIN is wrong from
+ * out[0]). The grader's cases call the same way (grader/gradelib/evaluate.py, case_calls). */
 static void cpu_default_calls(lab_options *o, const lab_info *lab)
 {
     size_t n = lab->bench_n < LAB_CPU_DEFAULT_MAX_N ? lab->bench_n : LAB_CPU_DEFAULT_MAX_N;
@@ -352,16 +354,17 @@ static void cpu_default_calls(lab_options *o, const lab_info *lab)
     o->n = n;
     o->sizes[0] = n;
     o->sizes[1] = second;
-    o->n_sizes = 2;
+    o->sizes[2] = second;
+    o->n_sizes = 3;
     if (!o->calls_given)
-        o->calls = 2;
+        o->calls = 3;
     if (!o->seed_given)
         o->seed = LAB_CPU_DEFAULT_SEED;
 }
 #endif
 
 /* What a run without --n scans: the lab's benchmark size. CPU mode (common/cpu/) checks
- * correctness: two calls of smaller ragged sizes by default (cpu_default_calls), and no timing of
+ * correctness: three calls of smaller ragged sizes by default (cpu_default_calls), and no timing of
  * GPU labs unless asked for with --reps (the emulation's times say nothing about a GPU). */
 static void settle_defaults(lab_options *o, const lab_info *lab)
 {

@@ -347,7 +347,9 @@ def distribute(args, seed, subs, results_dir, labs, roster):
         paths = [os.path.join(folder, "grade.sbatch"), os.path.join(folder, "merge.sbatch")]
         for path, text in zip(paths, (array, merge)):
             emit(text, path)
-        log(f"--slurm: {min(shards, len(subs))} shards of {len(subs)} submissions; job scripts: {', '.join(paths)}")
+        k = min(shards, len(subs))
+        log(f"--slurm: {k} shard{'s' if k != 1 else ''} of {len(subs)} submission{'s' if len(subs) != 1 else ''}; "
+            f"job scripts: {', '.join(paths)}")
         os.makedirs(os.path.join(results_dir, "logs"), exist_ok=True)  # Slurm does not make it
         if args.dry_run:
             return EXIT_GRADED

@@ -30,6 +30,12 @@ class ClusterError(Exception):
     """A request that cannot be carried out (one line; grade.py exits with its usage code)."""
 
 
+class ClusterInfraError(ClusterError):
+    """A well-formed request the machine or the cluster could not carry out: no nvidia-smi or no
+    GPU to count, no sbatch, sbatch refusing a job (one line; grade.py exits with its
+    infrastructure code, 3, as for any other infrastructure error)."""
+
+
 def parse_shard(text):
     """(i, n) from 'I/N' with 0 <= I < N; raises ClusterError."""
     try:
@@ -54,12 +60,12 @@ def visible_gpus():
         return given
     smi = shutil.which("nvidia-smi")
     if not smi:
-        raise ClusterError("--gpus all: nvidia-smi not found, so the GPUs cannot be counted; list them "
+        raise ClusterInfraError("--gpus all: nvidia-smi not found, so the GPUs cannot be counted; list them "
                            "instead (--gpus 0,1)")
     r = proc.run([smi, "-L"], 30)
     ids = [ln.split(":")[0].split()[-1] for ln in r.stdout.splitlines() if ln.startswith("GPU ")]
     if r.returncode != 0 or not ids:
-        raise ClusterError(f"--gpus all: nvidia-smi -L lists no GPU ({(r.stderr or r.stdout).strip()[:120]})")
+        raise ClusterInfraError(f"--gpus all: nvidia-smi -L lists no GPU ({(r.stderr or r.stdout).strip()[:120]})")
     return ids
 
 
@@ -246,19 +252,19 @@ def sbatch_scripts(grade_py, args, seed, shards, results_dir, work, sbatch_args)
 
 def submit_slurm(array_path, merge_path, log):
     """Submits the array, then the merge job after it (afterany: a failed shard still gets its
-    students listed, as 'no result'). Returns (array id, merge id); raises ClusterError."""
+    students listed, as 'no result'). Returns (array id, merge id); raises ClusterInfraError."""
     sbatch = shutil.which("sbatch")
     if not sbatch:
-        raise ClusterError("--slurm: sbatch not found (is this a Slurm login node?); the job scripts "
+        raise ClusterInfraError("--slurm: sbatch not found (is this a Slurm login node?); the job scripts "
                            f"are in {os.path.dirname(array_path)}")
     r = subprocess.run([sbatch, "--parsable", array_path], capture_output=True, text=True)
     if r.returncode != 0:
-        raise ClusterError(f"--slurm: sbatch refused the array: {r.stderr.strip()[:300]}")
+        raise ClusterInfraError(f"--slurm: sbatch refused the array: {r.stderr.strip()[:300]}")
     array_id = r.stdout.strip().split(";")[0]
     r = subprocess.run([sbatch, "--parsable", f"--dependency=afterany:{array_id}", merge_path],
                        capture_output=True, text=True)
     if r.returncode != 0:
-        raise ClusterError(f"--slurm: sbatch refused the merge job: {r.stderr.strip()[:300]}")
+        raise ClusterInfraError(f"--slurm: sbatch refused the merge job: {r.stderr.strip()[:300]}")
     merge_id = r.stdout.strip().split(";")[0]
     log(f"submitted job array {array_id} and merge job {merge_id}; watch with squeue -j {array_id},{merge_id}, "
         f"cancel with scancel {array_id} {merge_id}")

@@ -142,8 +142,7 @@ def runs_alone(case):
     """True for the case that must be the first of its process, as if alone: the many-calls case,
     whose sizes go up and down within one process (a state sized for the first call shows there,
     not hidden by an earlier, larger case)."""
-    options = case[3]
-    return "--calls" in options and options[options.index("--calls") + 1] != "2"
+    return ev.is_many_calls(case[3])
 
 
 # What a graded run costs, in seconds, for the order runs start in and how cases are dealt

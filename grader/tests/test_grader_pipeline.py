@@ -483,7 +483,7 @@ class Pipeline(unittest.TestCase):
                    for iso in (True, False)}
         for iso, r in results.items():
             failing = r["correctness"]["failures"]
-            grew = [f for f in failing if "--calls 2" in f["options"]]
+            grew = [f for f in failing if "--calls 3" in f["options"]]
             self.assertTrue(grew and all(f["n"] < 2 * ev.MIN_BIG_TILE + 1 for f in grew), (iso, r["correctness"]))
             self.assertEqual(len(failing) - len(grew), 1, "the many-calls case fails too")
             self.assertEqual(r["correctness"]["passed"] + len(failing), r["correctness"]["total"])

@@ -10,6 +10,7 @@ import xml.etree.ElementTree as ET
 import fakes  # noqa: F401  (puts grader/ on sys.path)
 from gradelib import build, config, cores, evaluate as ev, formats, scoring, stage_cases
 from gradelib.checks import asm, elf, headers, lexer, machine, sections, source, symbols
+from gradelib.formats.details import lab_detail_lines
 from gradelib.outcomes import LabResult
 
 CONFIG = os.path.join(fakes.GRADER, "config.json")
@@ -561,15 +562,19 @@ class Matrix(unittest.TestCase):
         # one process of >= 100 calls of at least two sizes (the leak and the multi-n checks)
         # every case checks a second call, on an input the harness draws on the GPU
         self.assertTrue(all(int(o[o.index("--calls") + 1]) >= 2 for *_, o in a))
-        # call 2 of every case of more than one tile spans two tiles and one element: larger than
-        # a two-tile case's call 1, smaller than a large one's (and short: a slow lab is not timed
-        # out for it); a case of one tile or less calls again at its own n
+        # calls 2 and 3 of every case of more than one tile span two tiles and one element: larger
+        # than a two-tile case's call 1, smaller than a large one's (and short: a slow lab is not
+        # timed out for it), twice, so that state never reset for the next call shows (the
+        # harness zeroes the scratch for each new n); a case of one tile or less calls again at
+        # its own n
         for n, _, _, o in a:
-            if o[o.index("--calls") + 1] == "2":
-                self.assertEqual(int(o[o.index("--sizes") + 1].split(",")[1]), 1025 if n > 512 else n, n)  # a tile lab
+            if not ev.is_many_calls(o):
+                sizes = [int(x) for x in o[o.index("--sizes") + 1].split(",")]
+                self.assertEqual(sizes, [n, 1025, 1025] if n > 512 else [n, n], n)  # a tile lab
+                self.assertEqual(o[o.index("--calls") + 1], str(len(sizes)))
         self.assertTrue(any(n < int(o[o.index("--sizes") + 1].split(",")[1]) for n, _, _, o in a
-                            if o[o.index("--calls") + 1] == "2"), "some second call grows")
-        multi = [o for *_, o in a if int(o[o.index("--calls") + 1]) > 2]
+                            if not ev.is_many_calls(o)), "some second call grows")
+        multi = [o for *_, o in a if ev.is_many_calls(o)]
         self.assertEqual(len(multi), 1)
         self.assertGreaterEqual(int(multi[0][3]), 100)
         sizes = [int(x) for x in multi[0][1].split(",")]
@@ -589,7 +594,7 @@ class Matrix(unittest.TestCase):
         settings = config.load(CONFIG).lab("10_applications")
         cases = ev.make_cases(info, settings, 1)
         seconds = {int(o[o.index("--sizes") + 1].split(",")[1]) for n, _, _, o in cases
-                   if o[o.index("--calls") + 1] == "2" and n > 2048}
+                   if not ev.is_many_calls(o) and n > 2048}
         self.assertEqual(seconds, {2 * max(6144, ev.MIN_BIG_TILE) + 1})
         # a lab that reports no tile: the default
         self.assertEqual(fakes.lab_info("07_x", "whole").tiles, (1024,))
@@ -648,7 +653,7 @@ class Matrix(unittest.TestCase):
         # in CPU mode the same cases up to 16385 (here 4097, 8 tiles of 512), the larger ones left out
         self.assertEqual(rep_cpu, [c for c in rep if c[0] <= ev.REPORT_MAX_N["cpu"] == 16385])
         self.assertTrue(len(rep_cpu) < len(rep) and max(n for n, *_ in rep_cpu) == 4097)
-        self.assertEqual(len({n for n, *_ in rep}), len([c for c in rep if "--offset-in" not in c[3] and c[3][c[3].index("--calls") + 1] == "2"]),
+        self.assertEqual(len({n for n, *_ in rep}), len([c for c in rep if "--offset-in" not in c[3]]),
                          "one distribution per size")
         self.assertTrue(all("two_barrier" in o for *_, o in rep))
 
@@ -745,6 +750,21 @@ def sample_result():
 
 
 class Formats(unittest.TestCase):
+    def test_gradescope_says_where_the_labs_ran_once(self):
+        result = sample_result()
+        self.assertIn("Graded 3 labs in gpu mode on Fake; seed 5.",
+                      json.loads(formats.get("gradescope").render(result))["output"])
+        result.update(mode="cpu", device="CPU mode")
+        out = json.loads(formats.get("gradescope").render(result))["output"]
+        self.assertIn("Graded 3 labs in CPU mode (no GPU: correctness, no timing); seed 5.", out)
+        self.assertNotIn("on CPU mode", out)
+
+    def test_a_build_failure_quotes_the_compiler_line_once(self):
+        broken = sample_result()["labs"][1]
+        broken["build"]["message"] = "scan.cu:3: error: x\n  3 | int x = ;\n    |         ^"
+        lines = lab_detail_lines(broken)
+        self.assertEqual(lines, ["build failed: scan.cu:3: error: x", "  3 | int x = ;", "    |         ^"])
+
     def test_gradescope_fields(self):
         doc = json.loads(formats.get("gradescope").render(sample_result()))
         self.assertEqual(doc["score"], 100)

@@ -142,5 +142,31 @@ class Behaviour(unittest.TestCase):
         self.assertEqual(os.listdir(self.tmp), [])
 
 
+
+class Submission(unittest.TestCase):
+    """grade.py --slurm when sbatch refuses: an infrastructure error (exit 3) that quotes sbatch,
+    not a usage error; the job scripts stay where the line says."""
+
+    def test_sbatch_refusing_the_array_is_an_infrastructure_error(self):
+        with tempfile.TemporaryDirectory() as d:
+            os.makedirs(os.path.join(d, "bin"))
+            fake = os.path.join(d, "bin", "sbatch")
+            with open(fake, "w") as f:
+                f.write('#!/bin/sh\necho "sbatch: error: invalid partition specified: gpu-nope" >&2\nexit 1\n')
+            os.chmod(fake, 0o755)
+            sub = os.path.join(d, "subs", "alice", "02_naive")
+            os.makedirs(sub)
+            shutil.copy(os.path.join(GRADER, "..", "labs", "02_naive", "scan.cu"), sub)
+            env = dict(os.environ, PATH=os.path.join(d, "bin") + os.pathsep + os.environ["PATH"])
+            r = subprocess.run([sys.executable, os.path.join(GRADER, "grade.py"), "--submissions",
+                                os.path.join(d, "subs"), "--slurm", "--cpu", "--work", os.path.join(d, "w"),
+                                "--seed", "1"], capture_output=True, text=True, env=env, timeout=120)
+            self.assertEqual(r.returncode, 3, r.stderr)
+            self.assertIn("infrastructure error, not a grade: --slurm: sbatch refused the array: "
+                          "sbatch: error: invalid partition specified: gpu-nope", r.stderr)
+            self.assertIn("--slurm: 1 shard of 1 submission; job scripts: ", r.stderr)
+            self.assertTrue(os.path.isfile(os.path.join(d, "subs-results", "slurm", "grade.sbatch")))
+
+
 if __name__ == "__main__":
     unittest.main()

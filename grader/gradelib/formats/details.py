@@ -6,7 +6,10 @@ def lab_detail_lines(lab, max_failures=5):
     """Human-readable lines about one lab result (a dict; the summary first)."""
     lines = [lab["summary"]]
     if lab["status"] == Status.BUILD_FAILED:
-        lines += lab["build"]["message"].splitlines()[:20]
+        msg = lab["build"]["message"].splitlines()
+        if msg and lines[0].endswith(msg[0]):  # the summary quotes the first line already
+            msg = msg[1:]
+        lines += msg[:20]
         return lines
     if lab["status"] == Status.STATIC_CHECK_FAILED:
         lines += lab["static"]["violations"]

@@ -147,6 +147,14 @@ def _lab_tests(lab, seed, public=None):
     return tests
 
 
+def where(result):
+    """Where the labs ran, for a student: the GPU's name, or CPU mode's scope (its device is
+    named "CPU mode", which "in cpu mode on CPU mode" only repeated)."""
+    if result.get("mode") == "cpu":
+        return "in CPU mode (no GPU: correctness, no timing)"
+    return f"in {result.get('mode')} mode on {result.get('device') or 'no GPU'}"
+
+
 def render(result, colour=False):
     if result.get("status") in NOT_GRADED:
         return json.dumps(_not_graded(result), indent=2) + "\n"
@@ -164,8 +172,7 @@ def render(result, colour=False):
     why = "".join(f"\n{line}" for line in ([result["message"]] if result.get("message") else []) + late_lines(result))
     doc = {
         "score": result["points"],
-        "output": (f"Graded {len(result['labs'])} labs in {result['mode']} mode on "
-                   f"{result.get('device') or 'no GPU'}; seed {result['seed']}.{why}"),
+        "output": (f"Graded {len(result['labs'])} labs {where(result)}; seed {result['seed']}.{why}"),
         "visibility": "visible",
         "stdout_visibility": stdout_visibility(tests, options["stdout_visibility"]),
         "execution_time": int(result.get("elapsed_s") or 0),
