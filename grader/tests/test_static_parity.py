@@ -113,6 +113,47 @@ class StaticParity(unittest.TestCase):
                 self.assertEqual(got.status, Status.STATIC_CHECK_FAILED, f"{name}: {got.summary}")
                 self.assertIn(want, "\n".join(got.static.violations), name)
 
+    def test_host_code_that_uses_a_device_variable(self):
+        """nvcc refuses host code that reads or writes a __device__ or __constant__ variable (the
+        Makefile's --diag-error 20091,20092: on a GPU host code has a copy of its own, which no
+        kernel sees); without nvcc CPU mode's check refuses it too (checks/cpu.py
+        host_device_vars), and lets through what nvcc lets through: the variable set by a kernel,
+        a struct member and a local of the same name, sizeof. nvcc's verdicts on these two
+        files were checked by hand: the second refused at its line 42, the first built."""
+        with open(os.path.join(ROOT, "solutions", "02_naive", "scan.cu"), encoding="utf-8") as f:
+            ref = f.read()
+        kernel = ("__global__ void naive_scan_kernel(const int *__restrict__ in, int *__restrict__ out, size_t n)\n"
+                  "{\n    const size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;\n    if (i >= n)")
+        launch = ("    const unsigned blocks = (unsigned)CEIL_DIV(n, (size_t)BLOCK_SIZE);\n"
+                  "    naive_scan_kernel<<<blocks, BLOCK_SIZE>>>(d_in, d_out, n);")
+        self.assertIn(kernel, ref)
+        self.assertIn(launch, ref)
+        honest = ref.replace(kernel, (
+            "__device__ size_t g_n; /* set by a kernel */\nstruct shape {\n    size_t g_n;\n};\n\n"
+            "__global__ void set_n_kernel(size_t n)\n{\n    g_n = n;\n}\n\n" + kernel.replace("(i >= n)", "(i >= g_n)")
+        )).replace(launch, (
+            "    struct shape s;\n    s.g_n = n;\n    static_assert(sizeof(g_n) == sizeof(size_t), \"a size\");\n"
+            "    set_n_kernel<<<1, 1>>>(s.g_n);\n    size_t g_n = n; /* a local of the same name */\n"
+            "    const unsigned blocks = (unsigned)CEIL_DIV(g_n, (size_t)BLOCK_SIZE);\n"
+            "    naive_scan_kernel<<<blocks, BLOCK_SIZE>>>(d_in, d_out, n);"))
+        bad = ref.replace(kernel, "__constant__ size_t k_limit[1];\n\n" + kernel.replace("(i >= n)", "(i >= n || i >= k_limit[0])")
+                          ).replace(launch, "    if (k_limit[0] == 0) /* reads the host's copy */\n        return LAB_OK;\n" + launch)
+        with tempfile.TemporaryDirectory() as tmp:
+            got = {}
+            for name, text in (("honest", honest), ("bad", bad)):
+                path = os.path.join(tmp, name, "scan.cu")
+                os.makedirs(os.path.dirname(path))
+                with open(path, "w", encoding="utf-8") as f:
+                    f.write(text)
+                got[name] = self.grader.build_submission("devvar-" + name, {"02_naive": path}, labs=["02_naive"])["02_naive"]
+        self.assertEqual(got["honest"].status, Status.GRADED, got["honest"].summary)
+        self.assertEqual(got["bad"].status, Status.STATIC_CHECK_FAILED, got["bad"].summary)
+        line = bad.splitlines().index("    if (k_limit[0] == 0) /* reads the host's copy */") + 1
+        self.assertEqual(list(got["bad"].static.violations), [
+            f"host code uses the __constant__ variable k_limit (line {line}): on a GPU, host code has its own copy "
+            "of it, which no kernel reads or writes, so the lab would compute with a wrong value (nvcc refuses "
+            "it); pass the value to the kernel as a parameter, or keep it in memory from cudaMalloc"])
+
     def test_the_reference_solutions_pass_every_check(self):
         labs = grading.course_labs(ROOT)
         sources = {lab: os.path.join(ROOT, "solutions", lab, "scan.cu") for lab in labs}

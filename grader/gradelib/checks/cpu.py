@@ -7,15 +7,18 @@ On the private copy of scan.cu, before it is compiled (source_checks, stage_buil
   2. the host compiler lists every header it reads (g++ -M -MG: a header that does not exist
      here, such as <cub/cub.cuh>, is listed by the name the source gives it);
   3. each missing header gets an empty stand-in, and the source is preprocessed (g++ -E) with
-     __global__, __device__ and __host__ kept as markers (common/cpu/lab_cpu.h defines them
-     only when they are not defined already), which tells device code from host code;
+     __global__, __device__, __host__ and __constant__ kept as markers (common/cpu/lab_cpu.h
+     defines them only when they are not defined already), which tells device code from host
+     code;
   4. the checks: check_headers on the list (the stand-ins are classified by the name the source
      gave them, CPU mode's own CUDA headers in common/cpu like the toolkit's), #line directives
      (check_line_directives), and inline assembly outside device code (host_asm), where nvcc's
      host translation would keep it. An asm statement in device code that reads a clock
      register (%clock, %clock64, %globaltimer) gets check_device_clocks' message (clock_message);
      any other is refused too, with its own message: CPU mode cannot build PTX, and x86 text
-     there would reach the host's assembler (.incbin reads any file at build time).
+     there would reach the host's assembler (.incbin reads any file at build time); and host
+     code that names a __device__ or __constant__ variable (host_device_vars), which nvcc
+     refuses (--diag-error 20091,20092) and CPU mode, where it is plain host memory, would run.
 The object checks (objects.check_object with cpu_build) do the rest: the symbol allowlist, a
 kernel launched (lab_cpu::run_kernel), clock64() (lab_cpu::device_clock), calls through pointers.
 """
@@ -31,7 +34,8 @@ from .asm import PTX_CLOCK_RE, clock_message
 from .headers import HeaderContext, check_headers, check_line_directives, include_origins, parse_dependencies
 from .headers import follow_marker, under
 
-MARKS = {"__global__": "LAB_QUAL_GLOBAL", "__device__": "LAB_QUAL_DEVICE", "__host__": "LAB_QUAL_HOST"}
+MARKS = {"__global__": "LAB_QUAL_GLOBAL", "__device__": "LAB_QUAL_DEVICE", "__host__": "LAB_QUAL_HOST",
+         "__constant__": "LAB_QUAL_CONSTANT"}
 _TOKEN_RE = re.compile(r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|[A-Za-z_][A-Za-z0-9_]*|[{};]')
 _SAFE_NAME_RE = re.compile(r"^[A-Za-z0-9_.+/-]+$")
 
@@ -84,6 +88,128 @@ def host_asm(preprocessed, private_src):
                     msg = f"inline assembly in host code (line {line}): only device code may use asm"
                 if msg and msg not in found:
                     found.append(msg)
+        line += 1
+    return found
+
+
+# host_device_vars: tokens (strings and characters, identifiers, numbers, then punctuation with
+# the two-character ones first), and the words after which a name is used rather than declared
+_VAR_TOKEN_RE = re.compile(r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|[A-Za-z_][A-Za-z0-9_]*|[0-9][0-9A-Za-z_.]*|'
+                           r'->|::|&&|\|\||==|!=|<=|>=|[-+*/%&|^!~<>=?:;,.(){}\[\]]')
+_USE_AFTER = {"return", "case", "else", "do", "throw", "delete", "new", "co_return", "co_yield", "sizeof",
+              "decltype", "alignof", "__alignof__", "typeof", "__typeof__", "typeid", "noexcept"}
+_UNEVALUATED = {"sizeof", "decltype", "alignof", "__alignof__", "typeof", "__typeof__", "noexcept"}
+
+
+def _declared_vars(head):
+    """The names a namespace-scope declaration's tokens (head, up to its ';' or '{') declare as
+    variables: the identifier before each declarator's '=', '[', '{', ',' or end. [] for a
+    function (a '(' right after its name comes first) or a type."""
+    if any(t in ("struct", "class", "union", "enum", "typedef", "using", "template", "operator") for t in head):
+        return []
+    names, depth, last, init = [], 0, None, False
+    split_at_commas = "<" not in head  # a template's arguments may hold commas: one name then
+    for t in head + [";"]:
+        if t in ("(", "[", "{"):
+            if depth == 0 and not init:
+                if t == "(" and last is not None and not names:
+                    return []  # a function (or a direct initialiser: left alone)
+                if last is not None:
+                    names.append(last)
+                    last = None
+            depth += 1
+        elif t in (")", "]", "}"):
+            depth -= 1
+        elif depth == 0 and (t == ";" or (t == "," and split_at_commas)):
+            if last is not None and not init:
+                names.append(last)
+            last, init = None, False
+        elif depth == 0 and t == "=":
+            if last is not None and not init:
+                names.append(last)
+            last, init = None, True
+        elif depth == 0 and not init and re.match(r"[A-Za-z_]", t) and not t.startswith("LAB_QUAL_"):
+            last = t
+    return names
+
+
+def host_device_vars(preprocessed, private_src):
+    """Violations in preprocessed C++ of scan.cu: host code that names a __device__ or
+    __constant__ variable of scan.cu (declared at namespace scope). On a GPU host code has its own
+    copy of such a variable, which no kernel reads or writes, so the lab computes with a wrong
+    value silently; nvcc refuses it (the Makefile's --diag-error 20091,20092), and this is the
+    same check where there is no nvcc (CPU mode, where the variable is plain host memory, would
+    run it). Host code is a function body whose head has neither __global__ nor __device__; a
+    name there counts unless it is a member (after '.', '->' or '::'), inside sizeof, decltype or
+    alignof, or declared again in that function (a parameter or a local of the same name, or a
+    name right after a type: when in doubt the check stays silent). One message per line."""
+    src = os.path.realpath(private_src)
+    G, D, H, C = (MARKS[k] for k in ("__global__", "__device__", "__host__", "__constant__"))
+    stack = []  # per open brace: "ns" (namespace, extern "C"), "host", "dev", or "other"
+    head, in_src, line = [], False, 0
+    devvars, found = {}, []  # name: "__device__" or "__constant__"
+    shadowed, parens = set(), []  # in the host function being read: its own names; open parens
+    prev = [None, None]
+    for ln in preprocessed.splitlines():
+        if ln.startswith("#"):
+            in_src, line = follow_marker(ln, src, in_src, line)
+            continue
+        for tok in _VAR_TOKEN_RE.findall(ln):
+            if tok[0] in "\"'":
+                prev = [prev[1], tok]
+                continue
+            at_ns = all(k == "ns" for k in stack)
+            body = stack[-1] if stack else None
+            if tok == "{":
+                if at_ns:
+                    if "namespace" in head or "extern" in head:
+                        kind = "ns"
+                    elif "(" in head and "=" not in head:
+                        device = (G in head or D in head) and H not in head
+                        both = D in head and H in head
+                        kind = "dev" if device or both else "host"
+                        if kind == "host":
+                            shadowed = {t for t in head if t in devvars}  # its parameters
+                            parens = []
+                    else:
+                        kind = "other"
+                        if in_src and (D in head or C in head) and G not in head:
+                            qual = "__constant__" if C in head else "__device__"
+                            devvars.update((v, qual) for v in _declared_vars(head))
+                else:
+                    kind = body if body in ("host", "dev") else "other"
+                stack.append(kind)
+                head = []
+            elif tok == "}":
+                if stack:
+                    stack.pop()
+                head = []
+            elif tok == ";":
+                if at_ns and in_src and (D in head or C in head) and G not in head:
+                    qual = "__constant__" if C in head else "__device__"
+                    devvars.update((v, qual) for v in _declared_vars(head))
+                head = []
+            else:
+                head.append(tok)
+                if body == "host" and in_src:
+                    if tok == "(":
+                        parens.append(prev[1] in _UNEVALUATED)
+                    elif tok == ")" and parens:
+                        parens.pop()
+                    elif tok in devvars and tok not in shadowed:
+                        p1, p2 = prev[1], prev[0]
+                        declared = (p1 is not None and re.match(r"[A-Za-z_]", p1) and p1 not in _USE_AFTER) or (
+                            p1 in ("*", "&") and p2 is not None and re.match(r"[A-Za-z_]", p2) and p2 not in _USE_AFTER)
+                        if declared:
+                            shadowed.add(tok)
+                        elif p1 not in (".", "->", "::") and not any(parens) and p1 not in _UNEVALUATED:
+                            msg = (f"host code uses the {devvars[tok]} variable {tok} (line {line}): on a GPU, host "
+                                   f"code has its own copy of it, which no kernel reads or writes, so the lab "
+                                   f"would compute with a wrong value (nvcc refuses it); pass the value to the "
+                                   f"kernel as a parameter, or keep it in memory from cudaMalloc")
+                            if msg not in found:
+                                found.append(msg)
+            prev = [prev[1], tok]
         line += 1
     return found
 
@@ -178,7 +304,8 @@ def _checks(builder, priv_src, static, cxx, flags, system_dirs, timeout):
         if preprocessed is None:
             note = "g++ -E failed (the build shows why): the inline-assembly check was not run"
             return violations, ("" if violations else note)
-        for v in check_line_directives(preprocessed, priv_src) + host_asm(preprocessed, priv_src):
+        for v in (check_line_directives(preprocessed, priv_src) + host_asm(preprocessed, priv_src)
+                  + host_device_vars(preprocessed, priv_src)):
             if v not in violations:
                 violations.append(v)
         return violations, ""
