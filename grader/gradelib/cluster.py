@@ -207,12 +207,15 @@ def sbatch_scripts(grade_py, args, seed, shards, results_dir, work, sbatch_args)
     grading `--shard $SLURM_ARRAY_TASK_ID/N` on one GPU (none in CPU mode), the merge job writes
     the class files (and --report). Both are plain bash an instructor can read and submit again.
     The config's "slurm" section (args.slurm_settings) gives the array its time, mem, account,
-    partition and throttle (%N), the merge job its account, and both the prologue; --sbatch-args
+    partition and throttle (%N), the merge job its account, and both the prologue and the
+    Python that runs grade.py; --sbatch-args
     go to the array only, --merge-sbatch-args to the merge job only. A task builds in a fresh
     folder of the node's ($TMPDIR) and removes it when grade.py succeeds; a failed task keeps it
     and names it in its log."""
     slurm = dict(SLURM_DEFAULTS, **(getattr(args, "slurm_settings", None) or {}))
-    common = [sys.executable, grade_py, "--submissions", os.path.abspath(args.submissions), "--results",
+    # the Python that ran --slurm, unless the config names the one the nodes have after the
+    # prologue ("python3" after "module load python/3.11")
+    common = [slurm.get("python") or sys.executable, grade_py, "--submissions", os.path.abspath(args.submissions), "--results",
               results_dir, "--seed", str(seed)] + forwarded(args)
     # a task on a node without a GPU is an infrastructure error, never a quiet CPU-mode grade
     task = common + (["--gpu"] if not args.cpu and not args.gpu else [])

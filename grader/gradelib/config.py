@@ -249,7 +249,7 @@ SIMILARITY_DEFAULTS = {"threshold_percent": 60, "min_run": 24, "min_tokens": 50,
 # the shell lines each task runs first (prologue: "module load cuda", say). null: not written.
 EXTRA = ("similarity", "slurm")  # the sections of this block
 SLURM_DEFAULTS = {"time": None, "mem": None, "account": None, "partition": None, "throttle": None,
-                  "prologue": []}
+                  "prologue": [], "python": None}
 
 
 def _check_similarity(s):
@@ -274,6 +274,11 @@ def _check_slurm(s):
         elif k == "prologue":
             if not isinstance(v, (str, list)) or (isinstance(v, list) and not all(isinstance(x, str) for x in v)):
                 raise ConfigError("slurm.prologue must be a shell line or a list of them")
+        elif k == "python":
+            if v is not None and (not isinstance(v, str) or not re.fullmatch(r"[A-Za-z0-9_./+-]+", v)):
+                raise ConfigError(f"slurm.python must be null (the Python that ran grade.py --slurm) or the "
+                                  f"interpreter the jobs run grade.py with, a name or a path such as \"python3\" "
+                                  f"(got {json.dumps(v)})")
         elif v is not None and (not isinstance(v, str) or not re.fullmatch(r"[A-Za-z0-9_.:,+-]+", v)):
             raise ConfigError(f"slurm.{k} must be null or a value such as \"02:00:00\" or \"8G\" "
                               f"(letters, digits and _.:,+- only; got {json.dumps(v)})")

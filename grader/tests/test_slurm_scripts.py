@@ -7,6 +7,7 @@ import argparse
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -77,12 +78,25 @@ class Text(unittest.TestCase):
         with open(os.path.join(GRADER, "config.json")) as f:
             base = json.load(f)
         for bad, words in (({"throttle": 0}, "slurm.throttle"), ({"time": "1:00; rm -rf /"}, "slurm.time"),
-                           ({"prologue": [3]}, "slurm.prologue"), ({"qos": "x"}, "unknown key")):
+                           ({"prologue": [3]}, "slurm.prologue"), ({"qos": "x"}, "unknown key"),
+                           ({"python": "python3; rm -rf /"}, "slurm.python")):
             with self.assertRaises(configmod.ConfigError) as e:
                 configmod.Config(dict(base, slurm=bad))
             self.assertIn(words, str(e.exception))
         self.assertEqual(configmod.Config(dict(base, slurm={"prologue": "module load cuda"})).slurm["prologue"],
                          "module load cuda")
+
+
+    def test_the_jobs_run_the_python_the_config_names(self):
+        # by default the interpreter that ran --slurm, by its absolute path; with "python", the
+        # one the prologue sets up on the nodes, found on PATH after it
+        for settings, want in ((SLURM, sys.executable), (dict(SLURM, python="python3"), "python3")):
+            array, merge = cluster.sbatch_scripts("/c/grade.py", args(slurm_settings=settings), 7, 2, "/r", "/w", None)
+            for script in (array, merge):
+                run = [ln for ln in script.splitlines() if "/c/grade.py" in ln]
+                self.assertTrue(run and all(ln.removeprefix("exec ").startswith(shlex.quote(want) + " /c/grade.py")
+                                            for ln in run), script)
+            self.assertLess(array.index("module load cuda/12.4"), array.index(shlex.quote(want) + " /c/grade.py"))
 
 
 class Behaviour(unittest.TestCase):
