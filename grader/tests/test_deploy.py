@@ -177,7 +177,7 @@ class Gradescope(unittest.TestCase):
             put(os.path.join(sub, "labs", "02_naive"), "solutions", "02_naive")
         doc = self.run_upload(make)
         self.assertEqual(doc["score"], 120.0)
-        self.assertIn("cpu mode", doc["output"])
+        self.assertIn("in CPU mode (no GPU: correctness, no timing)", doc["output"])
         self.assertEqual(len(doc["tests"]), 2)  # CPU mode: correctness only, one test per lab
 
     def test_lab_folders_with_one_unfinished(self):
