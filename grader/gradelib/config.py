@@ -287,7 +287,7 @@ def _check_slurm(s):
 # "late" and "gradebook" (top level, optional): the late policy (policy.py: due dates, grace,
 # penalty) and the LMS gradebook's column names (lms.py: gradebook.columns {lab: name}).
 TOP_KEYS = ("course", "mode", "defaults", "labs", "static", "gradescope", "feedback", "sandbox",
-            "late", "gradebook")
+            "late", "gradebook", "rate_limit")
 
 
 def _term_sections(data):
@@ -296,6 +296,8 @@ def _term_sections(data):
     try:
         if "late" in data:
             policy.check_late(data["late"], contract_labs())
+        if "rate_limit" in data:
+            policy.check_rate_limit(data["rate_limit"])
         lms.check_columns(data.get("gradebook", {}))
     except ValueError as e:
         raise ConfigError(str(e))
@@ -388,6 +390,7 @@ class Config:
         self.similarity = dict(SIMILARITY_DEFAULTS, **data.get("similarity", {}))  # --similarity
         self.slurm = dict(SLURM_DEFAULTS, **data.get("slurm", {}))  # --slurm's job scripts
         self.late, self.gradebook = _term_sections(data)
+        self.rate_limit = data.get("rate_limit")  # Gradescope: uploads graded per hours (policy.py)
         self.defaults = data["defaults"]
         self.labs = labs
         self.static = static

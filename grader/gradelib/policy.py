@@ -230,6 +230,64 @@ def read_metadata(path):
         return None, due, f"{os.path.basename(path)} has no readable created_at"
 
 
+# ---- the config's "rate_limit" section (Gradescope) -------------------------------------------------
+
+def check_rate_limit(limit):
+    """Raises ValueError (one line) unless limit is a valid "rate_limit" section:
+    {"submissions": N (a whole number >= 1), "hours": H (a number > 0)}."""
+    if not isinstance(limit, dict) or set(limit) != {"submissions", "hours"}:
+        raise ValueError("rate_limit must be an object with submissions (how many uploads are graded) and "
+                         "hours (in how many hours), e.g. {\"submissions\": 3, \"hours\": 24}")
+    n, h = limit["submissions"], limit["hours"]
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"rate_limit.submissions must be a whole number of at least 1 (got {json.dumps(n)})")
+    if isinstance(h, bool) or not isinstance(h, (int, float)) or not h > 0:
+        raise ValueError(f"rate_limit.hours must be a number above 0 (got {json.dumps(h)})")
+
+
+def rate_limited(limit, path):
+    """None when the upload that path (Gradescope's submission_metadata.json) describes may be
+    graded under limit (the config's "rate_limit"), else a dict: "used" (the uploads of the last
+    limit["hours"] hours before it, from its previous_submissions), "score" (the most recent
+    previous upload's, which Gradescope would otherwise replace with this one's) and its time,
+    and "next" (when the oldest of those leaves the window). Uploads that were themselves not
+    graded for the limit (their stored results carry extra_data.rate_limited) are not counted, so
+    uploading again while limited does not push the next grading further away. A file that cannot
+    be read, or an upload with no readable time, is graded (never refused for want of data)."""
+    if not limit:
+        return None
+    try:
+        with open(path, encoding="utf-8") as f:
+            meta = json.load(f)
+        now = parse_time(str(meta["created_at"]))
+        earlier = []
+        for p in meta.get("previous_submissions") or []:
+            try:
+                extra = (p.get("results") or {}).get("extra_data") or {}
+                earlier.append((parse_time(str(p["submission_time"])), p.get("score"),
+                                bool(isinstance(extra, dict) and extra.get("rate_limited"))))
+            except (KeyError, TypeError, ValueError, AttributeError):
+                continue
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+    window = dt.timedelta(hours=limit["hours"])
+    recent = sorted(t for t, _, limited in earlier if now - window < t <= now and not limited)
+    if len(recent) < limit["submissions"]:
+        return None
+    last_time, last_score, _ = max(earlier, key=lambda e: e[0])
+    return {"used": len(recent), "score": last_score if isinstance(last_score, (int, float)) else None,
+            "score_time": last_time, "next": recent[len(recent) - limit["submissions"]] + window}
+
+
+def rate_limit_message(limit, state):
+    """What the student reads for an upload that was not graded (state: rate_limited's)."""
+    kept = (f"your score stays {state['score']:g}, from your upload of {state['score_time'].isoformat()}"
+            if state["score"] is not None else "your score stays that of your last graded upload")
+    return (f"Not graded: this assignment grades {limit['submissions']} upload(s) every {limit['hours']:g} hours, "
+            f"and you made {state['used']} in the last {limit['hours']:g}. Upload again after "
+            f"{state['next'].isoformat()}; {kept}.")
+
+
 def handed_in(path):
     """(datetime or None, Gradescope's due date or None, source, warning) of a batch submission:
     its submission_metadata.json when a folder holds one, else the archive's modification time,

@@ -13,6 +13,7 @@ import time
 from . import formats, policy, scoring, uploads
 from . import submissions as subsmod
 from .build import InfraError, NoGpu
+from .formats import gradescope as gradescope_format
 from .formats.gradescope import present
 from .grading import Grader
 from .outcomes import GradeResult
@@ -173,6 +174,16 @@ def grade_one(args, config, seed, labs):
         log(f"--src {args.src}: no such folder or file (use labs, solutions, a folder laid out like labs/, "
             f"an archive of one, or one scan.cu with --labs NN)")
         return EXIT_USAGE
+    if getattr(args, "metadata", None) and config.rate_limit:
+        state = policy.rate_limited(config.rate_limit, args.metadata)
+        if state and args.format == "gradescope":  # Gradescope's uploads; nothing is built
+            message = policy.rate_limit_message(config.rate_limit, state)
+            log(message)
+            emit(gradescope_format.rate_limited(message, state["score"]), args.out)
+            return EXIT_GRADED
+        if state:
+            log(f"rate_limit: {state['used']} uploads in the last {config.rate_limit['hours']:g} hours, but it "
+                f"applies to --format gradescope only: graded")
     t0 = time.monotonic()
     grader = prepared_grader(args, config, seed, labs, log)
     name = subsmod.student_name(os.path.basename(src_dir.rstrip("/"))) or "src"

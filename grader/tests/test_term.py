@@ -12,6 +12,8 @@ import io
 import json
 import os
 import shutil
+import subprocess
+import sys
 import unittest
 import unittest.mock
 
@@ -146,6 +148,83 @@ class LatePolicy(unittest.TestCase):
         self.assertEqual(doc["score"], sum(t["score"] for t in doc["tests"]))
         self.assertIn("handed in 2026-12-07T10:00:00.365935-05:00", doc["output"])
         self.assertIn("late: 2 day(s) after", doc["tests"][0]["output"])
+
+
+class RateLimit(unittest.TestCase):
+    """The config's rate_limit (Gradescope): an upload over the limit is not graded, keeps the
+    last score and says when the next one will be; under it, or with metadata it cannot read,
+    the upload is graded."""
+    LIMIT = {"submissions": 2, "hours": 24}
+
+    def meta(self, previous, created="2026-12-01T12:00:00-05:00", results=None):
+        path = os.path.join(fakes.shared_tmp(), policy.METADATA)
+        self.addCleanup(shutil.rmtree, os.path.dirname(path), True)
+        with open(path, "w") as f:  # Gradescope's documented fields: previous_submissions' time, score, results
+            json.dump({"id": 9, "created_at": created,
+                       "previous_submissions": [dict({"submission_time": t, "score": p},
+                                                     **({"results": results[k]} if results and results[k] else {}))
+                                                for k, (t, p) in enumerate(previous)]}, f)
+        return path
+
+    def test_under_the_limit_or_unreadable_is_graded(self):
+        # one upload in the window (the other is 25 hours old): graded
+        self.assertIsNone(policy.rate_limited(self.LIMIT, self.meta(
+            [("2026-11-30T11:00:00-05:00", 10.0), ("2026-12-01T09:00:00-05:00", 40.0)])))
+        self.assertIsNone(policy.rate_limited(None, self.meta([("2026-12-01T09:00:00-05:00", 40.0)] * 5)))
+        self.assertIsNone(policy.rate_limited(self.LIMIT, os.path.join(fakes.GRADER, "no-such.json")))
+        self.assertIsNone(policy.rate_limited(self.LIMIT, self.meta([("2026-12-01T09:00:00-05:00", 1.0)] * 3,
+                                                                    created="yesterday")))
+
+    def test_over_the_limit_keeps_the_last_score_and_says_when(self):
+        state = policy.rate_limited(self.LIMIT, self.meta(
+            [("2026-11-29T11:00:00-05:00", 10.0), ("2026-12-01T09:00:00-05:00", 40.0),
+             ("2026-12-01T11:00:00-05:00", 55.5)]))
+        self.assertEqual((state["used"], state["score"]), (2, 55.5))
+        self.assertEqual(state["next"].isoformat(), "2026-12-02T09:00:00-05:00")  # the oldest leaves the window
+        self.assertEqual(policy.rate_limit_message(self.LIMIT, state),
+                         "Not graded: this assignment grades 2 upload(s) every 24 hours, and you made 2 in the "
+                         "last 24. Upload again after 2026-12-02T09:00:00-05:00; your score stays 55.5, from "
+                         "your upload of 2026-12-01T11:00:00-05:00.")
+
+    def test_uploads_refused_for_the_limit_do_not_count(self):
+        # the second upload was itself refused (its stored results say so): one graded in the window
+        refused = json.loads(gradescope.rate_limited("Not graded: ...", 40.0))
+        self.assertEqual(refused["extra_data"], {"rate_limited": True})
+        times = [("2026-12-01T09:00:00-05:00", 40.0), ("2026-12-01T11:00:00-05:00", 40.0)]
+        self.assertIsNone(policy.rate_limited(self.LIMIT, self.meta(times, results=[{"score": 40.0}, refused])))
+        self.assertIsNotNone(policy.rate_limited(self.LIMIT, self.meta(times, results=[{"score": 40.0}, None])))
+
+    def test_bad_sections_are_refused(self):
+        with open(CONFIG) as f:
+            base = json.load(f)
+        for bad, words in (({"submissions": 0, "hours": 24}, "rate_limit.submissions"),
+                           ({"submissions": 3, "hours": -1}, "rate_limit.hours"),
+                           ({"submissions": 3}, "rate_limit must be an object")):
+            with self.assertRaises(config.ConfigError) as e:
+                config.Config(dict(base, rate_limit=bad))
+            self.assertIn(words, str(e.exception))
+        self.assertEqual(config.Config(dict(base, rate_limit=self.LIMIT)).rate_limit, self.LIMIT)
+
+    def test_grade_py_answers_gradescope_without_building(self):
+        with open(CONFIG) as f:
+            cfg = dict(json.load(f), rate_limit=self.LIMIT)
+        tmp = fakes.shared_tmp()
+        self.addCleanup(shutil.rmtree, tmp, True)
+        cfg_path, out = os.path.join(tmp, "config.json"), os.path.join(tmp, "results.json")
+        with open(cfg_path, "w") as f:
+            json.dump(cfg, f)
+        meta = self.meta([("2026-12-01T09:00:00-05:00", 40.0), ("2026-12-01T11:00:00-05:00", 55.5)])
+        work = os.path.join(tmp, "work")
+        r = subprocess.run([sys.executable, os.path.join(fakes.GRADER, "grade.py"), "--src", "labs", "--labs", "02",
+                            "--config", cfg_path, "--metadata", meta, "--format", "gradescope", "--out", out,
+                            "--cpu", "--work", work], capture_output=True, text=True, timeout=120,
+                           cwd=os.path.dirname(fakes.GRADER))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(out) as f:
+            doc = json.load(f)
+        self.assertEqual((doc["score"], doc["tests"]), (55.5, []))
+        self.assertTrue(doc["output"].startswith("Not graded: this assignment grades 2 upload(s) every 24 hours"))
+        self.assertFalse(os.path.exists(os.path.join(work, "ref-cpu")), "nothing is built for it")
 
 
 class BadInput(unittest.TestCase):
@@ -298,7 +377,6 @@ class TermBatch(unittest.TestCase):
                 return {lab: lab_result(lab, 60.0 if sources.get(lab) else 0.0, cfg) for lab in labs}
 
             def evaluate(self, built, name=None):
-                import sys
                 test.bar_at_grading[name] = sys.stderr.getvalue().splitlines()[-1]
                 return [built[k] for k in sorted(built)]
 
