@@ -71,6 +71,8 @@ static size_t count_bad(const int *h_in, const int *h_out, const int *h_sums, si
     if (b->values)
         k = snprintf(b->what, sizeof b->what, "%zu wrong values, first at out[%zu]", b->values,
                      b->first_value);
+    if (k < 0 || (size_t)k >= sizeof b->what) /* cannot happen at these lengths; kept safe */
+        k = 0;
     if (b->totals)
         snprintf(b->what + k, sizeof b->what - (size_t)k,
                  "%s%zu wrong tile totals, first tile_sums[%zu] (the total of elements %zu..%zu)",

@@ -253,7 +253,8 @@ def rate_limited(limit, path):
     and "next" (when the oldest of those leaves the window). Uploads that were themselves not
     graded for the limit (their stored results carry extra_data.rate_limited) are not counted, so
     uploading again while limited does not push the next grading further away. A file that cannot
-    be read, or an upload with no readable time, is graded (never refused for want of data)."""
+    be read, an upload with no readable time, or a last upload with no score to keep is graded
+    (never refused for want of data: a refusal must not lower the student's score)."""
     if not limit:
         return None
     try:
@@ -275,17 +276,18 @@ def rate_limited(limit, path):
     if len(recent) < limit["submissions"]:
         return None
     last_time, last_score, _ = max(earlier, key=lambda e: e[0])
-    return {"used": len(recent), "score": last_score if isinstance(last_score, (int, float)) else None,
-            "score_time": last_time, "next": recent[len(recent) - limit["submissions"]] + window}
+    if isinstance(last_score, bool) or not isinstance(last_score, (int, float)):
+        return None
+    return {"used": len(recent), "score": last_score, "score_time": last_time,
+            "next": recent[len(recent) - limit["submissions"]] + window}
 
 
 def rate_limit_message(limit, state):
     """What the student reads for an upload that was not graded (state: rate_limited's)."""
-    kept = (f"your score stays {state['score']:g}, from your upload of {state['score_time'].isoformat()}"
-            if state["score"] is not None else "your score stays that of your last graded upload")
     return (f"Not graded: this assignment grades {limit['submissions']} upload(s) every {limit['hours']:g} hours, "
-            f"and you made {state['used']} in the last {limit['hours']:g}. Upload again after "
-            f"{state['next'].isoformat()}; {kept}.")
+            f"and {state['used']} of yours were graded in the last {limit['hours']:g}. Upload again after "
+            f"{state['next'].isoformat()}; your score stays {state['score']:g}, from your upload of "
+            f"{state['score_time'].isoformat()}.")
 
 
 def handed_in(path):

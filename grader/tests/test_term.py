@@ -182,9 +182,12 @@ class RateLimit(unittest.TestCase):
         self.assertEqual((state["used"], state["score"]), (2, 55.5))
         self.assertEqual(state["next"].isoformat(), "2026-12-02T09:00:00-05:00")  # the oldest leaves the window
         self.assertEqual(policy.rate_limit_message(self.LIMIT, state),
-                         "Not graded: this assignment grades 2 upload(s) every 24 hours, and you made 2 in the "
-                         "last 24. Upload again after 2026-12-02T09:00:00-05:00; your score stays 55.5, from "
-                         "your upload of 2026-12-01T11:00:00-05:00.")
+                         "Not graded: this assignment grades 2 upload(s) every 24 hours, and 2 of yours were "
+                         "graded in the last 24. Upload again after 2026-12-02T09:00:00-05:00; your score stays "
+                         "55.5, from your upload of 2026-12-01T11:00:00-05:00.")
+        # no score to keep (Gradescope left it out): graded, never a refusal that could lower it
+        self.assertIsNone(policy.rate_limited(self.LIMIT, self.meta(
+            [("2026-12-01T09:00:00-05:00", 40.0), ("2026-12-01T11:00:00-05:00", None)])))
 
     def test_uploads_refused_for_the_limit_do_not_count(self):
         # the second upload was itself refused (its stored results say so): one graded in the window

@@ -38,7 +38,7 @@ def rate_limited(message, score):
     upload's score (Gradescope shows this upload's as the student's score, so anything less would
     take points away), and why, with no tests. extra_data marks it, so that the next upload's
     count of graded uploads (policy.rate_limited, from previous_submissions' results) skips it."""
-    return json.dumps({"score": score if score is not None else 0.0, "output": message, "visibility": "visible",
+    return json.dumps({"score": score, "output": message, "visibility": "visible",
                        "stdout_visibility": "visible", "execution_time": 0, "tests": [],
                        "extra_data": {"rate_limited": True}}, indent=2) + "\n"
 
