@@ -150,6 +150,12 @@ def host_device_vars(preprocessed, private_src):
     devvars, found = {}, []  # name: "__device__" or "__constant__"
     shadowed, parens = set(), []  # in the host function being read: its own names; open parens
     prev = [None, None]
+
+    def declare(head):  # a namespace-scope declaration of scan.cu, ended by ';' or '{'
+        if in_src and (D in head or C in head) and G not in head:
+            qual = "__constant__" if C in head else "__device__"
+            devvars.update((v, qual) for v in _declared_vars(head))
+
     for ln in preprocessed.splitlines():
         if ln.startswith("#"):
             in_src, line = follow_marker(ln, src, in_src, line)
@@ -173,9 +179,7 @@ def host_device_vars(preprocessed, private_src):
                             parens = []
                     else:
                         kind = "other"
-                        if in_src and (D in head or C in head) and G not in head:
-                            qual = "__constant__" if C in head else "__device__"
-                            devvars.update((v, qual) for v in _declared_vars(head))
+                        declare(head)
                 else:
                     kind = body if body in ("host", "dev") else "other"
                 stack.append(kind)
@@ -185,9 +189,8 @@ def host_device_vars(preprocessed, private_src):
                     stack.pop()
                 head = []
             elif tok == ";":
-                if at_ns and in_src and (D in head or C in head) and G not in head:
-                    qual = "__constant__" if C in head else "__device__"
-                    devvars.update((v, qual) for v in _declared_vars(head))
+                if at_ns:
+                    declare(head)
                 head = []
             else:
                 head.append(tok)
