@@ -272,7 +272,8 @@ test-extended: check-criterion $(KERNEL_BINS)
 
 # tests/test_cpu_mode.py runs tests/cpu_fixtures/*.cu (broken kernels) and cpu_corpus/*.cu (unusual
 # valid CUDA) as CPU-mode lab binaries; test_cpu_{warp,banks}.cu test the CPU runtime. In CPU mode
-# the kernel tests' sizes stop at LAB_TEST_MAX_N (tests/lab_cases.c: lab_test_max_n).
+# the kernel tests' sizes stop at LAB_TEST_MAX_N (tests/lab_cases.c: lab_test_max_n), except
+# lookback::many_tiles's own 2^23 + 13 (tests/README.md).
 CPU_FIXTURES := $(sort $(basename $(notdir $(wildcard tests/cpu_fixtures/*.cu))))
 CPU_CORPUS   := $(sort $(basename $(notdir $(wildcard tests/cpu_corpus/*.cu))))
 CPU_TEST_MAX_N ?= 70000
