@@ -395,6 +395,7 @@ void lab_apps_check(lab_op op, const int *in, size_t n, const int *got, size_t g
     }
     const size_t bad = lab_first_mismatch(got, want, want_len);
     if (bad < want_len) {
+        const char *hint = lab_wrong_value_hint(got[bad]); /* " (never written)", or "" */
         v->ok = 0;
         v->bad = bad;
         if (op == LAB_OP_COMPACT) {
@@ -406,8 +407,7 @@ void lab_apps_check(lab_op op, const int *in, size_t n, const int *got, size_t g
             snprintf(v->message, sizeof(v->message),
                      "out[%zu] expected %d (in[%zu], the kept element number %zu), got %d%s", bad,
                      want[bad], src, bad, got[bad],
-                     got[bad] == LAB_POISON ? " (never written: the output was filled with it "
-                                              "before the call)"
+                     *hint                                  ? hint
                      : bad > 0 && got[bad] == want[bad - 1] ? " (the element before it again)"
                      : bad + 1 < want_len && got[bad] == want[bad + 1]
                          ? " (the element after it: the positions are one off)"
@@ -417,9 +417,8 @@ void lab_apps_check(lab_op op, const int *in, size_t n, const int *got, size_t g
             snprintf(v->message, sizeof(v->message),
                      "out[%zu] expected %u, got %u (ascending unsigned order)%s", bad,
                      (unsigned)want[bad], (unsigned)got[bad],
-                     got[bad] == LAB_POISON && in_count == 0
-                         ? ": never written (the output was filled with it before the call)"
-                     : in_count == 0 ? ": the input has no such key (one was overwritten)"
+                     in_count == 0 && *hint ? hint
+                     : in_count == 0        ? ": the input has no such key (one was overwritten)"
                      : bad > 0 && (unsigned)got[bad] < (unsigned)got[bad - 1]
                          ? ": smaller than out[i-1], so a pass misplaced it"
                          : ": a key out of place (a pass that is not stable, or a digit's run "
@@ -428,8 +427,7 @@ void lab_apps_check(lab_op op, const int *in, size_t n, const int *got, size_t g
             snprintf(v->message, sizeof(v->message),
                      "offsets[%zu] expected %d (the nonzeros in rows < %zu), got %d%s", bad,
                      want[bad], bad, got[bad],
-                     got[bad] == LAB_POISON ? " (never written: the output was filled with it "
-                                              "before the call)"
+                     *hint ? hint
                      : bad > 0 && got[bad] == want[bad - 1]
                          ? " (offsets[r - 1]'s value: an exclusive scan where the inclusive one "
                            "belongs, or offsets[0] not 0)"

@@ -27,6 +27,10 @@ size_t lab_canary_check(const int *guard, size_t words);
 #define LAB_POISON_BYTE 0x7E
 #define LAB_POISON ((int)(0x01010101u * LAB_POISON_BYTE))
 
+/* Why a wrong value looks the way it does ("never written", or CPU mode's fill of memory no
+ * thread wrote), with a leading space; "" otherwise. */
+const char *lab_wrong_value_hint(long long got);
+
 #ifdef __cplusplus
 }
 #endif

@@ -20,6 +20,7 @@
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define RACE_RUNS 10 /* runs of the barrier-less build before giving up on seeing the race */
 
@@ -67,17 +68,16 @@ static size_t count_bad(const int *h_in, const int *h_out, const int *h_sums, si
             b->first_total = t;
     }
     free(want);
-    int k = 0;
     if (b->values)
-        k = snprintf(b->what, sizeof b->what, "%zu wrong values, first at out[%zu]", b->values,
-                     b->first_value);
-    if (k < 0 || (size_t)k >= sizeof b->what) /* cannot happen at these lengths; kept safe */
-        k = 0;
-    if (b->totals)
-        snprintf(b->what + k, sizeof b->what - (size_t)k,
+        snprintf(b->what, sizeof b->what, "%zu wrong values, first at out[%zu]", b->values,
+                 b->first_value);
+    if (b->totals) { /* after the values' words, if any (strlen: always inside what) */
+        const size_t k = strlen(b->what), last = (b->first_total + 1) * T;
+        snprintf(b->what + k, sizeof b->what - k,
                  "%s%zu wrong tile totals, first tile_sums[%zu] (the total of elements %zu..%zu)",
                  k ? "; " : "", b->totals, b->first_total, b->first_total * T,
-                 (b->first_total + 1) * T < n ? (b->first_total + 1) * T - 1 : n - 1);
+                 (last < n ? last : n) - 1);
+    }
     return b->values + b->totals;
 }
 

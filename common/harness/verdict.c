@@ -86,24 +86,6 @@ const char *lab_tile_place(const lab_info *lab, size_t bad, size_t n, char *buf,
     return buf;
 }
 
-/* The poison means never written; in CPU mode, a value within a little of 1 to 4 times the fill
- * of memory no thread wrote (0xCB bytes) is one or a few such slots summed into an answer. */
-const char *lab_wrong_value_hint(long long got)
-{
-    if (got == LAB_POISON)
-        return " (never written)";
-#ifdef LAB_CPU_MODE
-    for (unsigned k = 1; k <= 4; k++) {
-        const int32_t off = (int32_t)((uint32_t)got - k * 0xCBCBCBCBu);
-        if (off > -(1 << 16) && off < (1 << 16))
-            return " (near CPU mode's fill 0xCBCBCBCB of memory no thread wrote: shared memory "
-                   "read "
-                   "before any thread wrote it, a missing barrier or a wrong index?)";
-    }
-#endif
-    return "";
-}
-
 /* The checks come in the order of lab_call_verdict's fields; guard words and tile totals have no
  * index into out, so they set no mismatch. */
 lab_status lab_report_verdict(const lab_info *lab, const lab_call_verdict *v, size_t n,

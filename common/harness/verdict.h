@@ -13,10 +13,6 @@
 extern "C" {
 #endif
 
-/* Why a wrong value looks the way it does ("never written", or CPU mode's fill of memory no
- * thread wrote), with a leading space; "" otherwise. */
-const char *lab_wrong_value_hint(long long got);
-
 /* Where the first wrong element out[bad] of a whole scan at n lies among the lab's work tiles
  * (lab_work_tiles: labs 07-09, which scan in one tile size), written into buf: "; tile 1 of 301
  * (6144 elements each) is the first wrong one, from its first element: the prefix carried into

@@ -61,7 +61,7 @@ def visible_gpus():
     smi = shutil.which("nvidia-smi")
     if not smi:
         raise ClusterInfraError("--gpus all: nvidia-smi not found, so the GPUs cannot be counted; list them "
-                           "instead (--gpus 0,1)")
+                                "instead (--gpus 0,1)")
     r = proc.run([smi, "-L"], 30)
     ids = [ln.split(":")[0].split()[-1] for ln in r.stdout.splitlines() if ln.startswith("GPU ")]
     if r.returncode != 0 or not ids:
@@ -208,15 +208,15 @@ def sbatch_scripts(grade_py, args, seed, shards, results_dir, work, sbatch_args)
     the class files (and --report). Both are plain bash an instructor can read and submit again.
     The config's "slurm" section (args.slurm_settings) gives the array its time, mem, account,
     partition and throttle (%N), the merge job its account, and both the prologue and the
-    Python that runs grade.py; --sbatch-args
-    go to the array only, --merge-sbatch-args to the merge job only. A task builds in a fresh
-    folder of the node's ($TMPDIR) and removes it when grade.py succeeds; a failed task keeps it
-    and names it in its log."""
+    Python that runs grade.py; --sbatch-args go to the array only, --merge-sbatch-args to the
+    merge job only. A task builds in a fresh folder of the node's ($TMPDIR) and removes it when
+    grade.py succeeds; a failed task keeps it and names it in its log."""
     slurm = dict(SLURM_DEFAULTS, **(getattr(args, "slurm_settings", None) or {}))
     # the Python that ran --slurm, unless the config names the one the nodes have after the
     # prologue ("python3" after "module load python/3.11")
-    common = [slurm.get("python") or sys.executable, grade_py, "--submissions", os.path.abspath(args.submissions), "--results",
-              results_dir, "--seed", str(seed)] + forwarded(args)
+    python = slurm.get("python") or sys.executable
+    common = [python, grade_py, "--submissions", os.path.abspath(args.submissions), "--results", results_dir,
+              "--seed", str(seed)] + forwarded(args)
     # a task on a node without a GPU is an infrastructure error, never a quiet CPU-mode grade
     task = common + (["--gpu"] if not args.cpu and not args.gpu else [])
     report = []
@@ -259,7 +259,7 @@ def submit_slurm(array_path, merge_path, log):
     sbatch = shutil.which("sbatch")
     if not sbatch:
         raise ClusterInfraError("--slurm: sbatch not found (is this a Slurm login node?); the job scripts "
-                           f"are in {os.path.dirname(array_path)}")
+                                f"are in {os.path.dirname(array_path)}")
     r = subprocess.run([sbatch, "--parsable", array_path], capture_output=True, text=True)
     if r.returncode != 0:
         raise ClusterInfraError(f"--slurm: sbatch refused the array: {r.stderr.strip()[:300]}")

@@ -407,6 +407,8 @@ def case_calls(info, n, limit=None):
         return ("--sizes", f"{n},{n}", "--calls", "2")
     second = second_size(info, limit)
     return ("--sizes", f"{n},{second},{second}", "--calls", "3")
+
+
 # A case makes at most this many calls (case_calls); the many-calls case makes more.
 CASE_CALLS_MAX = 3
 

@@ -13,8 +13,7 @@ import time
 from . import formats, policy, scoring, uploads
 from . import submissions as subsmod
 from .build import InfraError, NoGpu
-from .formats import gradescope as gradescope_format
-from .formats.gradescope import present
+from .formats.gradescope import present, rate_limited
 from .grading import Grader
 from .outcomes import GradeResult
 from .progress import T0, log
@@ -179,7 +178,7 @@ def grade_one(args, config, seed, labs):
         if state and args.format == "gradescope":  # Gradescope's uploads; nothing is built
             message = policy.rate_limit_message(config.rate_limit, state)
             log(message)
-            emit(gradescope_format.rate_limited(message, state["score"]), args.out)
+            emit(rate_limited(message, state["score"]), args.out)
             return EXIT_GRADED
         if state:
             log(f"rate_limit: {state['used']} uploads in the last {config.rate_limit['hours']:g} hours, but it "

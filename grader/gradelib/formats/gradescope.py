@@ -20,17 +20,17 @@ from . import Format
 from .details import lab_detail_lines, stopped
 
 
+def _untested(score, output, seconds=0, **extra):
+    """A results.json with a score and a message but no tests (nothing of the code was run)."""
+    return dict({"score": score, "output": output, "visibility": "visible", "stdout_visibility": "visible",
+                 "execution_time": int(seconds or 0), "tests": []}, **extra)
+
+
 def _not_graded(result):
     why = result.get("message") or result.get("status")
-    return {
-        "score": 0.0,
-        "output": ("The grader failed to run (" + why + "). This is not a judgement of your code: "
-                   "the 0 only stands until a regrade. Ask your instructor to regrade this submission."),
-        "visibility": "visible",
-        "stdout_visibility": "visible",
-        "execution_time": int(result.get("elapsed_s") or 0),
-        "tests": [],
-    }
+    return _untested(0.0, "The grader failed to run (" + why + "). This is not a judgement of your code: "
+                     "the 0 only stands until a regrade. Ask your instructor to regrade this submission.",
+                     result.get("elapsed_s"))
 
 
 def rate_limited(message, score):
@@ -38,9 +38,7 @@ def rate_limited(message, score):
     upload's score (Gradescope shows this upload's as the student's score, so anything less would
     take points away), and why, with no tests. extra_data marks it, so that the next upload's
     count of graded uploads (policy.rate_limited, from previous_submissions' results) skips it."""
-    return json.dumps({"score": score, "output": message, "visibility": "visible",
-                       "stdout_visibility": "visible", "execution_time": 0, "tests": [],
-                       "extra_data": {"rate_limited": True}}, indent=2) + "\n"
+    return json.dumps(_untested(score, message, extra_data={"rate_limited": True}), indent=2) + "\n"
 
 
 PARTS = {"public": 0, "correctness": 1, "sanitizer": 2, "speed": 3}  # a test's number: lab.part, e.g. 3.2
@@ -182,7 +180,7 @@ def render(result, colour=False):
     why = "".join(f"\n{line}" for line in ([result["message"]] if result.get("message") else []) + late_lines(result))
     doc = {
         "score": result["points"],
-        "output": (f"Graded {len(result['labs'])} labs {where(result)}; seed {result['seed']}.{why}"),
+        "output": f"Graded {len(result['labs'])} labs {where(result)}; seed {result['seed']}.{why}",
         "visibility": "visible",
         "stdout_visibility": stdout_visibility(tests, options["stdout_visibility"]),
         "execution_time": int(result.get("elapsed_s") or 0),
