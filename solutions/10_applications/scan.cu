@@ -1099,8 +1099,8 @@ __global__ void OS_PASS_BOUNDS onesweep_pass_kernel(const int *__restrict__ src,
     __syncthreads();
     const unsigned tile = s_tile;
 #if OS_PREFETCH_DESC && !defined(LAB_CPU_MODE)
-    /* sweep knob (not yet adopted): the tile's row of descriptors into L2 (the compaction's
-     * prefetch, a 1 KB row: 8 lines) */
+    /* sweep knob, off: the tile's row of descriptors into L2 (the compaction's prefetch, a 1 KB
+     * row: 8 lines); 0.9-1.2 % slower at 2^26-2^28 on an H200 (PERFORMANCE.md, session 23) */
     if (threadIdx.x < OS_BINS * sizeof(unsigned) / 128)
         asm volatile("prefetch.global.L2 [%0];" ::"l"(d_desc + (size_t)tile * OS_BINS +
                                                       threadIdx.x * (128 / sizeof(unsigned))));
