@@ -11,8 +11,20 @@ CC     ?= cc
 OBJCOPY ?= objcopy
 CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
 # The GPU's architecture when there is one (nvidia-smi reports e.g. "9.0"), sm_90 otherwise.
+# ARCH may list several, oldest first, for a fleet of mixed GPUs (ARCH="sm_80 sm_90"): each one's
+# machine code, and the last one's PTX, which the driver compiles for any newer GPU.
 GPU_CC := $(shell nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n1 | tr -d '. ')
 ARCH   ?= $(if $(GPU_CC),sm_$(GPU_CC),sm_90)
+ARCH_NUMS := $(patsubst sm_%,%,$(strip $(ARCH)))
+arch_rest = $(subst 0,,$(subst 1,,$(subst 2,,$(subst 3,,$(subst 4,,$(subst 5,,$(subst 6,,$(subst \
+            7,,$(subst 8,,$(subst 9,,$(1)))))))))))
+arch_num  = $(patsubst %a,%,$(patsubst %f,%,$(patsubst sm_%,%,$(1))))
+arch_bad  = $(if $(filter sm_%,$(1)),$(if $(call arch_num,$(1)),$(call arch_rest,$(call arch_num,$(1))),x),x)
+ARCH_BAD  := $(if $(strip $(ARCH)),,'') $(foreach w,$(ARCH),$(if $(call arch_bad,$(w)),$(w)))
+ifneq ($(strip $(ARCH_BAD)),)
+$(error ARCH="$(ARCH)": $(firstword $(ARCH_BAD)) is not an architecture: write sm_ and the compute capability without its dot (sm_80: A100, sm_90: H100 and H200), several separated by spaces, oldest first)
+endif
+ARCH_FLAGS := $(if $(filter 1,$(words $(ARCH_NUMS))),-arch=sm_$(ARCH_NUMS),$(foreach a,$(ARCH_NUMS),-gencode arch=compute_$(a),code=sm_$(a)) -gencode arch=compute_$(lastword $(ARCH_NUMS)),code=compute_$(lastword $(ARCH_NUMS)))
 BUILD  ?= build
 # Builds run one job per core unless the command line says otherwise (make -j1: one at a time);
 # a make this one runs (make run's build of the lab) shares the top one's jobs instead.
@@ -55,10 +67,10 @@ CFLAGS   := -std=c11 -Wall -Wextra -pedantic $(DEBUG_FLAGS) -Icommon -Icommon/co
 # README.md). -fno-gnu-unique: an inline function's static is weak, so lab 10 can localize (below).
 # --diag-error 20091,20092: host code that reads or writes a __device__ or __constant__ variable is
 # an error, not nvcc's warning (it sees a host copy no kernel writes: a wrong value, silently).
-NVFLAGS  := -std=c++17 -arch=$(ARCH) -lineinfo $(DEBUG_FLAGS) -Icommon -Icommon/compat \
+NVFLAGS  := -std=c++17 $(ARCH_FLAGS) -lineinfo $(DEBUG_FLAGS) -Icommon -Icommon/compat \
             -Xcompiler -Wall,-Wextra,-fno-jump-tables,-fno-gnu-unique --expt-relaxed-constexpr \
             --diag-error 20091,20092
-LDFLAGS  := -arch=$(ARCH)
+LDFLAGS  := $(ARCH_FLAGS)
 # A .cu file becomes an object by nvcc, or in CPU mode by common/cpu/rewrite.py and the C++ compiler.
 CU_COMPILE = $(NVCC) $(NVFLAGS) -c $(1) -o $(2)
 ifneq ($(CPU_MODE),)

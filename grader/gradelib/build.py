@@ -9,11 +9,12 @@ runs the ones on the source as its precheck, and reads the toolchain's flags and
 folders for them (nvcc_flags, cpu_flags, system_dirs).
 
 A shared build cache (LAB_GRADER_CACHE, or the cache argument): the harness objects and the
-reference builds of one course tree go to <cache>/common-<mode>-<key>, key a hash of the course's
-sources (common/, the Makefile, solutions/), the tree's path and the toolchain, so that every
-grading session of a machine (each --gpus worker, each test) builds them once; a lock file
-serialises the build, and a later session finds the objects up to date and the references kept
-(Builder.build reuse). Without it, they live in the session's own work folder as before.
+reference builds of one course tree go to <cache>/common-<mode>[-<ARCH>]-<key>, key a hash of the
+course's sources (common/, the Makefile, solutions/), the tree's path, the toolchain and, in GPU
+mode, the GPU architectures built for (the Makefile's ARCH), so that every grading session of a
+machine (each --gpus worker, each test) builds them once; a lock file serialises the build, and a
+later session finds the objects up to date and the references kept (Builder.build reuse).
+Without it, they live in the session's own work folder (common-<mode>[-<ARCH>]).
 
 Size: a little over 400 lines: the builds, the reuse of a build and the shared cache are one
 job (what makes a build the same build), and the compiler-message readers say what a failed one
@@ -33,11 +34,12 @@ from . import proc
 from .checks.elf import imported_names
 
 
-def course_key(root, mode, nvcc):
+def course_key(root, mode, nvcc, arch=""):
     """A hash of what the harness objects and reference builds of root depend on: every file of
-    common/, the Makefile and solutions/*/scan.cu (by content), root's real path, the mode and
-    the nvcc found, so that a shared cache never mixes two trees or toolchains."""
-    h = hashlib.sha256(f"{os.path.realpath(root)}\0{mode}\0{nvcc}".encode())
+    common/, the Makefile and solutions/*/scan.cu (by content), root's real path, the mode, the
+    nvcc found and the GPUs built for (the Makefile's ARCH), so that a shared cache never mixes
+    two trees, toolchains or GPU architectures."""
+    h = hashlib.sha256(f"{os.path.realpath(root)}\0{mode}\0{nvcc}\0{arch}".encode())
     files = [os.path.join(root, "Makefile")]
     for top in ("common", "solutions"):
         for d, subs, names in os.walk(os.path.join(root, top)):
@@ -217,10 +219,24 @@ class Builder:
         self.nvcc = find_nvcc()
         cache = cache or os.environ.get("LAB_GRADER_CACHE")
         self.shared = bool(cache)
-        self.common = (os.path.join(os.path.abspath(cache), f"common-{mode}-{course_key(root, mode, self.nvcc)}")
-                       if cache else os.path.join(self.work, "common-" + mode))
+        # GPU mode: the harness and the references are built for the Makefile's ARCH (the
+        # environment's, or the GPU's that nvidia-smi reports), so each ARCH has its own folder:
+        # objects made for other GPUs (another ARCH, a node of another kind sharing the cache)
+        # are never linked into a build for this one
+        self.arch = self._read_arch() if mode == "gpu" else ""
+        tag = "-" + re.sub(r"[^A-Za-z0-9]+", "_", self.arch).strip("_") if self.arch else ""
+        self.common = (os.path.join(os.path.abspath(cache),
+                                    f"common-{mode}{tag}-{course_key(root, mode, self.nvcc, self.arch)}")
+                       if cache else os.path.join(self.work, f"common-{mode}{tag}"))
         self._lock = threading.Lock()
         self._nvflags = self._own_dirs = self._cpuflags = None
+
+    def _read_arch(self):
+        """The Makefile's ARCH here (sm_90, or a list: "sm_80 sm_90"); '' when make cannot say
+        (a bad ARCH: the build then fails with the Makefile's message)."""
+        r = proc.run([self.make, "-s", "--no-print-directory", "-C", self.root, "CPU=0", "--eval",
+                      "lab-print-arch: ; @echo $(ARCH)", "lab-print-arch"], 60)
+        return " ".join(r.stdout.split()) if r.returncode == 0 and not r.timed_out else ""
 
     def common_objects(self):
         """The harness objects `prepare` builds (the Makefile puts CPU-mode builds under cpu/)."""

@@ -82,6 +82,20 @@ def _base_unwritten(plans, runs):
                if kind == Status.NOT_IMPLEMENTED)
 
 
+def device_mismatch_hint(msg):
+    """Why a reference fails at n = 1 on a GPU that works, when CUDA's error says it: the build
+    has no code for this GPU (the Makefile's ARCH, or a container's, names other GPUs), or the
+    driver is older than the toolkit. '' for any other failure."""
+    if "NoKernelImageForDevice" in msg or "no kernel image" in msg:
+        return (" (the course was built for other GPUs: the Makefile's ARCH, or the container's --build-arg "
+                "ARCH, must name this GPU's architecture, e.g. sm_80 for an A100, or list several, "
+                "ARCH=\"sm_80 sm_90\"; then build again)")
+    if "UnsupportedPtxVersion" in msg or "InsufficientDriver" in msg:
+        return (" (this GPU's driver is older than the CUDA toolkit the course was built with: CUDA 13 needs "
+                "driver 580 or newer)")
+    return ""
+
+
 class Grader:
     """Grades submissions against the course in root. mode 'gpu' or 'cpu'."""
 
@@ -237,7 +251,7 @@ class Grader:
                     raise InfraError("CPU mode is not available in this checkout: `make CPU=1` still "
                                      "builds GPU binaries")
             if kind != Status.OK:
-                raise InfraError(f"the reference solution of {lab} fails at n=1: {msg}")
+                raise InfraError(f"the reference solution of {lab} fails at n=1: {msg}{device_mismatch_hint(msg)}")
             return
 
     # ---- one submission --------------------------------------------------------------------

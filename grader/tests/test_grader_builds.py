@@ -375,6 +375,32 @@ class SharedCache(unittest.TestCase):
                 self.assertNotEqual(new, key, rel)
                 key = new
 
+    def test_each_gpu_architecture_has_its_own_harness_folder(self):
+        """GPU mode builds for the Makefile's ARCH (the environment's here): objects built for
+        other GPUs (another ARCH, a cluster node of another kind on a shared cache) are never
+        reused, with or without the shared cache; CPU mode has no architecture."""
+        if not shutil.which("make"):
+            self.skipTest("make is missing")
+        self.assertNotEqual(build.course_key(ROOT, "gpu", None, "sm_90"), build.course_key(ROOT, "gpu", None, "sm_80"))
+        folders = {}
+        old = os.environ.get("ARCH")
+        try:
+            for arch in ("sm_90", "sm_80 sm_90"):
+                os.environ["ARCH"] = arch
+                for cache in (None, os.path.join(WORK, "arch-cache")):
+                    b = build.Builder(ROOT, os.path.join(WORK, "arch-build"), "gpu", timeout=60, cache=cache)
+                    self.assertEqual(b.arch, arch)
+                    folders[(arch, cache)] = b.common
+        finally:
+            if old is None:
+                os.environ.pop("ARCH", None)
+            else:
+                os.environ["ARCH"] = old
+        self.assertEqual(len(set(folders.values())), 4, folders)
+        self.assertTrue(folders[("sm_80 sm_90", None)].endswith("common-gpu-sm_80_sm_90"), folders)
+        cpu = build.Builder(ROOT, os.path.join(WORK, "arch-build"), "cpu", timeout=60)
+        self.assertEqual((cpu.arch, os.path.basename(cpu.common)), ("", "common-cpu"))
+
     def test_two_sessions_build_the_references_once(self):
         if not have_cpu_mode():
             self.skipTest("make, a C++ compiler or CPU mode is missing")

@@ -8,7 +8,7 @@ import unittest
 import xml.etree.ElementTree as ET
 
 import fakes  # noqa: F401  (puts grader/ on sys.path)
-from gradelib import build, config, cores, evaluate as ev, formats, scoring, stage_cases
+from gradelib import build, config, cores, evaluate as ev, formats, grading, scoring, stage_cases
 from gradelib.checks import asm, elf, headers, lexer, machine, sections, source, symbols
 from gradelib.formats.details import lab_detail_lines
 from gradelib.outcomes import LabResult
@@ -37,6 +37,25 @@ class Scoring(unittest.TestCase):
         self.assertEqual(scoring.median([4, 1, 2, 3]), 2.5)
         with self.assertRaises(ValueError):
             scoring.median([])
+
+
+class DeviceMismatch(unittest.TestCase):
+    """A reference that fails at n = 1 is an infrastructure error; when CUDA says the build has no
+    code for this GPU (a container built for ARCH=sm_90 on an A100), the message says what to
+    rebuild with, not only the CUDA error."""
+
+    def test_no_kernel_image_names_the_arch_setting(self):
+        msg = ("CUDA error cudaErrorNoKernelImageForDevice (no kernel image is available for execution on "
+               "the device) in scan_kernel<<<...>>>")
+        hint = grading.device_mismatch_hint(msg)
+        self.assertIn("ARCH", hint)
+        self.assertIn("sm_80 for an A100", hint)
+
+    def test_old_driver_names_the_driver_floor(self):
+        self.assertIn("driver 580", grading.device_mismatch_hint("CUDA error cudaErrorUnsupportedPtxVersion (x)"))
+
+    def test_other_failures_get_no_hint(self):
+        self.assertEqual(grading.device_mismatch_hint("wrong answer: out[0] expected 1, got 0"), "")
 
 
 class HostCore(unittest.TestCase):

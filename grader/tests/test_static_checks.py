@@ -6,6 +6,7 @@ Objects are compiled with the Makefile's NVFLAGS and kept under the build folder
 hash of source and flags, so a second run only repeats the checks themselves; the honest sweep
 uses the objects `make` built when they are current."""
 import concurrent.futures as cf
+import copy
 import hashlib
 import os
 import shutil
@@ -325,6 +326,56 @@ class DeviceVariablesOnTheHost(unittest.TestCase):
         src = write_lab("devvar_kernel", TEMPLATE.format(top="", glob="__device__ int g_last;",
                                                          kernel="g_last = (int)sum;", body=""))
         self.assertTrue(os.path.exists(compile_object(b, src, os.path.join(WORK, "objects"))))
+
+
+class SeveralArchitectures(unittest.TestCase):
+    """A build for a fleet of mixed GPUs (the Makefile's ARCH="sm_80 sm_90", a -gencode each):
+    nvcc -ptx takes one architecture, so the device-clock check compiles the PTX of each, and a
+    clock read behind #if __CUDA_ARCH__ == 800 is found though the sm_90 PTX has none. Before,
+    nvcc -ptx failed on such flags and the check was skipped with a note."""
+
+    @classmethod
+    def setUpClass(cls):
+        b = nvcc_builder()
+        r = proc.run(["make", "-s", "--no-print-directory", "-C", ROOT, "CPU=0", "ARCH=sm_80 sm_90", "--eval",
+                      "lab-print-nvflags: ; @echo $(NVFLAGS)", "lab-print-nvflags"], 60)
+        flags = r.stdout.split()
+        if r.returncode != 0 or "-gencode" not in flags:
+            raise AssertionError(f"make ARCH='sm_80 sm_90' gave no -gencode flags: {r.stdout}{r.stderr}")
+        cls.b = copy.copy(b)
+        cls.b.nvcc_flags = lambda: list(flags)
+        cls.flags = flags
+
+    def test_the_makefile_compiles_each_architecture_and_the_last_ones_ptx(self):
+        self.assertEqual(nvcc.ptx_commands(["nvcc", *self.flags])[0][-1], "-arch=compute_80")
+        self.assertEqual([c[-1] for c in nvcc.ptx_commands(["nvcc", *self.flags])],
+                         ["-arch=compute_80", "-arch=compute_90"])
+        text = " ".join(self.flags)
+        for part in ("arch=compute_80,code=sm_80", "arch=compute_90,code=sm_90", "arch=compute_90,code=compute_90"):
+            self.assertIn(part, text)
+
+    def test_a_clock_read_for_one_architecture_is_found(self):
+        text = TEMPLATE.format(top="", glob="", body="",
+                               kernel="\n#if __CUDA_ARCH__ == 800\n    if (clock64() < 0) sum = 0;\n#endif\n")
+        src = write_lab("clock_sm80_only", text)
+        found, note = nvcc.source_checks(self.b, src, STATIC)
+        self.assertEqual(note, "")
+        self.assertEqual(found, [f"reads a clock in device code (line {line_of(text, 'clock64')}): lab code may not "
+                                 "time itself (%clock64); the harness times it, and a lab that measures its own "
+                                 "speed could behave differently under a tool such as compute-sanitizer"])
+        # the same source with the one-architecture flags: the sm_90 PTX has no clock
+        self.assertEqual(nvcc.source_checks(nvcc_builder(), src, STATIC)[0], [])
+
+    def test_honest_code_passes_and_host_asm_is_found(self):
+        """The host translation is cudafe++'s scan.compute_90.cudafe1.cpp here, not
+        scan.cudafe1.cpp: before, it was not found and the inline-assembly check was skipped."""
+        src = write_lab("honest_two_archs", template("honest"))
+        self.assertEqual(nvcc.source_checks(self.b, src, STATIC), ([], ""))
+        text = template("host_syscall")
+        src = write_lab("host_syscall_two_archs", text)
+        self.assertEqual(nvcc.source_checks(self.b, src, STATIC),
+                         ([f"inline assembly in host code (line {line_of(text, 'asm volatile')}): only device "
+                           "code may use asm"], ""))
 
 
 class HonestCode(unittest.TestCase):

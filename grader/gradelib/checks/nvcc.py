@@ -63,13 +63,15 @@ def _checks(builder, priv_src, static, nvcc, work):
     violations = []
     if refused:
         violations += check_headers(deps, static, ctx, _origins(builder, nvcc, priv_src, keep, work, refused))
-    # 3. clocks read in device code (the PTX)
+    # 3. clocks read in device code (the PTX of every architecture the build compiles for)
     ptx = os.path.join(work, "scan.ptx")
-    r = proc.run(nvcc + ["-ptx", priv_src, "-o", ptx], builder.timeout, cwd=builder.root)
-    if r.returncode == 0 and os.path.exists(ptx):
-        violations += check_device_clocks(_read(ptx), priv_src)
-    elif not r.timed_out:
-        notes.append("nvcc -ptx failed (the build shows why): the device-clock check was not run")
+    for cmd in ptx_commands(nvcc):
+        r = proc.run(cmd + ["-ptx", priv_src, "-o", ptx], builder.timeout, cwd=builder.root)
+        if r.returncode == 0 and os.path.exists(ptx):
+            violations += [v for v in check_device_clocks(_read(ptx), priv_src) if v not in violations]
+        elif not r.timed_out:
+            notes.append("nvcc -ptx failed (the build shows why): the device-clock check was not run")
+            break
     if translated is not None:
         for pre in sorted(os.path.join(keep, f) for f in os.listdir(keep) if f.endswith(".cpp4.ii")):
             violations += check_line_directives(_read(pre), priv_src)
@@ -80,6 +82,29 @@ def _checks(builder, priv_src, static, nvcc, work):
         # the same compiler on the same file: the build fails too, and shows the errors
         notes.append("nvcc's host translation failed (the build shows why): inline-assembly check not run")
     return violations, "; ".join(notes)
+
+
+def ptx_commands(nvcc):
+    """nvcc (the compiler and the Makefile's flags) as one command a virtual architecture of the
+    build, for nvcc -ptx, which takes one: a build for several GPUs (the Makefile's ARCH="sm_80
+    sm_90", each a -gencode) compiles the device code once for each, and each PTX is checked (a
+    clock read behind #if __CUDA_ARCH__ == 800 is in one of them only). A build for one (-arch)
+    is nvcc as it is."""
+    base, archs, i = [], [], 0
+    while i < len(nvcc):
+        t = nvcc[i]
+        if t in ("-gencode", "--generate-code") and i + 1 < len(nvcc):
+            value, i = nvcc[i + 1], i + 2
+        elif t.startswith(("-gencode=", "--generate-code=")):
+            value, i = t.split("=", 1)[1], i + 1
+        else:
+            base.append(t)
+            i += 1
+            continue
+        for part in value.split(","):
+            if part.startswith("arch=") and part[5:] not in archs:
+                archs.append(part[5:])
+    return [base + ["-arch=" + a] for a in archs] if archs else [list(nvcc)]
 
 
 def _read(path):
@@ -135,9 +160,13 @@ def _host_translation(builder, steps, keep, priv_src):
             return None, [f"nvcc's host translation of the source timed out after {builder.timeout:g} s"]
         if r.returncode != 0:
             return None, None
-    name = os.path.splitext(os.path.basename(priv_src))[0]
+    # the file cudafe++ writes: scan.cudafe1.cpp, or scan.compute_90.cudafe1.cpp (the newest
+    # architecture's name) when the build is for several
+    last = steps[-1] if steps else []
+    name = os.path.splitext(os.path.basename(priv_src))[0] + ".cudafe1.cpp"
+    out = next((last[i + 1] for i, t in enumerate(last[:-1]) if t == "--gen_c_file_name"), name)
     try:
-        return _read(os.path.join(keep, name + ".cudafe1.cpp")), None
+        return _read(os.path.join(keep, out)), None
     except OSError:
         return None, None
 
