@@ -363,7 +363,12 @@ class Builder:
             yield
             return
         with open(os.path.join(self.common, name + ".lock"), "a") as f:
-            fcntl.flock(f, fcntl.LOCK_EX)
+            try:
+                fcntl.flock(f, fcntl.LOCK_EX)
+            except OSError as e:  # ENOLCK: a network file system without a lock service
+                raise InfraError(f"the shared build cache {os.path.dirname(self.common)} cannot be locked "
+                                 f"({e.strerror}): point LAB_GRADER_CACHE (or the config's slurm.cache) at a "
+                                 "folder whose file system has locks, or set slurm.cache to false") from e
             try:
                 yield
             finally:

@@ -202,6 +202,21 @@ def _prologue(slurm):
     return out
 
 
+def _cache_lines(slurm, results_dir):
+    """The array script's lines that give every task one shared build of the harness and the
+    references (build.py's shared cache, LAB_GRADER_CACHE): the config's slurm.cache, else the
+    LAB_GRADER_CACHE of the --slurm run, else RESULTS/cache, which the merge job already needs
+    every node to reach. One task builds, the others wait for it on the cache's lock; nodes of
+    another GPU kind (another ARCH) get their own build there. false: each task builds its own."""
+    cache = slurm.get("cache")
+    if cache is False:
+        return ""
+    path = os.path.abspath(cache or os.environ.get("LAB_GRADER_CACHE") or os.path.join(results_dir, "cache"))
+    return ("# one build of the harness and references for every task (each GPU kind its own):\n"
+            f"export LAB_GRADER_CACHE={shlex.quote(path)}\n"
+            "mkdir -p -m 700 \"$LAB_GRADER_CACHE\" || exit 3\n")
+
+
 def sbatch_scripts(grade_py, args, seed, shards, results_dir, work, sbatch_args):
     """(array script, merge script) texts for --slurm: the array has one task per shard, each
     grading `--shard $SLURM_ARRAY_TASK_ID/N` on one GPU (none in CPU mode), the merge job writes
@@ -209,8 +224,9 @@ def sbatch_scripts(grade_py, args, seed, shards, results_dir, work, sbatch_args)
     The config's "slurm" section (args.slurm_settings) gives the array its time, mem, account,
     partition and throttle (%N), the merge job its account, and both the prologue and the
     Python that runs grade.py; --sbatch-args go to the array only, --merge-sbatch-args to the
-    merge job only. A task builds in a fresh folder of the node's ($TMPDIR) and removes it when
-    grade.py succeeds; a failed task keeps it and names it in its log."""
+    merge job only. The tasks share one build of the harness and references (_cache_lines); a
+    task grades in a fresh folder of the node's ($TMPDIR) and removes it when grade.py
+    succeeds; a failed task keeps it and names it in its log."""
     slurm = dict(SLURM_DEFAULTS, **(getattr(args, "slurm_settings", None) or {}))
     # the Python that ran --slurm, unless the config names the one the nodes have after the
     # prologue ("python3" after "module load python/3.11")
@@ -236,7 +252,7 @@ def sbatch_scripts(grade_py, args, seed, shards, results_dir, work, sbatch_args)
              f"#SBATCH --cpus-per-task={min(8, resources.usable_cpus())}\n"
              f"{_directives(slurm, ('time', 'mem', 'account', 'partition'))}"
              f"#SBATCH --output={logs}/grade-%A_%a.out\n{extra}"
-             f"{_prologue(slurm)}set -u\n"
+             f"{_prologue(slurm)}set -u\n{_cache_lines(slurm, results_dir)}"
              f"# builds go to a fresh folder of the node's own: removed after success, kept after a failure\n"
              f"work=$(mktemp -d \"${{TMPDIR:-/tmp}}/scan-grade-${{SLURM_ARRAY_JOB_ID:-${{SLURM_JOB_ID:-0}}}}_"
              f"${{SLURM_ARRAY_TASK_ID:-0}}.XXXXXX\") || exit 3\n"

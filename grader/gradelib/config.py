@@ -247,9 +247,11 @@ SIMILARITY_DEFAULTS = {"threshold_percent": 60, "min_run": 24, "min_tokens": 50,
 # "slurm" (top level, optional; grade.py --slurm, gradelib/cluster.py): #SBATCH lines of the job
 # array (time, mem, account, partition; throttle: at most N tasks at once, the array's %N) and
 # the shell lines each task runs first (prologue: "module load cuda", say). null: not written.
+# cache: where the tasks share one build of the harness and references (null: RESULTS/cache, on
+# the storage every node already shares for the results; a path; false: each task builds its own).
 EXTRA = ("similarity", "slurm")  # the sections of this block
 SLURM_DEFAULTS = {"time": None, "mem": None, "account": None, "partition": None, "throttle": None,
-                  "prologue": [], "python": None}
+                  "prologue": [], "python": None, "cache": None}
 
 
 def _check_similarity(s):
@@ -274,6 +276,10 @@ def _check_slurm(s):
         elif k == "prologue":
             if not isinstance(v, (str, list)) or (isinstance(v, list) and not all(isinstance(x, str) for x in v)):
                 raise ConfigError("slurm.prologue must be a shell line or a list of them")
+        elif k == "cache":
+            if v is not None and v is not False and (not isinstance(v, str) or not v.strip()):
+                raise ConfigError(f"slurm.cache must be null (RESULTS/cache, shared by the tasks), false (each task "
+                                  f"builds its own) or a folder every node can reach (got {json.dumps(v)})")
         elif k == "python":
             if v is not None and (not isinstance(v, str) or not re.fullmatch(r"[A-Za-z0-9_./+-]+", v)):
                 raise ConfigError(f"slurm.python must be null (the Python that ran grade.py --slurm) or the "

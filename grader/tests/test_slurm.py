@@ -257,10 +257,12 @@ class SlurmClass(unittest.TestCase):
         with open(config, "w") as f:
             json.dump(cfg, f)
         page = os.path.join(results, "class.html")
+        # without a LAB_GRADER_CACHE of its own, the tasks share RESULTS/cache (cluster._cache_lines)
+        env = {k: v for k, v in self.env.items() if k != "LAB_GRADER_CACHE"}
         r = subprocess.run([sys.executable, GRADE, "--submissions", subs, "--results", results, "--labs", "01", "02",
                             "--cpu", "--jobs", "1", "--slurm", "--shards", "2", "--sbatch-args", "--time=30",
                             "--merge-sbatch-args", "--time=10", "--config", config, "--report", page],
-                           capture_output=True, text=True, env=self.env, timeout=300)
+                           capture_output=True, text=True, env=env, timeout=300)
         self.assertEqual(r.returncode, 0, r.stderr)
         grade_job, merge_job = r.stdout.split()
         self.wait([grade_job, merge_job])
@@ -288,6 +290,11 @@ class SlurmClass(unittest.TestCase):
         tmpdir = self.env.get("TMPDIR", "/tmp")
         left = [x for x in os.listdir(tmpdir) if x.startswith(f"scan-grade-{grade_job}_")]
         self.assertEqual(left, [], "work folders left after the tasks succeeded")
+        # one build of the harness and references for both tasks, in the shared cache
+        cache = os.path.join(results, "cache")
+        builds = sorted(x for x in os.listdir(cache) if x.startswith("common-cpu-")) if os.path.isdir(cache) else []
+        self.assertEqual(len(builds), 1, (builds, context))
+        self.assertEqual(sorted(os.listdir(os.path.join(cache, builds[0], "ref"))), ["01_serial", "02_naive"], context)
         where = f"a one-node cluster of its own on {self.cluster.host} ({self.cluster.cpus} CPUs)" \
             if self.cluster else "the cluster sinfo answers"
         print(f"\ntest_slurm: {where}: array job {grade_job} (2 tasks) and merge job {merge_job} in "

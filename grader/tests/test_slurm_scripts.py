@@ -31,6 +31,8 @@ with open(os.path.join(work, "built.o"), "w") as f:
     f.write("x")
 with open(os.environ["FAKE_LOG"], "a") as f:
     f.write(work + "\n")
+with open(os.environ["FAKE_LOG"] + ".cache", "a") as f:
+    f.write(os.environ.get("LAB_GRADER_CACHE", "(none)") + "\n")
 sys.exit(int(os.environ.get("FAKE_RC", "0")))
 '''
 
@@ -79,13 +81,37 @@ class Text(unittest.TestCase):
             base = json.load(f)
         for bad, words in (({"throttle": 0}, "slurm.throttle"), ({"time": "1:00; rm -rf /"}, "slurm.time"),
                            ({"prologue": [3]}, "slurm.prologue"), ({"qos": "x"}, "unknown key"),
-                           ({"python": "python3; rm -rf /"}, "slurm.python")):
+                           ({"python": "python3; rm -rf /"}, "slurm.python"), ({"cache": ""}, "slurm.cache"),
+                           ({"cache": True}, "slurm.cache")):
             with self.assertRaises(configmod.ConfigError) as e:
                 configmod.Config(dict(base, slurm=bad))
             self.assertIn(words, str(e.exception))
         self.assertEqual(configmod.Config(dict(base, slurm={"prologue": "module load cuda"})).slurm["prologue"],
                          "module load cuda")
 
+
+    def test_the_tasks_share_one_build(self):
+        """slurm.cache: null is RESULTS/cache (or the --slurm run's LAB_GRADER_CACHE), a path is
+        that folder, false is none (each task builds its own); the merge job builds nothing."""
+        old = os.environ.pop("LAB_GRADER_CACHE", None)
+        try:
+            for settings, want in ((SLURM, "/r/cache"), (dict(SLURM, cache="/shared/scan cache"), "'/shared/scan cache'"),
+                                   (dict(SLURM, cache=False), None)):
+                array, merge = cluster.sbatch_scripts("/c/grade.py", args(slurm_settings=settings), 7, 2, "/r", "/w", None)
+                lines = [ln for ln in array.splitlines() if "LAB_GRADER_CACHE" in ln]
+                if want is None:
+                    self.assertEqual(lines, [])
+                else:
+                    self.assertEqual(lines[0], f"export LAB_GRADER_CACHE={want}")
+                    self.assertLess(array.index("export LAB_GRADER_CACHE"), array.index("/c/grade.py"))
+                self.assertNotIn("LAB_GRADER_CACHE", merge)
+            os.environ["LAB_GRADER_CACHE"] = "/site/cache"
+            array, _ = cluster.sbatch_scripts("/c/grade.py", args(slurm_settings=SLURM), 7, 2, "/r", "/w", None)
+            self.assertIn("export LAB_GRADER_CACHE=/site/cache\n", array)
+        finally:
+            os.environ.pop("LAB_GRADER_CACHE", None)
+            if old is not None:
+                os.environ["LAB_GRADER_CACHE"] = old
 
     def test_the_jobs_run_the_python_the_config_names(self):
         # by default the interpreter that ran --slurm, by its absolute path; with "python", the
@@ -103,6 +129,8 @@ class Behaviour(unittest.TestCase):
     """The array script run by bash as one task would run it."""
 
     def setUp(self):
+        # the script's cache is then RESULTS/cache, whatever cache the test run itself uses
+        self.cache_env = os.environ.pop("LAB_GRADER_CACHE", None)
         self.d = tempfile.mkdtemp()
         self.tmp = os.path.join(self.d, "nodetmp")
         os.makedirs(self.tmp)
@@ -113,6 +141,8 @@ class Behaviour(unittest.TestCase):
 
     def tearDown(self):
         shutil.rmtree(self.d)
+        if self.cache_env is not None:
+            os.environ["LAB_GRADER_CACHE"] = self.cache_env
 
     def task(self, rc, prologue=()):
         settings = dict(SLURM, prologue=list(prologue) + [f"echo prologue-ran >> {self.log}"])
@@ -139,6 +169,11 @@ class Behaviour(unittest.TestCase):
         self.assertTrue(os.path.basename(calls[1]).startswith("scan-grade-41_1."), calls)
         self.assertEqual(os.path.dirname(calls[1]), self.tmp)
         self.assertEqual(os.listdir(self.tmp), [])
+        # the shared build: RESULTS/cache (self.d is the results folder here), made private
+        cache = os.path.join(self.d, "cache")
+        with open(self.log + ".cache") as f:
+            self.assertEqual(f.read().split(), [cache])
+        self.assertEqual(os.stat(cache).st_mode & 0o777, 0o700)
 
     def test_failure_keeps_it_and_says_where(self):
         r = self.task(3)
