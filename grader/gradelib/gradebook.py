@@ -18,7 +18,7 @@ warning.
 import os
 import statistics
 
-from . import lms
+from . import leaderboard, lms
 from .policy import BadInput, cell, column, parse_extension, read_table, where
 from .submissions import read_result, write_class_csv
 from .status import NOT_GRADED
@@ -117,9 +117,11 @@ def write_gradebook(results_dir, students, labs, roster=None, warn=None):
 
 def write_class_files(results_dir, students, labs, roster=None, warn=None):
     """class.csv and gradebook.csv in results_dir from the stored results of students (those of
-    the batch, in its order): what every batch writes at its end, after an infrastructure error
-    or Ctrl-C (partial), and --merge. Returns the number of rows of class.csv."""
+    the batch, in its order), and of a GPU batch the leaderboard (leaderboard.py): what every
+    batch writes at its end, after an infrastructure error or Ctrl-C (partial), and --merge.
+    Returns the number of rows of class.csv."""
     write_gradebook(results_dir, students, labs, roster, warn)
+    leaderboard.write(results_dir, students, labs)
     return write_class_csv(results_dir, os.path.join(results_dir, "class.csv"), students)
 
 

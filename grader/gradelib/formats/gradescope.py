@@ -3,7 +3,8 @@ test per lab and part (numbered lab.part, tagged, visible as the config's "visib
 after_due_date, after_published or hidden; numbers can be switched off and the grader's stdout,
 which shows every part, is by default no more visible than the least visible part: the config's
 "gradescope" section; with gradescope.public_cases, a 0-point test per lab of its small cases with a
-visibility of its own), a leaderboard of GB/s and of the time against the reference per GPU lab. Also for a failed build (the lab's
+visibility of its own), a leaderboard of GB/s and of the time against the reference per GPU lab
+that passed every check (leaderboard.eligible). Also for a failed build (the lab's
 tests score 0 with the compiler's message), and when the grader itself failed (an
 infrastructure error, or a grader error on one submission of a batch): a score of 0, no tests,
 and an output that says so. Nothing tells the instructor by itself, so the output asks the
@@ -12,7 +13,7 @@ document to feedback.results_max_bytes (feedback.fit: the longest outputs are cu
 Gradescope renders poorly past about 1 MB."""
 import json
 
-from .. import feedback
+from .. import feedback, leaderboard
 from ..config import GRADESCOPE_DEFAULTS
 from ..policy import late_lines
 from ..status import NOT_GRADED
@@ -171,12 +172,15 @@ def render(result, colour=False):
     if not options["numbers"]:
         for t in tests:
             del t["number"]
-    board = [{"name": f"{lab['lab']} GB/s", "value": lab["speed"]["gbps"], "order": "desc"}
-             for lab in result["labs"] if not stopped(lab) and lab["speed"].get("gbps")]
+    # a lab ranks only when it is right (every case passed, the sanitizer clean) and a GPU timed
+    # it (leaderboard.eligible: the class leaderboard's rule): a fast scan with a race that the
+    # sanitizer found never tops the board (the speed stage times only labs whose cases passed)
+    ranked = [lab for lab in result["labs"] if leaderboard.eligible(lab)]
+    board = [{"name": f"{lab['lab']} GB/s", "value": lab["speed"]["gbps"], "order": "desc"} for lab in ranked]
     # the time against the reference solution's on the same GPU (lower ranks higher: "asc",
-    # Gradescope's docs/leaderboards.md); only where a GPU measured it
+    # Gradescope's docs/leaderboards.md)
     board += [{"name": f"{lab['lab']} time vs reference", "value": lab["speed"]["ratio"], "order": "asc"}
-              for lab in result["labs"] if not stopped(lab) and lab["speed"].get("ratio")]
+              for lab in ranked if lab["speed"].get("ratio")]
     why = "".join(f"\n{line}" for line in ([result["message"]] if result.get("message") else []) + late_lines(result))
     doc = {
         "score": result["points"],

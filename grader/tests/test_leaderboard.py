@@ -1,0 +1,115 @@
+"""The class leaderboard (gradelib/leaderboard.py) from stored batch results: who ranks (right
+answers only), per lab and GPU by GB/s, names nobody can trace back without the folder's key
+(kept across regrades), the private names file, and no board from a CPU-mode batch. Also the
+Gradescope leaderboard's entries follow the same rule."""
+import csv
+import json
+import os
+import shutil
+import stat
+import tempfile
+import unittest
+
+import fakes
+from gradelib import formats, gradebook, leaderboard
+
+LAB = "03_kogge_stone"
+assert os.path.isdir(os.path.join(fakes.GRADER, "gradelib"))  # fakes put grader/ on sys.path
+
+
+def lab_result(gbps, ratio, passed=40, total=40, sanitizer="passed", speed="graded", status="ok"):
+    return {"lab": LAB, "status": status, "points": 100, "max_points": 100,
+            "correctness": {"passed": passed, "total": total,
+                            "failures": [] if passed == total else [{"kind": "wrong", "n": 7}]},
+            "sanitizer": {"status": sanitizer}, "speed": {"status": speed, "gbps": gbps, "ratio": ratio}}
+
+
+class ClassBoard(unittest.TestCase):
+    def setUp(self):
+        self.d = tempfile.mkdtemp()
+
+    def tearDown(self):
+        shutil.rmtree(self.d)
+
+    def store(self, student, lab, mode="gpu", device="NVIDIA H200"):
+        with open(os.path.join(self.d, student + ".json"), "w") as f:
+            json.dump({"student": student, "mode": mode, "device": device, "status": "graded", "points": 100,
+                       "max_points": 100, "labs": [lab]}, f)
+
+    def class_of_six(self):
+        self.store("alice", lab_result(3100.0, 0.95))
+        self.store("bob", lab_result(2900.0, 1.02))
+        self.store("carol", lab_result(3500.0, 0.80, passed=39))  # fastest, one case wrong
+        self.store("dave", lab_result(3200.0, 0.90, sanitizer="failed"))  # a race
+        self.store("erin", lab_result(2000.0, 1.00), device="NVIDIA A100")  # another GPU
+        self.store("frank", lab_result(None, None, status="build failed", speed="not run"))
+        return ["alice", "bob", "carol", "dave", "erin", "frank"]
+
+    def test_only_right_answers_rank_per_lab_and_gpu(self):
+        students = self.class_of_six()
+        rows = leaderboard.write(self.d, students, [LAB])
+        with open(os.path.join(self.d, "leaderboard-names.csv")) as f:
+            names = {r["submission"]: r["name"] for r in csv.DictReader(f)}
+        self.assertEqual(sorted(names), ["alice", "bob", "erin"])  # carol, dave, frank never rank
+        self.assertEqual(rows, [(LAB, "NVIDIA A100", 1, names["erin"], 2000.0, 1.0),
+                                (LAB, "NVIDIA H200", 1, names["alice"], 3100.0, 0.95),
+                                (LAB, "NVIDIA H200", 2, names["bob"], 2900.0, 1.02)])
+        with open(os.path.join(self.d, "leaderboard.csv")) as f:
+            published = f.read()
+        with open(os.path.join(self.d, "leaderboard.html")) as f:
+            page = f.read()
+        for student in students:  # the published files name nobody
+            self.assertNotIn(student, published)
+            self.assertNotIn(student, page)
+        self.assertIn(names["alice"], page)
+        self.assertRegex(names["alice"], r"^[a-z]+-[a-z]+-[0-9a-f]{4}$")
+        for private in ("leaderboard-names.csv", leaderboard.KEY_FILE):
+            self.assertEqual(stat.S_IMODE(os.stat(os.path.join(self.d, private)).st_mode), 0o600, private)
+
+    def test_names_stay_across_regrades_and_a_new_key_deals_new_ones(self):
+        students = self.class_of_six()
+        first = leaderboard.board(self.d, students, [LAB])[1]
+        self.store("bob", lab_result(3300.0, 0.91))  # bob regraded, now first
+        rows, again = leaderboard.board(self.d, students, [LAB])
+        self.assertEqual(again, first)
+        self.assertEqual(rows[1][2:4], (1, first["bob"]))
+        os.remove(os.path.join(self.d, leaderboard.KEY_FILE))
+        self.assertNotEqual(leaderboard.board(self.d, students, [LAB])[1], first)
+
+    def test_ties_share_a_rank(self):
+        self.store("a", lab_result(3000.0, 1.0))
+        self.store("b", lab_result(3000.0, 1.0))
+        self.store("c", lab_result(2000.0, 1.5))
+        self.assertEqual([r[2] for r in leaderboard.board(self.d, ["a", "b", "c"], [LAB])[0]], [1, 1, 3])
+
+    def test_a_cpu_mode_batch_writes_no_board(self):
+        self.store("alice", lab_result(None, None, speed="skipped"), mode="cpu", device="CPU mode")
+        gradebook.write_class_files(self.d, ["alice"], [LAB])
+        self.assertTrue(os.path.exists(os.path.join(self.d, "class.csv")))
+        for name in ("leaderboard.csv", "leaderboard.html", "leaderboard-names.csv", leaderboard.KEY_FILE):
+            self.assertFalse(os.path.exists(os.path.join(self.d, name)), name)
+
+    def test_the_class_files_of_a_gpu_batch_include_it(self):
+        students = self.class_of_six()
+        gradebook.write_class_files(self.d, students, [LAB])
+        with open(os.path.join(self.d, "leaderboard.csv")) as f:
+            self.assertEqual(len(list(csv.DictReader(f))), 3)
+
+
+class GradescopeEntries(unittest.TestCase):
+    def test_a_lab_with_a_wrong_case_gets_no_leaderboard_entry(self):
+        from test_grader_units import sample_result  # a full lab 03 timed on a GPU, 2500 GB/s
+        result = sample_result()
+        entries = json.loads(formats.get("gradescope").render(result))["leaderboard"]
+        self.assertEqual([e["value"] for e in entries], [2500.0, 1.01])
+        result["labs"][0]["correctness"].update(passed=39, failures=[
+            {"kind": "wrong", "n": 7, "dist": "random", "seed": 5, "message": "out[3] expected 4, got 3",
+             "reproduce": "make run LAB=03 ARGS='--n 7'"}])
+        self.assertNotIn("leaderboard", json.loads(formats.get("gradescope").render(result)))
+        result = sample_result()
+        result["labs"][0]["sanitizer"]["status"] = "failed"
+        self.assertNotIn("leaderboard", json.loads(formats.get("gradescope").render(result)))
+
+
+if __name__ == "__main__":
+    unittest.main()
