@@ -384,6 +384,7 @@ class SharedCache(unittest.TestCase):
         self.assertNotEqual(build.course_key(ROOT, "gpu", None, "sm_90"), build.course_key(ROOT, "gpu", None, "sm_80"))
         folders = {}
         old = os.environ.get("ARCH")
+        old_cache = os.environ.pop("LAB_GRADER_CACHE", None)  # None below: no shared cache at all
         try:
             for arch in ("sm_90", "sm_80 sm_90"):
                 os.environ["ARCH"] = arch
@@ -391,14 +392,16 @@ class SharedCache(unittest.TestCase):
                     b = build.Builder(ROOT, os.path.join(WORK, "arch-build"), "gpu", timeout=60, cache=cache)
                     self.assertEqual(b.arch, arch)
                     folders[(arch, cache)] = b.common
+            cpu = build.Builder(ROOT, os.path.join(WORK, "arch-build"), "cpu", timeout=60)
         finally:
             if old is None:
                 os.environ.pop("ARCH", None)
             else:
                 os.environ["ARCH"] = old
+            if old_cache is not None:
+                os.environ["LAB_GRADER_CACHE"] = old_cache
         self.assertEqual(len(set(folders.values())), 4, folders)
         self.assertTrue(folders[("sm_80 sm_90", None)].endswith("common-gpu-sm_80_sm_90"), folders)
-        cpu = build.Builder(ROOT, os.path.join(WORK, "arch-build"), "cpu", timeout=60)
         self.assertEqual((cpu.arch, os.path.basename(cpu.common)), ("", "common-cpu"))
 
     def test_two_sessions_build_the_references_once(self):
