@@ -5,6 +5,7 @@ Gradescope leaderboard's entries follow the same rule."""
 import csv
 import json
 import os
+import re
 import shutil
 import stat
 import tempfile
@@ -94,6 +95,32 @@ class ClassBoard(unittest.TestCase):
         gradebook.write_class_files(self.d, students, [LAB])
         with open(os.path.join(self.d, "leaderboard.csv")) as f:
             self.assertEqual(len(list(csv.DictReader(f))), 3)
+
+
+class Browser(unittest.TestCase):
+    """The published page as Chromium reads it: a table per lab and GPU, rows in rank order."""
+
+    def test_the_page_in_a_browser(self):
+        from test_report import CHROMIUM, chromium
+        if not CHROMIUM:
+            why = "no Chromium (Debian: apt-get install chromium): the page is not checked in a browser"
+            if os.environ.get("LAB_TEST_CHROMIUM") == "required":  # .ci/run
+                raise RuntimeError(f"LAB_TEST_CHROMIUM=required, but {why}")
+            self.skipTest(why)
+        board = ClassBoard()
+        board.d = tempfile.mkdtemp()
+        try:
+            students = board.class_of_six()
+            rows = leaderboard.write(board.d, students, [LAB])
+            dom, err = chromium(["--dump-dom", "file://" + os.path.join(board.d, "leaderboard.html")])
+        finally:
+            shutil.rmtree(board.d)
+        self.assertIn("<body", dom, err[-2000:])
+        self.assertEqual(dom.count("<table>"), 2)
+        self.assertEqual(re.findall(r"<h2>([^<]*)</h2>", dom),
+                         [f"{LAB} on NVIDIA A100", f"{LAB} on NVIDIA H200"])
+        shown = re.findall(r"<tr><td>(\d+)</td><td>([^<]*)</td><td>([^<]*)</td>", dom)
+        self.assertEqual(shown, [(str(r[2]), r[3], f"{r[4]:.1f}") for r in rows])
 
 
 class GradescopeEntries(unittest.TestCase):
