@@ -65,10 +65,26 @@ def _key(results_dir):
     return _key(results_dir)
 
 
-def pseudonym(key, student):
-    """adjective-animal-xxxx from the HMAC of student under key."""
+def pseudonym(key, student, digits=4):
+    """adjective-animal-xxxx (digits hex digits) from the HMAC of student under key."""
     d = hmac.new(key, student.encode("utf-8", "surrogateescape"), hashlib.sha256).digest()
-    return f"{ADJECTIVES[d[0] % len(ADJECTIVES)]}-{ANIMALS[d[1] % len(ANIMALS)]}-{d[2:4].hex()}"
+    return f"{ADJECTIVES[d[0] % len(ADJECTIVES)]}-{ANIMALS[d[1] % len(ANIMALS)]}-{d[2:].hex()[:digits]}"
+
+
+def _names(key, students):
+    """{student: name}, each name unique: the students whose names collide get more hex digits
+    (one class in millions of names: rare, but two students must never share a name)."""
+    names, digits = {}, 4
+    todo = sorted(set(students))
+    while todo:
+        got = {s: pseudonym(key, s, digits) for s in todo}
+        taken = list(names.values()) + list(got.values())
+        for s in todo:
+            if taken.count(got[s]) == 1:
+                names[s] = got[s]
+        todo = [s for s in todo if s not in names]
+        digits += 2
+    return names
 
 
 def board(results_dir, students, labs):
@@ -87,7 +103,7 @@ def board(results_dir, students, labs):
     if not entries:
         return [], {}
     key = _key(results_dir)
-    names = {s: pseudonym(key, s) for group in entries.values() for s, _, _ in group}
+    names = _names(key, [s for group in entries.values() for s, _, _ in group])
     rows = []
     for (lab, device) in sorted(entries, key=lambda k: (labs.index(k[0]), k[1])):
         ranked = sorted(entries[(lab, device)], key=lambda e: (-e[1], names[e[0]]))

@@ -77,6 +77,16 @@ class ClassBoard(unittest.TestCase):
         os.remove(os.path.join(self.d, leaderboard.KEY_FILE))
         self.assertNotEqual(leaderboard.board(self.d, students, [LAB])[1], first)
 
+    def test_colliding_names_get_longer_ones(self):
+        short = leaderboard.pseudonym
+        try:  # every 4-digit name the same: the collision path, rare with real names
+            leaderboard.pseudonym = lambda key, s, digits=4: "same-otter-0000" if digits == 4 else short(key, s, digits)
+            names = leaderboard._names(b"k" * 64, ["alice", "bob", "carol"])
+        finally:
+            leaderboard.pseudonym = short
+        self.assertEqual(len(set(names.values())), 3, names)
+        self.assertTrue(all(len(n.rsplit("-", 1)[1]) == 6 for n in names.values()), names)
+
     def test_ties_share_a_rank(self):
         self.store("a", lab_result(3000.0, 1.0))
         self.store("b", lab_result(3000.0, 1.0))
