@@ -151,8 +151,9 @@ def store_result(run, student, fp, t0, result):
 
 def write_class_files(results_dir, students, labs, roster):
     """class.csv and gradebook.csv (gradebook.write_class_files: labs, the graded labs, are its
-    columns; roster, the --roster) from the stored results of students; the rows of class.csv."""
-    return gradebook.write_class_files(results_dir, students, labs, roster, warn=log)
+    columns; roster, the --roster), and a GPU batch's leaderboard, from the stored results of
+    students; the rows of class.csv."""
+    return gradebook.write_class_files(results_dir, students, labs, roster, warn=log, note=log)
 
 
 def log_class_summary(results_dir, students):

@@ -115,13 +115,16 @@ def write_gradebook(results_dir, students, labs, roster=None, warn=None):
     return lms.write(os.path.join(results_dir, "gradebook.csv"), labs, rows, max_of)
 
 
-def write_class_files(results_dir, students, labs, roster=None, warn=None):
+def write_class_files(results_dir, students, labs, roster=None, warn=None, note=None):
     """class.csv and gradebook.csv in results_dir from the stored results of students (those of
-    the batch, in its order), and of a GPU batch the leaderboard (leaderboard.py): what every
-    batch writes at its end, after an infrastructure error or Ctrl-C (partial), and --merge.
-    Returns the number of rows of class.csv."""
+    the batch, in its order), and of a GPU batch the leaderboard (leaderboard.py; note(line)
+    says where): what every batch writes at its end, after an infrastructure error or Ctrl-C
+    (partial), and --merge. Returns the number of rows of class.csv."""
     write_gradebook(results_dir, students, labs, roster, warn)
-    leaderboard.write(results_dir, students, labs)
+    board = leaderboard.write(results_dir, students, labs)
+    if board and note:
+        note(f"leaderboard: {os.path.join(results_dir, 'leaderboard.html')} and leaderboard.csv ({len(board)} "
+             f"entries), to publish; whose name is whose: leaderboard-names.csv (yours alone)")
     return write_class_csv(results_dir, os.path.join(results_dir, "class.csv"), students)
 
 

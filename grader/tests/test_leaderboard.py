@@ -95,14 +95,19 @@ class ClassBoard(unittest.TestCase):
 
     def test_a_cpu_mode_batch_writes_no_board(self):
         self.store("alice", lab_result(None, None, speed="skipped"), mode="cpu", device="CPU mode")
-        gradebook.write_class_files(self.d, ["alice"], [LAB])
+        said = []
+        gradebook.write_class_files(self.d, ["alice"], [LAB], note=said.append)
+        self.assertEqual(said, [])
         self.assertTrue(os.path.exists(os.path.join(self.d, "class.csv")))
         for name in ("leaderboard.csv", "leaderboard.html", "leaderboard-names.csv", leaderboard.KEY_FILE):
             self.assertFalse(os.path.exists(os.path.join(self.d, name)), name)
 
     def test_the_class_files_of_a_gpu_batch_include_it(self):
         students = self.class_of_six()
-        gradebook.write_class_files(self.d, students, [LAB])
+        said = []
+        gradebook.write_class_files(self.d, students, [LAB], note=said.append)
+        self.assertEqual(len(said), 1)
+        self.assertIn("leaderboard.html and leaderboard.csv (3 entries)", said[0])
         with open(os.path.join(self.d, "leaderboard.csv")) as f:
             self.assertEqual(len(list(csv.DictReader(f))), 3)
 
