@@ -25,12 +25,13 @@ from . import submissions  # (a module: submissions imports formats, which impor
 from .status import STOPPED
 
 KEY_FILE = "leaderboard-key"
+# words that are nobody's first name or surname, so that a published name never reads as a person's
 ADJECTIVES = ("amber", "brisk", "calm", "daring", "eager", "fuzzy", "gentle", "hasty", "icy", "jolly", "keen",
               "lively", "mellow", "nimble", "odd", "plucky", "quiet", "rapid", "steady", "tidy", "urban", "vivid",
-              "wary", "young", "zesty", "bold", "clever", "dusky", "frank", "grand", "humble", "merry")
+              "wary", "yellow", "zesty", "bold", "clever", "dusky", "fleet", "grand", "humble", "misty")
 ANIMALS = ("otter", "heron", "lynx", "newt", "panda", "quail", "raven", "stoat", "tapir", "viper", "walrus",
            "yak", "zebra", "badger", "camel", "dingo", "egret", "ferret", "gecko", "ibis", "jackal", "koala",
-           "lemur", "marten", "narwhal", "ocelot", "puffin", "robin", "shrew", "toucan", "urchin", "vole")
+           "lemur", "moose", "narwhal", "ocelot", "puffin", "bison", "shrew", "toucan", "urchin", "vole")
 
 
 def eligible(lab):

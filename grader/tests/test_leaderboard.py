@@ -59,7 +59,9 @@ class ClassBoard(unittest.TestCase):
             published = f.read()
         with open(os.path.join(self.d, "leaderboard.html")) as f:
             page = f.read()
+        words = set(leaderboard.ADJECTIVES) | set(leaderboard.ANIMALS)
         for student in students:  # the published files name nobody
+            self.assertFalse([w for w in words if student in w], student)  # (else a random name could contain it)
             self.assertNotIn(student, published)
             self.assertNotIn(student, page)
         self.assertIn(names["alice"], page)
