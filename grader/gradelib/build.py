@@ -233,10 +233,17 @@ class Builder:
 
     def _read_arch(self):
         """The Makefile's ARCH here (sm_90, or a list: "sm_80 sm_90"); '' when make cannot say
-        (a bad ARCH: the build then fails with the Makefile's message)."""
-        r = proc.run([self.make, "-s", "--no-print-directory", "-C", self.root, "CPU=0", "--eval",
-                      "lab-print-arch: ; @echo $(ARCH)", "lab-print-arch"], 60)
-        return " ".join(r.stdout.split()) if r.returncode == 0 and not r.timed_out else ""
+        (a bad ARCH: the build then fails with the Makefile's message). Read before self.common
+        exists, so without _make_args (its BUILD does not change ARCH)."""
+        return " ".join(self._make_print("$(ARCH)", [self.make, "--no-print-directory", "-C", self.root, "CPU=0"]))
+
+    def _make_print(self, expression, make=None):
+        """The words the Makefile's expression (e.g. $(NVFLAGS)) expands to, read with make
+        --eval as make (default: _make_args(), the builds' own command) evaluates it; [] when
+        make cannot say."""
+        r = proc.run((make or self._make_args()) + ["-s", "--eval", f"lab-print: ; @echo {expression}", "lab-print"],
+                     60)
+        return shlex.split(r.stdout.strip()) if r.returncode == 0 and not r.timed_out else []
 
     def common_objects(self):
         """The harness objects `prepare` builds (the Makefile puts CPU-mode builds under cpu/)."""
@@ -276,9 +283,7 @@ class Builder:
         --eval like nvcc_flags, or None when make cannot say. Read once."""
         with self._lock:
             if self._cpuflags is None:
-                r = proc.run(self._make_args() + ["-s", "--eval", "lab-print-cpuflags: ; @echo $(CXX) $(CPU_CXXFLAGS)",
-                                                  "lab-print-cpuflags"], 60)
-                toks = shlex.split(r.stdout.strip()) if r.returncode == 0 and not r.timed_out else []
+                toks = self._make_print("$(CXX) $(CPU_CXXFLAGS)")
                 self._cpuflags = (toks[0], toks[1:]) if len(toks) > 1 else False
             return self._cpuflags or None
 
@@ -287,9 +292,7 @@ class Builder:
         with make --eval), or None when make cannot say. Read once."""
         with self._lock:
             if self._nvflags is None:
-                r = proc.run(self._make_args() + ["-s", "--eval", "lab-print-nvflags: ; @echo $(NVFLAGS)",
-                                                  "lab-print-nvflags"], 60)
-                flags = shlex.split(r.stdout.strip()) if r.returncode == 0 and not r.timed_out else []
+                flags = self._make_print("$(NVFLAGS)")
                 self._nvflags = flags if flags else False
             return self._nvflags or None
 

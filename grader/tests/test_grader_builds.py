@@ -383,9 +383,8 @@ class SharedCache(unittest.TestCase):
             self.skipTest("make is missing")
         self.assertNotEqual(build.course_key(ROOT, "gpu", None, "sm_90"), build.course_key(ROOT, "gpu", None, "sm_80"))
         folders = {}
-        old = os.environ.get("ARCH")
-        old_cache = os.environ.pop("LAB_GRADER_CACHE", None)  # None below: no shared cache at all
-        try:
+        with mock.patch.dict(os.environ):  # ARCH set here, and no LAB_GRADER_CACHE (make test sets one)
+            os.environ.pop("LAB_GRADER_CACHE", None)
             for arch in ("sm_90", "sm_80 sm_90"):
                 os.environ["ARCH"] = arch
                 for cache in (None, os.path.join(WORK, "arch-cache")):
@@ -393,13 +392,6 @@ class SharedCache(unittest.TestCase):
                     self.assertEqual(b.arch, arch)
                     folders[(arch, cache)] = b.common
             cpu = build.Builder(ROOT, os.path.join(WORK, "arch-build"), "cpu", timeout=60)
-        finally:
-            if old is None:
-                os.environ.pop("ARCH", None)
-            else:
-                os.environ["ARCH"] = old
-            if old_cache is not None:
-                os.environ["LAB_GRADER_CACHE"] = old_cache
         self.assertEqual(len(set(folders.values())), 4, folders)
         self.assertTrue(folders[("sm_80 sm_90", None)].endswith("common-gpu-sm_80_sm_90"), folders)
         self.assertEqual((cpu.arch, os.path.basename(cpu.common)), ("", "common-cpu"))

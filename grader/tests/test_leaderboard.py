@@ -10,6 +10,7 @@ import shutil
 import stat
 import tempfile
 import unittest
+from unittest import mock
 
 import fakes
 from gradelib import formats, gradebook, leaderboard
@@ -25,26 +26,33 @@ def lab_result(gbps, ratio, passed=40, total=40, sanitizer="passed", speed="grad
             "sanitizer": {"status": sanitizer}, "speed": {"status": speed, "gbps": gbps, "ratio": ratio}}
 
 
+def store(d, student, lab, mode="gpu", device="NVIDIA H200"):
+    """A stored batch result of student in the results folder d, with one lab."""
+    with open(os.path.join(d, student + ".json"), "w") as f:
+        json.dump({"student": student, "mode": mode, "device": device, "status": "graded", "points": 100,
+                   "max_points": 100, "labs": [lab]}, f)
+
+
+def class_of_six(d):
+    store(d, "alice", lab_result(3100.0, 0.95))
+    store(d, "bob", lab_result(2900.0, 1.02))
+    store(d, "carol", lab_result(3500.0, 0.80, passed=39))  # fastest, one case wrong
+    store(d, "dave", lab_result(3200.0, 0.90, sanitizer="failed"))  # a race
+    store(d, "erin", lab_result(2000.0, 1.00), device="NVIDIA A100")  # another GPU
+    store(d, "frank", lab_result(None, None, status="build failed", speed="not run"))
+    return ["alice", "bob", "carol", "dave", "erin", "frank"]
+
+
 class ClassBoard(unittest.TestCase):
     def setUp(self):
         self.d = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, self.d)
 
-    def tearDown(self):
-        shutil.rmtree(self.d)
-
-    def store(self, student, lab, mode="gpu", device="NVIDIA H200"):
-        with open(os.path.join(self.d, student + ".json"), "w") as f:
-            json.dump({"student": student, "mode": mode, "device": device, "status": "graded", "points": 100,
-                       "max_points": 100, "labs": [lab]}, f)
+    def store(self, student, lab, **kw):
+        store(self.d, student, lab, **kw)
 
     def class_of_six(self):
-        self.store("alice", lab_result(3100.0, 0.95))
-        self.store("bob", lab_result(2900.0, 1.02))
-        self.store("carol", lab_result(3500.0, 0.80, passed=39))  # fastest, one case wrong
-        self.store("dave", lab_result(3200.0, 0.90, sanitizer="failed"))  # a race
-        self.store("erin", lab_result(2000.0, 1.00), device="NVIDIA A100")  # another GPU
-        self.store("frank", lab_result(None, None, status="build failed", speed="not run"))
-        return ["alice", "bob", "carol", "dave", "erin", "frank"]
+        return class_of_six(self.d)
 
     def test_only_right_answers_rank_per_lab_and_gpu(self):
         students = self.class_of_six()
@@ -80,12 +88,10 @@ class ClassBoard(unittest.TestCase):
         self.assertNotEqual(leaderboard.board(self.d, students, [LAB])[1], first)
 
     def test_colliding_names_get_longer_ones(self):
-        short = leaderboard.pseudonym
-        try:  # every 4-digit name the same: the collision path, rare with real names
-            leaderboard.pseudonym = lambda key, s, digits=4: "same-otter-0000" if digits == 4 else short(key, s, digits)
+        short = leaderboard.pseudonym  # every 4-digit name the same: the collision path, rare with real names
+        with mock.patch.object(leaderboard, "pseudonym",
+                               lambda key, s, digits=4: "same-otter-0000" if digits == 4 else short(key, s, digits)):
             names = leaderboard._names(b"k" * 64, ["alice", "bob", "carol"])
-        finally:
-            leaderboard.pseudonym = short
         self.assertEqual(len(set(names.values())), 3, names)
         self.assertTrue(all(len(n.rsplit("-", 1)[1]) == 6 for n in names.values()), names)
 
@@ -124,14 +130,9 @@ class Browser(unittest.TestCase):
             if os.environ.get("LAB_TEST_CHROMIUM") == "required":  # .ci/run
                 raise RuntimeError(f"LAB_TEST_CHROMIUM=required, but {why}")
             self.skipTest(why)
-        board = ClassBoard()
-        board.d = tempfile.mkdtemp()
-        try:
-            students = board.class_of_six()
-            rows = leaderboard.write(board.d, students, [LAB])
-            dom, err = chromium(["--dump-dom", "file://" + os.path.join(board.d, "leaderboard.html")])
-        finally:
-            shutil.rmtree(board.d)
+        with tempfile.TemporaryDirectory() as d:
+            rows = leaderboard.write(d, class_of_six(d), [LAB])
+            dom, err = chromium(["--dump-dom", "file://" + os.path.join(d, "leaderboard.html")])
         self.assertIn("<body", dom, err[-2000:])
         self.assertEqual(dom.count("<table>"), 2)
         self.assertEqual(re.findall(r"<h2>([^<]*)</h2>", dom),

@@ -13,6 +13,7 @@ import subprocess
 import sys
 import tempfile
 import unittest
+from unittest import mock
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 GRADER = os.path.dirname(HERE)
@@ -93,8 +94,8 @@ class Text(unittest.TestCase):
     def test_the_tasks_share_one_build(self):
         """slurm.cache: null is RESULTS/cache (or the --slurm run's LAB_GRADER_CACHE), a path is
         that folder, false is none (each task builds its own); the merge job builds nothing."""
-        old = os.environ.pop("LAB_GRADER_CACHE", None)
-        try:
+        with mock.patch.dict(os.environ):
+            os.environ.pop("LAB_GRADER_CACHE", None)
             for settings, want in ((SLURM, "/r/cache"), (dict(SLURM, cache="/shared/scan cache"), "'/shared/scan cache'"),
                                    (dict(SLURM, cache=False), None)):
                 array, merge = cluster.sbatch_scripts("/c/grade.py", args(slurm_settings=settings), 7, 2, "/r", "/w", None)
@@ -108,10 +109,6 @@ class Text(unittest.TestCase):
             os.environ["LAB_GRADER_CACHE"] = "/site/cache"
             array, _ = cluster.sbatch_scripts("/c/grade.py", args(slurm_settings=SLURM), 7, 2, "/r", "/w", None)
             self.assertIn("export LAB_GRADER_CACHE=/site/cache\n", array)
-        finally:
-            os.environ.pop("LAB_GRADER_CACHE", None)
-            if old is not None:
-                os.environ["LAB_GRADER_CACHE"] = old
 
     def test_the_jobs_run_the_python_the_config_names(self):
         # by default the interpreter that ran --slurm, by its absolute path; with "python", the
@@ -130,7 +127,10 @@ class Behaviour(unittest.TestCase):
 
     def setUp(self):
         # the script's cache is then RESULTS/cache, whatever cache the test run itself uses
-        self.cache_env = os.environ.pop("LAB_GRADER_CACHE", None)
+        env = mock.patch.dict(os.environ)
+        env.start()
+        self.addCleanup(env.stop)
+        os.environ.pop("LAB_GRADER_CACHE", None)
         self.d = tempfile.mkdtemp()
         self.tmp = os.path.join(self.d, "nodetmp")
         os.makedirs(self.tmp)
@@ -141,8 +141,6 @@ class Behaviour(unittest.TestCase):
 
     def tearDown(self):
         shutil.rmtree(self.d)
-        if self.cache_env is not None:
-            os.environ["LAB_GRADER_CACHE"] = self.cache_env
 
     def task(self, rc, prologue=()):
         settings = dict(SLURM, prologue=list(prologue) + [f"echo prologue-ran >> {self.log}"])
