@@ -10,7 +10,8 @@ set -euo pipefail
 [ $# -eq 1 ] || { echo "usage: tools/portable_libs.sh DEST" >&2; exit 2; }
 dest=$1
 crit_h=/usr/include/criterion/criterion.h
-crit_so=$(ldconfig -p 2>/dev/null | awk '/libcriterion\.so\.[0-9]+ .*x86-64/ {print $NF; exit}')
+# (awk reads to the end: an early exit would end ldconfig with SIGPIPE, and pipefail this script, 141)
+crit_so=$(ldconfig -p 2>/dev/null | awk '/libcriterion\.so\.[0-9]+ .*x86-64/ && !f {print $NF; f = 1}')
 sec_a=$(ls /usr/lib/x86_64-linux-gnu/libseccomp.a /usr/lib64/libseccomp.a /usr/lib/libseccomp.a 2>/dev/null | head -n 1 || true)
 [ -f "$crit_h" ] && [ -n "$crit_so" ] ||
     { echo "portable_libs: Criterion is not installed here: apt-get install libcriterion-dev" >&2; exit 1; }
