@@ -119,7 +119,7 @@ endef
 # rest: the grader reads one folder); CPU mode's runtime, common/cpu/NAME.cpp as cpu_NAME.o.
 HELPERS_C   := inputs validate options report ops hostmem
 HELPERS_OBJ := $(HELPERS_C:%=$(BUILD)/common/%.o)
-HARNESS_OBJ := $(patsubst %,$(BUILD)/common/harness_%.o,session case call verdict rig_host rig_scan rig_ops)
+HARNESS_OBJ := $(patsubst %,$(BUILD)/common/harness_%.o,session case call verdict rig_host rig_scan rig_ops port serve)
 COMMON_OBJ  := $(patsubst %,$(BUILD)/common/%.o,$(HELPERS_C) cuda_check sandbox driver verify) $(HARNESS_OBJ)
 CPU_RT_OBJ  := $(patsubst %,$(BUILD)/common/cpu_%.o,fibers blocks warp memory errors signals launch api banks)
 MAIN_OBJ    := $(BUILD)/common/main.o
@@ -191,6 +191,19 @@ $(LAB_OUT): $(LAB_OUT).lab.o $(call LAB_DESC,$(LAB_ID)) $(LAB_BASES_$(LAB_ID):%=
 	$(LINK) $(SECCOMP_LIBS)
 endif
 
+# The judge of graded runs (common/harness/port.h): build/judge/<NN_name>/judge, the harness and
+# the lab's descriptor with placeholders for its entry points (tools/judge_placeholders.sh), so
+# that no lab code is in it; `judge --judge path/to/scan --grader` runs the lab's binary as its
+# second process. The grader builds one per lab (grader/gradelib/build.py).
+$(BUILD)/judge/%/placeholders.c: $$(call LAB_DESC,$$*) tools/judge_placeholders.sh
+	@mkdir -p $(@D)
+	$(Q)tools/judge_placeholders.sh $< $@
+$(BUILD)/judge/%/placeholders.o: $(BUILD)/judge/%/placeholders.c
+	$(COMPILE_C)
+$(BUILD)/judge/%/judge: $(BUILD)/judge/%/placeholders.o $$(call LAB_DESC,$$*) $(COMMON_OBJ) $(MAIN_OBJ)
+	$(LINK) $(SECCOMP_LIBS)
+judges: $(LABS:%=$(BUILD)/judge/%/judge)
+
 # The kernel tests' copy of a lab: scan.cu, then tests/hooks/NN_name.cu, #line-marked, in one unit.
 $(BUILD)/%/scan_hooks.cu: %/scan.cu tests/hooks/$$(notdir $$*).cu
 	@mkdir -p $(@D)
@@ -202,7 +215,8 @@ $(BUILD)/%/scan_hooks.o: $(BUILD)/%/scan_hooks.cu $(COMMON_DEPS) tests/hooks/hoo
 LAB_TEST_OBJ = $(BUILD)/$(1)/$(if $(wildcard tests/hooks/$(notdir $(1)).cu),scan_hooks,scan).lab.o
 
 # ---- the targets of make help ------------------------------------------------------------------
-.PHONY: help all run profile test test-extended grade clean check-criterion lab-common lab-binary \
+
+.PHONY: judges help all run profile test test-extended grade clean check-criterion lab-common lab-binary \
         lab-binary-args format lint contract cpu-fixtures diagrams slides bench gradescope bench-grader hint
 .SECONDARY:  # keep objects between builds
 

@@ -220,6 +220,19 @@ cudaError_t lab_cpu_func_get_attributes(struct cudaFuncAttributes *attr, const v
  * it around the lab's first call of each case (common/harness/call.c). */
 void lab_cpu_host_guard(int on);
 
+/* Device memory shared by a judge with its lab process (common/harness/port.c). In the judge,
+ * while alloc is set, cudaMalloc takes each buffer's mapping (guard pages included) from
+ * alloc(len) instead of mmap, and cudaFree of such a buffer gives it back to release(map, len);
+ * lab_cpu_share_hooks(NULL, NULL) ends that for later allocations. lab_cpu_allocation: where
+ * p's buffer lies (its mapping, the offset of what cudaMalloc returned, its bytes), 0 when p is
+ * in none. In the lab process, lab_cpu_adopt makes the judge's mapping (map_len bytes mapped at
+ * map) a cudaMalloc buffer of bytes at map + user_off, its guard pages closed, and returns that
+ * pointer (NULL when the numbers do not describe a mapping); lab_cpu_unadopt forgets it. */
+void lab_cpu_share_hooks(void *(*alloc)(size_t), void (*release)(void *, size_t));
+int lab_cpu_allocation(const void *p, void **map, size_t *map_len, size_t *user_off, size_t *bytes);
+void *lab_cpu_adopt(void *map, size_t map_len, size_t user_off, size_t bytes);
+void lab_cpu_unadopt(void *user);
+
 /* Shared-memory bank conflicts (CPU mode only; common/cpu/banks.cpp). lab_cpu_banks_record(1)
  * clears the counts and counts every later launch of a kernel from an instrumented object (a .cu
  * file that declares __shared__ memory) until lab_cpu_banks_record(0). Counts are per kernel

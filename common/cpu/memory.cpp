@@ -42,9 +42,12 @@ struct allocation {
     size_t bytes;    /* what was asked for */
     char *data;      /* first data page */
     size_t data_len; /* data pages */
+    bool shared;     /* a judge's shared mapping (lab_cpu_share_hooks) or one adopted from it */
 };
 std::map<uintptr_t, allocation> g_allocs; /* by user address */
 bool g_closed; /* the data pages are inaccessible now: lab_cpu_host_guard(1), outside a kernel */
+void *(*g_share_alloc)(size_t); /* lab_cpu_share_hooks: where a shared mapping comes from */
+void (*g_share_release)(void *, size_t);
 
 void protect_all(int prot)
 {
@@ -268,9 +271,10 @@ cudaError_t cudaMalloc(void **ptr, size_t bytes)
     const size_t rounded = (bytes + 15) & ~(size_t)15; /* 16-byte aligned start: int4 loads */
     const size_t data_len = (rounded + pg - 1) / pg * pg;
     const size_t map_len = data_len + 2 * pg;
-    char *map = (char *)mmap(NULL, map_len, PROT_READ | PROT_WRITE,
-                             MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (map == MAP_FAILED)
+    char *map = g_share_alloc ? (char *)g_share_alloc(map_len)
+                              : (char *)mmap(NULL, map_len, PROT_READ | PROT_WRITE,
+                                             MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (map == MAP_FAILED || !map)
         return set_error(cudaErrorMemoryAllocation);
     mprotect(map, pg, PROT_NONE);
     mprotect(map + pg + data_len, pg, PROT_NONE);
@@ -281,6 +285,7 @@ cudaError_t cudaMalloc(void **ptr, size_t bytes)
     al.data_len = data_len;
     al.user = al.data + (data_len - rounded); /* the end (rounded) touches the upper guard page */
     al.bytes = bytes;
+    al.shared = g_share_alloc != NULL;
     /* fresh device memory holds no useful values: a pattern, not zeros, so code that forgets to
      * initialise shows it */
     memset(al.data, PAD_BYTE, data_len);
@@ -299,7 +304,12 @@ cudaError_t cudaFree(void *ptr)
     auto it = g_allocs.find((uintptr_t)ptr);
     if (it == g_allocs.end())
         return set_error(cudaErrorInvalidValue);
-    munmap(it->second.map, it->second.map_len);
+    if (it->second.shared && g_share_release) {
+        mprotect(it->second.map, it->second.map_len, PROT_READ | PROT_WRITE);
+        g_share_release(it->second.map, it->second.map_len);
+    } else if (!it->second.shared) {
+        munmap(it->second.map, it->second.map_len);
+    }
     g_allocs.erase(it);
     return cudaSuccess;
 }
@@ -362,6 +372,55 @@ void lab_cpu_host_guard(int on)
         protect_all(on ? PROT_NONE : PROT_READ | PROT_WRITE);
         g_closed = on != 0;
     }
+}
+
+void lab_cpu_share_hooks(void *(*alloc)(size_t), void (*release)(void *, size_t))
+{
+    g_share_alloc = alloc;
+    if (release)
+        g_share_release = release;
+}
+
+int lab_cpu_allocation(const void *p, void **map, size_t *map_len, size_t *user_off, size_t *bytes)
+{
+    const allocation *al = find_mapping(p);
+    if (!al)
+        return 0;
+    *map = al->map;
+    *map_len = al->map_len;
+    *user_off = (size_t)(al->user - al->map);
+    *bytes = al->bytes;
+    return 1;
+}
+
+void *lab_cpu_adopt(void *map, size_t map_len, size_t user_off, size_t bytes)
+{
+    const size_t pg = page_size();
+    allocation al;
+    if (map_len < 2 * pg || user_off < pg || user_off + bytes > map_len - pg)
+        return NULL;
+    al.map = (char *)map;
+    al.map_len = map_len;
+    al.data = al.map + pg;
+    al.data_len = map_len - 2 * pg;
+    al.user = al.map + user_off;
+    al.bytes = bytes;
+    al.shared = true;
+    mprotect(al.map, pg, PROT_NONE);
+    mprotect(al.map + pg + al.data_len, pg, PROT_NONE);
+    if (g_closed)
+        mprotect(al.data, al.data_len, PROT_NONE);
+    g_allocs[(uintptr_t)al.user] = al;
+    return al.user;
+}
+
+void lab_cpu_unadopt(void *user)
+{
+    auto it = g_allocs.find((uintptr_t)user);
+    if (it == g_allocs.end() || !it->second.shared)
+        return;
+    mprotect(it->second.map, it->second.map_len, PROT_NONE); /* the lab's view closes for good */
+    g_allocs.erase(it);
 }
 
 cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total_bytes)

@@ -6,6 +6,7 @@
 
 #include "call.h"
 #include "cuda_check.h"
+#include "port.h"
 
 #include <stdarg.h>
 #include <stdlib.h>
@@ -56,8 +57,14 @@ double lab_now_ms(void)
 
 lab_status lab_not_implemented(const lab_variant *v, lab_report *r)
 {
+    const char *why = lab_port_why(); /* a judge: the reason the lab process gave, if any */
     r->status = ST_NOT_IMPLEMENTED;
-    if (!lab_not_implemented_why || !lab_not_implemented_why(v, r->message, sizeof(r->message)))
+    if (why) {
+        lab_report_msg(r, "%s", why);
+        return r->status;
+    }
+    if (lab_port_remote() || !lab_not_implemented_why ||
+        !lab_not_implemented_why(v, r->message, sizeof(r->message)))
         lab_report_msg(r, "variant %s returns LAB_NOT_IMPLEMENTED: write its TODO(student) parts",
                        v->name);
     return r->status;
@@ -116,11 +123,14 @@ static struct {
     void *p;
     size_t bytes;
     int busy;
+    int shared; /* handed to a judge's lab process (port.h): never kept for the harness alone */
 } g_kept[KEPT_MAX];
 
 /* Frees kept buffer i; its slot is empty again. */
 static void kept_drop(int i)
 {
+    if (g_kept[i].shared)
+        lab_port_forget(g_kept[i].p);
     CUDA_CHECK(cudaFree(g_kept[i].p));
     g_kept[i].p = NULL;
     g_kept[i].bytes = 0;
@@ -158,13 +168,13 @@ static int keeping(void)
     return g_keep;
 }
 
-int lab_kept_malloc(void **p, size_t bytes, lab_report *r, const char *what)
+static int kept_malloc(void **p, size_t bytes, lab_report *r, const char *what, int shared)
 {
     if (!keeping())
         return lab_try_malloc(p, bytes, r, what);
     int fit = -1, empty = -1, small = -1; /* among the kept buffers not in use */
     for (int i = 0; i < KEPT_MAX; i++) {
-        if (g_kept[i].busy)
+        if (g_kept[i].busy || (g_kept[i].p && g_kept[i].shared != shared))
             continue;
         if (!g_kept[i].p) {
             if (empty < 0)
@@ -199,8 +209,19 @@ int lab_kept_malloc(void **p, size_t bytes, lab_report *r, const char *what)
         g_kept[slot].p = *p;
         g_kept[slot].bytes = bytes ? bytes : 1;
         g_kept[slot].busy = 1;
+        g_kept[slot].shared = shared;
     }
     return 0;
+}
+
+int lab_kept_malloc(void **p, size_t bytes, lab_report *r, const char *what)
+{
+    return kept_malloc(p, bytes, r, what, 0);
+}
+
+int lab_kept_malloc_shared(void **p, size_t bytes, lab_report *r, const char *what)
+{
+    return kept_malloc(p, bytes, r, what, 1);
 }
 
 void lab_kept_free(void *p)
@@ -212,7 +233,8 @@ void lab_kept_free(void *p)
             g_kept[i].busy = 0;
             return;
         }
-    CUDA_CHECK(cudaFree(p)); /* allocated when every slot was in use, or under a tool */
+    lab_port_forget(p); /* allocated when every slot was in use, or under a tool */
+    CUDA_CHECK(cudaFree(p));
 }
 
 size_t lab_kept_spare(void)

@@ -23,6 +23,7 @@
 #define _DEFAULT_SOURCE
 
 #include "hostmem.h"
+#include "port.h"
 #include "rig.h"
 #include "sandbox.h"
 
@@ -87,20 +88,28 @@ cudaError_t lab_wrap_cudaFree(void *p)
     return cudaFree(p);
 }
 
+void lab_live_allocations(size_t *count, size_t *bytes)
+{
+    *count = g_live_count;
+    *bytes = g_live_bytes;
+}
+
 /* After every checked call but the first: live allocations that grew since call 1 are a leak. */
 static lab_status check_leak(size_t count_after_first, size_t bytes_after_first, int calls,
                              lab_report *r)
 {
-    if (g_live_count <= count_after_first || calls < 2)
+    size_t live_count, live_bytes;
+    lab_port_live(&live_count, &live_bytes);
+    if (live_count <= count_after_first || calls < 2)
         return ST_OK;
     r->status = ST_LEAK;
-    const size_t leaked = g_live_count - count_after_first;
+    const size_t leaked = live_count - count_after_first;
     lab_report_msg(r,
                    "device memory leak: in the %d call%s after the first, the lab's code allocated "
                    "%zu buffer%s (%zu bytes) with cudaMalloc that it never freed (free what each "
                    "call allocates, or use the scratch the harness passes in)",
                    calls - 1, calls - 1 == 1 ? "" : "s", leaked, leaked == 1 ? "" : "s",
-                   g_live_bytes - bytes_after_first);
+                   live_bytes - bytes_after_first);
     return r->status;
 }
 
@@ -114,6 +123,10 @@ static void enter_sandbox(const lab_options *o, lab_report *r)
     char why[200];
     if (!o->sandbox)
         return;
+    if (lab_port_remote()) { /* a judge: the lab's code runs in the lab process, sandboxed there */
+        r->sandbox = lab_port_sandboxed();
+        return;
+    }
     if (entered) {
         r->sandbox = 1;
         return;
@@ -226,10 +239,8 @@ static lab_status run_calls(const lab_rig *rig, const lab_case *c, lab_report *r
             prefix_call(r, k, total);
             break;
         }
-        if (k == 0) {
-            count0 = g_live_count;
-            bytes0 = g_live_bytes;
-        }
+        if (k == 0)
+            lab_port_live(&count0, &bytes0);
         if (k == o->calls - 1 && check_leak(count0, bytes0, o->calls, r) != ST_OK)
             break;
     }

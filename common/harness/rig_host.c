@@ -7,6 +7,7 @@
  */
 #include "rig.h"
 #include "gen.h"
+#include "port.h"
 #include "verdict.h"
 
 #include <stdlib.h>
@@ -32,11 +33,11 @@ static int host_alloc(void *self, const lab_case *c, size_t cap, lab_report *r)
     r->mode = "host";
     r->device = "CPU (serial)";
     g->cap = cap;
-    g->temp_bytes = c->v->temp_bytes ? c->v->temp_bytes(cap) : 0;
+    g->temp_bytes = lab_port_temp_bytes(c->v, cap);
     g->temp_n = (size_t)-1;
-    g->in = lab_host_alloc(lab_layout_words(cap) * sizeof(int));
-    g->out = lab_host_alloc(lab_layout_words(cap) * sizeof(int));
-    g->temp = g->temp_bytes ? lab_host_alloc(g->temp_bytes) : NULL;
+    g->in = lab_port_host_alloc(lab_layout_words(cap) * sizeof(int));
+    g->out = lab_port_host_alloc(lab_layout_words(cap) * sizeof(int));
+    g->temp = g->temp_bytes ? lab_port_host_alloc(g->temp_bytes) : NULL;
     if (!g->in || !g->out || (g->temp_bytes && !g->temp)) {
         r->status = ST_NO_MEMORY;
         lab_report_msg(r, "cannot allocate host memory for n=%zu", cap);
@@ -66,9 +67,13 @@ static void host_prepare(void *self, const lab_case *c, int k, size_t n)
 static lab_result host_invoke(void *self, const lab_case *c, int k, size_t n, lab_call_ms *ms)
 {
     host_rig *g = self;
-    (void)k;
+    const lab_port_args a = {.kind = LAB_ENTRY_SCAN,
+                             .in = g->in + g->li.front,
+                             .out = g->out + g->lo.front,
+                             .temp = g->temp,
+                             .n = n};
     const double t0 = lab_now_ms();
-    const lab_result res = c->v->fn.scan(g->in + g->li.front, g->out + g->lo.front, n, g->temp);
+    const lab_result res = lab_port_call(c, k, &a);
     const double t1 = lab_now_ms();
     if (ms) {
         ms->scan = t1 - t0;
@@ -96,9 +101,9 @@ static double host_copy_ms(void *self, const lab_case *c, size_t n)
 static void host_free(void *self)
 {
     host_rig *g = self;
-    free(g->temp);
-    free(g->out);
-    free(g->in);
+    lab_port_host_free(g->temp);
+    lab_port_host_free(g->out);
+    lab_port_host_free(g->in);
 }
 
 const lab_rig lab_rig_host = {

@@ -17,6 +17,7 @@
  */
 #include "rig.h"
 #include "cuda_check.h"
+#include "port.h"
 #include "gen.h"
 #include "ops.h"
 #include "verdict.h"
@@ -88,18 +89,18 @@ static int ops_alloc(void *self, const lab_case *c, size_t cap, lab_report *r)
     g->words = lab_layout_words(cap);
     g->out_cap = v->op == LAB_OP_CSR ? 2 * cap + 2 : cap;
     g->out_words = lab_layout_words(g->out_cap);
-    g->scratch_bytes = v->temp_bytes ? v->temp_bytes(g->out_cap) : 0;
+    g->scratch_bytes = lab_port_temp_bytes(v, g->out_cap);
     g->scratch_n = (size_t)-1;
     const size_t bytes = g->words * sizeof(int), out_bytes = g->out_words * sizeof(int);
     if (ops_alloc_host(g, v, r) != 0)
         return -1;
-    if (lab_kept_malloc((void **)&g->d_in, bytes, r, "the input") ||
-        (g->h_heads && lab_kept_malloc((void **)&g->d_heads, bytes, r, "the segment heads")) ||
-        lab_kept_malloc((void **)&g->d_out, out_bytes, r, "the output") ||
+    if (lab_port_malloc((void **)&g->d_in, bytes, r, "the input") ||
+        (g->h_heads && lab_port_malloc((void **)&g->d_heads, bytes, r, "the segment heads")) ||
+        lab_port_malloc((void **)&g->d_out, out_bytes, r, "the output") ||
         (v->op == LAB_OP_COMPACT &&
-         lab_kept_malloc((void **)&g->d_count, sizeof(size_t), r, "the compaction's count")) ||
+         lab_port_malloc((void **)&g->d_count, sizeof(size_t), r, "the compaction's count")) ||
         (g->scratch_bytes &&
-         lab_kept_malloc(&g->d_scratch, g->scratch_bytes, r, "the lab's scratch")) ||
+         lab_port_malloc(&g->d_scratch, g->scratch_bytes, r, "the lab's scratch")) ||
         !(g->d_flush = lab_flush_buffer(&g->flush_bytes, r)))
         return -1;
     if (on_gpu(c, 1) &&
@@ -113,10 +114,12 @@ static int ops_alloc(void *self, const lab_case *c, size_t cap, lab_report *r)
 static void ops_free(void *self)
 {
     ops_rig *g = self;
-    void *d[] = {g->d_seed, g->d_verify, g->d_scratch, g->d_count,
-                 g->d_out,  g->d_heads,  g->d_in}; /* not d_flush; all kept (call.h) */
+    void *d[] = {g->d_seed, g->d_verify}; /* not d_flush; all kept (call.h) */
     for (size_t i = 0; i < sizeof(d) / sizeof(d[0]); i++)
         lab_kept_free(d[i]);
+    void *shared[] = {g->d_scratch, g->d_count, g->d_out, g->d_heads, g->d_in}; /* port.h */
+    for (size_t i = 0; i < sizeof(shared) / sizeof(shared[0]); i++)
+        lab_port_free(shared[i]);
     void *h[] = {g->bound_d, g->want_d, g->want, g->h_back, g->h_out, g->h_heads, g->h_in};
     for (size_t i = 0; i < sizeof(h) / sizeof(h[0]); i++)
         free(h[i]);
@@ -161,7 +164,7 @@ static void ops_prepare(void *self, const lab_case *c, int k, size_t n)
         CUDA_CHECK(cudaMemset(g->d_count, 0xFF, sizeof(size_t)));
     const size_t sn = scratch_n(v, n, o->dist);
     if (g->scratch_bytes && g->scratch_n != sn) {
-        CUDA_CHECK(cudaMemset(g->d_scratch, 0, v->temp_bytes(sn)));
+        CUDA_CHECK(cudaMemset(g->d_scratch, 0, lab_port_temp_bytes(v, sn)));
         g->scratch_n = sn;
     }
     CUDA_CHECK(cudaMemsetAsync(g->d_flush, k & 0xFF, g->flush_bytes, 0));
@@ -177,22 +180,22 @@ static lab_result ops_invoke(void *self, const lab_case *c, int k, size_t n, lab
     int *d_out = g->d_out + g->lo.front;
     lab_result res;
 
+    const lab_entry_kind kind = lab_entry_of(LAB_WHOLE, v->op);
+    const lab_port_args a = {.kind = kind,
+                             .in = d_in,
+                             .heads = kind == LAB_ENTRY_SEG ? g->d_heads + g->li.front : NULL,
+                             .out = d_out,
+                             .count = kind == LAB_ENTRY_COMPACT ? g->d_count : NULL,
+                             .temp = g->d_scratch,
+                             .n = n,
+                             .n_rows = kind == LAB_ENTRY_CSR ? g->lo.n - 1 : 0};
+
     CUDA_CHECK(cudaEventRecord(g->ev[0], 0));
-    lab_code_begin(k);
-    switch (lab_entry_of(LAB_WHOLE, v->op)) {
-    case LAB_ENTRY_SEG:
-        res = v->fn.seg(d_in, g->d_heads + g->li.front, d_out, n, g->d_scratch);
-        break;
-    case LAB_ENTRY_COMPACT:
-        res = v->fn.compact(d_in, d_out, n, g->d_count, g->d_scratch);
-        break;
-    case LAB_ENTRY_CSR:
-        res = v->fn.csr(d_in, d_out, n, g->lo.n - 1, g->d_scratch);
-        break;
-    default:
-        res = v->fn.scan(d_in, d_out, n, g->d_scratch);
-    }
-    lab_code_end();
+    if (!lab_port_remote())
+        lab_code_begin(k);
+    res = lab_port_call(c, k, &a);
+    if (!lab_port_remote())
+        lab_code_end();
     CUDA_CHECK(cudaGetLastError());
     CUDA_CHECK(cudaDeviceSynchronize());
     CUDA_CHECK(cudaEventRecord(g->ev[1], 0));

@@ -8,11 +8,19 @@
  */
 #include "rig.h"
 #include "cuda_check.h"
+#include "port.h"
 #include "driver.h"
 #include "gen.h"
 #include "verdict.h"
 
 #include <stdlib.h>
+
+/* Bytes of scratch for n elements (driver.h: lab_scratch_bytes), a whole lab's asked through the
+ * port (port.h: in a judge, the lab process answers). */
+static size_t scratch_bytes(const lab_info *lab, const lab_variant *v, size_t n)
+{
+    return lab->shape == LAB_TILE ? lab_scratch_bytes(lab, v, n) : lab_port_temp_bytes(v, n);
+}
 
 /* Everything a device run allocates once, sized for its largest n. */
 typedef struct {
@@ -69,7 +77,7 @@ static int scan_alloc(void *self, const lab_case *c, size_t cap, lab_report *r)
     r->device = lab_device_name();
     g->cap = cap;
     g->words = lab_layout_words(cap);
-    g->scratch_bytes = lab_scratch_bytes(lab, c->v, cap);
+    g->scratch_bytes = scratch_bytes(lab, c->v, cap);
     if (!(g->d_flush = lab_flush_buffer(&g->flush_bytes, r)))
         return -1;
     const size_t verify_bytes = lab_verify_temp_bytes(cap);
@@ -83,10 +91,10 @@ static int scan_alloc(void *self, const lab_case *c, size_t cap, lab_report *r)
         lab_report_msg(r, "cannot allocate host memory for n=%zu", cap);
         return -1;
     }
-    if (lab_kept_malloc((void **)&g->d_in, g->words * sizeof(int), r, "the input") ||
-        lab_kept_malloc((void **)&g->d_out, g->words * sizeof(int), r, "the output") ||
+    if (lab_port_malloc((void **)&g->d_in, g->words * sizeof(int), r, "the input") ||
+        lab_port_malloc((void **)&g->d_out, g->words * sizeof(int), r, "the output") ||
         (g->scratch_bytes &&
-         lab_kept_malloc(&g->d_scratch, g->scratch_bytes, r, "the lab's scratch")) ||
+         lab_port_malloc(&g->d_scratch, g->scratch_bytes, r, "the lab's scratch")) ||
         lab_kept_malloc(&g->d_verify, verify_bytes, r, "the harness's check") ||
         lab_kept_malloc((void **)&g->d_seed, sizeof(uint64_t), r, "the input's seed") ||
         (tiles && lab_kept_malloc((void **)&g->d_sums, tiles * sizeof(int), r, "the tile totals")))
@@ -99,10 +107,12 @@ static int scan_alloc(void *self, const lab_case *c, size_t cap, lab_report *r)
 static void scan_free(void *self)
 {
     scan_rig *g = self;
-    void *bufs[] = {g->d_sums,    g->d_seed, g->d_verify,
-                    g->d_scratch, g->d_out,  g->d_in}; /* not d_flush; all kept (call.h) */
+    void *bufs[] = {g->d_sums, g->d_seed, g->d_verify}; /* not d_flush; all kept (call.h) */
     for (size_t i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++)
         lab_kept_free(bufs[i]);
+    void *shared[] = {g->d_scratch, g->d_out, g->d_in}; /* the lab's (port.h) */
+    for (size_t i = 0; i < sizeof(shared) / sizeof(shared[0]); i++)
+        lab_port_free(shared[i]);
     free(g->h_sums);
     free(g->h_out);
     free(g->h_in);
@@ -121,7 +131,7 @@ static void scan_prepare(void *self, const lab_case *c, int k, size_t n)
                   lab_call_seed(o->seed, (unsigned)k), k > 0, g->d_seed);
     lab_prep_output(g->d_out, g->lo.front, n, g->lo.back);
     if (g->scratch_bytes && g->scratch_n != n) { /* zero-filled for each new n (lab.h) */
-        CUDA_CHECK(cudaMemset(g->d_scratch, 0, lab_scratch_bytes(lab, c->v, n)));
+        CUDA_CHECK(cudaMemset(g->d_scratch, 0, scratch_bytes(lab, c->v, n)));
         g->scratch_n = n;
     }
     if (lab->shape == LAB_TILE && n) /* so a tile total the lab never writes is caught */
@@ -145,13 +155,21 @@ static lab_result scan_invoke(void *self, const lab_case *c, int k, size_t n, la
     int *d_out = g->d_out + g->lo.front;
     lab_result res;
 
+    lab_port_args a = {.in = d_in, .out = d_out, .n = n};
+    if (lab->shape == LAB_TILE) { /* the tile pass; the carries are the harness's (below) */
+        a.kind = LAB_ENTRY_TILES;
+        a.tile_sums = (int *)g->d_scratch;
+    } else {
+        a.kind = LAB_ENTRY_SCAN;
+        a.temp = g->d_scratch;
+    }
+
     CUDA_CHECK(cudaEventRecord(g->ev[0], 0));
-    lab_code_begin(k);
-    if (lab->shape == LAB_TILE)
-        res = lab_device_tile_pass(lab, c->v, d_in, d_out, n, g->d_scratch, NULL);
-    else
-        res = lab_device_scan(lab, c->v, d_in, d_out, n, g->d_scratch);
-    lab_code_end();
+    if (!lab_port_remote())
+        lab_code_begin(k);
+    res = lab_port_call(c, k, &a);
+    if (!lab_port_remote())
+        lab_code_end();
     CUDA_CHECK(cudaGetLastError());
     CUDA_CHECK(cudaDeviceSynchronize()); /* every stream: all of the lab's work is counted */
     CUDA_CHECK(cudaEventRecord(g->ev[1], 0));

@@ -12,6 +12,7 @@
 
 #include "call.h"
 #include "cuda_check.h"
+#include "port.h"
 
 #include <fcntl.h>
 #include <stdlib.h>
@@ -244,6 +245,51 @@ static void on_cuda_fail(const char *what, cudaError_t err)
     print_report(g_report);
 }
 
+/* A judge whose lab process failed mid-call (port.h): the report says how, and the process ends. */
+static void on_port_fail(lab_status st, const char *msg, int exit_code)
+{
+    if (g_report) {
+        g_report->status = st;
+        g_report->reps = 0;
+        lab_report_msg(g_report, "%s", msg);
+        print_report(g_report);
+    }
+    fflush(NULL);
+    _exit(exit_code);
+}
+
+/* Takes the judge's options from the front of argv (`--judge BINARY [--run-as UID:GID]
+ * [--wrap 'COMMAND ...']`, then the harness's usual ones) and starts the lab process. Returns the
+ * count of words taken (0: not a judge), or -1 after printing why. */
+static int start_judge(int argc, char **argv)
+{
+    long uid = -1, gid = -1;
+    const char *binary = NULL, *wrap = NULL;
+    char why[300] = "";
+    int i = 1;
+    if (argc < 3 || strcmp(argv[1], "--judge") != 0)
+        return 0;
+    binary = argv[2];
+    for (i = 3; i + 1 < argc; i += 2) {
+        if (strcmp(argv[i], "--run-as") == 0) {
+            if (sscanf(argv[i + 1], "%ld:%ld", &uid, &gid) != 2 || uid < 0 || gid < 0) {
+                fprintf(stderr, "%s: --run-as takes UID:GID (is '%s')\n", argv[0], argv[i + 1]);
+                return -1;
+            }
+        } else if (strcmp(argv[i], "--wrap") == 0) {
+            wrap = argv[i + 1];
+        } else {
+            break;
+        }
+    }
+    if (lab_port_judge_start(binary, uid, gid, wrap, why, sizeof(why)) != 0) {
+        fprintf(stderr, "%s: %s\n", argv[0], why);
+        return -1;
+    }
+    lab_port_fail_hook = on_port_fail;
+    return i - 1;
+}
+
 /* Checks that LAB is well formed, so a broken descriptor is a message, not a crash. */
 static int lab_info_ok(const lab_info *lab, char *why, size_t whylen)
 {
@@ -439,8 +485,23 @@ static int one_case(int argc, char **argv, const char *prog)
 int lab_main(int argc, char **argv)
 {
     const char *prog = argc > 0 ? argv[0] : "scan";
-    const int grader = argc == 2 && strcmp(argv[1], "--grader") == 0;
     static int exit_check_registered;
+
+    /* the lab process of a judge (port.h): the lab's calls, and nothing else */
+    if (argc == 4 && strcmp(argv[1], "--serve") == 0) {
+        setenv("CUDA_MODULE_LOADING", "EAGER", 1);
+        return lab_port_serve(atoi(argv[2]), atoi(argv[3]));
+    }
+    /* a judge: the lab's code runs in the lab process it starts; the rest is as below */
+    const int taken = start_judge(argc, argv);
+    if (taken < 0)
+        return LAB_EXIT_USAGE;
+    if (taken > 0) {
+        argv[taken] = argv[0];
+        argv += taken;
+        argc -= taken;
+    }
+    const int grader = argc == 2 && strcmp(argv[1], "--grader") == 0;
 
     if (!exit_check_registered && atexit(on_process_exit) == 0)
         exit_check_registered = 1;
@@ -455,5 +516,5 @@ int lab_main(int argc, char **argv)
             break;
         rc = next;
     }
-    return rc;
+    return lab_port_judge_finish(rc);
 }

@@ -1,0 +1,49 @@
+/* port_wire.h — the judge's channel as both ends write it (port.c: the judge, serve.c: the lab
+ * process): one fixed-size request, one fixed-size reply naming it. Internal to the harness. */
+#ifndef SCAN_HARNESS_PORT_WIRE_H
+#define SCAN_HARNESS_PORT_WIRE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define PORT_MAGIC 0x4a554447u /* "JUDG" */
+#define PORT_CHANNEL_FD 3      /* the lab process's end of the channel */
+#define PORT_ARENA_FD 4        /* the shared arena (a memfd) */
+#define PORT_SPINS 20000       /* non-blocking reads before the judge sleeps in poll */
+/* The arena's size: sparse, so only the pages in use take memory (1 TiB of address space). */
+#define LAB_ARENA_BYTES ((size_t)1 << 40)
+
+enum {
+    REQ_HELLO = 1, /* the lab process's first reply, unasked: value 1 when it is sandboxed */
+    REQ_OPEN,      /* open buffer id: a CUDA IPC handle, or a mapping in the arena */
+    REQ_CLOSE,     /* forget buffer id (the judge is about to free it) */
+    REQ_TEMP,      /* value = variants[variant].temp_bytes(n) */
+    REQ_CALL,      /* call variants[variant]'s entry point (kind) on the buffers named */
+};
+
+/* A pointer as the lab process names it: the buffer's id (0: NULL) and an offset into it. */
+typedef struct {
+    uint64_t id, offset;
+} port_ref;
+
+typedef struct {
+    uint32_t magic, op;
+    uint64_t seq;
+    int32_t variant, k, kind, arena;
+    uint64_t n, n_rows;
+    port_ref in, heads, out, sums, count, temp;
+    uint64_t id, bytes, map_off, map_len, user_off; /* REQ_OPEN, REQ_CLOSE */
+    unsigned char handle[64];                       /* REQ_OPEN on a GPU: cudaIpcMemHandle_t */
+} port_request;
+
+typedef struct {
+    uint32_t magic, op;
+    uint64_t seq;
+    int32_t result;     /* REQ_CALL: what the lab returned; REQ_OPEN: 0 or -1 */
+    int32_t cuda_error; /* REQ_CALL: a CUDA error of the lab's call (why says which), else 0 */
+    uint64_t value;     /* REQ_TEMP: bytes; REQ_HELLO: 1 when sandboxed */
+    uint64_t live_count, live_bytes; /* the lab's cudaMalloc buffers alive after the call */
+    char why[2304]; /* NUL-terminated: a CUDA error's name and text, a "not implemented" reason */
+} port_reply;
+
+#endif /* SCAN_HARNESS_PORT_WIRE_H */
