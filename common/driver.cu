@@ -166,3 +166,12 @@ extern "C" void lab_device_carries(const lab_info *lab, int *d_out, size_t n, vo
     ref_exclusive_scan_inplace(sums, tiles, (char *)d_scratch + lab_align256(tiles * sizeof(int)));
     ref_add_carries(d_out, sums, n, lab->tile);
 }
+
+/* The judge's calibration (common/harness/port.c): one empty kernel, launched in the lab process
+ * by the course's code before any of the lab's code has run. */
+static __global__ void empty_kernel() {}
+
+extern "C" void lab_launch_empty(void)
+{
+    empty_kernel<<<1, 32>>>();
+}

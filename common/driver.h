@@ -34,6 +34,9 @@ lab_result lab_device_tile_pass(const lab_info *lab, const lab_variant *v, const
  * outputs. lab_device_scan is lab_device_tile_pass followed by this. */
 void lab_device_carries(const lab_info *lab, int *d_out, size_t n, void *d_scratch);
 
+/* Launches one empty kernel on the default stream (the judge's calibration of its channel). */
+void lab_launch_empty(void);
+
 /* bytes rounded up to 256, so that every sub-buffer of a scratch keeps cudaMalloc's alignment. */
 static inline size_t lab_align256(size_t bytes)
 {

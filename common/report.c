@@ -168,6 +168,8 @@ void lab_print_report_json(FILE *f, const lab_report *r)
     json_ms(f, r->tile_ms);
     fputs(",\"memcpy_ms\":", f);
     json_ms(f, r->memcpy_ms);
+    if (r->channel_ms > 0)
+        fprintf(f, ",\"channel_ms\":%.6f", r->channel_ms);
     fputs(",\"gbps\":", f);
     if (r->ms > 0)
         fprintf(f, "%.3f", lab_gbps(r->n, r->ms));

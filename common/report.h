@@ -47,6 +47,7 @@ typedef struct {
     double ms;        /* median time of the whole scan */
     double tile_ms;   /* tile labs: median time of the tile pass alone; else 0 */
     double memcpy_ms; /* median time of a copy of the same bytes, same process */
+    double channel_ms; /* a judge: its channel's cost, taken off each timed call (0: none) */
     int calls;        /* calls of the lab's code made (each on a new input, each checked) */
     int sandbox;      /* 1: the lab's code ran inside the seccomp sandbox */
     const char *op;   /* the variant's operator (ops.h): "add" in every lab but 09 */

@@ -170,6 +170,7 @@ static void timings_finish(timings *t, const lab_info *lab, lab_report *r)
         r->reps = t->count;
         r->ms = lab_median(t->scan, (size_t)t->count);
         r->memcpy_ms = lab_median(t->copy, (size_t)t->count);
+        r->channel_ms = lab_port_overhead_ms(lab->shape != LAB_HOST);
         if (lab->shape == LAB_TILE)
             r->tile_ms = lab_median(t->tile, (size_t)t->count);
     }

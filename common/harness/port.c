@@ -22,6 +22,7 @@
 #define _GNU_SOURCE
 #include "port.h"
 #include "cuda_check.h"
+#include "driver.h"
 #include "port_wire.h"
 
 #include <errno.h>
@@ -69,6 +70,7 @@ static struct {
     pid_t pid;     /* the lab process */
     uint64_t seq;  /* of the last request */
     int sandboxed; /* the lab process said it is in its sandbox */
+    double gpu_overhead_ms, host_overhead_ms; /* the channel's own cost (calibrate) */
     size_t live_count, live_bytes;
     /* the arena */
     int arena_fd;
@@ -204,6 +206,7 @@ static shared_buf *shared_find(const void *p)
 }
 
 static void request(port_request *q);
+static void calibrate(void);
 static void await_reply(const port_request *q, port_reply *a);
 
 /* The lab process forgets buffer b (before the judge frees it). */
@@ -571,6 +574,9 @@ int lab_port_judge_start(const char *binary, long uid, long gid, const char *wra
     J.fd = sv[0];
     J.pid = pid;
     J.on = 1;
+#ifndef LAB_CPU_MODE
+    cudaSetDeviceFlags(cudaDeviceScheduleSpin);
+#endif
     signal(SIGPIPE, SIG_IGN); /* a closed channel is an error of write, read as the lab's end */
     /* the lab process's first words: it is ready (its sandbox entered, or why not) */
     port_request hello = {.op = REQ_HELLO, .seq = 0};
@@ -579,7 +585,58 @@ int lab_port_judge_start(const char *binary, long uid, long gid, const char *wra
     J.sandboxed = a.value == 1;
     if (!J.sandboxed && a.why[0])
         fprintf(stderr, "harness: %s\n", a.why);
+    calibrate();
     return 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The channel's own cost, timed as the rigs time a call, before any of the lab's code has run
+ * (so nothing the lab does can make it larger): CALIBRATE_CALLS null calls, their median. On a
+ * GPU, events around an empty kernel launched in the lab process (what a call of the lab adds to
+ * its own kernels: the request, the switch between the two processes' contexts, the answer); on
+ * the host's clock, a call that runs nothing. The rigs take it off each timed call. */
+#define CALIBRATE_CALLS 41
+static void calibrate(void)
+{
+    double t[CALIBRATE_CALLS];
+    port_request q = {.op = REQ_NULL};
+    port_reply a;
+    for (int i = 0; i < CALIBRATE_CALLS; i++) {
+        const double t0 = lab_now_ms();
+        q.k = 0;
+        request(&q);
+        await_reply(&q, &a);
+        t[i] = lab_now_ms() - t0;
+    }
+    qsort(t, CALIBRATE_CALLS, sizeof(double), cmp_double);
+    J.host_overhead_ms = t[CALIBRATE_CALLS / 2];
+#ifndef LAB_CPU_MODE
+    cudaEvent_t *ev = lab_case_events();
+    for (int i = 0; i < CALIBRATE_CALLS; i++) {
+        CUDA_CHECK(cudaEventRecord(ev[0], 0));
+        q.k = 1;
+        request(&q);
+        await_reply(&q, &a);
+        if (a.cuda_error)
+            lab_process_gone("in the judge's calibration");
+        CUDA_CHECK(cudaDeviceSynchronize());
+        CUDA_CHECK(cudaEventRecord(ev[1], 0));
+        CUDA_CHECK(cudaEventSynchronize(ev[1]));
+        t[i] = lab_event_ms(ev[0], ev[1]);
+    }
+    qsort(t, CALIBRATE_CALLS, sizeof(double), cmp_double);
+    J.gpu_overhead_ms = t[CALIBRATE_CALLS / 2];
+#endif
+}
+
+double lab_port_overhead_ms(int device)
+{
+    return !J.on ? 0.0 : device ? J.gpu_overhead_ms : J.host_overhead_ms;
 }
 
 /* At the end of the judge's input: the lab process is told to end, and its exit is the run's

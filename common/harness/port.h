@@ -83,8 +83,11 @@ int lab_port_judge_finish(int rc);
 /* The lab process's side: `scan --serve CHANNEL_FD ARENA_FD` (serve.c). Returns the exit code. */
 int lab_port_serve(int channel_fd, int arena_fd);
 
-/* Tells a judge that the sandbox of the lab process is wanted (graded runs). */
-void lab_port_want_sandbox(int on);
+/* The judge's channel's own cost per timed call, in milliseconds, measured when the lab process
+ * started, before any of the lab's code ran (port.c: calibrate): device 1, by events around an
+ * empty kernel in the lab process; 0, by the host's clock around a call of nothing. 0 in a
+ * process that is not a judge. The rigs subtract it from every timed call of the lab. */
+double lab_port_overhead_ms(int device);
 
 /* 1 when the lab process said it entered its sandbox. */
 int lab_port_sandboxed(void);

@@ -19,6 +19,7 @@ enum {
     REQ_CLOSE,     /* forget buffer id (the judge is about to free it) */
     REQ_TEMP,      /* value = variants[variant].temp_bytes(n) */
     REQ_CALL,      /* call variants[variant]'s entry point (kind) on the buffers named */
+    REQ_NULL,      /* the calibration: no lab code; k = 1: one empty kernel, then synchronise */
 };
 
 /* A pointer as the lab process names it: the buffer's id (0: NULL) and an offset into it. */

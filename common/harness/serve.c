@@ -11,6 +11,7 @@
 #define _GNU_SOURCE
 #include "port.h"
 #include "cuda_check.h"
+#include "driver.h"
 #include "port_wire.h"
 #include "sandbox.h"
 
@@ -205,7 +206,8 @@ int lab_port_serve(int channel_fd, int arena_fd)
             g_arena = NULL;
     }
 #ifndef LAB_CPU_MODE
-    CUDA_CHECK(cudaFree(0)); /* the context, before the sandbox */
+    cudaSetDeviceFlags(cudaDeviceScheduleSpin); /* the shortest wait for a call's end */
+    CUDA_CHECK(cudaFree(0));                    /* the context, before the sandbox */
 #endif
     const int under_tool = lab_under_tool();
     clearenv();
@@ -231,6 +233,14 @@ int lab_port_serve(int channel_fd, int arena_fd)
         case REQ_TEMP:
             if (q.variant >= 0 && q.variant < LAB.n_variants && LAB.variants[q.variant].temp_bytes)
                 a.value = LAB.variants[q.variant].temp_bytes(q.n);
+            break;
+        case REQ_NULL:
+#ifndef LAB_CPU_MODE
+            if (q.k == 1) {
+                lab_launch_empty();
+                a.cuda_error = (int32_t)cudaDeviceSynchronize();
+            }
+#endif
             break;
         case REQ_CALL:
             if (q.variant < 0 || q.variant >= LAB.n_variants)

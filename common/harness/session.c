@@ -492,6 +492,8 @@ int lab_main(int argc, char **argv)
         setenv("CUDA_MODULE_LOADING", "EAGER", 1);
         return lab_port_serve(atoi(argv[2]), atoi(argv[3]));
     }
+    /* every kernel is loaded when CUDA starts, before the sandbox (no module loads inside it) */
+    setenv("CUDA_MODULE_LOADING", "EAGER", 1);
     /* a judge: the lab's code runs in the lab process it starts; the rest is as below */
     const int taken = start_judge(argc, argv);
     if (taken < 0)
@@ -506,8 +508,6 @@ int lab_main(int argc, char **argv)
     if (!exit_check_registered && atexit(on_process_exit) == 0)
         exit_check_registered = 1;
     lab_harness_banks = !grader;
-    /* every kernel is loaded when CUDA starts, before the sandbox (no module loads inside it) */
-    setenv("CUDA_MODULE_LOADING", "EAGER", 1);
     int rc = one_case(argc, argv, prog);
     /* a graded run: the next case, until the input ends or a case is not ok */
     while (grader && rc == LAB_EXIT_OK) {
