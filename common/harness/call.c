@@ -123,14 +123,11 @@ static struct {
     void *p;
     size_t bytes;
     int busy;
-    int shared; /* handed to a judge's lab process (port.h): never kept for the harness alone */
 } g_kept[KEPT_MAX];
 
 /* Frees kept buffer i; its slot is empty again. */
 static void kept_drop(int i)
 {
-    if (g_kept[i].shared)
-        lab_port_forget(g_kept[i].p);
     CUDA_CHECK(cudaFree(g_kept[i].p));
     g_kept[i].p = NULL;
     g_kept[i].bytes = 0;
@@ -168,13 +165,13 @@ static int keeping(void)
     return g_keep;
 }
 
-static int kept_malloc(void **p, size_t bytes, lab_report *r, const char *what, int shared)
+int lab_kept_malloc(void **p, size_t bytes, lab_report *r, const char *what)
 {
     if (!keeping())
         return lab_try_malloc(p, bytes, r, what);
     int fit = -1, empty = -1, small = -1; /* among the kept buffers not in use */
     for (int i = 0; i < KEPT_MAX; i++) {
-        if (g_kept[i].busy || (g_kept[i].p && g_kept[i].shared != shared))
+        if (g_kept[i].busy)
             continue;
         if (!g_kept[i].p) {
             if (empty < 0)
@@ -209,19 +206,8 @@ static int kept_malloc(void **p, size_t bytes, lab_report *r, const char *what, 
         g_kept[slot].p = *p;
         g_kept[slot].bytes = bytes ? bytes : 1;
         g_kept[slot].busy = 1;
-        g_kept[slot].shared = shared;
     }
     return 0;
-}
-
-int lab_kept_malloc(void **p, size_t bytes, lab_report *r, const char *what)
-{
-    return kept_malloc(p, bytes, r, what, 0);
-}
-
-int lab_kept_malloc_shared(void **p, size_t bytes, lab_report *r, const char *what)
-{
-    return kept_malloc(p, bytes, r, what, 1);
 }
 
 void lab_kept_free(void *p)
@@ -233,8 +219,7 @@ void lab_kept_free(void *p)
             g_kept[i].busy = 0;
             return;
         }
-    lab_port_forget(p); /* allocated when every slot was in use, or under a tool */
-    CUDA_CHECK(cudaFree(p));
+    CUDA_CHECK(cudaFree(p)); /* allocated when every slot was in use, or under a tool */
 }
 
 size_t lab_kept_spare(void)

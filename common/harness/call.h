@@ -71,11 +71,6 @@ int lab_try_malloc(void **p, size_t bytes, lab_report *r, const char *what);
  * environment of the process's first case. */
 int lab_kept_malloc(void **p, size_t bytes, lab_report *r, const char *what);
 void lab_kept_free(void *p);
-/* lab_kept_malloc for a buffer a judge shares with its lab process (port.h: lab_port_malloc): kept
- * apart, so that a buffer the lab process has opened never later holds what only the harness may
- * read (a seed, the check's temp). */
-int lab_kept_malloc_shared(void **p, size_t bytes, lab_report *r, const char *what);
-
 /* port.c: the lab process forgets the shared buffer p, if it has it (before p is freed). */
 void lab_port_forget(void *p);
 /* port.c: the "not implemented" reason the lab process gave with its answer (once), or NULL;

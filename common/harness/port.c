@@ -24,6 +24,7 @@
 #include "cuda_check.h"
 #include "driver.h"
 #include "port_wire.h"
+#include "vmm.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -178,6 +179,7 @@ typedef struct {
     uint64_t id;                       /* 0: an empty slot */
     int opened;                        /* the lab process has it */
     int in_arena;                      /* host arrays, CPU mode */
+    int device;   /* in the arena: a CPU-mode device buffer (adopted as one there) */
     size_t map_off, map_len, user_off; /* in the arena: the mapping and where the buffer starts */
 } shared_buf;
 static shared_buf g_shared[SHARED_MAX];
@@ -237,15 +239,16 @@ int lab_port_malloc(void **p, size_t bytes, lab_report *r, const char *what)
         lab_cpu_allocation(*p, &map, &map_len, &user_off, &b) ? shared_add(*p, b) : NULL;
     if (s) {
         s->in_arena = 1;
+        s->device = 1;
         s->map_off = (size_t)((char *)map - J.arena);
         s->map_len = map_len;
         s->user_off = user_off;
     }
 #else
-    if (lab_kept_malloc_shared(p, bytes, r, what) != 0)
+    if (lab_vmm_malloc(p, bytes, r, what) != 0)
         return -1;
     if (!shared_find(*p))
-        shared_add(*p, bytes ? bytes : 1);
+        shared_add(*p, 0); /* its size when the lab process first opens it */
 #endif
     return 0;
 }
@@ -264,7 +267,7 @@ void lab_port_free(void *p)
         shared_drop(s);
     CUDA_CHECK(cudaFree(p));
 #else
-    lab_kept_free(p); /* kept: the lab process keeps it open too, until lab_port_forget */
+    lab_vmm_free(p); /* kept: the lab process keeps it open too, until lab_port_forget */
 #endif
 }
 
@@ -343,12 +346,32 @@ static void tampered(const char *what)
     _exit(LAB_EXIT_TAMPERED);
 }
 
-static void request(port_request *q)
+/* Sends q, and with it the file descriptor fd (when not -1: a buffer to open). */
+static void request_fd(port_request *q, int fd)
 {
     q->magic = PORT_MAGIC;
     q->seq = ++J.seq;
     const char *p = (const char *)q;
     size_t left = sizeof(*q);
+    if (fd >= 0) { /* the descriptor rides on the request's first byte */
+        char ctl[CMSG_SPACE(sizeof(int))];
+        struct iovec iov = {.iov_base = (void *)p, .iov_len = 1};
+        struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl,
+                           .msg_controllen = sizeof(ctl)};
+        memset(ctl, 0, sizeof(ctl));
+        struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(c), &fd, sizeof(int));
+        ssize_t k;
+        while ((k = sendmsg(J.fd, &m, 0)) < 0 && errno == EINTR) {
+        }
+        if (k != 1)
+            lab_process_gone("before it was asked to make a call");
+        p++;
+        left--;
+    }
     while (left > 0) {
         ssize_t k = write(J.fd, p, left);
         if (k < 0 && errno == EINTR)
@@ -358,6 +381,11 @@ static void request(port_request *q)
         p += k;
         left -= (size_t)k;
     }
+}
+
+static void request(port_request *q)
+{
+    request_fd(q, -1);
 }
 
 /* Reads exactly one reply: spins briefly (a call is often over within microseconds), then
@@ -406,19 +434,27 @@ static port_ref translate(const void *p)
     if (!b->opened) {
         port_request q = {.op = REQ_OPEN, .id = b->id, .bytes = b->bytes};
         port_reply a;
+        int fd = -1;
         if (b->in_arena) {
-            q.arena = 1;
+            q.arena = b->device ? 2 : 1;
             q.map_off = b->map_off;
             q.map_len = b->map_len;
             q.user_off = b->user_off;
         } else {
 #ifndef LAB_CPU_MODE
-            cudaIpcMemHandle_t h;
-            CUDA_CHECK(cudaIpcGetMemHandle(&h, b->base));
-            memcpy(q.handle, &h, sizeof(h) < sizeof(q.handle) ? sizeof(h) : sizeof(q.handle));
+            void *base;
+            size_t size;
+            if (lab_vmm_export(b->base, &fd, &base, &size) != 0) {
+                fprintf(stderr, "harness: cannot export a shared buffer to the lab's process\n");
+                _exit(LAB_EXIT_CUDA_ERROR);
+            }
+            b->bytes = size;
+            q.bytes = size;
 #endif
         }
-        request(&q);
+        request_fd(&q, fd);
+        if (fd >= 0)
+            close(fd);
         await_reply(&q, &a);
         if (a.result != 0) {
             fprintf(stderr, "harness: the lab's process could not open a shared buffer: %s\n",

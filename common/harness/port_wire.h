@@ -34,7 +34,7 @@ typedef struct {
     uint64_t n, n_rows;
     port_ref in, heads, out, sums, count, temp;
     uint64_t id, bytes, map_off, map_len, user_off; /* REQ_OPEN, REQ_CLOSE */
-    unsigned char handle[64];                       /* REQ_OPEN on a GPU: cudaIpcMemHandle_t */
+    /* REQ_OPEN of a device buffer on a GPU: its file descriptor comes with the request */
 } port_request;
 
 typedef struct {

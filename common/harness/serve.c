@@ -13,6 +13,7 @@
 #include "cuda_check.h"
 #include "driver.h"
 #include "port_wire.h"
+#include "vmm.h"
 #include "sandbox.h"
 
 #include <errno.h>
@@ -21,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #define OPEN_MAX 256
@@ -34,14 +36,23 @@ static struct {
 static int g_chan = -1;
 static char *g_arena;
 
-/* Reads one whole request: 1, or 0 at the end of the channel. */
-static int read_request(port_request *q)
+/* Reads one whole request, and the file descriptor that came with it into *fd (-1: none): 1, or 0
+ * at the end of the channel. */
+static int read_request(port_request *q, int *fd)
 {
     char *p = (char *)q;
     size_t got = 0;
     int spins = 0;
+    *fd = -1;
     while (got < sizeof(*q)) {
-        ssize_t k = read(g_chan, p + got, sizeof(*q) - got);
+        char ctl[CMSG_SPACE(sizeof(int))];
+        struct iovec iov = {.iov_base = p + got, .iov_len = sizeof(*q) - got};
+        struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl,
+                           .msg_controllen = sizeof(ctl)};
+        ssize_t k = recvmsg(g_chan, &m, MSG_CMSG_CLOEXEC);
+        struct cmsghdr *c = k > 0 ? CMSG_FIRSTHDR(&m) : NULL;
+        if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
+            memcpy(fd, CMSG_DATA(c), sizeof(int));
         if (k > 0) {
             got += (size_t)k;
             continue;
@@ -88,7 +99,7 @@ static char *resolve(port_ref r)
     return NULL;
 }
 
-static void open_buffer(const port_request *q, port_reply *a)
+static void open_buffer(const port_request *q, int fd, port_reply *a)
 {
     int slot = -1;
     for (int i = 0; i < OPEN_MAX && slot < 0; i++)
@@ -112,16 +123,13 @@ static void open_buffer(const port_request *q, port_reply *a)
 #endif
     } else {
 #ifndef LAB_CPU_MODE
-        cudaIpcMemHandle_t h;
-        void *d = NULL;
-        memcpy(&h, q->handle, sizeof(h));
-        const cudaError_t err = cudaIpcOpenMemHandle(&d, h, cudaIpcMemLazyEnablePeerAccess);
-        if (err != cudaSuccess) {
-            cudaGetLastError();
-            snprintf(a->why, sizeof(a->why), "cudaIpcOpenMemHandle: %s", cudaGetErrorString(err));
+        p = fd >= 0 ? lab_vmm_import(fd, q->bytes) : NULL;
+        if (!p) {
+            snprintf(a->why, sizeof(a->why), "cannot map a shared device buffer");
             return;
         }
-        p = d;
+#else
+        (void)fd;
 #endif
     }
     if (!p) {
@@ -144,7 +152,7 @@ static void close_buffer(const port_request *q)
                 lab_cpu_unadopt(g_open[i].ptr);
 #else
             if (g_open[i].kind == 0)
-                cudaIpcCloseMemHandle(g_open[i].ptr);
+                lab_vmm_unimport(g_open[i].ptr, g_open[i].bytes);
 #endif
             g_open[i].id = 0;
         }
@@ -218,14 +226,16 @@ int lab_port_serve(int channel_fd, int arena_fd)
     if (!hello.value)
         snprintf(hello.why, sizeof(hello.why), "%s", why);
     send_reply(&hello);
-    while (read_request(&q)) {
+    int fd;
+    while (read_request(&q, &fd)) {
         port_reply a;
         memset(&a, 0, sizeof(a));
         a.op = q.op;
         a.seq = q.seq;
         switch (q.op) {
         case REQ_OPEN:
-            open_buffer(&q, &a);
+            open_buffer(&q, fd, &a);
+            fd = -1;
             break;
         case REQ_CLOSE:
             close_buffer(&q);
@@ -250,6 +260,8 @@ int lab_port_serve(int channel_fd, int arena_fd)
         default:
             return LAB_EXIT_USAGE;
         }
+        if (fd >= 0)
+            close(fd); /* a descriptor with anything but an open request */
         send_reply(&a);
     }
     return LAB_EXIT_OK;
