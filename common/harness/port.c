@@ -245,10 +245,14 @@ int lab_port_malloc(void **p, size_t bytes, lab_report *r, const char *what)
         s->user_off = user_off;
     }
 #else
-    if (lab_vmm_malloc(p, bytes, r, what) != 0)
+    size_t mapped = 0;
+    if (lab_vmm_malloc(p, bytes, &mapped, r, what) != 0)
         return -1;
-    if (!shared_find(*p))
-        shared_add(*p, 0); /* its size when the lab process first opens it */
+    if (!shared_find(*p) && !shared_add(*p, mapped)) {
+        r->status = ST_NO_MEMORY;
+        lab_report_msg(r, "more than %d buffers shared with the lab's process", SHARED_MAX);
+        return -1;
+    }
 #endif
     return 0;
 }

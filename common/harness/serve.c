@@ -215,7 +215,7 @@ int lab_port_serve(int channel_fd, int arena_fd)
     }
 #ifndef LAB_CPU_MODE
     cudaSetDeviceFlags(cudaDeviceScheduleSpin); /* the shortest wait for a call's end */
-    CUDA_CHECK(cudaFree(0));                    /* the context, before the sandbox */
+    lab_vmm_load(); /* the context and the driver's functions, before the sandbox */
 #endif
     const int under_tool = lab_under_tool();
     clearenv();

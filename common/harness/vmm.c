@@ -48,10 +48,11 @@ static void *entry(const char *name)
     return fn;
 }
 
-static void load(void)
+void lab_vmm_load(void)
 {
     if (D.ready)
         return;
+    CUDA_CHECK(cudaFree(0)); /* the runtime's context, current for the driver's calls */
     *(void **)&D.create = entry("cuMemCreate");
     *(void **)&D.release = entry("cuMemRelease");
     *(void **)&D.reserve = entry("cuMemAddressReserve");
@@ -152,9 +153,9 @@ static int create(size_t size, int slot, lab_report *r, const char *what)
     return 0;
 }
 
-int lab_vmm_malloc(void **p, size_t bytes, lab_report *r, const char *what)
+int lab_vmm_malloc(void **p, size_t bytes, size_t *mapped, lab_report *r, const char *what)
 {
-    load();
+    lab_vmm_load();
     const CUmemAllocationProp prop = prop_of();
     size_t gran = 0;
     if (D.granularity(&gran, &prop, CU_MEM_ALLOC_GRANULARITY_RECOMMENDED) != CUDA_SUCCESS || !gran)
@@ -177,6 +178,7 @@ int lab_vmm_malloc(void **p, size_t bytes, lab_report *r, const char *what)
     if (fit >= 0) {
         g_buf[fit].busy = 1;
         *p = g_buf[fit].p;
+        *mapped = g_buf[fit].size;
         return 0;
     }
     const int slot = small >= 0 ? small : empty;
@@ -192,6 +194,7 @@ int lab_vmm_malloc(void **p, size_t bytes, lab_report *r, const char *what)
     if (create(size, slot, r, what) != 0)
         return -1;
     *p = g_buf[slot].p;
+    *mapped = size;
     return 0;
 }
 
@@ -222,7 +225,7 @@ void *lab_vmm_import(int fd, size_t size)
 {
     CUmemGenericAllocationHandle h;
     void *p = NULL;
-    load();
+    lab_vmm_load();
     const CUresult res =
         D.import_fd(&h, (void *)(uintptr_t)fd, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
     close(fd);

@@ -10,9 +10,12 @@
 extern "C" {
 #endif
 
-/* A shared buffer of at least bytes (kept: a freed one is taken again); -1 with r's status
- * ST_NO_MEMORY and message when there is none. */
-int lab_vmm_malloc(void **p, size_t bytes, lab_report *r, const char *what);
+/* Finds the driver's functions (and makes the context): before the lab process's sandbox. */
+void lab_vmm_load(void);
+
+/* A shared buffer of at least bytes, its mapped size in *mapped (kept: a freed one is taken
+ * again); -1 with r's status ST_NO_MEMORY and message when there is none. */
+int lab_vmm_malloc(void **p, size_t bytes, size_t *mapped, lab_report *r, const char *what);
 void lab_vmm_free(void *p);
 
 /* The buffer holding p: a new file descriptor for it (the caller closes it), its start and its
