@@ -177,7 +177,7 @@ $(BUILD)/%/scan: $(BUILD)/%/scan.lab.o $$(call LAB_DESC,$$*) $$(call LAB_BASE_OB
 # LAB_BASES='08_decoupled_lookback=path/scan.o ...': lab 10's base objects as compiled, made
 # LAB_OUT.<lab>.base.o like scan.base.o; a base not named links its stub (common/course/stubs/).
 BASE_GIVEN = $(or $(patsubst $(1)=%,%,$(filter $(1)=%,$(LAB_BASES))),$(BUILD)/common/course/stubs/$(1).o)
-lab-common: $(COMMON_OBJ) $(MAIN_OBJ) $(LAB_DESCS) $(STUB_OBJS) $(CPU_PCH)
+lab-common: $(COMMON_OBJ) $(MAIN_OBJ) $(LAB_DESCS) $(STUB_OBJS) $(CPU_PCH) $(LABS:%=$(BUILD)/judge/%/judge)
 lab-binary: $(STUB_OBJS) lab-binary-args $(LAB_OUT)
 lab-binary-args:
 	@test -n "$(LAB_SRC)" -a -n "$(LAB_OUT)" -a -n "$(LAB_ID)" || { echo "make lab-binary: set LAB_SRC=path/scan.cu, LAB_OUT=path/binary and LAB_ID=NN_name" >&2; exit 2; }

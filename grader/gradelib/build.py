@@ -435,6 +435,8 @@ class Builder:
             key = self._build_key(src, lab, bases)
             kept = self._kept(key, src, out_dir, precheck)
             if kept is not None:
+                if kept.ok:
+                    self._name_judge(kept.binary, lab)
                 return kept
         for stale in (stamp, priv_src, binary, obj):
             if os.path.lexists(stale):
@@ -463,7 +465,20 @@ class Builder:
         if key is not None:
             with open(stamp, "w") as f:
                 f.write(f"{key} {sha256_file(obj)} {sha256_file(binary)}\n")
+        self._name_judge(binary, lab)
         return BuildResult(True, binary=binary, obj=binary + ".o", seconds=r.seconds, note=note)
+
+    def judge_binary(self, lab):
+        """lab's judge, which `prepare` builds (Makefile: build/judge/<lab>/judge): the harness
+        and the lab's descriptor, no lab code; every graded run of the lab's binaries is judged
+        by it (common/harness/port.h)."""
+        top = os.path.join(self.common, "cpu") if self.mode == "cpu" else self.common
+        return os.path.join(top, "judge", lab, "judge")
+
+    def _name_judge(self, binary, lab):
+        """Writes beside binary the path of its judge (evaluate.judge_for reads it)."""
+        with open(binary + ".judge", "w") as f:
+            f.write(self.judge_binary(lab) + "\n")
 
     @staticmethod
     def _kept(key, src, out_dir, precheck):

@@ -204,6 +204,40 @@ class RunDir:
         shutil.rmtree(self.path, ignore_errors=True)
 
 
+JUDGE_SUFFIX = ".judge"  # beside a lab binary the grader built: the path of its lab's judge
+
+
+class NoJudge(Exception):
+    """A graded run of a binary whose judge cannot be found (one line: how to build it)."""
+
+
+def judge_for(binary):
+    """The judge of a lab binary (common/harness/port.h: graded runs are always judged): the path
+    written beside it by the grader's build (build.Builder.build: <binary>.judge), else the one
+    the Makefile builds for its layout (BUILD/<tree>/<lab>/scan: BUILD/judge/<lab>/judge). Raises
+    NoJudge when there is none."""
+    side = binary + JUDGE_SUFFIX
+    if os.path.isfile(side):
+        with open(side) as f:
+            path = f.read().strip()
+        if os.path.isfile(path):
+            return path
+    lab_dir = os.path.dirname(os.path.abspath(binary))
+    build = os.path.dirname(os.path.dirname(lab_dir))
+    path = os.path.join(build, "judge", os.path.basename(lab_dir), "judge")
+    if os.path.isfile(path):
+        return path
+    raise NoJudge(f"no judge for {binary}: graded runs are judged by the lab's judge "
+                  f"(make judges builds build/judge/<lab>/judge)")
+
+
+def _graded_argv(prog, d, tool):
+    """The command line of a graded run of prog from run folder d: its judge, running d's copy
+    of the binary (under tool, when given, as its lab process's wrapper)."""
+    inner = tool(d.binary, d.log) if tool else [d.binary]
+    return proc.judge_argv(judge_for(prog), inner[-1], inner[:-1])
+
+
 def run_lab(argv, timeout, report=False, case=None, kind="run", tool=None, cpu_limit=None):
     """proc.run for a lab binary (argv: the binary and its options) from a RunDir of its own:
     nothing the binary writes by a relative path lands in the grader's folders, it runs as the
@@ -211,13 +245,17 @@ def run_lab(argv, timeout, report=False, case=None, kind="run", tool=None, cpu_l
     it. case: a graded run (the case line). tool: a function (binary, log) -> the argv of a tool
     that runs the binary (compute-sanitizer); the Result's tool_log then holds the tool's log."""
     prog = os.path.abspath(argv[0])
+    judged = case is not None
     d = RunDir(prog, tool=tool is not None)
     t0 = time.monotonic()
     r = None
     try:
-        full = tool(d.binary, d.log) if tool else [d.binary] + list(argv[1:])
+        if judged:  # the verdict is the judge's, which no lab code shares a process with
+            full = _graded_argv(prog, d, tool)
+        else:
+            full = tool(d.binary, d.log) if tool else [d.binary] + list(argv[1:])
         r = proc.run(full, timeout, cwd=d.cwd, env=d.env(), report=report, contain=True, case=case,
-                     cpu_limit=cpu_limit)
+                     cpu_limit=cpu_limit, judged=judged)
         r.tool_log = d.read_log() if tool else ""
         return r
     finally:
@@ -740,9 +778,9 @@ class LabSession:
         self.kind = kind
         self.prog = [os.path.abspath(binary)]
         self.dir = RunDir(self.prog[0], tool=tool is not None)
-        argv = tool(self.dir.binary, self.dir.log) if tool else [self.dir.binary]
         try:
-            self.session = proc.Session(argv, cwd=self.dir.cwd, env=self.dir.env())
+            argv = _graded_argv(self.prog[0], self.dir, tool)
+            self.session = proc.Session(argv, cwd=self.dir.cwd, env=self.dir.env(), judged=True)
         except BaseException:
             self.dir.remove()
             raise

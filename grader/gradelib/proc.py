@@ -531,19 +531,25 @@ CPU_POLL_S = 0.05  # how often a CPU-time limit is checked
 PAUSE_POLL_S = 0.5  # how often a background run's wall-clock limit is checked (it waits out pauses)
 
 
-def cpu_seconds(pid):
-    """The CPU time (user + system, all its threads, and its children it has waited for) that
-    process pid has used, in seconds, from /proc/PID/stat; None when it cannot be read (gone, no
-    /proc). The grader is root when lab runs run as another user, and root reads every stat;
-    a process's own stat is readable by anyone anyway."""
+def cpu_seconds(pid, depth=3):
+    """The CPU time (user + system, all its threads, its children it has waited for and, to
+    depth levels, those still running: a judge's lab process, a tool's target) that process pid
+    has used, in seconds, from /proc/PID/stat; None when it cannot be read (gone, no /proc). The
+    grader is root when lab runs run as another user, and root reads every stat; a process's own
+    stat is readable by anyone anyway."""
     data = _read_proc(f"/proc/{pid}/stat")
     if not data:
         return None
     fields = data.rpartition(b")")[2].split()
     try:  # fields[0] is the state (field 3): utime, stime, cutime, cstime are fields 14 to 17
-        return sum(int(x) for x in fields[11:15]) / _TICK
+        total = sum(int(x) for x in fields[11:15]) / _TICK
     except ValueError:
         return None
+    if depth > 0:
+        for child in (_read_proc(f"/proc/{pid}/task/{pid}/children") or b"").split():
+            used = cpu_seconds(int(child), depth - 1)
+            total += used or 0.0
+    return total
 
 
 def _wait_limited(p, wall_s, cpu_s=None, cpu0=0.0, paused=None):
@@ -570,6 +576,19 @@ def _wait_limited(p, wall_s, cpu_s=None, cpu0=0.0, paused=None):
             return "wall"
 
 
+def judge_argv(judge, binary, wrap=()):
+    """The command line of a judged run: the judge (build/judge/<lab>/judge), the lab binary it
+    runs as its lab process, the run user it drops that process to when the grader is root, and
+    wrap (a tool and its options, e.g. compute-sanitizer's) in front of the lab binary."""
+    argv = [judge, "--judge", binary]
+    user = run_user()
+    if user is not None:
+        argv += ["--run-as", f"{user.uid}:{user.gid}"]
+    if wrap:
+        argv += ["--wrap", " ".join(wrap)]
+    return argv
+
+
 def _tagged(env, tag):
     """env with LAB_RUN_TAG=tag (first, replacing one that was there)."""
     return {TAG_VAR: tag, **{k: v for k, v in env.items() if k != TAG_VAR}}
@@ -588,7 +607,8 @@ def _channel(argv, case, report):
     return argv, subprocess.DEVNULL, None, None, None, None
 
 
-def run(argv, timeout, cwd=None, env=None, report=False, contain=False, case=None, cpu_limit=None):
+def run(argv, timeout, cwd=None, env=None, report=False, contain=False, case=None, cpu_limit=None,
+        judged=False):
     """Runs argv with a wall-clock limit of timeout seconds and, with cpu_limit, a limit of
     cpu_limit seconds of the process's CPU time (cpu_seconds, polled every CPU_POLL_S); returns a
     Result. On a timeout the process group is killed, timed_out is True and Result.limit says
@@ -602,9 +622,11 @@ def run(argv, timeout, cwd=None, env=None, report=False, contain=False, case=Non
     that cannot be started raises OSError (the caller decides whether that is the grader's
     problem or the student's). Over 60 lines: every step from the fork to the reap is here, in
     the order containment needs (the sweep before the leader is reaped), rather than spread
-    over helpers that would each need the open process."""
+    over helpers that would each need the open process. judged=True: argv is a judge (the
+    grader's own code, common/harness/port.h), which stays the grader's user and drops the lab
+    process it starts to the run user itself (judge_argv's --run-as)."""
     become_subreaper()
-    user = run_user() if contain else None
+    user = run_user() if contain and not judged else None
     tag = secrets.token_hex(16) if contain else None
     if contain:
         env = _tagged(os.environ if env is None else env, tag)
@@ -683,11 +705,11 @@ class Session:
     its own process group and session, LAB_RUN_TAG in its environment, and everything of it still
     running when it ends is killed and named in the final Result.escaped. stdout and stderr go to
     files; stderr_since(offset) reads what was written after a case began. As run(contain=True),
-    it runs as run_user() when the grader is root."""
+    it runs as run_user() when the grader is root, unless judged (run's judged)."""
 
-    def __init__(self, argv, cwd=None, env=None):
+    def __init__(self, argv, cwd=None, env=None, judged=False):
         become_subreaper()
-        user = run_user()
+        user = None if judged else run_user()
         self.tag = secrets.token_hex(16)
         env = _tagged(os.environ if env is None else env, self.tag)
         self.out = tempfile.TemporaryFile()

@@ -190,6 +190,12 @@ class SpeedStage:
         if kind == Status.OK and not _positive(val):
             kind, msg, val = Status.ERROR, (f"the report of a timed run at n={n} has no time "
                                             f"({metric}: {rep.get(metric)!r}, ms: {rep.get('ms')!r})"), None
+        if kind == Status.OK and not (_positive(rep.get("ms")) and _positive(rep.get("memcpy_ms"))):
+            # the judge writes both on every timed run: a report without them was not its own,
+            # and a check that would be skipped for it fails the run instead
+            kind, msg, val = Status.ERROR, (f"the report of a timed run at n={n} is malformed (ms: "
+                                            f"{rep.get('ms')!r}, memcpy_ms: {rep.get('memcpy_ms')!r}): "
+                                            f"a timed run's report always has both"), None
         return _Timing(kind, msg, rep, val)
 
     def _probe(self, lab, student, reference, settings, n, metric, seed):
