@@ -30,6 +30,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -409,8 +410,10 @@ static void await_reply(const port_request *q, port_reply *a)
             lab_process_gone(q->op == REQ_CALL ? "during the lab's call" : "between calls");
         if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
             lab_process_gone("during the lab's call");
-        if (++spins < PORT_SPINS)
+        if (++spins < PORT_SPINS) {
+            sched_yield();
             continue;
+        }
         struct pollfd pf = {.fd = J.fd, .events = POLLIN};
         poll(&pf, 1, -1);
     }

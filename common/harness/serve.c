@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -61,8 +62,10 @@ static int read_request(port_request *q, int *fd)
             return 0;
         if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
             return 0;
-        if (++spins < PORT_SPINS)
+        if (++spins < PORT_SPINS) {
+            sched_yield();
             continue;
+        }
         struct pollfd pf = {.fd = g_chan, .events = POLLIN};
         poll(&pf, 1, -1);
     }
