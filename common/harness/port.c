@@ -393,8 +393,7 @@ static void request(port_request *q)
     request_fd(q, -1);
 }
 
-/* Reads exactly one reply: spins briefly (a call is often over within microseconds), then
- * sleeps in poll. */
+/* Reads exactly one reply: a few yielding tries (port_wire.h: PORT_SPINS), then sleeps in poll. */
 static void await_reply(const port_request *q, port_reply *a)
 {
     char *p = (char *)a;

@@ -686,6 +686,12 @@ def diagnose(r, timeout, expect=None):
         detail = feedback.line(detail, feedback.limit("case_tail_bytes"))
         return Status.SANDBOX, f"the sandbox stopped the run (exit code {EXIT_SANDBOX}): {detail}", None
     if r.returncode == EXIT_TAMPERED:
+        # the judge's own words when the lab process broke its channel (common/harness/port.c);
+        # a line the lab printed that looks like them changes only the wording of this failure
+        judge = [ln for ln in r.stderr.splitlines() if ln.startswith("harness: the lab's process")]
+        if judge:
+            detail = feedback.line(judge[-1].split(": ", 1)[1], feedback.limit("case_tail_bytes"))
+            return Status.TAMPERED, f"the judge stopped the run: {detail}", None
         return Status.TAMPERED, ("the process ended before the harness reported a result (exit code "
                                  f"{EXIT_TAMPERED}): the lab's code must not end the process (no exit(); "
                                  "CUDA_CHECK reports errors)"), None
