@@ -335,7 +335,9 @@ static void lab_process_gone(const char *during)
         fflush(NULL);
         _exit(WEXITSTATUS(st));
     }
-    fprintf(stderr, "harness: the lab's process ended %s without its answer: exit code 8\n",
+    fprintf(stderr,
+            "harness: the lab's process ended before the harness reported a result (%s, without "
+            "its answer; the lab's code must not end the process): exit code 8\n",
             during);
     _exit(LAB_EXIT_TAMPERED);
 }
