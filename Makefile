@@ -288,7 +288,7 @@ KERNEL_BINS = $(TEST_LABS:%=$(BUILD)/tests/$(if $(filter labs,$(TEST_SRC)),labs/
 ONLY_KERNELS = $(or $(LAB),$(filter labs,$(TEST_SRC)))
 TEST_BINS   = $(if $(ONLY_KERNELS),,$(BUILD)/tests/test_helpers $(BUILD)/tests/test_float_check $(BUILD)/tests/test_harness \
                 $(if $(CPU_MODE),$(BUILD)/tests/test_cpu_warp $(BUILD)/tests/test_cpu_banks)) $(KERNEL_BINS)
-TEST_EXTRAS = $(if $(ONLY_KERNELS),,$(LABS:%=$(BUILD)/labs/%/scan) $(LABS:%=$(BUILD)/solutions/%/scan) cpu-fixtures)
+TEST_EXTRAS = $(if $(ONLY_KERNELS),,$(LABS:%=$(BUILD)/labs/%/scan) $(LABS:%=$(BUILD)/solutions/%/scan) judges cpu-fixtures)
 RUN_TESTS   = LAB_TEST_SRC=$(TEST_SRC) LAB_BUILD_DIR=$(abspath $(BUILD)) $(PYTHON) tests/run_tests.py --src $(TEST_SRC)
 
 test: check-criterion $(TEST_BINS) $(TEST_EXTRAS)

@@ -211,31 +211,57 @@ class NoJudge(Exception):
     """A graded run of a binary whose judge cannot be found (one line: how to build it)."""
 
 
+# Set to 1 only by the grader's own tests of its pipeline, whose stand-in "lab binaries" are
+# scripts with no lab and so no judge: such a binary then runs unjudged, as one process.
+UNJUDGED_VAR = "LAB_GRADER_UNJUDGED"
+_judges = {}  # binary -> its judge, found by describe (judge_for)
+_judges_lock = threading.Lock()
+
+
 def judge_for(binary):
     """The judge of a lab binary (common/harness/port.h: graded runs are always judged): the path
     written beside it by the grader's build (build.Builder.build: <binary>.judge), else the one
-    the Makefile builds for its layout (BUILD/<tree>/<lab>/scan: BUILD/judge/<lab>/judge). Raises
-    NoJudge when there is none."""
+    the Makefile builds beside its layout (BUILD/<tree>/<dir>/scan: BUILD/judge/<lab>/judge, the
+    lab the folder's name or the binary's --describe names). Raises NoJudge when there is none,
+    unless UNJUDGED_VAR is 1 (None: run it unjudged)."""
+    binary = os.path.abspath(binary)
     side = binary + JUDGE_SUFFIX
     if os.path.isfile(side):
         with open(side) as f:
             path = f.read().strip()
         if os.path.isfile(path):
             return path
-    lab_dir = os.path.dirname(os.path.abspath(binary))
+    lab_dir = os.path.dirname(binary)
     build = os.path.dirname(os.path.dirname(lab_dir))
-    path = os.path.join(build, "judge", os.path.basename(lab_dir), "judge")
-    if os.path.isfile(path):
-        return path
+    with _judges_lock:
+        lab = _judges.get(binary)
+    for name in filter(None, (os.path.basename(lab_dir), lab)):
+        path = os.path.join(build, "judge", name, "judge")
+        if os.path.isfile(path):
+            return path
+    if lab is None and os.path.isdir(os.path.join(build, "judge")):
+        info, _ = describe(binary)
+        if info is not None:
+            with _judges_lock:
+                _judges[binary] = info.id
+            path = os.path.join(build, "judge", info.id, "judge")
+            if os.path.isfile(path):
+                return path
+    if os.environ.get(UNJUDGED_VAR) == "1":
+        return None
     raise NoJudge(f"no judge for {binary}: graded runs are judged by the lab's judge "
                   f"(make judges builds build/judge/<lab>/judge)")
 
 
 def _graded_argv(prog, d, tool):
-    """The command line of a graded run of prog from run folder d: its judge, running d's copy
-    of the binary (under tool, when given, as its lab process's wrapper)."""
+    """The command line of a graded run of prog from run folder d, and whether it is judged: its
+    judge, running d's copy of the binary (under tool, when given, as its lab process's wrapper);
+    unjudged only where judge_for allows it."""
     inner = tool(d.binary, d.log) if tool else [d.binary]
-    return proc.judge_argv(judge_for(prog), inner[-1], inner[:-1])
+    judge = judge_for(prog)
+    if judge is None:
+        return inner, False
+    return proc.judge_argv(judge, inner[-1], inner[:-1]), True
 
 
 def run_lab(argv, timeout, report=False, case=None, kind="run", tool=None, cpu_limit=None):
@@ -251,7 +277,7 @@ def run_lab(argv, timeout, report=False, case=None, kind="run", tool=None, cpu_l
     r = None
     try:
         if judged:  # the verdict is the judge's, which no lab code shares a process with
-            full = _graded_argv(prog, d, tool)
+            full, judged = _graded_argv(prog, d, tool)
         else:
             full = tool(d.binary, d.log) if tool else [d.binary] + list(argv[1:])
         r = proc.run(full, timeout, cwd=d.cwd, env=d.env(), report=report, contain=True, case=case,
@@ -785,8 +811,8 @@ class LabSession:
         self.prog = [os.path.abspath(binary)]
         self.dir = RunDir(self.prog[0], tool=tool is not None)
         try:
-            argv = _graded_argv(self.prog[0], self.dir, tool)
-            self.session = proc.Session(argv, cwd=self.dir.cwd, env=self.dir.env(), judged=True)
+            argv, judged = _graded_argv(self.prog[0], self.dir, tool)
+            self.session = proc.Session(argv, cwd=self.dir.cwd, env=self.dir.env(), judged=judged)
         except BaseException:
             self.dir.remove()
             raise

@@ -29,6 +29,11 @@ if GRADER not in sys.path:
 
 from gradelib import contract  # noqa: E402 (the path above first)
 
+# A fake is a script, not a lab binary: it has no judge (common/harness/port.h), so the grader
+# runs it unjudged, as one process, in the tests that use fakes (gradelib.evaluate.judge_for).
+# A real binary built beside its judge is still judged.
+os.environ.setdefault("LAB_GRADER_UNJUDGED", "1")
+
 FAKE_LAB = r'''#!PYTHON
 import json, os, sys, time
 B = json.loads(BEHAVIOUR)
