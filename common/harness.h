@@ -29,7 +29,10 @@ int lab_have_device(char *why, size_t whylen);
  *
  * The report goes to stdout, or with `--report-fd N` (an option of the harness, not of the lab,
  * taken out of argv before the lab's options are parsed) only to file descriptor N. A graded
- * run is `scan --grader` and nothing else: the options come as one line on standard input (a
+ * run is judged (harness/port.h): `judge --judge path/to/scan [--run-as UID:GID] [--wrap TOOL]
+ * --grader`, where the judge is this same main built without lab code; it runs the lab's binary
+ * as `scan --serve CHANNEL ARENA`, the process that makes the lab's calls for it. Its part of the
+ * run is `--grader` and nothing else: the options come as one line on standard input (a
  * socket the grader holds), the report goes back on it, and the run is sandboxed (sandbox.h);
  * so every graded run has the same command line, and a result line printed by the lab's own
  * code is never read as the harness's. A graded run may carry several cases: after each report

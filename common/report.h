@@ -43,14 +43,14 @@ typedef struct {
     int has_mismatch;
     long long mismatch_index; /* index into out (negative: front guard), guard word, or input */
     long long expected, got;
-    int reps;         /* 0: not timed */
-    double ms;        /* median time of the whole scan */
-    double tile_ms;   /* tile labs: median time of the tile pass alone; else 0 */
-    double memcpy_ms; /* median time of a copy of the same bytes, same process */
+    int reps;          /* 0: not timed */
+    double ms;         /* median time of the whole scan */
+    double tile_ms;    /* tile labs: median time of the tile pass alone; else 0 */
+    double memcpy_ms;  /* median time of a copy of the same bytes, same process */
     double channel_ms; /* a judge: its channel's cost, taken off each timed call (0: none) */
-    int calls;        /* calls of the lab's code made (each on a new input, each checked) */
-    int sandbox;      /* 1: the lab's code ran inside the seccomp sandbox */
-    const char *op;   /* the variant's operator (ops.h): "add" in every lab but 09 */
+    int calls;         /* calls of the lab's code made (each on a new input, each checked) */
+    int sandbox;       /* 1: the lab's code ran inside the seccomp sandbox */
+    const char *op;    /* the variant's operator (ops.h): "add" in every lab but 09 */
     /* "fadd": the largest |float result - double reference| over the checked calls, and the
      * largest error as a fraction of its bound (ops.h's bound_d) */
     double fp_max_error, fp_max_ratio;

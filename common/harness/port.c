@@ -67,11 +67,11 @@ static lab_result call_local(const lab_variant *v, const lab_port_args *a)
 /* ---- the judge's state ------------------------------------------------------------------- */
 
 static struct {
-    int on;        /* this process is a judge */
-    int fd;        /* its end of the channel */
-    pid_t pid;     /* the lab process */
-    uint64_t seq;  /* of the last request */
-    int sandboxed; /* the lab process said it is in its sandbox */
+    int on;                                   /* this process is a judge */
+    int fd;                                   /* its end of the channel */
+    pid_t pid;                                /* the lab process */
+    uint64_t seq;                             /* of the last request */
+    int sandboxed;                            /* the lab process said it is in its sandbox */
     double gpu_overhead_ms, host_overhead_ms; /* the channel's own cost (calibrate) */
     size_t live_count, live_bytes;
     /* the arena */
@@ -177,9 +177,9 @@ static void arena_release(void *p, size_t len)
 typedef struct {
     char *base; /* what the lab's view of the buffer starts at (GPU: the allocation) */
     size_t bytes;
-    uint64_t id;                       /* 0: an empty slot */
-    int opened;                        /* the lab process has it */
-    int in_arena;                      /* host arrays, CPU mode */
+    uint64_t id;  /* 0: an empty slot */
+    int opened;   /* the lab process has it */
+    int in_arena; /* host arrays, CPU mode */
     int device;   /* in the arena: a CPU-mode device buffer (adopted as one there) */
     size_t map_off, map_len, user_off; /* in the arena: the mapping and where the buffer starts */
 } shared_buf;
@@ -363,8 +363,8 @@ static void request_fd(port_request *q, int fd)
     if (fd >= 0) { /* the descriptor rides on the request's first byte */
         char ctl[CMSG_SPACE(sizeof(int))];
         struct iovec iov = {.iov_base = (void *)p, .iov_len = 1};
-        struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl,
-                           .msg_controllen = sizeof(ctl)};
+        struct msghdr m = {
+            .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl, .msg_controllen = sizeof(ctl)};
         memset(ctl, 0, sizeof(ctl));
         struct cmsghdr *c = CMSG_FIRSTHDR(&m);
         c->cmsg_level = SOL_SOCKET;

@@ -9,11 +9,11 @@
 #define PORT_MAGIC 0x4a554447u /* "JUDG" */
 #define PORT_CHANNEL_FD 3      /* the lab process's end of the channel */
 #define PORT_ARENA_FD 4        /* the shared arena (a memfd) */
-/* Non-blocking reads, each after sched_yield, before a side sleeps in poll (about a second's worth).
- * Yielding, not sleeping: a sleeping side wakes late by a varying amount, which lands inside the
- * judge's timed window (measured: the reference against itself from 0.87 to 1.18); yielding, not
- * spinning: the grader pins a judge and its lab process to one core, where a spin without a yield
- * would take the core from the process that is working. */
+/* Non-blocking reads, each after sched_yield, before a side sleeps in poll (about a second's
+ * worth). Yielding, not sleeping: a sleeping side wakes late by a varying amount, which lands
+ * inside the judge's timed window (measured: the reference against itself from 0.87 to 1.18);
+ * yielding, not spinning: the grader pins a judge and its lab process to one core, where a spin
+ * without a yield would take the core from the process that is working. */
 #define PORT_SPINS 1000000
 /* The arena's size: sparse, so only the pages in use take memory (1 TiB of address space). */
 #define LAB_ARENA_BYTES ((size_t)1 << 40)

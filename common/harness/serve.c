@@ -48,8 +48,8 @@ static int read_request(port_request *q, int *fd)
     while (got < sizeof(*q)) {
         char ctl[CMSG_SPACE(sizeof(int))];
         struct iovec iov = {.iov_base = p + got, .iov_len = sizeof(*q) - got};
-        struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl,
-                           .msg_controllen = sizeof(ctl)};
+        struct msghdr m = {
+            .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl, .msg_controllen = sizeof(ctl)};
         ssize_t k = recvmsg(g_chan, &m, MSG_CMSG_CLOEXEC);
         struct cmsghdr *c = k > 0 ? CMSG_FIRSTHDR(&m) : NULL;
         if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)

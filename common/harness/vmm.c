@@ -137,8 +137,7 @@ static int create(size_t size, int slot, lab_report *r, const char *what)
     }
     if (res != CUDA_SUCCESS) {
         r->status = ST_NO_MEMORY;
-        lab_report_msg(r, "not enough device memory for %s (%zu bytes) at n=%zu", what, size,
-                       r->n);
+        lab_report_msg(r, "not enough device memory for %s (%zu bytes) at n=%zu", what, size, r->n);
         return -1;
     }
     if (map_handle(h, size, &g_buf[slot].p) != 0) {
