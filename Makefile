@@ -192,12 +192,12 @@ $(LAB_OUT): $(LAB_OUT).lab.o $(call LAB_DESC,$(LAB_ID)) $(LAB_BASES_$(LAB_ID):%=
 endif
 
 # The judge of graded runs (common/harness/port.h): build/judge/<NN_name>/judge, the harness and
-# the lab's descriptor with placeholders for its entry points (tools/judge_placeholders.sh), so
+# the lab's descriptor with placeholders for its entry points (common/harness/placeholders.sh), so
 # that no lab code is in it; `judge --judge path/to/scan --grader` runs the lab's binary as its
 # second process. The grader builds one per lab (grader/gradelib/build.py).
-$(BUILD)/judge/%/placeholders.c: $$(call LAB_DESC,$$*) tools/judge_placeholders.sh
+$(BUILD)/judge/%/placeholders.c: $$(call LAB_DESC,$$*) common/harness/placeholders.sh
 	@mkdir -p $(@D)
-	$(Q)tools/judge_placeholders.sh $< $@
+	$(Q)common/harness/placeholders.sh $< $@
 $(BUILD)/judge/%/placeholders.o: $(BUILD)/judge/%/placeholders.c
 	$(COMPILE_C)
 $(BUILD)/judge/%/judge: $(BUILD)/judge/%/placeholders.o $$(call LAB_DESC,$$*) $(COMMON_OBJ) $(MAIN_OBJ)

@@ -1,5 +1,5 @@
 #!/bin/sh
-# judge_placeholders.sh DESCRIPTOR.o OUT.c — the C file that stands in for a lab's code in its
+# placeholders.sh DESCRIPTOR.o OUT.c — the C file that stands in for a lab's code in its
 # judge (common/harness/port.h): one function for every name the descriptor needs (nm -u) that a
 # course header declares (common/course/*.h), so that the descriptor links without any of the
 # lab's code. The judge never calls one: it asks the lab process to make each call, by variant
@@ -9,7 +9,7 @@ obj=$1
 out=$2
 tmp=$out.$$
 {
-    printf '/* made by tools/judge_placeholders.sh from %s: not to be edited */\n' "$obj"
+    printf '/* made by common/harness/placeholders.sh from %s: not to be edited */\n' "$obj"
     printf '#include <stdio.h>\n#include <stdlib.h>\n\n'
     printf 'static void placeholder(const char *name)\n{\n'
     printf '    fprintf(stderr, "judge: internal error: %%s is lab code, which the judge never runs\\n", name);\n'
