@@ -15,6 +15,13 @@
  * kernel and for the runtime's cudaMemcpy and cudaMemset; host code that reads or writes them
  * faults as on a GPU, and the fault handler (signals.cpp) says why. Without it, a launcher that
  * touched device memory passed here and crashed on a GPU.
+ *
+ * A judge's buffers (common/harness/port.c) are mappings of its shared arena: the judge's
+ * cudaMalloc takes them from there (lab_cpu_share_hooks) and the lab process adopts them as its
+ * own cudaMalloc buffers (lab_cpu_adopt), guards and checks included.
+ *
+ * Size: about 440 lines, over the house's 400: one allocator and the checks on it, which share
+ * the table of allocations.
  */
 #include "runtime.h"
 #include "hostmem.h"

@@ -15,9 +15,11 @@
  * before the lab's code runs. Nothing the judge keeps for itself (inputs' private copies,
  * references, seeds, the check's temp, the L2 flush) is ever in the arena or exported.
  *
- * Size: about 500 lines, over the house's 400, because the judge's side of the protocol is read
+ * Size: about 700 lines, over the house's 400, because the judge's side of the protocol is read
  * as one: the requests and replies, the buffer registry that turns the judge's pointers into
- * (buffer, offset) pairs, the spawn of the lab process and the reading of its end must agree.
+ * (buffer, offset) pairs, the arena those pointers come from in CPU mode, the spawn of the lab
+ * process, its calibration and the reading of its end must agree. The seams to split along, if it
+ * grows: the arena (its allocator), and the spawn with the calibration.
  */
 #define _GNU_SOURCE
 #include "port.h"
