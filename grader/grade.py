@@ -29,6 +29,7 @@ Exit codes:
   4  batch: two submissions would write the same result file (alice/ and alice.zip)
   5  bad input file: a --roster or --extensions file with a missing column, a repeated
      submission or id, or a date it cannot read (the message says file:line:column)
+  6  --replay: some lab's verdicts or speed points differ from its receipt's
   130 interrupted (Ctrl-C, SIGTERM): what finished is kept; the same command resumes
 """
 # This file reads the options and calls one of: gradelib/runs.py grade_one (one submission, --src)
@@ -85,6 +86,11 @@ def _what_and_how(ap):
     ap.add_argument("--labs", nargs="+", metavar="LAB", help="only these labs (03 or 03_kogge_stone)")
     ap.add_argument("--format", choices=formats.names(), default=formats.DEFAULT, help=formats.help_text())
     ap.add_argument("--out", metavar="FILE", help="write the --format output here instead of stdout")
+    ap.add_argument("--receipt", metavar="FILE", help="also write the result's receipt here (gradelib/receipt.py: "
+                    "the hashes, GPU, clocks and per-round times anyone can check it by)")
+    ap.add_argument("--replay", metavar="RECEIPT", help="grade --src again with --seed (the seed the receipt's "
+                    "hash names) and say, lab by lab, whether the verdicts match and the speed points fall "
+                    "within the recorded spread (exit 0 when every lab does, 6 when one does not)")
     ap.add_argument("--config", default=os.path.join(HERE, "config.json"), help="grading config (JSON)")
     ap.add_argument("--seed", type=int, help="input seed (default: a fresh one, printed; a batch's is its class "
                                              "seed, stored with the results)")
@@ -180,6 +186,8 @@ def _check_args(ap, args):
         ap.error("--only regrades here, in one process: leave out --gpus, --shard, --merge and --slurm")
     if args.new_seed and args.seed is not None:
         ap.error("choose one of --seed and --new-seed")
+    if args.replay and (args.submissions or args.seed is None):
+        ap.error("--replay RECEIPT grades one submission again: give --src DIR and --seed SEED")
     for name in ("jobs", "gpu_jobs", "shards"):
         v = getattr(args, name)
         if v is not None and v < 1:
@@ -258,6 +266,8 @@ def main(argv=None):
                 if not report.for_batch(args, config, labs, ROOT, log):  # (a Slurm merge job writes it)
                     return rc or EXIT_USAGE  # the grades are kept; the page asked for is not there
             return rc
+        if args.replay:
+            return runs.replay(args, config, seed, log)
         return runs.grade_one(args, config, seed, labs)
     except cluster.ClusterInfraError as e:
         log(f"infrastructure error, not a grade: {e}")

@@ -199,6 +199,8 @@ class SpeedOutcome:
     too_slow: bool = False
     failure: Optional[CaseFailure] = None
     quiet_rounds: int = 0
+    rounds: Optional[dict] = None  # each timed round's times: {"student_ms": [...], "reference_ms": [...]}
+    spread: Optional[dict] = None  # the ratios of the rounds and the speed points each would give
 
 
 # ---- a lab -------------------------------------------------------------------------------------------
@@ -272,7 +274,8 @@ class LabResult:
                       "gbps": round(contract.bytes_moved(sp.bench_n) / (sp.full_ms * 1e6), 2) if sp.full_ms else None,
                       "serial_ms": sp.serial_ms,
                       "speedup_vs_serial": round(sp.speedup, 3) if sp.speedup else None,
-                      "bench_n": sp.bench_n, "note": _block(self._speed_note())},
+                      "bench_n": sp.bench_n, "note": _block(self._speed_note()),
+                      "rounds": sp.rounds, "spread": sp.spread},
         }
 
 

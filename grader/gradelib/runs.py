@@ -10,6 +10,7 @@ import shlex
 import sys
 import time
 
+from . import receipt
 from . import formats, policy, scoring, uploads
 from . import submissions as subsmod
 from .build import InfraError, NoGpu
@@ -166,6 +167,31 @@ def assemble(grader, lab_results, seed, t0, student=None, fp=None, key=None, sta
     return present(result, grader.config)  # who sees each part, for the platform's output (Gradescope)
 
 
+EXIT_REPLAY_DIFFERS = 6
+
+
+def replay(args, config, seed, say):
+    """--replay RECEIPT: grades --src again with --seed, the labs the receipt names, and prints,
+    lab by lab, whether the verdicts match and the speed falls within the recorded spread."""
+    try:
+        old = receipt.load(args.replay)
+    except ValueError as e:
+        say(str(e))
+        return EXIT_USAGE
+    if receipt.seed_sha256(seed) != old["seed_sha256"]:
+        say(f"--seed {seed} is not the receipt's seed (its SHA-256 differs): ask the instructor for the "
+            f"published seed")
+        return EXIT_USAGE
+    args.replay_into = []
+    rc = grade_one(args, config, seed, sorted(old["labs"]))
+    if rc != EXIT_GRADED or not args.replay_into:
+        return rc
+    ok, lines = receipt.compare(old, args.replay_into[0]["receipt"])
+    sys.stdout.write("\n".join(lines) + "\n" + ("replay: every lab matches its receipt\n" if ok else
+                                                 "replay: some lab differs from its receipt\n"))
+    return EXIT_GRADED if ok else EXIT_REPLAY_DIFFERS
+
+
 def grade_one(args, config, seed, labs):
     """Single mode: grades the submission of --src and writes its result; the exit code."""
     src_dir = resolve_src(args.src)
@@ -202,7 +228,16 @@ def grade_one(args, config, seed, labs):
                       why=found.problem if nothing else "")
     if getattr(args, "metadata", None):  # the late policy, from Gradescope's submission_metadata.json
         policy.stamp_single(getattr(args, "term", None), result, name, args.metadata, log)
+    result["receipt"] = receipt.make(result, ROOT, getattr(args, "config", None),
+                                     {lab: found.sources[lab] for lab in labs})
+    if getattr(args, "receipt", None):
+        with open(args.receipt, "w") as f:
+            json.dump(result["receipt"], f, indent=1)
+            f.write("\n")
     log(f"done in {result['elapsed_s']} s")
+    if getattr(args, "replay_into", None) is not None:  # replay: the caller compares, nothing printed
+        args.replay_into.append(result)
+        return EXIT_GRADED
     emit(formats.render(result, args.format, sys.stdout, to_terminal=not args.out), args.out)
     if args.out and args.format != formats.DEFAULT:
         sys.stdout.write(formats.render(result, formats.DEFAULT, sys.stdout))

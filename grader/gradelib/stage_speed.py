@@ -74,6 +74,7 @@ class SpeedStage:
         # guard's clock at the last ask). Per thread: Grader._speed times the host lab in a thread
         # of its own beside the device labs, and its run() must not end their watch.
         self._watch = threading.local()
+        self._runs = threading.local()  # .last: this thread's last rounds (_with_rounds)
         self.regrade = regrade or "python3 grader/grade.py --gpu"  # the command that grades again
         self.config = config
         self.refs = refs
@@ -238,8 +239,31 @@ class SpeedStage:
         twice. The confirming rounds run quiet (_quiet): the grader's own builds of the next
         submissions stopped, and for the host lab the GPU labs' timed runs held off too, so a
         loss that stands was measured with nothing of the grader's beside it."""
+        out = self._rounds_judged(lab, student, reference, settings, n, metric, seed, student_first)
+        return self._with_rounds(out, settings)
+
+    def _with_rounds(self, out, settings):
+        """out with its rounds' times and the spread of the points their ratios would give (the
+        receipt's, gradelib/receipt.py): every round is a student's time and the reference's
+        measured side by side, so each pair's ratio is one measurement of the lab's ratio."""
+        runs = getattr(self._runs, "last", None)
+        if out.status != Status.GRADED or not runs or not runs["s"] or not runs["r"]:
+            return out
+        pairs = list(zip(runs["s"], runs["r"]))
+        ratios = [s / r for s, r in pairs if r]
+        maximum = scoring.maxima(settings, self.mode).speed
+        points = [scoring.speed_award(dataclasses.replace(out, ratio=x), settings["speed"], maximum)[0]
+                  for x in ratios]
+        spread = {"ratio_min": round(min(ratios), 4), "ratio_max": round(max(ratios), 4),
+                  "points_min": min(points), "points_max": max(points)} if ratios else None
+        return dataclasses.replace(out, rounds={"student_ms": [round(x, 6) for x in runs["s"]],
+                                                "reference_ms": [round(x, 6) for x in runs["r"]]},
+                                   spread=spread)
+
+    def _rounds_judged(self, lab, student, reference, settings, n, metric, seed, student_first):
+        """_rounds' work (its rounds kept in this thread's self._runs.last for _with_rounds)."""
         spc = settings["speed"]
-        runs = {"s": [], "r": [], "full": [], "copy": []}
+        runs = self._runs.last = {"s": [], "r": [], "full": [], "copy": []}
         for rnd in range(spc["rounds"]):
             t = self._round(lab, student, reference, settings, n, metric, seed, (rnd % 2 == 0) == student_first, runs)
             if t is not None:
