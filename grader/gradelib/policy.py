@@ -16,8 +16,11 @@ days, a started day counting as one (after the grace minutes). A lab's points ar
 
 The time handed in: Gradescope's submission_metadata.json ("created_at"; its "assignment"
 "due_date" is the due date of a lab the config gives none), in single mode with --metadata FILE
-and in batch mode when a submission folder holds one; otherwise in batch mode the archive's
-modification time, or the newest file of a folder. No time at all: graded on time, with a warning.
+(the platform's, outside the upload) and in batch mode beside the submission, written by the
+instructor or the platform's export: <submissions>/<name>.submission_metadata.json for the
+submission <name> or <name>.zip. Never one inside the student's own folder, which the student
+wrote (one there is ignored, with a warning). Otherwise in batch mode the archive's modification
+time, or the newest file of a folder. No time at all: graded on time, with a warning.
 """
 import csv
 import datetime as dt
@@ -290,14 +293,29 @@ def rate_limit_message(limit, state):
             f"{state['score_time'].isoformat()}.")
 
 
+def metadata_beside(path):
+    """Where the instructor's (or the platform's) metadata of the batch submission path lies:
+    <submissions>/<name>.submission_metadata.json, <name> without an archive's extension."""
+    name = os.path.basename(path.rstrip("/"))
+    for ext in (".tar.gz", ".tgz", ".zip", ".tar"):
+        if name.endswith(ext):
+            name = name[:-len(ext)]
+            break
+    return os.path.join(os.path.dirname(path.rstrip("/")), f"{name}.{METADATA}")
+
+
 def handed_in(path):
     """(datetime or None, Gradescope's due date or None, source, warning) of a batch submission:
-    its submission_metadata.json when a folder holds one, else the archive's modification time,
-    or the newest file's of a folder."""
-    meta = os.path.join(path, METADATA)
-    if os.path.isdir(path) and os.path.isfile(meta):
+    the metadata beside it (metadata_beside), else the archive's modification time, or the newest
+    file's of a folder. A submission_metadata.json inside the student's folder is the student's
+    own file: never read, and named in the warning."""
+    meta = metadata_beside(path)
+    inside = os.path.isdir(path) and os.path.isfile(os.path.join(path, METADATA))
+    ignored = (f"{METADATA} inside the submission is the student's own file and is ignored (put the "
+               f"platform's beside it: {os.path.basename(meta)})") if inside else ""
+    if os.path.isfile(meta):
         when, due, warning = read_metadata(meta)
-        return when, due, METADATA, warning
+        return when, due, os.path.basename(meta), "; ".join(w for w in (warning, ignored) if w)
     try:
         if os.path.isdir(path):
             newest = 0.0
@@ -311,7 +329,7 @@ def handed_in(path):
             source = "the archive's modification time"
     except OSError as e:
         return None, None, "", f"no time for the submission ({e.strerror})"
-    return dt.datetime.fromtimestamp(stamp, dt.timezone.utc), None, source, ""
+    return dt.datetime.fromtimestamp(stamp, dt.timezone.utc), None, source, ignored
 
 
 # ---- the policy applied to a result ----------------------------------------------------------------

@@ -226,8 +226,11 @@ def grade_one(args, config, seed, labs):
     nothing = found.problem and found.nothing
     result = assemble(grader, results, seed, t0, status=Status.NO_LABS_FOUND if nothing else Status.GRADED,
                       why=found.problem if nothing else "")
-    if getattr(args, "metadata", None):  # the late policy, from Gradescope's submission_metadata.json
-        policy.stamp_single(getattr(args, "term", None), result, name, args.metadata, log)
+    meta = getattr(args, "metadata", None)
+    if meta and os.path.realpath(meta).startswith(os.path.realpath(src_dir).rstrip("/") + "/"):
+        log(f"late policy: --metadata {meta} is inside the submission (the student's own file): not read")
+    elif meta:  # the late policy, from Gradescope's submission_metadata.json
+        policy.stamp_single(getattr(args, "term", None), result, name, meta, log)
     result["receipt"] = receipt.make(result, ROOT, getattr(args, "config", None),
                                      {lab: found.sources[lab] for lab in labs})
     if getattr(args, "receipt", None):

@@ -12,6 +12,7 @@ import io
 import json
 import os
 import shutil
+import tempfile
 import subprocess
 import sys
 import unittest
@@ -129,6 +130,28 @@ class LatePolicy(unittest.TestCase):
         self.assertEqual(r["points"], 110.0)
         self.assertIn("no submission time: graded as on time", r["late"]["warning"])
         self.assertIn("late policy: x.json has no readable created_at", policy.late_lines(r)[0])
+
+    def test_batch_metadata_comes_from_beside_the_submission_never_from_inside(self):
+        root = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, root, True)
+        sub = os.path.join(root, "alice")
+        os.makedirs(sub)
+        with open(os.path.join(sub, "scan.cu"), "w") as f:
+            f.write("/* */\n")
+        os.utime(os.path.join(sub, "scan.cu"), (1796000000, 1796000000))
+        with open(os.path.join(sub, policy.METADATA), "w") as f:  # the student's own: a forged early time
+            json.dump({"created_at": "2020-01-01T00:00:00Z"}, f)
+        os.utime(os.path.join(sub, policy.METADATA), (1796000000, 1796000000))
+        when, _, source, warning = policy.handed_in(sub)
+        self.assertEqual(when.year, 2026)
+        self.assertEqual(source, "the folder's newest file")
+        self.assertIn("is the student's own file and is ignored", warning)
+        with open(os.path.join(root, "alice." + policy.METADATA), "w") as f:  # the platform's
+            json.dump({"created_at": "2026-12-07T10:00:00Z"}, f)
+        when, _, source, _ = policy.handed_in(sub)
+        self.assertEqual((when.day, source), (7, "alice." + policy.METADATA))
+        self.assertEqual(policy.metadata_beside(os.path.join(root, "bob.tar.gz")),
+                         os.path.join(root, "bob." + policy.METADATA))
 
     def test_gradescope_metadata_and_the_feedback(self):
         meta = os.path.join(fakes.shared_tmp(), policy.METADATA)
