@@ -38,6 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -75,6 +76,7 @@ static struct {
     uint64_t seq;                             /* of the last request */
     int sandboxed;                            /* the lab process said it is in its sandbox */
     double gpu_overhead_ms, host_overhead_ms; /* the channel's own cost (calibrate) */
+    long long output_cap; /* RLIMIT_FSIZE of the lab process (lab_port_set_output_cap) */
     size_t live_count, live_bytes;
     /* the arena */
     int arena_fd;
@@ -606,6 +608,11 @@ int lab_port_judge_start(const char *binary, long uid, long gid, const char *wra
             _exit(127);
         for (int fd = PORT_ARENA_FD + 1; fd < 1024; fd++)
             close(fd);
+        /* what the lab prints goes to the grader's files: bounded where it is written, each
+         * stream at output_cap bytes (a write past it ends the process with SIGXFSZ) */
+        const struct rlimit cap = {(rlim_t)J.output_cap, (rlim_t)J.output_cap};
+        if (J.output_cap > 0 && setrlimit(RLIMIT_FSIZE, &cap) != 0)
+            _exit(126);
         if (gid >= 0 && (setgroups(0, NULL) != 0 || setgid((gid_t)gid) != 0))
             _exit(126);
         if (uid >= 0 && setuid((uid_t)uid) != 0)
@@ -678,6 +685,11 @@ static void calibrate(void)
     qsort(t, CALIBRATE_CALLS, sizeof(double), cmp_double);
     J.gpu_overhead_ms = t[CALIBRATE_CALLS / 2];
 #endif
+}
+
+void lab_port_set_output_cap(long long bytes)
+{
+    J.output_cap = bytes;
 }
 
 double lab_port_overhead_ms(int device)

@@ -83,6 +83,10 @@ int lab_port_judge_finish(int rc);
 /* The lab process's side: `scan --serve CHANNEL_FD ARENA_FD` (serve.c). Returns the exit code. */
 int lab_port_serve(int channel_fd, int arena_fd);
 
+/* The most bytes the lab process may write to a file (its stdout and stderr, the grader's
+ * files): its RLIMIT_FSIZE, set before lab_port_judge_start; 0: no limit. */
+void lab_port_set_output_cap(long long bytes);
+
 /* The judge's channel's own cost per timed call, in milliseconds, measured when the lab process
  * started, before any of the lab's code ran (port.c: calibrate): device 1, by events around an
  * empty kernel in the lab process; 0, by the host's clock around a call of nothing. 0 in a

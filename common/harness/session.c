@@ -259,8 +259,8 @@ static void on_port_fail(lab_status st, const char *msg, int exit_code)
 }
 
 /* Takes the judge's options from the front of argv (`--judge BINARY [--run-as UID:GID]
- * [--wrap 'COMMAND ...']`, then the harness's usual ones) and starts the lab process. Returns the
- * count of words taken (0: not a judge), or -1 after printing why. */
+ * [--wrap 'COMMAND ...'] [--output-cap BYTES]`, then the harness's usual ones) and starts the lab
+ * process. Returns the count of words taken (0: not a judge), or -1 after printing why. */
 static int start_judge(int argc, char **argv)
 {
     long uid = -1, gid = -1;
@@ -278,6 +278,15 @@ static int start_judge(int argc, char **argv)
             }
         } else if (strcmp(argv[i], "--wrap") == 0) {
             wrap = argv[i + 1];
+        } else if (strcmp(argv[i], "--output-cap") == 0) {
+            char *end;
+            const long long cap = strtoll(argv[i + 1], &end, 10);
+            if (end == argv[i + 1] || *end || cap < 0) {
+                fprintf(stderr, "%s: --output-cap takes a number of bytes (is '%s')\n", argv[0],
+                        argv[i + 1]);
+                return -1;
+            }
+            lab_port_set_output_cap(cap);
         } else {
             break;
         }

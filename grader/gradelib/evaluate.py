@@ -724,6 +724,10 @@ def diagnose(r, timeout, expect=None):
     channel = r.report is not None
     rep = parse_report(r.report if channel else r.stdout, channel)
     sig = r.signal_name()
+    if sig == "SIGXFSZ":  # the limit judge_argv sets on what a lab process writes
+        return Status.CRASH, (f"printed more than {proc.LAB_OUTPUT_LIMIT >> 20} MiB on stdout or stderr, the "
+                              f"limit of a graded run's output: the process was stopped (print less, or "
+                              f"only while debugging)"), None
     if rep is None:
         if sig:
             tail = _tail(r.stderr)

@@ -576,11 +576,16 @@ def _wait_limited(p, wall_s, cpu_s=None, cpu0=0.0, paused=None):
             return "wall"
 
 
+LAB_OUTPUT_LIMIT = 64 << 20  # bytes a judged lab process may write to each of stdout and stderr
+
+
 def judge_argv(judge, binary, wrap=()):
     """The command line of a judged run: the judge (build/judge/<lab>/judge), the lab binary it
-    runs as its lab process, the run user it drops that process to when the grader is root, and
-    wrap (a tool and its options, e.g. compute-sanitizer's) in front of the lab binary."""
-    argv = [judge, "--judge", binary]
+    runs as its lab process, the run user it drops that process to when the grader is root, the
+    limit on what that process writes (LAB_OUTPUT_LIMIT per file: stdout's and stderr's, so a
+    lab run's output takes at most twice that of the grader's disk), and wrap (a tool and its
+    options, e.g. compute-sanitizer's) in front of the lab binary."""
+    argv = [judge, "--judge", binary, "--output-cap", str(LAB_OUTPUT_LIMIT)]
     user = run_user()
     if user is not None:
         argv += ["--run-as", f"{user.uid}:{user.gid}"]
