@@ -345,6 +345,14 @@ class Pipeline(unittest.TestCase):
         self.assertAlmostEqual(r["speed"]["ratio"], 2.125)
         self.assertEqual(r["speed"]["points"], 15.0)
         self.assertEqual(r["points"], 85.0)
+        # the receipt's part (gradelib/receipt.py): every round's two times, and the points the
+        # rounds' own ratios give, which hold the points given
+        rounds, spread = r["speed"]["rounds"], r["speed"]["spread"]
+        self.assertGreaterEqual(len(rounds["student_ms"]), 2)
+        self.assertEqual(len(rounds["student_ms"]), len(rounds["reference_ms"]))
+        self.assertLessEqual(spread["points_min"], r["speed"]["points"])
+        self.assertGreaterEqual(spread["points_max"], r["speed"]["points"])
+        self.assertAlmostEqual(spread["ratio_min"], 2.125)
 
     def test_hopelessly_slow_student_is_not_timed_in_full(self):
         log = os.path.join(self.tmp, "runs.log")

@@ -87,7 +87,7 @@ class Outcomes(unittest.TestCase):
         self.assertEqual(list(d["sanitizer"]), ["status", "points", "max", "checks", "note"])
         self.assertEqual(list(d["speed"]), ["status", "points", "max", "ratio", "metric", "student_ms",
                                             "reference_ms", "gbps", "serial_ms", "speedup_vs_serial",
-                                            "bench_n", "note"])
+                                            "bench_n", "note", "rounds", "spread"])
         self.assertEqual((d["status"], d["max_points"], d["sanitizer"]["status"], d["speed"]["max"]),
                          ("graded", 100, "not run", 30))
         cpu = LabResult.blank("02_naive", CFG.lab("02_naive"), "cpu").to_dict()
