@@ -294,8 +294,13 @@ template <class T> static inline cudaError_t cudaMalloc(T **ptr, size_t bytes)
     return cudaMalloc((void **)ptr, bytes);
 }
 
-/* Blocks of blockSize threads that fit on one multiprocessor: 2048 threads' worth (an H100's
- * limit), at least 1. CPU mode reports one multiprocessor. */
+/* The blocks the scheduler keeps resident at once (launch.cpp: CPU_RESIDENT_BLOCKS, 4 unless
+ * set), which the occupancy calls report. */
+extern "C" int lab_cpu_resident_blocks(void);
+
+/* Blocks of blockSize threads that run at once on the one multiprocessor CPU mode reports: 2048
+ * threads' worth (an H100's limit), but no more than the scheduler keeps resident, so that a grid
+ * sized by this call (a grid barrier's, a persistent kernel's) is all resident, as on a GPU. */
 template <class T>
 static inline cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *num_blocks, T func,
                                                                         int block_size,
@@ -305,7 +310,8 @@ static inline cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *num
     (void)dynamic_smem;
     if (!num_blocks || block_size <= 0 || block_size > 1024)
         return cudaErrorInvalidValue;
-    *num_blocks = 2048 / block_size;
+    const int fit = 2048 / block_size, resident = lab_cpu_resident_blocks();
+    *num_blocks = fit < resident ? fit : resident;
     return cudaSuccess;
 }
 

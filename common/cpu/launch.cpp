@@ -146,3 +146,11 @@ void run_kernel(const char *name, const char *file, int line, const void *fn,
 }
 
 } /* namespace lab_cpu */
+
+/* What the occupancy calls report (cuda_runtime_api.h): the blocks the scheduler keeps resident,
+ * so that a grid sized by them (a grid barrier's) all runs at once, as on a GPU. */
+extern "C" int lab_cpu_resident_blocks(void)
+{
+    lab_cpu::rt::read_settings();
+    return lab_cpu::rt::g_resident;
+}

@@ -12,6 +12,7 @@
 #include "port.h"
 #include "cuda_check.h"
 #include "driver.h"
+#include "hostmem.h"
 #include "port_wire.h"
 #include "vmm.h"
 #include "sandbox.h"
@@ -219,6 +220,14 @@ int lab_port_serve(int channel_fd, int arena_fd)
 #ifndef LAB_CPU_MODE
     cudaSetDeviceFlags(cudaDeviceScheduleSpin); /* the shortest wait for a call's end */
     lab_vmm_load(); /* the context and the driver's functions, before the sandbox */
+#endif
+    /* what the runtime opens on its first use, opened now, while opening is allowed: the host's
+     * memory (CPU mode's device properties and cudaMemGetInfo read it), the device's properties */
+    double avail = 0, total = 0;
+    lab_host_memory(&avail, &total);
+#ifndef LAB_CPU_MODE
+    struct cudaDeviceProp prop;
+    CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
 #endif
     const int under_tool = lab_under_tool();
     clearenv();
