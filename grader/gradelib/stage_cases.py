@@ -14,7 +14,7 @@ them one at a time), so cases share processes, a lab's variants too: a lab proce
 after case (the harness reads the next after each report) until one is not ok. Every verdict is still the one the case gets in a process of its own; the
 rule that makes it so is _Pool's.
 
-Size: under 600 lines: the plan, the shared pool and the two outcomes are one stage, and
+Size: about 650 lines: the plan, the shared pool and the two outcomes are one stage, and
 the pool's rule (when a process may go on to the next case) needs the plan's and the outcome's
 view of a case side by side.
 """
@@ -221,7 +221,11 @@ class _Pool:
     once more before it is called a hang: alone in its process, with no other run of the grade
     going on meanwhile (self.gate: the runs in flight end first, and none starts until it is
     done), and with HANG_RERUN_FACTOR times the limit (evaluate.case_limits); that run's verdict
-    is the case's, and a second timeout's message names both limits it met."""
+    is the case's, and a second timeout's message names both limits it met.
+
+    A case that crashed in a shared process after other cases and passes alone is not washed out
+    (_not_washed_out): the cases before it run before it again in a new process, and it fails
+    as a crash either way, its message saying whether the crash came back."""
 
     def __init__(self, plans, sanitizer, seed, progress, isolated=False):
         self.plans = plans
@@ -232,6 +236,7 @@ class _Pool:
         self.lock = threading.Lock()
         self.alone = {lab: {} for lab in plans}      # case -> (kind, message) of a run alone
         self.shared_ok = {lab: [] for lab in plans}  # cases that passed in clean shared processes
+        self.shared_crash = {lab: {} for lab in plans}  # case -> (message, the cases before it there)
         self.suspect = {lab: False for lab in plans}
         self.checks = {lab: [] for lab in plans}
         self.stop = {lab: None for lab in plans}
@@ -346,7 +351,7 @@ class _Pool:
             n, dist, seed, options = arg
             with self.gate.shared():
                 kind, msg, _ = ev.run_case(plan.binary, n, dist, seed, plan.case_s, options)
-            self._verdict(plan, arg, *self._confirmed(plan, arg, kind, msg))
+            self._verdict(plan, arg, *self._not_washed_out(plan, arg, *self._confirmed(plan, arg, kind, msg)))
         else:
             with self.gate.shared():
                 self._sanitizer(plan, *arg)
@@ -373,6 +378,36 @@ class _Pool:
                 self.stop[plan.lab] = self.stop[plan.lab] or Status.TIMEOUT
             return again, ev.confirmed_timeout(msg, again_msg)
 
+    def _not_washed_out(self, plan, case, kind, msg):
+        """(kind, message) of a case that crashed in a shared process and gave kind, msg alone:
+        when it passed alone, the cases that ran before it in that process run again before it in
+        a new one (the same sequence of calls); a crash there is the case's verdict, and a crash
+        that does not come back is still one, reported with both runs, never forgotten."""
+        with self.lock:
+            shared = self.shared_crash[plan.lab].get(case)
+        if kind != Status.OK or shared is None:
+            return kind, msg
+        first_msg, before = shared
+        session = ev.case_session(plan.binary)
+        again = None
+        try:
+            for p, c in before + [(plan, case)]:
+                if session.ended:
+                    break
+                with self.gate.shared():
+                    k, _, _ = ev.run_case_in(session, *c[:3], p.case_s, c[3])
+                if (p, c) == (plan, case):
+                    again = k
+        finally:
+            session.close(plan.case_s)
+        cases = f"the {len(before)} case{'s' if len(before) != 1 else ''} before it in one process"
+        if again == Status.CRASH:
+            return Status.CRASH, (f"crashed after {cases}, and again when they ran before it once more; "
+                                  f"alone it passed (state its earlier calls left crashes it): {first_msg}")
+        return Status.CRASH, (f"crashed after {cases}, not when they ran before it again "
+                              f"({'it passed' if again == Status.OK else 'it could not run'}), nor alone: a "
+                              f"crash that does not come back is still a crash of the lab's code: {first_msg}")
+
     def _live(self, plan):
         with self.lock:
             return self.stop[plan.lab] is None and not self.suspect[plan.lab]
@@ -388,7 +423,7 @@ class _Pool:
                 return
             later = True
             session = ev.case_session(todo[0][0].binary)
-            ok_here, first, labs = [], True, set()
+            ok_here, first, labs, ran = [], True, set(), []
             while todo and not session.ended:
                 plan, case = todo.pop(0)
                 if not self._live(plan):
@@ -396,6 +431,10 @@ class _Pool:
                 labs.add(plan.lab)
                 with self.gate.shared(), (self._tried(plan) if first else contextlib.nullcontext()):
                     kind, msg, _ = ev.run_case_in(session, *case[:3], plan.case_s, case[3])
+                if kind == Status.CRASH and not first:  # kept, for its run alone (_not_washed_out)
+                    with self.lock:
+                        self.shared_crash[plan.lab][case] = (msg, [(p, c) for p, c in ran if p.binary == plan.binary])
+                ran.append((plan, case))
                 if kind == Status.OK:
                     ok_here.append((plan, case))
                     if plan.lab not in self.seen_ok:

@@ -11,6 +11,7 @@ what a fake writes (log=, cwd_log=, escape=, ...) must go to a folder that user 
 (shared_tmp).
 `scan --grader` reads cases until its input ends or one is not ok, as the harness does;
 fail_after=K makes the cases after the K-th of one process wrong (state kept between cases),
+crash_after=K crash (SIGSEGV),
 exit_at_end=CODE its exit code after the last case, cap_first=True a call larger than the first
 call of its process wrong (a buffer sized once, by the first call). Status "hang" sleeps (a hang
 that uses no CPU time), "spin" loops (one that does); spin_once=PATH makes the first run that finds
@@ -76,6 +77,8 @@ def one(a, report_fd, k):
     time.sleep(B.get("sleep_by_variant", {}).get(opt("--variant", ""), 0))  # a slow case of that variant
     if B.get("fail_after") is not None and k >= B["fail_after"]:  # state: fails after K cases in one process
         st = "wrong"
+    if B.get("crash_after") is not None and k >= B["crash_after"]:  # crashes after K cases in one process
+        st = "segv"
     sizes = [int(x) for x in opt("--sizes", str(n)).split(",")]
     global CAP
     if k == 0:

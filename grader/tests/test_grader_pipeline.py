@@ -482,6 +482,17 @@ class Pipeline(unittest.TestCase):
         self.assertTrue(any(x["case_in_process"] == 3 for x in runs))  # the shared run failed...
         self.assertGreater(sum(1 for x in runs if x["case_in_process"] == 0), 3)  # ...and was rerun alone
 
+    def test_a_crash_in_a_shared_process_is_never_washed_out(self):
+        """A lab that crashes after 3 cases in one process passes every case alone: the crash
+        is not forgotten. The cases before it run again before it in a new process, where it
+        crashes again, and the case fails with both runs in its message."""
+        r = self.grade({"ms": 1.0, "crash_after": 3}, sanitizer=False)
+        crashed = [f for f in r["correctness"]["failures"] if f["kind"] == "crash"]
+        self.assertTrue(crashed, r["correctness"])
+        self.assertIn("and again when they ran before it once more", crashed[0]["message"])
+        self.assertIn("alone it passed", crashed[0]["message"])
+        self.assertLess(r["points"], 100)
+
     def test_state_sized_by_the_first_call_fails_as_it_does_alone(self):
         """A buffer sized by the first call of a process: alone, the cases whose second call is
         larger than their first (the second call of a case of more than one tile is two tiles and
