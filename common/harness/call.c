@@ -119,11 +119,7 @@ int lab_under_tool(void)
 }
 
 #define KEPT_MAX 16
-static struct {
-    void *p;
-    size_t bytes;
-    int busy;
-} g_kept[KEPT_MAX];
+static lab_kept_slot g_kept[KEPT_MAX];
 
 /* Frees kept buffer i; its slot is empty again. */
 static void kept_drop(int i)
@@ -139,6 +135,28 @@ static void kept_release(void)
     for (int i = 0; i < KEPT_MAX; i++)
         if (g_kept[i].p && !g_kept[i].busy)
             kept_drop(i);
+}
+
+int lab_kept_pick(const lab_kept_slot *slots, int count, size_t bytes, int *replace)
+{
+    int fit = -1, empty = -1, small = -1;
+    for (int i = 0; i < count; i++) {
+        if (slots[i].busy)
+            continue;
+        if (!slots[i].p) {
+            if (empty < 0)
+                empty = i;
+        } else if (slots[i].bytes >= bytes) {
+            if (fit < 0 || slots[i].bytes < slots[fit].bytes)
+                fit = i;
+        } else if (small < 0 || slots[i].bytes > slots[small].bytes) {
+            small = i;
+        }
+    }
+    /* a buffer too small is replaced (the largest such: most likely the same role in a smaller
+     * case), so the kept buffers grow instead of piling up */
+    *replace = fit >= 0 ? -1 : small >= 0 ? small : empty;
+    return fit;
 }
 
 static int g_keep = -1; /* -1: not decided yet (lab_kept_enable, keeping) */
@@ -169,29 +187,14 @@ int lab_kept_malloc(void **p, size_t bytes, lab_report *r, const char *what)
 {
     if (!keeping())
         return lab_try_malloc(p, bytes, r, what);
-    int fit = -1, empty = -1, small = -1; /* among the kept buffers not in use */
-    for (int i = 0; i < KEPT_MAX; i++) {
-        if (g_kept[i].busy)
-            continue;
-        if (!g_kept[i].p) {
-            if (empty < 0)
-                empty = i;
-        } else if (g_kept[i].bytes >= bytes) {
-            if (fit < 0 || g_kept[i].bytes < g_kept[fit].bytes)
-                fit = i;
-        } else if (small < 0 || g_kept[i].bytes > g_kept[small].bytes) {
-            small = i;
-        }
-    }
+    int slot;
+    const int fit = lab_kept_pick(g_kept, KEPT_MAX, bytes, &slot);
     if (fit >= 0) {
         g_kept[fit].busy = 1;
         *p = g_kept[fit].p;
         return 0;
     }
-    /* a buffer too small is replaced (the largest such: most likely the same role in a smaller
-     * case), so the kept buffers grow instead of piling up; -1: every slot in use, not kept */
-    const int slot = small >= 0 ? small : empty;
-    if (slot >= 0 && g_kept[slot].p)
+    if (slot >= 0 && g_kept[slot].p) /* slot -1: every slot in use, this one not kept */
         kept_drop(slot);
     const cudaError_t err = cudaMalloc(p, bytes ? bytes : 1);
     if (err == cudaErrorMemoryAllocation) { /* the kept buffers not in use may be what is missing */

@@ -70,13 +70,19 @@ int lab_try_malloc(void **p, size_t bytes, lab_report *r, const char *what);
  * logic, which run in CPU mode), lab_kept_enable(0) never; so does LAB_KEEP_BUFFERS=1 or 0 in the
  * environment of the process's first case. */
 int lab_kept_malloc(void **p, size_t bytes, lab_report *r, const char *what);
+
+/* One kept buffer (this policy's and vmm.c's): where it is, its bytes, whether a case holds it. */
+typedef struct {
+    void *p;
+    size_t bytes;
+    int busy;
+} lab_kept_slot;
+
+/* The kept policy: among the count slots not in use, the smallest buffer of at least bytes (its
+ * index), else -1 with *replace the slot a new buffer takes: the largest buffer too small, else
+ * an empty slot, else -1 (every slot in use). */
+int lab_kept_pick(const lab_kept_slot *slots, int count, size_t bytes, int *replace);
 void lab_kept_free(void *p);
-/* port.c: the lab process forgets the shared buffer p, if it has it (before p is freed). */
-void lab_port_forget(void *p);
-/* port.c: the "not implemented" reason the lab process gave with its answer (once), or NULL;
- * lab_port_set_why keeps one. */
-const char *lab_port_why(void);
-void lab_port_set_why(const char *why);
 void lab_kept_enable(int on);
 
 /* Bytes of kept buffers not in use now (device memory a case can have without a cudaMalloc). */

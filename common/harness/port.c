@@ -51,7 +51,20 @@ void (*lab_port_fail_hook)(lab_status st, const char *msg, int exit_code);
 /* The lab's allocations, counted by the renamed cudaMalloc/cudaFree of its object (case.c). */
 void lab_live_allocations(size_t *count, size_t *bytes);
 
-static lab_result call_local(const lab_variant *v, const lab_port_args *a)
+/* The reason the lab process gave for a LAB_NOT_IMPLEMENTED (lab_port_why takes it). */
+static char g_why_text[sizeof(((port_reply *)0)->why)];
+static int g_why_set;
+
+const char *lab_port_why(void)
+{
+    if (!g_why_set)
+        return NULL;
+    g_why_set = 0;
+    return g_why_text;
+}
+
+/* The variant's entry point for a's kind of call. */
+static lab_result entry(const lab_variant *v, const lab_port_args *a)
 {
     switch (a->kind) {
     case LAB_ENTRY_TILES:
@@ -65,6 +78,16 @@ static lab_result call_local(const lab_variant *v, const lab_port_args *a)
     default:
         return v->fn.scan(a->in, a->out, a->n, a->temp);
     }
+}
+
+/* Call k in this process, between lab_code_begin and lab_code_end (call.h: CPU mode's guard on
+ * device memory and its bank counting). */
+static lab_result call_local(const lab_variant *v, int k, const lab_port_args *a)
+{
+    lab_code_begin(k);
+    const lab_result res = entry(v, a);
+    lab_code_end();
+    return res;
 }
 
 /* ---- the judge's state ------------------------------------------------------------------- */
@@ -483,7 +506,7 @@ static port_ref translate(const void *p)
 lab_result lab_port_call(const lab_case *c, int k, const lab_port_args *a)
 {
     if (!J.on)
-        return call_local(c->v, a);
+        return call_local(c->v, k, a);
     port_request q = {.op = REQ_CALL,
                       .variant = (int32_t)(c->v - c->lab->variants),
                       .k = k,
@@ -511,8 +534,10 @@ lab_result lab_port_call(const lab_case *c, int k, const lab_port_args *a)
     }
     if (ans.result != LAB_OK && ans.result != LAB_NOT_IMPLEMENTED)
         tampered("a result that is neither LAB_OK nor LAB_NOT_IMPLEMENTED");
-    if (ans.result == LAB_NOT_IMPLEMENTED && ans.why[0])
-        lab_port_set_why(ans.why);
+    if (ans.result == LAB_NOT_IMPLEMENTED && ans.why[0]) {
+        snprintf(g_why_text, sizeof(g_why_text), "%s", ans.why);
+        g_why_set = 1;
+    }
     return (lab_result)ans.result;
 }
 
@@ -541,23 +566,6 @@ void lab_port_live(size_t *count, size_t *bytes)
 }
 
 /* ---- the lab process: its start and end ------------------------------------------------- */
-
-static char g_why_text[sizeof(((port_reply *)0)->why)];
-static int g_why_set;
-
-void lab_port_set_why(const char *why)
-{
-    snprintf(g_why_text, sizeof(g_why_text), "%s", why);
-    g_why_set = 1;
-}
-
-const char *lab_port_why(void)
-{
-    if (!g_why_set)
-        return NULL;
-    g_why_set = 0;
-    return g_why_text;
-}
 
 /* Splits wrap on spaces into argv[0..] (at most max - 1 words); returns the count. */
 static int split_words(char *wrap, char **argv, int max)

@@ -50,14 +50,9 @@ lab_result lab_port_call(const lab_case *c, int k, const lab_port_args *a);
 size_t lab_port_temp_bytes(const lab_variant *v, size_t n);
 
 /* The lab's live cudaMalloc allocations (count and bytes) as the leak check counts them. In a
- * judge they are the lab process's own count, taken only to name a leak in the message: whether
- * there is one is decided from the device's memory (lab_port_device_used), which the lab process
- * cannot rewrite. */
+ * judge, the count the lab process sent with its last answer: the one number the judge takes
+ * from it (a lab that rewrites it can hide a leak of its own, nothing more). */
 void lab_port_live(size_t *count, size_t *bytes);
-
-/* Bytes of device memory in use on the judge's device, for the leak check (0 in CPU mode and in
- * a local run, where the lab's own count decides). */
-size_t lab_port_device_used(void);
 
 /* Buffers the lab's code is handed. A judge shares them with the lab process: on a GPU as CUDA
  * IPC allocations (lab_port_malloc is cudaMalloc, each buffer exported when first passed), in CPU
@@ -66,6 +61,8 @@ size_t lab_port_device_used(void);
  * what only the harness reads (references, seeds, the check's temp): those stay private. */
 int lab_port_malloc(void **p, size_t bytes, lab_report *r, const char *what);
 void lab_port_free(void *p);
+/* The lab process forgets the shared buffer p, if it has it (before p is freed). */
+void lab_port_forget(void *p);
 void *lab_port_host_alloc(size_t bytes);
 void lab_port_host_free(void *p);
 
@@ -92,6 +89,9 @@ void lab_port_set_output_cap(long long bytes);
  * empty kernel in the lab process; 0, by the host's clock around a call of nothing. 0 in a
  * process that is not a judge. The rigs subtract it from every timed call of the lab. */
 double lab_port_overhead_ms(int device);
+
+/* The "not implemented" reason the lab process gave with its last answer (once), or NULL. */
+const char *lab_port_why(void);
 
 /* 1 when the lab process said it entered its sandbox. */
 int lab_port_sandboxed(void);

@@ -191,11 +191,7 @@ static lab_result ops_invoke(void *self, const lab_case *c, int k, size_t n, lab
                              .n_rows = kind == LAB_ENTRY_CSR ? g->lo.n - 1 : 0};
 
     CUDA_CHECK(cudaEventRecord(g->ev[0], 0));
-    if (!lab_port_remote())
-        lab_code_begin(k);
     res = lab_port_call(c, k, &a);
-    if (!lab_port_remote())
-        lab_code_end();
     CUDA_CHECK(cudaGetLastError());
     CUDA_CHECK(cudaDeviceSynchronize());
     CUDA_CHECK(cudaEventRecord(g->ev[1], 0));

@@ -165,11 +165,7 @@ static lab_result scan_invoke(void *self, const lab_case *c, int k, size_t n, la
     }
 
     CUDA_CHECK(cudaEventRecord(g->ev[0], 0));
-    if (!lab_port_remote())
-        lab_code_begin(k);
     res = lab_port_call(c, k, &a);
-    if (!lab_port_remote())
-        lab_code_end();
     CUDA_CHECK(cudaGetLastError());
     CUDA_CHECK(cudaDeviceSynchronize()); /* every stream: all of the lab's work is counted */
     CUDA_CHECK(cudaEventRecord(g->ev[1], 0));

@@ -176,9 +176,7 @@ static void make_call(const port_request *q, port_reply *a)
                           .n = q->n,
                           .n_rows = q->n_rows};
     lab_case c = {&LAB, v, NULL, NULL};
-    lab_code_begin(q->k);
-    const lab_result res = lab_port_call(&c, q->k, &args);
-    lab_code_end();
+    const lab_result res = lab_port_call(&c, q->k, &args); /* here: local, guarded (call.h) */
     cudaError_t err = cudaGetLastError();
     const char *where = "the lab's call (a launch)";
     if (err == cudaSuccess) {

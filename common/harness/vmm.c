@@ -13,6 +13,7 @@
  */
 #include "vmm.h"
 #include "cuda_check.h"
+#include "port.h"
 
 #ifndef LAB_CPU_MODE
 #include <cuda.h>
@@ -110,17 +111,13 @@ static void unmap_handle(void *p, size_t size)
 }
 
 #define VMM_MAX 32
-static struct {
-    void *p;
-    size_t size; /* mapped: the request rounded up to the granularity */
-    CUmemGenericAllocationHandle h;
-    int busy;
-} g_buf[VMM_MAX];
+static lab_kept_slot g_buf[VMM_MAX]; /* bytes: mapped, the granularity's multiple */
+static CUmemGenericAllocationHandle g_handle[VMM_MAX]; /* g_buf[i]'s */
 
 static void drop(int i)
 {
-    unmap_handle(g_buf[i].p, g_buf[i].size);
-    D.release(g_buf[i].h);
+    unmap_handle(g_buf[i].p, g_buf[i].bytes);
+    D.release(g_handle[i]);
     memset(&g_buf[i], 0, sizeof(g_buf[i]));
 }
 
@@ -146,8 +143,8 @@ static int create(size_t size, int slot, lab_report *r, const char *what)
         lab_report_msg(r, "cannot map device memory for %s (%zu bytes)", what, size);
         return -1;
     }
-    g_buf[slot].size = size;
-    g_buf[slot].h = h;
+    g_buf[slot].bytes = size;
+    g_handle[slot] = h;
     g_buf[slot].busy = 1;
     return 0;
 }
@@ -160,27 +157,14 @@ int lab_vmm_malloc(void **p, size_t bytes, size_t *mapped, lab_report *r, const 
     if (D.granularity(&gran, &prop, CU_MEM_ALLOC_GRANULARITY_RECOMMENDED) != CUDA_SUCCESS || !gran)
         gran = (size_t)2 << 20;
     const size_t size = ((bytes ? bytes : 1) + gran - 1) / gran * gran;
-    int fit = -1, empty = -1, small = -1;
-    for (int i = 0; i < VMM_MAX; i++) {
-        if (g_buf[i].busy)
-            continue;
-        if (!g_buf[i].p) {
-            if (empty < 0)
-                empty = i;
-        } else if (g_buf[i].size >= size) {
-            if (fit < 0 || g_buf[i].size < g_buf[fit].size)
-                fit = i;
-        } else if (small < 0 || g_buf[i].size > g_buf[small].size) {
-            small = i;
-        }
-    }
+    int slot;
+    const int fit = lab_kept_pick(g_buf, VMM_MAX, size, &slot);
     if (fit >= 0) {
         g_buf[fit].busy = 1;
         *p = g_buf[fit].p;
-        *mapped = g_buf[fit].size;
+        *mapped = g_buf[fit].bytes;
         return 0;
     }
-    const int slot = small >= 0 ? small : empty;
     if (slot < 0) {
         r->status = ST_NO_MEMORY;
         lab_report_msg(r, "more than %d shared device buffers for %s", VMM_MAX, what);
@@ -208,13 +192,13 @@ int lab_vmm_export(const void *p, int *fd, void **base, size_t *size)
 {
     for (int i = 0; i < VMM_MAX; i++)
         if (g_buf[i].p && (const char *)p >= (const char *)g_buf[i].p &&
-            (const char *)p < (const char *)g_buf[i].p + g_buf[i].size) {
+            (const char *)p < (const char *)g_buf[i].p + g_buf[i].bytes) {
             *fd = -1;
-            if (D.export_fd(fd, g_buf[i].h, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0) !=
+            if (D.export_fd(fd, g_handle[i], CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0) !=
                 CUDA_SUCCESS)
                 return -1;
             *base = g_buf[i].p;
-            *size = g_buf[i].size;
+            *size = g_buf[i].bytes;
             return 0;
         }
     return -1;

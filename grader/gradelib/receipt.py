@@ -15,17 +15,11 @@ import os
 import shutil
 import subprocess
 
+from .build import sha256_file
+
 FORMAT = 1
 POINTS_SLACK = 0.5  # speed points a replay may differ by beyond the recorded spread
 SKIP_DIRS = {"tests", "fixtures", "__pycache__", "dev"}
-
-
-def _sha_file(path):
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def course_sha256(root):
@@ -43,7 +37,7 @@ def course_sha256(root):
     h = hashlib.sha256()
     for path in sorted(files):
         if os.path.isfile(path):
-            h.update(f"{os.path.relpath(path, root)}\0{_sha_file(path)}\n".encode())
+            h.update(f"{os.path.relpath(path, root)}\0{sha256_file(path)}\n".encode())
     return h.hexdigest()
 
 
@@ -81,12 +75,12 @@ def make(result, root, config_path, sources):
     """The receipt of result (a GradeResult dict); sources: {lab: its scan.cu, or None}."""
     return {"format": FORMAT,
             "course_sha256": course_sha256(root),
-            "config_sha256": _sha_file(config_path) if config_path and os.path.isfile(config_path) else None,
+            "config_sha256": sha256_file(config_path) if config_path and os.path.isfile(config_path) else None,
             "seed_sha256": seed_sha256(result["seed"]),
             "mode": result["mode"],
             "device": result.get("device"),
             "gpu": gpu_identity() if result["mode"] == "gpu" else {},
-            "submission": {lab: (_sha_file(src) if src and os.path.isfile(src) else None)
+            "submission": {lab: (sha256_file(src) if src and os.path.isfile(src) else None)
                            for lab, src in sorted(sources.items())},
             "labs": {lab["lab"]: _lab_entry(lab) for lab in result["labs"]}}
 

@@ -8,18 +8,14 @@ import os
 import shutil
 import socket
 import subprocess
-import sys
 import tempfile
 import unittest
 from unittest import mock
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-GRADER = os.path.dirname(HERE)
-ROOT = os.path.dirname(GRADER)
-if GRADER not in sys.path:
-    sys.path.insert(0, GRADER)
+import fakes
+from gradelib import evaluate as ev  # (fakes puts grader/ on the path)
 
-from gradelib import evaluate as ev  # noqa: E402 (the path above first)
+ROOT = os.path.dirname(fakes.GRADER)
 
 BUILD = os.environ.get("LAB_BUILD_DIR", os.path.join(ROOT, "build"))
 LAB = "03_kogge_stone"

@@ -10,13 +10,10 @@ import sys
 import tempfile
 import unittest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-GRADER = os.path.dirname(HERE)
-ROOT = os.path.dirname(GRADER)
-if GRADER not in sys.path:
-    sys.path.insert(0, GRADER)
+import fakes
+from gradelib import receipt  # (fakes puts grader/ on the path)
 
-from gradelib import receipt  # noqa: E402 (the path above first)
+ROOT = os.path.dirname(fakes.GRADER)
 
 BUILD = os.environ.get("LAB_BUILD_DIR", os.path.join(ROOT, "build"))
 
@@ -62,7 +59,7 @@ class Compare(unittest.TestCase):
                      "needs the judges (make test builds them)")
 class Replay(unittest.TestCase):
     def grade(self, src, *extra):
-        return subprocess.run([sys.executable, os.path.join(GRADER, "grade.py"), "--src", src, "--cpu",
+        return subprocess.run([sys.executable, os.path.join(fakes.GRADER, "grade.py"), "--src", src, "--cpu",
                                "--labs", "01", "--work", self.work, "--no-sanitizer", *extra],
                               capture_output=True, text=True, timeout=600)
 
