@@ -10,8 +10,7 @@ import shlex
 import sys
 import time
 
-from . import receipt
-from . import formats, policy, scoring, uploads
+from . import formats, policy, receipt, scoring, uploads
 from . import submissions as subsmod
 from .build import InfraError, NoGpu
 from .formats.gradescope import present, rate_limited
