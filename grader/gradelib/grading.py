@@ -419,10 +419,10 @@ class Grader:
         def one(i, lab):
             out[lab] = stage.run(lab, built[lab].binary, checked[lab].correctness, student_first=i % 2 == 0)
 
-        # a host lab (the serial one) uses no GPU: it is timed while the GPU labs are, one at a
-        # time, on the core the grader keeps for it (cores.py: no build, case or other timed run
-        # shares it; its rounds alternate with the reference's); it never waits for the GPU, so
-        # never finds it busy
+        # a host lab (the serial one) uses no GPU: it is measured in a thread of its own, on the
+        # core the grader keeps for it (cores.py: no build, case or other timed run shares it;
+        # its rounds alternate with the reference's), with the GPU labs' timed runs held off
+        # while it is (SpeedStage.run); it never waits for the GPU, so never finds it busy
         host = {lab for lab in labs if lab in self.refs and not self.refs[lab][1].device}
 
         def on_its_core(i, lab):  # the core no build shares, where the grader kept one (cores.py)

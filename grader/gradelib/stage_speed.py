@@ -114,7 +114,11 @@ class SpeedStage:
             w.intruders = {} if watch else None
             if watch:
                 w.asked = self.guard.clock()
-            out = self._measure(lab, binary, settings, n, metric, seed, student_first, self.isolated)
+            # a host lab's timed runs are a CPU core's time and its memory's bandwidth, which the
+            # GPU labs' judges share (each makes and checks arrays of 2^28 elements on the host):
+            # it is timed alone, the GPU labs' timed runs held off (the one in flight ends first)
+            with contextlib.nullcontext() if rinfo.device else self.gate.alone():
+                out = self._measure(lab, binary, settings, n, metric, seed, student_first, self.isolated)
             if watch:
                 self._look()
             found, w.intruders = list((w.intruders or {}).values()), None
@@ -237,8 +241,8 @@ class SpeedStage:
         other processes) only ever adds time, so the better of two measurements of the same code
         is the truer one, and no lab loses points on one measurement; a lab that is slow is slow
         twice. The confirming rounds run quiet (_quiet): the grader's own builds of the next
-        submissions stopped, and for the host lab the GPU labs' timed runs held off too, so a
-        loss that stands was measured with nothing of the grader's beside it."""
+        submissions stopped (and for the host lab the GPU labs' timed runs are held off all
+        along, run), so a loss that stands was measured with nothing of the grader's beside it."""
         out = self._rounds_judged(lab, student, reference, settings, n, metric, seed, student_first)
         return self._with_rounds(out, settings)
 
@@ -291,10 +295,9 @@ class SpeedStage:
     @contextlib.contextmanager
     def _quiet(self):
         """The grader's other work held off while a loss is confirmed: its background builds
-        stopped (proc.quiet) and, when this thread times the host lab (a CPU core's time, which
-        the GPU labs' harnesses share: each fills and checks arrays of 2^28 elements on the host),
-        the GPU labs' timed runs too (the one in flight ends first; the next waits at the gate)."""
-        with contextlib.nullcontext() if self._on_device() else self.gate.alone(), proc.quiet():
+        stopped (proc.quiet). A host lab is timed with the GPU labs' timed runs held off already
+        (run)."""
+        with proc.quiet():
             yield
 
     def _on_device(self):
