@@ -658,7 +658,8 @@ class BusyGpu(unittest.TestCase):
         self.assertIn("regrade with: python3 grader/grade.py --gpu", str(e.exception))
 
     def test_the_serial_lab_is_timed_beside_the_gpu_labs_and_never_waits_for_the_gpu(self):
-        """A host lab uses no GPU: it is timed while the GPU labs are (they stay one at a time),
+        """A host lab uses no GPU: it is measured in a thread of its own while the GPU labs are
+        (they stay one at a time; SpeedStage.run holds their timed runs off while it is timed),
         and a busy GPU does not stop it."""
         host = fakes.lab_info("01_serial", shape="host", tile=0, bench_n=1 << 20)
         gpu_labs = ["03_kogge_stone", "04_brent_kung", "05_blelloch"]
@@ -696,24 +697,26 @@ class BusyGpu(unittest.TestCase):
 
     def test_the_serial_lab_timed_in_its_thread_does_not_end_a_gpu_lab_s_watch(self):
         """Grader._speed times the host lab in a thread beside the GPU labs: its run, start to
-        end, inside a GPU lab's measurement must leave that lab's watch as it was (on the GPU, a
+        end, between two timed runs of a GPU lab's measurement must leave that lab's watch as it was (on the GPU, a
         shared watch was ended under the GPU lab's feet: AttributeError at its last ask)."""
         host = fakes.lab_info("01_serial", shape="host", tile=0, bench_n=1 << 20)
         smi = FakeSmi("", BUSY, "")  # free before; busy at the GPU lab's end; then free
         g, clock = guard(smi)
-        serial, gpu_runs = [], []
+        serial, gpu_runs, threads = [], [], []
 
         def tick():
             if threading.current_thread() is not threading.main_thread():
                 return
             gpu_runs.append(1)
-            if not serial:
-                t = threading.Thread(target=lambda: serial.append(st.run("01_serial", "student", PASSED)))
-                t.start()
-                t.join()  # the whole serial lab inside the GPU lab's first timed run
+            if not threads:  # the whole serial lab between the GPU lab's first timed run and its next
+                threads.append(threading.Thread(target=lambda: serial.append(st.run("01_serial", "student", PASSED))))
+                threads[0].start()
+                while not st.gate._waiting and threads[0].is_alive():  # it waits for this run to end
+                    time.sleep(0.01)
         st = ScriptedStage({"s": [(0.5, 0.45)], "r": [(0.5, 0.45)]}, guard=g, tick=tick)
         st.refs["01_serial"] = ("ref", host)
         out = st.run(LAB, "student", PASSED)
+        threads[0].join(10)
         self.assertEqual(serial[0].status, Status.GRADED)
         self.assertEqual(out.status, Status.GRADED)
         # the job seen at the end of the GPU lab's measurement was still counted: measured again
