@@ -240,7 +240,11 @@ class SpeedStage:
         Whatever else runs on the machine (another GPU's grading, builds, the driver's work for
         other processes) only ever adds time, so the better of two measurements of the same code
         is the truer one, and no lab loses points on one measurement; a lab that is slow is slow
-        twice. The confirming rounds run quiet (_quiet): the grader's own builds of the next
+        twice. Each confirming round runs in new processes of both sides (Timer.fresh: where a
+        process's arrays landed in memory is part of its luck), and so does every round after the
+        first with speed.fresh_processes (lab 01, whose host arrays in the judge's shared arena
+        make one process up to 10 % faster or slower than another). The confirming rounds run
+        quiet (_quiet): the grader's own builds of the next
         submissions stopped (and for the host lab the GPU labs' timed runs are held off all
         along, run), so a loss that stands was measured with nothing of the grader's beside it."""
         out = self._rounds_judged(lab, student, reference, settings, n, metric, seed, student_first)
@@ -269,6 +273,9 @@ class SpeedStage:
         spc = settings["speed"]
         runs = self._runs.last = {"s": [], "r": [], "full": [], "copy": []}
         for rnd in range(spc["rounds"]):
+            if rnd and spc.get("fresh_processes"):
+                student.fresh()
+                reference.fresh()
             t = self._round(lab, student, reference, settings, n, metric, seed, (rnd % 2 == 0) == student_first, runs)
             if t is not None:
                 return self._failed(lab, n, metric, seed, t)
@@ -278,6 +285,8 @@ class SpeedStage:
                 if extra == 1:
                     ratio = f"{out.ratio:.2f}x the reference's time" if out.ratio else "a loss"
                     self.progress(f"speed: {lab}: {ratio}: confirming it with the grader's other work paused")
+                student.fresh()  # a loss is confirmed in processes of its own: a process's luck
+                reference.fresh()  # (where its arrays landed) is not measured twice
                 with self._quiet():
                     t = self._round(lab, student, reference, settings, n, metric, seed,
                                     ((spc["rounds"] + extra - 1) % 2 == 0) == student_first, runs)
