@@ -33,13 +33,6 @@ def _number(lo=0.0, allow_none=False, integer=False, lo_open=False):
     return check
 
 
-def _boolean():
-    def check(v, where):
-        if not isinstance(v, bool):
-            raise ConfigError(f"{where} must be true or false (got {json.dumps(v)})")
-    return check
-
-
 def _list_of(choices):
     def check(v, where):
         if not isinstance(v, list) or not v:
@@ -116,9 +109,6 @@ SCHEMA = {
         "warmup": _number(0, integer=True),
         "rounds": _number(1, integer=True),
         "confirm_rounds": _number(1, integer=True),  # rounds more, at most, before a loss counts
-        # each round in new processes, so that one process's luck (where its arrays landed in
-        # memory) is one measurement among several, not all of them
-        "fresh_processes": _boolean(),
         "serial_reps": _number(1, integer=True),
         "n": _number(1, integer=True, allow_none=True),  # null: the lab's benchmark size
     },

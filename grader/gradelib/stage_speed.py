@@ -241,10 +241,9 @@ class SpeedStage:
         other processes) only ever adds time, so the better of two measurements of the same code
         is the truer one, and no lab loses points on one measurement; a lab that is slow is slow
         twice. Each confirming round runs in new processes of both sides (Timer.fresh: where a
-        process's arrays landed in memory is part of its luck), and so does every round after the
-        first with speed.fresh_processes (lab 01, whose host arrays in the judge's shared arena
-        make one process up to 10 % faster or slower than another). The confirming rounds run
-        quiet (_quiet): the grader's own builds of the next
+        process's buffers landed in memory is part of its luck, and a loss must not be the luck
+        of one pair of processes measured again). The confirming rounds run quiet (_quiet): the
+        grader's own builds of the next
         submissions stopped (and for the host lab the GPU labs' timed runs are held off all
         along, run), so a loss that stands was measured with nothing of the grader's beside it."""
         out = self._rounds_judged(lab, student, reference, settings, n, metric, seed, student_first)
@@ -273,9 +272,6 @@ class SpeedStage:
         spc = settings["speed"]
         runs = self._runs.last = {"s": [], "r": [], "full": [], "copy": []}
         for rnd in range(spc["rounds"]):
-            if rnd and spc.get("fresh_processes"):
-                student.fresh()
-                reference.fresh()
             t = self._round(lab, student, reference, settings, n, metric, seed, (rnd % 2 == 0) == student_first, runs)
             if t is not None:
                 return self._failed(lab, n, metric, seed, t)
