@@ -154,24 +154,25 @@ def exception_line(trace):
 
 # The folders whose test_*.py modules are the Python suites, in the order their results are listed.
 UNITTEST_DIRS = ("tests", os.path.join("grader", "tests"))
-# Seconds each module took in CI (a fresh clone on a 2-core machine, CPU mode, the modules in two
-# workers at once, 2026-11-28; test_fixtures and test_similarity 2026-11-29, after their cuts),
-# for the first run of a fresh clone; every run records what each took in
-# $LAB_BUILD_DIR/unittest-seconds.json and the next balances by that. The modules not listed took
-# under a second; one in neither place counts UNKNOWN_MODULE_SECONDS.
-MODULE_SECONDS = {"test_fixtures": 200, "test_deploy": 104, "test_similarity": 17, "test_static_checks": 76,
-                  "test_grader_pipeline": 72, "test_load_hangs": 54, "test_grader_builds": 82,
-                  "test_bench_grader": 60, "test_cpu_mode": 32, "test_slurm": 24, "test_cli": 23,
-                  "test_snippets": 13, "test_static_parity": 12, "test_cluster": 11, "test_timing_trust": 9,
-                  "test_bench": 8, "test_report": 8, "test_start_rate": 6, "test_feedback": 3,
-                  "test_contract": 2, "test_profile": 1, "test_run_tests": 1}
+# Seconds each module took in a fresh clone's make test on a 2-core machine (CPU mode, the modules
+# in two workers at once, 2026-12-06, with the judge process), for the first run of a fresh clone;
+# every run records what each took in $LAB_BUILD_DIR/unittest-seconds.json and the next balances
+# by that. The modules not listed took under a second; one in neither place counts
+# UNKNOWN_MODULE_SECONDS.
+MODULE_SECONDS = {"test_fixtures": 310, "test_static_checks": 103, "test_bench_grader": 69,
+                  "test_load_hangs": 68, "test_deploy": 66, "test_grader_pipeline": 56,
+                  "test_grader_builds": 55, "test_slurm": 36, "test_static_parity": 28,
+                  "test_cli": 21, "test_cpu_mode": 19, "test_cluster": 14, "test_timing_trust": 14,
+                  "test_similarity": 10, "test_snippets": 10, "test_receipt": 8,
+                  "test_start_rate": 8, "test_report": 7, "test_bench": 5, "test_feedback": 2,
+                  "test_contract": 1, "test_profile": 1, "test_run_tests": 1}
 UNKNOWN_MODULE_SECONDS = 1.0
 # What part of its module's time a long class or test took (make -j16 test on an H200 host with 16
 # cores, 2026-11-28), for splitting a module on a fresh clone, before any run was recorded; the
 # classes and tests not listed share the rest of the time by how many tests each has.
 PART_SHARES = {"test_fixtures.Fixtures": 0.99,
-               "test_fixtures.Fixtures.test_cpu_mode_fixtures_get_their_diagnosis": 0.7,
-               "test_fixtures.Fixtures.test_fixtures_with_an_nvcc_side_check_get_their_diagnosis_with_nvcc_too": 0.29,
+               "test_fixtures.Fixtures.test_cpu_mode_fixtures_get_their_diagnosis": 0.89,
+               "test_fixtures.Fixtures.test_fixtures_with_an_nvcc_side_check_get_their_diagnosis_with_nvcc_too": 0.11,
                "test_deploy.Gradescope": 0.41, "test_deploy.GradescopeGpu": 0.42, "test_deploy.Container": 0.17,
                "test_grader_pipeline.Pipeline": 0.85,
                "test_grader_pipeline.Pipeline.test_hang_is_reported_and_stops_the_lab": 0.12,
