@@ -433,7 +433,8 @@ static void await_reply(const port_request *q, port_reply *a)
  * call is waited for asleep: the grader runs a host lab's judge and lab process on one core (the
  * one it keeps for timing it), where a judge yielding in a loop would share the core the lab's
  * code is timed on (H100 hosts, one grade each: lab 01 at 2^23 took 8-10 ms a call beside a
- * yielding judge, 5 ms beside a sleeping one); a call of milliseconds hardly notices the wake-up. */
+ * yielding judge, 5 ms beside a sleeping one); a call of milliseconds hardly notices the wake-up.
+ */
 static void await_reply_spins(const port_request *q, port_reply *a, int spins_left)
 {
     char *p = (char *)a;
