@@ -100,6 +100,7 @@ static struct {
     int sandboxed;                            /* the lab process said it is in its sandbox */
     double gpu_overhead_ms, host_overhead_ms; /* the channel's own cost (calibrate) */
     long long output_cap; /* RLIMIT_FSIZE of the lab process (lab_port_set_output_cap) */
+    int wrapped;          /* the lab process runs under a tool (compute-sanitizer) */
     size_t live_count, live_bytes;
     /* the arena */
     int arena_fd;
@@ -606,6 +607,7 @@ int lab_port_judge_start(const char *binary, long uid, long gid, const char *wra
     if (wrap) {
         snprintf(wrap_copy, sizeof(wrap_copy), "%s", wrap);
         k = split_words(wrap_copy, argv, 48);
+        J.wrapped = k > 0;
     }
     snprintf(chan, sizeof(chan), "%d", PORT_CHANNEL_FD);
     snprintf(arena, sizeof(arena), "%d", PORT_ARENA_FD);
@@ -742,7 +744,10 @@ double lab_port_overhead_ms(int device)
 }
 
 /* At the end of the judge's input: the lab process is told to end, and its exit is the run's
- * (a compute-sanitizer in front of it exits with the grader's code when it found errors). */
+ * when the judge's own is 0, or when a tool runs the lab process and exits with a code: a
+ * compute-sanitizer in front of it exits with the grader's code when it found errors, and that
+ * is the run's exit code as it is without a judge, whatever the verdict (a kernel without its
+ * barrier is wrong and racy; the report says wrong, the exit code says what the tool found). */
 int lab_port_judge_finish(int rc)
 {
     int st = 0;
@@ -757,7 +762,7 @@ int lab_port_judge_finish(int rc)
         fflush(NULL);
         kill(getpid(), WTERMSIG(st));
     }
-    if (WIFEXITED(st) && WEXITSTATUS(st) != 0 && rc == 0)
+    if (WIFEXITED(st) && WEXITSTATUS(st) != 0 && (rc == 0 || J.wrapped))
         return WEXITSTATUS(st);
     return rc;
 }

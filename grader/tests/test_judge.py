@@ -60,6 +60,31 @@ class Judge(unittest.TestCase):
         self.assertEqual((rep["status"], rep["n"], rep["calls"]), ("ok", 5000, 3))
         self.assertTrue(rep["sandbox"])  # the lab process entered it; the judge runs no lab code
 
+    def test_a_tool_s_exit_code_is_the_run_s_whatever_the_verdict(self):
+        """compute-sanitizer runs the lab process (--wrap) and exits with the grader's code when
+        it found errors: that code must be the run's even when the case itself failed (a kernel
+        without its barrier is both wrong and racy), as it is without a judge; a tool that exits 0
+        leaves the judge's own code."""
+        line = b"--n 5000 --dist small --seed 7 --calls 2 --json --force --variant no_such_variant\n"
+        with tempfile.TemporaryDirectory() as d:
+            codes = {}
+            for code in (0, 77):
+                tool = os.path.join(d, f"tool{code}")
+                with open(tool, "w") as f:
+                    f.write(f'#!/bin/sh\n"$@"\nexit {code}\n')
+                os.chmod(tool, 0o755)
+                ours, theirs = socket.socketpair()
+                p = subprocess.Popen([JUDGE, "--judge", SCAN, "--wrap", tool, "--grader"], stdin=theirs,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                theirs.close()
+                ours.sendall(line)
+                ours.shutdown(socket.SHUT_WR)
+                _, err = p.communicate(timeout=60)
+                ours.close()
+                codes[code] = p.returncode
+                self.assertIn(b"unknown variant", err)
+        self.assertEqual(codes, {0: 2, 77: 77})  # 2: the judge's usage error; 77: the tool's
+
     def test_the_lab_process_is_only_started_by_a_judge(self):
         r = subprocess.run([SCAN, "--serve", "3", "4"], capture_output=True, text=True, timeout=30)
         self.assertEqual(r.returncode, 2)  # LAB_EXIT_USAGE: no channel on descriptor 3
