@@ -76,7 +76,7 @@ CU_COMPILE = $(NVCC) $(NVFLAGS) -c $(1) -o $(2)
 ifneq ($(CPU_MODE),)
   CFLAGS       := -std=c11 -Wall -Wextra -pedantic $(DEBUG_FLAGS) -DLAB_CPU_MODE -Icommon -Icommon/compat -Icommon/cpu $(SECCOMP_CFLAGS)
   # -fstack-clash-protection: a thread's stack overflow hits its guard page (common/cpu/README.md).
-  CPU_CXXFLAGS := -x c++ -std=c++20 -fwrapv -fno-threadsafe-statics -fstack-clash-protection -fno-gnu-unique -fno-jump-tables \
+  CPU_CXXFLAGS := -x c++ -std=c++17 -fwrapv -fno-threadsafe-statics -fstack-clash-protection -fno-gnu-unique -fno-jump-tables \
                   $(DEBUG_FLAGS) -DLAB_CPU_MODE -Icommon -Icommon/compat -Icommon/cpu -Wall -Wextra -Wno-unknown-pragmas -Wno-deprecated-copy
   override NVCC := $(CXX)
   LDFLAGS      :=

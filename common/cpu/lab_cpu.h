@@ -179,7 +179,7 @@ void loop_poll(const char *file, int line);
  * several blocks are resident it is also where a spinning block lets the others run. */
 constexpr inline void loop_point(const char *file = __builtin_FILE(), int line = __builtin_LINE())
 {
-    if (!std::is_constant_evaluated() && (g_timed_out | g_blocks_together))
+    if (!__builtin_is_constant_evaluated() && (g_timed_out | g_blocks_together))
         loop_poll(file, line);
 }
 /* Bank and sector counting (banks.cpp) pairs the lanes of a warp by loop iteration: rewrite.py
@@ -191,7 +191,7 @@ void loop_tick(unsigned id, bool c);
 } /* namespace banks */
 constexpr inline bool loop_cond(unsigned id, bool c)
 {
-    if (!std::is_constant_evaluated() && banks::g_on)
+    if (!__builtin_is_constant_evaluated() && banks::g_on)
         banks::loop_tick(id, c);
     return c;
 }
@@ -199,7 +199,7 @@ constexpr inline bool loop_cond(unsigned id, bool c)
  * each pass from its increment instead, LAB_CPU_NEXT(id). */
 constexpr inline void loop_next(unsigned id)
 {
-    if (!std::is_constant_evaluated() && banks::g_on)
+    if (!__builtin_is_constant_evaluated() && banks::g_on)
         banks::loop_tick(id, true);
 }
 #ifdef __SANITIZE_THREAD__
