@@ -48,6 +48,8 @@ static float float_value(uint64_t seed, lab_dist d, uint64_t i)
         return (float)((int)(r % 100) + 1) / 64.0f * ((i % 2 == 0) ? 1.0f : -1.0f);
     case DIST_LARGE:
         return u * (float)(1 << 20);
+    case DIST_POSITIVE: /* integers in [128, 255]: every sum exact up to 65,793 elements (2^24) */
+        return (float)(128 + (int)(r % 128));
     case DIST_RANDOM:
         return ldexpf(u, (int)((r >> 8) % 17) - 8);
     default:

@@ -36,7 +36,10 @@ const char *lab_op_name(lab_op op);
 /* Fills in[0..n) for op under distribution d and seed, and, for LAB_OP_SEG_ADD, heads[0..n)
  * with 0/1 segment heads (heads may be NULL otherwise). Element i depends on (seed, d, i) alone.
  * Floats: small and random uniform in [-1, 1) with 24 random bits, random scaled by 2^e for a
- * random e in [-8, 8]; ones all 1.0; alt +k/64, -k/64, ...; large uniform in [-2^20, 2^20).
+ * random e in [-8, 8]; ones all 1.0; alt +k/64, -k/64, ...; large uniform in [-2^20, 2^20);
+ * positive the integers 128 to 255: up to 65,793 elements every range sum is an integer of at
+ * most 2^24, so the check is exact, and past about 44,000 the prefix sums need all of float's 24
+ * significant bits (a carry kept narrower is wrong there, at CPU mode's sizes too).
  * Segment heads: ones every element (segments of length 1), alt none (one segment), small one
  * in 8 on average, random one in 64, large one in 4096 (segments across tiles). */
 void lab_ops_fill(lab_op op, int *in, int *heads, size_t n, lab_dist d, uint64_t seed);
