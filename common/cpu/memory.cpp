@@ -10,7 +10,7 @@
  * shared_index_fault here reports one out of bounds.
  *
  * Host code cannot read device memory on a GPU: a device pointer dereferenced there faults. Here
- * device memory is host memory, so while the harness runs the lab's first call of a case
+ * device memory is host memory, so while the harness runs each of the lab's calls
  * (lab_cpu_host_guard) the buffers' data pages are closed (PROT_NONE) and opened only for a
  * kernel and for the runtime's cudaMemcpy and cudaMemset; host code that reads or writes them
  * faults as on a GPU, and the fault handler (signals.cpp) says why. Without it, a launcher that
