@@ -64,6 +64,7 @@ def check(lab, expect, mode="gpu"):
     must never get full marks; one marked full_marks (an honest submission that the grader must
     not fail, such as a source file in Latin-1) must get them. expect's sanitizer is checked in
     gpu mode only: CPU mode has no sanitizer, so it grades none."""
+    expect = {**expect, **expect.get("by_mode", {}).get(mode, {})}  # a mode's own verdict wins
     bad = []
     c = lab["correctness"]
     kinds = {f["kind"] for f in c["failures"]}

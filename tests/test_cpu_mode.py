@@ -17,6 +17,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -203,6 +204,23 @@ class Faults(unittest.TestCase):
         self.assertIn("cudaErrorIllegalAddress", rep["message"])
         self.assertRegex(err, re.escape("CPU mode: kernel fixture_kernel, block (") + r"\d+" + re.escape(
             ",0,0), thread (0,0,0): stack overflow (over 256 KiB of local variables?)"))
+
+
+class DeviceVariables(unittest.TestCase):
+    """A lab's __device__ and __constant__ variables are device memory in CPU mode too: host code
+    that reaches one during a call faults, whatever the syntax, and the fault names it; kernels
+    read and write them as on a GPU."""
+
+    def test_host_code_reading_one_faults_naming_it(self):
+        rc, rep, err = run("device_var_host_read", 1000, extra=("--calls", "2"))
+        self.assertEqual(rc, -signal.SIGSEGV, f"{rep} {err}")
+        self.assertIn("CPU mode: host code read or wrote the __device__ variable 'g_launches' "
+                      "(device_var_host_read.cu:12) outside a kernel", err)
+
+    def test_kernels_use_them_as_on_a_gpu(self):
+        for seed in (1, 2, 3):
+            rc, rep, err = run("constant_table", 70000, seed, extra=("--calls", "3"))
+            self.assertEqual((rc, rep.get("status")), (0, "ok"), f"seed {seed}: {rep} {err}")
 
 
 class ResultLine(unittest.TestCase):
@@ -419,6 +437,32 @@ class Rewriter(unittest.TestCase):
             with open(out, "rb") as f:
                 text = f.read()
         self.assertEqual(text.split(b"\n", 2)[2], b"#define X 1 \\\n  + 2\nint x = X;\n")
+
+    def test_device_variables_get_pages_of_their_own_and_a_record(self):
+        """A __device__ or __constant__ variable keeps its declaration and gains its section (its
+        own pages, which the runtime closes to host code; __constant__ and const objects are
+        read-only to kernels) and a constant record of its name; functions, templates, constexpr,
+        extern declarations and several names in one declaration are left alone."""
+        src = ("__device__ int g_n;\nstatic __device__ unsigned c[4] = {1, 2, 3, 4};\n"
+               "__constant__ float w[3] = {0.5f, 0.25f, 0.125f};\n__device__ const int K = 4;\n"
+               "__device__ int *const p = nullptr;\n__device__ const char *names[2];\n"
+               "__device__ cuda::atomic<int, cuda::thread_scope_device> counter;\n"
+               "__device__ __forceinline__ int f(int x) { return x; }\n"
+               "template <class T> __device__ T g;\nstatic constexpr __device__ int C = 3;\n"
+               "extern __device__ int e[];\n__device__ int a, b;\n"
+               "__global__ void k(int *q) { q[0] = [] __device__ (int x) { return x; }(g_n); }\n")
+        out = rewrite.rewrite(src, "x.cu").split("\n", 2)[2]
+        self.assertEqual(out.count("\n"), src.count("\n"))  # every line where it was
+        want = ["__device__ LAB_CPU_DEVVAR int g_n; LAB_CPU_DEVINFO(g_n, 0)",
+                "static __device__ LAB_CPU_DEVVAR unsigned c[4] = {1, 2, 3, 4}; LAB_CPU_DEVINFO(c, 0)",
+                "__constant__ LAB_CPU_CONSTVAR float w[3] = {0.5f, 0.25f, 0.125f}; LAB_CPU_DEVINFO(w, 1)",
+                "__device__ LAB_CPU_DEVCONST const int K = 4; LAB_CPU_DEVINFO(K, 1)",
+                "__device__ LAB_CPU_DEVCONST int *const p = nullptr; LAB_CPU_DEVINFO(p, 1)",
+                "__device__ LAB_CPU_DEVVAR const char *names[2]; LAB_CPU_DEVINFO(names, 0)",
+                "__device__ LAB_CPU_DEVVAR cuda::atomic<int, cuda::thread_scope_device> counter; "
+                "LAB_CPU_DEVINFO(counter, 0)"]
+        self.assertEqual(out.splitlines()[:len(want)], want)
+        self.assertTrue(out.endswith("\n".join(src.splitlines()[len(want):]) + "\n"), out)
 
     def test_comments_and_strings_untouched(self):
         src = '// k<<<1, 2>>>(x);\nconst char *s = "a<<<b>>>(c)";\n/* __shared__ int q[4]; */\n'

@@ -1,6 +1,8 @@
 /* memory.cpp (CPU mode) — device memory and its checks: cudaMalloc between guard pages, the padding
- * check after each kernel, cudaMemcpy and cudaMemset that refuse ranges leaving a buffer, and
- * shared memory (registration, bounds faults, each resident block's copy saved and restored).
+ * check after each kernel, cudaMemcpy and cudaMemset that refuse ranges leaving a buffer, the
+ * lab's __device__ and __constant__ variables (found by their records, lab_cpu.h's
+ * LAB_CPU_DEVINFO, and closed to host code like the buffers), and shared memory (registration,
+ * bounds faults, each resident block's copy saved and restored).
  * Part of CPU mode's runtime (runtime.h lists its files; common/cpu/README.md explains the design).
  *
  * Every cudaMalloc buffer lies between two inaccessible pages, its end against the upper one, so an
@@ -20,8 +22,8 @@
  * cudaMalloc takes them from there (lab_cpu_share_hooks) and the lab process adopts them as its
  * own cudaMalloc buffers (lab_cpu_adopt), guards and checks included.
  *
- * Size: about 440 lines, over the house's 400: one allocator and the checks on it, which share
- * the table of allocations.
+ * Size: about 540 lines, over the house's 400: one allocator, the lab's device variables and the
+ * checks on them, which share the table of allocations.
  */
 #include "runtime.h"
 #include "hostmem.h"
@@ -50,16 +52,72 @@ struct allocation {
     char *data;      /* first data page */
     size_t data_len; /* data pages */
     bool shared;     /* a judge's shared mapping (lab_cpu_share_hooks) or one adopted from it */
+    /* a __device__ or __constant__ variable of the lab's (lab_cpu::device_var), else NULL */
+    const char *var, *file;
+    int line;
+    bool constant; /* __constant__: kernels may only read it */
 };
-std::map<uintptr_t, allocation> g_allocs; /* by user address */
+void add_device_vars(std::map<uintptr_t, allocation> &to);
+/* by user address; built on first use, with the lab's device variables (add_device_vars) */
+std::map<uintptr_t, allocation> &allocs()
+{
+    static std::map<uintptr_t, allocation> by_user;
+    static bool vars;
+    if (!vars) {
+        vars = true;
+        add_device_vars(by_user);
+    }
+    return by_user;
+}
+#define g_allocs allocs()
 bool g_closed; /* the data pages are inaccessible now: lab_cpu_host_guard(1), outside a kernel */
 void *(*g_share_alloc)(size_t); /* lab_cpu_share_hooks: where a shared mapping comes from */
 void (*g_share_release)(void *, size_t);
 
+} /* namespace */
+
+/* The lab's __device__ and __constant__ variables (lab_cpu.h, LAB_CPU_DEVINFO): each starts a page
+ * of its sections, and the course's pages below end each section (the course's objects are linked
+ * after the lab's), so a variable's pages hold nothing else and can be closed to host code. */
+__attribute__((section("lab_cpu_devvars"), aligned(4096), used)) char g_devvars_end[4096];
+__attribute__((section("lab_cpu_constvars"), aligned(4096), used)) char g_constvars_end[4096];
+__attribute__((section("lab_cpu_devconst"), aligned(4096), used))
+const char g_devconst_end[4096] = {0};
+__attribute__((section("lab_cpu_devinfo"), used))
+const devvar_info g_devinfo_none = {NULL, 0, NULL, NULL, 0, 0};
+extern "C" const devvar_info __start_lab_cpu_devinfo[], __stop_lab_cpu_devinfo[];
+static_assert(sizeof(devvar_info) == 64, "the records' stride in their section");
+
+namespace {
+
+void add_device_vars(std::map<uintptr_t, allocation> &to)
+{
+    const uintptr_t pg = (uintptr_t)page_size();
+    for (const devvar_info *d = __start_lab_cpu_devinfo; d < __stop_lab_cpu_devinfo; d++) {
+        if (!d->addr || !d->bytes)
+            continue;
+        const uintptr_t at = (uintptr_t)d->addr, first = at & ~(pg - 1),
+                        end = (at + d->bytes + pg - 1) & ~(pg - 1);
+        allocation al;
+        al.map = al.data = (char *)first;
+        al.map_len = al.data_len = (size_t)(end - first);
+        al.user = (char *)at;
+        al.bytes = d->bytes;
+        al.shared = false;
+        al.var = d->name;
+        al.file = d->file;
+        al.line = d->line;
+        al.constant = d->constant != 0;
+        to[at] = al;
+    }
+}
+
+/* Every buffer's data pages to prot; a __constant__ variable's to read-only at most. */
 void protect_all(int prot)
 {
     for (const auto &kv : g_allocs)
-        mprotect(kv.second.data, kv.second.data_len, prot);
+        mprotect(kv.second.data, kv.second.data_len,
+                 kv.second.constant && prot != PROT_NONE ? PROT_READ : prot);
 }
 
 /* The allocation whose mapping (guards included) holds p, or NULL. */
@@ -123,6 +181,13 @@ bool in_closed_device_memory(const void *p)
     return al && (const char *)p >= al->data && (const char *)p < al->data + al->data_len;
 }
 
+/* The file name of a path, as the course's messages name a lab's file (scan.cu:12). */
+const char *base_name(const char *path)
+{
+    const char *slash = path ? strrchr(path, '/') : NULL;
+    return slash ? slash + 1 : path ? path : "?";
+}
+
 /* Describes where a faulting address lies: "byte offset 4100 (int index 1025) past the end of a
  * cudaMalloc buffer of 4096 bytes (1024 ints)". */
 void describe_address(const void *p, char *buf, size_t len)
@@ -134,10 +199,31 @@ void describe_address(const void *p, char *buf, size_t len)
         return;
     }
     const long long off = (long long)((const char *)p - al->user);
-    snprintf(buf, len,
-             "byte offset %lld (int index %lld) %s a cudaMalloc buffer of %zu bytes (%zu ints)",
-             off, off >= 0 ? off / 4 : -((-off + 3) / 4),
-             off < 0 ? "before the start of" : "past the end of", al->bytes, al->bytes / 4);
+    char what[300];
+    if (al->var)
+        snprintf(what, sizeof(what), "the %s variable '%s' (%s:%d) of %zu bytes",
+                 al->constant ? "__constant__" : "__device__", al->var, base_name(al->file),
+                 al->line, al->bytes);
+    else
+        snprintf(what, sizeof(what), "a cudaMalloc buffer of %zu bytes (%zu ints)", al->bytes,
+                 al->bytes / 4);
+    snprintf(buf, len, "byte offset %lld (int index %lld) %s %s", off,
+             off >= 0 ? off / 4 : -((-off + 3) / 4),
+             off < 0                       ? "before the start of"
+             : off >= (long long)al->bytes ? "past the end of"
+                                           : "in",
+             what);
+}
+
+bool device_variable_at(const void *p, char *buf, size_t len, bool *constant)
+{
+    const allocation *al = find_mapping(p);
+    if (!al || !al->var || (const char *)p < al->user || (const char *)p >= al->user + al->bytes)
+        return false;
+    snprintf(buf, len, "the %s variable '%s' (%s:%d)", al->constant ? "__constant__" : "__device__",
+             al->var, base_name(al->file), al->line);
+    *constant = al->constant;
+    return true;
 }
 
 /* Checks the padding around every buffer after a kernel: a write there is out of bounds too. */
@@ -145,6 +231,8 @@ void check_padding()
 {
     for (auto &kv : g_allocs) {
         const allocation &al = kv.second;
+        if (al.var)
+            continue; /* a device variable: its page's rest is the section's, not padding */
         const char *p = NULL;
         for (const char *c = al.data; c < al.user; c++)
             if ((unsigned char)*c != PAD_BYTE) {
@@ -293,6 +381,9 @@ cudaError_t cudaMalloc(void **ptr, size_t bytes)
     al.user = al.data + (data_len - rounded); /* the end (rounded) touches the upper guard page */
     al.bytes = bytes;
     al.shared = g_share_alloc != NULL;
+    al.var = al.file = NULL;
+    al.line = 0;
+    al.constant = false;
     /* fresh device memory holds no useful values: a pattern, not zeros, so code that forgets to
      * initialise shows it */
     memset(al.data, PAD_BYTE, data_len);
@@ -320,6 +411,10 @@ cudaError_t cudaFree(void *ptr)
     g_allocs.erase(it);
     return cudaSuccess;
 }
+
+} /* extern "C" */
+
+extern "C" {
 
 cudaError_t cudaMallocHost(void **ptr, size_t bytes)
 {
@@ -375,6 +470,11 @@ cudaError_t cudaMemsetAsync(void *ptr, int value, size_t bytes, cudaStream_t)
 
 void lab_cpu_host_guard(int on)
 {
+    static bool handlers;
+    if (on && !handlers) { /* a fault of host code is explained even before the first launch */
+        handlers = true;
+        install_handlers();
+    }
     if ((on != 0) != g_closed) {
         protect_all(on ? PROT_NONE : PROT_READ | PROT_WRITE);
         g_closed = on != 0;
@@ -413,6 +513,9 @@ void *lab_cpu_adopt(void *map, size_t map_len, size_t user_off, size_t bytes)
     al.user = al.map + user_off;
     al.bytes = bytes;
     al.shared = true;
+    al.var = al.file = NULL;
+    al.line = 0;
+    al.constant = false;
     mprotect(al.map, pg, PROT_NONE);
     mprotect(al.map + pg + al.data_len, pg, PROT_NONE);
     if (g_closed)

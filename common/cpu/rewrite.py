@@ -13,6 +13,12 @@ What changes (nothing else does; `#line` keeps every message pointing into SRC.c
   extern __shared__ T name[];         -> static ::lab_cpu::extern_shared<T> name("name");   (checked)
   [static] __shared__ T name;         -> static T name; static ::lab_cpu::shared_scalar ...(&name, ...);
                                          (registered: each resident block has its own value)
+  [static] __device__ T name... = i;  -> [static] __device__ LAB_CPU_DEVVAR T name... = i; LAB_CPU_DEVINFO(name, 0)
+  __constant__ T name...;             -> __constant__ LAB_CPU_CONSTVAR T name...; LAB_CPU_DEVINFO(name, 1)
+                                         (a const object: LAB_CPU_DEVCONST): pages of its own, which
+                                         the runtime closes to host code (lab_cpu.h); a function,
+                                         template, constexpr, extern or multi-name declaration is
+                                         left alone
   #pragma unroll [N]                  -> #pragma GCC unroll N (64 without N): a loop with a constant
                                          trip count is unrolled as nvcc unrolls it, so each
                                          iteration's shared-memory access is an instruction of
@@ -33,8 +39,8 @@ went in, UTF-8 or not (a Latin-1 comment, say): files are read and written as UT
 surrogateescape. Exit codes: 0 written, 1 a launch it cannot parse (the message names the
 line), 2 bad command line. Python 3.9+, standard library only.
 
-Size: about 470 lines, over the house's 400, because the rewrites share one pass over one
-masked copy of the text (comments and literals blanked, bracket depth known): each rewrite is a
+Size: about 570 lines, over the house's 400, because the rewrites share one masked copy of the
+text (comments and literals blanked, bracket depth known) and its scanner: each rewrite is a
 function of a few dozen lines, and splitting the file would only move the shared scanner.
 """
 import argparse
@@ -265,6 +271,104 @@ def rewrite_shared(src):
     return "".join(out)
 
 
+# a __device__ or __constant__ variable's declaration: the storage words and qualifiers before its
+# type (any order), then the rest of the declaration up to its ';' (device_var_repl reads it)
+DEVICE_VAR = re.compile(r"(?<![\w:])(?:(?:static|extern|volatile|__device__|__constant__)\s+)*"
+                        r"(?:__device__|__constant__)\b")
+DECLARATOR = re.compile(r"^(?P<type>.*?[\s*&])(?P<name>[A-Za-z_]\w*)\s*(?P<dims>(?:\[[^\[\]]*\]\s*)*)$", re.S)
+
+
+def device_var_end(code, start):
+    """(end of the declarator, end of the declaration at its ';') of the declaration whose
+    declarator starts at start, or None when it is not one variable: a function (a '(' before
+    any '=' or '{'), several declarators (a ',' outside brackets and template arguments)."""
+    depth, angle, i = 0, 0, start
+    decl_end = None
+    while i < len(code):
+        c = code[i]
+        if c in "([{":
+            if depth == 0 and decl_end is None and (c == "(" or c == "{"):
+                if c == "(":
+                    return None
+                decl_end = i
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+            if depth < 0:
+                return None
+        elif depth == 0 and c == "<" and decl_end is None:
+            angle += 1
+        elif depth == 0 and c == ">" and decl_end is None and angle:
+            angle -= 1
+        elif depth == 0 and c == "=" and decl_end is None:
+            decl_end = i
+        elif depth == 0 and c == "," and angle == 0 and decl_end is None:
+            return None
+        elif depth == 0 and c == ";":
+            return (i if decl_end is None else decl_end), i
+        i += 1
+    return None
+
+
+def top_level_const(ty):
+    """Whether a declaration's type (before the name) makes the object itself const: const with no
+    pointer after it, or a pointer declared *const."""
+    if "*" in ty:
+        return bool(re.search(r"\*\s*const\s*$", ty))
+    return bool(re.search(r"\bconst\b", ty))
+
+
+def device_var_repl(src, code, m):
+    """(the replacement, end) of the device variable declared at m, or None to leave it alone (a
+    function, a template, constexpr, an extern declaration, several names in one declaration)."""
+    words = src[m.start():m.end()].split()
+    before = code[max(0, m.start() - 200):m.start()].rstrip()
+    if before.endswith(">") or re.search(r"\b(?:template|constexpr|inline|typedef|extern)\s*$", before):
+        return None
+    if "extern" in words:
+        return None
+    ends = device_var_end(code, m.end())
+    if ends is None:
+        return None
+    decl_end, semi = ends
+    dm = DECLARATOR.match(src[m.end():decl_end].strip())
+    if not dm or not dm.group("type").strip():
+        return None
+    ty, name = " ".join(dm.group("type").split()), dm.group("name")
+    if re.search(r"\b(?:constexpr|inline|extern|typedef|thread_local)\b", ty) or "(" in ty:
+        return None
+    constant = "__constant__" in words
+    section = ("LAB_CPU_DEVCONST" if top_level_const(ty) else
+               "LAB_CPU_CONSTVAR" if constant else "LAB_CPU_DEVVAR")
+    head = src[m.start():m.end()]
+    return (f"{head} {section}" + src[m.end():semi + 1]
+            + f" LAB_CPU_DEVINFO({name}, {1 if constant or top_level_const(ty) else 0})", semi + 1)
+
+
+def rewrite_device_vars(src):
+    """Every __device__ and __constant__ variable into device memory (lab_cpu.h, LAB_CPU_DEVVAR):
+    pages of its own in a section of its own, and a record of its name, so that host code reaching
+    it during a call faults as on a GPU and a kernel's store to a __constant__ one is an error
+    naming it. Nothing moves: the declaration gains an attribute, and the record follows its ';'."""
+    code = mask_code(src)
+    out, last = [], 0
+    for m in DEVICE_VAR.finditer(code):
+        if m.start() < last:
+            continue
+        line_start = code.rfind("\n", 0, m.start()) + 1
+        if code[line_start:m.start()].lstrip().startswith("#"):
+            continue  # a macro definition
+        got = device_var_repl(src, code, m)
+        if got is None:
+            continue
+        repl, end = got
+        out.append(src[last:m.start()])
+        out.append(repl)
+        last = end
+    out.append(src[last:])
+    return "".join(out)
+
+
 LOOP = re.compile(r"\b(while|for)\s*\(")
 LOOP_POINT = "::lab_cpu::loop_point(), "
 # a condition that declares a variable (`while (int x = next())`): left alone
@@ -436,6 +540,7 @@ def rewrite_body(src, path, seen):
     src = PRAGMA_UNROLL.sub(gcc_unroll, src)
     src = rewrite_launches(src, mask_code(src), path)
     src = rewrite_shared(src)
+    src = rewrite_device_vars(src)
     src = instrument_loops(src, mask_code(src), path)
     src = barrier_helpers(src, mask_code(src))
     return inline_includes(src, path, seen)

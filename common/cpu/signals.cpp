@@ -66,12 +66,16 @@ void report_fault()
         return;
     }
     const char *addr = g_fault.addr;
-    bool on_stack = false;
+    bool on_stack = false, constant = false;
     for (const char *area : g_stack_areas)
         on_stack |= addr >= area && addr < area + (size_t)MAX_THREADS * (STACK_BYTES + page_size());
     if (on_stack) {
         snprintf(what, sizeof(what), "stack overflow (over %zu KiB of local variables?)",
                  STACK_BYTES / 1024);
+    } else if (char var[300]; device_variable_at(addr, var, sizeof(var), &constant) && constant) {
+        snprintf(what, sizeof(what),
+                 "a store to %s, which kernels may only read (a GPU drops the store: nvcc warns)",
+                 var);
     } else {
         char where_buf[400];
         describe_address(addr, where_buf, sizeof(where_buf));
@@ -92,8 +96,22 @@ void on_fault(int sig, siginfo_t *si, void *uctx)
                 "CPU mode: host code read or wrote device memory (a cudaMalloc buffer) outside a "
                 "kernel: a device pointer dereferenced on the host, which faults on a GPU too; "
                 "only kernels may touch device memory\n";
-            ssize_t ignored = write(2, why, sizeof(why) - 1);
-            (void)ignored;
+            static char var[300], line[700];
+            bool constant;
+            if (device_variable_at(si->si_addr, var, sizeof(var), &constant)) {
+                /* the process ends here: formatting is safe enough, and names the variable */
+                const int k = snprintf(line, sizeof(line),
+                                       "CPU mode: host code read or wrote %s outside a kernel: on "
+                                       "a GPU host code has its own copy of a device variable, "
+                                       "which no kernel reads or writes (nvcc refuses such code); "
+                                       "pass the value to the kernel as a parameter\n",
+                                       var);
+                ssize_t ignored = write(2, line, k > 0 ? (size_t)k : 0);
+                (void)ignored;
+            } else {
+                ssize_t ignored = write(2, why, sizeof(why) - 1);
+                (void)ignored;
+            }
         }
         signal(sig, SIG_DFL);
         return; /* the faulting instruction runs again and the default action ends the process */
