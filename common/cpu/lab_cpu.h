@@ -165,9 +165,10 @@ template <class T> static inline void note_write(const T &before, const T *p)
 /* A __device__ or __constant__ variable of the lab's is device memory (memory.cpp): rewrite.py
  * puts it in a section of its own, on pages of its own (`__device__ LAB_CPU_DEVVAR int x[4];`), and
  * records where it is and what it is called (LAB_CPU_DEVINFO, a constant, so no code runs before
- * main), so that host code reaching it during a call faults as on a GPU, whatever the syntax, and a
- * kernel's store to a __constant__ variable faults naming it. const objects need a section of their
- * own (the compiler keeps them read-only). */
+ * main), so that host code reaching it during a call faults as on a GPU, whatever the syntax. A
+ * __constant__ variable is made const, as nvcc makes it in kernels, and its pages are read-only to
+ * kernels, so a store through a cast faults naming it. const objects need a section of their own
+ * (the compiler keeps them read-only). */
 struct alignas(64) devvar_info { /* 64 bytes: the records lie in their section as an array */
     const volatile void *addr;
     size_t bytes;
@@ -175,7 +176,6 @@ struct alignas(64) devvar_info { /* 64 bytes: the records lie in their section a
     int line, constant;
 };
 #define LAB_CPU_DEVVAR __attribute__((section("lab_cpu_devvars"), aligned(4096)))
-#define LAB_CPU_CONSTVAR __attribute__((section("lab_cpu_constvars"), aligned(4096)))
 #define LAB_CPU_DEVCONST __attribute__((section("lab_cpu_devconst"), aligned(4096)))
 #define LAB_CPU_DEVINFO(name, constant)                                                            \
     static const ::lab_cpu::devvar_info lab_cpu_di_##name                                          \

@@ -80,7 +80,6 @@ void (*g_share_release)(void *, size_t);
  * of its sections, and the course's pages below end each section (the course's objects are linked
  * after the lab's), so a variable's pages hold nothing else and can be closed to host code. */
 __attribute__((section("lab_cpu_devvars"), aligned(4096), used)) char g_devvars_end[4096];
-__attribute__((section("lab_cpu_constvars"), aligned(4096), used)) char g_constvars_end[4096];
 __attribute__((section("lab_cpu_devconst"), aligned(4096), used))
 const char g_devconst_end[4096] = {0};
 __attribute__((section("lab_cpu_devinfo"), used))

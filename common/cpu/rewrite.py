@@ -14,11 +14,12 @@ What changes (nothing else does; `#line` keeps every message pointing into SRC.c
   [static] __shared__ T name;         -> static T name; static ::lab_cpu::shared_scalar ...(&name, ...);
                                          (registered: each resident block has its own value)
   [static] __device__ T name... = i;  -> [static] __device__ LAB_CPU_DEVVAR T name... = i; LAB_CPU_DEVINFO(name, 0)
-  __constant__ T name...;             -> __constant__ LAB_CPU_CONSTVAR T name...; LAB_CPU_DEVINFO(name, 1)
-                                         (a const object: LAB_CPU_DEVCONST): pages of its own, which
-                                         the runtime closes to host code (lab_cpu.h); a function,
-                                         template, constexpr, extern or multi-name declaration is
-                                         left alone
+  __constant__ T name... [= i];       -> __constant__ LAB_CPU_DEVCONST T const name... = i (or {});
+                                         LAB_CPU_DEVINFO(name, 1): const, as nvcc makes it in
+                                         kernels (a const __device__ object: LAB_CPU_DEVCONST too);
+                                         pages of its own, which the runtime closes to host code
+                                         (lab_cpu.h); a function, template, constexpr, extern or
+                                         multi-name declaration is left alone
   #pragma unroll [N]                  -> #pragma GCC unroll N (64 without N): a loop with a constant
                                          trip count is unrolled as nvcc unrolls it, so each
                                          iteration's shared-memory access is an instruction of
@@ -338,9 +339,17 @@ def device_var_repl(src, code, m):
     if re.search(r"\b(?:constexpr|inline|extern|typedef|thread_local)\b", ty) or "(" in ty:
         return None
     constant = "__constant__" in words
-    section = ("LAB_CPU_DEVCONST" if top_level_const(ty) else
-               "LAB_CPU_CONSTVAR" if constant else "LAB_CPU_DEVVAR")
     head = src[m.start():m.end()]
+    if constant and not top_level_const(ty):
+        # nvcc makes a __constant__ variable read-only to the kernels that use it (a store is a
+        # compile error there: "expression must be a modifiable lvalue"): const here too, and
+        # given the zeros it starts with when it has no initialiser (a const object needs one)
+        init = src[decl_end:semi].strip()
+        decl = (f"{head} LAB_CPU_DEVCONST {ty} const {name}{dm.group('dims').rstrip()}"
+                + (f" {init}" if init else " {}") + ";")
+        # the lines of the type and name (joined here) follow; the initialiser keeps its own
+        return decl + f" LAB_CPU_DEVINFO({name}, 1)" + "\n" * src.count("\n", m.start(), decl_end), semi + 1
+    section = "LAB_CPU_DEVCONST" if top_level_const(ty) else "LAB_CPU_DEVVAR"
     return (f"{head} {section}" + src[m.end():semi + 1]
             + f" LAB_CPU_DEVINFO({name}, {1 if constant or top_level_const(ty) else 0})", semi + 1)
 

@@ -74,8 +74,7 @@ void report_fault()
                  STACK_BYTES / 1024);
     } else if (char var[300]; device_variable_at(addr, var, sizeof(var), &constant) && constant) {
         snprintf(what, sizeof(what),
-                 "a store to %s, which kernels may only read (a GPU drops the store: nvcc warns)",
-                 var);
+                 "a store to %s, which kernels may only read (nvcc refuses a direct store)", var);
     } else {
         char where_buf[400];
         describe_address(addr, where_buf, sizeof(where_buf));
