@@ -37,6 +37,21 @@ void lab_device_carries(const lab_info *lab, int *d_out, size_t n, void *d_scrat
 /* Launches one empty kernel on the default stream (the judge's calibration of its channel). */
 void lab_launch_empty(void);
 
+/* --squeeze (options.h): a checked call with the lab's kernels kept to a few SMs, so that a
+ * single-pass scan has many more tiles than resident blocks and an ordering or forward-progress
+ * bug shows as a wrong answer or a hang, not as luck. lab_squeeze_begin(k) starts a course kernel
+ * on a stream of its own that fills every SM but k (two blocks of 1024 threads and half an SM's
+ * shared memory each, so no block of the lab's fits beside them) and returns once its blocks are
+ * resident; lab_squeeze_end() waits for the lab's work on the default stream, then lets the
+ * holder end. The holder also ends by itself after LAB_SQUEEZE_MAX_MS (a lab that synchronises the
+ * whole device inside its call waits that long, then goes on unsqueezed). lab_squeeze_prepare
+ * makes the stream and the flags beforehand (the lab process calls it before its sandbox). CPU
+ * mode: no-ops (its scheduler keeps CPU_RESIDENT_BLOCKS blocks resident anyway). */
+#define LAB_SQUEEZE_MAX_MS 2000
+void lab_squeeze_prepare(void);
+void lab_squeeze_begin(int sms);
+void lab_squeeze_end(void);
+
 /* bytes rounded up to 256, so that every sub-buffer of a scratch keeps cudaMalloc's alignment. */
 static inline size_t lab_align256(size_t bytes)
 {

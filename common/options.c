@@ -290,6 +290,7 @@ static const option_spec OPTIONS[] = {
      .given = FIELD(calls_given)},
     {.flag = "--offset-in", .kind = OPT_INT, .field = FIELD(offset_in), .hi = LAB_MAX_OFFSET},
     {.flag = "--offset-out", .kind = OPT_INT, .field = FIELD(offset_out), .hi = LAB_MAX_OFFSET},
+    {.flag = "--squeeze", .kind = OPT_INT, .field = FIELD(squeeze), .hi = 1024},
 };
 
 static const option_spec *find_option(const char *name)
@@ -396,6 +397,8 @@ void lab_print_usage(FILE *f, const char *prog)
         "  --calls K      checked calls before the timed ones, each on a new input (default 1)\n"
         "  --offset-in W  start the input W words (0-3) past 16-byte alignment\n"
         "  --offset-out W the same for the output\n"
+        "  --squeeze K    run the checked calls on K of the GPU's SMs (a course kernel holds the\n"
+        "                 rest): more tiles wait for a block than run at once (labs 08-10)\n"
         "  --sandbox      run the lab's code in the seccomp sandbox of graded runs\n"
         "  --list         list the lab's variants\n"
         "  --describe     print the lab's description as one JSON object (for programs)\n"

@@ -51,6 +51,9 @@ typedef struct {
      * them by hand, and the grader must keep catching it) */
     int seed_given;  /* 1: --seed was on the command line */
     int calls_given; /* 1: --calls was on the command line */
+    /* --squeeze K: the checked calls run with the lab's kernels kept to K of the GPU's SMs (a
+     * course kernel holds the others: lab_squeeze_begin in driver.h); 0: the whole GPU */
+    int squeeze;
 } lab_options;
 
 #define LAB_DEFAULT_SEED 1u

@@ -82,11 +82,15 @@ static lab_result entry(const lab_variant *v, const lab_port_args *a)
 
 /* Call k in this process, between lab_code_begin and lab_code_end (call.h: CPU mode's guard on
  * device memory and its bank counting). */
-static lab_result call_local(const lab_variant *v, int k, const lab_port_args *a)
+lab_result lab_port_call_local(const lab_variant *v, int k, const lab_port_args *a, int squeeze)
 {
+    if (squeeze > 0)
+        lab_squeeze_begin(squeeze);
     lab_code_begin(k);
     const lab_result res = entry(v, a);
     lab_code_end();
+    if (squeeze > 0)
+        lab_squeeze_end();
     return res;
 }
 
@@ -518,12 +522,15 @@ static port_ref translate(const void *p)
 
 lab_result lab_port_call(const lab_case *c, int k, const lab_port_args *a)
 {
+    /* a checked call (not a timed one) of a run with --squeeze */
+    const int squeeze = c->o && k < c->o->calls ? c->o->squeeze : 0;
     if (!J.on)
-        return call_local(c->v, k, a);
+        return lab_port_call_local(c->v, k, a, squeeze);
     port_request q = {.op = REQ_CALL,
                       .variant = (int32_t)(c->v - c->lab->variants),
                       .k = k,
                       .kind = (int32_t)a->kind,
+                      .squeeze = squeeze,
                       .n = a->n,
                       .n_rows = a->n_rows};
     q.in = translate(a->in);

@@ -46,6 +46,10 @@ int lab_port_remote(void);
  * failure calls for (lab_port_fail): the call never returns then. */
 lab_result lab_port_call(const lab_case *c, int k, const lab_port_args *a);
 
+/* Call k of variant v here, in this process, guarded (call.h), with its kernels kept to squeeze
+ * of the GPU's SMs when squeeze > 0 (lab_squeeze_begin): the lab process's side of a call. */
+lab_result lab_port_call_local(const lab_variant *v, int k, const lab_port_args *a, int squeeze);
+
 /* v->temp_bytes(n) (0 when the variant has none), asked where the lab's code is. */
 size_t lab_port_temp_bytes(const lab_variant *v, size_t n);
 

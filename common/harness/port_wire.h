@@ -41,6 +41,7 @@ typedef struct {
     uint32_t magic, op;
     uint64_t seq;
     int32_t variant, k, kind, arena;
+    int32_t squeeze, unused; /* REQ_CALL: the SMs its kernels may use (0: all; lab_squeeze_begin) */
     uint64_t n, n_rows;
     port_ref in, heads, out, sums, count, temp;
     uint64_t id, bytes, map_off, map_len, user_off; /* REQ_OPEN, REQ_CLOSE */

@@ -175,8 +175,7 @@ static void make_call(const port_request *q, port_reply *a)
                           .temp = resolve(q->temp),
                           .n = q->n,
                           .n_rows = q->n_rows};
-    lab_case c = {&LAB, v, NULL, NULL};
-    const lab_result res = lab_port_call(&c, q->k, &args); /* here: local, guarded (call.h) */
+    const lab_result res = lab_port_call_local(v, q->k, &args, q->squeeze);
     cudaError_t err = cudaGetLastError();
     const char *where = "the lab's call (a launch)";
     if (err == cudaSuccess) {
@@ -217,7 +216,8 @@ int lab_port_serve(int channel_fd, int arena_fd)
     }
 #ifndef LAB_CPU_MODE
     cudaSetDeviceFlags(cudaDeviceScheduleSpin); /* the shortest wait for a call's end */
-    lab_vmm_load(); /* the context and the driver's functions, before the sandbox */
+    lab_vmm_load();        /* the context and the driver's functions, before the sandbox */
+    lab_squeeze_prepare(); /* what --squeeze needs, made while the sandbox allows it */
 #endif
     /* what the runtime opens on its first use, opened now, while opening is allowed: the host's
      * memory (CPU mode's device properties and cudaMemGetInfo read it), the device's properties */

@@ -66,6 +66,23 @@ def _variants(v, where):
                           f"names (got {json.dumps(v)})")
 
 
+def _stress(v, where):
+    """correctness.stress: null, or {"sms": SMs the lab's kernels keep, "calls": calls a case makes
+    at one n, "tiles": [how many of the lab's largest tiles, one case each]}."""
+    if v is None:
+        return
+    if not isinstance(v, dict) or set(v) != {"sms", "calls", "tiles"}:
+        raise ConfigError(f'{where} must be null or {{"sms": N, "calls": N, "tiles": [N, ...]}} '
+                          f"(got {json.dumps(v)})")
+    for k in ("sms", "calls"):
+        if not isinstance(v[k], int) or isinstance(v[k], bool) or not 1 <= v[k] <= 1000:
+            raise ConfigError(f"{where}.{k} must be a whole number from 1 to 1000 (got {json.dumps(v[k])})")
+    if not isinstance(v["tiles"], list) or not v["tiles"] or not all(
+            isinstance(t, int) and not isinstance(t, bool) and 1 <= t <= 1 << 20 for t in v["tiles"]):
+        raise ConfigError(f"{where}.tiles must be a non-empty list of whole numbers from 1 to 2^20 "
+                          f"(got {json.dumps(v['tiles'])})")
+
+
 def _variant_dists(v, where):
     if not isinstance(v, dict):
         raise ConfigError(f"{where} must be an object mapping variant names to lists of distributions")
@@ -132,7 +149,10 @@ SCHEMA = {
                     "variant_dists": _variant_dists,
                     # CPU mode (kernels as fibers, correctness only) grades sizes up to this n
                     # (optional; stage_cases.CPU_MAX_N, 2^20 + 1, when absent)
-                    "cpu_max_n": _number(1, integer=True)},
+                    "cpu_max_n": _number(1, integer=True),
+                    # the single-pass labs' stress cases on a GPU (evaluate.make_cases): null, or
+                    # {"sms": 4, "calls": 6, "tiles": [64, 400]}
+                    "stress": _stress},
     "sanitizer": {"tools": _tool_list},
     # who sees each part's result on Gradescope, and when (results.json "visibility")
     "visibility": {"correctness": _one_of(VISIBILITIES), "sanitizer": _one_of(VISIBILITIES),

@@ -478,8 +478,9 @@ CASE_CALLS_MAX = 3
 
 
 def is_many_calls(options):
-    """True for the options of the many-calls case (MULTI_CALLS calls, more than any other case
-    makes), which runs first in a process of its own and is not made for reported variants."""
+    """True for the options of a case of more calls than case_calls makes: the many-calls case
+    (MULTI_CALLS calls) and a stress case of more than CASE_CALLS_MAX, each of which runs first in
+    a process of its own and is not made for reported variants."""
     return "--calls" in options and int(options[options.index("--calls") + 1]) > CASE_CALLS_MAX
 
 
@@ -530,6 +531,12 @@ def make_cases(info, settings, run_seed, limit=None, mode="gpu", variant=None, e
     unaligned input and output (OFFSET_CASES), and one process of many calls of several sizes
     (MULTI_CALLS; the device-memory leak check). options: extra harness options, a tuple.
 
+    On a GPU, a lab whose config has correctness.stress (the single-pass labs) also gets its
+    stress cases: for each number of tiles listed, that many of its largest tiles and one element,
+    `calls` calls at that n in one process, each with the lab's kernels kept to `sms` SMs
+    (--squeeze: many more tiles than resident blocks, and the same n again, so that a look-back
+    that accepts an earlier call's descriptor or waits on a tile not yet running fails here).
+
     A variant other than the default meets every size and every distribution too, but the
     large size (the costly one: 2^24 elements) with one distribution only, a different one for
     each variant, the others at every smaller all_dists size. every_dist=False: no size with
@@ -556,6 +563,15 @@ def make_cases(info, settings, run_seed, limit=None, mode="gpu", variant=None, e
             cases.append((n, d, case_seed(run_seed, info.id, n, f"{d}+off{off_in}{off_out}{salt}"),
                           ("--offset-in", str(off_in), "--offset-out", str(off_out)) + case_calls(info, n, limit)
                           + vopts))
+    stress = c.get("stress") if mode == "gpu" else None
+    if stress:
+        for tiles in stress["tiles"]:
+            n = tiles * info.big_tile + 1
+            if (info.max_n and n > info.max_n) or (limit is not None and n > limit):
+                continue
+            d = dists[tiles % len(dists)]
+            cases.append((n, d, case_seed(run_seed, info.id, n, f"{d}+squeeze{salt}"),
+                          ("--calls", str(stress["calls"]), "--squeeze", str(stress["sms"])) + vopts))
     multi = [n for n in multi_sizes(info) if not info.max_n or n <= info.max_n]
     if multi and (limit is None or max(multi) <= limit):
         n = multi[0]

@@ -613,7 +613,7 @@ class Matrix(unittest.TestCase):
         settings = config.load(CONFIG).lab("10_applications")
         cases = ev.make_cases(info, settings, 1)
         seconds = {int(o[o.index("--sizes") + 1].split(",")[1]) for n, _, _, o in cases
-                   if not ev.is_many_calls(o) and n > 2048}
+                   if not ev.is_many_calls(o) and "--squeeze" not in o and n > 2048}
         self.assertEqual(seconds, {2 * max(6144, ev.MIN_BIG_TILE) + 1})
         # a lab that reports no tile: the default
         self.assertEqual(fakes.lab_info("07_x", "whole").tiles, (1024,))
@@ -628,6 +628,31 @@ class Matrix(unittest.TestCase):
         bad = json.loads(fakes.describe_text())
         bad["work_tiles"] = [0]
         self.assertIsNone(ev.parse_describe(json.dumps(bad))[0])
+
+    def test_the_single_pass_labs_get_stress_cases_on_a_gpu_only(self):
+        """correctness.stress: on a GPU, each listed number of the lab's largest tiles and one
+        element, its calls all at that n in one process, squeezed onto a few SMs (--squeeze);
+        none in CPU mode (its scheduler keeps few blocks resident anyway), none for a lab
+        without it, and none for a reported variant (over its size cap)."""
+        cfg = config.load(CONFIG)
+        info = fakes.lab_info("08_x", "whole", work_tiles=(6144,))
+        settings = cfg.lab("08_decoupled_lookback")
+        stress = settings["correctness"]["stress"]
+        got = [(n, o) for n, _, _, o in ev.make_cases(info, settings, 3) if "--squeeze" in o]
+        self.assertEqual([n for n, _ in got], [t * 6144 + 1 for t in stress["tiles"]])
+        for _, o in got:
+            self.assertEqual(o, ("--calls", str(stress["calls"]), "--squeeze", str(stress["sms"])))
+            self.assertNotIn("--sizes", o)  # every call at the same n: an earlier call's state shows
+        self.assertFalse(any("--squeeze" in o for *_, o in ev.make_cases(info, settings, 3, mode="cpu")))
+        self.assertFalse(any("--squeeze" in o for *_, o in ev.make_cases(info, cfg.lab("03_kogge_stone"), 3)))
+        variants = (("add", "a"), ("max", "m"), ("min", "n"), ("fadd", "f"), ("segmented", "s"))
+        ops = fakes.lab_info("09_x", "whole", variants=variants, work_tiles=(2048,))
+        fadd = ev.make_cases(ops, cfg.lab("09_operators"), 3, variant="fadd")
+        self.assertTrue(any("--squeeze" in o and o[-2:] == ("--variant", "fadd") for *_, o in fadd))
+        self.assertFalse(any("--squeeze" in o for *_, o in ev.report_cases(info, settings, 3, "other")))
+        for bad in ({"sms": 0, "calls": 2, "tiles": [4]}, {"sms": 4, "calls": 2}, {"sms": 4, "calls": 2, "tiles": []}):
+            with self.assertRaises(config.ConfigError):
+                config._stress(bad, "labs.08.correctness.stress")
 
     def test_every_graded_variant_meets_the_whole_matrix(self):
         variants = (("add", "a"), ("max", "m"), ("min", "n"), ("fadd", "f"), ("segmented", "s"))
