@@ -407,9 +407,9 @@ void lab_print_usage(FILE *f, const char *prog)
 #ifdef LAB_CPU_MODE
     fprintf(f,
             "\n"
-            "  CPU mode, a GPU lab without --n or --sizes: two checked calls, n = the benchmark\n"
-            "  size (at most 2^20) + 7, then two tiles + 1, seed %u (both inputs start negative);\n"
-            "  no timing without --reps\n",
+            "  CPU mode, a GPU lab without --n or --sizes: three checked calls, n = the benchmark\n"
+            "  size (at most 2^20) + 7, then sixteen tiles + 1 twice, seed %u (every input starts\n"
+            "  negative); no timing without --reps\n",
             LAB_CPU_DEFAULT_SEED);
 #endif
     fputs("\n" LAB_EXIT_CODES_HELP, f);

@@ -11,6 +11,7 @@ import subprocess
 import sys
 import tempfile
 import unittest
+from unittest import mock
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "grader"))
@@ -165,10 +166,11 @@ CPU_BUILD_ROOT = os.path.dirname(BUILD) if os.path.basename(BUILD) == "cpu" else
 
 class CpuDefaultRun(unittest.TestCase):
     """`make run LAB=NN CPU=1` with no options (common/harness/session.c, cpu_default_calls): three
-    calls, the first at a ragged n, the second and third smaller, on inputs that start negative. A
-    bug at the end of a ragged last tile, one that a later call shows (a leak, a counter never
-    reset), and a max scan whose identity is 0 fail there; the reference solutions pass. Each
-    mutated lab is built as make run builds it."""
+    calls, the first at a ragged n, the second and third at sixteen tiles and one element, on
+    inputs that start negative. A bug at the end of a ragged last tile, one that a later call
+    shows (a leak, a counter never reset, a look-back that takes an earlier call's descriptors),
+    and a max scan whose identity is 0 fail there; the reference solutions pass. Each mutated lab
+    is built as make run builds it."""
 
     @classmethod
     def setUpClass(cls):
@@ -227,6 +229,17 @@ class CpuDefaultRun(unittest.TestCase):
 
     def test_a_leak_per_call_fails(self):
         self.check("leak_per_call", "02_naive", ("WRONG", "never freed"))
+
+    def test_a_look_back_that_takes_an_earlier_call_s_descriptors_fails_for_every_seed(self):
+        """The third call meets the second's descriptors on sixteen tiles: a look-back that ignores
+        the epoch, or never bumps it, reads one of them as this call's for every scheduler seed
+        (with two tiles it passed for six seeds of eight)."""
+        for name in ("lookback_stale_epoch", "lookback_no_epoch_bump"):
+            src = fixturelib.source_path(name, "08_decoupled_lookback", os.path.join(self.tmp.name, "fixtures"))
+            for seed in range(1, 9):
+                with mock.patch.dict(os.environ, CPU_SCHED_SEED=str(seed)):
+                    rc, r = self.default_run(src, "08_decoupled_lookback")
+                self.assertEqual((rc, r["status"]), (EXIT["WRONG"], "wrong"), (name, seed, r))
 
     def test_a_counter_never_reset_fails_on_the_third_call(self):
         # the harness zeroes the scratch for each new n, so the second call (a new n) passes
