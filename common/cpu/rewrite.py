@@ -14,7 +14,7 @@ What changes (nothing else does; `#line` keeps every message pointing into SRC.c
   [static] __shared__ T name;         -> static T name; static ::lab_cpu::shared_scalar ...(&name, ...);
                                          (registered: each resident block has its own value)
   [static] __device__ T name... = i;  -> [static] __device__ LAB_CPU_DEVVAR T name... = i; LAB_CPU_DEVINFO(name, 0)
-  __constant__ T name... [= i];       -> __constant__ LAB_CPU_DEVCONST T const name... = i (or {});
+  __constant__ T name... [= i];       -> __constant__ LAB_CPU_DEVCONST T const name... = i (or = {});
                                          LAB_CPU_DEVINFO(name, 1): const, as nvcc makes it in
                                          kernels (a const __device__ object: LAB_CPU_DEVCONST too);
                                          pages of its own, which the runtime closes to host code
@@ -346,7 +346,7 @@ def device_var_repl(src, code, m):
         # given the zeros it starts with when it has no initialiser (a const object needs one)
         init = src[decl_end:semi].strip()
         decl = (f"{head} LAB_CPU_DEVCONST {ty} const {name}{dm.group('dims').rstrip()}"
-                + (f" {init}" if init else " {}") + ";")
+                + (f" {init}" if init else " = {}") + ";")
         # the lines of the type and name (joined here) follow; the initialiser keeps its own
         return decl + f" LAB_CPU_DEVINFO({name}, 1)" + "\n" * src.count("\n", m.start(), decl_end), semi + 1
     section = "LAB_CPU_DEVCONST" if top_level_const(ty) else "LAB_CPU_DEVVAR"

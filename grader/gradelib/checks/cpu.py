@@ -193,7 +193,7 @@ def host_device_vars(preprocessed, private_src):
             if at_ns:
                 if "namespace" in head or "extern" in head:
                     kind = "ns"
-                elif "(" in head and "=" not in head:
+                elif "(" in _without_attributes(head) and "=" not in head:
                     device = (G in head or D in head) and H not in head
                     both = D in head and H in head
                     kind = "dev" if device or both else "host"
