@@ -122,7 +122,10 @@ SCHEMA = {
         "full_at": _number(1.0),
         "zero_at": _number(1.0, lo_open=True),
         "min_speedup": _number(0.0, allow_none=True),
-        "reps": _number(20, integer=True),  # fewer timed runs make the median noise
+        # timed calls a timed run makes: at least 4, and at least 20 over a lab's rounds (fewer
+        # make the median noise); a host lab takes many short rounds so that its time and the
+        # reference's are measured interleaved, call group by call group
+        "reps": _number(4, integer=True),
         "warmup": _number(0, integer=True),
         "rounds": _number(1, integer=True),
         "confirm_rounds": _number(1, integer=True),  # rounds more, at most, before a loss counts
@@ -434,6 +437,9 @@ class Config:
                                   f"not points.correctness ({s['points']['correctness']:g})")
             if vp and s["correctness"]["variants"] == "default":
                 raise ConfigError(f"{where}.correctness.variant_points needs variants \"all\" or a list")
+            if s["speed"]["reps"] * s["speed"]["rounds"] < 20:
+                raise ConfigError(f"{where}.speed: reps x rounds is {s['speed']['reps'] * s['speed']['rounds']}, "
+                                  f"under 20: fewer timed calls make the median noise")
             if s["speed"]["full_at"] >= s["speed"]["zero_at"]:
                 raise ConfigError(f"{'labs.' + lab_id if lab_id else 'defaults'}.speed: full_at "
                                   f"({s['speed']['full_at']}) must be below zero_at ({s['speed']['zero_at']})")
