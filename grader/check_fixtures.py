@@ -52,7 +52,7 @@ LAB_COST = {"10": 10, "09": 4, "08": 2}
 # GPU's up to a few (the host's fill and check of 2^28 elements); a case over the limit is only run
 # again alone, so a tight limit costs time, never a verdict. The infinite loop costs 5x the limit.
 CASE_TIMEOUT_S = 8
-CPU_CASE_TIMEOUT_S = 2.5
+CPU_CASE_TIMEOUT_S = 2
 
 
 def lab_text(lab):

@@ -28,8 +28,7 @@ BUILD = os.environ.get("LAB_BUILD_DIR", os.path.join(ROOT, "build"))
 # Fixtures whose verdict nvcc's side checks too, each its own way (gradelib/checks/nvcc.py): the
 # headers nvcc reads (-M), inline assembly in its host translation (cudafe++), a clock in its PTX,
 # and a compile error nvcc reports as well.
-NVCC_SIDE = ("thrust_call", "macro_include_cub", "asm_syscall_forge", "clock_sanitizer_sniff", "compile_error",
-             "cxx20_atomic_ref")
+NVCC_SIDE = ("thrust_call", "macro_include_cub", "asm_syscall_forge", "clock_sanitizer_sniff", "compile_error")
 
 
 class Fixtures(unittest.TestCase):

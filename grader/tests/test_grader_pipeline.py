@@ -305,7 +305,7 @@ class Pipeline(unittest.TestCase):
         self.assertEqual(r["speed"]["status"], "graded", r["summary"])
         with open(log) as f:
             runs = [json.loads(x) for x in f]
-        timed = [(x["tag"], x["cpus"]) for x in runs if x["reps"] >= 20]
+        timed = [(x["tag"], x["cpus"]) for x in runs if x["reps"] > 0]  # lab 01's rounds: 4 calls
         self.assertEqual(sorted({t for t, _ in timed}), ["r", "s"])
         self.assertEqual({tuple(c) for _, c in timed}, {(cpus[-1],)})
         self.assertEqual({tuple(x["cpus"]) for x in runs if x["reps"] == 0}, {tuple(cpus)})
