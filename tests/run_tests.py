@@ -159,13 +159,14 @@ UNITTEST_DIRS = ("tests", os.path.join("grader", "tests"))
 # every run records what each took in $LAB_BUILD_DIR/unittest-seconds.json and the next balances
 # by that. The modules not listed took under a second; one in neither place counts
 # UNKNOWN_MODULE_SECONDS.
-MODULE_SECONDS = {"test_fixtures": 310, "test_static_checks": 103, "test_bench_grader": 69,
-                  "test_load_hangs": 68, "test_deploy": 66, "test_grader_pipeline": 56,
-                  "test_grader_builds": 55, "test_slurm": 36, "test_static_parity": 28,
-                  "test_cli": 21, "test_cpu_mode": 19, "test_cluster": 14, "test_timing_trust": 14,
-                  "test_similarity": 10, "test_snippets": 10, "test_receipt": 8,
-                  "test_start_rate": 8, "test_report": 7, "test_bench": 5, "test_feedback": 2,
-                  "test_contract": 1, "test_profile": 1, "test_run_tests": 1}
+MODULE_SECONDS = {"test_fixtures": 289, "test_static_checks": 94, "test_grader_pipeline": 67,
+                  "test_load_hangs": 64, "test_deploy": 60, "test_grader_builds": 54,
+                  "test_slurm": 50, "test_bench_grader": 49, "test_cli": 30, "test_cluster": 26,
+                  "test_static_parity": 21, "test_cpu_mode": 21, "test_timing_trust": 15,
+                  "test_snippets": 13, "test_receipt": 13, "test_similarity": 11,
+                  "test_start_rate": 8, "test_report": 8, "test_bench": 5, "test_run_tests": 2,
+                  "test_feedback": 2, "test_term": 1, "test_sandbox": 1, "test_profile": 1,
+                  "test_leaderboard": 1, "test_contract": 1}
 UNKNOWN_MODULE_SECONDS = 1.0
 # What part of its module's time a long class or test took (make -j16 test on an H200 host with 16
 # cores, 2026-11-28), for splitting a module on a fresh clone, before any run was recorded; the
