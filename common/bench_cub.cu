@@ -343,8 +343,8 @@ static lab_status check_output(cub_rig *g, size_t n, const char *when, lab_repor
  * lab_time_copy): the flush and a device-wide sync before it, an event, the call, a device-wide
  * sync, an event. So the same costs around the kernels (the host's launch, the wait for the sync)
  * are in both times of a ratio. The copy comes first so that the scan's output is what the check
- * after timing reads. (Before session 19 the scan was queued behind the flush with no sync, which
- * kept the launch out of CUB's time but not out of a lab's: grader/BENCH.md has the numbers.) */
+ * after timing reads. (The scan was once queued behind the flush with no sync, which kept the
+ * launch out of CUB's time but not out of a lab's: grader/BENCH.md has the numbers.) */
 static void time_reps(cub_rig *g, const lab_options *o, lab_report *r)
 {
     const size_t n = o->n;

@@ -56,7 +56,7 @@ int lab_try_malloc(void **p, size_t bytes, lab_report *r, const char *what);
  * each report) call into the driver, which waits there while any process on the machine, on any
  * GPU, creates its CUDA context: measured on two H200s, 8 processes of cases on GPU 0 took 2.9 ms
  * a case alone and 40.8 ms beside a stream of process starts on GPU 1, and 2.7 ms when they kept
- * their buffers and events (issue 32: why four GPUs graded a class only 1.9 times as fast as one).
+ * their buffers and events (without it four GPUs graded a class only 1.9 times as fast as one).
  *
  * lab_kept_malloc gives a buffer of at least `bytes`: the smallest kept buffer not in use that is
  * large enough, else a new one in place of the largest kept one that is too small (so the process

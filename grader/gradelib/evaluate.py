@@ -19,8 +19,8 @@ it leaves running, also one that called setsid(), is killed, and the run is diag
 Size: about 900 lines, over the house's 400. It holds five jobs that share the protocol above:
 the run folder and one process (RunDir, run_lab), the lab's description (LabInfo, describe),
 the case matrix (edge_sizes, make_cases), what a run said (parse_report, diagnose), and the
-runs themselves (LabSession, the sanitizers, Timer). Those are the seams to split it along
-(issue 27 split build.py and grade.py first; this file is next).
+runs themselves (LabSession, the sanitizers, Timer). Those are the seams to split it along,
+as build.py and grade.py were split.
 """
 import dataclasses
 import hashlib

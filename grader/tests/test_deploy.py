@@ -42,7 +42,7 @@ def put(dest, tree, lab):
     shutil.copyfile(os.path.join(ROOT, tree, lab, "scan.cu"), os.path.join(dest, "scan.cu"))
 
 
-# Uploads that attack the deployment (issue 24): lab 01 reads a reference solution of the course
+# Uploads that attack the deployment: lab 01 reads a reference solution of the course
 # and prints it on stderr before crashing; lab 02 scans on the host (the host_side_scan fixture);
 # lab 01 prints 50 MB on stdout, then scans honestly.
 REFERENCE = os.path.join("solutions", "08_decoupled_lookback", "scan.cu")

@@ -1,4 +1,4 @@
-"""The instructor's term (issue 30) without a real build: the LMS gradebooks (gradelib/lms.py)
+"""The instructor's term without a real build: the LMS gradebooks (gradelib/lms.py)
 checked against the columns Canvas, Moodle and Blackboard document; the late policy and
 extensions (gradelib/policy.py) from Gradescope's submission_metadata.json or a file's time; the
 class seed and --only regrades (gradelib/seeds.py); the batch display (the ETA from real

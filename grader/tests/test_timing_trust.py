@@ -1,4 +1,4 @@
-"""Issue 25, items 5 and 6, with fakes (no GPU, no nvcc): a time faster than its own copy is
+"""What the speed stage trusts, with fakes (no GPU, no nvcc): a time faster than its own copy is
 measured again alone before anyone is accused; a GPU that another job uses is waited for, and
 then reported as busy with the command that regrades, never scored; without nvidia-smi the
 session's notes say so once; a case's limit counts CPU time, a case that times out runs once

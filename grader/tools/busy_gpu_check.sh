@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 25, item 5, on a GPU machine: does the speed stage wait for another job to leave the GPU
+# On a GPU machine: does the speed stage wait for another job to leave the GPU
 # (and say so when it does not leave), instead of scoring the noise or calling it tampering?
 # Run from the repository root on a machine with nvcc and nvidia-smi:
 #   bash grader/tools/busy_gpu_check.sh

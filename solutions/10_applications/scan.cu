@@ -878,7 +878,7 @@ __global__ void __launch_bounds__(APPS_THREADS) onesweep_bins_kernel(unsigned *h
 
 /* The pass kernel's blocks a multiprocessor that its registers must allow: 5 (48 registers a
  * thread, 4 bytes spilled; -DOS_MIN_BLOCKS=K for sweeps). Left to itself ptxas gives the kernel
- * 55-60 registers, so 4 blocks, and the sort loses 5-10 % (H200, PERFORMANCE.md, session 20). */
+ * 55-60 registers, so 4 blocks, and the sort loses 5-10 % (H200, PERFORMANCE.md). */
 #ifndef OS_MIN_BLOCKS
 #define OS_MIN_BLOCKS 5
 #endif
@@ -1020,8 +1020,8 @@ __device__ __forceinline__ void onesweep_rank(const unsigned (&key)[OS_ITEMS],
  * of each digit takes the warp's place for the digit (a plain read and write: the row is the
  * warp's own and each digit has one first lane a round) and clears the word. Two shared
  * operations and three __syncwarp a key, against eight ballots and their masks (a third of the
- * pass's instructions under Nsight Compute, session 19). H200, 2^26 and 2^28, random keys:
- * 0.94-0.95x CUB, against 0.83-0.85x with the ballots (-DOS_RANK_BALLOT: session 18's kernel).
+ * pass's instructions under Nsight Compute). H200, 2^26 and 2^28, random keys:
+ * 0.94-0.95x CUB, against 0.83-0.85x with the ballots (-DOS_RANK_BALLOT: the earlier kernel).
  * With few digits the words are hot (small keys' upper bytes: 16 lanes a word, one OR after
  * another) and the match wins: OS_MATCH_HYBRID below. */
 template <bool FULL, typename Counts, typename Words>
@@ -1057,8 +1057,8 @@ __device__ __forceinline__ void onesweep_rank_or(const unsigned (&key)[OS_ITEMS]
 /* A tile ranks with the OR words (with -DOS_RANK_BALLOT, ballots) when it holds more than
  * OS_MATCH_HYBRID distinct digits, else with the match (random keys: about 255 in every pass; the
  * grader's small keys: 33 in the low byte, 2 above). The match costs more the more digits a warp
- * holds: 16, not session 18's 64, sends small keys' low byte to the words, which took small keys
- * from 0.85x CUB to 0.90-0.91x (H200, 2^26 and 2^28, PERFORMANCE.md, session 20). Sweeps:
+ * holds: 16, not the earlier 64, sends small keys' low byte to the words, which took small keys
+ * from 0.85x CUB to 0.90-0.91x (H200, 2^26 and 2^28, PERFORMANCE.md). Sweeps:
  * -DOS_MATCH_HYBRID=-1 never takes the match, =256 always does. */
 #ifndef OS_MATCH_HYBRID
 #define OS_MATCH_HYBRID 16
@@ -1100,7 +1100,7 @@ __global__ void OS_PASS_BOUNDS onesweep_pass_kernel(const int *__restrict__ src,
     const unsigned tile = s_tile;
 #if OS_PREFETCH_DESC && !defined(LAB_CPU_MODE)
     /* sweep knob, off: the tile's row of descriptors into L2 (the compaction's prefetch, a 1 KB
-     * row: 8 lines); 0.9-1.2 % slower at 2^26-2^28 on an H200 (PERFORMANCE.md, session 23) */
+     * row: 8 lines); 0.9-1.2 % slower at 2^26-2^28 on an H200 (PERFORMANCE.md) */
     if (threadIdx.x < OS_BINS * sizeof(unsigned) / 128)
         asm volatile("prefetch.global.L2 [%0];" ::"l"(d_desc + (size_t)tile * OS_BINS +
                                                       threadIdx.x * (128 / sizeof(unsigned))));
@@ -1118,7 +1118,7 @@ __global__ void OS_PASS_BOUNDS onesweep_pass_kernel(const int *__restrict__ src,
     /* 1. Count early, as CUB's sm_90 sort does: each warp counts its keys of each digit in its own
      * row (a shared atomic a key; no other warp touches the row). Counting a round's keys of a
      * digit with one atomic after a __match_any_sync, for the passes of few digits, lost: small
-     * keys from 0.83x CUB to 0.67x (H200, session 20). */
+     * keys from 0.83x CUB to 0.67x (H200). */
 #pragma unroll
     for (int j = 0; j < OS_ITEMS; j++)
         if (first + 32 * j < len)
@@ -1166,7 +1166,7 @@ __global__ void OS_PASS_BOUNDS onesweep_pass_kernel(const int *__restrict__ src,
      * needed for the result; without it the kernel takes 57 registers instead of 48.) A digit no
      * key of the pass holds (its run in bins is empty) looks back for nothing: small keys hold 2
      * of the 256 in each upper byte and 33 in the lowest, and skipping the rest took them from
-     * 0.81x CUB to 0.86x (H200, 2^26 and 2^28, session 20; random keys hold them all). */
+     * 0.81x CUB to 0.86x (H200, 2^26 and 2^28; random keys hold them all). */
     __syncthreads();
     const bool wanted = (d + 1 < OS_BINS ? bins[d + 1] : (unsigned)n) > bins[d];
     const unsigned exclusive = onesweep_look_back(d_desc, tile, d, tile_count, wanted);
