@@ -292,9 +292,9 @@ TEST_EXTRAS = $(if $(ONLY_KERNELS),,$(LABS:%=$(BUILD)/labs/%/scan) $(LABS:%=$(BU
 RUN_TESTS   = LAB_TEST_SRC=$(TEST_SRC) LAB_BUILD_DIR=$(abspath $(BUILD)) $(PYTHON) tests/run_tests.py --src $(TEST_SRC)
 
 test: check-criterion $(TEST_BINS) $(TEST_EXTRAS)
-	$(RUN_TESTS) $(if $(ONLY_KERNELS),--no-python) $(if $(filter 1,$(V)),--verbose) $(TEST_BINS)
+	$(Q)$(RUN_TESTS) $(if $(ONLY_KERNELS),--no-python) $(if $(filter 1,$(V)),--verbose) $(TEST_BINS)
 test-extended: check-criterion $(KERNEL_BINS)
-	LAB_TEST_EXTENDED=1 $(RUN_TESTS) --no-python $(if $(filter 1,$(V)),--verbose) $(KERNEL_BINS)
+	$(Q)LAB_TEST_EXTENDED=1 $(RUN_TESTS) --no-python $(if $(filter 1,$(V)),--verbose) $(KERNEL_BINS)
 
 # tests/test_cpu_mode.py runs tests/cpu_fixtures/*.cu (broken kernels) and cpu_corpus/*.cu (unusual
 # valid CUDA) as CPU-mode lab binaries; test_cpu_{warp,banks}.cu test the CPU runtime. In CPU mode
