@@ -130,7 +130,7 @@ class VariantReport:
         if self.written and self.sanitizer:
             what += f"; {self.sanitizer}"
         if not self.graded:
-            return f"{self.name}: {what}; not graded (only the default variant is)"
+            return f"{self.name}: {what}; not graded (reported only: the lab's points come from its graded variants)"
         share = f" (worth {self.points:g} points)" if self.points is not None else ""
         return f"{self.name}: {what}; graded{share}"
 

@@ -284,7 +284,7 @@ class Pipeline(unittest.TestCase):
         self.assertEqual(r["points"], 100, r["summary"])
         self.assertEqual([v["line"] for v in r["correctness"]["variants"]],
                          ["a: written, all %d cases pass; graded" % r["correctness"]["total"],
-                          "b: not written (returns LAB_NOT_IMPLEMENTED); not graded (only the default variant is)"])
+                          "b: not written (returns LAB_NOT_IMPLEMENTED); not graded (reported only: the lab's points come from its graded variants)"])
         self.data["labs"]["02_fake"] = {"correctness": {"variants": "all"}}
         r = self.grade({"ms": 1.0, "by_variant": {"b": "wrong"}}, listing=listing)
         self.assertLess(r["correctness"]["points"], 60)

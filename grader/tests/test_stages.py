@@ -370,7 +370,7 @@ class StagePieces(unittest.TestCase):
         c, san = lab_outcomes([main, two], {"10_x": LabRuns((ok,) * 4),
                                             "03_x/two_barrier": LabRuns((ok,) * 4, checks=(race,))}, "gpu")
         self.assertEqual(c.variants[1].line(), "two_barrier: written, all 4 cases pass; racecheck at n=513: it "
-                                               "said: hazard; not graded (only the default variant is)")
+                                               "said: hazard; not graded (reported only: the lab's points come from its graded variants)")
         self.assertNotEqual(san.status, Status.FAILED, "a reported variant's race costs no points")
 
     def test_speed_is_only_timed_after_every_case_passed(self):
