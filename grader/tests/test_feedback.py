@@ -175,6 +175,21 @@ class Documents(Limits):
         text = formats.render(r, "table", to_terminal=False)
         self.assertLess(size(text), 2 * (4000 + 4000) + 2000)
 
+    def test_a_failing_variant_that_is_not_graded_is_shown_for_a_lab_with_full_points(self):
+        r = huge_result(labs=1, failures=0)
+        lab = r["labs"][0]
+        lab["status"], lab["points"] = "graded", lab["max_points"]
+        failing = {"name": "two_barrier", "graded": False, "written": True, "passed": 28, "total": 31,
+                   "sanitizer": "", "line": "two_barrier: written, 3 of 31 cases fail (out[2] ...); not graded"}
+        unwritten = dict(failing, name="other", written=False, line="other: not written")
+        lab["correctness"]["variants"] = [unwritten]
+        self.assertNotIn("not graded fails", formats.render(r, "table", to_terminal=False))  # unwritten: quiet
+        lab["correctness"]["variants"] = [failing, unwritten]
+        text = formats.render(r, "table", to_terminal=False)
+        self.assertIn("full points; a variant that is not graded fails:", text)
+        self.assertIn("variant two_barrier: written, 3 of 31 cases fail", text)
+        self.assertNotIn("variant other", text)
+
     def test_fit_cuts_the_longest_texts_first_and_says_so(self):
         doc = {"a": "a" * 10000, "b": "b" * 3000, "c": "short", "n": 5}
         text = feedback.fit(doc, json.dumps, 9000)

@@ -64,11 +64,23 @@ def _paint(text, lab, colour):
     return f"\033[{code}m{text}\033[0m"
 
 
+def _failing_reported(lab):
+    """The lines of a lab's variants that are written and fail (cases or the sanitizer) though not
+    graded: the lab may have full points all the same."""
+    return ["variant " + v["line"] for v in lab.get("correctness", {}).get("variants", [])
+            if not v["graded"] and v["written"] and (v["passed"] < v["total"] or v.get("sanitizer"))]
+
+
 def _details(result):
-    """What went wrong, per lab that lost points."""
+    """What went wrong, per lab that lost points, and per lab with full points whose variant that
+    is not graded fails (a student who wrote it should hear so)."""
     out = []
     for lab in result["labs"]:
         if lab["points"] >= lab["max_points"] and lab["status"] == Status.GRADED:
+            extra = _failing_reported(lab)
+            if extra:
+                out.append(f"{lab['lab']}: full points; a variant that is not graded fails:")
+                out += ["    " + line for line in extra]
             continue
         out.append(f"{lab['lab']}: {feedback.cap(lab['summary'], feedback.limit('lab_output_bytes'), 'summary')}")
         detail = feedback.cap("\n".join(lab_detail_lines(lab)[1:]), feedback.limit("lab_output_bytes"),
