@@ -52,10 +52,10 @@ struct allocation {
     char *data;      /* first data page */
     size_t data_len; /* data pages */
     bool shared;     /* a judge's shared mapping (lab_cpu_share_hooks) or one adopted from it */
-    /* a __device__ or __constant__ variable of the lab's (lab_cpu::device_var), else NULL */
-    const char *var, *file;
-    int line;
-    bool constant; /* __constant__: kernels may only read it */
+    /* a __device__ or __constant__ variable of the lab's (lab_cpu.h: LAB_CPU_DEVINFO), else NULL */
+    const char *var = NULL, *file = NULL;
+    int line = 0;
+    bool constant = false; /* __constant__ (or const): kernels may only read it */
 };
 void add_device_vars(std::map<uintptr_t, allocation> &to);
 /* by user address; built on first use, with the lab's device variables (add_device_vars) */
@@ -187,6 +187,13 @@ const char *base_name(const char *path)
     return slash ? slash + 1 : path ? path : "?";
 }
 
+/* "the __constant__ variable 'w' (scan.cu:12)" of device variable al into buf. */
+static void name_variable(const allocation *al, char *buf, size_t len)
+{
+    snprintf(buf, len, "the %s variable '%s' (%s:%d)", al->constant ? "__constant__" : "__device__",
+             al->var, base_name(al->file), al->line);
+}
+
 /* Describes where a faulting address lies: "byte offset 4100 (int index 1025) past the end of a
  * cudaMalloc buffer of 4096 bytes (1024 ints)". */
 void describe_address(const void *p, char *buf, size_t len)
@@ -198,14 +205,14 @@ void describe_address(const void *p, char *buf, size_t len)
         return;
     }
     const long long off = (long long)((const char *)p - al->user);
-    char what[300];
-    if (al->var)
-        snprintf(what, sizeof(what), "the %s variable '%s' (%s:%d) of %zu bytes",
-                 al->constant ? "__constant__" : "__device__", al->var, base_name(al->file),
-                 al->line, al->bytes);
-    else
+    char what[300], var[250];
+    if (al->var) {
+        name_variable(al, var, sizeof(var));
+        snprintf(what, sizeof(what), "%s of %zu bytes", var, al->bytes);
+    } else {
         snprintf(what, sizeof(what), "a cudaMalloc buffer of %zu bytes (%zu ints)", al->bytes,
                  al->bytes / 4);
+    }
     snprintf(buf, len, "byte offset %lld (int index %lld) %s %s", off,
              off >= 0 ? off / 4 : -((-off + 3) / 4),
              off < 0                       ? "before the start of"
@@ -219,8 +226,7 @@ bool device_variable_at(const void *p, char *buf, size_t len, bool *constant)
     const allocation *al = find_mapping(p);
     if (!al || !al->var || (const char *)p < al->user || (const char *)p >= al->user + al->bytes)
         return false;
-    snprintf(buf, len, "the %s variable '%s' (%s:%d)", al->constant ? "__constant__" : "__device__",
-             al->var, base_name(al->file), al->line);
+    name_variable(al, buf, len);
     *constant = al->constant;
     return true;
 }
@@ -380,9 +386,6 @@ cudaError_t cudaMalloc(void **ptr, size_t bytes)
     al.user = al.data + (data_len - rounded); /* the end (rounded) touches the upper guard page */
     al.bytes = bytes;
     al.shared = g_share_alloc != NULL;
-    al.var = al.file = NULL;
-    al.line = 0;
-    al.constant = false;
     /* fresh device memory holds no useful values: a pattern, not zeros, so code that forgets to
      * initialise shows it */
     memset(al.data, PAD_BYTE, data_len);
@@ -410,10 +413,6 @@ cudaError_t cudaFree(void *ptr)
     g_allocs.erase(it);
     return cudaSuccess;
 }
-
-} /* extern "C" */
-
-extern "C" {
 
 cudaError_t cudaMallocHost(void **ptr, size_t bytes)
 {
@@ -512,9 +511,6 @@ void *lab_cpu_adopt(void *map, size_t map_len, size_t user_off, size_t bytes)
     al.user = al.map + user_off;
     al.bytes = bytes;
     al.shared = true;
-    al.var = al.file = NULL;
-    al.line = 0;
-    al.constant = false;
     mprotect(al.map, pg, PROT_NONE);
     mprotect(al.map + pg + al.data_len, pg, PROT_NONE);
     if (g_closed)

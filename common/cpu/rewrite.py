@@ -324,9 +324,9 @@ def device_var_repl(src, code, m):
     function, a template, constexpr, an extern declaration, several names in one declaration)."""
     words = src[m.start():m.end()].split()
     before = code[max(0, m.start() - 200):m.start()].rstrip()
-    if before.endswith(">") or re.search(r"\b(?:template|constexpr|inline|typedef|extern)\s*$", before):
+    if before.endswith(">") or re.search(r"\b(?:template|constexpr|inline|typedef)\s*$", before):
         return None
-    if "extern" in words:
+    if "extern" in words:  # the definition elsewhere gets the section
         return None
     ends = device_var_end(code, m.end())
     if ends is None:
@@ -338,9 +338,9 @@ def device_var_repl(src, code, m):
     ty, name = " ".join(dm.group("type").split()), dm.group("name")
     if re.search(r"\b(?:constexpr|inline|extern|typedef|thread_local)\b", ty) or "(" in ty:
         return None
-    constant = "__constant__" in words
+    constant, const_obj = "__constant__" in words, top_level_const(ty)
     head = src[m.start():m.end()]
-    if constant and not top_level_const(ty):
+    if constant and not const_obj:
         # nvcc makes a __constant__ variable read-only to the kernels that use it (a store is a
         # compile error there: "expression must be a modifiable lvalue"): const here too, and
         # given the zeros it starts with when it has no initialiser (a const object needs one)
@@ -349,9 +349,8 @@ def device_var_repl(src, code, m):
                 + (f" {init}" if init else " = {}") + ";")
         # the lines of the type and name (joined here) follow; the initialiser keeps its own
         return decl + f" LAB_CPU_DEVINFO({name}, 1)" + "\n" * src.count("\n", m.start(), decl_end), semi + 1
-    section = "LAB_CPU_DEVCONST" if top_level_const(ty) else "LAB_CPU_DEVVAR"
-    return (f"{head} {section}" + src[m.end():semi + 1]
-            + f" LAB_CPU_DEVINFO({name}, {1 if constant or top_level_const(ty) else 0})", semi + 1)
+    section = "LAB_CPU_DEVCONST" if const_obj else "LAB_CPU_DEVVAR"  # a __constant__ one is const here
+    return f"{head} {section}" + src[m.end():semi + 1] + f" LAB_CPU_DEVINFO({name}, {int(const_obj)})", semi + 1
 
 
 def rewrite_device_vars(src):

@@ -120,7 +120,7 @@ void close_device_memory(bool opened);
 /* Whether p lies in a cudaMalloc buffer's data pages while they are closed: a fault there comes
  * from host code reading device memory (signals.cpp). Async-signal-safe: no allocation. */
 bool in_closed_device_memory(const void *p);
-/* Whether p lies in one of the lab's __device__ or __constant__ variables (lab_cpu::device_var):
+/* Whether p lies in one of the lab's __device__ or __constant__ variables (LAB_CPU_DEVINFO):
  * then buf says which ("the __constant__ variable 'w' (scan.cu:12)") and *constant whether it
  * is __constant__. */
 bool device_variable_at(const void *p, char *buf, size_t len, bool *constant);

@@ -97,6 +97,8 @@ void on_fault(int sig, siginfo_t *si, void *uctx)
                 "only kernels may touch device memory\n";
             static char var[300], line[700];
             bool constant;
+            const char *text = why;
+            size_t len = sizeof(why) - 1;
             if (device_variable_at(si->si_addr, var, sizeof(var), &constant)) {
                 /* the process ends here: formatting is safe enough, and names the variable */
                 const int k = snprintf(line, sizeof(line),
@@ -105,12 +107,11 @@ void on_fault(int sig, siginfo_t *si, void *uctx)
                                        "which no kernel reads or writes (nvcc refuses such code); "
                                        "pass the value to the kernel as a parameter\n",
                                        var);
-                ssize_t ignored = write(2, line, k > 0 ? (size_t)k : 0);
-                (void)ignored;
-            } else {
-                ssize_t ignored = write(2, why, sizeof(why) - 1);
-                (void)ignored;
+                text = line;
+                len = k > 0 ? (size_t)k : 0;
             }
+            ssize_t ignored = write(2, text, len);
+            (void)ignored;
         }
         signal(sig, SIG_DFL);
         return; /* the faulting instruction runs again and the default action ends the process */

@@ -243,9 +243,9 @@ class SpeedStage:
         twice. Each confirming round runs in new processes of both sides (Timer.fresh: where a
         process's buffers landed in memory is part of its luck, and a loss must not be the luck
         of one pair of processes measured again). The confirming rounds run quiet (_quiet): the
-        grader's own builds of the next
-        submissions stopped (and for the host lab the GPU labs' timed runs are held off all
-        along, run), so a loss that stands was measured with nothing of the grader's beside it."""
+        grader's own builds of the next submissions stopped (a host lab has the GPU labs' timed
+        runs held off from start to end: run), so a loss that stands was measured with nothing of
+        the grader's beside it."""
         out = self._rounds_judged(lab, student, reference, settings, n, metric, seed, student_first)
         return self._with_rounds(out, settings)
 
