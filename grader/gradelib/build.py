@@ -419,9 +419,10 @@ class Builder:
         reuse=True keeps a successful build of the same source with the same harness objects,
         descriptor and flags whose object and binary are unchanged since (the reference
         solutions, and the nvcc build CPU mode only reads the symbols of; never a submission's
-        binary, which is always rebuilt). precheck(private copy) -> (violations, note) runs on
-        the private copy just before it is compiled (also when a build is reused); violations
-        skip the build. A build that breaks the lab's contract with the course (an entry point
+        binary, which is always rebuilt). precheck(private copy) -> (violations, note[, error]) runs
+        on the private copy just before it is compiled (also when a build is reused); violations
+        skip the build, and so does an error (what the GPU's compiler would refuse, found without
+        it: the build fails with that message). A build that breaks the lab's contract with the course (an entry point
         missing or static, LAB defined) fails with a message whose first line says so
         (contract_message). bases: for a lab built on others (lab 10), {lab: the object of that
         lab to link (scan.o as compiled), or None: the course's stub, whose entry points return
@@ -448,9 +449,11 @@ class Builder:
         shutil.copyfile(src, priv_src)
         note = ""
         if precheck:
-            violations, note = precheck(priv_src)
+            violations, note, *error = precheck(priv_src)
             if violations:
                 return BuildResult(False, violations=violations, note=note)
+            if error and error[0]:  # what the real compiler would refuse, found without it
+                return BuildResult(False, message=error[0], note=note)
         r = proc.run(self._make_args() + ["lab-binary", "LAB_SRC=" + priv_src, "LAB_OUT=" + binary,
                                           "LAB_ID=" + lab] + self._base_args(bases), self.timeout)
         if r.timed_out:
@@ -494,9 +497,11 @@ class Builder:
             with open(stamp) as f:
                 old = f.read().split()
             if old == [key, sha256_file(obj), sha256_file(binary)] and sha256_file(priv_src) == sha256_file(src):
-                violations, note = precheck(priv_src) if precheck else ([], "")
+                violations, note, *error = precheck(priv_src) if precheck else ([], "")
                 if violations:
                     return BuildResult(False, violations=violations, note=note)
+                if error and error[0]:
+                    return BuildResult(False, message=error[0], note=note)
                 return BuildResult(True, binary=binary, obj=obj, note=note)
         except (OSError, ValueError):
             pass

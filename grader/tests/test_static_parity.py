@@ -12,6 +12,8 @@ stage runs here (no cases), several builds at once (up to 4)."""
 import concurrent.futures as cf
 import json
 import os
+import re
+import subprocess
 import tempfile
 import unittest
 from unittest import mock
@@ -19,6 +21,7 @@ from unittest import mock
 import fakes
 import fixturelib
 from gradelib import build, config, grading
+from gradelib.checks import cpu as cpu_checks
 from gradelib.status import Status
 
 ROOT = os.path.dirname(fakes.GRADER)
@@ -36,6 +39,91 @@ def gpu_verdict(entry):
     if status in (Status.STATIC_CHECK_FAILED.value, Status.BUILD_FAILED.value):
         return status, expect.get("contains", "")
     return Status.GRADED.value, ""
+
+
+# Device code's calls, as kernels added to lab 02's reference: those nvcc refuses ("bad") and those
+# it allows ("ok": constexpr with --expt-relaxed-constexpr, CUDA's device library, __device__ and
+# __host__ __device__ functions, lambdas, implicit and defaulted constructors). Checked against
+# nvcc itself by HostCallsAsNvcc.
+DEVICE_CALLS_PRELUDE = """#include <algorithm>
+#include <cassert>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <utility>
+#include <vector>
+#define DEV_INLINE __device__ __forceinline__
+static int host_fn(int x) { return x + 1; }
+template <typename T> T host_tpl(T x) { return x + 1; }
+constexpr int twice(int x) { return 2 * x; }
+struct Plain { int a; float b; };
+struct Explicit { int a; Explicit(int x) : a(x) {} };
+struct Defaulted { int a = 3; Defaulted() = default; };
+struct Member { int a; int get() const { return a; } };
+struct Both { int a; __host__ __device__ int get() const { return a; } };
+struct Add { __device__ int operator()(int x, int y) const { return x + y; } };
+DEV_INLINE int dev_helper(int x) { return x * 3; }
+template <typename T> __device__ T dev_tpl(T x) { return x + 2; }
+"""
+DEVICE_CALLS = {
+    "bad": {"sort": "std::sort(a, a + 4);", "swap": "std::swap(a[0], a[1]);", "host_fn": "a[0] = host_fn(a[1]);",
+            "host_tpl": "a[0] = host_tpl(a[1]);", "ctor": "Explicit e(3); a[0] = e.a;",
+            "member": "Member m{2}; a[0] = m.get();", "vector": "std::vector<int> v; a[0] = 1;",
+            "rand": "a[0] = rand();"},
+    "ok": {"minmax": "a[0] = std::min(a[1], a[2]) + std::max<int>(a[1], 3) + std::clamp(a[1], 0, 3);",
+           "math": "a[0] = (int)(sqrtf((float)a[1]) + std::fabs((float)a[1]) + floorf(1.5f) + (float)std::ceil(1.5)"
+                   " + (float)std::abs(a[1]) + (float)abs(a[2]));",
+           "printf": 'printf("%d\\n", a[0]);',
+           "heap": "int *p = (int *)malloc(8); p[0] = 1; a[0] = p[0]; free(p); memcpy(a, a + 1, 4); memset(a, 0, 4);",
+           "constexpr": "a[0] = twice(a[1]) + std::numeric_limits<int>::max();",
+           "structs": "Plain i{1, 2.f}; Defaulted d; Both h{1}; Add add; a[0] = i.a + d.a + h.get() + add(1, 2);",
+           "lambda": "auto f = [&](int j) { return a[j] + dev_helper(j); }; a[0] = f(1);",
+           "device": "a[0] = dev_helper(a[1]) + dev_tpl(a[2]) + (int)dev_tpl(1.5f);",
+           "intrinsics": "assert(a != nullptr); a[0] = atomicAdd(a + 1, 1) + __popc(a[2]) + __shfl_sync(~0u, a[1], 0);"},
+}
+
+
+def device_calls_source(kind):
+    """(lab 02's reference with DEVICE_CALLS_PRELUDE and one kernel k_NAME per call of
+    DEVICE_CALLS[kind], {NAME: the line of the call})."""
+    with open(os.path.join(ROOT, "solutions", "02_naive", "scan.cu"), encoding="utf-8") as f:
+        text = f.read()
+    anchor = '#include "course/02_naive.h"'
+    text = text.replace(anchor, DEVICE_CALLS_PRELUDE + anchor, 1)
+    lines = {}
+    for name, call in DEVICE_CALLS[kind].items():
+        text += f"\n__global__ void k_{name}(int *a)\n{{\n"
+        lines[name] = text.count("\n") + 1
+        text += f"    {call}\n}}\n"
+    return text, lines
+
+
+class HostCallsAsNvcc(unittest.TestCase):
+    """nvcc's own verdicts on the two files of DEVICE_CALLS: it refuses exactly the bad calls,
+    at their lines, and builds the good ones (what CPU mode's check is measured against)."""
+
+    def test_nvcc_refuses_the_bad_calls_only(self):
+        nvcc = build.find_nvcc()
+        if nvcc is None:
+            self.skipTest("no nvcc here: nvcc's verdicts cannot be read")
+        with tempfile.TemporaryDirectory() as tmp:
+            for kind in ("ok", "bad"):
+                text, lines = device_calls_source(kind)
+                path = os.path.join(tmp, kind + ".cu")
+                with open(path, "w", encoding="utf-8") as f:
+                    f.write(text)
+                r = subprocess.run([nvcc, "-std=c++17", "--expt-relaxed-constexpr", "-I", os.path.join(ROOT, "common"),
+                                    "-c", path, "-o", os.path.join(tmp, kind + ".o")],
+                                   capture_output=True, text=True, timeout=300)
+                out = r.stdout + r.stderr
+                refused = {int(m) for m in re.findall(re.escape(kind) + r"\.cu\((\d+)\): error: calling a __host__ function",
+                                                      out)}  # (nvcc also names lines of the library's headers)
+                if kind == "ok":
+                    self.assertEqual((r.returncode, refused), (0, set()), out)
+                else:
+                    self.assertEqual(refused, set(lines.values()), out)
 
 
 class StaticParity(unittest.TestCase):
@@ -153,6 +241,33 @@ class StaticParity(unittest.TestCase):
             f"host code uses the __constant__ variable k_limit (line {line}): on a GPU, host code has its own copy "
             "of it, which no kernel reads or writes, so the lab would compute with a wrong value (nvcc refuses "
             "it); pass the value to the kernel as a parameter, or keep it in memory from cudaMalloc"])
+
+    def test_device_code_calling_host_functions(self):
+        """Without nvcc, device code that calls a host function is refused as nvcc refuses it
+        (checks/device_calls.py): each bad call of DEVICE_CALLS at its own line, with nvcc's
+        wording and the callee's name, and none of the calls nvcc allows (HostCallsAsNvcc
+        checks nvcc's own verdicts on the same two files)."""
+        with tempfile.TemporaryDirectory() as tmp:
+            got = {}
+            for kind in ("ok", "bad"):
+                text, lines = device_calls_source(kind)
+                path = os.path.join(tmp, kind, "scan.cu")
+                os.makedirs(os.path.dirname(path))
+                with open(path, "w", encoding="utf-8") as f:
+                    f.write(text)
+                violations, note, error = cpu_checks.source_checks(self.grader.builder, path, self.grader.config.static)
+                self.assertEqual((violations, note), ([], ""), kind)
+                got[kind] = (error, lines)
+        self.assertEqual(got["ok"][0], "")
+        error, lines = got["bad"]
+        refused = {int(m) for m in re.findall(r"^scan\.cu\((\d+)\): error: calling a __host__ function", error, re.M)}
+        self.assertLessEqual(set(lines.values()), refused, error)
+        # and nothing else; a destructor runs at the closing brace (nvcc names the declaration's line)
+        self.assertLessEqual(refused, set(lines.values()) | {n + 1 for n in lines.values()}, error)
+        for name, want in (("sort", '"std::sort<int*>"'), ("swap", '"std::swap<int>"'), ("host_fn", '"host_fn"'),
+                           ("ctor", '"Explicit::Explicit"'), ("member", '"Member::get"'), ("rand", '"rand"')):
+            self.assertIn(f"scan.cu({lines[name]}): error: calling a __host__ function({want}) from a __global__ "
+                          f'function("k_{name}") is not allowed', error)
 
     def test_the_reference_solutions_pass_every_check(self):
         labs = grading.course_labs(ROOT)

@@ -9,7 +9,9 @@ runs them):
       headers.check_line_directives  file names changed by #line (gcc -E of the host side);
       asm.check_host_asm             inline assembly in nvcc's host translation (cudafe1.cpp);
       asm.check_device_clocks        clocks read in device code (the PTX);
-  cpu.source_checks       the same on the C++ CPU mode compiles (no nvcc needed);
+  cpu.source_checks       the same on the C++ CPU mode compiles (no nvcc needed), and what
+                          nvcc's compile refuses there: device_calls.host_calls, device code
+                          that calls a host function (the host compiler's call graph);
   objects.check_object    the object (elf.py reads it): symbols.check_symbols (the allowlist,
                           shadowing, a kernel), sections.check_startup (code before or after
                           main), sections.check_sections (writable code, executable stack),

@@ -18,17 +18,23 @@ On the private copy of scan.cu, before it is compiled (source_checks, stage_buil
      any other is refused too, with its own message: CPU mode cannot build PTX, and x86 text
      there would reach the host's assembler (.incbin reads any file at build time); and host
      code that names a __device__ or __constant__ variable (host_device_vars), which nvcc
-     refuses (--diag-error 20091,20092) and CPU mode, where it is plain host memory, would run.
+     refuses (--diag-error 20091,20092) and CPU mode, where it is plain host memory, would run;
+  5. when they pass, device code that calls a host function (device_host_calls,
+     checks/device_calls.py): nvcc's build fails on it, so this one is a failed build with
+     nvcc's message rather than a check's violation.
 The object checks (objects.check_object with cpu_build) do the rest: the symbol allowlist, a
 kernel launched (lab_cpu::run_kernel), clock64() (lab_cpu::device_clock), calls through pointers.
 """
+import hashlib
 import os
 import re
 import shutil
 import sys
 import tempfile
+import threading
 
 from .. import proc
+from . import device_calls
 from ..build import InfraError
 from .asm import PTX_CLOCK_RE, clock_message
 from .headers import HeaderContext, check_headers, check_line_directives, include_origins, parse_dependencies
@@ -237,6 +243,38 @@ def host_device_vars(preprocessed, private_src):
     return found
 
 
+# the call graphs read, by the C++ compiled, its command and the private copy's path: the reference
+# solutions are checked again each time a build of theirs is reused
+_CALLGRAPHS, _CALLGRAPHS_LOCK = {}, threading.Lock()
+
+
+def device_host_calls(cmd, cpp, preprocessed, priv_src, system_dirs, root, work, timeout):
+    """nvcc's errors for host functions that scan.cu's device code calls (checks/device_calls.py),
+    as one compiler message, or "": the C++ compiled again without optimisation (cmd: the host
+    compiler and CPU mode's flags) with the call graph written beside the object. A compile that
+    fails or does not write it leaves the verdict to the build."""
+    with open(cpp, "rb") as f:
+        key = hashlib.sha256(f.read() + "\0".join(cmd).encode() + os.path.realpath(priv_src).encode()).hexdigest()
+    with _CALLGRAPHS_LOCK:
+        callgraph = _CALLGRAPHS.get(key)
+    if callgraph is None:
+        obj = os.path.join(work, "calls.o")
+        r = proc.run(cmd + ["-O0", "-w", "-fcallgraph-info", "-c", cpp, "-o", obj], timeout, cwd=work)
+        graph = os.path.join(work, "calls.ci")
+        if r.timed_out or r.returncode != 0 or not os.path.exists(graph):
+            return ""
+        with open(graph, encoding="utf-8", errors="replace") as f:
+            callgraph = device_calls.parse_callgraph(f.read())
+        with _CALLGRAPHS_LOCK:
+            _CALLGRAPHS[key] = callgraph
+    tokens = [(line, in_src, tok) for _, line, in_src, tok in _source_tokens(preprocessed, priv_src, _VAR_TOKEN_RE)
+              if tok[0] not in "\"'"]
+    device, declared = device_calls.device_lines(tokens, (MARKS["__global__"], MARKS["__device__"],
+                                                          MARKS["__host__"]))
+    course = [os.path.join(root, "common")]
+    return "\n".join(device_calls.host_calls(callgraph, device, declared, priv_src, system_dirs, course))
+
+
 def _absolute_flags(flags, root):
     """The compiler flags with -I/-iquote/-isystem folders made absolute (taken from root)."""
     out, i = [], 0
@@ -271,8 +309,8 @@ def _stand_ins(deps, missing_root):
 
 
 def source_checks(builder, priv_src, static):
-    """(violations, note): CPU mode's checks on what the host compiler makes of the private
-    copy priv_src, before it is compiled (see the module's docstring). They need no nvcc: the
+    """(violations, note, error): CPU mode's checks on what the host compiler makes of the
+    private copy priv_src, before it is compiled (see the module's docstring). They need no nvcc: the
     same verdicts as nvcc.source_checks on the GPU path. Raises InfraError when the Makefile's
     CPU_CXXFLAGS cannot be read."""
     got = builder.cpu_flags()
@@ -331,6 +369,8 @@ def _checks(builder, priv_src, static, cxx, flags, system_dirs, timeout):
                   + host_device_vars(preprocessed, priv_src)):
             if v not in violations:
                 violations.append(v)
-        return violations, ""
+        if violations:
+            return violations, ""
+        return [], "", device_host_calls(cmd, cpp, preprocessed, priv_src, system_dirs, root, work, timeout)
     finally:
         shutil.rmtree(work, ignore_errors=True)
