@@ -5,7 +5,7 @@ got, points, verdict). Each fixture is written out first (grader/fixturelib.py: 
 against a reference solution); one whose patch no longer applies is a wrong row, named.
 
 Usage: check_fixtures.py [--cpu [--no-nvcc]] [--only NAME ...] [--work DIR] [--json FILE]
-                         [--results DIR] [--check-only] [--isolated] [--shards N]
+                         [--record FILE] [--results DIR] [--check-only] [--isolated] [--shards N]
 --no-nvcc grades in CPU mode as the Gradescope package does, nvcc hidden (NVCC=/nonexistent/nvcc):
 no nvcc build and no nvcc checks beside CPU mode's own (where nvcc is installed, CPU mode builds
 every lab with nvcc as well, which about doubles the time of a fixture); CPU mode's own checks
@@ -27,6 +27,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURES = os.path.join(HERE, "fixtures")
@@ -128,6 +129,9 @@ def parse_args(argv):
     ap.add_argument("--only", nargs="+", metavar="NAME", help="only these fixtures")
     ap.add_argument("--work", default=None, help="grade.py's private build folder")
     ap.add_argument("--json", metavar="FILE", help="also write the rows as JSON here")
+    ap.add_argument("--record", metavar="FILE",
+                    help="also write the verdicts as a record (grader/fixtures/verdicts/: the mode, the device, "
+                         "the commit, and each fixture's verdict with its fingerprint)")
     ap.add_argument("--config", help="grade.py --config")
     ap.add_argument("--results", metavar="DIR", help="keep grade.py's results here")
     ap.add_argument("--check-only", action="store_true", help="only check the results already in --results")
@@ -318,6 +322,44 @@ def checked_row(name, spec, results, unpatched, quiet_pass=False):
             "got": got, "points": pts, "ok": not bad, "why": bad}
 
 
+def record_mode(args):
+    """The name of the machine kind a run grades as: "gpu", "cpu with nvcc" or "cpu without nvcc"."""
+    if not args.cpu:
+        return "gpu"
+    return "cpu without nvcc" if args.no_nvcc or not find_nvcc() else "cpu with nvcc"
+
+
+def write_record(args, rows):
+    """--record FILE: the verdicts of this run, added to those FILE already holds for the same mode
+    (a run of some fixtures replaces theirs only): the mode, and per fixture its verdict, points,
+    diagnosis, expectation and fingerprint (fixturelib.fingerprint), the device (nvidia-smi's
+    name and driver, or none), the commit and the date (grader/fixtures/verdicts/README.md)."""
+    def out(cmd):
+        try:
+            p = subprocess.run(cmd, capture_output=True, text=True, timeout=30, cwd=HERE)
+            return p.stdout.strip().splitlines()[0] if p.returncode == 0 and p.stdout.strip() else None
+        except (OSError, subprocess.SubprocessError):
+            return None
+    mode = record_mode(args)
+    record = {"mode": mode, "fixtures": {}}
+    try:
+        with open(args.record, encoding="utf-8") as f:
+            old = json.load(f)
+        if old.get("mode") == mode:
+            record["fixtures"] = old.get("fixtures", {})
+    except (OSError, ValueError):
+        pass
+    device = None if args.cpu else out(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"])
+    commit, date = out(["git", "rev-parse", "HEAD"]), time.strftime("%Y-%m-%d", time.gmtime())
+    for r in rows:
+        record["fixtures"][r["fixture"]] = {
+            "ok": r["ok"], "points": r["points"], "got": r["got"][:300], "expect": r["expect"],
+            "fingerprint": fixturelib.fingerprint(r["fixture"]), "device": device, "commit": commit, "date": date}
+    with open(args.record, "w", encoding="utf-8") as f:
+        json.dump(record, f, indent=1, sort_keys=True)
+        f.write("\n")
+
+
 def print_table(rows):
     print("| fixture | lab | bug | diagnosis | points | verdict |")
     print("|---|---|---|---|---|---|")
@@ -351,6 +393,8 @@ def main(argv=None):
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
             json.dump(rows, f, indent=2)
+    if args.record:
+        write_record(args, rows)
     failed = [r for r in rows if not r["ok"]]
     print(f"{len(rows) - len(failed)}/{len(rows)} fixtures diagnosed as expected ({'cpu' if args.cpu else 'gpu'} mode)")
     return 1 if failed else 0

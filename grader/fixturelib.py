@@ -22,6 +22,7 @@ Exit codes: 0 done, 1 some patch does not apply (each named on stderr), 2 usage 
 """
 import argparse
 import difflib
+import hashlib
 import os
 import re
 import shutil
@@ -152,6 +153,25 @@ def source_path(name, lab, tmp):
     with open(path, "wb") as f:
         f.write(source(name, lab))
     return path
+
+
+def fingerprint(name):
+    """The SHA-256 of what fixture name is: each lab folder's file names and bytes (a link: where
+    it points), so that a verdict recorded for it (grader/fixtures/verdicts/) is known stale
+    once the fixture changes."""
+    h = hashlib.sha256()
+    for lab in labs(name):
+        d = os.path.join(SUBMISSIONS, name, lab)
+        for entry in sorted(os.listdir(d)):
+            path = os.path.join(d, entry)
+            h.update(f"{lab}/{entry}\0".encode())
+            if os.path.islink(path):
+                h.update(b"link:" + os.readlink(path).encode())
+            else:
+                with open(path, "rb") as f:
+                    h.update(f.read())
+            h.update(b"\0")
+    return h.hexdigest()
 
 
 def diff(lab, name, text):
