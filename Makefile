@@ -100,7 +100,13 @@ BANK_FLAGS = $(if $(filter 1,$(BANKS)),$(if $(shell grep -l '__shared__' $(1) 2>
 Q   = $(if $(filter 1,$(V)),,@)
 # a make this one runs: silent (no "is up to date") unless V=1
 SUBFLAGS = --no-print-directory $(if $(filter 1,$(V)),,-s)
-SAY = @mkdir -p $(@D)$(if $(filter 1,$(V)),,; printf '  %-4s %s\n' $(1) $(2))
+SAY = @mkdir -p $(@D)$(if $(or $(filter 1,$(V)),$(SAY_QUIET)),,; printf '  %-4s %s\n' $(1) '$(2)')
+# A student's build (make run, make test LAB=NN or TEST_SRC=labs) names only the student's files:
+# the course's objects among $(1) are built first under one line (V=1: each file, as elsewhere).
+COURSE_FIRST = $(if $(filter 1,$(V)),,+@objs='$(strip $(1))'; \
+  n=$$($(MAKE) $(SUBFLAGS) -n $$objs 2>/dev/null | grep -c -e ' -c ' -e 'c++-header'); \
+  if [ "$$n" -gt 0 ]; then echo "  building the course's harness$(2) ($$n file$$([ $$n = 1 ] || echo s), once)"; \
+  $(MAKE) $(SUBFLAGS) SAY_QUIET=1 $$objs || exit $$?; fi)
 define COMPILE_C
 $(call SAY,CC,$<)
 $(Q)$(CC) $(CFLAGS) -c $< -o $@
@@ -211,7 +217,8 @@ $(BUILD)/%/scan_hooks.cu: %/scan.cu tests/hooks/$$(notdir $$*).cu
 $(BUILD)/%/scan_hooks.o: NVFLAGS += -Itests
 $(BUILD)/%/scan_hooks.o: CPU_CXXFLAGS += -Itests
 $(BUILD)/%/scan_hooks.o: $(BUILD)/%/scan_hooks.cu $(COMMON_DEPS) tests/hooks/hooks.h $$(call LAB_HEADER,$$*)
-	$(COMPILE_CU)
+	$(call SAY,$(if $(CPU_MODE),C++,NVCC),$*/scan.cu (with tests/hooks/$(notdir $*).cu))
+	$(Q)$(call CU_COMPILE,$<,$@)
 LAB_TEST_OBJ = $(BUILD)/$(1)/$(if $(wildcard tests/hooks/$(notdir $(1)).cu),scan_hooks,scan).lab.o
 
 # ---- the targets of make help ------------------------------------------------------------------
@@ -230,6 +237,7 @@ LAB_OK   = @test -z "$(LAB)" -o -n "$(LAB_DIR)" || { echo "make $(1): no lab mat
 run:
 	$(call NEED_LAB,run,03)
 	$(call LAB_OK,run)
+	$(call COURSE_FIRST,$(call LAB_DESC,$(LAB_DIR)) $(COMMON_OBJ) $(MAIN_OBJ))
 	@$(MAKE) $(SUBFLAGS) $(BUILD)/$(SRC)/$(LAB_DIR)/scan
 	@$(foreach v,$(filter LAB_EXIT_%,$(.VARIABLES)),$(v)="$($(v))") RUN_STATUS=$(STATUS) \
 	  tools/run_lab.sh $(LAB) $(if $(filter /%,$(BUILD)),,./)$(BUILD)/$(SRC)/$(LAB_DIR)/scan $(ARGS)
@@ -291,8 +299,19 @@ TEST_BINS   = $(if $(ONLY_KERNELS),,$(BUILD)/tests/test_helpers $(BUILD)/tests/t
 TEST_EXTRAS = $(if $(ONLY_KERNELS),,$(LABS:%=$(BUILD)/labs/%/scan) $(LABS:%=$(BUILD)/solutions/%/scan) judges cpu-fixtures)
 RUN_TESTS   = LAB_TEST_SRC=$(TEST_SRC) LAB_BUILD_DIR=$(abspath $(BUILD)) $(PYTHON) tests/run_tests.py --src $(TEST_SRC)
 
+# a student's test run: the course's side of the kernel tests (its tests, the lab's descriptor, the
+# harness) first, under one line; then the student's files, each named
+COURSE_TEST_OBJS = $(COMMON_OBJ) $(foreach l,$(TEST_LABS),$(filter-out $(call LAB_TEST_OBJ,$(TEST_SRC)/$(l)) \
+                   $(call LAB_BASE_OBJS,$(TEST_SRC)/$(l)),$(call KERNEL_TEST_OBJS,$(TEST_SRC)/$(l))))
+ifneq ($(ONLY_KERNELS),)
+test: check-criterion
+	$(call COURSE_FIRST,$(sort $(COURSE_TEST_OBJS)), and tests)
+	@$(MAKE) $(SUBFLAGS) $(TEST_BINS)
+	$(Q)$(RUN_TESTS) --no-python $(if $(filter 1,$(V)),--verbose) $(TEST_BINS)
+else
 test: check-criterion $(TEST_BINS) $(TEST_EXTRAS)
-	$(Q)$(RUN_TESTS) $(if $(ONLY_KERNELS),--no-python) $(if $(filter 1,$(V)),--verbose) $(TEST_BINS)
+	$(Q)$(RUN_TESTS) $(if $(filter 1,$(V)),--verbose) $(TEST_BINS)
+endif
 test-extended: check-criterion $(KERNEL_BINS)
 	$(Q)LAB_TEST_EXTENDED=1 $(RUN_TESTS) --no-python $(if $(filter 1,$(V)),--verbose) $(KERNEL_BINS)
 

@@ -575,7 +575,8 @@ KS_MUTATIONS = {  # name -> (what replaces KS_OWNER everywhere; the ratio of the
     "strided": ("const unsigned q = t + j * KS_THREADS, p = (q % 32) * (KS_TILE / 32) + q / 32;", 8.0),
 }
 BANK_LINE = re.compile(r"^    (\S+\.cu:\d+)\s+(load|store)\s+\d+\s+(\d+)-way\s+[\d.]+\s+\d+$", re.M)
-TABLE_ROW = re.compile(r"^\s+(\S+)\s+(\S+\.cu:\d+)\s+(load|store)\s+(\d+)\s+(\d+)\s+([\d.]+)$", re.M)
+TABLE_ROW = re.compile(r"^\s+(\S+)\s+(\S+\.cu:\d+)\s+(load|store)\s+(\d+)\s+(\d+)\s+([\d.]+)%\s+([\d.]+)"
+                       r"(  <- uncoalesced|  \(small share\))?$", re.M)
 
 
 def ks_line(text):
@@ -641,7 +642,7 @@ class Traffic(unittest.TestCase):
                            timeout=300, env=dict(os.environ, CPU_SCHED_QUIET="1"))
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
         self.assertIn(": ok", p.stdout, f"{name} is still a correct scan: {p.stdout}")
-        rows = [(m.group(2), m.group(3), float(m.group(6))) for m in TABLE_ROW.finditer(p.stdout)]
+        rows = [(m.group(2), m.group(3), float(m.group(7)), float(m.group(6)), m.group(8)) for m in TABLE_ROW.finditer(p.stdout)]
         way = re.search(r"ks_double_buffer_kernel<true>\s+\d+\s+(\d+)-way", p.stdout)
         return rows, int(way.group(1)) if way else None, p.stdout
 
@@ -653,8 +654,11 @@ class Traffic(unittest.TestCase):
                 # the element loads and stores (in[base + p], out[base + p]); the tile total is one lane
                 elems = [r for r in rows if r[0] in (ks_line("(unsigned)in[base + p]"), ks_line("out[base + p] ="))]
                 self.assertEqual(len(elems), 2, f"{name}: the element loads and stores in\n{out}")
-                for where, kind, got in elems:
+                for where, kind, got, share, mark in elems:
                     self.assertAlmostEqual(got, ratio, delta=0.02, msg=f"{name}: {kind} at {where}: ratio {got}\n{out}")
+                    # the elements are most of the kernel's sectors: a mutation's are marked uncoalesced
+                    self.assertGreater(share, 20.0, f"{name}: {kind} at {where}\n{out}")
+                    self.assertEqual(mark, None if ratio == 1.0 else "  <- uncoalesced", f"{name}: {where}\n{out}")
                 if ratio == 1.0:
                     self.assertTrue(all(r[2] == 1.0 for r in rows), f"reference: every line coalesced\n{out}")
                     self.assertIn("coalesced: every access site", out)

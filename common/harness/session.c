@@ -91,31 +91,50 @@ static void print_banks(FILE *f, const lab_report *r)
 }
 
 /* The global-memory table of the lab's first call: per kernel and source line, the 32-byte
- * sectors its warp-wide accesses touched against the fewest that hold their bytes. */
+ * sectors its warp-wide accesses touched against the fewest that hold their bytes, and the line's
+ * share of its kernel's sectors. A site touching r times the sectors it needs matters in
+ * proportion to its share: the guarded scalar path of a ragged last tile may be uncoalesced and
+ * still cost nothing worth fixing, so the advice names only the sites that carry a real share. */
+#define SECTOR_SHARE_THAT_MATTERS 0.05
+#define SECTOR_RATIO_THAT_MATTERS 1.5
 static void print_sectors(FILE *f, const lab_report *r)
 {
     lab_cpu_sector_stats s;
-    double worst = 1.0;
+    int big = 0, small = 0;
     if (!lab_cpu_sectors_get(0, &s) || r->status == ST_NOT_IMPLEMENTED)
         return;
     fprintf(f, "global-memory sectors in call 1, counted by CPU mode (32-byte sectors per "
-               "warp-wide access; 1.00 = coalesced):\n");
-    fprintf(f, "  %-36s %-18s %5s %12s %12s %7s\n", "kernel", "line", "", "accesses", "sectors",
-            "ratio");
+               "warp-wide access; ratio 1.00 = coalesced; share: of the kernel's sectors):\n");
+    fprintf(f, "  %-36s %-22s %5s %12s %12s %6s %7s\n", "kernel", "line", "", "accesses", "sectors",
+            "share", "ratio");
     for (int i = 0; lab_cpu_sectors_get(i, &s); i++) {
+        unsigned long long kernel_sectors = 0;
+        lab_cpu_sector_stats o;
+        for (int j = 0; lab_cpu_sectors_get(j, &o); j++)
+            if (strcmp(o.kernel, s.kernel) == 0)
+                kernel_sectors += o.sectors;
         const double ratio = s.min_sectors ? (double)s.sectors / (double)s.min_sectors : 1.0;
-        fprintf(f, "  %-36s %-18s %5s %12llu %12llu %7.2f\n", s.kernel, s.site,
-                s.store ? "store" : "load", s.accesses, s.sectors, ratio);
-        if (ratio > worst)
-            worst = ratio;
+        const double share = kernel_sectors ? (double)s.sectors / (double)kernel_sectors : 0.0;
+        const int bad = ratio >= SECTOR_RATIO_THAT_MATTERS;
+        const int matters = share >= SECTOR_SHARE_THAT_MATTERS;
+        fprintf(f, "  %-36s %-22s %5s %12llu %12llu %5.1f%% %7.2f%s\n", s.kernel, s.site,
+                s.store ? "store" : "load", s.accesses, s.sectors, 100.0 * share, ratio,
+                bad ? (matters ? "  <- uncoalesced" : "  (small share)") : "");
+        big += bad && matters;
+        small += bad && !matters;
     }
-    if (worst >= 1.5)
-        fprintf(f, "  ratio r: the lanes of a warp touched r times the sectors their bytes need; "
-                   "the memory system moves whole sectors, so a ratio of r costs up to r times "
-                   "the bandwidth: give neighbouring lanes neighbouring addresses\n");
+    if (big)
+        fprintf(f, "  <- uncoalesced: the lanes of a warp touched r times the sectors their bytes "
+                   "need; the memory system moves whole sectors, so a ratio of r costs up to r "
+                   "times the bandwidth: give neighbouring lanes neighbouring addresses\n");
     else
-        fprintf(f, "  coalesced: every access site touches (close to) the fewest sectors its "
-                   "bytes need\n");
+        fprintf(f, "  coalesced: every access site with a share of its kernel's traffic touches "
+                   "(close to) the fewest sectors its bytes need\n");
+    if (small)
+        fprintf(f,
+                "  (small share): uncoalesced, but under %.0f%% of the kernel's sectors (a "
+                "ragged last tile's guarded accesses, say): little to gain there\n",
+                100.0 * SECTOR_SHARE_THAT_MATTERS);
 }
 #endif
 
