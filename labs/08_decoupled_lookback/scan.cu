@@ -27,8 +27,8 @@
 
 /* Tile shape. Each thread owns LB_VECS 16-byte vectors (4 ints each) per tile; a warp's vectors
  * in one round are 32 consecutive int4, so every load and store is a fully coalesced 512 bytes.
- * Overridable (-DLB_THREADS=128 -DLB_VECS=6) for tuning sweeps (tune.sh); the defaults are the
- * fastest of its sweep on an H100 at n = 2^28. */
+ * Overridable (-DLB_THREADS=128 -DLB_VECS=6) for tuning sweeps (tools/dev/tune_lookback.sh);
+ * the defaults are the fastest of its sweep on an H100 at n = 2^28. */
 #ifndef LB_THREADS
 #define LB_THREADS 128
 #endif

@@ -337,7 +337,7 @@ static lab_result generic_scan(Src src, Dst dst, size_t n, void *temp)
  *     word and are read together (bits 63..62 status, 61 the extra bit, 60..32 the epoch).
  * Bytes: read n, write n (8n; 12n with the heads), against the two-pass scan's 12n (20n). */
 
-/* Each of the four below can be set for a tuning sweep (-DSP_VECS_4=8, tools/sweep_i31.sh with
+/* Each of the four below can be set for a tuning sweep (-DSP_VECS_4=8, tools/dev/sweep.sh with
  * SWEEP_LAB=09_operators); the grader's sizes come from the shipped tile. */
 #ifndef SP_THREADS
 #define SP_THREADS 128 /* lab 08's tile: 128 threads of 12 int4 vectors, 6144 elements */

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# tools/sweep_i31.sh — one of a lab's reference variants (lab 10's, or SWEEP_LAB's) built with each
-# set of tuning macros, timed against CUB doing the same job, for issue 31's sweeps (GPU only).
+# tools/dev/sweep.sh — one of a lab's reference variants (lab 10's, or SWEEP_LAB's) built with each
+# set of tuning macros, timed against CUB doing the same job, for the tuning sweeps of the references (GPU only).
 #
-# Usage: tools/sweep_i31.sh VARIANT OP FLAGS...
-#        tools/sweep_i31.sh --table TSV FLAGS...   (the table of a sweep's sweep.tsv, one cut short too)
+# Usage: tools/dev/sweep.sh VARIANT OP FLAGS...
+#        tools/dev/sweep.sh --table TSV FLAGS...   (the table of a sweep's sweep.tsv, one cut short too)
 #   VARIANT  the variant to time (lab 10: radix_sort, compact; lab 09: add, max, min, fadd, segmented)
 #   OP       bench_cub's job for it (sort, compact; add, max, min, fadd, seg_add)
 #   FLAGS    one argument per build: the -D options of the lab's solutions/LAB/scan.cu tuning
@@ -18,7 +18,7 @@
 # default 16). Exit code: 2 for bad usage, 1 when a build fails, else 0 (a run with no report is
 # shown as such in the table).
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 table() { # table TSV FLAGS...: the medians of a sweep's rows (those written so far, if cut short)
     python3 - "$@" <<'EOF'
 import statistics, sys
@@ -40,13 +40,13 @@ for e, dist in sorted({(e, d) for _, e, d, _ in rows}, key=lambda x: (int(x[0]),
 EOF
 }
 if [ "${1:-}" = "--table" ] && [ $# -ge 2 ]; then # --table TSV FLAGS...: a cut-short sweep's rows
-    [ -f "$2" ] || { echo "sweep_i31.sh: --table $2: no such file" >&2; exit 2; }
+    [ -f "$2" ] || { echo "sweep.sh: --table $2: no such file" >&2; exit 2; }
     shift
     table "$@"
     exit 0
 fi
 if [ $# -lt 3 ]; then
-    echo "usage: tools/sweep_i31.sh VARIANT OP FLAGS... (see the top of this file)" >&2
+    echo "usage: tools/dev/sweep.sh VARIANT OP FLAGS... (see the top of this file)" >&2
     exit 2
 fi
 VARIANT=$1 OP=$2
@@ -54,7 +54,7 @@ shift 2
 B=${SWEEP_BUILD:-build-sweep}
 LAB=${SWEEP_LAB:-10_applications}
 if [ ! -f "solutions/$LAB/scan.cu" ]; then
-    echo "sweep_i31.sh: SWEEP_LAB=$LAB: no solutions/$LAB/scan.cu" >&2
+    echo "sweep.sh: SWEEP_LAB=$LAB: no solutions/$LAB/scan.cu" >&2
     exit 2
 fi
 JOBS=${SWEEP_JOBS:-16}

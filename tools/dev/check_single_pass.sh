@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tools/gpu_i31.sh — the GPU check of labs 09 and 10's single-pass references (issue 31), for one
+# tools/dev/check_single_pass.sh — the GPU check of labs 09 and 10's single-pass references, for one
 # run on a GPU machine: builds both labs and the CUB anchor, runs their kernel tests, then times
 # every variant and CUB with the same job at n = 2^20 .. 2^28 and prints one table: ms, GB/s (a
 # scan's 8n bytes over the time), % of the job's byte floor (bench.py's FLOOR_X_SCAN: the time a
@@ -12,22 +12,22 @@
 # is the number of failed steps (0: all passed). Honours the Makefile's CRITERION_PREFIX and
 # SECCOMP_PREFIX (a carried folder with include/ and lib/ where the packages are not installed).
 #
-# Environment: I31_SIZES (exponents, default "20 22 24 26 28"), I31_REPS (timed rounds, default
-# 5: every call is also checked on the host, which dominates at 2^28), I31_JOBS (make -j, default 16), I31_BUILD (default build-i31), I31_SKIP_TESTS=1 (timing only),
-# I31_OUT (the raw JSON lines, default $I31_BUILD/i31.jsonl), I31_CPU=1 (a dry run of the steps
-# in CPU mode, without CUB: I31_SIZES="10 12" I31_REPS=1 I31_SKIP_TESTS=1 tools/gpu_i31.sh),
-# I31_ONLY (a regular expression of the jobs to time, matched whole: I31_ONLY='compact|sort').
-# Run: tools/gpu_i31.sh 2>&1 | tee i31.log     (estimated 5 to 7 minutes on an H100: the build
+# Environment: CHECK_SIZES (exponents, default "20 22 24 26 28"), CHECK_REPS (timed rounds, default
+# 5: every call is also checked on the host, which dominates at 2^28), CHECK_JOBS (make -j, default 16), CHECK_BUILD (default build-check), CHECK_SKIP_TESTS=1 (timing only),
+# CHECK_OUT (the raw JSON lines, default $CHECK_BUILD/check.jsonl), CHECK_CPU=1 (a dry run of the steps
+# in CPU mode, without CUB: CHECK_SIZES="10 12" CHECK_REPS=1 CHECK_SKIP_TESTS=1 tools/dev/check_single_pass.sh),
+# CHECK_ONLY (a regular expression of the jobs to time, matched whole: CHECK_ONLY='compact|sort').
+# Run: tools/dev/check_single_pass.sh 2>&1 | tee check.log     (estimated 5 to 7 minutes on an H100: the build
 # about 1, the kernel tests 1 to 2, the timing the rest; to split it over two calls of a time
-# limit, I31_SKIP_TESTS=1 in one and I31_SIZES= (no timing) in the other)
+# limit, CHECK_SKIP_TESTS=1 in one and CHECK_SIZES= (no timing) in the other)
 set -u
-cd "$(dirname "$0")/.."
-SIZES=${I31_SIZES-20 22 24 26 28} # set and empty: no timing
-REPS=${I31_REPS:-5}
-JOBS=${I31_JOBS:-16}
-B=${I31_BUILD:-build-i31}
-OUT=${I31_OUT:-$B/i31.jsonl}
-CPUFLAG=${I31_CPU:-0}
+cd "$(dirname "$0")/../.."
+SIZES=${CHECK_SIZES-20 22 24 26 28} # set and empty: no timing
+REPS=${CHECK_REPS:-5}
+JOBS=${CHECK_JOBS:-16}
+B=${CHECK_BUILD:-build-check}
+OUT=${CHECK_OUT:-$B/check.jsonl}
+CPUFLAG=${CHECK_CPU:-0}
 BIN=$B$([ "$CPUFLAG" = 1 ] && echo /cpu) # the Makefile builds CPU mode under BUILD/cpu
 mkdir -p "$B"
 failed=0
@@ -44,7 +44,7 @@ step() { # step NAME COMMAND...: runs it, prints its status and time
 }
 
 if [ "$CPUFLAG" = 1 ]; then # a dry run: CPU mode has no CUB (the anchor's rows are left out)
-    echo "== device: none (I31_CPU=1: CPU mode, no CUB)"
+    echo "== device: none (CHECK_CPU=1: CPU mode, no CUB)"
     step "build (labs 09 and 10, CPU mode)" make -j"$JOBS" CPU=1 BUILD="$B" \
         "$BIN/solutions/09_operators/scan" "$BIN/solutions/10_applications/scan"
 else
@@ -53,7 +53,7 @@ else
         make -j"$JOBS" BUILD="$B" "$BIN/solutions/09_operators/scan" \
         "$BIN/solutions/10_applications/scan" "$BIN/bench/bench_cub"
 fi
-if [ "${I31_SKIP_TESTS:-0}" != 1 ]; then
+if [ "${CHECK_SKIP_TESTS:-0}" != 1 ]; then
     step "kernel tests, lab 09 (solutions)" timeout 300 make -j"$JOBS" CPU="$CPUFLAG" BUILD="$B" test LAB=09
     step "kernel tests, lab 10 (solutions)" timeout 300 make -j"$JOBS" CPU="$CPUFLAG" BUILD="$B" test LAB=10
 fi
@@ -86,17 +86,17 @@ $L10|radix_sort|sort
 $L10|radix_sort_on_scan|sort
 "
 # record FILE WHAT OP CUB N DIST COMMAND...: one timed run of COMMAND at n = N on input DIST,
-# its JSON line appended to FILE tagged with the job (i31: the variant or CUB's op, i31_op,
-# i31_cub: true or false); a run that prints none gets a line saying why
+# its JSON line appended to FILE tagged with the job (job: the variant or CUB's op, job_op,
+# job_cub: true or false); a run that prints none gets a line saying why
 record() {
     local file=$1 what=$2 op=$3 cub=$4 n=$5 dist=$6 rc out
     shift 6
-    timeout 150 "$@" --json --n "$n" --dist "$dist" --reps "$REPS" --warmup 2 >"$B/i31.run" 2>/dev/null
+    timeout 150 "$@" --json --n "$n" --dist "$dist" --reps "$REPS" --warmup 2 >"$B/check.run" 2>/dev/null
     rc=$?
-    out=$(tail -n 1 "$B/i31.run")
+    out=$(tail -n 1 "$B/check.run")
     case $out in
-    "{"*) echo "$out" | sed "s/^{/{\"i31\":\"$what\",\"i31_op\":\"$op\",\"i31_cub\":$cub,/" >>"$file" ;;
-    *) echo "{\"i31\":\"$what\",\"i31_op\":\"$op\",\"i31_cub\":$cub,\"n\":$n,\"status\":\"no report (exit $rc)\"}" >>"$file" ;;
+    "{"*) echo "$out" | sed "s/^{/{\"job\":\"$what\",\"job_op\":\"$op\",\"job_cub\":$cub,/" >>"$file" ;;
+    *) echo "{\"job\":\"$what\",\"job_op\":\"$op\",\"job_cub\":$cub,\"n\":$n,\"status\":\"no report (exit $rc)\"}" >>"$file" ;;
     esac
 }
 time_all() {
@@ -106,7 +106,7 @@ time_all() {
         n=$((1 << e))
         for line in $RUNS; do
             IFS='|' read -r prog what op <<<"$line"
-            [[ $op =~ ^(${I31_ONLY:-.*})$ ]] || continue
+            [[ $op =~ ^(${CHECK_ONLY:-.*})$ ]] || continue
             [ "$prog" = "$CUB" ] && [ "$CPUFLAG" = 1 ] && continue
             if [ "$prog" = "$CUB" ]; then
                 record "$OUT" "$what" "$op" true "$n" random "$prog" --op "$what"
@@ -123,14 +123,14 @@ step "timing (sizes 2^{${SIZES// /,}}, $REPS rounds each)" time_all
 # input the grader times with (gradelib/evaluate.run_timed: --dist small; grader/config.json's
 # n, else the lab's bench_n): the table above uses random keys, on which the sort's ratio differs
 # (2026-11-28, H200, 2^24: 1.11 random against 1.7 small).
-THRESH_OUT=$B/i31_thresholds.jsonl
+THRESH_OUT=$B/thresholds.jsonl
 threshold_runs() {
     local prog what op n
     : >"$THRESH_OUT"
     for line in "$L09|add|add|67108864" "$L09|add_two_pass|add|67108864" \
         "$L10|radix_sort|sort|16777216" "$L10|radix_sort_on_scan|sort|16777216"; do
         IFS='|' read -r prog what op n <<<"$line"
-        [[ $op =~ ^(${I31_ONLY:-.*})$ ]] || continue
+        [[ $op =~ ^(${CHECK_ONLY:-.*})$ ]] || continue
         record "$THRESH_OUT" "$what" "$op" false "$n" small "$prog" --variant "$what"
     done
 }
@@ -145,12 +145,12 @@ print(f"device: {device}")
 print(f"{'job / variant':<28} {'n':>6} {'ms':>9} {'GB/s':>7} {'% floor':>8} {'x CUB':>6}")
 cub, bad = {}, []
 for r in rows:
-    n, op, name = r["n"], r["i31_op"], ("CUB " if r.get("i31_cub") else "") + r["i31"]
+    n, op, name = r["n"], r["job_op"], ("CUB " if r.get("job_cub") else "") + r["job"]
     if r.get("status") != "ok" or not r.get("ms"):
         bad.append(f"{name} n={n}: {r.get('status')} {r.get('message', '')[:200]}")
         continue
     ms = r["ms"]
-    if r.get("i31_cub"):
+    if r.get("job_cub"):
         cub[(op, n)] = ms
     floor = 100.0 * r["memcpy_ms"] * FLOOR_X_SCAN[op] / ms if r.get("memcpy_ms") else None
     x = cub.get((op, n)) / ms if cub.get((op, n)) else None
@@ -165,7 +165,7 @@ try:
     for line in open(sys.argv[2]):
         r = json.loads(line)
         if r.get("status") == "ok" and r.get("ms"):
-            small[(r["i31"], r["n"])] = r["ms"]
+            small[(r["job"], r["n"])] = r["ms"]
 except OSError:
     pass
 labs = json.load(open("grader/config.json"))["labs"]
@@ -183,5 +183,5 @@ for lab, fast, slow, n in (("09_operators", "add", "add_two_pass", 1 << 26),
     else:
         print(f"{lab}: no thresholds (the timing at n=2^{n.bit_length() - 1} with --dist small is missing)")
 EOF
-echo "== gpu_i31: $failed step(s) failed; raw reports in $OUT"
+echo "== check_single_pass: $failed step(s) failed; raw reports in $OUT"
 exit "$failed"
