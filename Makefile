@@ -246,10 +246,10 @@ profile:
 	$(call LAB_OK,profile, >&2)
 	@if [ -n "$(CPU_MODE)" -o -z "$(GPU_CC)" ]; then echo "make profile: no GPU here (nvidia-smi finds none, or CPU=1): Nsight Compute measures a GPU; make run LAB=$(LAB) CPU=1 counts shared-memory bank conflicts without one" >&2; exit 5; fi
 	@$(MAKE) $(SUBFLAGS) $(BUILD)/$(SRC)/$(LAB_DIR)/scan
-	$(PYTHON) grader/profile.py --binary $(BUILD)/$(SRC)/$(LAB_DIR)/scan $(if $(ARGS),-- $(ARGS))
+	$(Q)$(PYTHON) grader/profile.py --binary $(BUILD)/$(SRC)/$(LAB_DIR)/scan $(if $(ARGS),-- $(ARGS))
 grade:
 	$(call LAB_OK,grade)
-	$(PYTHON) grader/grade.py --src $(SRC) --work $(BUILD)/grader $(if $(LAB),--labs $(LAB_DIR)) $(GRADE_ARGS)
+	$(Q)$(PYTHON) grader/grade.py --src $(SRC) --work $(BUILD)/grader $(if $(LAB),--labs $(LAB_DIR)) $(GRADE_ARGS)
 hint: ; @$(PYTHON) tools/hint.py "$(LAB)" $(N)
 clean:
 	rm -rf $(BUILD)
@@ -351,10 +351,10 @@ $(BUILD)/bench/bench_cub: $(BUILD)/common/bench_cub.o $(HELPERS_OBJ) $(BUILD)/co
                           $(BUILD)/common/harness_call.o
 	$(LINK)
 bench: $(BUILD)/bench/bench_cub $(LABS:%=$(BUILD)/$(BENCH_SRC)/%/scan)
-	$(PYTHON) grader/bench.py --build $(BUILD) --src $(BENCH_SRC) --out $(BUILD)/bench $(BENCH_ARGS)
+	$(Q)$(PYTHON) grader/bench.py --build $(BUILD) --src $(BENCH_SRC) --out $(BUILD)/bench $(BENCH_ARGS)
 # GRADESCOPE_ARGS='--mode gpu --labs 03', BENCH_GRADER_ARGS='--n 20 --gpus all': grader/README.md.
 gradescope:
-	$(PYTHON) grader/deploy/make_gradescope.py --out build/gradescope/autograder.zip $(GRADESCOPE_ARGS)
+	$(Q)$(PYTHON) grader/deploy/make_gradescope.py --out build/gradescope/autograder.zip $(GRADESCOPE_ARGS)
 bench-grader:
 	$(PYTHON) grader/bench_grader.py $(if $(CPU_MODE),--cpu) $(BENCH_GRADER_ARGS)
 
