@@ -83,6 +83,11 @@ def _stress(v, where):
                           f"(got {json.dumps(v['tiles'])})")
 
 
+def _variant_name(v, where):
+    if v is not None and not (isinstance(v, str) and re.fullmatch(r"[A-Za-z0-9_]+", v)):
+        raise ConfigError(f"{where} must be null or a variant's name (got {json.dumps(v)})")
+
+
 def _variant_dists(v, where):
     if not isinstance(v, dict):
         raise ConfigError(f"{where} must be an object mapping variant names to lists of distributions")
@@ -131,6 +136,9 @@ SCHEMA = {
         "confirm_rounds": _number(1, integer=True),  # rounds more, at most, before a loss counts
         "serial_reps": _number(1, integer=True),
         "n": _number(1, integer=True, allow_none=True),  # null: the lab's benchmark size
+        # the reference's variant the timed variant is measured against: null, the same one; a
+        # name, the reference's version of the design the handout asks for (labs 09 and 10)
+        "reference_variant": _variant_name,
     },
     # case_s counts a case's CPU time (wall-clock cap: evaluate.CASE_WALL_FACTOR times it);
     # gpu_wait_s: how long the speed stage waits for other jobs to leave the GPU (0: not at all)

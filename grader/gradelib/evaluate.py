@@ -1016,10 +1016,11 @@ def run_sanitizer_sizes(sanitizer, tool, binary, sizes, timeout, info=None, isol
 
 # ---- timing ----------------------------------------------------------------------------------
 
-def run_timed(binary, n, reps, warmup, seed, timeout):
+def run_timed(binary, n, reps, warmup, seed, timeout, options=()):
     """One timed run at n: (kind, message, report) as diagnose gives; the report holds ms,
-    tile_ms, memcpy_ms and gbps when kind is 'ok' (the output was checked again after timing)."""
-    r = run_lab([binary], timeout, case=case_line(n, "small", seed, reps, warmup), kind="timed")
+    tile_ms, memcpy_ms and gbps when kind is 'ok' (the output was checked again after timing).
+    options: more of the run's options (["--variant", "add_two_pass"])."""
+    r = run_lab([binary], timeout, case=case_line(n, "small", seed, reps, warmup, options), kind="timed")
     return diagnose(r, timeout, {"n": n, "seed": seed, "dist": "small"})
 
 
@@ -1027,26 +1028,28 @@ class Timer:
     """Timed runs of one binary: in one process (a LabSession) unless isolated. timed() gives
     (kind, message, report) as run_timed; a run that is not ok ends the process (the next run
     starts another), and unless it was its process's first, its verdict is that of the same run
-    alone (run_timed). close() ends the process and says whether it was clean (LabSession)."""
+    alone (run_timed). close() ends the process and says whether it was clean (LabSession).
+    options: more options of every timed run (the variant to time, when not the default)."""
 
-    def __init__(self, binary, isolated=False):
+    def __init__(self, binary, isolated=False, options=()):
         self.binary = binary
         self.isolated = isolated
+        self.options = tuple(options)
         self.session = None
         self.first = True
         self.clean = True
 
     def timed(self, n, reps, warmup, seed, timeout):
         if self.isolated:
-            return run_timed(self.binary, n, reps, warmup, seed, timeout)
+            return run_timed(self.binary, n, reps, warmup, seed, timeout, self.options)
         if self.session is None or self.session.ended:
             self._close()
             self.session, self.first = LabSession(self.binary, "timed"), True
-        kind, msg, rep = self.session.run(case_line(n, "small", seed, reps, warmup), timeout,
+        kind, msg, rep = self.session.run(case_line(n, "small", seed, reps, warmup, self.options), timeout,
                                           {"n": n, "seed": seed, "dist": "small"})
         first, self.first = self.first, False
         if kind != Status.OK and not first:
-            return run_timed(self.binary, n, reps, warmup, seed, timeout)
+            return run_timed(self.binary, n, reps, warmup, seed, timeout, self.options)
         return kind, msg, rep
 
     def fresh(self):

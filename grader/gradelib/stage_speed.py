@@ -152,7 +152,8 @@ class SpeedStage:
         reference's in another (evaluate.Timer) unless isolated; when either process did
         something no run's verdict accounts for, the whole measurement again, one process a run."""
         student = ev.Timer(binary, isolated)
-        reference = ev.Timer(self.ref_binary(lab), isolated)
+        ref_variant = settings["speed"].get("reference_variant")
+        reference = ev.Timer(self.ref_binary(lab), isolated, ["--variant", ref_variant] if ref_variant else ())
         clean = False
         try:
             out = self._probe(lab, student, reference, settings, n, metric, seed)

@@ -5,6 +5,7 @@ import json
 import os
 import tempfile
 import unittest
+import unittest.mock
 import xml.etree.ElementTree as ET
 
 import fakes  # noqa: F401  (puts grader/ on sys.path)
@@ -31,6 +32,41 @@ class Scoring(unittest.TestCase):
         self.assertEqual(scoring.correctness_points(30, 30, 60), 60)
         self.assertEqual(scoring.correctness_points(15, 30, 60), 30)
         self.assertEqual(scoring.correctness_points(0, 0, 60), 0)
+
+    def test_a_reference_variant_is_named_in_the_note_and_timed_with_its_option(self):
+        """speed.reference_variant: the reference is timed running that variant (every timed run
+        of its Timer carries --variant NAME, in a session and alone), and the note says so."""
+        from gradelib.outcomes import SpeedOutcome
+        from gradelib.status import Status
+        settings = dict(config.load(CONFIG).lab("09_operators")["speed"])
+        self.assertEqual(settings["reference_variant"], "add_two_pass")
+        self.assertEqual((settings["full_at"], settings["zero_at"]), (1.25, 3.0))
+        out = SpeedOutcome(Status.GRADED, "", metric="ms", ratio=1.04)
+        share, note = scoring.speed_share(out, settings)
+        self.assertEqual(share, 1.0)
+        self.assertIn("1.04x the reference's add_two_pass time", note)
+        self.assertIn("1.04x the reference's time", scoring.speed_share(out, dict(settings, reference_variant=None))[1])
+        seen = []
+
+        class Session:
+            ended = False
+
+            def __init__(self, binary, kind):
+                pass
+
+            def run(self, line, timeout, meta):
+                seen.append(line)
+                return Status.OK, "", {"ms": 1.0, "memcpy_ms": 1.0}
+
+            def close(self):
+                return True
+        with unittest.mock.patch.object(ev, "LabSession", Session), \
+                unittest.mock.patch.object(ev, "run_lab", lambda argv, t, case, kind: seen.append(case)), \
+                unittest.mock.patch.object(ev, "diagnose", lambda r, t, meta: (Status.OK, "", {})):
+            ev.Timer("ref", options=["--variant", "add_two_pass"]).timed(1024, 20, 3, 1, 10)
+            ev.Timer("ref", isolated=True, options=["--variant", "add_two_pass"]).timed(1024, 20, 3, 1, 10)
+            ev.Timer("student").timed(1024, 20, 3, 1, 10)
+        self.assertEqual([line.endswith("--variant add_two_pass") for line in seen], [True, True, False])
 
     def test_median(self):
         self.assertEqual(scoring.median([3, 1, 2]), 2)
