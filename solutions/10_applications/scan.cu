@@ -515,7 +515,7 @@ lab_result apps_csr_offsets(const int *d_rows, int *d_offsets, size_t n, size_t 
  * the same store (relaxed atomics are enough: lab 08's argument). No memset runs before them:
  * the scratch is zeroed once per n (lab.h), and each call zeroes what the next one needs
  * (compact_fused_kernel, onesweep_state_bytes), where lab 08 tags its descriptors with an epoch.
- * A memset of the few bytes per tile cost the compaction up to 9 % at 2^24 (PERFORMANCE.md). */
+ * A memset of the few bytes per tile cost the compaction up to 9 % at 2^24 (MEASUREMENTS.md). */
 
 #define FAST_FIRST_DELAY_NS 1000 /* a look-back's first wait (lab 08's pauses) */
 #define FAST_BACKOFF_NS 400
@@ -585,7 +585,7 @@ __device__ size_t compact_look_back(u64 *d_desc, unsigned tile, size_t count, un
  * 32 lanes load 32 consecutive int4 (512 bytes, fully coalesced), lane l elements 4l..4l+3.
  * 512 threads of 4 int4 (8192 elements) tied with 256 x 8 and 384 x 6 for the fastest of the
  * shapes timed on an H200 (also 256 x 10, 128 x 8, 12 and 16, stores staged or not, lab 08's
- * longer pauses: PERFORMANCE.md), and is the one whose tile is twice the sort's, so the sizes the
+ * longer pauses: MEASUREMENTS.md), and is the one whose tile is twice the sort's, so the sizes the
  * grader makes from that one (apps_single_pass_tile) also end this one's tiles or cut them in
  * half. */
 #ifndef CV_THREADS
@@ -651,7 +651,7 @@ __global__ void __launch_bounds__(CV_THREADS)
     /* The descriptor's line into L2 now. The last call zeroed it long ago (at 2^28, 1.5 GB of
      * traffic ago), so the first look-back read of a tile that has not published yet went to
      * DRAM, on the chain's critical path: without this the kernel lost 1-2 % to the one that a
-     * memset had just warmed (H200, 2^28: PERFORMANCE.md). -DCV_PREFETCH_DESC=0 for comparison. */
+     * memset had just warmed (H200, 2^28: MEASUREMENTS.md). -DCV_PREFETCH_DESC=0 for comparison. */
     if (threadIdx.x == 0)
         asm volatile("prefetch.global.L2 [%0];" ::"l"(d_desc + s_tile));
 #endif
@@ -727,7 +727,7 @@ __global__ void __launch_bounds__(CV_THREADS)
         const unsigned k = warp * CV_VECS + j;
         const unsigned off = s_off[k];
         /* staged, so that the warp's stores are consecutive (storing each element straight to
-         * its place: PERFORMANCE.md) */
+         * its place: MEASUREMENTS.md) */
         unsigned p = kb[j] & 0xFFu;
 #pragma unroll
         for (int c = 0; c < 4; c++)
@@ -878,7 +878,7 @@ __global__ void __launch_bounds__(APPS_THREADS) onesweep_bins_kernel(unsigned *h
 
 /* The pass kernel's blocks a multiprocessor that its registers must allow: 5 (48 registers a
  * thread, 4 bytes spilled; -DOS_MIN_BLOCKS=K for sweeps). Left to itself ptxas gives the kernel
- * 55-60 registers, so 4 blocks, and the sort loses 5-10 % (H200, PERFORMANCE.md). */
+ * 55-60 registers, so 4 blocks, and the sort loses 5-10 % (H200, MEASUREMENTS.md). */
 #ifndef OS_MIN_BLOCKS
 #define OS_MIN_BLOCKS 5
 #endif
@@ -1058,7 +1058,7 @@ __device__ __forceinline__ void onesweep_rank_or(const unsigned (&key)[OS_ITEMS]
  * OS_MATCH_HYBRID distinct digits, else with the match (random keys: about 255 in every pass; the
  * grader's small keys: 33 in the low byte, 2 above). The match costs more the more digits a warp
  * holds: 16, not the earlier 64, sends small keys' low byte to the words, which took small keys
- * from 0.85x CUB to 0.90-0.91x (H200, 2^26 and 2^28, PERFORMANCE.md). Sweeps:
+ * from 0.85x CUB to 0.90-0.91x (H200, 2^26 and 2^28, MEASUREMENTS.md). Sweeps:
  * -DOS_MATCH_HYBRID=-1 never takes the match, =256 always does. */
 #ifndef OS_MATCH_HYBRID
 #define OS_MATCH_HYBRID 16
@@ -1100,7 +1100,7 @@ __global__ void OS_PASS_BOUNDS onesweep_pass_kernel(const int *__restrict__ src,
     const unsigned tile = s_tile;
 #if OS_PREFETCH_DESC && !defined(LAB_CPU_MODE)
     /* sweep knob, off: the tile's row of descriptors into L2 (the compaction's prefetch, a 1 KB
-     * row: 8 lines); 0.9-1.2 % slower at 2^26-2^28 on an H200 (PERFORMANCE.md) */
+     * row: 8 lines); 0.9-1.2 % slower at 2^26-2^28 on an H200 (MEASUREMENTS.md) */
     if (threadIdx.x < OS_BINS * sizeof(unsigned) / 128)
         asm volatile("prefetch.global.L2 [%0];" ::"l"(d_desc + (size_t)tile * OS_BINS +
                                                       threadIdx.x * (128 / sizeof(unsigned))));
@@ -1196,7 +1196,7 @@ __global__ void OS_PASS_BOUNDS onesweep_pass_kernel(const int *__restrict__ src,
  * then two sets of ntiles * 256 descriptors that the passes take in turn. No memset: the scratch
  * is zeroed once per n (lab.h) and each call leaves hist, tickets and the first pass's
  * descriptors zero for the next (a memset of the four sets each sort was 0.5-1 % slower at
- * 2^26-2^28 on an H200: PERFORMANCE.md). */
+ * 2^26-2^28 on an H200: MEASUREMENTS.md). */
 #define OS_DESC_SETS 2
 static size_t onesweep_state_bytes(size_t n)
 {
