@@ -125,6 +125,8 @@ typedef struct {
     lab_op op;              /* what it computes (0: int32 +) */
     lab_entry fn;           /* the entry point, by shape and op */
     lab_temp_fn temp_bytes; /* optional (NULL: no scratch) */
+    int compare; /* 1: a design the reference keeps for comparison, not one the student writes
+                  * (labs 09 and 10); the course's weak fallback runs the student's own variant */
 } lab_variant;
 
 /* Which member of lab_entry a variant of a lab of this shape and op sets. */

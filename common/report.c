@@ -200,7 +200,9 @@ void lab_print_list(FILE *f, const lab_info *lab)
     fprintf(f, "\nvariants:\n");
     for (int i = 0; i < lab->n_variants; i++)
         fprintf(f, "  %d %-22s %s%s\n", i, lab->variants[i].name, lab->variants[i].summary,
-                i == 0 ? " (default, graded)" : "");
+                i == 0                     ? " (default, graded)"
+                : lab->variants[i].compare ? " (for comparison, not graded)"
+                                           : "");
 }
 
 void lab_print_describe(FILE *f, const lab_info *lab, const char *mode)

@@ -119,14 +119,16 @@ int lab_expect_written(const lab_info *lab, int vi)
     return probe(lab, vi, &r) != ST_NOT_IMPLEMENTED;
 }
 
-/* The names of the variants that still return LAB_NOT_IMPLEMENTED, ", "-separated; 0 if none. */
+/* The names of the variants that still return LAB_NOT_IMPLEMENTED, ", "-separated; 0 if none.
+ * A comparison variant (lab_variant.compare) is not listed: the student does not write it, and
+ * until its own variant is written it returns what that one returns. */
 static int unwritten_variants(const lab_info *lab, char *names, size_t cap)
 {
     size_t len = 0;
     int missing = 0;
     names[0] = '\0';
     for (int v = 0; v < lab->n_variants; v++)
-        if (!lab_expect_written(lab, v)) {
+        if (!lab->variants[v].compare && !lab_expect_written(lab, v)) {
             len += (size_t)snprintf(names + len, len < cap ? cap - len : 0, "%s%s",
                                     missing ? ", " : "", lab->variants[v].name);
             missing++;

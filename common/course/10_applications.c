@@ -133,12 +133,14 @@ static const lab_variant VARIANTS[] = {
          "LSD radix sort: 8 passes of 4-bit digits, per-tile histograms scanned by your scan",
      .fn.scan = apps_radix_sort_on_scan,
      .temp_bytes = apps_sort_temp_bytes,
-     .op = LAB_OP_SORT},
+     .op = LAB_OP_SORT,
+     .compare = 1},
     {.name = "compact_on_scan",
      .summary = "stream compaction: count every tile, scan the counts, scatter",
      .temp_bytes = apps_compact_temp_bytes,
      .op = LAB_OP_COMPACT,
-     .fn.compact = apps_compact_on_scan},
+     .fn.compact = apps_compact_on_scan,
+     .compare = 1},
 };
 
 const lab_info LAB = {
