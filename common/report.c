@@ -226,7 +226,9 @@ void lab_print_describe(FILE *f, const lab_info *lab, const char *mode)
         json_string(f, lab->variants[i].name);
         fputs(",\"summary\":", f);
         json_string(f, lab->variants[i].summary);
-        fprintf(f, ",\"temp\":%s,\"op\":", lab->variants[i].temp_bytes ? "true" : "false");
+        fprintf(f, ",\"temp\":%s,\"compare\":%s,\"op\":",
+                lab->variants[i].temp_bytes ? "true" : "false",
+                lab->variants[i].compare ? "true" : "false");
         json_string(f, lab_op_name(lab->variants[i].op));
         fputc('}', f);
     }

@@ -256,8 +256,9 @@ def listing_fields(text):
     tile = re.search(r"\btile (\d+)", desc)
     max_n = re.search(r"practical up to n=(\d+)", desc)
     shape = ("host" if "host arrays" in desc else "tile" if "tile scan" in desc else "whole")
-    variants = [re.match(r"\s+\d+ (\S+)\s+(.*?)( \(default, graded\))?$", ln).group(1, 2)
+    variants = [re.match(r"\s+\d+ (\S+)\s+(.*?)( \(default, graded\)| \(for comparison, not graded\))?$", ln)
                 for ln in lines[lines.index("variants:") + 1:]]
+    variants = [(m.group(1), m.group(2), m.group(3) == " (for comparison, not graded)") for m in variants]
     return {"id": head.group(1), "title": head.group(2), "shape": shape,
             "type": re.search(r"\b(inclusive|exclusive) scan", desc).group(1),
             "tile": int(tile.group(1)) if tile else 0,
@@ -280,7 +281,7 @@ class Describe(unittest.TestCase):
                 d = json.loads(p.stdout)
                 want = listing_fields(run(binary, "--list").stdout)
                 got = {k: d[k] for k in want if k != "variants"}
-                got["variants"] = [(v["name"], v["summary"]) for v in d["variants"]]
+                got["variants"] = [(v["name"], v["summary"], v["compare"]) for v in d["variants"]]
                 self.assertEqual(got, want, f"{tree}/{lab}")
                 self.assertEqual((d["contract"], d["element"], d["operator"]),
                                  (contract.VERSION, contract.ELEMENT, contract.OPERATOR))
