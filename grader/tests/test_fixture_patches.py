@@ -17,6 +17,70 @@ import fixturelib
 REF = b"".join(b"line %d\n" % i for i in range(1, 31))
 
 
+VERDICTS = os.path.join(fakes.GRADER, "fixtures", "verdicts")
+
+
+class RecordedVerdicts(unittest.TestCase):
+    """Every fixture gets its expected verdict on every kind of machine: on a GPU and in CPU mode
+    with nvcc as recorded there (grader/fixtures/verdicts/README.md), for the fixture and the
+    expectation as they are now; CPU mode without nvcc is graded in test_fixtures.py."""
+
+    def test_cpu_mode_with_nvcc_as_recorded(self):
+        self.check_record("cpu-with-nvcc.json", "cpu with nvcc", "cpu")
+
+    def test_the_gpu_as_recorded(self):
+        if not os.path.exists(os.path.join(VERDICTS, "gpu.json")):
+            self.skipTest("grader/fixtures/verdicts/gpu.json is not recorded yet: run check_fixtures.py --record "
+                          "grader/fixtures/verdicts/gpu.json on a GPU machine (its README)")
+        self.check_record("gpu.json", "gpu", "gpu")
+
+    def check_record(self, file, mode, marker):
+        """Every fixture marked for marker has an ok entry in the record file, for the fixture and
+        the expectation as they are now."""
+        with open(os.path.join(fakes.GRADER, "fixtures", "expected.json"), encoding="utf-8") as f:
+            expected = {k: v for k, v in json.load(f).items() if not k.startswith("_")}
+        problems = []
+        with open(os.path.join(VERDICTS, file), encoding="utf-8") as f:
+            record = json.load(f)
+        self.assertEqual(record["mode"], mode, file)
+        for name, spec in sorted(expected.items()):
+            if marker not in spec["modes"]:
+                continue
+            row = record["fixtures"].get(name)
+            if row is None:
+                problems.append(f"{file}: {name}: no verdict recorded")
+            elif row["fingerprint"] != fixturelib.fingerprint(name):
+                problems.append(f"{file}: {name}: the fixture changed since its verdict was recorded ({row['date']})")
+            elif row["expect"] != spec["expect"]:
+                problems.append(f"{file}: {name}: its expectation changed since its verdict was recorded")
+            elif not row["ok"]:
+                problems.append(f"{file}: {name}: recorded wrong: {row['got'][:200]}")
+        self.assertEqual(problems, [], "\n".join(problems))
+
+    def test_a_changed_fixture_is_stale(self):
+        name = fixturelib.every()[0]
+        before = fixturelib.fingerprint(name)
+        lab = fixturelib.labs(name)[0]
+        d = os.path.join(fixturelib.SUBMISSIONS, name, lab)
+        entry = sorted(os.listdir(d))[0]
+        with tempfile.TemporaryDirectory() as tmp, mock.patch.object(fixturelib, "SUBMISSIONS", tmp):
+            os.makedirs(os.path.join(tmp, name, lab))
+            src = os.path.join(d, entry)
+            data = os.readlink(src) if os.path.islink(src) else None
+            if data is not None:
+                os.symlink(data, os.path.join(tmp, name, lab, entry))
+                self.assertEqual(fixturelib.fingerprint(name), before)
+                os.remove(os.path.join(tmp, name, lab, entry))
+                os.symlink(data + "x", os.path.join(tmp, name, lab, entry))
+            else:
+                with open(src, "rb") as f, open(os.path.join(tmp, name, lab, entry), "wb") as g:
+                    g.write(f.read())
+                self.assertEqual(fixturelib.fingerprint(name), before)
+                with open(os.path.join(tmp, name, lab, entry), "ab") as g:
+                    g.write(b" ")
+            self.assertNotEqual(fixturelib.fingerprint(name), before)
+
+
 class EveryFixture(unittest.TestCase):
     def test_every_fixture_applies_to_its_reference(self):
         for name in fixturelib.every():
