@@ -62,22 +62,22 @@ SECCOMP_CFLAGS := $(if $(SECCOMP_H),-DLAB_HAVE_SECCOMP $(if $(SECCOMP_PREFIX),-i
 SECCOMP_LIBS   := $(if $(SECCOMP_H),$(or $(SECCOMP_A),-lseccomp))
 
 DEBUG_FLAGS := $(if $(filter 1,$(DEBUG)),-DLAB_DEBUG_SYNC -g,-O3)
-CFLAGS   := -std=c11 -Wall -Wextra -pedantic $(DEBUG_FLAGS) -Icommon -Icommon/compat -I$(CUDA_HOME)/include $(SECCOMP_CFLAGS)
+CFLAGS   := -std=c11 -Wall -Wextra -pedantic $(DEBUG_FLAGS) -Icommon -I$(CUDA_HOME)/include $(SECCOMP_CFLAGS)
 # -fno-jump-tables: the grader refuses every indirect call or jump in a lab's host code (grader/
 # README.md). -fno-gnu-unique: an inline function's static is weak, so lab 10 can localize (below).
 # --diag-error 20091,20092: host code that reads or writes a __device__ or __constant__ variable is
 # an error, not nvcc's warning (it sees a host copy no kernel writes: a wrong value, silently).
-NVFLAGS  := -std=c++17 $(ARCH_FLAGS) -lineinfo $(DEBUG_FLAGS) -Icommon -Icommon/compat \
+NVFLAGS  := -std=c++17 $(ARCH_FLAGS) -lineinfo $(DEBUG_FLAGS) -Icommon \
             -Xcompiler -Wall,-Wextra,-fno-jump-tables,-fno-gnu-unique --expt-relaxed-constexpr \
             --diag-error 20091,20092
 LDFLAGS  := $(ARCH_FLAGS)
 # A .cu file becomes an object by nvcc, or in CPU mode by common/cpu/rewrite.py and the C++ compiler.
 CU_COMPILE = $(NVCC) $(NVFLAGS) -c $(1) -o $(2)
 ifneq ($(CPU_MODE),)
-  CFLAGS       := -std=c11 -Wall -Wextra -pedantic $(DEBUG_FLAGS) -DLAB_CPU_MODE -Icommon -Icommon/compat -Icommon/cpu $(SECCOMP_CFLAGS)
+  CFLAGS       := -std=c11 -Wall -Wextra -pedantic $(DEBUG_FLAGS) -DLAB_CPU_MODE -Icommon -Icommon/cpu $(SECCOMP_CFLAGS)
   # -fstack-clash-protection: a thread's stack overflow hits its guard page (common/cpu/README.md).
   CPU_CXXFLAGS := -x c++ -std=c++17 -fwrapv -fno-threadsafe-statics -fstack-clash-protection -fno-gnu-unique -fno-jump-tables \
-                  $(DEBUG_FLAGS) -DLAB_CPU_MODE -Icommon -Icommon/compat -Icommon/cpu -Wall -Wextra -Wno-unknown-pragmas -Wno-deprecated-copy
+                  $(DEBUG_FLAGS) -DLAB_CPU_MODE -Icommon -Icommon/cpu -Wall -Wextra -Wno-unknown-pragmas -Wno-deprecated-copy
   override NVCC := $(CXX)
   LDFLAGS      :=
   override GRADE_ARGS += --cpu

@@ -27,8 +27,7 @@ int lab_have_device(char *why, size_t whylen);
 
 /* The whole program: parse, run, print one line or one JSON object, exit with the status's code.
  *
- * The report goes to stdout, or with `--report-fd N` (an option of the harness, not of the lab,
- * taken out of argv before the lab's options are parsed) only to file descriptor N. A graded
+ * The report goes to stdout (a graded run's: back on the grader's socket, below). A graded
  * run is judged (harness/port.h): `judge --judge path/to/scan [--run-as UID:GID] [--wrap TOOL]
  * --grader`, where the judge is this same main built without lab code; it runs the lab's binary
  * as `scan --serve CHANNEL ARENA`, the process that makes the lab's calls for it. Its part of the

@@ -80,7 +80,6 @@ def compile_unit(source, compiler):
             f.write(source)
         proc = subprocess.run([compiler, "-std=c++17", "-arch=sm_90", "--expt-relaxed-constexpr",
                                "-I" + os.path.join(ROOT, "common"),
-                               "-I" + os.path.join(ROOT, "common", "compat"),
                                "-c", src, "-o", os.path.join(tmp, "snippets.o")],
                               cwd=ROOT, capture_output=True, text=True, timeout=300)
         return proc.returncode, (proc.stdout + proc.stderr).strip()

@@ -21,7 +21,7 @@
 
 static lab_report *g_report; /* what lab_cuda_fail reports through, once started */
 static int g_json;
-static FILE *g_report_out; /* stdout, or the grader's private channel (--report-fd) */
+static FILE *g_report_out; /* stdout, or the grader's private channel (scan --grader's socket) */
 
 /* 1 from just before the lab's code runs until the report is out. The process must not end in
  * that window except through the harness: lab code that calls exit() (after printing a result
@@ -155,40 +155,6 @@ static void print_report(const lab_report *r)
     g_armed = 0;
 }
 
-/* Takes "--report-fd N" (or "--report-fd=N") out of argv, shifting the rest down; the grader's
- * private channel for the report (harness.h). Returns 0, or -1 with a reason in err. */
-static int take_report_fd(int *argc, char **argv, int *fd, char *err, size_t errlen)
-{
-    for (int i = 1; i < *argc; i++) {
-        const char *val = NULL;
-        int used = 1;
-        if (strcmp(argv[i], "--report-fd") == 0) {
-            if (i + 1 >= *argc) {
-                snprintf(err, errlen, "--report-fd needs a file descriptor number");
-                return -1;
-            }
-            val = argv[i + 1];
-            used = 2;
-        } else if (strncmp(argv[i], "--report-fd=", 12) == 0) {
-            val = argv[i] + 12;
-        } else {
-            continue;
-        }
-        char *end;
-        long v = strtol(val, &end, 10);
-        if (end == val || *end != '\0' || v < 0 || v > 1 << 20 || fcntl((int)v, F_GETFD) == -1) {
-            snprintf(err, errlen, "--report-fd %s: not an open file descriptor", val);
-            return -1;
-        }
-        *fd = (int)v;
-        for (int j = i; j + used <= *argc; j++)
-            argv[j] = argv[j + used];
-        *argc -= used;
-        i--;
-    }
-    return 0;
-}
-
 /* One line from standard input (the grader's socket) into line (without its newline): 1, or 0 at
  * the end of the input, or -1 when the line is too long. Bytes after the newline are kept for the
  * next call (the grader sends a case only after the report of the one before, but need not). */
@@ -241,8 +207,7 @@ static int read_grader_case(const char *prog, char **args, int max_args, char *l
     args[argc++] = (char *)prog;
     char *save = NULL;
     for (char *tok = strtok_r(line, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
-        if (argc == max_args - 1 || strcmp(tok, "--grader") == 0 ||
-            strncmp(tok, "--report-fd", 11) == 0) {
+        if (argc == max_args - 1 || strcmp(tok, "--grader") == 0) {
             snprintf(err, errlen, "--grader: bad case on standard input ('%s')", tok);
             return -1;
         }
@@ -349,7 +314,7 @@ static int open_report_channel(int fd, char *err, size_t errlen)
         fcntl(fd, F_SETFD, fcntl(fd, F_GETFD) | FD_CLOEXEC);
     g_report_out = fd == STDOUT_FILENO ? stdout : fdopen(fd, "w");
     if (!g_report_out) {
-        snprintf(err, errlen, "--report-fd %d: cannot write to it", fd);
+        snprintf(err, errlen, "the report channel (fd %d): cannot write to it", fd);
         return -1;
     }
     return 0;
@@ -378,7 +343,7 @@ static int read_options(int argc, char **argv, const char *prog, lab_options *o)
         report_fd = g_report_out ? -1 : STDIN_FILENO;
         ok = argc > 0;
     } else {
-        ok = take_report_fd(&argc, argv, &report_fd, err, sizeof(err)) == 0;
+        ok = 1; /* the report goes to stdout */
     }
     ok = ok && (report_fd < 0 || open_report_channel(report_fd, err, sizeof(err)) == 0) &&
          lab_parse_args(argc, argv, o, err, sizeof(err)) == 0;

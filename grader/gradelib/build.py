@@ -170,11 +170,16 @@ def contract_message(text, lab, shown_as):
     """One line that says how a scan.cu breaks its lab's contract with the course
     (common/course/<lab>.h and the descriptor common/course/<lab>.c), read from the compiler's and
     linker's output, or "" when the errors are about something else: the descriptor names an
-    entry point scan.cu does not define (undefined reference), scan.cu still defines LAB (the
+    entry point scan.cu does not define (undefined reference), it includes the lab's header by its
+    old name (labs/NN_name.h, before the headers moved to course/), scan.cu still defines LAB (the
     descriptor's, now), it defines an entry point as static, or it defines a function the
     descriptor's file defines (lab 10's apps_scan)."""
     name = os.path.basename(shown_as) or "scan.cu"
     header, desc = f"common/course/{lab}.h", f"common/course/{lab}.c"
+    old = re.search(r'(?:fatal error: |cannot open source file ")labs/([0-9][0-9]_[A-Za-z0-9_]+)\.h', text)
+    if old:  # a scan.cu written before the course's headers moved to common/course/
+        return (f'{name} includes "labs/{old.group(1)}.h", the old name of the course\'s header: write '
+                f'#include "course/{old.group(1)}.h" instead (the header moved; nothing else changed)')
     lines = text.splitlines()
     missing = []
     for ln in lines:

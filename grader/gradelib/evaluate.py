@@ -264,7 +264,7 @@ def _graded_argv(prog, d, tool):
     return proc.judge_argv(judge, inner[-1], inner[:-1]), True
 
 
-def run_lab(argv, timeout, report=False, case=None, kind="run", tool=None, cpu_limit=None):
+def run_lab(argv, timeout, case=None, kind="run", tool=None, cpu_limit=None):
     """proc.run for a lab binary (argv: the binary and its options) from a RunDir of its own:
     nothing the binary writes by a relative path lands in the grader's folders, it runs as the
     run user when the grader is root, and it is contained, so that nothing it starts outlives
@@ -280,7 +280,7 @@ def run_lab(argv, timeout, report=False, case=None, kind="run", tool=None, cpu_l
             full, judged = _graded_argv(prog, d, tool)
         else:
             full = tool(d.binary, d.log) if tool else [d.binary] + list(argv[1:])
-        r = proc.run(full, timeout, cwd=d.cwd, env=d.env(), report=report, contain=True, case=case,
+        r = proc.run(full, timeout, cwd=d.cwd, env=d.env(), contain=True, case=case,
                      cpu_limit=cpu_limit, judged=judged)
         r.tool_log = d.read_log() if tool else ""
         return r

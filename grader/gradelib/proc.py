@@ -13,7 +13,7 @@ keeps a pipe open can never make the grader wait.
 A lab binary's report comes on a private channel instead of stdout. A graded run (case=...) gets
 `--grader` alone on its command line and a socket as its standard input: the grader writes the
 case there (one line of options) and the harness writes its report back on it, so every graded
-run has the same command line. The older form (report=True) passes a pipe as `--report-fd N`.
+run has the same command line.
 The channel is read only after the process group is gone, without blocking, so it cannot make
 the grader wait either; one report is a few hundred bytes, far below a socket's buffer.
 
@@ -599,28 +599,22 @@ def _tagged(env, tag):
     return {TAG_VAR: tag, **{k: v for k, v in env.items() if k != TAG_VAR}}
 
 
-def _channel(argv, case, report):
-    """(argv, stdin, rfd, wfd, ours, theirs) of a run: with case, `--grader` and a socket pair
-    (theirs is the child's stdin); with report, `--report-fd N` and a pipe (rfd, wfd); else
-    none, and no stdin."""
+def _channel(argv, case):
+    """(argv, stdin, ours, theirs) of a run: with case, `--grader` and a socket pair (theirs is
+    the child's stdin); else none, and no stdin."""
     if case is not None:
         ours, theirs = socket.socketpair()
-        return list(argv) + ["--grader"], theirs, None, None, ours, theirs
-    if report:
-        rfd, wfd = os.pipe()
-        return list(argv) + ["--report-fd", str(wfd)], subprocess.DEVNULL, rfd, wfd, None, None
-    return argv, subprocess.DEVNULL, None, None, None, None
+        return list(argv) + ["--grader"], theirs, ours, theirs
+    return argv, subprocess.DEVNULL, None, None
 
 
-def run(argv, timeout, cwd=None, env=None, report=False, contain=False, case=None, cpu_limit=None,
-        judged=False):
+def run(argv, timeout, cwd=None, env=None, contain=False, case=None, cpu_limit=None, judged=False):
     """Runs argv with a wall-clock limit of timeout seconds and, with cpu_limit, a limit of
     cpu_limit seconds of the process's CPU time (cpu_seconds, polled every CPU_POLL_S); returns a
     Result. On a timeout the process group is killed, timed_out is True and Result.limit says
     which limit it met. With case (a line of lab options), the child
     gets `--grader` and a socket as stdin carrying the case, and Result.report holds the report
-    it wrote back on it. With report=True, `--report-fd N` is added to argv instead and
-    Result.report holds what the child wrote there. With contain=True (a lab run) the
+    it wrote back on it. With contain=True (a lab run) the
     child's environment (env, or the grader's) gets LAB_RUN_TAG, and every process of the run
     still running after it ended is killed and named in Result.escaped (see sweep), and when the
     grader is root the child runs as run_user() (RunUserError when there is none). A program
@@ -635,21 +629,17 @@ def run(argv, timeout, cwd=None, env=None, report=False, contain=False, case=Non
     tag = secrets.token_hex(16) if contain else None
     if contain:
         env = _tagged(os.environ if env is None else env, tag)
-    argv, stdin, rfd, wfd, ours, theirs = _channel(argv, case, report)
+    argv, stdin, ours, theirs = _channel(argv, case)
     try:
         with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
             t0 = time.monotonic()
             p = _popen(argv, stdout=out, stderr=err, stdin=stdin, cwd=cwd, env=env,
-                                 start_new_session=True, pass_fds=(wfd,) if wfd is not None else (),
-                                 **_drop(user))
+                                 start_new_session=True, **_drop(user))
             _pin_child(p.pid)
             track(p.pid, tag)
             bg = in_background()
             if bg:
                 _enlist(p.pid)
-            if wfd is not None:
-                os.close(wfd)
-                wfd = None
             if theirs is not None:
                 theirs.close()
                 theirs = None
@@ -679,15 +669,9 @@ def run(argv, timeout, cwd=None, env=None, report=False, contain=False, case=Non
                 _discharge(p.pid)
             untrack(p.pid, tag)  # before the reap: a reaped leader's pid (its group's id) may be reused
             p.wait()
-            if ours is not None:
-                rep = _drain(ours.fileno())
-            else:
-                rep = _drain(rfd) if report else None
+            rep = _drain(ours.fileno()) if ours is not None else None
             return Result(p.returncode, _read(out), _read(err), timed_out, seconds, rep, escaped, limit, cpu_used)
     finally:
-        for fd in (rfd, wfd):
-            if fd is not None:
-                os.close(fd)
         for sock in (ours, theirs):
             if sock is not None:
                 sock.close()

@@ -80,18 +80,19 @@ class Processes(unittest.TestCase):
     def test_report_channel(self):
         script = os.path.join(self.tmp, "rep.sh")
         with open(script, "w") as f:
-            # the report on the fd named after --report-fd; a grandchild keeps the pipe open (bash:
-            # dash cannot write to a descriptor above 9, which the pipe gets in a worker that has
-            # run other tests before this one)
-            f.write('#!/bin/bash\nfd="$2"\n(sleep 100) &\necho \'{"status": "ok"}\' >&"$fd"\n'
+            # `--grader` alone on the command line, the case on stdin (a socket), the report back
+            # on it; a grandchild keeps the socket open, and stdout is not the channel
+            f.write('#!/bin/bash\n[ "$*" = --grader ] || exit 9\nread -r line\n(sleep 100) &\n'
+                    'echo "{\\"status\\": \\"ok\\", \\"case\\": \\"$line\\"}" >&0\n'
                     'echo \'{"status": "forged"}\'\nexit 0\n')
         os.chmod(script, 0o755)
         t0 = time.monotonic()
-        r = proc.run([script], 30, report=True)
+        r = proc.run([script], 30, case="--n 5 --json")
         self.assertLess(time.monotonic() - t0, 10)
-        self.assertEqual(r.report, '{"status": "ok"}\n')
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.report, '{"status": "ok", "case": "--n 5 --json"}\n')
         self.assertIn("forged", r.stdout)
-        self.assertIsNone(proc.run([script, "--report-fd", "1"], 30).report)
+        self.assertIsNone(proc.run([script, "--grader"], 30).report)  # no case: no channel
 
     def pids(self, pidfile):
         with open(pidfile) as f:
@@ -100,7 +101,7 @@ class Processes(unittest.TestCase):
     def test_a_process_that_calls_setsid_is_killed_and_named(self):
         pidfile = os.path.join(self.tmp, "escaped")
         lab = fakes.fake_lab(self.tmp, "escape", escape=pidfile)
-        r = proc.run([lab, "--n", "5"], 30, report=True, contain=True)
+        r = proc.run([lab], 30, case="--n 5", contain=True)
         self.assertFalse(r.timed_out)
         self.assertEqual(json.loads(r.report)["status"], "ok")
         [sleeper] = self.pids(pidfile)
@@ -190,8 +191,8 @@ class Processes(unittest.TestCase):
         grand, escaped, live = (os.path.join(self.tmp, x) for x in ("grandchild", "escaped", "live"))
         lab = fakes.fake_lab(self.tmp, "hang", status="hang", grandchild_pidfile=grand, escape=escaped)
         code = ("import sys, threading, time; sys.path.insert(0, sys.argv[1]); from gradelib import proc, guardian\n"
-                "threading.Thread(target=proc.run, args=([sys.argv[2], '--n', '5'], 600),"
-                " kwargs={'report': True, 'contain': True}, daemon=True).start()\n"
+                "threading.Thread(target=proc.run, args=([sys.argv[2]], 600),"
+                " kwargs={'case': '--n 5', 'contain': True}, daemon=True).start()\n"
                 "while not proc._live: time.sleep(0.05)\n"
                 "open(sys.argv[3], 'w').write('%d %d' % (next(iter(proc._live)), guardian._proc.pid if guardian._proc else 0))\n"
                 "time.sleep(600)\n")
