@@ -239,7 +239,7 @@ run:
 	$(call LAB_OK,run)
 	$(call COURSE_FIRST,$(call LAB_DESC,$(LAB_DIR)) $(COMMON_OBJ) $(MAIN_OBJ))
 	@$(MAKE) $(SUBFLAGS) $(BUILD)/$(SRC)/$(LAB_DIR)/scan
-	@$(foreach v,$(filter LAB_EXIT_%,$(.VARIABLES)),$(v)="$($(v))") RUN_STATUS=$(STATUS) \
+	@$(foreach v,$(filter LAB_EXIT_%,$(.VARIABLES)),$(v)="$($(v))") RUN_STATUS=$(STATUS) RUN_PART=$(PART) \
 	  tools/run_lab.sh $(LAB) $(if $(filter /%,$(BUILD)),,./)$(BUILD)/$(SRC)/$(LAB_DIR)/scan $(ARGS)
 profile:
 	$(call NEED_LAB,profile,05, >&2)
@@ -297,7 +297,8 @@ ONLY_KERNELS = $(or $(LAB),$(filter labs,$(TEST_SRC)))
 TEST_BINS   = $(if $(ONLY_KERNELS),,$(BUILD)/tests/test_helpers $(BUILD)/tests/test_float_check $(BUILD)/tests/test_harness \
                 $(if $(CPU_MODE),$(BUILD)/tests/test_cpu_warp $(BUILD)/tests/test_cpu_banks)) $(KERNEL_BINS)
 TEST_EXTRAS = $(if $(ONLY_KERNELS),,$(LABS:%=$(BUILD)/labs/%/scan) $(LABS:%=$(BUILD)/solutions/%/scan) judges cpu-fixtures)
-RUN_TESTS   = LAB_TEST_SRC=$(TEST_SRC) LAB_BUILD_DIR=$(abspath $(BUILD)) $(PYTHON) tests/run_tests.py --src $(TEST_SRC)
+# PART=sort: only the variants whose name has it (lab 10's applications one at a time)
+RUN_TESTS   = LAB_TEST_SRC=$(TEST_SRC) LAB_TEST_PART=$(PART) LAB_BUILD_DIR=$(abspath $(BUILD)) $(PYTHON) tests/run_tests.py --src $(TEST_SRC)
 
 # a student's test run: the course's side of the kernel tests (its tests, the lab's descriptor, the
 # harness) first, under one line; then the student's files, each named

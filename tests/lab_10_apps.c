@@ -53,8 +53,7 @@ typedef lab_result (*pass_fn)(const int *, int *, size_t, int, void *);
 static void check_pass(const char *variant, pass_fn pass, size_t n, int arg, int shift,
                        unsigned mask)
 {
-    lab_test_need_device(&LAB);
-    lab_skip_unless_written(&LAB, lab_find_variant(&LAB, variant));
+    lab_test_need_variant(&LAB, lab_find_variant(&LAB, variant));
     int *in = malloc(n * sizeof(int)), *want = malloc(n * sizeof(int)), *got = malloc(n * 4);
     cr_assert(in && want && got);
     lab_fill_input(in, n, DIST_RANDOM, lab_test_seed());
@@ -123,8 +122,7 @@ Test(apps10, sorts_keep_each_pass_stable,
      .description = "whole sorts of keys whose low 24 bits count up in input order: a pass that "
                     "reorders equal digits (any digit width) leaves them out of order")
 {
-    lab_test_need_device(&LAB);
-    lab_skip_unless_written(&LAB, lab_find_variant(&LAB, "radix_sort"));
+    lab_test_need_variant(&LAB, lab_find_variant(&LAB, "radix_sort"));
     const size_t n = 5 * 4096 + 77; /* several tiles of every sort in the course */
     int *in = malloc(n * sizeof(int)), *want = malloc(n * sizeof(int));
     cr_assert(in && want);
@@ -144,8 +142,7 @@ Test(apps10, sort_last_tile_partial_round,
                     "that round's keys, its tile of few distinct digits and of many: a lane past "
                     "the end must rank with no digit")
 {
-    lab_test_need_device(&LAB);
-    lab_skip_unless_written(&LAB, lab_find_variant(&LAB, "radix_sort"));
+    lab_test_need_variant(&LAB, lab_find_variant(&LAB, "radix_sort"));
     /* 4096 + 927: the last tile of the reference's sort (4096 keys, 512 a warp, 32 a round) ends
      * 31 keys into a round, and so does a tile of 2048 or 1024. Along every 32 keys the low byte
      * is 0 first and 255 at the 31st (255 is also what a key past the end reads as, 0xFFFFFFFF),
@@ -240,8 +237,7 @@ Test(apps10, compact_edges,
      .description = "compaction (both variants): nothing kept, everything kept, kept elements "
                     "only on tile edges, n = 0")
 {
-    lab_test_need_device(&LAB);
-    lab_skip_unless_written(&LAB, lab_find_variant(&LAB, "compact"));
+    lab_test_need_variant(&LAB, lab_find_variant(&LAB, "compact"));
     compact_edges(apps_compact);
     compact_edges(apps_compact_on_scan);
 }
@@ -277,8 +273,7 @@ static void check_csr(const int *rows, size_t n, size_t n_rows, const char *what
 Test(apps10, csr_shapes,
      .description = "CSR: rows in reverse order, every nonzero in the last row, no nonzeros")
 {
-    lab_test_need_device(&LAB);
-    lab_skip_unless_written(&LAB, lab_find_variant(&LAB, "csr"));
+    lab_test_need_variant(&LAB, lab_find_variant(&LAB, "csr"));
     const size_t n = 3 * APPS_TILE + 9, n_rows = 1000;
     int *rows = malloc(n * sizeof(int));
     cr_assert(rows);
@@ -295,8 +290,7 @@ Test(apps10, csr_shapes,
 Test(apps10, built_on_your_scan,
      .description = "the applications ran on lab 08's scan (or lab 07's while 08 is not written)")
 {
-    lab_test_need_device(&LAB);
-    lab_skip_unless_written(&LAB, lab_find_variant(&LAB, "compact"));
+    lab_test_need_variant(&LAB, lab_find_variant(&LAB, "compact"));
     lab_report r;
     /* compact_on_scan: the reference's compact is a single kernel that calls no scan */
     cr_assert(lab_case_ok(&LAB, lab_find_variant(&LAB, "compact_on_scan"), 5 * APPS_TILE,

@@ -36,6 +36,17 @@ void lab_test_need_code(const lab_info *lab);
  * always has one), then as lab_test_need_code. */
 void lab_test_need_device(const lab_info *lab);
 
+/* A part of a lab under test (make test ... PART=sort sets LAB_TEST_PART): 1 when variant vi's
+ * name contains it, or when there is none. A variant outside the part is left out as if it were
+ * not written (lab_expect_written: 0) and is never run, so a part can be finished and tested
+ * while another still crashes. */
+int lab_test_in_part(const lab_info *lab, int vi);
+
+/* The first call of a test of one variant (lab 10's applications): skips it when a GPU lab has
+ * no device, when vi is not in the part under test, or when vi is not written yet; it probes no
+ * other variant, so another variant that crashes cannot fail this test. */
+void lab_test_need_variant(const lab_info *lab, int vi);
+
 /* The largest n a test may use: LAB_TEST_MAX_N from the environment (CPU mode's cap), else
  * (size_t)-1. */
 size_t lab_test_max_n(void);
