@@ -3,7 +3,8 @@
 
 For each n (by default 2^20, 2^22, ... 2^28; with --full 2^10 ... 2^28, and 2^31 + 7 where the
 host has the memory for it) this runs the CUB anchor (build/bench/bench_cub, common/bench_cub.cu)
-and each lab binary build/<src>/<NN_name>/scan with `--json --n N`. Every program validates its output, then times itself the same way: warm-up runs,
+and each lab binary build/<src>/<NN_name>/scan with `--json --n N`. Every program validates its
+output, then times itself the same way: warm-up runs,
 then the median of `reps` rounds, each round timing a device memcpy of the same bytes and the scan
 with CUDA events, each after a write that flushes L2 (see grader/BENCH.md). A lab that reports
 not_implemented, too_large (over its max_n) or no_memory at some n is left out at that n.

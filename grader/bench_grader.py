@@ -28,7 +28,8 @@ row, the class's wall time as the sum of the parts' (the parts graded back to ba
 machine; each part starts cold, so the sum overstates the class by about one build a part),
 submissions an hour from that, and every submission's verdicts against the isolated ones of its
 lab twins from any part graded with --check-isolated or from an --isolated-only check (below:
-the first 20 submissions hold every lab content, so checking part 1 of 5 checks the class). The parts must be of the same class (--n,
+the first 20 submissions hold every lab content, so checking part 1 of 5 checks the class). The
+parts must be of the same class (--n,
 --labs, --seed, mode and GPUs) and hold each submission exactly once (exit 2 otherwise, naming
 the submissions in none or in two), in parts of any size: a half whose machine was lost can be
 graded again as two quarters (--part 1/2 with --part 3/4 and --part 4/4).
@@ -399,7 +400,8 @@ def watch_cost(lines, submissions):
         return None
     asks = [d for d in lines if d.get("kind") in WATCH]
     waits = [d for d in lines if d.get("kind") == "gpu-wait"]
-    return {"asks": round(len(asks) / submissions, 1), "seconds": round(sum(d.get("s", 0) for d in asks) / submissions, 2),
+    return {"asks": round(len(asks) / submissions, 1),
+            "seconds": round(sum(d.get("s", 0) for d in asks) / submissions, 2),
             "by": sorted({d["kind"] for d in asks}), "waits": round(len(waits) / submissions, 1),
             "wait_s": round(sum(d.get("s", 0) for d in waits) / submissions, 2)}
 
@@ -832,7 +834,8 @@ def check_alone(made, contents, rows, subs, tmp, work, labs, args, before=(), sn
     wall_iso, code_iso = 0.0, 0
     if again:
         wall_iso, code_iso = grade(subs_iso, res_iso, work, labs, args, isolated=True,
-                                   gpus=args.isolated_gpus or args.gpus, only_submitted=not args.isolated_all, tick=tick)
+                                   gpus=args.isolated_gpus or args.gpus, only_submitted=not args.isolated_all,
+                                   tick=tick)
     done = section(wall_iso, code_iso)
     rows_iso, diff = done["rows"], done["differences"]
     everything = list(before) + rows_iso
@@ -901,7 +904,8 @@ def at_once(args):
     jobs = [(["--part", f"{k + 1}/{len(gpus)}"], {"CUDA_VISIBLE_DEVICES": g}, f"{base}.part-{k + 1}")
             for k, g in enumerate(gpus)]
     if args.check_on:
-        check = ["--isolated-only", "--isolated-gpus", args.check_on] + (["--isolated-all"] if args.isolated_all else [])
+        check = (["--isolated-only", "--isolated-gpus", args.check_on]
+                 + (["--isolated-all"] if args.isolated_all else []))
         jobs.append((check, {}, f"{base}.check"))
     try:
         cpus = sorted(os.sched_getaffinity(0))
@@ -960,7 +964,8 @@ def main(argv=None):
     ap.add_argument("--json", metavar="FILE", help="also write the measurements here")
     ap.add_argument("--isolated", action="store_true", help="grade.py --isolated: one process per graded run")
     ap.add_argument("--check-isolated", action="store_true",
-                    help="grade the class again with --isolated and compare every lab's verdict (exit 6 if one differs)")
+                    help="grade the class again with --isolated and compare every lab's verdict "
+                         "(exit 6 if one differs)")
     ap.add_argument("--isolated-gpus", metavar="LIST",
                     help="grade.py --gpus for the --check-isolated grading (default: --gpus): it takes about "
                          "4x the class and its verdicts do not depend on the GPUs, so a class timed on one GPU "
@@ -1020,7 +1025,8 @@ def main(argv=None):
         if not (args.isolated_only or args.check_isolated):
             ap.error("--checked goes with --isolated-only or --check-isolated")
         try:
-            before = earlier_checks(args.checked, {"labs": labs, "seed": args.seed, "mode": "cpu" if args.cpu else "gpu"})
+            before = earlier_checks(args.checked, {"labs": labs, "seed": args.seed,
+                                                   "mode": "cpu" if args.cpu else "gpu"})
         except ValueError as e:
             ap.error(str(e))
     tmp = tempfile.mkdtemp(prefix="bench-grader-")
@@ -1029,7 +1035,9 @@ def main(argv=None):
     made = make_class(subs, args.n, labs, part)
     contents = {name: lab_contents(os.path.join(subs, name), labs) for name, _, _ in made}
     work = args.work or os.path.join(tmp, "work")
-    print(f"bench-grader: {len(made)} submissions{f' (part {part[0]} of {part[1]} of a class of {args.n})' if part else ''} ({', '.join(f'{sum(1 for m in made if m[1] == k)} {k}' for k in ('full', 'partial', 'broken'))}), "
+    print(f"bench-grader: {len(made)} submissions"
+          f"{f' (part {part[0]} of {part[1]} of a class of {args.n})' if part else ''} "
+          f"({', '.join(f'{sum(1 for m in made if m[1] == k)} {k}' for k in ('full', 'partial', 'broken'))}), "
           f"labs {' '.join(lab[:2] for lab in labs)}, {'CPU mode' if args.cpu else 'GPU ' + (args.gpus or 'one')}",
           file=sys.stderr, flush=True)
     if args.isolated_only:

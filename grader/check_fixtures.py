@@ -85,6 +85,7 @@ def check(lab, expect, mode="gpu"):
         bad.append(f"sanitizer is {lab['sanitizer']['status']!r}, expected {expect['sanitizer']!r}")
     if "speed_points" in expect and lab["speed"]["points"] != expect["speed_points"]:
         bad.append(f"speed points are {lab['speed']['points']}, expected {expect['speed_points']}")
+
     def failed_n(f):  # the n of the call that failed: a later call of a case may have its own
         m = re.search(r"^call \d+ of \d+: .*\(n=(\d+)", f["message"].split(": ", 1)[-1])
         return int(m.group(1)) if m else f["n"]
@@ -171,7 +172,8 @@ def chosen_fixtures(args, expected):
     if args.only:
         unknown = [n for n in args.only if n not in expected]
         if unknown:
-            print(f"check_fixtures: unknown fixture {unknown[0]} (known: {', '.join(sorted(expected))})", file=sys.stderr)
+            print(f"check_fixtures: unknown fixture {unknown[0]} (known: {', '.join(sorted(expected))})",
+                  file=sys.stderr)
             return None
         other = [n for n in args.only if n not in names]
         if other:
@@ -234,7 +236,10 @@ def split(names, expected, n):
     """names in n shares of about equal cost (LAB_COST of each fixture's lab), the costliest
     first onto the share with the least so far; each share in name order."""
     shares, load = [[] for _ in range(n)], [0] * n
-    cost = lambda name: LAB_COST.get(expected[name]["lab"][:2], 1)  # noqa: E731
+
+    def cost(name):
+        return LAB_COST.get(expected[name]["lab"][:2], 1)
+
     for name in sorted(names, key=lambda name: (-cost(name), name)):
         k = load.index(min(load))
         shares[k].append(name)
@@ -284,11 +289,12 @@ def fixture_config(args, tmp):
     default case time limit cut to CASE_TIMEOUT_S (CPU_CASE_TIMEOUT_S in CPU mode), so that a
     fixture that hangs costs little; a lab's own limit (lab 10's, whose largest cases take most of
     that in CPU mode) is kept, since grade.py --case-timeout would replace it too and time those
-    cases out, each then run again alone (no verdict changes, only the wasted runs). Written into tmp; returns its path."""
+    cases out, each then run again alone (no verdict changes, only the wasted runs). Written into
+    tmp; returns its path."""
     with open(args.config or os.path.join(HERE, "config.json"), encoding="utf-8") as f:
         data = json.load(f)
     data.setdefault("defaults", {}).setdefault("timeouts", {})["case_s"] = (CPU_CASE_TIMEOUT_S if args.cpu
-                                                                             else CASE_TIMEOUT_S)
+                                                                            else CASE_TIMEOUT_S)
     path = os.path.join(tmp, "config.json")
     with open(path, "w", encoding="utf-8") as f:
         json.dump(data, f, indent=1)

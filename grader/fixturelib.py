@@ -96,14 +96,16 @@ def apply(source, patch, where="patch"):
     out, pos, shift = [], 0, 0  # pos: the first source line not yet copied
     for k, (start, old, new) in enumerate(parse(patch, where), 1):
         want = max(start - 1, 0) + shift if old else start + shift  # 'a,0' means after line a
+
         def at(p):
             return p >= pos and src[p:p + len(old)] == old
         if not at(want):
             places = [p for p in range(pos, len(src) - len(old) + 1) if at(p)]
             if len(places) != 1:
                 why = "its old lines are not in the reference" if not places else \
-                    f"its old lines are in {len(places)} places of the reference (lines {', '.join(str(p + 1) for p in places[:5])})"
-                first = next((l for l in old if l.strip()), b"").decode("utf-8", "replace").strip()
+                    f"its old lines are in {len(places)} places of the reference " \
+                    f"(lines {', '.join(str(p + 1) for p in places[:5])})"
+                first = next((ln for ln in old if ln.strip()), b"").decode("utf-8", "replace").strip()
                 raise PatchError(f"{where}: hunk {k} (@@ -{start},{len(old)}) no longer applies: {why}"
                                  + (f"; it expects a line {first!r}" if first else ""))
             want = places[0]
@@ -179,10 +181,11 @@ def diff(lab, name, text):
     with open(reference(lab), "rb") as f:
         ref = f.read()
     if not text.endswith(b"\n") or not ref.endswith(b"\n"):
-        raise PatchError(f"fixture {name}: {lab}: a file without a final line end cannot be a patch; keep it as scan.cu")
+        raise PatchError(f"fixture {name}: {lab}: a file without a final line end cannot be a patch; "
+                         "keep it as scan.cu")
     lines = difflib.diff_bytes(difflib.unified_diff, ref.splitlines(keepends=True), text.splitlines(keepends=True),
                                f"solutions/{lab}/scan.cu".encode(), f"{name}/{lab}/scan.cu".encode(), n=3)
-    return b"".join(l if l.endswith(b"\n") else l + b"\n" for l in lines)
+    return b"".join(ln if ln.endswith(b"\n") else ln + b"\n" for ln in lines)
 
 
 def every():

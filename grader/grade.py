@@ -150,9 +150,10 @@ def _cluster_options(ap):
     cl.add_argument("--slurm", action="store_true",
                     help="submit a Slurm job array (one shard per task, one GPU each) and a merge job")
     cl.add_argument("--shards", type=int, metavar="N", help="--slurm: the number of array tasks (default: "
-                                                             "one per 10 submissions, at most 64)")
-    cl.add_argument("--sbatch-args", metavar="'...'", help="--slurm: extra #SBATCH options of the grading array "
-                                                           "(not the merge job), e.g. '--partition=gpu --time=02:00:00'")
+                                                            "one per 10 submissions, at most 64)")
+    cl.add_argument("--sbatch-args", metavar="'...'",
+                    help="--slurm: extra #SBATCH options of the grading array "
+                         "(not the merge job), e.g. '--partition=gpu --time=02:00:00'")
     cl.add_argument("--merge-sbatch-args", metavar="'...'", help="--slurm: extra #SBATCH options of the merge job")
     cl.add_argument("--dry-run", action="store_true", help="--slurm: write the job scripts, submit nothing")
     cl.add_argument("--claim", metavar="DIR", help=argparse.SUPPRESS)  # a --gpus worker's claim folder

@@ -121,7 +121,8 @@ class Network:
 
 
 def run(net):
-    """Runs net's steps on symbolic inputs (lane i starts as x_i unless net.init says otherwise); returns the lane values before and after each step.
+    """Runs net's steps on symbolic inputs (lane i starts as x_i unless net.init says otherwise);
+    returns the lane values before and after each step.
     Raises NotAScan if an addition joins ranges that do not touch or the end result is not the
     network's scan of its n data lanes."""
     lanes = list(net.init) if net.init else [(i, i) if i < net.n else ZERO
@@ -156,7 +157,7 @@ def run(net):
     if lanes[:net.n] != want:
         bad = next(i for i in range(net.n) if lanes[i] != want[i])
         raise NotAScan("%s: lane %d ends as %s, not %s" % (net.name, bad, fmt_range(lanes[bad]),
-                                                         fmt_range(want[bad])))
+                                                           fmt_range(want[bad])))
     return history
 
 
@@ -442,7 +443,8 @@ def lookback(tiles=8, start=(0, 0, 2, 0, 1, 3, 1, 4)):
 
 # ---- the work tables in the handouts ------------------------------------------------------------
 # A handout's "Work and steps" section holds a Markdown table whose rows named "additions" (or
-# "additions, total", or parts "additions, phase 1", ...) and "steps" (or "levels") give a formula in one size variable (n, or e.g. T for a tile) and the
+# "additions, total", or parts "additions, phase 1", ...) and "steps" (or "levels") give a formula
+# in one size variable (n, or e.g. T for a tile) and the
 # values for concrete sizes under headers such as "n = 8" or "n = 2^16":
 #     | quantity | formula | n = 8 | n = 16 |
 #     | additions | n·log2 n − (n − 1) | 17 | 49 |
@@ -695,7 +697,7 @@ class Svg:
         extra = ' dominant-baseline="central"' if centred else ""
         self.add('<text x="%.1f" y="%.1f" font-size="%d" text-anchor="%s" fill="%s" '
                  'font-weight="%s"%s>%s</text>' % (x, y, size, anchor, fill, weight, extra,
-                                                  escape(s)))
+                                                   escape(s)))
 
     def line(self, x1, y1, x2, y2, stroke, width=1.5, dash=None):
         extra = ' stroke-dasharray="%s"' % dash if dash else ""

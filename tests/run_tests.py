@@ -177,7 +177,8 @@ PART_SHARES = {"test_fixtures.Fixtures": 0.99,
                "test_deploy.Gradescope": 0.41, "test_deploy.GradescopeGpu": 0.42, "test_deploy.Container": 0.17,
                "test_grader_pipeline.Pipeline": 0.85,
                "test_grader_pipeline.Pipeline.test_hang_is_reported_and_stops_the_lab": 0.12,
-               "test_grader_pipeline.Pipeline.test_many_cases_run_in_one_process_with_the_verdicts_of_isolated_runs": 0.12,
+               "test_grader_pipeline.Pipeline."
+               "test_many_cases_run_in_one_process_with_the_verdicts_of_isolated_runs": 0.12,
                "test_similarity.RealClass": 0.5, "test_static_checks.HonestCode": 0.49,
                "test_static_checks.Snippets": 0.51, "test_cpu_mode.Corpus": 0.48, "test_cli.CpuDefaultRun": 0.97}
 # Units that took more than this many seconds last time are also remembered by class and by test

@@ -296,8 +296,6 @@ class Describe(unittest.TestCase):
         self.assertEqual(json.loads(p.stdout)["id"], "02_naive")
 
 
-
-
 class RunLastLine(unittest.TestCase):
     """make run's last step (tools/run_lab.sh): a failing lab ends with one plain line that names
     the exit code's meaning (common/contract.mk's LAB_EXIT_<code>), and make exits 0 without its

@@ -420,7 +420,8 @@ class Rewriter(unittest.TestCase):
     def test_launch_with_template_arguments_over_lines(self):
         src = "void f() {\n    k<true, 4><<<grid,\n        256, 0>>>(a, b);\n    g<<<1, 32>>>();\n}\n"
         out = rewrite.rewrite(src, "x.cu")
-        self.assertIn('::lab_cpu::launch(k<true, 4>, "k<true, 4>", __FILE__, __LINE__, ::lab_cpu::config(grid,\n        256, 0), a, b);', out)
+        self.assertIn('::lab_cpu::launch(k<true, 4>, "k<true, 4>", __FILE__, __LINE__, ::lab_cpu::config(grid,\n'
+                      '        256, 0), a, b);', out)
         self.assertIn('::lab_cpu::launch_named([&](auto &&...lab_cpu_a) { g(lab_cpu_a...); }, [&](auto lab_cpu_t) '
                       '-> decltype(::lab_cpu::kernel_address<decltype(lab_cpu_t)>(g)) { return '
                       '::lab_cpu::kernel_address<decltype(lab_cpu_t)>(g); }, "g", __FILE__, __LINE__, '
@@ -476,7 +477,8 @@ class Rewriter(unittest.TestCase):
                "__shared__ volatile unsigned long long v;\n__shared__ int a, b;\n")
         out = rewrite.rewrite(src, "x.cu")
         self.assertIn('static ::lab_cpu::shared_array<unsigned, (size_t)(2 * B), 16> s("s");', out)
-        self.assertIn('static ::lab_cpu::shared_array<::lab_cpu::shared_array<int, (size_t)(N)>, (size_t)(2), 16> t("t");', out)
+        self.assertIn('static ::lab_cpu::shared_array<::lab_cpu::shared_array<int, (size_t)(N)>, '
+                      '(size_t)(2), 16> t("t");', out)
         self.assertIn('static ::lab_cpu::extern_shared<int> dyn("dyn");', out)
         # a scalar stays a static, registered as shared memory: each resident block has its own
         self.assertIn('static int flag; static ::lab_cpu::shared_scalar lab_cpu_shared_flag((void *)&flag, '
@@ -642,7 +644,8 @@ class Traffic(unittest.TestCase):
                            timeout=300, env=dict(os.environ, CPU_SCHED_QUIET="1"))
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
         self.assertIn(": ok", p.stdout, f"{name} is still a correct scan: {p.stdout}")
-        rows = [(m.group(2), m.group(3), float(m.group(7)), float(m.group(6)), m.group(8)) for m in TABLE_ROW.finditer(p.stdout)]
+        rows = [(m.group(2), m.group(3), float(m.group(7)), float(m.group(6)), m.group(8))
+                for m in TABLE_ROW.finditer(p.stdout)]
         way = re.search(r"ks_double_buffer_kernel<true>\s+\d+\s+(\d+)-way", p.stdout)
         return rows, int(way.group(1)) if way else None, p.stdout
 

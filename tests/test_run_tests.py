@@ -38,7 +38,8 @@ not ok - kernel::small_values edge sizes (0.10s)
       Assertion failed: 03_kogge_stone/double_buffer n=33 dist=small seed=1: wrong: out[32] expected 5, got 4
   ...
 not ok - kernel::tile_totals unexpected signal after test_lab.c:140[----] crashed
-ok - kernel::all_ones edge sizes  # SKIP 03_kogge_stone: not implemented yet (labs/03_kogge_stone/scan.cu still returns LAB_NOT_IMPLEMENTED)
+ok - kernel::all_ones edge sizes  # SKIP 03_kogge_stone: not implemented yet \
+(labs/03_kogge_stone/scan.cu still returns LAB_NOT_IMPLEMENTED)
 """
 
 
@@ -280,7 +281,10 @@ class Workers(unittest.TestCase):
         mods = [("t", m) for m in ("test_a", "test_b", "test_c", "test_load")]
         seconds = {"test_a": 100, "test_b": 60, "test_c": 50}
         big = list(range(16))
-        whole = lambda modules: {}  # noqa: E731 -- no module here splits
+
+        def whole(modules):
+            return {}  # no module here splits
+
         (phase,), units = run_tests.plan_phases(mods, seconds, None, ("test_load",), big, whole)
         self.assertEqual(units, mods)
         self.assertEqual(phase[-1], ([("t", "test_load")], [14, 15]))  # its own two cores, the last
@@ -291,7 +295,8 @@ class Workers(unittest.TestCase):
             self.assertEqual([[[m for _, m in g] for g, _ in p] for p in phases],
                              [[["test_a"], ["test_b", "test_c"]], [["test_load"]]])  # after the others
             self.assertTrue(all(c is None for p in phases for _, c in p))
-        self.assertEqual(len(run_tests.plan_phases(mods[:3], seconds, 2, ("test_load",), big, whole)[0]), 1)  # none alone
+        # none alone
+        self.assertEqual(len(run_tests.plan_phases(mods[:3], seconds, 2, ("test_load",), big, whole)[0]), 1)
 
     def test_a_worker_runs_on_the_cores_it_is_given(self):
         if not run_tests.allowed_cores():
@@ -404,7 +409,8 @@ class Split(unittest.TestCase):
         shares = {"test_big.Long": 0.8, "test_big.Long.test_l1": 0.5}
         with mock.patch.dict(run_tests.PART_SHARES, shares):
             units, est = run_tests.split_units(mods, {"test_big": 90, "test_small": 10}, 2, classes_of)
-        self.assertEqual((est["test_big.Long"], est["test_big.Long.test_l1"], est["test_big.Long.test_l2"]), (72, 45, 24))
+        self.assertEqual((est["test_big.Long"], est["test_big.Long.test_l1"], est["test_big.Long.test_l2"]),
+                         (72, 45, 24))
 
     def test_module_classes_lists_classes_and_tests_in_order_and_refuses_what_it_cannot_split(self):
         with tempfile.TemporaryDirectory() as d:

@@ -113,7 +113,7 @@ class Snippets(unittest.TestCase):
                     seen += 1
                     self.assertIn(squash(decl), have, "%s:%d: the handout quotes `%s`, which "
                                   "labs/%s/scan.cu does not declare" % (rel, line, " ".join(decl.split()),
-                                                                          os.path.basename(os.path.dirname(path))))
+                                                                        os.path.basename(os.path.dirname(path))))
         self.assertGreaterEqual(seen, 10, "fewer than 10 quoted signatures: were the blocks lost?")
 
     def test_every_snippet_compiles(self):

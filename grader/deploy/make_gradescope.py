@@ -87,7 +87,8 @@ def main(argv=None):
     ap.add_argument("--labs", nargs="+", metavar="LAB", help="the labs of this assignment (default: all)")
     ap.add_argument("--timeout", type=int, default=GRADESCOPE_DEFAULT_TIMEOUT, metavar="S",
                     help="the assignment's autograder timeout as set on Gradescope, in seconds (default "
-                         f"{GRADESCOPE_DEFAULT_TIMEOUT}, Gradescope's own default; at most {GRADESCOPE_MAX_TIMEOUT}): the "
+                         f"{GRADESCOPE_DEFAULT_TIMEOUT}, Gradescope's own default; "
+                         f"at most {GRADESCOPE_MAX_TIMEOUT}): the "
                          "grader stops 10%% earlier (at least 60 s) and results.json says it ran out of time")
     ap.add_argument("--nvcc", action="store_true", help="setup.sh installs nvcc for the static checks that "
                                                         "read an nvcc object (always with --mode gpu)")

@@ -141,7 +141,7 @@ def store_result(run, student, fp, t0, result):
     except Exception as e:  # noqa: BLE001
         traceback.print_exc(file=sys.stderr)
         result = runs.error_result(run.grader, run.config, run.labs, run.seed, t0, student, fp,
-                              f"the grader could not write this result: {type(e).__name__}: {e}")
+                                   f"the grader could not write this result: {type(e).__name__}: {e}")
     try:
         write_student_files(result, run.results_dir, student, run.args.format)
     except Exception:  # noqa: BLE001
@@ -322,8 +322,9 @@ def grade_queue(run, todo):
                 if result.get("status") not in NOT_GRADED:
                     policy.stamp_batch(getattr(run.args, "term", None), result, student, path, log)
             except InfraError as e:  # the machine, not the submission: this row says so, the rest wait
-                result = store_result(run, student, fp, t0, dict(runs.infra_result(run.args, run.seed, str(e), run.config),
-                                                                 student=student, submission_sha256=fp))
+                result = store_result(run, student, fp, t0,
+                                      dict(runs.infra_result(run.args, run.seed, str(e), run.config),
+                                           student=student, submission_sha256=fp))
                 summary.append((student, None, None, result.get("status")))
                 pool.shutdown(wait=False, cancel_futures=True)
                 run.bar.close()

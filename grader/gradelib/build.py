@@ -333,7 +333,6 @@ class Builder:
             own = list(self._own_dirs)
         return [os.path.join(self.root, d) for d in dirs] + own
 
-
     def _make_args(self):
         # V=1: the commands as make runs them, in the build log a failed build shows
         args = [self.make, "--no-print-directory", "-C", self.root, "BUILD=" + self.common, "V=1"]

@@ -107,7 +107,8 @@ def forwarded(args):
     for name in FORWARD_VALUES:
         v = getattr(args, name, None)
         if v is not None:
-            out += ["--" + name.replace("_", "-"), os.path.abspath(v) if name in ("config", "roster", "extensions") else str(v)]
+            out += ["--" + name.replace("_", "-"),
+                    os.path.abspath(v) if name in ("config", "roster", "extensions") else str(v)]
     if args.labs:
         out += ["--labs", *args.labs]
     return out
@@ -259,7 +260,8 @@ def sbatch_scripts(grade_py, args, seed, shards, results_dir, work, sbatch_args)
              f"{' '.join(shlex.quote(x) for x in task)} --shard \"$SLURM_ARRAY_TASK_ID/{shards}\" --work \"$work\"\n"
              f"rc=$?\n"
              f"if [ \"$rc\" -eq 0 ]; then rm -rf \"$work\"; "
-             f"else echo \"grade.sbatch: grade.py exited with $rc; its work folder is kept: $(hostname):$work\" >&2; fi\n"
+             f"else echo \"grade.sbatch: grade.py exited with $rc; "
+             f"its work folder is kept: $(hostname):$work\" >&2; fi\n"
              f"exit \"$rc\"\n")
     merge = (f"#!/bin/bash\n"
              f"# Writes class.csv (and the gradebook) once every shard has finished.\n"

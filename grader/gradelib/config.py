@@ -19,6 +19,7 @@ DISTS = contract.DISTS
 SANITIZER_TOOLS = ("memcheck", "racecheck")
 SIZE_NAMES = contract.SIZE_NAMES  # the edge sizes that all_dists_sizes may name
 
+
 # The shape of "defaults" (and of each lab's overrides): key -> checker.
 def _number(lo=0.0, allow_none=False, integer=False, lo_open=False):
     def check(v, where):
@@ -178,7 +179,8 @@ SCHEMA = {
 # header's path below its system include folder; lab_headers: the headers of common/ a lab may
 # include (paths below common/, glob patterns such as course/*.h allowed). cpu_runtime_symbols and
 # cpu_runtime_symbol_patterns: what an object CPU mode compiled may call besides (CPU mode's
-# runtime, standing in for what nvcc generates; grader/gradelib/checks/cpu.py). shadow_names/shadow_patterns/allowed_definitions: definitions that would replace a
+# runtime, standing in for what nvcc generates; grader/gradelib/checks/cpu.py).
+# shadow_names/shadow_patterns/allowed_definitions: definitions that would replace a
 # runtime or harness function.
 STATIC_KEYS = {
     "allowed_symbols": list, "allowed_gpu_lab_symbols": list, "allowed_symbol_patterns": list,

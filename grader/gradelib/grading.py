@@ -171,7 +171,10 @@ class Grader:
         with cf.ThreadPoolExecutor(self.jobs) as pool:
             futs = {lab: pool.submit(self._build_reference, lab) for lab in first}
             results.update((lab, f.result()) for lab, f in futs.items())
-            ref_dir = lambda b: self.builder.reference_dir(b, self.work)  # noqa: E731
+
+            def ref_dir(b):
+                return self.builder.reference_dir(b, self.work)
+
             futs = {lab: pool.submit(self._build_reference, lab,
                                      {b: ref_dir(b) if results.get(b) and results[b].ok else None
                                       for b in self.built_on(lab)})
@@ -290,7 +293,8 @@ class Grader:
         # waiting lab never holds the worker one it waits for needs
         gate = {b for lab in dirs for b in self.built_on(lab)}
         free = [lab for lab in dirs if not self.built_on(lab)]
-        first = sorted(lab for lab in free if lab in gate) + sorted((lab for lab in free if lab not in gate), reverse=True)
+        first = (sorted(lab for lab in free if lab in gate)
+                 + sorted((lab for lab in free if lab not in gate), reverse=True))
         with cf.ThreadPoolExecutor(self.jobs) as pool:
             futs = {lab: pool.submit(one, lab) for lab in first}
 

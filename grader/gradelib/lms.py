@@ -15,7 +15,8 @@
   blackboard  Blackboard Grade Center upload: Last Name, First Name, Username, Student ID, then a
               column per lab "Lab 03 kogge_stone [Total Pts: 100 Score]" (with "|ID" after it
               when gradebook.columns gives the column id; without it a new column is made); every
-              value quoted (http://library.blackboard.com/ref/36ba3329-e441-488a-93ce-7a55543cc999/Content/Grade%20Center/Uploading%20External%20Grade%20Center%20Items.htm)
+              value quoted
+              (http://library.blackboard.com/ref/36ba3329-e441-488a-93ce-7a55543cc999/Content/Grade%20Center/Uploading%20External%20Grade%20Center%20Items.htm)
 
 In every format a student with no result (not submitted, or not graded yet) has blank lab
 cells, never 0: an LMS reads 0 as a grade and blank as "no grade". A roster (--roster) supplies
@@ -83,7 +84,8 @@ def header_and_rows(fmt, labs, people, max_of):
     if fmt == "canvas":
         header = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"] + [_canvas_lab(lab) for lab in labs]
         for p, pts, *_ in people:
-            last_first = ", ".join(x for x in reversed(_split(p)) if x) if (p.get("name") or p.get("first_name")) else p["submission"]
+            last_first = (", ".join(x for x in reversed(_split(p)) if x) if (p.get("name") or p.get("first_name"))
+                          else p["submission"])
             rows.append([last_first, p.get("canvas_id", ""), p.get("id", ""), p.get("sis_login", ""),
                          p.get("section", "")] + [_points(x) for x in pts])
         return header, rows, False
@@ -94,7 +96,8 @@ def header_and_rows(fmt, labs, people, max_of):
             rows.append([first, last, p.get("id", ""), p.get("email", "")] + [_points(x) for x in pts])
         return header, rows, False
     if fmt == "blackboard":
-        header = ["Last Name", "First Name", "Username", "Student ID"] + [_blackboard_lab(lab, max_of[lab]) for lab in labs]
+        header = (["Last Name", "First Name", "Username", "Student ID"]
+                  + [_blackboard_lab(lab, max_of[lab]) for lab in labs])
         for p, pts, *_ in people:
             first, last = _split(p)
             rows.append([last, first, p.get("sis_login") or p["submission"], p.get("id", "")]

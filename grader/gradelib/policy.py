@@ -78,7 +78,8 @@ def check_late(late, labs_known=None):
 
 def _check_penalty(p):
     if not isinstance(p, dict) or set(p) - {"percent_per_day", "max_percent", "table"} or not p:
-        raise ValueError("late.penalty must be {\"percent_per_day\": P, \"max_percent\": M} or {\"table\": [[days, percent], ...]}")
+        raise ValueError("late.penalty must be {\"percent_per_day\": P, \"max_percent\": M} "
+                         "or {\"table\": [[days, percent], ...]}")
     if "table" in p:
         rows = p["table"]
         if len(p) != 1 or not isinstance(rows, list) or not rows:

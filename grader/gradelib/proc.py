@@ -634,7 +634,7 @@ def run(argv, timeout, cwd=None, env=None, contain=False, case=None, cpu_limit=N
         with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
             t0 = time.monotonic()
             p = _popen(argv, stdout=out, stderr=err, stdin=stdin, cwd=cwd, env=env,
-                                 start_new_session=True, **_drop(user))
+                       start_new_session=True, **_drop(user))
             _pin_child(p.pid)
             track(p.pid, tag)
             bg = in_background()
@@ -677,7 +677,6 @@ def run(argv, timeout, cwd=None, env=None, contain=False, case=None, cpu_limit=N
                 sock.close()
 
 
-
 def _has_ended(p):
     """True when p has ended, without reaping it (the cleanup needs its pid kept, _wait_exit)."""
     try:
@@ -708,7 +707,7 @@ class Session:
         self.t0 = time.monotonic()
         try:
             self.p = _popen(list(argv) + ["--grader"], stdout=self.out, stderr=self.err, stdin=theirs,
-                                      cwd=cwd, env=env, start_new_session=True, **_drop(user))
+                            cwd=cwd, env=env, start_new_session=True, **_drop(user))
         except OSError:
             self._close_files()
             raise

@@ -69,7 +69,10 @@ def _lab_data(lab_id, graded):
         ratio = (lab.get("speed") or {}).get("ratio")
         if ratio:
             ratios.append((student, ratio))
-    order = lambda e: (-len(e["students"]), e.get("kind", e.get("case")))  # noqa: E731
+
+    def order(e):
+        return (-len(e["students"]), e.get("kind", e.get("case")))
+
     return {"lab": lab_id, "max": lab_max, "students": len(graded), "histogram": hist,
             "mean": round(sum(points) / len(points), 2) if points else None,
             "kinds": sorted(kinds.values(), key=order), "cases": sorted(cases.values(), key=order),
@@ -135,25 +138,31 @@ def _ratio_svg(lab):
     """A strip of speed ratios (student / reference time) on a log axis, 0.5x to 8x."""
     w, h, pad = 330, 60, 22
     lo, hi = math.log(0.5), math.log(8)
-    x = lambda r: pad + (w - 2 * pad) * (min(max(math.log(r), lo), hi) - lo) / (hi - lo)  # noqa: E731
+
+    def x(r):
+        return pad + (w - 2 * pad) * (min(max(math.log(r), lo), hi) - lo) / (hi - lo)
+
     parts = [f'<svg class="ratios" data-lab="{_e(lab["lab"])}" width="{w}" height="{h}" viewBox="0 0 {w} {h}">',
              f'<line x1="{pad}" y1="30" x2="{w - pad}" y2="30" class="axis"/>']
     for t in (0.5, 1, 1.25, 2, 3, 4, 8):
         parts.append(f'<text x="{x(t):.1f}" y="50" class="tick">{t:g}x</text>')
     for student, r in lab["ratios"]:
-        parts.append(f'<circle class="ratio" cx="{x(r):.1f}" cy="30" r="4"><title>{_e(student)}: {r:g}x</title></circle>')
+        parts.append(f'<circle class="ratio" cx="{x(r):.1f}" cy="30" r="4">'
+                     f'<title>{_e(student)}: {r:g}x</title></circle>')
     return "".join(parts) + "</svg>"
 
 
 def _counts_table(entries, key, title, with_points):
     if not entries:
         return f"<p class='none'>{_e(title)}: none</p>"
-    head = f"<tr><th>{_e(title)}</th><th>students</th>" + ("<th>points lost</th>" if with_points else "") + "<th>who</th></tr>"
+    head = (f"<tr><th>{_e(title)}</th><th>students</th>" + ("<th>points lost</th>" if with_points else "")
+            + "<th>who</th></tr>")
     rows = []
     for e in entries[:TOP]:
         who = ", ".join(e["students"][:4]) + (f" and {len(e['students']) - 4} more" if len(e["students"]) > 4 else "")
         rows.append(f"<tr><td>{_e(KIND_TEXT.get(e[key], e[key]))}</td><td class='num'>{len(e['students'])}</td>"
-                    + (f"<td class='num'>{e['points_lost']:g}</td>" if with_points else "") + f"<td>{_e(who)}</td></tr>")
+                    + (f"<td class='num'>{e['points_lost']:g}</td>" if with_points else "")
+                    + f"<td>{_e(who)}</td></tr>")
     more = f"<p class='none'>... and {len(entries) - TOP} more</p>" if len(entries) > TOP else ""
     return f"<table class='counts'>{head}{''.join(rows)}</table>{more}"
 
@@ -178,8 +187,10 @@ def _student_table(data):
                    + [(lab[:2], "num") for lab in labs] + [("seconds", "num")])
     body = []
     for r in data["students"]:
-        cells = [r["student"], r["status"], r["points"], r["max"]] + [r["labs"].get(lab) for lab in labs] + [r["elapsed_s"]]
-        body.append("<tr>" + "".join(f"<td>{_e(c if not isinstance(c, float) else f'{c:g}')}</td>" for c in cells) + "</tr>")
+        cells = ([r["student"], r["status"], r["points"], r["max"]] + [r["labs"].get(lab) for lab in labs]
+                 + [r["elapsed_s"]])
+        body.append("<tr>" + "".join(f"<td>{_e(c if not isinstance(c, float) else f'{c:g}')}</td>" for c in cells)
+                    + "</tr>")
     return (f"<table id='students' data-rows='{len(body)}'><thead><tr>{head}</tr></thead>"
             f"<tbody>{''.join(body)}</tbody></table>")
 
@@ -244,7 +255,8 @@ def write(path, results_dir, students, labs=None, title=None, similarity=None):
 
 
 CSS = """body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222;max-width:1200px}
-h3{margin:.2em 0}.lab{border-top:1px solid #ccc;padding:.5em 0}.row{display:grid;grid-template-columns:340px 1fr;gap:1.5em}
+h3{margin:.2em 0}.lab{border-top:1px solid #ccc;padding:.5em 0}\
+.row{display:grid;grid-template-columns:340px 1fr;gap:1.5em}
 .counts{font-size:12px}
 table{border-collapse:collapse;margin:.3em 0}td,th{border:1px solid #ddd;padding:2px 6px;text-align:left}
 th{background:#f3f3f3}#students th{cursor:pointer}#students th.sorted-asc::after{content:" \\25B2"}
@@ -260,7 +272,8 @@ margin:2px 0;font-size:12px;max-width:560px;overflow:auto}details.pair{margin:.3
 JS = r"""(function(){
 window.addEventListener('error',function(e){document.body.setAttribute('data-jserror',String(e.message));});
 var table=document.getElementById('students'),ths=table.tHead.rows[0].cells;
-function key(td,type){var t=td.textContent.trim();if(type==='num'){var v=parseFloat(t);return isNaN(v)?-Infinity:v;}return t.toLowerCase();}
+function key(td,type){var t=td.textContent.trim();
+ if(type==='num'){var v=parseFloat(t);return isNaN(v)?-Infinity:v;}return t.toLowerCase();}
 function sortBy(i,dir){var type=ths[i].getAttribute('data-type'),body=table.tBodies[0];
  var rows=Array.prototype.slice.call(body.rows);
  rows.sort(function(a,b){var x=key(a.cells[i],type),y=key(b.cells[i],type);return (x<y?-1:x>y?1:0)*dir;});
@@ -272,7 +285,8 @@ Array.prototype.forEach.call(ths,function(th,i){th.addEventListener('click',func
 function check(){var exp=JSON.parse(document.getElementById('expect').textContent),bad=[];
  if(document.querySelectorAll('svg.histogram').length!==exp.labs)bad.push('histograms');
  if(table.tBodies[0].rows.length!==exp.students)bad.push('rows');
- var pts=2;ths[pts].click();var asc=Array.prototype.map.call(table.tBodies[0].rows,function(r){return key(r.cells[pts],'num');});
+ var pts=2;ths[pts].click();
+ var asc=Array.prototype.map.call(table.tBodies[0].rows,function(r){return key(r.cells[pts],'num');});
  for(var k=1;k<asc.length;k++){if(asc[k-1]>asc[k]){bad.push('sort');break;}}
  ths[0].click();return bad;}
 var bad=check(),m=/sort=([^:&]+)(?::(desc))?/.exec(location.hash);

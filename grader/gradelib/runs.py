@@ -158,7 +158,8 @@ def assemble(grader, lab_results, seed, t0, student=None, fp=None, key=None, sta
     status/why: NO_LABS_FOUND and the reason, for a submission in which no lab was found."""
     notes = ["speed not graded: no GPU (CPU mode grades correctness only)"] if grader.mode == "cpu" else []
     result = GradeResult(course=grader.config.course, mode=grader.mode, device=grader.device, seed=seed,
-                         status=status, message="; ".join(([why] if why else []) + notes + list(getattr(grader, "notes", []))),
+                         status=status,
+                         message="; ".join(([why] if why else []) + notes + list(getattr(grader, "notes", []))),
                          points=round(sum(r["points"] for r in lab_results), 2),
                          max_points=round(sum(r["max_points"] for r in lab_results), 2),
                          elapsed_s=round(time.monotonic() - t0, 1), timings=dict(grader.timings),
@@ -187,7 +188,7 @@ def replay(args, config, seed, say):
         return rc
     ok, lines = receipt.compare(old, args.replay_into[0]["receipt"])
     sys.stdout.write("\n".join(lines) + "\n" + ("replay: every lab matches its receipt\n" if ok else
-                                                 "replay: some lab differs from its receipt\n"))
+                                                "replay: some lab differs from its receipt\n"))
     return EXIT_GRADED if ok else EXIT_REPLAY_DIFFERS
 
 

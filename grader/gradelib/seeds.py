@@ -66,7 +66,8 @@ def describe(seed, how, results_dir):
     """The log line of the class seed."""
     where = os.path.join(results_dir, FILE)
     if how == "stored":
-        return f"seed {seed}: the class seed stored in {where} (resumes and --only regrades reuse it; --new-seed draws another)"
+        return (f"seed {seed}: the class seed stored in {where} "
+                "(resumes and --only regrades reuse it; --new-seed draws another)")
     return f"seed {seed} ({'from --seed' if how == 'given' else 'new'}), stored in {where} as the class seed"
 
 

@@ -177,7 +177,8 @@ def _matches(fa, fb, ra, rb, d, settings):
         with open(os.path.join(d, f), encoding="utf-8", errors="replace") as fh:
             lines = fh.read().split("\n")
         return "\n".join(lines[first - 1:last])[:4000]
-    return [{"a_lines": [a1, a2], "b_lines": [b1, b2], "tokens": t, "a_text": text(ra, a1, a2), "b_text": text(rb, b1, b2)}
+    return [{"a_lines": [a1, a2], "b_lines": [b1, b2], "tokens": t,
+             "a_text": text(ra, a1, a2), "b_text": text(rb, b1, b2)}
             for a1, a2, b1, b2, t in runs(fa, fb, settings["min_run"], d)[:20]]
 
 

@@ -149,7 +149,10 @@ class BuildStage:
                 nb = nvb.build(src, os.path.join(out_dir, "nvcc"), shown, reuse=True, precheck=precheck,
                                lab=lab, bases=base_objects(bases, "nvcc"))
             refused = nb is not None and nb.violations
-            cpu_pre = lambda priv: cpu_checks.source_checks(self.builder, priv, self.static)  # noqa: E731
+
+            def cpu_pre(priv):
+                return cpu_checks.source_checks(self.builder, priv, self.static)
+
             b = None if refused else self.builder.build(src, out_dir, shown, precheck=cpu_pre, lab=lab, bases=own)
             done = [nb, b]
         notes, violations = [], []

@@ -11,7 +11,8 @@ sanitizer_outcome turn that record into the two stages' outcomes.
 Starting a CUDA process costs far more than most cases (about 2 s with ten starting at once on
 an H100, against a few milliseconds for a case of a few thousand elements; the driver starts
 them one at a time), so cases share processes, a lab's variants too: a lab process runs case
-after case (the harness reads the next after each report) until one is not ok. Every verdict is still the one the case gets in a process of its own; the
+after case (the harness reads the next after each report) until one is not ok. Every verdict is
+still the one the case gets in a process of its own; the
 rule that makes it so is _Pool's.
 
 Size: about 650 lines: the plan, the shared pool and the two outcomes are one stage, and

@@ -227,7 +227,8 @@ class SpeedStage:
                 return None
         serial = self._serial_ms(probe_n, settings)
         known = bool(serial) and _positive(s_best.report.get("ms"))
-        return SpeedOutcome(Status.GRADED, f"too slow to time in full: {ratio:.1f}x the reference's time at n={probe_n}",
+        return SpeedOutcome(Status.GRADED,
+                            f"too slow to time in full: {ratio:.1f}x the reference's time at n={probe_n}",
                             metric=metric, bench_n=probe_n, ratio=ratio, student_ms=s_best.value,
                             reference_ms=r_best.value, serial_ms=serial if known else None,
                             speedup=serial / s_best.report["ms"] if known else None, too_slow=True)

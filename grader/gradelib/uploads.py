@@ -123,7 +123,8 @@ def locate(folder, labs, max_depth=MAX_DEPTH):
         return Found(sources, None, "scan.cu by its lab header")
     if deep:
         depth = os.path.relpath(os.path.dirname(deep[0]), folder).count(os.sep) + 1
-        return Found(sources, f"lab folders found {depth} levels down ({os.path.relpath(os.path.dirname(deep[0]), folder)}), "
+        return Found(sources, f"lab folders found {depth} levels down "
+                              f"({os.path.relpath(os.path.dirname(deep[0]), folder)}), "
                               f"at most {max_depth} are looked at: submit the labs folder itself", "too deep")
     if len(labs) == 1 and len(bare) > 1:
         return Found(sources, f"{len(bare)} files named scan.cu and no {labs[0]} folder: submit one scan.cu, "
@@ -162,7 +163,7 @@ def open_submission(path, unpack_dir, labs, also=()):
             return Found(dict({other: None for other in labs}, **{lab: path}), None, "scan.cu by its lab header")
         if len(labs) != 1:
             return Found({lab: None for lab in labs}, f"a single .cu file is a submission of one lab: grade it "
-                                                       f"with --labs (one of {', '.join(lab[:2] for lab in labs)})",
+                                                      f"with --labs (one of {', '.join(lab[:2] for lab in labs)})",
                          "one scan.cu")
         return Found({labs[0]: path}, None, "one scan.cu")
     raise BadSubmission(f"{printable_name(os.path.basename(path))}: not a folder, an archive "

@@ -71,7 +71,10 @@ def one(a, report_fd, k):
         os.close(w)
         os.read(r, 1)  # end of file once the sleeper runs: the pipe is closed on exec
     if B.get("log"):
-        with open(B["log"], "a") as f: f.write(json.dumps({"n": n, "reps": reps, "dist": dist, "tag": B.get("tag"), "report_fd": report_fd, "case_in_process": k, "queues": os.environ.get("CUDA_DEVICE_MAX_CONNECTIONS"), "cpus": sorted(os.sched_getaffinity(0))}) + "\n")
+        with open(B["log"], "a") as f: f.write(json.dumps({"n": n, "reps": reps, "dist": dist, "tag": B.get("tag"),
+                                                            "report_fd": report_fd, "case_in_process": k,
+                                                            "queues": os.environ.get("CUDA_DEVICE_MAX_CONNECTIONS"),
+                                                            "cpus": sorted(os.sched_getaffinity(0))}) + "\n")
     st = B.get("by_n", {}).get(str(n), B.get("status", "ok"))
     st = B.get("by_variant", {}).get(opt("--variant", ""), st)  # "": the default variant
     time.sleep(B.get("sleep_by_variant", {}).get(opt("--variant", ""), 0))  # a slow case of that variant

@@ -85,7 +85,8 @@ class ProcessStarts(unittest.TestCase):
                 f.write("".join(json.dumps(x) + "\n" for x in lines) + '{"kind": "case", "en')  # cut short
             self.assertEqual(bench_grader.process_starts(bench_grader.trace_lines(path, 2.0), 2),
                              {"case": 1.0, "sanitizer": 0.5, "timed": 1.0, "all": 2.5})
-            self.assertIsNone(bench_grader.process_starts(bench_grader.trace_lines(os.path.join(d, "none.jsonl"), 0), 2))
+            self.assertIsNone(bench_grader.process_starts(bench_grader.trace_lines(os.path.join(d, "none.jsonl"), 0),
+                                                          2))
 
     def test_the_gpu_watch_s_asks_are_counted_apart(self):
         lines = [{"kind": "nvidia-smi", "end": 5.0, "s": 0.25}, {"kind": "nvml", "end": 6.0, "s": 0.05},
@@ -98,8 +99,8 @@ class ProcessStarts(unittest.TestCase):
                 f.write("".join(json.dumps(x) + "\n" for x in lines))
             lines = bench_grader.trace_lines(path, 2.0)
             self.assertEqual(bench_grader.watch_cost(lines, 2), {"asks": 1.0, "seconds": 0.15,
-                                                                "by": ["nvidia-smi", "nvml"], "waits": 0.5,
-                                                                "wait_s": 2.5})
+                                                                 "by": ["nvidia-smi", "nvml"], "waits": 0.5,
+                                                                 "wait_s": 2.5})
             self.assertEqual(bench_grader.process_starts(lines, 2)["timed"], 0.5)
 
 
@@ -219,7 +220,8 @@ class CheckIsolated(unittest.TestCase):
         with tempfile.TemporaryDirectory() as d:
             out = os.path.join(d, "part.json")
 
-            def fake_grade(subs, res, work, labs, args, isolated=False, trace=None, gpus=None, only_submitted=False, tick=None):
+            def fake_grade(subs, res, work, labs, args, isolated=False, trace=None, gpus=None, only_submitted=False,
+                           tick=None):
                 on_disk = None
                 if isolated:
                     with open(out, encoding="utf-8") as f:
@@ -439,10 +441,12 @@ class Parts(unittest.TestCase):
 
     @staticmethod
     def part_doc(k, m, wall, rows, seed=1, isolated_diff=None):
-        cls = {"n": 4, "labs": ["01_serial"], "seed": seed, "mode": "cpu", "gpus": "none (CPU mode)", "parts": m, "part": k}
+        cls = {"n": 4, "labs": ["01_serial"], "seed": seed, "mode": "cpu", "gpus": "none (CPU mode)", "parts": m,
+               "part": k}
         doc = {"summary": {"submissions": len(rows), "graded": len(rows), "wall_s": wall, "gpus": "none (CPU mode)",
                            "devices": ["CPU mode"], "grade_exit_code": 0, "class": cls,
-                           "starts_per_submission": {"case": 2.0 * k, "sanitizer": 0.0, "timed": 1.0, "all": 2.0 * k + 1}},
+                           "starts_per_submission": {"case": 2.0 * k, "sanitizer": 0.0, "timed": 1.0,
+                                                     "all": 2.0 * k + 1}},
                "rows": [{"submission": name, "kind": "full", "broken": "", "points": 60.0, "max_points": 60,
                          "elapsed_s": s, "timings": {}, "device": "CPU mode",
                          "verdicts": {"01_serial": {"status": "graded"}},
@@ -468,8 +472,9 @@ class Parts(unittest.TestCase):
         self.assertEqual(s["starts_per_submission"]["case"], 3.0)  # (2 x 2 + 4 x 2) / 4
         self.assertEqual(doc["isolated"]["wall_s"], 300.0)
         self.assertEqual(len(doc["isolated"]["differences"]), 1)
-        self.assertTrue(doc["isolated"]["differences"][0].startswith("s003-full 01_serial: shared processes {'status': 'graded'}, "
-                                                                    "isolated {'status': 'not graded'}"))
+        self.assertTrue(doc["isolated"]["differences"][0].startswith(
+            "s003-full 01_serial: shared processes {'status': 'graded'}, "
+            "isolated {'status': 'not graded'}"))
         self.assertEqual(doc["isolated"]["unchecked"], [])
 
     def test_a_half_lost_with_its_machine_is_joined_as_two_quarters(self):
@@ -576,7 +581,8 @@ class Parts(unittest.TestCase):
         self.assertEqual([len(x) for x in bench_grader.core_shares(cpus, 2, True)], [21, 21, 21])
         self.assertEqual(bench_grader.core_shares(cpus, 2, False), [list(range(32)), list(range(32, 64))])
         self.assertEqual(bench_grader.core_shares([0, 1], 2, True), [[0, 1]] * 3)  # fewer cores than jobs
-        self.assertEqual([len(x) for x in bench_grader.core_shares(cpus[:20], 2, True, 16)], [6, 6, 6])  # 16 each won't fit
+        # 16 each won't fit
+        self.assertEqual([len(x) for x in bench_grader.core_shares(cpus[:20], 2, True, 16)], [6, 6, 6])
 
     def test_two_parts_and_the_check_at_once_then_merged_in_cpu_mode(self):
         # --parts-on: a bench_grader a part (CUDA_VISIBLE_DEVICES its GPU), the check beside
@@ -680,7 +686,8 @@ class Parts(unittest.TestCase):
         with tempfile.TemporaryDirectory() as d:
             out = os.path.join(d, "check.json")
 
-            def fake_grade(subs, res, work, labs, args, isolated=False, trace=None, gpus=None, only_submitted=False, tick=None):
+            def fake_grade(subs, res, work, labs, args, isolated=False, trace=None, gpus=None, only_submitted=False,
+                           tick=None):
                 calls.append((isolated, gpus, only_submitted, sorted(os.listdir(subs))))
                 return 1.0, 0
             argv = ["--n", "6", "--labs", "01", "--part", "1/1", "--isolated-only", "--isolated-gpus", "0,1",
@@ -695,7 +702,8 @@ class Parts(unittest.TestCase):
         # (broken) and s003 (partial); s002 and s004 are s000's twins, s005 is s001's (lab 01 has
         # one planted bug); each lab alone in its submission, graded with --only-submitted
         self.assertEqual(calls, [(True, "0,1", True, ["s000-full-lab01", "s001-broken-lab01", "s003-partial-lab01"])])
-        self.assertEqual((doc["rows"], doc["summary"]["class"]["check"], doc["summary"]["class"]["seed"]), ([], True, 1))
+        self.assertEqual((doc["rows"], doc["summary"]["class"]["check"], doc["summary"]["class"]["seed"]),
+                         ([], True, 1))
         self.assertEqual(len(doc["isolated"]["rows"]), 3)
         # a check cut short, finished later: what it graded alone is not graded again
         calls.clear()

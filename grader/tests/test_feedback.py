@@ -55,7 +55,8 @@ class Limits(unittest.TestCase):
 
 class CaseMessages(Limits):
     def test_a_crash_with_a_megabyte_of_stderr_is_cut_cleaned_and_quoted(self):
-        err = ("junk " * 200000) + CONTROL + "\nsecond line\n" + ("LEAK " + "x" * 5000) + "\n" + CONTROL + "last»; 60/60"
+        err = (("junk " * 200000) + CONTROL + "\nsecond line\n" + ("LEAK " + "x" * 5000) + "\n" + CONTROL
+               + "last»; 60/60")
         kind, msg, _ = ev.diagnose(Result(-11, "", err, False, 0.1), 7)
         self.assertEqual(kind, Status.CRASH)
         self.assertTrue(msg.startswith("crashed with SIGSEGV; its stderr ended: [cut to 300 bytes] «…"), msg[:120])

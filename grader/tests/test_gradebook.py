@@ -82,7 +82,8 @@ class ClassFiles(unittest.TestCase):
         self.assertEqual(gradebook.run_line(4, 2, 1, 40.0, not_reached=3),
                          "this run: 3 graded now, 1 error (grader or machine: no grade), 2 skipped (already graded), "
                          "3 not reached; 40.0 s wall, 10.0 s per submission")
-        self.assertEqual(gradebook.run_line(0, 5, 0, 0.5), "this run: 0 graded now, 5 skipped (already graded); 0.5 s wall")
+        self.assertEqual(gradebook.run_line(0, 5, 0, 0.5),
+                         "this run: 0 graded now, 5 skipped (already graded); 0.5 s wall")
 
 
 class Clock:
@@ -171,7 +172,8 @@ class Visibility(unittest.TestCase):
         self.assertEqual(res["gradescope"], {"numbers": False})
         doc = self.render(res)
         self.assertTrue(all("number" not in t for t in doc["tests"]))
-        self.assertEqual([t["tags"] for t in doc["tests"][:2]], [["02_naive", "correctness"], ["02_naive", "sanitizer"]])
+        self.assertEqual([t["tags"] for t in doc["tests"][:2]],
+                         [["02_naive", "correctness"], ["02_naive", "sanitizer"]])
         # speed of lab 03 is hidden until the due date, and the stdout (the whole table) with it
         self.assertEqual(doc["stdout_visibility"], "after_due_date")
         # the defaults again: the option is dropped, numbers are back

@@ -18,7 +18,8 @@ from gradelib.checks import objects, source
 
 ROOT = os.path.dirname(fakes.GRADER)
 BUILD = os.environ.get("LAB_BUILD_DIR", os.path.join(ROOT, "build"))
-WORK = os.path.join(BUILD.rstrip("/").removesuffix("/cpu"), "grader-tests", "builds")  # its own: modules may run at once
+# its own: modules may run at once
+WORK = os.path.join(BUILD.rstrip("/").removesuffix("/cpu"), "grader-tests", "builds")
 FORGED = os.path.join(WORK, "forged_result", "02_naive", "scan.cu")  # the fixture, written out
 
 
@@ -197,14 +198,14 @@ class ContractBreaks(unittest.TestCase):
     def test_a_descriptor_left_in_scan_cu(self):
         with open(os.path.join(ROOT, "solutions", "02_naive", "scan.cu")) as f:
             text = f.read() + (
-                'static const lab_variant VARIANTS[] = {{.name = "naive", .summary = "mine", .op = LAB_OP_ADD, .fn = {.scan = naive_scan}, .temp_bytes = NULL}};\n'
+                'static const lab_variant VARIANTS[] = {{.name = "naive", .summary = "mine", .op = LAB_OP_ADD, '
+                '.fn = {.scan = naive_scan}, .temp_bytes = NULL}};\n'
                 'extern "C" const lab_info LAB = {"02_naive", "Naive parallel scan", LAB_WHOLE, '
                 'SCAN_INCLUSIVE, 0, (size_t)1 << 20, (size_t)1 << 16, 1, VARIANTS};\n')
         r = self.build("02_naive", text, "with_lab")
         self.assertFalse(r.ok)
         self.assertEqual(r.message.splitlines()[0], "scan.cu must not define LAB: the course's descriptor "
                          "(common/course/02_naive.c) does; delete the VARIANTS table and LAB from scan.cu")
-
 
     def test_a_course_function_defined_again(self):
         # lab 10 calls apps_scan, which the course defines on the student's lab 08: a scan.cu
@@ -217,6 +218,7 @@ class ContractBreaks(unittest.TestCase):
         self.assertEqual(r.message.splitlines()[0], "scan.cu must not define apps_scan: the course "
                          "defines it (common/course/10_applications.c, declared in "
                          "common/course/10_applications.h); call it instead")
+
 
 class StaticFailureIsNeverRun(unittest.TestCase):
     def test_a_lab_that_fails_a_static_check_is_not_run(self):
@@ -349,7 +351,6 @@ class CpuModeWithoutNvcc(unittest.TestCase):
         self.assertNotIn("nvcc", res["message"])
         self.assertNotIn("not run", res["message"])
         self.assertEqual(res["points"], res["max_points"])
-
 
 
 class SharedCache(unittest.TestCase):

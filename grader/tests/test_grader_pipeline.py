@@ -29,7 +29,8 @@ from gradelib.status import Status
 GRADE = os.path.join(fakes.GRADER, "grade.py")
 ROOT = os.path.dirname(fakes.GRADER)
 BUILD = os.environ.get("LAB_BUILD_DIR", os.path.join(ROOT, "build"))
-WORK = os.path.join(BUILD.rstrip("/").removesuffix("/cpu"), "grader-tests", "pipeline")  # its own: modules may run at once
+# its own: modules may run at once
+WORK = os.path.join(BUILD.rstrip("/").removesuffix("/cpu"), "grader-tests", "pipeline")
 CONFIG = os.path.join(fakes.GRADER, "config.json")
 
 
@@ -194,7 +195,8 @@ class Processes(unittest.TestCase):
                 "threading.Thread(target=proc.run, args=([sys.argv[2]], 600),"
                 " kwargs={'case': '--n 5', 'contain': True}, daemon=True).start()\n"
                 "while not proc._live: time.sleep(0.05)\n"
-                "open(sys.argv[3], 'w').write('%d %d' % (next(iter(proc._live)), guardian._proc.pid if guardian._proc else 0))\n"
+                "open(sys.argv[3], 'w').write('%d %d' % (next(iter(proc._live)), "
+                "guardian._proc.pid if guardian._proc else 0))\n"
                 "time.sleep(600)\n")
         grader = subprocess.Popen([sys.executable, "-c", code, fakes.GRADER, lab, live])
         try:
@@ -285,7 +287,8 @@ class Pipeline(unittest.TestCase):
         self.assertEqual(r["points"], 100, r["summary"])
         self.assertEqual([v["line"] for v in r["correctness"]["variants"]],
                          ["a: written, all %d cases pass; graded" % r["correctness"]["total"],
-                          "b: not written (returns LAB_NOT_IMPLEMENTED); not graded (reported only: the lab's points come from its graded variants)"])
+                          "b: not written (returns LAB_NOT_IMPLEMENTED); not graded "
+                          "(reported only: the lab's points come from its graded variants)"])
         self.data["labs"]["02_fake"] = {"correctness": {"variants": "all"}}
         r = self.grade({"ms": 1.0, "by_variant": {"b": "wrong"}}, listing=listing)
         self.assertLess(r["correctness"]["points"], 60)
@@ -497,7 +500,8 @@ class Pipeline(unittest.TestCase):
     def test_state_sized_by_the_first_call_fails_as_it_does_alone(self):
         """A buffer sized by the first call of a process: alone, the cases whose second call is
         larger than their first (the second call of a case of more than one tile is two tiles and
-        one element: 2 * MIN_BIG_TILE + 1 for this whole-array lab) and the many-calls case (sizes going up and down) fail, and only those; shared
+        one element: 2 * MIN_BIG_TILE + 1 for this whole-array lab) and the many-calls case (sizes
+        going up and down) fail, and only those; shared
         processes must give those verdicts too, not hide them behind an earlier, larger case."""
         results = {iso: self.grade({"ms": 1.0, "cap_first": True}, sanitizer=False, isolated=iso)
                    for iso in (True, False)}

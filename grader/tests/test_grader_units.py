@@ -185,7 +185,8 @@ class Config(unittest.TestCase):
         self.assertBad(lambda d: d["labs"].update({"03_x": {"speed": {"zero_at": 1.1}}}), "labs.03_x")
         self.assertBad(lambda d: d["static"].update(shadow_patterns=["("]), "regular expression")
         self.assertBad(lambda d: d["static"].update(allowed_symbol_patterns=["["]), "static.allowed_symbol_patterns")
-        self.assertBad(lambda d: d["static"].update(forbidden_header_patterns=["("]), "static.forbidden_header_patterns")
+        self.assertBad(lambda d: d["static"].update(forbidden_header_patterns=["("]),
+                       "static.forbidden_header_patterns")
         self.assertBad(lambda d: d["static"].update(process_calls=["fork"]), "unknown key \"process_calls\"")
         self.assertBad(lambda d: d["static"].update(registration_only_symbols=["fork"]), "is in neither")
         self.assertBad(lambda d: d["static"].update(allowed_symbols="exit"), "list of strings")
@@ -267,7 +268,7 @@ class StaticChecks(unittest.TestCase):
         self.assertEqual(v, ['includes "driver.h" (through line 1): the harness\'s own headers are not for '
                              'lab code (lab.h, cuda_check.h and the lab\'s course/NN_name.h are)'])
         self.assertEqual(source.check_source('#include "course/03_kogge_stone.h"', self.static,
-                                            ["lab.h", "harness.h"]), [])
+                                             ["lab.h", "harness.h"]), [])
         self.assertEqual(source.check_source('#include "lab.h"', self.static, ["lab.h", "harness.h"]), [])
         v = source.check_source('#include "../../solutions/03_kogge_stone/scan.cu"', self.static)
         self.assertIn("only scan.cu is graded; include no files by path", v[0])
@@ -302,7 +303,8 @@ class StaticChecks(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             src = os.path.join(tmp, "wx.c")
             with open(src, "w") as f:
-                f.write('__attribute__((section(".wx,\\"awx\\",@progbits#"), noinline)) int f(int x) { return x + 1; }\n'
+                f.write('__attribute__((section(".wx,\\"awx\\",@progbits#"), noinline)) '
+                        'int f(int x) { return x + 1; }\n'
                         "int g(int x) { return f(x); }\n")
             subprocess.run([cc, "-O2", "-c", src, "-o", os.path.join(tmp, "a.o")], check=True)
             subprocess.run([cc, "-O2", "-Wa,--execstack", "-c", src, "-o", os.path.join(tmp, "b.o")], check=True)
@@ -345,7 +347,7 @@ class StaticChecks(unittest.TestCase):
                              "kernel's work)"])
         for name in ("malloc", "operator new(unsigned long)", "cudaMallocHost", "cudaHostRegister"):
             v = symbols.check_symbols(self.HONEST + [elf.Symbol("U", name, "_Znwm" if "new" in name else name)],
-                                    self.static, True)
+                                      self.static, True)
             self.assertIn("no host memory", v[0], name)
         self.assertIn("lab code may not call operator new:", symbols.check_symbols(
             self.HONEST + [elf.Symbol("U", "operator new(unsigned long)", "_Znwm")], self.static, True)[0])
@@ -353,20 +355,22 @@ class StaticChecks(unittest.TestCase):
         self.assertIn("streams and events are not allowed", v[0])
         # glibc's aliases are named as the source spells them
         v = symbols.check_symbols(self.HONEST + [("U", "__vprintf_chk"), ("U", "__isoc99_sscanf"),
-                                               ("U", "open64"), ("U", "cudaMemcpy_ptsz")], self.static, True)
-        self.assertEqual([x.split(":")[0] for x in v], ["lab code may not call vprintf", "lab code may not call sscanf",
-                                                        "lab code may not call open", "lab code may not call cudaMemcpy"])
+                                                 ("U", "open64"), ("U", "cudaMemcpy_ptsz")], self.static, True)
+        self.assertEqual([x.split(":")[0] for x in v],
+                         ["lab code may not call vprintf", "lab code may not call sscanf",
+                          "lab code may not call open", "lab code may not call cudaMemcpy"])
         # debugging output on the lab's own stdout and stderr, and assert, are allowed
         v = symbols.check_symbols(self.HONEST + [("U", "__printf_chk"), ("U", "__assert_fail"), ("U", "puts"),
-                                               elf.Symbol("U", "stderr", data=True)], self.static, True)
+                                                 elf.Symbol("U", "stderr", data=True)], self.static, True)
         self.assertEqual(v, [])
 
     def test_the_line_of_a_refused_name(self):
         src = ('#include "lab.h"\n// getenv in a comment\nconst char *s = "getenv";\n'
                'static int f() { return getenv("HOME") != 0; }\nvoid *p = new int[4];\n')
         code = lexer.strip_comments(src)
-        v = symbols.check_symbols(self.HONEST + [("U", "getenv"), elf.Symbol("U", "operator new[](unsigned long)", "_Znam")],
-                                self.static, True, code=code)
+        v = symbols.check_symbols(self.HONEST + [("U", "getenv"),
+                                                 elf.Symbol("U", "operator new[](unsigned long)", "_Znam")],
+                                  self.static, True, code=code)
         self.assertEqual(v[0], "lab code may not call getenv (line 4): lab code reads nothing from the process's "
                                "environment or command line")
         self.assertTrue(v[1].startswith("lab code may not call operator new[] (line 5): no host memory"), v[1])
@@ -374,15 +378,17 @@ class StaticChecks(unittest.TestCase):
 
     def test_registration_symbols_only_from_nvcc_registration(self):
         v = symbols.check_symbols(self.HONEST + [elf.Symbol("U", "atexit", sites=[self.REG, "_ZL4scanPKiPimPv"])],
-                                self.static, True)
+                                  self.static, True)
         self.assertEqual(v, ["lab code may not call atexit"])
 
     def test_host_lab(self):
         syms = [("D", "LAB"), ("t", "serial_scan(int const*, int*, unsigned long, void*)"),
-                elf.Symbol("U", "atexit", sites=[self.REG]), elf.Symbol("U", "__cudaRegisterFatBinary", sites=[self.REG])]
+                elf.Symbol("U", "atexit", sites=[self.REG]),
+                elf.Symbol("U", "__cudaRegisterFatBinary", sites=[self.REG])]
         self.assertEqual(symbols.check_symbols(syms, self.static, False), [])
         v = symbols.check_symbols(syms + [("U", "cudaMalloc"), ("U", "malloc")], self.static, False)
-        self.assertEqual(v, ["lab code may not call cudaMalloc: a host lab (LAB_HOST) runs on the CPU and makes no CUDA calls",
+        self.assertEqual(v, ["lab code may not call cudaMalloc: a host lab (LAB_HOST) runs on the CPU "
+                             "and makes no CUDA calls",
                              "lab code may not call malloc: no host memory: the harness hands the lab every "
                              "buffer it needs"])
         v = symbols.check_symbols(syms, self.static, True)  # the same object, if it were a GPU lab
@@ -403,7 +409,7 @@ class StaticChecks(unittest.TestCase):
         self.assertEqual(symbols.check_symbols(base, self.static, True, harness_imports={"LAB"}), [])
         # a C++ definition cannot shadow a C function
         self.assertEqual(symbols.check_symbols(base + [("T", "memcmp(void const*, void const*, unsigned long)")],
-                                             self.static, True, harness_imports={"memcmp"}), [])
+                                               self.static, True, harness_imports={"memcmp"}), [])
 
     def test_harness_imports_are_read_from_the_objects(self):
         import shutil
@@ -430,7 +436,8 @@ class StaticChecks(unittest.TestCase):
 
     def test_dependencies_and_header_rules(self):
         import tempfile
-        deps = headers.parse_dependencies("x.o : scan.cu \\\n  common/lab.h /usr/include/a\\ b.h \\\n /inc/cub/cub.cuh\n", "/r")
+        deps = headers.parse_dependencies("x.o : scan.cu \\\n  common/lab.h /usr/include/a\\ b.h \\\n"
+                                          " /inc/cub/cub.cuh\n", "/r")
         self.assertEqual(deps, ["/r/scan.cu", "/r/common/lab.h", "/usr/include/a b.h", "/inc/cub/cub.cuh"])
         with tempfile.TemporaryDirectory() as tmp:
             tmp = os.path.realpath(tmp)
@@ -444,8 +451,8 @@ class StaticChecks(unittest.TestCase):
                 files[rel] = os.path.join(tmp, rel)
                 open(files[rel], "w").close()
             ctx = headers.HeaderContext(files["priv/scan.cu"], os.path.join(tmp, "course/common"),
-                                      [os.path.join(tmp, "inc"), os.path.join(tmp, "inc/cccl"),
-                                       os.path.join(tmp, "course/common")])
+                                        [os.path.join(tmp, "inc"), os.path.join(tmp, "inc/cccl"),
+                                         os.path.join(tmp, "course/common")])
             pats = headers.header_patterns(self.static)
             ok = [files[k] for k in ("priv/scan.cu", "course/common/lab.h", "inc/cccl/cuda/std/atomic", "inc/stdint.h",
                                      "course/common/course/03_kogge_stone.h")]
@@ -454,7 +461,8 @@ class StaticChecks(unittest.TestCase):
             self.assertEqual(ctx.classify(files["course/common/course/03_kogge_stone.c"], pats),
                              (headers.HARNESS_WHY, "course/03_kogge_stone.c"))
             self.assertEqual(ctx.classify(files["inc/cub/cub.cuh"], pats), (headers.LIBRARY_WHY, "cub/cub.cuh"))
-            self.assertEqual(ctx.classify(files["inc/cccl/cuda/std/numeric"], pats), (headers.LIBRARY_WHY, "cuda/std/numeric"))
+            self.assertEqual(ctx.classify(files["inc/cccl/cuda/std/numeric"], pats),
+                             (headers.LIBRARY_WHY, "cuda/std/numeric"))
             self.assertEqual(ctx.classify(files["inc/cooperative_groups/scan.h"], pats)[0], headers.LIBRARY_WHY)
             self.assertEqual(ctx.classify(files["course/common/harness.h"], pats), (headers.HARNESS_WHY, "harness.h"))
             self.assertEqual(ctx.classify(files["priv/scan.o"], pats), (headers.PATH_WHY, "scan.o"))
@@ -463,14 +471,16 @@ class StaticChecks(unittest.TestCase):
             # headers through the same line, and one message names the outermost
             pre = "\n".join([f'# 1 "{files["priv/scan.cu"]}"', '# 1 "<command-line>"',
                              f'# 1 "{files["priv/scan.cu"]}"', "int a;", "int b;",
-                             f'# 1 "{files["inc/cub/cub.cuh"]}" 1 3', f'# 1 "{files["inc/cooperative_groups/scan.h"]}" 1 3',
+                             f'# 1 "{files["inc/cub/cub.cuh"]}" 1 3',
+                             f'# 1 "{files["inc/cooperative_groups/scan.h"]}" 1 3',
                              "x", f'# 2 "{files["inc/cub/cub.cuh"]}" 2 3', f'# 4 "{files["priv/scan.cu"]}" 2',
                              "int c;", f'# 1 "{files["etc/passwd"]}" 1', "root", f'# 6 "{files["priv/scan.cu"]}" 2'])
             origins = headers.include_origins(pre, files["priv/scan.cu"])
             self.assertEqual(origins[files["inc/cub/cub.cuh"]], (3, files["inc/cub/cub.cuh"]))
             self.assertEqual(origins[files["inc/cooperative_groups/scan.h"]], (3, files["inc/cub/cub.cuh"]))
             self.assertEqual(origins[files["etc/passwd"]], (5, files["etc/passwd"]))
-            deps = [files[k] for k in ("priv/scan.cu", "inc/cub/cub.cuh", "inc/cooperative_groups/scan.h", "etc/passwd")]
+            deps = [files[k] for k in ("priv/scan.cu", "inc/cub/cub.cuh", "inc/cooperative_groups/scan.h",
+                                       "etc/passwd")]
             self.assertEqual(headers.check_headers(deps, self.static, ctx, origins), [
                 "includes <cub/cub.cuh> (through line 3): scan, sort and reduce libraries are not allowed",
                 f'includes "{files["etc/passwd"]}" (through line 5): only scan.cu is graded; include no files by path'])
@@ -526,7 +536,8 @@ class StaticChecks(unittest.TestCase):
         for text, kind in (("svc\t#0x0", "syscall"), ("blr\tx8", "indirect"), ("br\tx1", "indirect"),
                            ("bl\t0 <f>", None), ("ret", None)):
             self.assertEqual(machine._classify_insn(arm, text), kind, text)
-        insns = [(".text", "_ZL4scanPKiPimPv", 0x10, "call   *%rax"), (".text", "_ZL4scanPKiPimPv", 0x20, "jmp    *%rdx"),
+        insns = [(".text", "_ZL4scanPKiPimPv", 0x10, "call   *%rax"),
+                 (".text", "_ZL4scanPKiPimPv", 0x20, "jmp    *%rdx"),
                  (".text", "h", 0x4, "syscall"), (".text.startup", self.REG, 0x8, "call   *%rdx")]
         v = machine.check_machine_code(insns, x86, self.static)
         self.assertEqual(v[0], "calls through a function pointer in host code (scan): lab code may not call "
@@ -658,7 +669,8 @@ class Matrix(unittest.TestCase):
         # a lab 08 that reports a tiny tile (its own scan.cu says so) cannot shrink the checks:
         # the default tile's sizes stay and the multi-tile sizes still span MIN_BIG_TILE
         tiny = fakes.lab_info("08_x", "whole", work_tiles=(1,))
-        self.assertTrue(set(ev.edge_sizes(fakes.lab_info("08_x", "whole"), 16777223)) <= set(ev.edge_sizes(tiny, 16777223)))
+        self.assertTrue(set(ev.edge_sizes(fakes.lab_info("08_x", "whole"), 16777223))
+                        <= set(ev.edge_sizes(tiny, 16777223)))
         self.assertGreaterEqual(max(ev.multi_sizes(tiny)), 5 * ev.MIN_BIG_TILE)
         self.assertEqual(ev.second_size(tiny), 2 * ev.MIN_BIG_TILE + 1)
         # and one that reports a huge one is tested as if it had reported none
@@ -762,7 +774,8 @@ class Diagnose(unittest.TestCase):
         cases = [
             (self.r(0, self.rep("ok")), "ok", ""),
             (self.r(3, self.rep("not_implemented")), "not_implemented", "not implemented"),
-            (self.r(1, self.rep("wrong", "out[3] expected 4, got 5")), "wrong", "wrong answer: out[3] expected 4, got 5"),
+            (self.r(1, self.rep("wrong", "out[3] expected 4, got 5")), "wrong",
+             "wrong answer: out[3] expected 4, got 5"),
             (self.r(1, self.rep("out_of_bounds", "wrote past")), "out_of_bounds", "out-of-bounds write: wrote past"),
             (self.r(1, self.rep("input_modified", "modified the input")), "input_modified", "input modified"),
             (self.r(4, self.rep("cuda_error", "CUDA error cudaErrorIllegalAddress")), "runtime_error",
@@ -965,7 +978,8 @@ class Formats(unittest.TestCase):
         self.assertIn("speed not graded: no GPU", formats.get("table").render(r))
 
     def test_table_for_infrastructure_error(self):
-        self.assertIn("infrastructure error", formats.get("table").render({"status": "infrastructure error", "message": "x"}))
+        self.assertIn("infrastructure error",
+                      formats.get("table").render({"status": "infrastructure error", "message": "x"}))
 
 
 if __name__ == "__main__":

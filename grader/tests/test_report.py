@@ -3,7 +3,8 @@ command line (--merge --report writes it from a results folder without grading),
 in a real browser: headless Chromium loads it, the page's own script checks it (a histogram per
 lab, every student's row, a sort that orders) and the test reads the DOM after a sort asked for
 in the URL (#sort=points:desc), any script error, and a screenshot. Without Chromium the browser
-tests skip, saying so (LAB_TEST_CHROMIUM=required, as .ci/run sets, makes that a failure). A class graded for real in CPU mode is in test_similarity.RealClass."""
+tests skip, saying so (LAB_TEST_CHROMIUM=required, as .ci/run sets, makes that a failure). A
+class graded for real in CPU mode is in test_similarity.RealClass."""
 import json
 import os
 import re
@@ -88,7 +89,8 @@ class Numbers(unittest.TestCase):
         self.assertEqual(kinds["build failed"]["points_lost"], 120)
         self.assertEqual(sorted(kinds["wrong"]["students"]), ["cat", "dan"])
         self.assertEqual(kinds["wrong"]["points_lost"], 45)  # 30 + 15
-        self.assertEqual(self.labs["02_naive"]["kinds"][0]["kind"], "build failed")  # most students first (a tie: by name)
+        # most students first (a tie: by name)
+        self.assertEqual(self.labs["02_naive"]["kinds"][0]["kind"], "build failed")
         cases = {c["case"]: c["students"] for c in self.labs["02_naive"]["cases"]}
         self.assertEqual(cases["n=1025 dist=random"], ["cat", "dan"])
         self.assertEqual(self.labs["02_naive"]["cases"][0]["case"], "n=1025 dist=random")

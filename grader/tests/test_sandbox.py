@@ -72,8 +72,11 @@ class RunUser(unittest.TestCase):
         self.assertEqual((int(uid), int(gid), groups), (user.uid, user.gid, str(user.gid)))
         self.assertEqual(cwd, home)  # the empty cwd the run user owns is its HOME
         self.assertTrue(cwd.endswith("/cwd"), cwd)
+
         # a tool (compute-sanitizer) runs as the run user, with a log folder it can write to
-        tool = lambda binary, log: ["/bin/sh", "-c", f"id -u > {log}; {binary}", "x"]  # noqa: E731
+        def tool(binary, log):
+            return ["/bin/sh", "-c", f"id -u > {log}; {binary}", "x"]
+
         r = ev.run_lab([script], 30, tool=tool)
         self.assertEqual(r.tool_log.strip(), str(user.uid))
 

@@ -23,7 +23,8 @@ from gradelib import config as configmod, similarity  # noqa: E402
 
 GRADE = os.path.join(GRADER, "grade.py")
 BUILD = os.environ.get("LAB_BUILD_DIR", os.path.join(ROOT, "build"))
-WORK = os.path.join(BUILD.rstrip("/").removesuffix("/cpu"), "grader-tests", "similarity")  # its own: modules may run at once
+# its own: modules may run at once
+WORK = os.path.join(BUILD.rstrip("/").removesuffix("/cpu"), "grader-tests", "similarity")
 HAVE_SIM = shutil.which("sim_c") is not None
 LAB = "02_naive"
 SETTINGS = dict(configmod.SIMILARITY_DEFAULTS)
@@ -94,7 +95,6 @@ class Pairs(unittest.TestCase):
         finally:
             shutil.rmtree(d)
 
-
     def test_copies_of_the_reference_are_one_group_and_only_shown_pairs_get_lines(self):
         d = tempfile.mkdtemp()
         try:
@@ -118,7 +118,8 @@ class Config(unittest.TestCase):
             with self.assertRaises(configmod.ConfigError) as e:
                 configmod.Config(dict(base, similarity=bad))
             self.assertIn(words, str(e.exception))
-        self.assertEqual(configmod.Config(dict(base, similarity={"threshold_percent": 75})).similarity["threshold_percent"], 75)
+        self.assertEqual(configmod.Config(dict(base, similarity={"threshold_percent": 75}))
+                         .similarity["threshold_percent"], 75)
 
 
 class CommandLine(unittest.TestCase):
@@ -184,7 +185,8 @@ class RealClass(unittest.TestCase):
             r = subprocess.run([sys.executable, GRADE, "--submissions", subs, "--cpu", "--labs", "01", "02",
                                 "--work", WORK, "--seed", "3", "--jobs", "2", "--report", page]
                                + (["--similarity"] if HAVE_SIM else []), capture_output=True, text=True, timeout=1200,
-                               env=dict(os.environ, NVCC="/nonexistent/nvcc"))  # as on Gradescope: CPU mode's build only
+                               # as on Gradescope: CPU mode's build only
+                               env=dict(os.environ, NVCC="/nonexistent/nvcc"))
             self.assertEqual(r.returncode, 0, r.stderr[-3000:])
             text = read(page)
             self.assertIn("<td>build failed</td><td class='num'>1</td>".replace("'", '"'),

@@ -252,7 +252,8 @@ class SlurmClass(unittest.TestCase):
         results = os.path.join(self.tmp, "results")
         t0 = time.monotonic()
         with open(os.path.join(ROOT, "grader", "config.json")) as f:  # the config's slurm section, for real
-            cfg = dict(json.load(f), slurm={"time": "30", "throttle": 1, "prologue": ["echo prologue ran on $(hostname)"]})
+            cfg = dict(json.load(f), slurm={"time": "30", "throttle": 1,
+                                            "prologue": ["echo prologue ran on $(hostname)"]})
         config = os.path.join(self.tmp, "config.json")
         with open(config, "w") as f:
             json.dump(cfg, f)

@@ -63,7 +63,8 @@ class Text(unittest.TestCase):
             self.assertLess(script.index("module load"), script.index("/c/grade.py"))
 
     def test_sbatch_args_for_the_array_and_merge_sbatch_args_for_the_merge(self):
-        array, merge = cluster.sbatch_scripts("/c/grade.py", args(cpu=False, merge_sbatch_args="--time=10 --qos=short"), 7, 2,
+        array, merge = cluster.sbatch_scripts("/c/grade.py",
+                                              args(cpu=False, merge_sbatch_args="--time=10 --qos=short"), 7, 2,
                                               "/r", "/w", "--gres=gpu:a100:1 --time=4:00:00")
         self.assertIn("--gres=gpu:a100:1", directives(array))
         self.assertEqual(len([d for d in directives(array) if d.startswith("--gres")]), 1)  # not gpu:1 as well
@@ -90,15 +91,16 @@ class Text(unittest.TestCase):
         self.assertEqual(configmod.Config(dict(base, slurm={"prologue": "module load cuda"})).slurm["prologue"],
                          "module load cuda")
 
-
     def test_the_tasks_share_one_build(self):
         """slurm.cache: null is RESULTS/cache (or the --slurm run's LAB_GRADER_CACHE), a path is
         that folder, false is none (each task builds its own); the merge job builds nothing."""
         with mock.patch.dict(os.environ):
             os.environ.pop("LAB_GRADER_CACHE", None)
-            for settings, want in ((SLURM, "/r/cache"), (dict(SLURM, cache="/shared/scan cache"), "'/shared/scan cache'"),
+            for settings, want in ((SLURM, "/r/cache"),
+                                   (dict(SLURM, cache="/shared/scan cache"), "'/shared/scan cache'"),
                                    (dict(SLURM, cache=False), None)):
-                array, merge = cluster.sbatch_scripts("/c/grade.py", args(slurm_settings=settings), 7, 2, "/r", "/w", None)
+                array, merge = cluster.sbatch_scripts("/c/grade.py", args(slurm_settings=settings), 7, 2, "/r", "/w",
+                                                      None)
                 lines = [ln for ln in array.splitlines() if "LAB_GRADER_CACHE" in ln]
                 if want is None:
                     self.assertEqual(lines, [])
@@ -187,7 +189,6 @@ class Behaviour(unittest.TestCase):
         self.assertIn("prologue failed: false", r.stderr)
         self.assertEqual(self.calls(), [])  # neither the next prologue line nor grade.py ran
         self.assertEqual(os.listdir(self.tmp), [])
-
 
 
 class Submission(unittest.TestCase):

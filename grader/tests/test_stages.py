@@ -17,7 +17,8 @@ from gradelib import batch, config, formats, scoring, stage_cases, submissions
 from gradelib.evaluate import LabInfo, Variant
 from gradelib.outcomes import (BuildOutcome, CaseFailure, CorrectnessOutcome, GradeResult, LabResult,
                                SanitizerCheck, SanitizerOutcome, SpeedOutcome, StaticOutcome)
-from gradelib.stage_cases import LabPlan, LabRuns, chunks, correctness_outcome, lab_outcomes, runs_alone, sanitizer_outcome, sanitizer_preset
+from gradelib.stage_cases import (LabPlan, LabRuns, chunks, correctness_outcome, lab_outcomes, runs_alone,
+                                  sanitizer_outcome, sanitizer_preset)
 from gradelib.stage_speed import SpeedStage
 from gradelib.status import HARNESS_STATUSES, STOPPED, Status
 
@@ -361,7 +362,8 @@ class StagePieces(unittest.TestCase):
         # a reported variant (lab 03's two_barrier) never counts, but is named
         two = dataclasses.replace(plans[1], lab="03_x/two_barrier", variant="two_barrier", graded=False, points=None)
         main = dataclasses.replace(plans[0], points=None)
-        c, _ = lab_outcomes([main, two], {"10_x": LabRuns((ok,) * 4), "03_x/two_barrier": LabRuns((ok, ok, ok, bad))}, "cpu")
+        c, _ = lab_outcomes([main, two], {"10_x": LabRuns((ok,) * 4),
+                                          "03_x/two_barrier": LabRuns((ok, ok, ok, bad))}, "cpu")
         self.assertEqual((c.passed, c.total), (4, 4))
         self.assertIn("two_barrier: written, 1 of 4 cases fail", c.variants[1].line())
         self.assertIn("not graded", c.variants[1].line())
@@ -370,7 +372,8 @@ class StagePieces(unittest.TestCase):
         c, san = lab_outcomes([main, two], {"10_x": LabRuns((ok,) * 4),
                                             "03_x/two_barrier": LabRuns((ok,) * 4, checks=(race,))}, "gpu")
         self.assertEqual(c.variants[1].line(), "two_barrier: written, all 4 cases pass; racecheck at n=513: it "
-                                               "said: hazard; not graded (reported only: the lab's points come from its graded variants)")
+                                               "said: hazard; not graded "
+                                               "(reported only: the lab's points come from its graded variants)")
         self.assertNotEqual(san.status, Status.FAILED, "a reported variant's race costs no points")
 
     def test_speed_is_only_timed_after_every_case_passed(self):

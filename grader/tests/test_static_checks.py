@@ -66,11 +66,13 @@ SNIPPETS = {
               "static volatile int knob;\nstatic __attribute__((noinline)) int twice(int v) { return 2 * v + knob; }\n"
               "static int pick(int v, int w)\n{\n    switch (v) {\n    case 0: return twice(w);\n"
               "    case 1: return twice(w) + 4;\n    case 2: w = twice(w); return twice(w);\n    case 3: return 19;\n"
-              "    case 4: return twice(twice(w));\n    case 5: return twice(w) - 2;\n    case 6: return twice(w) * 3;\n"
+              "    case 4: return twice(twice(w));\n    case 5: return twice(w) - 2;\n"
+              "    case 6: return twice(w) * 3;\n"
               "    case 7: return twice(w) ^ 6;\n    case 8: return 99;\n    case 9: return twice(w) + 77;\n"
               "    default: return 1;\n    }\n}\n"
               "__device__ unsigned long long ticket;"),
-        kernel="sum += fence_then(lane_id()) * 0u; cuda::atomic_ref<unsigned long long, cuda::thread_scope_device>(ticket).fetch_add(0);",
+        kernel="sum += fence_then(lane_id()) * 0u; "
+               "cuda::atomic_ref<unsigned long long, cuda::thread_scope_device>(ticket).fetch_add(0);",
         body=("int dev = 0, sms = 0, per_sm = 0;\n    CUDA_CHECK(cudaGetDevice(&dev));\n"
               "    CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));\n"
               "    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, scan_kernel, 256, 0));\n"
@@ -78,7 +80,8 @@ SNIPPETS = {
               "    CUDA_CHECK(cudaMemset(d_out, 0, n * sizeof(int)));")),
     "weak_reference": dict(
         glob='extern "C" void lab_reference_scan(const int *in, int *out, size_t n, int type) __attribute__((weak));',
-        body="if (lab_reference_scan) {\n        lab_reference_scan(d_in, d_out, n, 0);\n        return LAB_OK;\n    }"),
+        body="if (lab_reference_scan) {\n        lab_reference_scan(d_in, d_out, n, 0);\n"
+             "        return LAB_OK;\n    }"),
     "mkstemp": dict(
         top="#include <stdlib.h>\n#include <sys/mman.h>\n#include <unistd.h>",
         body=('char name[] = "/tmp/scanXXXXXX";\n    int fd = mkstemp(name);\n'
@@ -193,7 +196,8 @@ class Snippets(unittest.TestCase):
     def setUpClass(cls):
         cls.b = nvcc_builder()
         with cf.ThreadPoolExecutor(JOBS) as pool:
-            futs = {n: pool.submit(check_one, cls.b, template(n), n) for n in SNIPPETS if n not in ("cg_scan", "macro_cub")}
+            futs = {n: pool.submit(check_one, cls.b, template(n), n)
+                    for n in SNIPPETS if n not in ("cg_scan", "macro_cub")}
             # the two header snippets would not compile as labs; only their source checks run
             for n in ("cg_scan", "macro_cub"):
                 futs[n] = pool.submit(cls._source_only, n)
@@ -219,7 +223,8 @@ class Snippets(unittest.TestCase):
     def test_weak_reference_to_the_harness(self):
         r = self.r["weak_reference"]
         self.assertEqual(r.source, [])
-        self.assertEqual(r.obj, [f"lab code may not call lab_reference_scan (line {line_of(r.text, 'lab_reference_scan')}): "
+        self.assertEqual(r.obj, ["lab code may not call lab_reference_scan "
+                                 f"(line {line_of(r.text, 'lab_reference_scan')}): "
                                  "that is the harness's own code: write the scan yourself"])
         kinds = {s.name: s.kind for s in elf.read_symbols(r.path)}
         self.assertEqual(kinds["lab_reference_scan"], "w")
@@ -264,7 +269,8 @@ class Snippets(unittest.TestCase):
 
     def test_line_directive_cannot_hide_host_assembly(self):
         r = self.r["line_directive"]
-        msg = "#line directive (line %d): lab code may not renumber its lines (the checks need to know which code is scan.cu's)"
+        msg = ("#line directive (line %d): lab code may not renumber its lines "
+               "(the checks need to know which code is scan.cu's)")
         first = line_of(r.text, '#line 1 "/usr/include/stdio.h"')
         self.assertEqual(source.check_source(r.text, STATIC)[:1], [msg % first])
         # the compiler's view, for what the text pass might miss (gcc's markers give no exact line)

@@ -81,7 +81,8 @@ DEVICE_CALLS = {
            "structs": "Plain i{1, 2.f}; Defaulted d; Both h{1}; Add add; a[0] = i.a + d.a + h.get() + add(1, 2);",
            "lambda": "auto f = [&](int j) { return a[j] + dev_helper(j); }; a[0] = f(1);",
            "device": "a[0] = dev_helper(a[1]) + dev_tpl(a[2]) + (int)dev_tpl(1.5f);",
-           "intrinsics": "assert(a != nullptr); a[0] = atomicAdd(a + 1, 1) + __popc(a[2]) + __shfl_sync(~0u, a[1], 0);"},
+           "intrinsics": "assert(a != nullptr); a[0] = atomicAdd(a + 1, 1) + __popc(a[2]) + "
+                         "__shfl_sync(~0u, a[1], 0);"},
 }
 
 
@@ -118,7 +119,8 @@ class HostCallsAsNvcc(unittest.TestCase):
                                     "-c", path, "-o", os.path.join(tmp, kind + ".o")],
                                    capture_output=True, text=True, timeout=300)
                 out = r.stdout + r.stderr
-                refused = {int(m) for m in re.findall(re.escape(kind) + r"\.cu\((\d+)\): error: calling a __host__ function",
+                refused = {int(m) for m in re.findall(re.escape(kind)
+                                                      + r"\.cu\((\d+)\): error: calling a __host__ function",
                                                       out)}  # (nvcc also names lines of the library's headers)
                 if kind == "ok":
                     self.assertEqual((r.returncode, refused), (0, set()), out)
@@ -142,6 +144,7 @@ class StaticParity(unittest.TestCase):
         names = sorted(cls.expected)
         cls.tmp = tempfile.TemporaryDirectory()  # the patched fixtures (grader/fixturelib.py)
         sources = {n: fixturelib.source_path(n, cls.expected[n]["lab"], cls.tmp.name) for n in names}
+
         def build_one(n):
             lab = cls.expected[n]["lab"]
             return cls.grader.build_submission("parity-" + n, {lab: sources[n]}, labs=[lab])[lab]
@@ -224,8 +227,10 @@ class StaticParity(unittest.TestCase):
             "    set_n_kernel<<<1, 1>>>(s.g_n);\n    size_t g_n = n; /* a local of the same name */\n"
             "    const unsigned blocks = (unsigned)CEIL_DIV(g_n, (size_t)BLOCK_SIZE);\n"
             "    naive_scan_kernel<<<blocks, BLOCK_SIZE>>>(d_in, d_out, n);"))
-        bad = ref.replace(kernel, "__constant__ size_t k_limit[1];\n\n" + kernel.replace("(i >= n)", "(i >= n || i >= k_limit[0])")
-                          ).replace(launch, "    if (k_limit[0] == 0) /* reads the host's copy */\n        return LAB_OK;\n" + launch)
+        bad = ref.replace(kernel, "__constant__ size_t k_limit[1];\n\n"
+                          + kernel.replace("(i >= n)", "(i >= n || i >= k_limit[0])")
+                          ).replace(launch, "    if (k_limit[0] == 0) /* reads the host's copy */\n"
+                                            "        return LAB_OK;\n" + launch)
         with tempfile.TemporaryDirectory() as tmp:
             got = {}
             for name, text in (("honest", honest), ("bad", bad)):
@@ -233,7 +238,8 @@ class StaticParity(unittest.TestCase):
                 os.makedirs(os.path.dirname(path))
                 with open(path, "w", encoding="utf-8") as f:
                     f.write(text)
-                got[name] = self.grader.build_submission("devvar-" + name, {"02_naive": path}, labs=["02_naive"])["02_naive"]
+                got[name] = self.grader.build_submission("devvar-" + name, {"02_naive": path},
+                                                         labs=["02_naive"])["02_naive"]
         self.assertEqual(got["honest"].status, Status.GRADED, got["honest"].summary)
         self.assertEqual(got["bad"].status, Status.STATIC_CHECK_FAILED, got["bad"].summary)
         line = bad.splitlines().index("    if (k_limit[0] == 0) /* reads the host's copy */") + 1

@@ -572,6 +572,5 @@ class Display(unittest.TestCase):
         self.assertEqual(bar.eta(), " ETA 6m40s")  # median 100 s, 4 left (a mean over all 6: 4m27s)
 
 
-
 if __name__ == "__main__":
     unittest.main()

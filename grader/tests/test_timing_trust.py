@@ -26,7 +26,10 @@ from gradelib.status import Status
 CFG = config.load(os.path.join(fakes.GRADER, "config.json"))
 LAB = "03_kogge_stone"
 INFO = fakes.lab_info(LAB, shape="tile", tile=1024, bench_n=1 << 20)
-never = lambda *a, **k: None  # noqa: E731
+
+
+def never(*a, **k):
+    return None
 
 
 class ScriptedStage(SpeedStage):
@@ -272,7 +275,10 @@ class QuietConfirmation(unittest.TestCase):
         two processes."""
         slow, ok = (0.85, 0.45), (0.5, 0.45)
         st = ScriptedStage({"s": [ok, slow, ok], "r": [ok]})  # probe, round (a loss), confirming round
-        fresh = lambda timer: st.calls.append(("fresh", timer.binary == "ref"))  # noqa: E731
+
+        def fresh(timer):
+            return st.calls.append(("fresh", timer.binary == "ref"))
+
         with mock.patch.object(evaluate.Timer, "fresh", fresh):
             out = st.run(LAB, "student", PASSED)
             self.assertAlmostEqual(out.ratio, 1.0)
@@ -460,7 +466,8 @@ int nvmlSystemGetProcessName(unsigned int pid, char *name, unsigned int len) {
 
 
 class NvmlWatch(unittest.TestCase):
-    """NVML (the default; LAB_GRADER_NVML=0 turns it off) in the grader's process answers instead of nvidia-smi, once it has
+    """NVML (the default; LAB_GRADER_NVML=0 turns it off) in the grader's process answers instead of
+    nvidia-smi, once it has
     agreed with nvidia-smi about another job; any failure or disagreement hands back to nvidia-smi."""
 
     def test_an_empty_answer_needs_no_nvidia_smi(self):
@@ -501,7 +508,8 @@ class NvmlWatch(unittest.TestCase):
         self.assertEqual(g.others(), [(4242, "python3", "1200 MiB")])
 
     def test_the_records_are_read_as_the_v1_layout(self):
-        buf = (gpu_guard.Nvml.RECORD.pack(4242, 1200 << 20) + gpu_guard.Nvml.RECORD.pack(7, gpu_guard.Nvml.NOT_AVAILABLE)
+        buf = (gpu_guard.Nvml.RECORD.pack(4242, 1200 << 20)
+               + gpu_guard.Nvml.RECORD.pack(7, gpu_guard.Nvml.NOT_AVAILABLE)
                + b"\xff" * 64)
         self.assertEqual(gpu_guard.Nvml.RECORD.size, 16)
         self.assertEqual(gpu_guard.Nvml.records(buf, 2), [(4242, "1200 MiB"), (7, "N/A")])

@@ -357,8 +357,8 @@ def _checks(builder, priv_src, static, cxx, flags, system_dirs, timeout):
             with open(pre, encoding="utf-8", errors="replace") as f:
                 preprocessed = f.read()
         ctx = HeaderContext(priv_src, os.path.join(root, "common"), list(system_dirs) + [missing_root],
-                              static.get("lab_headers", LAB_HEADERS),
-                              runtime_dirs=[os.path.join(root, "common", "cpu")], also_sources=[cpp])
+                            static.get("lab_headers", LAB_HEADERS),
+                            runtime_dirs=[os.path.join(root, "common", "cpu")], also_sources=[cpp])
         deps = [d for d in deps if os.path.realpath(d) != os.path.realpath(cpp)]
         origins = include_origins(preprocessed, priv_src) if preprocessed else {}
         violations = check_headers(deps, static, ctx, origins)

@@ -35,8 +35,8 @@ _NOT_CODE_RE = re.compile(r'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'|//.*|/\*.*?(?
 
 # C and C++ library functions CUDA's device library also provides (nvcc lets device code call them;
 # g++ may call puts or putchar for a printf)
-DEVICE_LIBC = {"printf", "puts", "putchar", "malloc", "free", "memcpy", "memset", "abs", "labs", "llabs", "__assert_fail",
-               "__assert_func", "__assert_rtn", "_wassert", "operator new", "operator new []",
+DEVICE_LIBC = {"printf", "puts", "putchar", "malloc", "free", "memcpy", "memset", "abs", "labs", "llabs",
+               "__assert_fail", "__assert_func", "__assert_rtn", "_wassert", "operator new", "operator new []",
                "operator delete", "operator delete []",
                # what CPU mode's rewrite of a __shared__ scalar compiles to (a function-local static)
                "__cxa_guard_acquire", "__cxa_guard_release", "__cxa_guard_abort"}

@@ -36,7 +36,7 @@ def check_startup(elf, static):
                 add(name.startswith(".init"), name)
             continue
         if not (_STARTUP_NAME_RE.match(name) or sec["type"] in (SHT_INIT_ARRAY, SHT_FINI_ARRAY,
-                                                                   SHT_PREINIT_ARRAY)):
+                                                                SHT_PREINIT_ARRAY)):
             continue
         rows = {off: (si, addend) for off, si, _, addend in elf.relocs.get(sec["index"], [])}
         for off in range(0, sec["size"], 8):

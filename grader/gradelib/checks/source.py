@@ -57,5 +57,3 @@ def check_source(text, static, harness_headers=()):
         found.append(f"names lab_cpu (line {line_at(m.start())}): that is CPU mode's own runtime, "
                      f"not CUDA; lab code may not use it")
     return found
-
-

@@ -61,7 +61,7 @@ def _source_names(sym):
 # way whatever the name: "lab code may not call NAME").
 _REASONS = [
     (r"^(cuda|cu)Memcpy", "a GPU lab's data arrives on the device and stays there; copies are "
-                           "not allowed (no host-side scan, no copy engine doing a kernel's work)"),
+                          "not allowed (no host-side scan, no copy engine doing a kernel's work)"),
     (r"^(malloc|calloc|realloc|valloc|pvalloc|memalign|posix_memalign|aligned_alloc|mmap|operator new"
      r"|cudaMallocHost|cudaHostAlloc|cudaMallocManaged|cudaHostRegister|cudaHostGetDevicePointer"
      r"|__cudaRegisterManagedVar|cuMemAllocHost|cuMemHostAlloc|cuMemAllocManaged)",
@@ -103,7 +103,6 @@ def _cpu_runtime_name(s, static):
     name = s.raw.split("@", 1)[0]
     return name in set(static.get("cpu_runtime_symbols", [])) or any(
         re.fullmatch(p, name) for p in static.get("cpu_runtime_symbol_patterns", []))
-
 
 
 def display_name(elf_name, names=None):

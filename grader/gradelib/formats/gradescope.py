@@ -79,7 +79,8 @@ def _test(lab, part, name, score, max_score, passed, output):
     the lab and the part, visible as the config's visibility says (Config "visibility")."""
     return {"name": name, "number": f"{int(lab['lab'][:2])}.{PARTS[part]}", "tags": [lab["lab"], part],
             "score": score, "max_score": max_score, "status": "passed" if passed else "failed",
-            "output": feedback.cap(output, feedback.limit("lab_output_bytes"), "this test's output"), "visibility": lab.get("visibility", {}).get(part, "visible")}
+            "output": feedback.cap(output, feedback.limit("lab_output_bytes"), "this test's output"),
+            "visibility": lab.get("visibility", {}).get(part, "visible")}
 
 
 def _stopped_tests(lab):
@@ -105,7 +106,8 @@ def _correctness_test(lab, seed):
         late = lab["late"]
         out += (f"\nlate: {late['days_late']} day(s) after {late['due']}: -{late['percent']:g}% on this lab "
                 f"({late['points_before']:g} -> {lab['points']:g} points)")
-    return _test(lab, "correctness", f"{lab['lab']}: correctness", c["points"], c["max"], c["passed"] == c["total"], out)
+    return _test(lab, "correctness", f"{lab['lab']}: correctness", c["points"], c["max"],
+                 c["passed"] == c["total"], out)
 
 
 def _speed_test(lab):
