@@ -356,7 +356,10 @@ def write_record(args, rows):
     except (OSError, ValueError):
         pass
     device = None if args.cpu else out(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"])
-    commit, date = out(["git", "rev-parse", "HEAD"]), time.strftime("%Y-%m-%d", time.gmtime())
+    # LAB_RECORD_COMMIT: the commit of the tree graded, where this copy's git history is not its
+    # own (a tree carried to a GPU machine); "none" records none
+    commit = os.environ.get("LAB_RECORD_COMMIT") or out(["git", "rev-parse", "HEAD"])
+    commit, date = (None if commit == "none" else commit), time.strftime("%Y-%m-%d", time.gmtime())
     for r in rows:
         record["fixtures"][r["fixture"]] = {
             "ok": r["ok"], "points": r["points"], "got": r["got"][:300], "expect": r["expect"],
