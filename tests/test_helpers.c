@@ -364,7 +364,7 @@ Test(reports, describe, .description = "--describe: one JSON line with every fie
 {
     static const lab_variant variants[] = {
         {.name = "plain", .summary = "the \"default\""},
-        {.name = "scratch", .summary = "with temp", .temp_bytes = some_temp},
+        {.name = "scratch", .summary = "with temp", .temp_bytes = some_temp, .compare = 1},
     };
     const lab_info lab = {.id = "05_x",
                           .title = "Blelloch\tscan",
@@ -382,14 +382,17 @@ Test(reports, describe, .description = "--describe: one JSON line with every fie
     buf[fread(buf, 1, sizeof(buf) - 1, f)] = '\0';
     fclose(f);
     char want[512];
-    snprintf(want, sizeof(want),
-             "{\"contract\":%d,\"id\":\"05_x\",\"title\":\"Blelloch\\u0009scan\","
-             "\"shape\":\"tile\",\"type\":\"exclusive\",\"tile\":512,\"bench_n\":1000,"
-             "\"max_n\":0,\"element\":\"int32\","
-             "\"operator\":\"add\",\"variants\":[{\"name\":\"plain\",\"summary\":\"the "
-             "\\\"default\\\"\",\"temp\":false,\"op\":\"add\"},{\"name\":\"scratch\",\"summary\":"
-             "\"with temp\",\"temp\":true,\"op\":\"add\"}],\"work_tiles\":[],\"mode\":\"cpu\"}\n",
-             LAB_CONTRACT_VERSION);
+    snprintf(
+        want, sizeof(want),
+        "{\"contract\":%d,\"id\":\"05_x\",\"title\":\"Blelloch\\u0009scan\","
+        "\"shape\":\"tile\",\"type\":\"exclusive\",\"tile\":512,\"bench_n\":1000,"
+        "\"max_n\":0,\"element\":\"int32\","
+        "\"operator\":\"add\",\"variants\":[{\"name\":\"plain\",\"summary\":\"the "
+        "\\\"default\\\"\",\"temp\":false,\"compare\":false,\"op\":\"add\"},{\"name\":\"scratch\","
+        "\"summary\":\"with "
+        "temp\",\"temp\":true,\"compare\":true,\"op\":\"add\"}],\"work_tiles\":[],"
+        "\"mode\":\"cpu\"}\n",
+        LAB_CONTRACT_VERSION);
     cr_expect_str_eq(buf, want);
 }
 
