@@ -128,6 +128,38 @@ class HostCallsAsNvcc(unittest.TestCase):
                     self.assertEqual(refused, set(lines.values()), out)
 
 
+class CallGraphCache(unittest.TestCase):
+    """checks/cpu.py keeps a source's call graph in the builder's cache folder by what was compiled,
+    the private copy's path left out: another grading session (a class's references, the test
+    suite's modules) finds it, with its own private path in it."""
+
+    def test_one_compile_for_one_source_wherever_its_private_copy_is(self):
+        compiles = []
+        real = cpu_checks.proc.run
+
+        def counted(argv, *a, **k):
+            if "-fcallgraph-info" in argv:
+                compiles.append(argv)
+            return real(argv, *a, **k)
+        with tempfile.TemporaryDirectory() as tmp, mock.patch.object(cpu_checks.proc, "run", counted), \
+                mock.patch.dict(cpu_checks._CALLGRAPHS, clear=True):
+            got = {}
+            for name in ("a", "b"):
+                d = os.path.join(tmp, name)
+                os.makedirs(d)
+                priv, cpp = os.path.join(d, "scan.cu"), os.path.join(d, "scan.cpu.cpp")
+                with open(cpp, "w") as f:
+                    f.write(f'#line 1 "{priv}"\nint helper(int x) {{ return x + 1; }}\n'
+                            "int entry(int x) { return helper(x); }\n")
+                cmd = ["g++", "-std=c++17", "-x", "c++", "-iquote", d]
+                cpu_checks._CALLGRAPHS.clear()  # a session of its own: only the folder is shared
+                got[name] = cpu_checks._callgraph(cmd, cpp, priv, d, 60, os.path.join(tmp, "cache"))
+            self.assertEqual(len(compiles), 1)  # b found a's
+            for name, (nodes, edges) in got.items():
+                [(caller, callee, where)] = [e for e in edges if "helper" in e[1]] or [(None, None, None)]
+                self.assertEqual(where[:2], (os.path.join(tmp, name, "scan.cu"), 2), name)
+
+
 class StaticParity(unittest.TestCase):
     @classmethod
     def setUpClass(cls):

@@ -26,6 +26,7 @@ The object checks (objects.check_object with cpu_build) do the rest: the symbol 
 kernel launched (lab_cpu::run_kernel), clock64() (lab_cpu::device_clock), calls through pointers.
 """
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -243,30 +244,71 @@ def host_device_vars(preprocessed, private_src):
     return found
 
 
-# the call graphs read, by the C++ compiled, its command and the private copy's path: the reference
-# solutions are checked again each time a build of theirs is reused
+# the call graphs read, by the C++ compiled and its command (the private copy's path replaced by
+# _HERE): in this process, and in the builder's cache folder (a class's references, the test
+# suite's modules), where another grading session finds them
 _CALLGRAPHS, _CALLGRAPHS_LOCK = {}, threading.Lock()
+_HERE = "@SCAN_CU@"
 
 
-def device_host_calls(cmd, cpp, preprocessed, priv_src, system_dirs, root, work, timeout):
-    """nvcc's errors for host functions that scan.cu's device code calls (checks/device_calls.py),
-    as one compiler message, or "": the C++ compiled again without optimisation (cmd: the host
-    compiler and CPU mode's flags) with the call graph written beside the object. A compile that
-    fails or does not write it leaves the verdict to the build."""
+def _callgraph(cmd, cpp, priv_src, work, timeout, cache_dir):
+    """parse_callgraph's (nodes, edges) of the C++ cpp compiled without optimisation (cmd: the host
+    compiler and CPU mode's flags), or None when the compile fails or writes no call graph.
+    Paths in it that name the private copy are priv_src's, whoever computed it."""
+    src = os.path.realpath(priv_src)
     with open(cpp, "rb") as f:
-        key = hashlib.sha256(f.read() + "\0".join(cmd).encode() + os.path.realpath(priv_src).encode()).hexdigest()
+        text = f.read().replace(priv_src.encode(), _HERE.encode()).replace(src.encode(), _HERE.encode())
+    args = [a.replace(os.path.dirname(priv_src), _HERE).replace(os.path.dirname(src), _HERE) for a in cmd]
+    key = hashlib.sha256(text + b"\0" + "\0".join(args).encode()).hexdigest()
+    path = os.path.join(cache_dir, key + ".json") if cache_dir else None
     with _CALLGRAPHS_LOCK:
-        callgraph = _CALLGRAPHS.get(key)
-    if callgraph is None:
+        found = _CALLGRAPHS.get(key)
+    if found is None and path and os.path.exists(path):
+        try:
+            with open(path, encoding="utf-8") as f:
+                found = json.load(f)
+        except (OSError, ValueError):
+            found = None
+    if found is None:
         obj = os.path.join(work, "calls.o")
         r = proc.run(cmd + ["-O0", "-w", "-fcallgraph-info", "-c", cpp, "-o", obj], timeout, cwd=work)
         graph = os.path.join(work, "calls.ci")
         if r.timed_out or r.returncode != 0 or not os.path.exists(graph):
-            return ""
+            return None
         with open(graph, encoding="utf-8", errors="replace") as f:
-            callgraph = device_calls.parse_callgraph(f.read())
-        with _CALLGRAPHS_LOCK:
-            _CALLGRAPHS[key] = callgraph
+            nodes, edges = device_calls.parse_callgraph(f.read())
+
+        def here(p):
+            return _HERE if p in (priv_src, src) or os.path.realpath(p) == src else p
+        found = {"nodes": {t: [d, [here(w[0]), w[1], w[2]] if w else None] for t, (d, w) in nodes.items()},
+                 "edges": [[a, b, [here(w[0]), w[1], w[2]]] for a, b, w in edges]}
+        if path:
+            try:
+                os.makedirs(cache_dir, exist_ok=True)
+                tmp = f"{path}.{os.getpid()}.{threading.get_ident()}"
+                with open(tmp, "w", encoding="utf-8") as f:
+                    json.dump(found, f)
+                os.replace(tmp, path)
+            except OSError:
+                pass  # a cache that cannot be written only costs the compile next time
+    with _CALLGRAPHS_LOCK:
+        _CALLGRAPHS[key] = found
+
+    def back(w):
+        return (src if w[0] == _HERE else w[0], w[1], w[2])
+    return ({t: (d, back(w) if w else None) for t, (d, w) in found["nodes"].items()},
+            [(a, b, back(w)) for a, b, w in found["edges"]])
+
+
+def device_host_calls(cmd, cpp, preprocessed, priv_src, system_dirs, root, work, timeout, cache_dir=None):
+    """nvcc's errors for host functions that scan.cu's device code calls (checks/device_calls.py),
+    as one compiler message, or "": the C++ compiled again without optimisation (cmd: the host
+    compiler and CPU mode's flags) with the call graph written beside the object (_callgraph,
+    kept in cache_dir). A compile that fails or does not write it leaves the verdict to the
+    build."""
+    callgraph = _callgraph(cmd, cpp, priv_src, work, timeout, cache_dir)
+    if callgraph is None:
+        return ""
     tokens = [(line, in_src, tok) for _, line, in_src, tok in _source_tokens(preprocessed, priv_src, _VAR_TOKEN_RE)
               if tok[0] not in "\"'"]
     device, declared = device_calls.device_lines(tokens, (MARKS["__global__"], MARKS["__device__"],
@@ -371,6 +413,7 @@ def _checks(builder, priv_src, static, cxx, flags, system_dirs, timeout):
                 violations.append(v)
         if violations:
             return violations, ""
-        return [], "", device_host_calls(cmd, cpp, preprocessed, priv_src, system_dirs, root, work, timeout)
+        return [], "", device_host_calls(cmd, cpp, preprocessed, priv_src, system_dirs, root, work, timeout,
+                                         os.path.join(builder.common, "callgraphs"))
     finally:
         shutil.rmtree(work, ignore_errors=True)
