@@ -223,7 +223,7 @@ LAB_TEST_OBJ = $(BUILD)/$(1)/$(if $(wildcard tests/hooks/$(notdir $(1)).cu),scan
 
 # ---- the targets of make help ------------------------------------------------------------------
 
-.PHONY: judges help all run profile test test-extended grade clean check-criterion lab-common lab-binary \
+.PHONY: judges help all run profile litmus test test-extended grade clean check-criterion lab-common lab-binary \
         lab-binary-args format lint contract cpu-fixtures diagrams slides bench gradescope bench-grader hint
 .SECONDARY:  # keep objects between builds
 
@@ -247,6 +247,16 @@ profile:
 	@if [ -n "$(CPU_MODE)" -o -z "$(GPU_CC)" ]; then echo "make profile: no GPU here (nvidia-smi finds none, or CPU=1): Nsight Compute measures a GPU; make run LAB=$(LAB) CPU=1 counts shared-memory bank conflicts without one" >&2; exit 5; fi
 	@$(MAKE) $(SUBFLAGS) $(BUILD)/$(SRC)/$(LAB_DIR)/scan
 	$(Q)$(PYTHON) grader/profile.py --binary $(BUILD)/$(SRC)/$(LAB_DIR)/scan $(if $(ARGS),-- $(ARGS))
+# lab 08's message-passing litmus test (labs/08_decoupled_lookback/litmus.cu): a GPU's own memory
+# ordering, which CPU mode cannot show
+litmus:
+	@if [ -n "$(CPU_MODE)" -o -z "$(GPU_CC)" ]; then echo "make litmus: no GPU here (nvidia-smi finds none, or CPU=1): the litmus test measures a GPU's memory system" >&2; exit 5; fi
+	@$(MAKE) $(SUBFLAGS) $(BUILD)/litmus/litmus
+	@$(BUILD)/litmus/litmus $(ARGS)
+$(BUILD)/litmus/litmus.o: labs/08_decoupled_lookback/litmus.cu $(COMMON_DEPS)
+	$(COMPILE_CU)
+$(BUILD)/litmus/litmus: $(BUILD)/litmus/litmus.o $(BUILD)/common/cuda_check.o
+	$(LINK)
 grade:
 	$(call LAB_OK,grade)
 	$(Q)$(PYTHON) grader/grade.py --src $(SRC) --work $(BUILD)/grader $(if $(LAB),--labs $(LAB_DIR)) $(GRADE_ARGS)
