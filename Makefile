@@ -267,87 +267,9 @@ clean:
 contract:
 	$(PYTHON) common/contract.py
 
-# ---- tests ---------------------------------------------------------------------------------------
-# CRITERION_PREFIX: Criterion's include/ and lib/ (tests/README.md); DT_RPATH covers its libraries.
-CRIT_CFLAGS := $(if $(CRITERION_PREFIX),-I$(CRITERION_PREFIX)/include)
-TEST_LIBS := $(if $(CRITERION_PREFIX),-L$(CRITERION_PREFIX)/lib -Xlinker --disable-new-dtags -Xlinker -rpath=$(abspath $(CRITERION_PREFIX))/lib) -lcriterion
-check-criterion:
-	@tools/check_criterion.sh "$(CRITERION_PREFIX)"
+# ---- tests: tests/rules.mk (make test, make test-extended, the Criterion binaries) --------------
+-include tests/rules.mk  # (absent from a grading package: grading needs no tests)
 
-$(BUILD)/tests/%.o: CFLAGS += $(CRIT_CFLAGS) -Itests
-$(BUILD)/tests/%.o: tests/%.c $(COMMON_DEPS) tests/lab_cases.h tests/barriers.h tests/hooks/hooks.h | check-criterion
-	$(COMPILE_C)
-
-# Host-only tests of the helpers and the harness; one kernel-test binary per lab: test_lab.c and
-# tests/lab_NN_*.c, linked with solutions/NN_name ($(BUILD)/tests/kernels_NN_name) or labs/NN_name
-# ($(BUILD)/tests/labs/kernels_NN_name): its hooks (LAB_TEST_OBJ), descriptor and base labs.
-$(BUILD)/tests/test_helpers $(BUILD)/tests/test_float_check: $(BUILD)/tests/%: $(BUILD)/tests/%.o $(HELPERS_OBJ)
-	$(LINK) $(TEST_LIBS)
-$(BUILD)/tests/test_harness: $(BUILD)/tests/test_harness.o $(COMMON_OBJ)
-	$(LINK) $(TEST_LIBS) $(SECCOMP_LIBS)
-KERNEL_TEST_OBJS = $(BUILD)/tests/test_lab.o $(BUILD)/tests/lab_cases.o $(BUILD)/tests/barriers.o \
-    $(patsubst %.c,$(BUILD)/%.o,$(wildcard tests/lab_$(firstword $(subst _, ,$(notdir $(1))))_*.c)) \
-    $(call LAB_TEST_OBJ,$(1)) $(call LAB_DESC,$(1)) $(call LAB_BASE_OBJS,$(1))
-KERNEL_TESTS := $(LABS:%=$(BUILD)/tests/kernels_%) $(LABS:%=$(BUILD)/tests/labs/kernels_%)
-$(KERNEL_TESTS): $(BUILD)/tests/%: $$(call KERNEL_TEST_OBJS,$$(subst kernels_,,$$(if $$(findstring labs/,$$*),$$*,solutions/$$*))) $(COMMON_OBJ)
-	$(LINK) $(TEST_LIBS) $(SECCOMP_LIBS)
-# TEST_SRC: what the kernel tests run: solutions (the repository's suite, which also checks the
-# untouched skeletons) or labs (the student's code). LAB=03: lab 03's kernel tests only.
-TEST_SRC ?= solutions
-ifeq ($(filter labs solutions,$(TEST_SRC)),)
-  $(error TEST_SRC=$(TEST_SRC): say TEST_SRC=labs (your code) or TEST_SRC=solutions (the default))
-endif
-ifneq ($(and $(filter test,$(MAKECMDGOALS)),$(LAB)),)
-  $(if $(LAB_DIR),,$(error make test: no lab matches LAB=$(LAB) (labs: $(LABS))))
-endif
-TEST_LABS   = $(if $(LAB),$(LAB_DIR),$(LABS))
-KERNEL_BINS = $(TEST_LABS:%=$(BUILD)/tests/$(if $(filter labs,$(TEST_SRC)),labs/)kernels_%)
-# A student's run (LAB=NN or TEST_SRC=labs): kernel tests only; else also the Python suites' needs.
-ONLY_KERNELS = $(or $(LAB),$(filter labs,$(TEST_SRC)))
-TEST_BINS   = $(if $(ONLY_KERNELS),,$(BUILD)/tests/test_helpers $(BUILD)/tests/test_float_check $(BUILD)/tests/test_harness \
-                $(if $(CPU_MODE),$(BUILD)/tests/test_cpu_warp $(BUILD)/tests/test_cpu_banks)) $(KERNEL_BINS)
-TEST_EXTRAS = $(if $(ONLY_KERNELS),,$(LABS:%=$(BUILD)/labs/%/scan) $(LABS:%=$(BUILD)/solutions/%/scan) judges cpu-fixtures)
-# PART=sort: only the variants whose name has it (lab 10's applications one at a time)
-RUN_TESTS   = LAB_TEST_SRC=$(TEST_SRC) LAB_TEST_PART=$(PART) LAB_BUILD_DIR=$(abspath $(BUILD)) $(PYTHON) tests/run_tests.py --src $(TEST_SRC)
-
-# a student's test run: the course's side of the kernel tests (its tests, the lab's descriptor, the
-# harness) first, under one line; then the student's files, each named
-COURSE_TEST_OBJS = $(COMMON_OBJ) $(foreach l,$(TEST_LABS),$(filter-out $(call LAB_TEST_OBJ,$(TEST_SRC)/$(l)) \
-                   $(call LAB_BASE_OBJS,$(TEST_SRC)/$(l)),$(call KERNEL_TEST_OBJS,$(TEST_SRC)/$(l))))
-ifneq ($(ONLY_KERNELS),)
-test: check-criterion
-	$(call COURSE_FIRST,$(sort $(COURSE_TEST_OBJS)), and tests)
-	@$(MAKE) $(SUBFLAGS) $(TEST_BINS)
-	$(Q)$(RUN_TESTS) --no-python $(if $(filter 1,$(V)),--verbose) $(TEST_BINS)
-else
-test: check-criterion $(TEST_BINS) $(TEST_EXTRAS)
-	$(Q)$(RUN_TESTS) $(if $(filter 1,$(V)),--verbose) $(TEST_BINS)
-endif
-test-extended: check-criterion $(KERNEL_BINS)
-	$(Q)LAB_TEST_EXTENDED=1 $(RUN_TESTS) --no-python $(if $(filter 1,$(V)),--verbose) $(KERNEL_BINS)
-
-# tests/test_cpu_mode.py runs tests/cpu_fixtures/*.cu (broken kernels) and cpu_corpus/*.cu (unusual
-# valid CUDA) as CPU-mode lab binaries; test_cpu_{warp,banks}.cu test the CPU runtime. In CPU mode
-# the kernel tests' sizes stop at LAB_TEST_MAX_N (tests/lab_cases.c: lab_test_max_n), except
-# lookback::many_tiles's own 2^23 + 13 (tests/README.md).
-CPU_FIXTURES := $(sort $(basename $(notdir $(wildcard tests/cpu_fixtures/*.cu))))
-CPU_CORPUS   := $(sort $(basename $(notdir $(wildcard tests/cpu_corpus/*.cu))))
-CPU_TEST_MAX_N ?= 70000
-ifneq ($(CPU_MODE),)
-cpu-fixtures: $(CPU_FIXTURES:%=$(BUILD)/cpu_fixtures/%/scan) $(CPU_CORPUS:%=$(BUILD)/cpu_corpus/%/scan)
-$(BUILD)/cpu_%/scan.o: tests/cpu_%.cu $(COMMON_DEPS) $$(wildcard tests/cpu_$$(*D)/*.h)
-	$(COMPILE_CU)
-$(BUILD)/tests/test_cpu_%.o: CPU_CXXFLAGS += $(CRIT_CFLAGS)
-$(BUILD)/tests/test_cpu_%.o: tests/test_cpu_%.cu $(COMMON_DEPS) | check-criterion
-	$(COMPILE_CU)
-$(BUILD)/tests/test_cpu_%: $(BUILD)/tests/test_cpu_%.o $(CPU_RT_OBJ) $(BUILD)/common/hostmem.o
-	$(LINK) $(TEST_LIBS)
-test test-extended: export LAB_TEST_MAX_N := $(or $(LAB_TEST_MAX_N),$(CPU_TEST_MAX_N))
-test test-extended: export CPU_SCHED_QUIET := 1
-else
-cpu-fixtures:
-	@$(MAKE) $(SUBFLAGS) CPU=1 DEBUG=0 BUILD=$(BUILD) cpu-fixtures
-endif
 # ---- slides and diagrams (slides/README.md; make slides: CHROME_PATH= a Chromium for the PDFs) ---
 diagrams:
 	$(PYTHON) slides/make_diagrams.py
