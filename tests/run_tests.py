@@ -579,6 +579,8 @@ def lab_verdicts(rows):
             verdict = f"passed ({p} test{'s' if p != 1 else ''}" + (f", {s} skipped)" if s else ")")
         if unwritten and not f:
             verdict += f"; not written yet: {unwritten}"
+        if os.environ.get("LAB_TEST_PART"):  # make test ... PART=x: what was tested, said
+            verdict += f" [PART={os.environ['LAB_TEST_PART']}: only its variants]"
         lines.append(f"  labs/{lab:24} {verdict}")
     return lines
 

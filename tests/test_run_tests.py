@@ -110,6 +110,9 @@ class Summary(unittest.TestCase):
         self.assertRegex(lines[3], r"labs/04_brent_kung\s+NOT RUN: no CUDA device")
         self.assertRegex(lines[4], r"labs/07_hierarchical\s+passed \(15 tests, 3 skipped\); "
                                    r"not written yet: reduce_then_scan$")
+        with mock.patch.dict(os.environ, {"LAB_TEST_PART": "compact"}):  # make test ... PART=compact
+            [line] = run_tests.lab_verdicts(rows[:1])
+        self.assertTrue(line.endswith("passed (8 tests, 2 skipped) [PART=compact: only its variants]"), line)
 
 
 # A kernel test that died of CPU mode's report (exit code 4, no assertion), one that crashed
