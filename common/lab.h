@@ -176,6 +176,7 @@ typedef struct {
     size_t bench_n; /* the size it is timed at by the harness's default and the grader */
     int n_variants;
     const lab_variant *variants;
+    size_t cpu_n; /* CPU mode's default run: its first n, less 7 (0: bench_n, at most 2^20) */
 } lab_info;
 
 extern const lab_info LAB;

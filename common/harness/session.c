@@ -376,17 +376,19 @@ static size_t largest_tile(const lab_info *lab)
 
 /* CPU mode's default run of a GPU lab (no --n, no --sizes) is meant to catch the common bugs at
  * the first make run: three calls, the first at a ragged n (the benchmark size, at most 2^20,
- * plus 7: a last tile cut short), the second and third at sixteen of the lab's largest tiles and
- * one element. The second, at a new n, shows state the first left behind, or a leak; the harness
- * zeroes the scratch for each new n (lab.h), so only the third, at the second's n again, shows
- * state never reset for the next call (lab 08's ticket counter) and, on its sixteen tiles, a
- * look-back that takes the second call's descriptor for its own (with two tiles it passed for
- * six scheduler seeds of eight). Every input's first element is
- * negative (LAB_CPU_DEFAULT_SEED: a max scan whose identity is 0 instead of INT_MIN is wrong from
- * out[0]). The grader's cases call the same way (grader/gradelib/evaluate.py, case_calls). */
+ * or the lab's cpu_n, plus 7: a last tile cut short), the second and third at sixteen of the lab's
+ * largest tiles and one element. The second, at a new n, shows state the first left behind, or a
+ * leak; the harness zeroes the scratch for each new n (lab.h), so only the third, at the second's n
+ * again, shows state never reset for the next call (lab 08's ticket counter) and, on its sixteen
+ * tiles, a look-back that takes the second call's descriptor for its own (with two tiles it passed
+ * for six scheduler seeds of eight). Every input's first element is negative (LAB_CPU_DEFAULT_SEED:
+ * a max scan whose identity is 0 instead of INT_MIN is wrong from out[0]). The grader's cases call
+ * the same way (grader/gradelib/evaluate.py, case_calls). */
 static void cpu_default_calls(lab_options *o, const lab_info *lab)
 {
     size_t n = lab->bench_n < LAB_CPU_DEFAULT_MAX_N ? lab->bench_n : LAB_CPU_DEFAULT_MAX_N;
+    if (lab->cpu_n) /* a lab whose CPU-mode run costs more per element (lab 10's sorts) */
+        n = lab->cpu_n;
     if (!lab->max_n || n + 7 <= lab->max_n)
         n += 7;
     size_t second = 16 * largest_tile(lab) + 1;
