@@ -39,7 +39,8 @@ static const lab_variant VARIANTS[] = {
      .summary = FIXTURE_SUMMARY,
      .op = LAB_OP_ADD,
      .fn = {.tiles = fixture_scan_tiles},
-     .temp_bytes = NULL},
+     .temp_bytes = NULL,
+     .compare = 0},
 };
 
 extern "C" const lab_info LAB = {
@@ -47,7 +48,7 @@ extern "C" const lab_info LAB = {
     LAB_TILE,        SCAN_INCLUSIVE,
     FIXTURE_TILE,    0,
     (size_t)1 << 16, sizeof(VARIANTS) / sizeof(VARIANTS[0]),
-    VARIANTS,
+    VARIANTS,        0, /* cpu_n: the default */
 };
 
 #endif /* FIXTURE_H */
