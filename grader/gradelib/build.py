@@ -210,6 +210,20 @@ def contract_message(text, lab, shown_as):
     return ""
 
 
+def _prechecked(precheck, priv_src):
+    """(a failed BuildResult or None, note) of precheck(priv_src) -> (violations, note[, error]):
+    violations refuse the build; so does an error, what the real compiler would refuse, found
+    without it (the build fails with that message)."""
+    if not precheck:
+        return None, ""
+    violations, note, *error = precheck(priv_src)
+    if violations:
+        return BuildResult(False, violations=violations, note=note), note
+    if error and error[0]:
+        return BuildResult(False, message=error[0], note=note), note
+    return None, note
+
+
 class Builder:
     """Builds lab binaries with `make lab-binary` from the course root into work/.
 
@@ -451,13 +465,9 @@ class Builder:
         if not os.path.isfile(src):
             return BuildResult(False, message=f"{shown_as} is missing")
         shutil.copyfile(src, priv_src)
-        note = ""
-        if precheck:
-            violations, note, *error = precheck(priv_src)
-            if violations:
-                return BuildResult(False, violations=violations, note=note)
-            if error and error[0]:  # what the real compiler would refuse, found without it
-                return BuildResult(False, message=error[0], note=note)
+        refused, note = _prechecked(precheck, priv_src)
+        if refused is not None:
+            return refused
         r = proc.run(self._make_args() + ["lab-binary", "LAB_SRC=" + priv_src, "LAB_OUT=" + binary,
                                           "LAB_ID=" + lab] + self._base_args(bases), self.timeout)
         if r.timed_out:
@@ -501,12 +511,8 @@ class Builder:
             with open(stamp) as f:
                 old = f.read().split()
             if old == [key, sha256_file(obj), sha256_file(binary)] and sha256_file(priv_src) == sha256_file(src):
-                violations, note, *error = precheck(priv_src) if precheck else ([], "")
-                if violations:
-                    return BuildResult(False, violations=violations, note=note)
-                if error and error[0]:
-                    return BuildResult(False, message=error[0], note=note)
-                return BuildResult(True, binary=binary, obj=obj, note=note)
+                refused, note = _prechecked(precheck, priv_src)
+                return refused or BuildResult(True, binary=binary, obj=obj, note=note)
         except (OSError, ValueError):
             pass
         return None

@@ -40,6 +40,7 @@ from ..build import InfraError
 from .asm import PTX_CLOCK_RE, clock_message
 from .headers import HeaderContext, check_headers, check_line_directives, include_origins, parse_dependencies
 from .headers import LAB_HEADERS, follow_marker, under
+from .lexer import without_attributes
 
 MARKS = {"__global__": "LAB_QUAL_GLOBAL", "__device__": "LAB_QUAL_DEVICE", "__host__": "LAB_QUAL_HOST",
          "__constant__": "LAB_QUAL_CONSTANT"}
@@ -116,30 +117,13 @@ _USE_AFTER = {"return", "case", "else", "do", "throw", "delete", "new", "co_retu
 _UNEVALUATED = {"sizeof", "decltype", "alignof", "__alignof__", "typeof", "__typeof__", "noexcept"}
 
 
-def _without_attributes(tokens):
-    """tokens without each __attribute__((...)) and its parentheses."""
-    out, i = [], 0
-    while i < len(tokens):
-        if tokens[i] == "__attribute__" and i + 1 < len(tokens) and tokens[i + 1] == "(":
-            depth, i = 0, i + 1
-            while i < len(tokens):
-                depth += {"(": 1, ")": -1}.get(tokens[i], 0)
-                i += 1
-                if depth == 0:
-                    break
-            continue
-        out.append(tokens[i])
-        i += 1
-    return out
-
-
 def _declared_vars(head):
     """The names a namespace-scope declaration's tokens (head, up to its ';' or '{') declare as
     variables: the identifier before each declarator's '=', '[', '{', ',' or end. [] for a
     function (a '(' right after its name comes first) or a type."""
     if any(t in ("struct", "class", "union", "enum", "typedef", "using", "template", "operator") for t in head):
         return []
-    head = _without_attributes(head)  # CPU mode's rewrite gives a device variable a section
+    head = without_attributes(head)  # CPU mode's rewrite gives a device variable a section
     names, depth, last, init = [], 0, None, False
     split_at_commas = "<" not in head  # a template's arguments may hold commas: one name then
     for t in head + [";"]:
@@ -200,7 +184,7 @@ def host_device_vars(preprocessed, private_src):
             if at_ns:
                 if "namespace" in head or "extern" in head:
                     kind = "ns"
-                elif "(" in _without_attributes(head) and "=" not in head:
+                elif "(" in without_attributes(head) and "=" not in head:
                     device = (G in head or D in head) and H not in head
                     both = D in head and H in head
                     kind = "dev" if device or both else "host"

@@ -23,6 +23,7 @@ import os
 import re
 
 from .headers import under
+from .lexer import without_attributes
 
 # a node or an edge of the VCG file -fcallgraph-info writes
 _Q = r'"((?:[^"\\]|\\.)*)"'
@@ -187,18 +188,7 @@ def device_lines(tokens, marks):
 def _function_name(head):
     """The name a function head's tokens declare: the word before its parameters' '(' (after
     attributes are dropped)."""
-    toks, i = [], 0
-    while i < len(head):  # without __attribute__((...))
-        if head[i] == "__attribute__" and i + 1 < len(head) and head[i + 1] == "(":
-            depth, i = 0, i + 1
-            while i < len(head):
-                depth += {"(": 1, ")": -1}.get(head[i], 0)
-                i += 1
-                if depth == 0:
-                    break
-            continue
-        toks.append(head[i])
-        i += 1
+    toks = without_attributes(head)
     for i, t in enumerate(toks):
         if t == "(" and i > 0 and re.match(r"[A-Za-z_]", toks[i - 1]):
             return toks[i - 1]

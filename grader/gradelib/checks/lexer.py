@@ -2,7 +2,9 @@
 (raw strings too), numbers with digit separators, identifiers, and backslash-newline splices.
 
 lex() gives the text after translation phases 1-3 as far as the checks care; strip_comments()
-the same, line for line with the original; find_line() and lines_of() find an identifier in it.
+the same, line for line with the original; find_line() and lines_of() find an identifier in it;
+without_attributes() drops each __attribute__((...)) from a list of tokens (checks/cpu.py and
+checks/device_calls.py read function heads that way).
 CPU mode's rewriter (common/cpu/rewrite.py, mask_code) has its own smaller masker: it runs as a
 standalone script on the course's side, which imports nothing from the grader (grader/README.md,
 "How the grader is built", says why the two are not one).
@@ -137,3 +139,20 @@ def lines_of(code, name):
         return []
     return sorted({code.count("\n", 0, m.start()) + 1
                    for m in re.finditer(r"(?<![A-Za-z0-9_$])" + re.escape(name) + r"(?![A-Za-z0-9_$])", code)})
+
+
+def without_attributes(tokens):
+    """tokens (a list of token strings) without each __attribute__((...)) and its parentheses."""
+    out, i = [], 0
+    while i < len(tokens):
+        if tokens[i] == "__attribute__" and i + 1 < len(tokens) and tokens[i + 1] == "(":
+            depth, i = 0, i + 1
+            while i < len(tokens):
+                depth += {"(": 1, ")": -1}.get(tokens[i], 0)
+                i += 1
+                if depth == 0:
+                    break
+            continue
+        out.append(tokens[i])
+        i += 1
+    return out
