@@ -84,6 +84,18 @@ def _stress(v, where):
                           f"(got {json.dumps(v['tiles'])})")
 
 
+def _cpu_ordering(v, where):
+    """correctness.cpu_ordering: null, or {"max_n": the largest n of the cases run in CPU mode}."""
+    if v is None:
+        return
+    if not isinstance(v, dict) or set(v) != {"max_n"}:
+        raise ConfigError(f'{where} must be null or {{"max_n": N}} (got {json.dumps(v)})')
+    _number(1, integer=True)(v["max_n"], f"{where}.max_n")
+    if v["max_n"] > 1 << 22:
+        raise ConfigError(f"{where}.max_n must be at most 2^22 = 4194304: CPU mode runs every GPU "
+                          f"thread as a fiber (got {json.dumps(v['max_n'])})")
+
+
 def _variant_name(v, where):
     if v is not None and not (isinstance(v, str) and re.fullmatch(r"[A-Za-z0-9_]+", v)):
         raise ConfigError(f"{where} must be null or a variant's name (got {json.dumps(v)})")
@@ -164,7 +176,11 @@ SCHEMA = {
                     "cpu_max_n": _number(1, integer=True),
                     # the single-pass labs' stress cases on a GPU (evaluate.make_cases): null, or
                     # {"sms": 4, "calls": 6, "tiles": [64, 400]}
-                    "stress": _stress},
+                    "stress": _stress,
+                    # a GPU grade also runs the lab's multi-tile cases up to max_n in CPU mode,
+                    # whose scheduler suspends a block between any two of its steps (ordering
+                    # bugs a GPU shows by luck fail there every time): null, or {"max_n": 65537}
+                    "cpu_ordering": _cpu_ordering},
     "sanitizer": {"tools": _tool_list},
     # who sees each part's result on Gradescope, and when (results.json "visibility")
     "visibility": {"correctness": _one_of(VISIBILITIES), "sanitizer": _one_of(VISIBILITIES),

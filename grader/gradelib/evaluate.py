@@ -580,6 +580,39 @@ def make_cases(info, settings, run_seed, limit=None, mode="gpu", variant=None, e
     return cases
 
 
+# The blocks CPU mode's scheduler keeps resident at once (common/cpu/launch.cpp g_resident, unless
+# CPU_RESIDENT_BLOCKS says otherwise; the grader never sets it).
+CPU_RESIDENT_BLOCKS = 4
+
+
+def ordering_cases(info, settings, run_seed, variant=None):
+    """The cases a GPU grade also runs in CPU mode for a lab whose config has
+    correctness.cpu_ordering (the single-pass labs): make_cases's CPU-mode cases of more tiles
+    than CPU mode keeps resident, up to its max_n, one distribution each, and for the default
+    variant the many-calls case (the same n again, then others). CPU mode's scheduler suspends a
+    block between any two of its steps and starts blocks out of order, so a look-back that reads
+    a flag before the value it guards, or accepts an earlier call's descriptor, fails these
+    cases every time; on a GPU such a race shows by luck, or, for some, never (the H100 never
+    showed lab 08's flag-before-value store order in 9,000 squeezed calls). [] without the key."""
+    ordering = settings["correctness"].get("cpu_ordering")
+    if not ordering:
+        return []
+    limit = ordering["max_n"]
+    if info.max_n:
+        limit = min(limit, info.max_n)
+    several = CPU_RESIDENT_BLOCKS * info.big_tile
+    default = variant is None or variant == info.variants[0].name
+    salt = "cpu-ordering"
+    out = []
+    for n, dist, seed, options in make_cases(info, settings, run_seed, limit, "cpu", variant, every_dist=False):
+        if is_many_calls(options):
+            if default:
+                out.append((n, dist, seed ^ case_seed(run_seed, info.id, n, salt), options))
+        elif n > several and "--offset-in" not in options:
+            out.append((n, dist, seed ^ case_seed(run_seed, info.id, n, salt), options))
+    return out
+
+
 # A variant that is only reported (not graded) is checked at the edge sizes up to this one, one
 # distribution each: enough to say "written and passing" or what fails. In CPU mode (every GPU
 # thread a fiber) a quarter of it, still more than two of every lab's largest tile (lab 10's

@@ -119,6 +119,7 @@ class Grader:
         self.refs = {}       # lab -> (binary, LabInfo)
         self.ref_hashes = {}  # lab -> hash of the reference binary, checked before each use
         self.symbol_builder = None  # CPU mode: an nvcc build, for the static checks on its object
+        self.cpu_builder = None  # a GPU grade: CPU mode's Builder, for the ordering cases (ordering_labs)
         self.notes = []      # what the result should say about this session (missing tools)
         self.serial_cache = {}
         self.device = None
@@ -162,6 +163,8 @@ class Grader:
         self.builder.prepare()
         if self.mode == "cpu":
             self._prepare_symbol_builder()
+        elif self.ordering_labs():
+            self._prepare_cpu_builder()
         self.progress("building the reference solutions")
         todo = [lab for lab in self.labs if os.path.isfile(os.path.join(self.root, "solutions", lab, "scan.cu"))]
         # a lab built on others (lab 10) links their reference objects: those first, also when
@@ -202,6 +205,27 @@ class Grader:
         self.progress("building the harness with nvcc too (code that nvcc does not compile fails here too)")
         sb.prepare()  # nvcc is there but the harness does not build with it: an infrastructure error
         self.symbol_builder = sb
+
+    def ordering_labs(self):
+        """The labs a GPU grade also builds in CPU mode: those whose config has
+        correctness.cpu_ordering (their multi-tile cases run on CPU mode's scheduler too,
+        stage_cases.ordering_plans), and the labs they are built on (their CPU-mode objects)."""
+        wanted = [lab for lab in self.labs if self.config.lab(lab)["correctness"].get("cpu_ordering")]
+        return sorted(set(wanted) | {b for lab in wanted for b in self.built_on(lab)})
+
+    def _prepare_cpu_builder(self):
+        """A GPU grade: CPU mode's harness, for the ordering cases. Where it cannot be built (no
+        host compiler, an old one), the cases are left out and the result says so: never an
+        infrastructure error, and no student loses a point for it."""
+        cb = buildmod.Builder(self.root, os.path.join(self.work, "build"), "cpu",
+                              self.config.lab(None)["timeouts"]["build_s"])
+        self.progress("building the harness in CPU mode too (the single-pass labs' ordering cases run there)")
+        try:
+            cb.prepare()
+        except InfraError as e:
+            self.notes.append(f"the single-pass labs' ordering cases in CPU mode were not run: {e}")
+            return
+        self.cpu_builder = cb
 
     def bases_of(self, labs):
         """The labs the given ones are built on that are not among them (sorted)."""
@@ -264,7 +288,8 @@ class Grader:
         Returns {lab: BuiltLab}; a lab that may run has its binary and LabInfo there. why_missing:
         why the labs without a source were not found (uploads.Found.problem), their summary."""
         base = os.path.join(self.work, "submissions", subsmod.work_tag(name))
-        stage = BuildStage(self.builder, self.symbol_builder, self.config.static, self.mode, self.refs)
+        stage = BuildStage(self.builder, self.symbol_builder, self.config.static, self.mode, self.refs,
+                           self.cpu_builder, self.ordering_labs() if self.cpu_builder else ())
         t0 = time.monotonic()
 
         wanted = list(self.labs if labs is None else labs)
@@ -382,6 +407,10 @@ class Grader:
         by_lab = {lab: stage_cases.plan_lab(lab, built[lab].binary, built[lab].info, self.config.lab(lab),
                                             self.seed, self.mode, self.want_sanitizer, self.sanitizer)
                   for lab in runnable}
+        if self.mode == "gpu":  # the single-pass labs' ordering cases in CPU mode too
+            by_lab = {lab: plans + stage_cases.ordering_plans(plans, built[lab].cpu_binary, self.config.lab(lab),
+                                                              self.seed)
+                      for lab, plans in by_lab.items()}
         plans = {p.lab: p for lab in runnable for p in by_lab[lab]}
         runs = stage_cases.run_plans(plans, self.gpu_jobs, self.sanitizer, self.seed, self.progress, self.isolated)
         for lab in runnable:
@@ -401,7 +430,10 @@ class Grader:
                 res = dataclasses.replace(res, status=Status.LAB_NOT_IMPLEMENTED, summary=why)
                 if b.skeleton_key:
                     self.unwritten[b.skeleton_key] = res
-            elif b.static.deferred:
+            elif b.cpu_note and self.config.lab(lab)["correctness"].get("cpu_ordering") and self.mode == "gpu":
+                note = "; ".join(x for x in (correctness.note, b.cpu_note) if x)
+                res = dataclasses.replace(res, correctness=dataclasses.replace(correctness, note=note))
+            if b.static.deferred and res.status != Status.LAB_NOT_IMPLEMENTED:
                 res = dataclasses.replace(res, static=b.static.refused(b.static.deferred),
                                           status=Status.STATIC_CHECK_FAILED,
                                           summary="static check failed: " + b.static.deferred[0])

@@ -8,6 +8,7 @@ CPU mode CPU mode's own, which need no nvcc), the compile, the checks
 on the objects (also when the link failed: a shadowed runtime function is then the likely
 cause) and on the binary.
 """
+import dataclasses
 import os
 from dataclasses import dataclass
 from typing import Optional
@@ -39,6 +40,8 @@ class BuiltLab:
     binary: Optional[str] = None
     info: object = None
     skeleton_key: str = ""  # the lab's own scan.cu is the course's skeleton, untouched: Grader.unwritten
+    cpu_binary: Optional[str] = None  # a GPU grade's CPU-mode build of it, for its ordering cases
+    cpu_note: str = ""  # why a GPU grade has no CPU-mode build of a lab that wants one
 
 
 def refused(lab, build, static, violations):
@@ -87,12 +90,14 @@ class BuildStage:
     Builder (or None: the checks that need nvcc are skipped); refs: {lab: (binary, LabInfo)} of
     the course's reference solutions."""
 
-    def __init__(self, builder, symbol_builder, static, mode, refs):
+    def __init__(self, builder, symbol_builder, static, mode, refs, cpu_builder=None, cpu_labs=()):
         self.builder = builder
         self.symbol_builder = symbol_builder
         self.static = static
         self.mode = mode
         self.refs = refs
+        self.cpu_builder = cpu_builder  # a GPU grade's CPU-mode Builder, or None
+        self.cpu_labs = set(cpu_labs)  # the labs it builds: those with ordering cases, and their bases
 
     def run(self, lab, src, out_dir, bases=None):
         """The BuiltLab of lab from src (None: not submitted), built in out_dir. bases: for a lab
@@ -112,7 +117,27 @@ class BuildStage:
         comp = self._compile(lab, src, out_dir, shown, bases)
         if comp.violations:
             return refused(lab, BuildOutcome(), StaticOutcome(note="; ".join(comp.notes)), comp.violations)
-        return self._check(lab, text, out_dir, comp)
+        built = self._check(lab, text, out_dir, comp)
+        if built.binary is not None and self.cpu_builder is not None and lab in self.cpu_labs:
+            return self._with_cpu_build(built, src, out_dir, shown, bases)
+        return built
+
+    def _with_cpu_build(self, built, src, out_dir, shown, bases):
+        """A GPU grade's lab that passed its checks, with its CPU-mode build (in out_dir/cpu, its
+        bases' CPU-mode objects linked) for the ordering cases (stage_cases.ordering_plans), or
+        the reason there is none. CPU mode's own checks run first; a refusal or a failed build
+        there costs no points (the GPU's build and checks decide those): the ordering cases
+        do not run, and the result says why."""
+        def cpu_pre(priv):
+            return cpu_checks.source_checks(self.cpu_builder, priv, self.static)
+
+        b = self.cpu_builder.build(src, os.path.join(out_dir, "cpu"), shown, precheck=cpu_pre, lab=built.lab,
+                                   bases=base_objects(bases, "cpu"))
+        if b.ok and not b.violations:
+            return dataclasses.replace(built, cpu_binary=b.binary)
+        why = b.violations[0] if b.violations else (b.message.splitlines() or ["the build failed"])[0]
+        return dataclasses.replace(built, cpu_note=f"its ordering cases in CPU mode did not run: CPU mode "
+                                                   f"could not build it ({why}); not held against you")
 
     @staticmethod
     def _read(lab, src, shown):

@@ -21,6 +21,7 @@ view of a case side by side.
 """
 import concurrent.futures as cf
 import contextlib
+import dataclasses
 import threading
 from dataclasses import dataclass
 from typing import Optional
@@ -41,7 +42,9 @@ class LabPlan:
     runs nothing (CPU mode, a host lab, --no-sanitizer, no compute-sanitizer, a variant that is
     only reported), else None. lab: the plan's key in the pool, the lab's id for its default
     variant, "<lab>/<variant>" for another (variant: its name, "" for the default); graded:
-    whether its cases count; points: its own share of the correctness points, or None."""
+    whether its cases count; points: its own share of the correctness points, or None.
+    on_cpu: the plan of a GPU grade's CPU-mode ordering cases (ordering_plans): binary is the
+    lab's CPU-mode build, lab "<variant's key>@cpu", and its cases count with its variant's."""
     lab: str
     binary: str
     info: object
@@ -53,6 +56,7 @@ class LabPlan:
     variant: str = ""
     graded: bool = True
     points: Optional[float] = None
+    on_cpu: bool = False
 
     @property
     def options(self):
@@ -137,6 +141,27 @@ def plan_lab(lab, binary, info, settings, seed, mode, sanitizer_wanted, sanitize
                              SanitizerOutcome(Status.NOT_GRADED, note="not graded: a variant that is only reported"),
                              name, False))
     return tuple(plans)
+
+
+ORDERING = "@cpu"  # the key of a variant's ordering plan: its own key and this
+
+
+def ordering_plans(plans, cpu_binary, settings, seed):
+    """A GPU grade's CPU-mode plans for a lab whose config has correctness.cpu_ordering, one per
+    graded variant of plans (plan_lab's), each the cases evaluate.ordering_cases gives, run by
+    cpu_binary (the lab's CPU-mode build, the same scan.cu). () without a CPU-mode build."""
+    if not cpu_binary:
+        return ()
+    out = []
+    for p in plans:
+        if not p.graded:
+            continue
+        cases = tuple(ev.ordering_cases(p.info, settings, seed, p.variant or None))
+        if cases:
+            out.append(LabPlan(p.lab + ORDERING, cpu_binary, p.info, cases, p.case_s,
+                               sanitizer_preset=p.sanitizer_preset or SanitizerOutcome(), variant=p.variant,
+                               on_cpu=True))
+    return tuple(out)
 
 
 def runs_alone(case):
@@ -622,15 +647,37 @@ def _sanitizer_errors(runs):
     return found.split(": ", 1)[1] if found.startswith("variant ") else found
 
 
+ON_CPU = ("in CPU mode, whose scheduler pauses a block between any two of its steps (a race a GPU shows "
+          "by luck fails there every time): ")
+
+
+def with_ordering(outcome, plan, runs):
+    """outcome (a variant's, on the GPU) with the cases of its CPU-mode ordering plan counted in:
+    their passes and total added, each failure named as CPU mode's with its CPU=1 command. A plan
+    CPU mode found unwritten or hung adds its cases as failed, with its note."""
+    own = correctness_outcome(plan, runs, "cpu")
+    failures = tuple(dataclasses.replace(f, message=ON_CPU + f.message) for f in own.failures)
+    note = outcome.note
+    if own.stopped_by is not None and own.note:
+        note = "; ".join(x for x in (note, ON_CPU + own.note) if x)
+    return dataclasses.replace(outcome, passed=outcome.passed + own.passed, total=outcome.total + own.total,
+                               failures=outcome.failures + failures, note=note)
+
+
 def lab_outcomes(plans, runs, mode):
     """(CorrectnessOutcome, SanitizerOutcome) of a lab from its variants' plans (plan_lab's, the
     default's first) and runs ({plan.lab: LabRuns}). A lab with one variant: that variant's
     outcomes. With several: the graded variants' cases together (the failures in variant order,
     the notes named by variant), a VariantReport per variant; the lab counts as not implemented
     only when every graded variant is, and as hung when any graded variant hung; the sanitizer's
-    runs of every graded variant together."""
+    runs of every graded variant together. A variant's ordering plan (on_cpu: a GPU grade's
+    CPU-mode cases) is counted into that variant's outcome (with_ordering)."""
+    ordering = {p.lab[:-len(ORDERING)]: p for p in plans if p.on_cpu}
+    plans = [p for p in plans if not p.on_cpu]
     main = plans[0]
     outs = [(p, correctness_outcome(p, runs[p.lab], mode)) for p in plans]
+    outs = [(p, with_ordering(c, ordering[p.lab], runs[ordering[p.lab].lab])
+             if p.lab in ordering and c.stopped_by is None else c) for p, c in outs]
     if len(plans) == 1:
         c = outs[0][1]
         return c, sanitizer_outcome(main, runs[main.lab], c, mode)

@@ -376,6 +376,62 @@ class StagePieces(unittest.TestCase):
                                                "(reported only: the lab's points come from its graded variants)")
         self.assertNotEqual(san.status, Status.FAILED, "a reported variant's race costs no points")
 
+    def test_a_gpu_grade_s_ordering_cases_in_cpu_mode(self):
+        """A lab with correctness.cpu_ordering (the single-pass labs): a GPU grade also runs, with
+        the lab's CPU-mode build, its cases of more tiles than CPU mode keeps resident (up to
+        max_n; the many-calls case for the default variant only), one plan per graded variant;
+        their verdicts count with that variant's, each failure named as CPU mode's with the
+        CPU=1 command that reruns it."""
+        from gradelib import evaluate as ev
+        info = dataclasses.replace(self.info, id="08_x", tile=6144, variants=(
+            Variant("lookback", "", False), Variant("max", "", False), Variant("max_two_pass", "", False)))
+        settings = CFG.lab("08_decoupled_lookback")
+        self.assertEqual(settings["correctness"]["cpu_ordering"], {"max_n": 65537})
+        for lab in ("01_serial", "03_kogge_stone", "07_hierarchical"):
+            self.assertIsNone(CFG.lab(lab)["correctness"]["cpu_ordering"], lab)
+        cases = ev.ordering_cases(info, settings, 7)
+        self.assertTrue(cases)
+        several = ev.CPU_RESIDENT_BLOCKS * 6144
+        for n, _, _, options in cases:
+            sizes = [int(x) for x in options[options.index("--sizes") + 1].split(",")]
+            self.assertLessEqual(max(sizes), 65537)
+            self.assertTrue(n > several or (ev.is_many_calls(options) and max(sizes) > several), (n, options))
+        self.assertEqual(sum(ev.is_many_calls(c[3]) for c in cases), 1)
+        self.assertFalse(any(ev.is_many_calls(c[3]) for c in ev.ordering_cases(info, settings, 7, "max")))
+        self.assertTrue(all(c[3][-2:] == ("--variant", "max") for c in ev.ordering_cases(info, settings, 7, "max")))
+        self.assertEqual(ev.ordering_cases(info, CFG.lab("07_hierarchical"), 7), [])
+        # the plans: one per graded variant, none without a CPU-mode build
+        main = dataclasses.replace(self.plan(), lab="08_x", info=info)
+        other = dataclasses.replace(main, lab="08_x/max", variant="max")
+        reported = dataclasses.replace(main, lab="08_x/max_two_pass", variant="max_two_pass", graded=False)
+        self.assertEqual(stage_cases.ordering_plans((main, other, reported), None, settings, 7), ())
+        order = stage_cases.ordering_plans((main, other, reported), "/cpu/scan", settings, 7)
+        self.assertEqual([(p.lab, p.variant, p.binary, p.on_cpu) for p in order],
+                         [("08_x@cpu", "", "/cpu/scan", True), ("08_x/max@cpu", "max", "/cpu/scan", True)])
+        # their verdicts count with their variant's
+        ok = (33, "ones", 7, ("--calls", "2"), Status.OK, "")
+        n, dist, seed, options = order[0].cases[0]
+        bad = (n, dist, seed, options, Status.WRONG, "wrong answer: call 1 of 3: out[12288] expected 4, got 5")
+        runs = {"08_x": LabRuns((ok,) * 4), "08_x/max": LabRuns((ok,) * 4), "08_x/max_two_pass": LabRuns((ok,) * 4),
+                "08_x@cpu": LabRuns((bad,) + tuple(c + (Status.OK, "") for c in order[0].cases[1:])),
+                "08_x/max@cpu": LabRuns(tuple(c + (Status.OK, "") for c in order[1].cases))}
+        c, _ = lab_outcomes([main, other, reported] + list(order), runs, "gpu")
+        self.assertEqual((c.passed, c.total), (8 + len(cases) + len(order[1].cases) - 1,
+                                               8 + len(cases) + len(order[1].cases)))
+        self.assertEqual([v.name for v in c.variants], ["lookback", "max", "max_two_pass"])
+        self.assertEqual((c.variants[0].passed, c.variants[0].total), (4 + len(cases) - 1, 4 + len(cases)))
+        f = c.failures[0]
+        self.assertTrue(f.message.startswith("in CPU mode, whose scheduler pauses a block between any two"))
+        self.assertIn("wrong answer: call 1 of 3", f.message)
+        self.assertTrue(f.reproduce.startswith("make run LAB=08 CPU=1 ARGS="), f.reproduce)
+        # one variant alone: its GPU cases and its ordering cases together
+        c, _ = lab_outcomes([main, order[0]], runs, "gpu")
+        self.assertEqual((c.passed, c.total, len(c.failures)), (4 + len(cases) - 1, 4 + len(cases), 1))
+        # a GPU variant that is not implemented is not counted twice
+        c, _ = lab_outcomes([main, order[0]], dict(runs, **{"08_x": LabRuns((ok,), stop=Status.NOT_IMPLEMENTED)}),
+                            "gpu")
+        self.assertEqual((c.stopped_by, c.total), (Status.NOT_IMPLEMENTED, 4))
+
     def test_speed_is_only_timed_after_every_case_passed(self):
         def never(*a):
             raise AssertionError("nothing may run")
