@@ -289,7 +289,7 @@ bench: $(BUILD)/bench/bench_cub $(LABS:%=$(BUILD)/$(BENCH_SRC)/%/scan)
 gradescope:
 	$(Q)$(PYTHON) grader/deploy/make_gradescope.py --out build/gradescope/autograder.zip $(GRADESCOPE_ARGS)
 bench-grader:
-	$(PYTHON) grader/bench_grader.py $(if $(CPU_MODE),--cpu) $(BENCH_GRADER_ARGS)
+	$(PYTHON) grader/dev/bench_grader.py $(if $(CPU_MODE),--cpu) $(BENCH_GRADER_ARGS)
 
 # ---- style (tools/style.sh): make format rewrites, make lint only checks (CI runs make lint) ------
 CLANG_FORMAT ?= clang-format

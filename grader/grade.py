@@ -32,8 +32,9 @@ Exit codes:
   6  --replay: some lab's verdicts or speed points differ from its receipt's
   130 interrupted (Ctrl-C, SIGTERM): what finished is kept; the same command resumes
 """
-# This file reads the options and calls one of: gradelib/runs.py grade_one (one submission, --src)
-# or gradelib/batch.py grade_batch (a class, --submissions); --prepare-only builds the course.
+# This file reads the options and calls one of: classroom/runs.py grade_one (one submission, --src)
+# or classroom/batch.py grade_batch (a class, --submissions); --prepare-only builds the course. The
+# engine (gradelib/) grades one submission; the classroom (classroom/) builds the rest on it.
 import argparse
 import os
 import sys
@@ -42,12 +43,13 @@ import traceback
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-from gradelib import batch, cluster, config as configmod, feedback, formats, resources, runs  # noqa: E402
-from gradelib import lms, policy, report, seeds  # noqa: E402
+from gradelib import config as configmod, feedback, formats, resources, session  # noqa: E402
 from gradelib.build import InfraError  # noqa: E402
 from gradelib.grading import course_labs, select_labs  # noqa: E402
 from gradelib.progress import log  # noqa: E402
-from gradelib.runs import EXIT_BAD_INPUT, EXIT_INFRA, EXIT_INTERNAL, EXIT_GRADED, EXIT_USAGE, ROOT  # noqa: E402
+from gradelib.session import ROOT  # noqa: E402
+from classroom import batch, cluster, lms, policy, report, runs, seeds  # noqa: E402
+from classroom.runs import EXIT_BAD_INPUT, EXIT_INFRA, EXIT_INTERNAL, EXIT_GRADED, EXIT_USAGE  # noqa: E402
 
 
 def _joined(argv):
@@ -160,7 +162,7 @@ def _cluster_options(ap):
 
 
 def _report_options(ap):
-    rp = ap.add_argument_group("the class report (batch mode; grader/README.md, gradelib/report.py)")
+    rp = ap.add_argument_group("the class report (batch mode; grader/README.md, classroom/report.py)")
     rp.add_argument("--report", metavar="HTML", help="write a class report (one self-contained HTML page) from "
                                                      "the results; with --merge, without grading")
     rp.add_argument("--similarity", action="store_true",
@@ -197,7 +199,7 @@ def _check_args(ap, args):
 
 def _configure(args):
     """(config, labs, roster) for this run, with the command line's overrides and the term's
-    files read (the late policy, gradelib/policy.py); or the exit code of what was wrong."""
+    files read (the late policy, classroom/policy.py); or the exit code of what was wrong."""
     try:
         config = configmod.load(args.config)
     except configmod.ConfigError as e:
@@ -229,7 +231,7 @@ def _configure(args):
 
 
 def _seed(args):
-    """The input seed: a batch's class seed (stored with its results, gradelib/seeds.py), the
+    """The input seed: a batch's class seed (stored with its results, classroom/seeds.py), the
     one given, or a fresh one; None after a message when the stored one cannot be used."""
     if args.submissions and not args.merge and os.path.isdir(args.submissions):
         try:
@@ -258,7 +260,7 @@ def main(argv=None):
     try:
         if args.prepare_only:
             mode = "cpu" if args.cpu or (config.mode == "cpu" and not args.gpu) else "gpu"
-            runs.make_grader(args, config, seed, labs, mode, log).build_course()
+            session.make_grader(args, config, seed, labs, mode, log).build_course()
             log(f"built the harness and {len(labs)} reference solutions ({mode} mode) in {args.work}")
             return EXIT_GRADED
         if args.submissions:
@@ -279,9 +281,9 @@ def main(argv=None):
     except InfraError as e:
         log(f"infrastructure error, not a grade: {e}")
         if not args.submissions:
-            result = runs.infra_result(args, seed, str(e), config)
+            result = session.infra_result(args, seed, str(e), config)
             if args.format != formats.DEFAULT or args.out:
-                runs.emit(formats.render(result, args.format), args.out)
+                session.emit(formats.render(result, args.format, config=config), args.out)
         return EXIT_INFRA
     except KeyboardInterrupt:
         log("interrupted")

@@ -35,7 +35,7 @@ C_EXT = (".c", ".h", ".cu", ".cpp")
 # Copies that are known and owned by other work, each with why it is still there. Keyed by
 # (path, rule name); a path ending in "/" covers a folder.
 KNOWN = {
-    ("grader/gradelib/runs.py", "exit code assigned"): "the grader's own exit codes (grader/README.md), "
+    ("grader/classroom/runs.py", "exit code assigned"): "the grader's own exit codes (grader/README.md), "
                                                        "not a lab binary's: EXIT_USAGE = 2 is argparse's",
 }
 

@@ -282,7 +282,7 @@ class Sandbox(unittest.TestCase):
         self.check_open("sandbox_write_file", "lab-was-here.txt", "openat, for writing")
 
     def test_a_file_opened_for_reading_is_stopped_before_a_byte_is_read(self):
-        # CPU mode opens no file once the sandbox is in (grader/tools/measure_opens.py): none may
+        # CPU mode opens no file once the sandbox is in (grader/dev/measure_opens.py): none may
         self.check_open("sandbox_read_file", "/etc/passwd", "openat")
         rc, rep, err = run("sandbox_read_file", 700, extra=("--sandbox",))
         self.assertNotIn("root:x:0", err)

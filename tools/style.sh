@@ -22,8 +22,8 @@ c_files=$(printf '%s\n' common/*.c common/*.h common/*.cu common/harness/*.c com
     common/course/*.c common/course/*.h labs/*/*.cu solutions/*/*.cu \
     tests/*.c tests/*.h tests/hooks/*.cu tests/hooks/*.h tests/cpu_fixtures/*.cu tests/cpu_fixtures/*.h \
     tests/cpu_corpus/*.cu tests/cpu_corpus/*.h | grep -v '/bom_crlf\.cu$' | LC_ALL=C sort -u)
-py_files=$(printf '%s\n' common/*.py common/cpu/*.py grader/*.py grader/gradelib/*.py \
-    grader/gradelib/*/*.py grader/deploy/*.py grader/tests/*.py grader/tools/*.py tests/*.py slides/*.py tools/*.py |
+py_files=$(printf '%s\n' common/*.py common/cpu/*.py grader/*.py grader/gradelib/*.py grader/classroom/*.py \
+    grader/gradelib/*/*.py grader/deploy/*.py grader/tests/*.py grader/dev/*.py tests/*.py slides/*.py tools/*.py |
     LC_ALL=C sort -u)
 need() { command -v "$1" >/dev/null 2>&1 || { echo "make $what: $1 is missing: sudo apt-get install $2" >&2; exit 2; }; }
 # PYCODESTYLE_PY: the interpreter that has the pycodestyle module ($PYTHON, else Debian's python3)

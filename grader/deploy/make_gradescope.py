@@ -25,7 +25,7 @@ sys.path.insert(0, GRADER)
 
 from gradelib.grading import course_labs, select_labs  # noqa: E402
 
-SKIP_DIRS = {"__pycache__", "tests", "fixtures", "node_modules"}
+SKIP_DIRS = {"__pycache__", "tests", "fixtures", "dev", "node_modules"}  # dev/: the maintainers' benches and tools
 
 
 def course_files():

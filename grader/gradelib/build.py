@@ -224,6 +224,16 @@ def _prechecked(precheck, priv_src):
     return None, note
 
 
+def work_tag(name):
+    """A folder name for a student's private build and unpack folders: the name with anything
+    but letters, digits, '-', '_' and '.' replaced, plus a hash of the name when that changed
+    it, so that 'a b' and 'a_b' never share a folder."""
+    tag = "".join(c if c.isalnum() or c in "-_." else "_" for c in name).lstrip(".")
+    if tag != name or not tag:
+        tag = (tag or "submission") + "-" + hashlib.sha256(name.encode("utf-8", "surrogateescape")).hexdigest()[:10]
+    return tag
+
+
 class Builder:
     """Builds lab binaries with `make lab-binary` from the course root into work/.
 

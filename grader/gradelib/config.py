@@ -288,75 +288,22 @@ def _check_sandbox(s):
                               f"\"scan-run\" (got {json.dumps(v)})")
 
 
-# "similarity" (top level, optional; grade.py --similarity, gradelib/similarity.py): a pair is
-# listed when threshold_percent of one file's own code (the skeleton's text taken out) is the
-# other's; min_run: sim_c's shortest run in tokens (-r); min_tokens: files with less own code
-# are not compared; max_pairs: pairs shown per lab in the class report.
-SIMILARITY_DEFAULTS = {"threshold_percent": 60, "min_run": 24, "min_tokens": 50, "max_pairs": 60}
-# "slurm" (top level, optional; grade.py --slurm, gradelib/cluster.py): #SBATCH lines of the job
-# array (time, mem, account, partition; throttle: at most N tasks at once, the array's %N) and
-# the shell lines each task runs first (prologue: "module load cuda", say). null: not written.
-# cache: where the tasks share one build of the harness and references (null: RESULTS/cache, on
-# the storage every node already shares for the results; a path; false: each task builds its own).
-EXTRA = ("similarity", "slurm")  # the sections of this block
-SLURM_DEFAULTS = {"time": None, "mem": None, "account": None, "partition": None, "throttle": None,
-                  "prologue": [], "python": None, "cache": None}
+# The sections of the config that the classroom reads (grader/classroom/settings.py checks them
+# and gives each its defaults, through register_section, once the classroom is loaded): "late",
+# "gradebook" and "rate_limit" (the term's policies), "similarity" and "slurm". The engine only
+# names them, so that a course's config loads where no class is graded (a fixture run, a bench);
+# there each is kept as written, unchecked, and nothing of the engine reads it.
+CLASSROOM_SECTIONS = ("late", "gradebook", "rate_limit", "similarity", "slurm")
+TOP_KEYS = ("course", "mode", "defaults", "labs", "static", "gradescope", "feedback", "sandbox")
+_SECTIONS = {}  # name -> check(the section as written or None, the whole config) -> Config.<name>
 
 
-def _check_similarity(s):
-    if not isinstance(s, dict):
-        raise ConfigError("similarity must be an object")
-    for k, v in s.items():
-        if k not in SIMILARITY_DEFAULTS:
-            raise ConfigError(f"similarity: unknown key {json.dumps(k)} (known: {', '.join(SIMILARITY_DEFAULTS)})")
-        _number(1, integer=True)(v, f"similarity.{k}")
-        if k == "threshold_percent" and v > 100:
-            raise ConfigError(f"similarity.threshold_percent must be at most 100 (got {json.dumps(v)})")
-
-
-def _check_slurm(s):
-    if not isinstance(s, dict):
-        raise ConfigError("slurm must be an object")
-    for k, v in s.items():
-        if k not in SLURM_DEFAULTS:
-            raise ConfigError(f"slurm: unknown key {json.dumps(k)} (known: {', '.join(SLURM_DEFAULTS)})")
-        if k == "throttle":
-            _number(1, integer=True, allow_none=True)(v, "slurm.throttle")
-        elif k == "prologue":
-            if not isinstance(v, (str, list)) or (isinstance(v, list) and not all(isinstance(x, str) for x in v)):
-                raise ConfigError("slurm.prologue must be a shell line or a list of them")
-        elif k == "cache":
-            if v is not None and v is not False and (not isinstance(v, str) or not v.strip()):
-                raise ConfigError(f"slurm.cache must be null (RESULTS/cache, shared by the tasks), false (each task "
-                                  f"builds its own) or a folder every node can reach (got {json.dumps(v)})")
-        elif k == "python":
-            if v is not None and (not isinstance(v, str) or not re.fullmatch(r"[A-Za-z0-9_./+-]+", v)):
-                raise ConfigError(f"slurm.python must be null (the Python that ran grade.py --slurm) or the "
-                                  f"interpreter the jobs run grade.py with, a name or a path such as \"python3\" "
-                                  f"(got {json.dumps(v)})")
-        elif v is not None and (not isinstance(v, str) or not re.fullmatch(r"[A-Za-z0-9_.:,+-]+", v)):
-            raise ConfigError(f"slurm.{k} must be null or a value such as \"02:00:00\" or \"8G\" "
-                              f"(letters, digits and _.:,+- only; got {json.dumps(v)})")
-
-
-# "late" and "gradebook" (top level, optional): the late policy (policy.py: due dates, grace,
-# penalty) and the LMS gradebook's column names (lms.py: gradebook.columns {lab: name}).
-TOP_KEYS = ("course", "mode", "defaults", "labs", "static", "gradescope", "feedback", "sandbox",
-            "late", "gradebook", "rate_limit")
-
-
-def _term_sections(data):
-    """(the "late" section or None, the "gradebook" section), checked (ConfigError)."""
-    from . import lms, policy
-    try:
-        if "late" in data:
-            policy.check_late(data["late"], contract_labs())
-        if "rate_limit" in data:
-            policy.check_rate_limit(data["rate_limit"])
-        lms.check_columns(data.get("gradebook", {}))
-    except ValueError as e:
-        raise ConfigError(str(e))
-    return data.get("late"), dict(data.get("gradebook", {}))
+def register_section(name, check):
+    """The classroom's check of one of CLASSROOM_SECTIONS: it raises ConfigError (or ValueError)
+    on a bad section and returns what Config keeps as config.<name>, defaults filled in."""
+    if name not in CLASSROOM_SECTIONS:
+        raise ValueError(f"{name} is not one of the config's classroom sections ({', '.join(CLASSROOM_SECTIONS)})")
+    _SECTIONS[name] = check
 
 
 def contract_labs():
@@ -414,8 +361,9 @@ class Config:
         if not isinstance(data, dict):
             raise ConfigError(f"{path}: the top level must be an object")
         for k in data:
-            if k not in TOP_KEYS + EXTRA:
-                raise ConfigError(f"{path}: unknown key {json.dumps(k)} (known: {', '.join(TOP_KEYS + EXTRA)})")
+            if k not in TOP_KEYS + CLASSROOM_SECTIONS:
+                raise ConfigError(f"{path}: unknown key {json.dumps(k)} "
+                                  f"(known: {', '.join(TOP_KEYS + CLASSROOM_SECTIONS)})")
         _one_of(MODES)(data.get("mode", "auto"), "mode")
         _check_gradescope(data.get("gradescope", {}))
         _check_feedback(data.get("feedback", {}))
@@ -440,12 +388,12 @@ class Config:
         # the limits on program output in the feedback (feedback.configure takes them)
         self.feedback = dict(FEEDBACK_DEFAULTS, **data.get("feedback", {}))
         self.sandbox = dict(SANDBOX_DEFAULTS, **data.get("sandbox", {}))
-        _check_similarity(data.get("similarity", {}))
-        _check_slurm(data.get("slurm", {}))
-        self.similarity = dict(SIMILARITY_DEFAULTS, **data.get("similarity", {}))  # --similarity
-        self.slurm = dict(SLURM_DEFAULTS, **data.get("slurm", {}))  # --slurm's job scripts
-        self.late, self.gradebook = _term_sections(data)
-        self.rate_limit = data.get("rate_limit")  # Gradescope: uploads graded per hours (policy.py)
+        for name in CLASSROOM_SECTIONS:  # the classroom's (settings.py), checked where it is loaded
+            check = _SECTIONS.get(name)
+            try:
+                setattr(self, name, check(data.get(name), data) if check else data.get(name))
+            except ValueError as e:
+                raise ConfigError(str(e))
         self.defaults = data["defaults"]
         self.labs = labs
         self.static = static

@@ -16,27 +16,27 @@ copies of scan.cu, results) nor, deployed, of the course; a reference binary's c
 executable but not readable (0711). Every run is contained (proc.run's contain=True): a process
 it leaves running, also one that called setsid(), is killed, and the run is diagnosed "escaped".
 
-Size: about 900 lines, over the house's 400. It holds five jobs that share the protocol above:
-the run folder and one process (RunDir, run_lab), the lab's description (LabInfo, describe),
-the case matrix (edge_sizes, make_cases), what a run said (parse_report, diagnose), and the
-runs themselves (LabSession, the sanitizers, Timer). Those are the seams to split it along,
-as build.py and grade.py were split.
+Its parts: the run folder, the one process and the judge (rundir.py), the lab's description
+(labinfo.py), the case matrix (cases.py), and here what a run said (parse_report, diagnose) and
+the runs themselves (run_case, LabSession, the sanitizers, Timer). The stages reach all of it as
+ev.X: this module hands on the names of the other three (__all__).
 """
-import dataclasses
-import hashlib
 import json
 import os
 import re
-import shutil
-import stat
-import tempfile
-import threading
 import time
 
 from . import contract
 from . import feedback
-from . import proc
+from . import proc, procfs
 from .status import Status
+from .labinfo import (Variant, MAX_WORK_TILE, MIN_BIG_TILE, LabInfo, parse_describe)
+from .rundir import (TRACE_VAR, trace, TRACE_OPENS_VAR, RUN_ENV, mark_reference, is_reference, private_folder,
+                     _traversable, RunDir, JUDGE_SUFFIX, NoJudge, UNJUDGED_VAR, judge_for, _graded_argv,
+                     run_lab, describe)
+from .cases import (EXTRA_TILE_SIZES, edge_sizes, case_seed, OFFSET_CASES, second_size, case_calls,
+                    CASE_CALLS_MAX, is_many_calls, MULTI_CALLS, multi_sizes, graded_variants, report_variants,
+                    make_cases, CPU_RESIDENT_BLOCKS, ordering_cases, REPORT_MAX_N, report_cases, reproduce_cmd)
 
 # Exit codes of a lab binary (common/contract.json; the harness's LAB_EXIT_*).
 EXIT_OK = contract.EXIT["OK"]
@@ -51,591 +51,21 @@ EXIT_TAMPERED = contract.EXIT["TAMPERED"]  # the process ended before the harnes
 EXIT_SANDBOX = contract.EXIT["SANDBOX"]    # the sandbox stopped a system call of the lab's code
 SANITIZER_EXIT = contract.SANITIZER_EXIT   # the --error-exitcode the grader gives compute-sanitizer
 
-
-TRACE_VAR = "LAB_GRADER_TRACE"  # a file to append one JSON line per lab process to (timings)
-_trace_lock = threading.Lock()
-
-
-def trace(kind, argv, seconds, **extra):
-    """Appends one line about a finished lab process to $LAB_GRADER_TRACE, when it is set: what
-    it was (kind), its program, when it ended and how long it took (the grader's own timing
-    breakdown; grader/README.md, "Where the time goes"), and which grader process wrote it (pid:
-    each --gpus worker is one, so a class's trace splits into each worker's timeline)."""
-    path = os.environ.get(TRACE_VAR)
-    if not path:
-        return
-    line = json.dumps({"kind": kind, "prog": "/".join(argv[0].split("/")[-2:]), "end": round(time.time(), 3),
-                       "s": round(seconds, 3), "pid": os.getpid(), **extra})
-    with _trace_lock, open(path, "a", encoding="utf-8") as f:
-        f.write(line + "\n")
-
-
-# ---- the run folder ---------------------------------------------------------------------------
-
-# The harness's measuring switch (common/sandbox.c): every file a run opens after the sandbox
-# is in is logged on stderr and opened ("harness: sandbox-trace: ..."). Graded runs never get it;
-# grader/tools/measure_opens.py sets TRACE_OPENS.
-TRACE_OPENS_VAR = "LAB_SANDBOX_TRACE_OPEN"
-TRACE_OPENS = False
-# Every lab process gets one hardware work queue to its GPU instead of CUDA's default eight. The
-# driver creates CUDA contexts one at a time for the whole machine, and the queues are most of a
-# context's cost: 32 processes started at once on one GPU took 8.6 s with eight queues and 3.5 s
-# with one (H200 host, two GPUs, 2026-11-27; the same with the 32 split over both GPUs), and a
-# submission starts ~60 of them. A lab's code runs on one stream (the harness's), so nothing it
-# may rely on changes; kernels on two streams are still correct, only never concurrent (CUDA
-# never promises that they are). Set for every run, the reference's too, whatever the grader's
-# own environment says, so that every submission is graded under the same conditions.
-RUN_ENV = {"CUDA_DEVICE_MAX_CONNECTIONS": "1"}
-
-_references = set()  # real paths of the course's reference binaries (mark_reference)
-_references_lock = threading.Lock()
-
-
-def mark_reference(binary):
-    """Marks binary as one of the course's reference binaries: its run copies are executable but
-    not readable by the run user (0711), and it never runs under a tool (RunDir)."""
-    with _references_lock:
-        _references.add(os.path.realpath(binary))
-
-
-def is_reference(binary):
-    with _references_lock:
-        return os.path.realpath(binary) in _references
-
-
-def private_folder(path):
-    """Creates path (and its parents) and makes it the grader's alone (0700): the grader's work
-    folder holds builds, private copies of every scan.cu (the references' too) and results, none
-    of which a lab run may read."""
-    os.makedirs(path, exist_ok=True)
-    os.chmod(path, 0o700)
-
-
-def _traversable(path):
-    """True when every folder from / down to path lets others through (o+x)."""
-    path = os.path.realpath(path)
-    while True:
-        try:
-            if not os.stat(path).st_mode & 0o001:
-                return False
-        except OSError:
-            return False
-        parent = os.path.dirname(path)
-        if parent == path:
-            return True
-        path = parent
-
-
-def _run_base():
-    """Where run folders go: the temporary folder, or /tmp when the run user could not reach it."""
-    base = tempfile.gettempdir()
-    return base if proc.run_user() is None or _traversable(base) else "/tmp"
-
-
-class RunDir:
-    """The folder one lab process runs from: `scan`, a copy of the binary (0755; a reference
-    binary's 0711: the run user may execute it, not read it), and `cwd/`, empty, owned by the run
-    user (the process's cwd, HOME and TMPDIR); with tool=True also `tool/` (the run user's) for
-    a tool's log. The folder itself is 0711: the run user can reach what is in it by name, not
-    list it. remove() deletes it all. A reference binary never runs under a tool (ValueError):
-    compute-sanitizer runs the student's binaries only. Raises proc.RunUserError when the grader
-    is root without a user to run as."""
-
-    def __init__(self, binary, tool=False):
-        user = proc.run_user()
-        reference = is_reference(binary)
-        if tool and reference:
-            raise ValueError(f"{binary} is a reference binary: it never runs under a tool")
-        self.path = tempfile.mkdtemp(prefix="lab-run-", dir=_run_base())
-        try:
-            os.chmod(self.path, 0o711)
-            self.binary = os.path.join(self.path, os.path.basename(binary))
-            shutil.copyfile(binary, self.binary)
-            os.chmod(self.binary, 0o711 if reference else 0o755)
-            self.cwd = os.path.join(self.path, "cwd")
-            os.mkdir(self.cwd, 0o700)
-            owned = [self.cwd]
-            self.log = None
-            if tool:
-                os.mkdir(os.path.join(self.path, "tool"), 0o700)
-                owned.append(os.path.join(self.path, "tool"))
-                self.log = os.path.join(self.path, "tool", "sanitizer.log")
-            if user is not None:
-                for d in owned:
-                    os.chown(d, user.uid, user.gid)
-        except BaseException:
-            self.remove()
-            raise
-        self.user = user
-
-    def env(self):
-        """The run's environment: the grader's, with HOME and TMPDIR in the run's cwd (the
-        harness empties it before the lab's code runs), RUN_ENV, and without the sandbox's
-        measuring switch unless TRACE_OPENS is set (grader/tools/measure_opens.py)."""
-        env = dict(os.environ, HOME=self.cwd, TMPDIR=self.cwd, **RUN_ENV)
-        if TRACE_OPENS:
-            env[TRACE_OPENS_VAR] = "1"
-        else:
-            env.pop(TRACE_OPENS_VAR, None)
-        return env
-
-    def read_log(self, limit=200000):
-        """The tool's log, when it is a regular file of the run user's (never a link the run
-        made to a file the grader can read and the run user cannot); "" otherwise."""
-        if self.log is None:
-            return ""
-        try:
-            fd = os.open(self.log, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-        except OSError:
-            return ""
-        try:
-            st = os.fstat(fd)
-            owner = self.user.uid if self.user is not None else os.geteuid()
-            if not stat.S_ISREG(st.st_mode) or st.st_uid != owner or st.st_nlink != 1:
-                return ""
-            with os.fdopen(os.dup(fd), "rb") as f:
-                return f.read(limit).decode("utf-8", errors="replace")
-        except OSError:
-            return ""
-        finally:
-            os.close(fd)
-
-    def remove(self):
-        shutil.rmtree(self.path, ignore_errors=True)
-
-
-JUDGE_SUFFIX = ".judge"  # beside a lab binary the grader built: the path of its lab's judge
-
-
-class NoJudge(Exception):
-    """A graded run of a binary whose judge cannot be found (one line: how to build it)."""
-
-
-# Set to 1 only by the grader's own tests of its pipeline, whose stand-in "lab binaries" are
-# scripts with no lab and so no judge: such a binary then runs unjudged, as one process.
-UNJUDGED_VAR = "LAB_GRADER_UNJUDGED"
-_judges = {}  # binary -> its judge, found by describe (judge_for)
-_judges_lock = threading.Lock()
-
-
-def judge_for(binary):
-    """The judge of a lab binary (common/harness/port.h: graded runs are always judged): the path
-    written beside it by the grader's build (build.Builder.build: <binary>.judge), else the one
-    the Makefile builds beside its layout (BUILD/<tree>/<dir>/scan: BUILD/judge/<lab>/judge, the
-    lab the folder's name or the binary's --describe names). Raises NoJudge when there is none,
-    unless UNJUDGED_VAR is 1 (None: run it unjudged)."""
-    binary = os.path.abspath(binary)
-    side = binary + JUDGE_SUFFIX
-    if os.path.isfile(side):
-        with open(side) as f:
-            path = f.read().strip()
-        if os.path.isfile(path):
-            return path
-    lab_dir = os.path.dirname(binary)
-    build = os.path.dirname(os.path.dirname(lab_dir))
-    with _judges_lock:
-        lab = _judges.get(binary)
-    for name in filter(None, (os.path.basename(lab_dir), lab)):
-        path = os.path.join(build, "judge", name, "judge")
-        if os.path.isfile(path):
-            return path
-    if lab is None and os.path.isdir(os.path.join(build, "judge")):
-        info, _ = describe(binary)
-        if info is not None:
-            with _judges_lock:
-                _judges[binary] = info.id
-            path = os.path.join(build, "judge", info.id, "judge")
-            if os.path.isfile(path):
-                return path
-    if os.environ.get(UNJUDGED_VAR) == "1":
-        return None
-    raise NoJudge(f"no judge for {binary}: graded runs are judged by the lab's judge "
-                  f"(make judges builds build/judge/<lab>/judge)")
-
-
-def _graded_argv(prog, d, tool):
-    """The command line of a graded run of prog from run folder d, and whether it is judged: its
-    judge, running d's copy of the binary (under tool, when given, as its lab process's wrapper);
-    unjudged only where judge_for allows it."""
-    inner = tool(d.binary, d.log) if tool else [d.binary]
-    judge = judge_for(prog)
-    if judge is None:
-        return inner, False
-    return proc.judge_argv(judge, inner[-1], inner[:-1]), True
-
-
-def run_lab(argv, timeout, case=None, kind="run", tool=None, cpu_limit=None):
-    """proc.run for a lab binary (argv: the binary and its options) from a RunDir of its own:
-    nothing the binary writes by a relative path lands in the grader's folders, it runs as the
-    run user when the grader is root, and it is contained, so that nothing it starts outlives
-    it. case: a graded run (the case line). tool: a function (binary, log) -> the argv of a tool
-    that runs the binary (compute-sanitizer); the Result's tool_log then holds the tool's log."""
-    prog = os.path.abspath(argv[0])
-    judged = case is not None
-    d = RunDir(prog, tool=tool is not None)
-    t0 = time.monotonic()
-    r = None
-    try:
-        if judged:  # the verdict is the judge's, which no lab code shares a process with
-            full, judged = _graded_argv(prog, d, tool)
-        else:
-            full = tool(d.binary, d.log) if tool else [d.binary] + list(argv[1:])
-        r = proc.run(full, timeout, cwd=d.cwd, env=d.env(), contain=True, case=case,
-                     cpu_limit=cpu_limit, judged=judged)
-        r.tool_log = d.read_log() if tool else ""
-        return r
-    finally:
-        d.remove()
-        used = getattr(r, "cpu_s", None)  # the CPU time it used, in the trace too
-        trace(kind, [prog], time.monotonic() - t0, case=case or " ".join(argv[1:])[:200],
-              **({"cpu": round(used, 3)} if used is not None else {}))
-
-
-@dataclasses.dataclass(frozen=True)
-class Variant:
-    """One variant of a lab, as `scan --describe` lists it (variants[0] is graded)."""
-    name: str
-    summary: str
-    temp: bool  # it asks the harness for scratch memory
-
-
-# A whole-array lab's reported tiles above this are ignored (sizes of several such tiles would only
-# run out of memory); its multi-tile sizes span at least MIN_BIG_TILE elements whatever it reports.
-MAX_WORK_TILE = 1 << 20
-MIN_BIG_TILE = 4096
-
-
-@dataclasses.dataclass(frozen=True)
-class LabInfo:
-    """What `scan --describe` says about a lab (common/harness/session.c)."""
-    contract: int
-    id: str
-    title: str
-    shape: str       # one of contract.SHAPES (host arrays, the whole scan, tile by tile)
-    type: str        # one of contract.SCAN_TYPES
-    tile: int        # 0 unless shape == "tile"
-    bench_n: int
-    max_n: int       # 0: no limit
-    element: str
-    operator: str
-    variants: tuple  # of Variant
-    mode: str        # one of contract.MODES: how the binary was built
-    work_tiles: tuple = ()  # a whole-array lab's internal tiles (lab.h: lab_work_tiles), () unknown
-
-    @property
-    def device(self):
-        return self.shape != "host"
-
-    @property
-    def tiles(self):
-        """The tiles the sizes are made from: a tile lab's tile (the course's); a whole-array
-        lab's internal tiles as it reports them (lab 10: its own and its scan's; up to
-        MAX_WORK_TILE), then contract.DEFAULT_TILE. A lab 07 or 08 reports its own tile from its
-        scan.cu, so a report can only add sizes: the default tile's sizes stay, and the multi-tile
-        sizes span at least MIN_BIG_TILE (big_tile)."""
-        if self.tile:
-            return (self.tile,)
-        reported = tuple(t for t in self.work_tiles if t <= MAX_WORK_TILE)
-        return reported + ((contract.DEFAULT_TILE,) if contract.DEFAULT_TILE not in reported else ())
-
-    @property
-    def tile_or_default(self):
-        """The tile the edge sizes are made from (the first of tiles)."""
-        return self.tiles[0]
-
-    @property
-    def big_tile(self):
-        """The largest of tiles, at least MIN_BIG_TILE for a whole-array lab (whose tiles are its
-        own report): the multi-tile sizes are multiples of it."""
-        return max(self.tiles) if self.tile else max(self.tiles + (MIN_BIG_TILE,))
-
-
-def parse_describe(text):
-    """(LabInfo, "") from the output of `scan --describe`, or (None, why) when it is not one JSON
-    object of that form, or names another contract version than the grader's."""
-    try:
-        d = json.loads(text)
-    except ValueError:
-        return None, "not JSON"
-    if not isinstance(d, dict):
-        return None, "not a JSON object"
-    if d.get("contract") != contract.VERSION:
-        return None, (f"built against contract version {d.get('contract')!r}, the grader has "
-                      f"{contract.VERSION}: rebuild the lab")
-    fields = {"id": str, "title": str, "shape": str, "type": str, "tile": int, "bench_n": int,
-              "max_n": int, "element": str, "operator": str, "variants": list, "mode": str}
-    for key, kind in fields.items():
-        if not isinstance(d.get(key), kind) or isinstance(d.get(key), bool):
-            return None, f"'{key}' is missing or not a {kind.__name__}"
-    for key, allowed in (("shape", contract.SHAPES), ("type", contract.SCAN_TYPES),
-                         ("mode", contract.MODES), ("element", (contract.ELEMENT,)),
-                         ("operator", (contract.OPERATOR,))):
-        if d[key] not in allowed:
-            return None, f"{key} {d[key]!r} is not one of {', '.join(allowed)}"
-    variants = []
-    for v in d["variants"]:
-        if not (isinstance(v, dict) and isinstance(v.get("name"), str)
-                and isinstance(v.get("summary"), str) and isinstance(v.get("temp"), bool)):
-            return None, f"variant {v!r} needs a name, a summary and temp"
-        variants.append(Variant(v["name"], v["summary"], v["temp"]))
-    if not variants:
-        return None, "no variants"
-    work = d.get("work_tiles", [])
-    if not isinstance(work, list) or any(isinstance(t, bool) or not isinstance(t, int) or t < 1 for t in work):
-        return None, "'work_tiles' is not a list of positive whole numbers"
-    return LabInfo(d["contract"], d["id"], d["title"], d["shape"], d["type"], d["tile"],
-                   d["bench_n"], d["max_n"], d["element"], d["operator"], tuple(variants),
-                   d["mode"], tuple(work)), ""
-
-
-def describe(binary, timeout=30):
-    """LabInfo of a built binary; None with the reason when --describe fails."""
-    try:
-        r = run_lab([binary, "--describe"], timeout)
-    except OSError as e:
-        return None, f"cannot run the lab binary: {e.strerror}"
-    if r.timed_out:
-        return None, f"`scan --describe` timed out after {timeout:g} s"
-    if r.returncode != 0:
-        why = feedback.program_tail(r.stderr or r.stdout, "stderr" if r.stderr.strip() else "stdout", lines=1)
-        return None, "`scan --describe` failed: " + (why or f"exit code {r.returncode}")
-    info, why = parse_describe(r.stdout)
-    if info is None:
-        return None, f"`scan --describe` gave no lab description: {why}"
-    return info, ""
-
-
-# ---- the correctness matrix ------------------------------------------------------------------
-
-def _cap(info, limit):
-    cap = info.max_n or None
-    if limit is not None:
-        cap = min(cap, limit) if cap else limit
-    return cap
-
-
-# Sizes made from each further tile of a lab that reports several (lab 10: its own and its scan's),
-# the contract's tile-relative family: exact multiples and sizes one off them, (tiles, plus).
-EXTRA_TILE_SIZES = tuple((r["tiles"], r["plus"]) for r in contract.DATA["edge_sizes"]["tile_relative"])
-
-
-def edge_sizes(info, large_n, limit=None):
-    """The edge sizes for a lab (contract.edge_sizes, the same families as tests/lab_cases.c,
-    made from info.tiles[0]), with names for the ones the config can refer to: {n: name}, none
-    over the lab's max_n or limit; and, for every further tile a whole-array lab reports, its
-    multiples and the sizes one off them (EXTRA_TILE_SIZES), named by their value."""
-    cap = _cap(info, limit)
-    sizes = contract.edge_sizes(info.tile_or_default, large_n, cap)
-    for t in info.tiles[1:]:
-        for k, plus in EXTRA_TILE_SIZES:
-            n = k * t + plus
-            if (cap is None or n <= cap) and n not in sizes:
-                sizes[n] = str(n)
-    return dict(sorted(sizes.items()))
-
-
-def case_seed(run_seed, lab_id, n, dist):
-    """The seed of one case: a fixed function of the run's seed, so --seed reproduces it."""
-    h = hashlib.sha256(f"{run_seed}:{lab_id}:{n}:{dist}".encode()).hexdigest()
-    return int(h[:8], 16)
-
-
-# Unaligned pointers: (size name, words past 16-byte alignment for in, for out). Offsets of 4, 8
-# and 12 bytes, each for the input and the output.
-OFFSET_CASES = (("tile+1", 1, 3), ("3tile+5", 2, 2), ("2^16+1", 3, 1))
-# Every case makes two calls: call 1 scans the case's own input (the seed the grader prints, the
-# CPU reference's), call 2 an input drawn on the GPU from a secret seed, so that an answer made
-# on the host from the harness's own data (its seed) is caught too. In a case of more than one
-# tile, call 2 spans several of the lab's real tiles (second_size): larger than call 1 in a case
-# of a few tiles (scratch sized by the first call is caught), smaller in a large one (state left
-# by a multi-tile call is caught), and short enough that a correct but slow lab is not timed out
-# for it.
-
-
-def second_size(info, limit=None):
-    """The n of every case's second call: two of the lab's largest tiles and one element."""
-    n = 2 * info.big_tile + 1
-    cap = _cap(info, limit)
-    return min(n, cap) if cap else n
-
-
-def case_calls(info, n, limit=None):
-    """The options that make a case its calls. A case of one tile or less: n twice (a
-    remembered answer; growth is the many-calls case's), so that a lab whose single-tile path is
-    right still passes its single-tile cases. A case of more than one tile: n, then second_size
-    twice. The second call, at a new n (growing or shrinking, several tiles long), shows state
-    the first left behind; the harness zeroes the scratch for each new n (lab.h), so only the
-    third, at the same n as the second, shows state never reset for the next call (lab 08's
-    ticket counter). Repeating the small second size, not n, keeps the cost of a case low."""
-    if n <= info.tile_or_default:
-        return ("--sizes", f"{n},{n}", "--calls", "2")
-    second = second_size(info, limit)
-    return ("--sizes", f"{n},{second},{second}", "--calls", "3")
-
-
-# A case makes at most this many calls (case_calls); the many-calls case makes more.
-CASE_CALLS_MAX = 3
-
-
-def is_many_calls(options):
-    """True for the options of a case of more calls than case_calls makes: the many-calls case
-    (MULTI_CALLS calls) and a stress case of more than CASE_CALLS_MAX, each of which runs first in
-    a process of its own and is not made for reported variants."""
-    return "--calls" in options and int(options[options.index("--calls") + 1]) > CASE_CALLS_MAX
-
-
-# The many-calls case: one process, calls cycling through these sizes (two calls of the same n in
-# a row, then smaller and larger ones, most of them several tiles long): a remembered answer,
-# state sized for the first call's n, or a leak shows here.
-MULTI_CALLS = {"gpu": 100, "cpu": 12}
-assert min(MULTI_CALLS.values()) > CASE_CALLS_MAX
-
-
-def multi_sizes(info):
-    """The sizes of the many-calls case: multiples of the lab's largest tile and sizes one off,
-    growing and shrinking (a leak that only a multi-tile call makes is counted call after call)."""
-    t = info.big_tile
-    return [2 * t + 1, 2 * t + 1, 33, 5 * t + 3, t, 3 * t - 1]
-
-
-def graded_variants(info, settings):
-    """The names of the variants the lab is graded on: every variant when the config says "all",
-    the lab's variants named in a list (labs 09 and 10, whose variants are different operators
-    and applications; the default always among them), else the default (variants[0]) alone; the
-    others are only checked and reported (report_variants)."""
-    chosen = settings["correctness"]["variants"]
-    if chosen == "all":
-        return tuple(v.name for v in info.variants)
-    if isinstance(chosen, list):
-        return tuple(v.name for k, v in enumerate(info.variants) if k == 0 or v.name in chosen)
-    return (info.variants[0].name,)
-
-
-def report_variants(info, settings):
-    """The variants that are checked and named in the result but not graded."""
-    graded = graded_variants(info, settings)
-    return tuple(v.name for v in info.variants if v.name not in graded)
-
-
-def _variant_opts(info, variant):
-    """The harness options that choose variant: none for the default one."""
-    if variant is None or variant == info.variants[0].name:
-        return ()
-    return ("--variant", variant)
-
-
-def make_cases(info, settings, run_seed, limit=None, mode="gpu", variant=None, every_dist=True):
-    """[(n, dist, seed, options)] of one variant of a lab (None: the default), the whole matrix:
-    every edge size with one distribution (rotating through the list), the sizes named in
-    all_dists_sizes with every distribution (and the variant's variant_dists), a few sizes with
-    unaligned input and output (OFFSET_CASES), and one process of many calls of several sizes
-    (MULTI_CALLS; the device-memory leak check). options: extra harness options, a tuple.
-
-    On a GPU, a lab whose config has correctness.stress (the single-pass labs) also gets its
-    stress cases: for each number of tiles listed, that many of its largest tiles and one element,
-    `calls` calls at that n in one process, each with the lab's kernels kept to `sms` SMs
-    (--squeeze: many more tiles than resident blocks, and the same n again, so that a look-back
-    that accepts an earlier call's descriptor or waits on a tile not yet running fails here).
-
-    A variant other than the default meets every size and every distribution too, but the
-    large size (the costly one: 2^24 elements) with one distribution only, a different one for
-    each variant, the others at every smaller all_dists size. every_dist=False: no size with
-    every distribution (a variant that is only reported)."""
-    c = settings["correctness"]
-    dists = c["dists"]
-    extra = [d for d in c.get("variant_dists", {}).get(variant or info.variants[0].name, []) if d not in dists]
-    sizes = edge_sizes(info, c["large_n"], limit)
-    every = set(c.get("all_dists_sizes", [])) if every_dist else set()
-    vopts = _variant_opts(info, variant)
-    if vopts:
-        every.discard("large")
-    shift = next((k for k, v in enumerate(info.variants) if v.name == variant), 0)
-    salt = f"/{variant}" if vopts else ""
-    cases = []
-    for i, (n, name) in enumerate(sizes.items()):
-        chosen = dists + extra if name in every else [dists[(i + shift) % len(dists)]]
-        for d in chosen:
-            cases.append((n, d, case_seed(run_seed, info.id, n, d + salt), case_calls(info, n, limit) + vopts))
-    by_name = {name: n for n, name in sizes.items()}
-    for j, (name, off_in, off_out) in enumerate(OFFSET_CASES):
-        if name in by_name:
-            n, d = by_name[name], dists[(j + 1) % len(dists)]
-            cases.append((n, d, case_seed(run_seed, info.id, n, f"{d}+off{off_in}{off_out}{salt}"),
-                          ("--offset-in", str(off_in), "--offset-out", str(off_out)) + case_calls(info, n, limit)
-                          + vopts))
-    stress = c.get("stress") if mode == "gpu" else None
-    if stress:
-        for tiles in stress["tiles"]:
-            n = tiles * info.big_tile + 1
-            if (info.max_n and n > info.max_n) or (limit is not None and n > limit):
-                continue
-            d = dists[tiles % len(dists)]
-            cases.append((n, d, case_seed(run_seed, info.id, n, f"{d}+squeeze{salt}"),
-                          ("--calls", str(stress["calls"]), "--squeeze", str(stress["sms"])) + vopts))
-    multi = [n for n in multi_sizes(info) if not info.max_n or n <= info.max_n]
-    if multi and (limit is None or max(multi) <= limit):
-        n = multi[0]
-        cases.append((n, "random", case_seed(run_seed, info.id, n, "multi" + salt),
-                      ("--sizes", ",".join(map(str, multi)), "--calls", str(MULTI_CALLS[mode])) + vopts))
-    return cases
-
-
-# The blocks CPU mode's scheduler keeps resident at once (common/cpu/launch.cpp g_resident, unless
-# CPU_RESIDENT_BLOCKS says otherwise; the grader never sets it).
-CPU_RESIDENT_BLOCKS = 4
-
-
-def ordering_cases(info, settings, run_seed, variant=None):
-    """The cases a GPU grade also runs in CPU mode for a lab whose config has
-    correctness.cpu_ordering (the single-pass labs): make_cases's CPU-mode cases of more tiles
-    than CPU mode keeps resident, up to its max_n, one distribution each, and for the default
-    variant the many-calls case (the same n again, then others). CPU mode's scheduler suspends a
-    block between any two of its steps and starts blocks out of order, so a look-back that reads
-    a flag before the value it guards, or accepts an earlier call's descriptor, fails these
-    cases every time; on a GPU such a race shows by luck, or, for some, never (the H100 never
-    showed lab 08's flag-before-value store order in 9,000 squeezed calls). [] without the key."""
-    ordering = settings["correctness"].get("cpu_ordering")
-    if not ordering:
-        return []
-    limit = ordering["max_n"]
-    if info.max_n:
-        limit = min(limit, info.max_n)
-    several = CPU_RESIDENT_BLOCKS * info.big_tile
-    default = variant is None or variant == info.variants[0].name
-    salt = "cpu-ordering"
-    out = []
-    for n, dist, seed, options in make_cases(info, settings, run_seed, limit, "cpu", variant, every_dist=False):
-        if is_many_calls(options):
-            if default:
-                out.append((n, dist, seed ^ case_seed(run_seed, info.id, n, salt), options))
-        elif n > several and "--offset-in" not in options:
-            out.append((n, dist, seed ^ case_seed(run_seed, info.id, n, salt), options))
-    return out
-
-
-# A variant that is only reported (not graded) is checked at the edge sizes up to this one, one
-# distribution each: enough to say "written and passing" or what fails. In CPU mode (every GPU
-# thread a fiber) a quarter of it, still more than two of every lab's largest tile (lab 10's
-# sort: 6144): lab 10's reported radix_sort_on_scan alone cost 3.8 of a full submission's ~47
-# CPU-seconds at the GPU's sizes.
-REPORT_MAX_N = {"gpu": (1 << 16) + 1, "cpu": (1 << 14) + 1}
-
-
-def report_cases(info, settings, run_seed, variant, limit=None, mode="gpu"):
-    """The cases of a reported variant: make_cases's up to REPORT_MAX_N[mode], one distribution
-    per size, and no many-calls case (a process of its own: the graded variant's has that
-    check)."""
-    top = REPORT_MAX_N[mode]
-    cap = top if limit is None else min(limit, top)
-    return [c for c in make_cases(info, settings, run_seed, cap, mode, variant, every_dist=False)
-            if not is_many_calls(c[3])]
-
-
-def reproduce_cmd(lab_id, n, dist, seed, mode="gpu", options=()):
-    """The command that reruns one case by hand (in CPU mode too, when that is how it ran)."""
-    cpu = " CPU=1" if mode == "cpu" else ""
-    extra = (" " + " ".join(options)) if options else ""
-    return f"make run LAB={lab_id[:2]}{cpu} ARGS='--n {n} --dist {dist} --seed {seed} --reps 0{extra}'"
+# What the stages and tools reach through this module (ev.X): its own names, and those of the
+# three modules it was split into (labinfo.py, rundir.py, cases.py), which it hands on.
+__all__ = [
+    "EXIT_OK", "EXIT_WRONG", "EXIT_USAGE", "EXIT_NOT_IMPLEMENTED", "EXIT_CUDA_ERROR", "EXIT_NO_DEVICE",
+    "EXIT_NO_MEMORY", "EXIT_TOO_LARGE", "EXIT_TAMPERED", "EXIT_SANDBOX", "SANITIZER_EXIT", "FORGED",
+    "parse_report", "escaped_message", "CASE_WALL_FACTOR", "HANG_RERUN_FACTOR", "case_limits",
+    "timeout_message", "KILLED", "confirmed_timeout", "diagnose", "case_line", "run_case", "LabSession",
+    "case_session", "run_case_in", "sanitizer_sizes", "run_sanitizer", "run_sanitizer_sizes", "run_timed",
+    "Timer", "Variant", "MAX_WORK_TILE", "MIN_BIG_TILE", "LabInfo", "parse_describe", "TRACE_VAR", "trace",
+    "TRACE_OPENS_VAR", "RUN_ENV", "mark_reference", "is_reference", "private_folder", "_traversable",
+    "RunDir", "JUDGE_SUFFIX", "NoJudge", "UNJUDGED_VAR", "judge_for", "_graded_argv", "run_lab", "describe",
+    "EXTRA_TILE_SIZES", "edge_sizes", "case_seed", "OFFSET_CASES", "second_size", "case_calls",
+    "CASE_CALLS_MAX", "is_many_calls", "MULTI_CALLS", "multi_sizes", "graded_variants", "report_variants",
+    "make_cases", "CPU_RESIDENT_BLOCKS", "ordering_cases", "REPORT_MAX_N", "report_cases", "reproduce_cmd",
+]
 
 
 FORGED = {"status": "forged"}
@@ -695,7 +125,7 @@ def escaped_message(escaped, limit=3):
 
 # ---- time limits of a case ---------------------------------------------------------------------
 #
-# A case's limit (timeouts.case_s) counts the lab process's CPU time (proc.cpu_seconds: user and
+# A case's limit (timeouts.case_s) counts the lab process's CPU time (procfs.cpu_seconds: user and
 # system time of all its threads), so a machine that other jobs keep busy does not make an honest
 # lab "hang": its CPU time grows only while it runs. A process that waits without using the CPU
 # (blocked in a read, or in a CUDA call that sleeps until a kernel ends) is stopped by a wall-time
@@ -882,9 +312,9 @@ class LabSession:
             self.clean = False
         t0 = time.monotonic()
         off = self.session.err_offset()
-        cpu0 = proc.cpu_seconds(self.session.p.pid)
+        cpu0 = procfs.cpu_seconds(self.session.p.pid)
         state, text = self.session.ask(line, timeout, cpu_limit)
-        cpu1 = proc.cpu_seconds(self.session.p.pid)
+        cpu1 = procfs.cpu_seconds(self.session.p.pid)
         used = {"cpu": round(cpu1 - cpu0, 3)} if cpu0 is not None and cpu1 is not None else {}
         self.cases += 1
         rep = parse_report(text, channel=True) if state == "report" else None

@@ -54,7 +54,7 @@ import shutil
 import struct
 import time
 
-from . import proc
+from . import proc, procfs
 from .evaluate import trace
 
 QUERY = ["--query-compute-apps=gpu_uuid,pid,process_name,used_memory", "--format=csv,noheader"]
@@ -141,7 +141,7 @@ class Nvml:
         return out
 
 
-def descends_from(pid, ancestor, info=proc.proc_info):
+def descends_from(pid, ancestor, info=procfs.proc_info):
     """True when pid is ancestor or one of its descendants in this PID namespace."""
     seen = set()
     while pid and pid not in seen:

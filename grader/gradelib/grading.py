@@ -14,7 +14,6 @@ import os
 import shutil
 import time
 
-from . import submissions as subsmod
 from . import build as buildmod
 from . import cores
 from . import evaluate as ev
@@ -22,7 +21,7 @@ from . import feedback
 from . import proc
 from . import resources
 from . import scoring
-from . import stage_build, stage_cases
+from . import case_outcomes, stage_build, stage_cases
 from .build import InfraError, NoGpu
 from .outcomes import LabResult, SpeedOutcome
 from .stage_build import BuildStage
@@ -287,7 +286,7 @@ class Grader:
         """CPU part: builds and statically checks every lab of a submission (stage_build).
         Returns {lab: BuiltLab}; a lab that may run has its binary and LabInfo there. why_missing:
         why the labs without a source were not found (uploads.Found.problem), their summary."""
-        base = os.path.join(self.work, "submissions", subsmod.work_tag(name))
+        base = os.path.join(self.work, "submissions", buildmod.work_tag(name))
         stage = BuildStage(self.builder, self.symbol_builder, self.config.static, self.mode, self.refs,
                            self.cpu_builder, self.ordering_labs() if self.cpu_builder else ())
         t0 = time.monotonic()
@@ -415,7 +414,7 @@ class Grader:
         runs = stage_cases.run_plans(plans, self.gpu_jobs, self.sanitizer, self.seed, self.progress, self.isolated)
         for lab in runnable:
             b = built[lab]
-            correctness, sanitizer = stage_cases.lab_outcomes(by_lab[lab], runs, self.mode)
+            correctness, sanitizer = case_outcomes.lab_outcomes(by_lab[lab], runs, self.mode)
             res = LabResult.blank(lab, self.config.lab(lab), self.mode, title=b.title, build=b.build,
                                   static=b.static, correctness=correctness, sanitizer=sanitizer)
             if correctness.stopped_by == Status.NOT_IMPLEMENTED:

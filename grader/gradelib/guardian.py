@@ -26,6 +26,8 @@ import subprocess
 import sys
 import threading
 
+from . import procfs
+
 _lock = threading.Lock()
 _pipe = None  # the write end of the guardian's pipe; False when it could not be started
 _proc = None  # the guardian's Popen (tests read its pid)
@@ -68,16 +70,15 @@ def tell(*lines):
 def kill_all(groups, tags):
     """SIGKILLs the process groups, and every process whose environment carries one of tags
     (a few passes: one may fork while the others die)."""
-    from . import proc  # the sweep's reading of /proc
     for pgid in groups:
         try:
             os.killpg(pgid, signal.SIGKILL)
         except OSError:
             pass
-    entries = [f"{proc.TAG_VAR}={t}".encode() for t in tags]
+    entries = [f"{procfs.TAG_VAR}={t}".encode() for t in tags]
     for _ in range(3 if entries else 0):
-        found = [pid for pid in proc._processes() if pid != os.getpid()
-                 and any(proc._has_tag(pid, e) for e in entries)]
+        found = [pid for pid in procfs.processes() if pid != os.getpid()
+                 and any(procfs.has_tag(pid, e) for e in entries)]
         if not found:
             break
         for pid in found:

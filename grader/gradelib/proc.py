@@ -51,10 +51,10 @@ import tempfile
 import threading
 import time
 
-from . import guardian
+from . import guardian, procfs
 
 OUTPUT_CAP = 256 * 1024  # bytes of stdout/stderr kept per stream
-TAG_VAR = "LAB_RUN_TAG"  # the environment variable that marks every process of one lab run
+TAG_VAR = procfs.TAG_VAR  # the environment variable that marks every process of one lab run
 SWEEP_S = 10.0  # at most this long to kill and reap what a run left behind
 PR_SET_CHILD_SUBREAPER = 36
 DEFAULT_RUN_USER = "scan-run"  # grader/config.json "sandbox": {"user": ...}; deploy/setup.sh makes it
@@ -347,74 +347,6 @@ def become_subreaper():
     return _subreaper
 
 
-def _read_proc(path):
-    """The bytes of a small /proc file, or None when it cannot be read (gone, or not ours)."""
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return None
-    chunks = []
-    try:
-        while True:
-            data = os.read(fd, 1 << 16)
-            if not data:
-                return b"".join(chunks)
-            chunks.append(data)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-
-
-class ProcInfo:
-    """One line of /proc/PID/stat: ppid, pgid, sid, state, start (clock ticks since boot), and
-    the command name, printable."""
-
-    def __init__(self, ppid, pgid, sid, state, start, raw_name):
-        self.ppid, self.pgid, self.sid = ppid, pgid, sid
-        self.state, self.start, self.raw_name = state, start, raw_name
-
-    @property
-    def name(self):
-        text = self.raw_name.decode("utf-8", "replace")
-        return "".join(c if c.isprintable() else "?" for c in text)
-
-
-def proc_info(pid):
-    """The ProcInfo of pid, or None when it is gone (or there is no /proc)."""
-    data = _read_proc(f"/proc/{pid}/stat")
-    if not data:
-        return None
-    head, _, rest = data.rpartition(b")")  # the name may hold spaces and parentheses
-    fields = rest.split()
-    try:
-        return ProcInfo(int(fields[1]), int(fields[2]), int(fields[3]), fields[0].decode(),
-                        int(fields[19]), head.split(b"(", 1)[1])
-    except (IndexError, ValueError):
-        return None
-
-
-def _processes():
-    """{pid: ProcInfo} of every process on the machine now."""
-    try:
-        names = os.listdir("/proc")
-    except OSError:
-        return {}
-    out = {}
-    for e in names:
-        if e.isdigit():
-            info = proc_info(int(e))
-            if info is not None:
-                out[int(e)] = info
-    return out
-
-
-def _has_tag(pid, entry):
-    """True when the environment pid started with holds the exact entry (b'LAB_RUN_TAG=...')."""
-    env = _read_proc(f"/proc/{pid}/environ") or b""  # gone, or not ours to read: no tag
-    return entry in env.split(b"\0")
-
-
 def _attributed(procs, tag, leader, since):
     """The pids of procs that belong to the run led by leader: those whose environment holds its
     tag (only processes started since the leader can), those in its process group or session,
@@ -425,7 +357,7 @@ def _attributed(procs, tag, leader, since):
     entry = f"{TAG_VAR}={tag}".encode()
     roots = {pid for pid, p in procs.items()
              if p.pgid == leader or p.sid == leader
-             or (p.start >= since and p.state not in "ZX" and _has_tag(pid, entry))}
+             or (p.start >= since and p.state not in "ZX" and procfs.has_tag(pid, entry))}
     children = {}
     for pid, p in procs.items():
         children.setdefault(p.ppid, []).append(pid)
@@ -446,7 +378,7 @@ def _reap(killed):
     a pid is still the process that was killed, never a reused one."""
     me = os.getpid()
     for pid, start in list(killed.items()):
-        p = proc_info(pid)
+        p = procfs.proc_info(pid)
         if p is None or p.start != start:
             del killed[pid]
         elif p.state in "ZX" and p.ppid == me:
@@ -468,7 +400,7 @@ def sweep(tag, leader, since=0, in_group_ok=False):
     me = os.getpid()
     deadline = time.monotonic() + SWEEP_S
     while time.monotonic() < deadline:
-        procs = _processes()
+        procs = procfs.processes()
         mine = _attributed(procs, tag, leader, since)
         live = [pid for pid in mine if procs[pid].state not in "ZX"]
         for pid in mine - set(live):  # ended by itself, then left to the grader: reaped too
@@ -526,30 +458,8 @@ def _wait_exit(p, timeout):
     return True
 
 
-_TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 CPU_POLL_S = 0.05  # how often a CPU-time limit is checked
 PAUSE_POLL_S = 0.5  # how often a background run's wall-clock limit is checked (it waits out pauses)
-
-
-def cpu_seconds(pid, depth=3):
-    """The CPU time (user + system, all its threads, its children it has waited for and, to
-    depth levels, those still running: a judge's lab process, a tool's target) that process pid
-    has used, in seconds, from /proc/PID/stat; None when it cannot be read (gone, no /proc). The
-    grader is root when lab runs run as another user, and root reads every stat; a process's own
-    stat is readable by anyone anyway."""
-    data = _read_proc(f"/proc/{pid}/stat")
-    if not data:
-        return None
-    fields = data.rpartition(b")")[2].split()
-    try:  # fields[0] is the state (field 3): utime, stime, cutime, cstime are fields 14 to 17
-        total = sum(int(x) for x in fields[11:15]) / _TICK
-    except ValueError:
-        return None
-    if depth > 0:
-        for child in (_read_proc(f"/proc/{pid}/task/{pid}/children") or b"").split():
-            used = cpu_seconds(int(child), depth - 1)
-            total += used or 0.0
-    return total
 
 
 def _wait_limited(p, wall_s, cpu_s=None, cpu0=0.0, paused=None):
@@ -569,7 +479,7 @@ def _wait_limited(p, wall_s, cpu_s=None, cpu0=0.0, paused=None):
         if _wait_exit(p, max(0.0, min(poll, left()))):
             return None
         if cpu_s is not None:
-            used = cpu_seconds(p.pid)
+            used = procfs.cpu_seconds(p.pid)
             if used is not None and used - cpu0 >= cpu_s:
                 return "cpu"
         if left() <= 0:
@@ -648,10 +558,10 @@ def run(argv, timeout, cwd=None, env=None, contain=False, case=None, cpu_limit=N
                     ours.shutdown(socket.SHUT_WR)
                 except OSError:
                     pass  # the child is already gone: its exit code says why
-            leader = proc_info(p.pid) if contain else None
+            leader = procfs.proc_info(p.pid) if contain else None
             limit = _wait_limited(p, timeout, cpu_limit, paused=paused_s if bg else None)
             timed_out = limit is not None
-            cpu_used = cpu_seconds(p.pid)  # still there: not reaped yet
+            cpu_used = procfs.cpu_seconds(p.pid)  # still there: not reaped yet
             if timed_out:
                 kill_group(p.pid)
                 _wait_exit(p, None)
@@ -715,7 +625,7 @@ class Session:
             theirs.close()
         _pin_child(self.p.pid)
         track(self.p.pid, self.tag)
-        self.leader = proc_info(self.p.pid)
+        self.leader = procfs.proc_info(self.p.pid)
         self.limit, self.cpu_used = None, None  # of the last ask() that timed out
         self.result = None  # the final Result, once the process is gone
 
@@ -756,7 +666,7 @@ class Session:
         after a timeout self.limit says which limit it met ("cpu" or "wall") and self.cpu_used
         the CPU time the case used."""
         self.limit, self.cpu_used = None, None
-        cpu0 = cpu_seconds(self.p.pid) or 0.0
+        cpu0 = procfs.cpu_seconds(self.p.pid) or 0.0
         try:
             self.ours.sendall(line.encode() + b"\n")
         except OSError:
@@ -767,7 +677,7 @@ class Session:
         step = 0.5 if cpu_limit is None else CPU_POLL_S
         while b"\n" not in self.buf:
             left = deadline - time.monotonic()
-            used = cpu_seconds(self.p.pid) if cpu_limit is not None else None
+            used = procfs.cpu_seconds(self.p.pid) if cpu_limit is not None else None
             if used is not None:
                 self.cpu_used = used - cpu0
             if left <= 0 or (used is not None and used - cpu0 >= cpu_limit):

@@ -190,12 +190,12 @@ def batch_folders(test):
 
 
 def use_prepared_grader(test, make):
-    """runs.prepared_grader (what batch mode grades with) is make, a fake grader's factory, until
+    """session.prepared_grader (what batch mode grades with) is make, a fake grader's factory, until
     the test ends."""
-    from gradelib import runs
-    saved = runs.prepared_grader
-    runs.prepared_grader = make
-    test.addCleanup(setattr, runs, "prepared_grader", saved)
+    from gradelib import session
+    saved = session.prepared_grader
+    session.prepared_grader = make
+    test.addCleanup(setattr, session, "prepared_grader", saved)
 
 
 def _interpreter():

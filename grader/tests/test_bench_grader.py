@@ -1,4 +1,4 @@
-"""make bench-grader (grader/bench_grader.py) on a small class in CPU mode: the mix of
+"""make bench-grader (grader/dev/bench_grader.py) on a small class in CPU mode: the mix of
 submissions, one row per submission with its points, and the class's line."""
 import contextlib
 import io
@@ -11,12 +11,13 @@ import unittest
 from unittest import mock
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SCRIPT = os.path.join(os.path.dirname(HERE), "bench_grader.py")
+SCRIPT = os.path.join(os.path.dirname(HERE), "dev", "bench_grader.py")
 sys.path.insert(0, os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "dev"))
 
 import bench_grader  # noqa: E402
 from gradelib.grading import course_labs as _course_labs  # noqa: E402
-from gradelib.submissions import fingerprint  # noqa: E402
+from classroom.submissions import fingerprint  # noqa: E402
 
 
 def course_labs():

@@ -1,4 +1,4 @@
-"""A class over several GPUs or machines (gradelib/cluster.py, grade.py --gpus/--shard/--merge/
+"""A class over several GPUs or machines (classroom/cluster.py, grade.py --gpus/--shard/--merge/
 --slurm) and Ctrl-C during a batch. The Slurm test with a real cluster is tests/test_slurm.py."""
 import csv
 import json
@@ -16,7 +16,7 @@ GRADER = os.path.dirname(HERE)
 ROOT = os.path.dirname(GRADER)
 sys.path.insert(0, GRADER)
 
-from gradelib import cluster  # noqa: E402
+from classroom import cluster  # noqa: E402
 
 GRADE = os.path.join(GRADER, "grade.py")
 

@@ -526,7 +526,8 @@ class Resources(unittest.TestCase):
 
     def test_the_grader_uses_them(self):
         """No os.cpu_count() left where the grader sizes its pools."""
-        for rel in ("grade.py", "gradelib/runs.py", "gradelib/batch.py", "gradelib/grading.py", "gradelib/cluster.py"):
+        for rel in ("grade.py", "classroom/runs.py", "classroom/batch.py", "gradelib/grading.py",
+                    "classroom/cluster.py"):
             with open(os.path.join(GRADER, rel)) as f:
                 self.assertFalse("os.cpu_count()" in f.read(), rel)
 

@@ -1,5 +1,5 @@
 """Gradebook and policy on their own (no grading): the class files and the end-of-batch summary
-(gradelib/gradebook.py), the progress bar's ETA (progress.Progress), who sees what in Gradescope's
+(classroom/gradebook.py), the progress bar's ETA (progress.Progress), who sees what in Gradescope's
 results.json (per-part visibility, numbers, the stdout's visibility; formats/gradescope.py and the
 config's "gradescope" section), and that visibility is no part of the grading key."""
 import argparse
@@ -13,7 +13,8 @@ import tempfile
 import unittest
 
 import fakes
-from gradelib import config, formats, gradebook, progress, runs
+from classroom import gradebook
+from gradelib import config, formats, progress, session
 from gradelib.formats import gradescope
 
 CONFIG = os.path.join(fakes.GRADER, "config.json")
@@ -166,7 +167,7 @@ class Visibility(unittest.TestCase):
     def test_present_takes_the_configs_visibility_and_options(self):
         data = with_settings(gradescope={"numbers": False})
         data["labs"]["03_kogge_stone"] = {"visibility": {"speed": "after_due_date"}}
-        res = gradescope.present(sample(), config.Config(data))
+        res = formats.present(sample(), config.Config(data))
         self.assertEqual(res["labs"][1]["visibility"]["speed"], "after_due_date")
         self.assertEqual(res["labs"][0]["visibility"]["speed"], "visible")
         self.assertEqual(res["gradescope"], {"numbers": False})
@@ -177,7 +178,7 @@ class Visibility(unittest.TestCase):
         # speed of lab 03 is hidden until the due date, and the stdout (the whole table) with it
         self.assertEqual(doc["stdout_visibility"], "after_due_date")
         # the defaults again: the option is dropped, numbers are back
-        res = gradescope.present(res, config.load(CONFIG))
+        res = formats.present(res, config.load(CONFIG))
         self.assertNotIn("gradescope", res)
         doc = self.render(res)
         self.assertEqual([t["number"] for t in doc["tests"]], ["2.1", "2.2", "2.3", "3.1", "3.2", "3.3"])
@@ -208,14 +209,14 @@ class Visibility(unittest.TestCase):
         args = argparse.Namespace(no_sanitizer=False, only_submitted=False)
         labs = ["02_naive", "03_kogge_stone"]
         base = config.load(CONFIG)
-        key = runs.grading_key(args, base, labs, "gpu")
+        key = session.grading_key(args, base, labs, "gpu")
         data = with_settings(gradescope={"numbers": False})
         data["defaults"]["visibility"]["speed"] = "hidden"
         data["labs"].setdefault("03_kogge_stone", {})["visibility"] = {"correctness": "after_published"}
-        self.assertEqual(runs.grading_key(args, config.Config(data), labs, "gpu"), key)
+        self.assertEqual(session.grading_key(args, config.Config(data), labs, "gpu"), key)
         points = copy.deepcopy(data)
         points["defaults"]["points"]["speed"] = 31  # how it is graded: the key changes
-        self.assertNotEqual(runs.grading_key(args, config.Config(points), labs, "gpu"), key)
+        self.assertNotEqual(session.grading_key(args, config.Config(points), labs, "gpu"), key)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""The class leaderboard (gradelib/leaderboard.py) from stored batch results: who ranks (right
+"""The class leaderboard (classroom/leaderboard.py) from stored batch results: who ranks (right
 answers only), per lab and GPU by GB/s, names nobody can trace back without the folder's key
 (kept across regrades), the private names file, and no board from a CPU-mode batch. Also the
 Gradescope leaderboard's entries follow the same rule."""
@@ -13,7 +13,8 @@ import unittest
 from unittest import mock
 
 import fakes
-from gradelib import formats, gradebook, leaderboard
+from classroom import gradebook, leaderboard
+from gradelib import formats
 
 LAB = "03_kogge_stone"
 assert os.path.isdir(os.path.join(fakes.GRADER, "gradelib"))  # fakes put grader/ on sys.path

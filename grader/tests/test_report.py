@@ -1,4 +1,4 @@
-"""The class report (grade.py --report, gradelib/report.py): its numbers from stored results, the
+"""The class report (grade.py --report, classroom/report.py): its numbers from stored results, the
 command line (--merge --report writes it from a results folder without grading), and the page
 in a real browser: headless Chromium loads it, the page's own script checks it (a histogram per
 lab, every student's row, a sort that orders) and the test reads the DOM after a sort asked for
@@ -18,7 +18,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 GRADER = os.path.dirname(HERE)
 sys.path.insert(0, GRADER)
 
-from gradelib import report  # noqa: E402
+from classroom import report  # noqa: E402
 
 GRADE = os.path.join(GRADER, "grade.py")
 CHROMIUM = next((p for p in (shutil.which("chromium"), shutil.which("chromium-browser"),

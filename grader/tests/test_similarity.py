@@ -1,4 +1,4 @@
-"""Similarity (grade.py --similarity, gradelib/similarity.py) with Debian's sim_c: a near-copy
+"""Similarity (grade.py --similarity, classroom/similarity.py) with Debian's sim_c: a near-copy
 with other names and layout is found, with its matched lines; two untouched skeletons are not
 alike (the skeleton's text is taken out); a copy of the reference is found against it; an own
 solution is not. Without sim_c: one warning line, the report says so, exit code 0. Nothing
@@ -19,7 +19,8 @@ sys.path.insert(0, GRADER)
 sys.path.insert(0, HERE)
 
 import classgen  # noqa: E402
-from gradelib import config as configmod, similarity  # noqa: E402
+from classroom import similarity, settings  # noqa: E402
+from gradelib import config as configmod  # noqa: E402
 
 GRADE = os.path.join(GRADER, "grade.py")
 BUILD = os.environ.get("LAB_BUILD_DIR", os.path.join(ROOT, "build"))
@@ -27,7 +28,7 @@ BUILD = os.environ.get("LAB_BUILD_DIR", os.path.join(ROOT, "build"))
 WORK = os.path.join(BUILD.rstrip("/").removesuffix("/cpu"), "grader-tests", "similarity")
 HAVE_SIM = shutil.which("sim_c") is not None
 LAB = "02_naive"
-SETTINGS = dict(configmod.SIMILARITY_DEFAULTS)
+SETTINGS = dict(settings.SIMILARITY_DEFAULTS)
 
 
 def read(path, mode="r"):

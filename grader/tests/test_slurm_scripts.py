@@ -1,4 +1,4 @@
-"""The Slurm job scripts of grade.py --slurm for a real cluster (gradelib/cluster.py): the config's
+"""The Slurm job scripts of grade.py --slurm for a real cluster (classroom/cluster.py): the config's
 "slurm" section (time, mem, account, partition, throttle, prologue), --sbatch-args for the array
 only and --merge-sbatch-args for the merge job only, and what the array script does when it runs
 (bash, with a stand-in for grade.py): its work folder is removed after success and kept after a
@@ -19,7 +19,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 GRADER = os.path.dirname(HERE)
 sys.path.insert(0, GRADER)
 
-from gradelib import cluster, config as configmod  # noqa: E402
+from classroom import cluster  # noqa: E402
+from gradelib import config as configmod  # noqa: E402
 
 SLURM = {"time": "02:00:00", "mem": "8G", "account": "cs149", "partition": "gpu", "throttle": 4,
          "prologue": ["module load cuda/12.4", "export SCAN_SITE=1"]}

@@ -13,12 +13,13 @@ import unittest
 from unittest import mock
 
 import fakes
-from gradelib import batch, config, formats, scoring, stage_cases, submissions
+from classroom import batch, submissions
+from gradelib import config, formats, scoring, stage_cases
 from gradelib.evaluate import LabInfo, Variant
 from gradelib.outcomes import (BuildOutcome, CaseFailure, CorrectnessOutcome, GradeResult, LabResult,
                                SanitizerCheck, SanitizerOutcome, SpeedOutcome, StaticOutcome)
-from gradelib.stage_cases import (LabPlan, LabRuns, chunks, correctness_outcome, lab_outcomes, runs_alone,
-                                  sanitizer_outcome, sanitizer_preset)
+from gradelib.case_outcomes import LabRuns, correctness_outcome, lab_outcomes, sanitizer_outcome
+from gradelib.stage_cases import LabPlan, chunks, runs_alone, sanitizer_preset
 from gradelib.stage_speed import SpeedStage
 from gradelib.status import HARNESS_STATUSES, STOPPED, Status
 
@@ -463,7 +464,7 @@ class FormatRegistry(unittest.TestCase):
             self.assertIn("x.lines.txt", submissions.result_files("x"))
             result = {"labs": [LabResult.blank("02_naive", CFG.lab("02_naive"), "gpu").to_dict()]}
             with tempfile.TemporaryDirectory() as d:
-                batch.write_student_files(result, d, "alice", "lines")
+                batch.write_student_files(result, d, "alice", "lines", CFG)
                 with open(os.path.join(d, "alice.lines.txt")) as f:
                     self.assertEqual(f.read(), "02_naive 0.0\n")
                 self.assertTrue(os.path.exists(os.path.join(d, "alice.json")))

@@ -1,4 +1,4 @@
-"""grader/tools/start_rate.sh: its arguments, its exit codes, and its arithmetic, with a stand-in
+"""grader/dev/start_rate.sh: its arguments, its exit codes, and its arithmetic, with a stand-in
 nvidia-smi (two GPUs) and `sleep 0.1` as the process it starts (no GPU is needed)."""
 import os
 import re
@@ -7,7 +7,7 @@ import tempfile
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SCRIPT = os.path.join(os.path.dirname(HERE), "tools", "start_rate.sh")
+SCRIPT = os.path.join(os.path.dirname(HERE), "dev", "start_rate.sh")
 
 
 def fake_smi(folder, gpus):

@@ -1,7 +1,7 @@
-"""The instructor's term without a real build: the LMS gradebooks (gradelib/lms.py)
+"""The instructor's term without a real build: the LMS gradebooks (classroom/lms.py)
 checked against the columns Canvas, Moodle and Blackboard document; the late policy and
-extensions (gradelib/policy.py) from Gradescope's submission_metadata.json or a file's time; the
-class seed and --only regrades (gradelib/seeds.py); the batch display (the ETA from real
+extensions (classroom/policy.py) from Gradescope's submission_metadata.json or a file's time; the
+class seed and --only regrades (classroom/seeds.py); the batch display (the ETA from real
 gradings, the whole class in the final table); and bad roster and extensions files refused with
 file:line:column and exit code 5. Batch runs use a fake grader (as test_grader_pipeline's
 BatchSafety does). Over 400 lines: the term's features share these fixtures (the fake grader, the
@@ -19,8 +19,9 @@ import unittest
 import unittest.mock
 
 import fakes
-from gradelib import config, gradebook, lms, policy, progress, runs, seeds
-from gradelib.formats import gradescope
+from classroom import gradebook, lms, policy, runs, seeds
+from gradelib import config, formats, progress
+from gradelib.formats import details, gradescope
 from gradelib.outcomes import LabResult
 
 CONFIG = os.path.join(fakes.GRADER, "config.json")
@@ -129,7 +130,7 @@ class LatePolicy(unittest.TestCase):
         r = policy.Term(self.LATE).stamp(self.result(), "alice", None, warning="x.json has no readable created_at")
         self.assertEqual(r["points"], 110.0)
         self.assertIn("no submission time: graded as on time", r["late"]["warning"])
-        self.assertIn("late policy: x.json has no readable created_at", policy.late_lines(r)[0])
+        self.assertIn("late policy: x.json has no readable created_at", details.late_lines(r)[0])
 
     def test_batch_metadata_comes_from_beside_the_submission_never_from_inside(self):
         root = tempfile.mkdtemp()
@@ -316,7 +317,7 @@ class PublicCases(unittest.TestCase):
         lab["correctness"].update(passed=30, total=32, failures=[dict(fail, n=31, dist="ones"),
                                                                  dict(fail, n=1048577, dist="random")])
         result = {"status": "graded", "points": 0.0, "max_points": 60, "seed": 1, "mode": "cpu", "labs": [lab]}
-        return json.loads(gradescope.render(gradescope.present(result, cfg)))
+        return json.loads(gradescope.render(formats.present(result, cfg)))
 
     def test_a_visible_smoke_test_beside_the_hidden_matrix(self):
         doc = self.render({"max_n": 1025, "visibility": "visible"})
@@ -547,7 +548,7 @@ class TermBatch(unittest.TestCase):
 class Workers(unittest.TestCase):
     def test_gpu_workers_and_slurm_jobs_get_the_terms_options(self):
         import grade
-        from gradelib import cluster
+        from classroom import cluster
         args, _ = grade.parse_args(["--submissions", "/s", "--roster", "r.csv", "--extensions", "e.csv",
                                     "--gradebook-format", "moodle"])
         a = cluster.forwarded(args)

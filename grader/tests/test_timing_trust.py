@@ -15,7 +15,7 @@ import unittest
 from unittest import mock
 
 import fakes
-from gradelib import config, evaluate, gpu_guard, proc, scoring, stage_cases
+from gradelib import case_outcomes, config, evaluate, gpu_guard, proc, procfs, scoring, stage_cases
 from gradelib.build import InfraError
 from gradelib.grading import Grader
 from gradelib.outcomes import CorrectnessOutcome, SpeedOutcome
@@ -164,12 +164,12 @@ class ConfirmedLoss(unittest.TestCase):
 
 def _state(pid):
     """A process's state letter ("T": stopped), or None when it is gone."""
-    info = proc.proc_info(pid)
+    info = procfs.proc_info(pid)
     return info.state if info else None
 
 
 def _cmdline(pid):
-    return (proc._read_proc(f"/proc/{pid}/cmdline") or b"").decode(errors="replace")
+    return (procfs.read(f"/proc/{pid}/cmdline") or b"").decode(errors="replace")
 
 
 def student_timer():
@@ -207,7 +207,7 @@ class QuietConfirmation(unittest.TestCase):
 
     def _pid_of_child(self):
         """The pid of this process's one BUSY_CPU child, or None while there is not exactly one."""
-        kids = [pid for pid, info in proc._processes().items()
+        kids = [pid for pid, info in procfs.processes().items()
                 if info.ppid == os.getpid() and "process_time" in _cmdline(pid)]
         return kids[0] if len(kids) == 1 else None
 
@@ -365,6 +365,7 @@ class BuildsAreBackground(unittest.TestCase):
                 return mock.Mock(binary=None)
         g = Grader.__new__(Grader)
         g.work, g.builder, g.symbol_builder, g.mode, g.refs = tempfile.mkdtemp(), None, None, "gpu", {}
+        g.cpu_builder = None
         g.labs, g.jobs, g.build_seconds, g.timings = ["02_naive", "03_kogge_stone", "10_applications"], 3, {}, {}
         g.config = CFG
         with mock.patch("gradelib.grading.BuildStage", Stage):
@@ -378,13 +379,13 @@ class BuildsAreBackground(unittest.TestCase):
         shutil.rmtree(g.work)
 
     def test_batch_builds_the_next_submissions_as_background_work(self):
-        from gradelib import batch
+        from classroom import batch
         run = mock.Mock()
         run.labs, run.args.only_submitted, run.grader.work = ["02_naive"], False, tempfile.gettempdir()
         run.grader.bases_of.return_value = []
         run.grader.build_submission.side_effect = lambda *a: proc.in_background()
         found = mock.Mock(sources={"02_naive": "x"}, problem=None)
-        with mock.patch("gradelib.batch.uploads.open_submission", return_value=found):
+        with mock.patch("classroom.batch.uploads.open_submission", return_value=found):
             self.assertEqual(batch.unpack_and_build(run, "s", "path"), (found, True))
         self.assertFalse(proc.in_background(), "the thread's own mark is restored")
 
@@ -853,7 +854,7 @@ class Hangs(unittest.TestCase):
         said = []
         plan = self.plan(binary, case_s, cases)
         runs = run_plans({"02_fake": plan}, 2, None, 1, said.append, isolated=isolated)["02_fake"]
-        return stage_cases.correctness_outcome(plan, runs, "cpu"), said
+        return case_outcomes.correctness_outcome(plan, runs, "cpu"), said
 
     def test_a_case_that_times_out_once_runs_again_alone_with_a_larger_limit(self):
         for isolated in (True, False):
@@ -872,7 +873,7 @@ class Hangs(unittest.TestCase):
         self.assertEqual(c.stopped_by, Status.TIMEOUT)
         self.assertIn("timed out after 0.5 s of CPU time, and again alone after 1.5 s of CPU time "
                       "(the process group was killed)", c.note)
-        self.assertTrue(c.note.startswith(stage_cases.HANGS))
+        self.assertTrue(c.note.startswith(case_outcomes.HANGS))
 
     def test_a_blocked_process_meets_the_wall_clock_cap(self):
         binary = fakes.fake_lab(self.tmp, "sleeper", status="hang")
@@ -900,8 +901,8 @@ class Hangs(unittest.TestCase):
             p.wait()
         finally:
             pass
-        self.assertIsNone(proc.cpu_seconds(p.pid))  # reaped: gone
-        self.assertGreater(proc.cpu_seconds(os.getpid()), 0)
+        self.assertIsNone(procfs.cpu_seconds(p.pid))  # reaped: gone
+        self.assertGreater(procfs.cpu_seconds(os.getpid()), 0)
 
     def test_confirmed_message(self):
         self.assertEqual(evaluate.confirmed_timeout(

@@ -1,4 +1,4 @@
-"""Every upload shape single and batch mode accept (gradelib/uploads.py), and the one-line
+"""Every upload shape single and batch mode accept (classroom/uploads.py), and the one-line
 reasons for the shapes they cannot use."""
 import os
 import shutil
@@ -10,8 +10,8 @@ import zipfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
-from gradelib import uploads  # noqa: E402
-from gradelib.submissions import BadSubmission  # noqa: E402
+from classroom import uploads  # noqa: E402
+from classroom.submissions import BadSubmission  # noqa: E402
 
 LABS = ["01_serial", "03_kogge_stone"]
 

@@ -7,13 +7,17 @@ A result (what grade.py writes, outcomes.GradeResult.to_dict) is a dict:
    "message": ..., "points": ..., "max_points": ..., "elapsed_s": ..., "timings": ...,
    "labs": [lab result, ...]}  (outcomes.LabResult.to_dict; status: graded, or status.NOT_GRADED)
 A format's render(result, colour=False) returns the text; colour is only ever asked of formats
-meant for a terminal.
+meant for a terminal. Who sees what (each lab's "visibility", the config's "gradescope" options)
+is the platform's presentation: render sets it from the config as it renders (present), on a result
+graded now or stored earlier, never when a result is assembled.
 """
+import copy
 import importlib
 import os
 import sys
-from dataclasses import dataclass
-from typing import Callable, Optional
+
+from ..config import GRADESCOPE_DEFAULTS
+from .base import Format
 
 # The registry: one line per format, in the order --format lists them.
 MODULES = (
@@ -23,20 +27,10 @@ MODULES = (
     "junit",
     "prairielearn",
 )
+__all__ = ("Format", "DEFAULT", "STORED", "register", "unregister", "names", "get", "side_files", "help_text",
+           "use_colour", "present", "render")
 DEFAULT = "table"  # what --format is unless given, and what a terminal gets beside --out
 STORED = "json"    # what batch mode stores as <student>.json (and reads back to resume)
-
-
-@dataclass(frozen=True)
-class Format:
-    """name: the --format value; help: one line for --help; render(result, colour=False) -> text;
-    side_file: in batch mode, the extension of the student's side file written in this format
-    (<student>.<side_file>) beside the JSON result, or None; colour: render can colour its text."""
-    name: str
-    help: str
-    render: Callable
-    side_file: Optional[str] = None
-    colour: bool = False
 
 
 _REGISTRY = {}
@@ -83,12 +77,29 @@ def use_colour(stream):
     return hasattr(stream, "isatty") and stream.isatty()
 
 
-def render(result, name, stream=None, to_terminal=True):
-    """The result in format name; coloured when the format can be, to_terminal is set and
-    stream (default: stdout) is a terminal that wants colour (use_colour)."""
+def present(result, config):
+    """A copy of result with what config says about who sees what: each lab's "visibility", and
+    the "gradescope" options when they are not the defaults. These settings are not part of the
+    grading key, so changing them regrades nobody: a stored result gets today's."""
+    out = copy.deepcopy(result)
+    for lab in out.get("labs", []):
+        if isinstance(lab, dict) and lab.get("lab"):
+            lab["visibility"] = dict(config.lab(lab["lab"])["visibility"])
+    options = {k: v for k, v in config.gradescope.items() if GRADESCOPE_DEFAULTS.get(k) != v}
+    if options:
+        out["gradescope"] = options
+    else:
+        out.pop("gradescope", None)
+    return out
+
+
+def render(result, name, stream=None, to_terminal=True, config=None):
+    """The result in format name, presented as config says (present; config None: as it is);
+    coloured when the format can be, to_terminal is set and stream (default: stdout) is a
+    terminal that wants colour (use_colour)."""
     fmt = get(name)
     colour = fmt.colour and to_terminal and use_colour(sys.stdout if stream is None else stream)
-    return fmt.render(result, colour=colour)
+    return fmt.render(present(result, config) if config is not None else result, colour=colour)
 
 
 for _module in MODULES:

@@ -37,3 +37,27 @@ def stopped(lab):
     """True for a lab that ended before it was graded (missing, build failed, static check
     failed, not implemented)."""
     return lab["status"] in STOPPED
+
+
+def late_lines(result):
+    """What the late policy did to a result (its "late" entry, set by the classroom's policy.py),
+    as lines for the feedback ([] when nothing)."""
+    info = result.get("late") or {}
+    out = []
+    if info.get("warning"):
+        out.append(f"late policy: {info['warning']}")
+    elif info.get("submitted_at"):
+        out.append(f"handed in {info['submitted_at']} ({info.get('source') or 'time given'}); "
+                   + ("; ".join(info.get("penalties") or []) or "on time"))
+    return out
+
+
+def rankable(lab):
+    """True when a lab result (LabResult.to_dict) may rank on a leaderboard (Gradescope's, the
+    class's): built and run, every correctness case passed, the sanitizer clean or not run, and a
+    speed graded on a GPU (GB/s measured)."""
+    if lab.get("status") in STOPPED:
+        return False
+    c, s, sp = lab.get("correctness") or {}, lab.get("sanitizer") or {}, lab.get("speed") or {}
+    return (bool(c.get("total")) and c.get("passed") == c.get("total") and not c.get("failures")
+            and s.get("status") != "failed" and sp.get("status") == "graded" and bool(sp.get("gbps")))

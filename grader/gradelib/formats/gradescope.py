@@ -4,7 +4,7 @@ after_due_date, after_published or hidden; numbers can be switched off and the g
 which shows every part, is by default no more visible than the least visible part: the config's
 "gradescope" section; with gradescope.public_cases, a 0-point test per lab of its small cases with a
 visibility of its own), a leaderboard of GB/s and of the time against the reference per GPU lab
-that passed every check (leaderboard.eligible). Also for a failed build (the lab's
+that passed every check (details.rankable). Also for a failed build (the lab's
 tests score 0 with the compiler's message), and when the grader itself failed (an
 infrastructure error, or a grader error on one submission of a batch): a score of 0, no tests,
 and an output that says so. Nothing tells the instructor by itself, so the output asks the
@@ -13,12 +13,11 @@ document to feedback.results_max_bytes (feedback.fit: the longest outputs are cu
 Gradescope renders poorly past about 1 MB."""
 import json
 
-from .. import feedback, leaderboard
+from .. import feedback
 from ..config import GRADESCOPE_DEFAULTS
-from ..policy import late_lines
 from ..status import NOT_GRADED
-from . import Format
-from .details import lab_detail_lines, stopped
+from .base import Format
+from .details import lab_detail_lines, late_lines, rankable, stopped
 
 
 def _untested(score, output, seconds=0, **extra):
@@ -38,26 +37,11 @@ def rate_limited(message, score):
     """results.json for an upload the config's rate_limit leaves ungraded: the last graded
     upload's score (Gradescope shows this upload's as the student's score, so anything less would
     take points away), and why, with no tests. extra_data marks it, so that the next upload's
-    count of graded uploads (policy.rate_limited, from previous_submissions' results) skips it."""
+    count of graded uploads (the classroom's policy.rate_limited, from previous_submissions' results) skips it."""
     return json.dumps(_untested(score, message, extra_data={"rate_limited": True}), indent=2) + "\n"
 
 
 PARTS = {"public": 0, "correctness": 1, "sanitizer": 2, "speed": 3}  # a test's number: lab.part, e.g. 3.2
-
-
-def present(result, config):
-    """Sets what the config says about who sees what (each lab's "visibility", and the
-    "gradescope" options when they are not the defaults) on a result, graded now or stored
-    earlier: these settings are not part of the grading key, so changing them regrades nobody."""
-    for lab in result.get("labs", []):
-        if isinstance(lab, dict) and lab.get("lab"):
-            lab["visibility"] = dict(config.lab(lab["lab"])["visibility"])
-    options = {k: v for k, v in config.gradescope.items() if GRADESCOPE_DEFAULTS.get(k) != v}
-    if options:
-        result["gradescope"] = options
-    else:
-        result.pop("gradescope", None)
-    return result
 
 
 def _options(result):
@@ -175,9 +159,9 @@ def render(result, colour=False):
         for t in tests:
             del t["number"]
     # a lab ranks only when it is right (every case passed, the sanitizer clean) and a GPU timed
-    # it (leaderboard.eligible: the class leaderboard's rule): a fast scan with a race that the
+    # it (details.rankable: the class leaderboard's rule too): a fast scan with a race that the
     # sanitizer found never tops the board (the speed stage times only labs whose cases passed)
-    ranked = [lab for lab in result["labs"] if leaderboard.eligible(lab)]
+    ranked = [lab for lab in result["labs"] if rankable(lab)]
     board = [{"name": f"{lab['lab']} GB/s", "value": lab["speed"]["gbps"], "order": "desc"} for lab in ranked]
     # the time against the reference solution's on the same GPU (lower ranks higher: "asc",
     # Gradescope's docs/leaderboards.md)

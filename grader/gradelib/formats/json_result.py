@@ -3,7 +3,7 @@ mode stores as <student>.json)."""
 import json
 
 from .. import feedback
-from . import Format
+from .base import Format
 
 
 def render(result, colour=False):

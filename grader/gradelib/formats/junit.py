@@ -3,7 +3,7 @@ import xml.etree.ElementTree as ET
 
 from .. import feedback
 from ..status import NOT_GRADED, Status
-from . import Format
+from .base import Format
 from .details import lab_detail_lines, stopped
 
 

@@ -9,7 +9,7 @@ import json
 
 from .. import feedback
 from ..status import NOT_GRADED, Status
-from . import Format
+from .base import Format
 from .gradescope import _lab_tests
 from .table import render as table
 

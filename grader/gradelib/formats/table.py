@@ -2,9 +2,8 @@
 points."""
 from .. import feedback
 from ..status import NOT_GRADED, Status
-from . import Format
-from ..policy import late_lines
-from .details import lab_detail_lines
+from .base import Format
+from .details import lab_detail_lines, late_lines
 
 HEADERS = ["lab", "build", "correctness", "sanitizer", "speed vs ref", "vs serial", "points"]
 SANITIZER_CELLS = {Status.PASSED: "clean", Status.FAILED: "ERRORS", Status.SKIPPED: "skipped",
@@ -104,7 +103,7 @@ def render(result, colour=False):
                f"--seed {result['seed']} reproduces these inputs)")
     if result.get("message"):
         out.append(result["message"])
-    out.extend(late_lines(result))  # the late policy (policy.py)
+    out.extend(late_lines(result))  # what the late policy did (the classroom's policy.py)
     details = _details(result)
     if details:
         out.append("")

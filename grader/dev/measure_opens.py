@@ -12,8 +12,8 @@ warm-ups). Prints one table at the end: each path (or "none"), the call, its fla
 and runs that opened it; with $OUT set also writes it to $OUT/open_measurement.txt and the raw
 data to $OUT/open_measurement.json.
 
-    python3 grader/tools/measure_opens.py --cpu            # CPU mode (no GPU needed)
-    python3 grader/tools/measure_opens.py --gpu            # the GPU runtime (nvcc and a GPU)
+    python3 grader/dev/measure_opens.py --cpu            # CPU mode (no GPU needed)
+    python3 grader/dev/measure_opens.py --gpu            # the GPU runtime (nvcc and a GPU)
 
 Exit codes: 0 measured, every run ok; 1 measured, but some run was not ok (its verdict is in
 the table: the sandbox may have refused what the runtime needs); 2 bad command line; 3 the
@@ -33,7 +33,7 @@ sys.path.insert(0, GRADER)
 
 from gradelib import config as configmod  # noqa: E402
 from gradelib import evaluate as ev  # noqa: E402
-from gradelib import proc  # noqa: E402
+from gradelib import proc, rundir  # noqa: E402
 from gradelib.build import InfraError  # noqa: E402
 from gradelib.grading import Grader, course_labs, gpu_visible, select_labs  # noqa: E402
 from gradelib.status import Status  # noqa: E402
@@ -128,7 +128,7 @@ def main(argv=None):
     except (configmod.ConfigError, ValueError) as e:
         log(str(e))
         return RC_USAGE
-    ev.TRACE_OPENS = True
+    rundir.TRACE_OPENS = True
     t0 = time.monotonic()
     try:
         g = Grader(ROOT, config, work, mode=mode, labs=labs, progress=log)

@@ -2,7 +2,7 @@
 # On a GPU machine: does the speed stage wait for another job to leave the GPU
 # (and say so when it does not leave), instead of scoring the noise or calling it tampering?
 # Run from the repository root on a machine with nvcc and nvidia-smi:
-#   bash grader/tools/busy_gpu_check.sh
+#   bash grader/dev/busy_gpu_check.sh
 # 1. A tiny CUDA program (built here) keeps the GPU busy (a spinning kernel, relaunched) until a
 #    stop file appears, or 300 s at most. It is started by this script, not by the grader: to the
 #    grader it is another job.

@@ -21,9 +21,10 @@ import subprocess
 import sys
 import time
 
-from . import cores, proc, resources
-from .config import SLURM_DEFAULTS
-from .submissions import work_tag
+from gradelib import cores, proc, resources
+from gradelib.build import work_tag
+
+from .settings import SLURM_DEFAULTS
 
 
 class ClusterError(Exception):

@@ -27,7 +27,7 @@ import tempfile
 
 from . import uploads
 from . import submissions as subsmod
-from .config import SIMILARITY_DEFAULTS as DEFAULTS  # the config's "similarity" section
+from .settings import SIMILARITY_DEFAULTS as DEFAULTS  # the config's "similarity" section
 SKELETON_RUN = 8  # tokens: runs of the skeleton this long or longer are taken out
 REFERENCE = "(reference)"
 MAX_BYTES = 1 << 20  # a scan.cu larger than this is not compared (the static checks refuse it anyway)

@@ -14,7 +14,7 @@ last, which compares classes on different GPUs, cut ones too), and how many lab 
 submission started (over the submissions graded, for a class cut short; from the
 grader's trace, LAB_GRADER_TRACE: its own file unless that is set): on a GPU each one but a host
 lab's creates a CUDA context, and a machine starts only so many a second whatever its GPU count
-(grader/tools/start_rate.sh measures that rate; 3600 * rate / starts is the most submissions an
+(grader/dev/start_rate.sh measures that rate; 3600 * rate / starts is the most submissions an
 hour the machine can grade), how often the speed stage's GPU watch asked who else uses the
 GPU and what those asks took (NVML, or nvidia-smi with LAB_GRADER_NVML=0 or where NVML is missing),
 and where the speed stage's wall time went (its timed processes, the watch, the rest).
@@ -97,14 +97,14 @@ import sys
 import tempfile
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # grader/ (this file is in grader/dev/)
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 
 import fixturelib  # noqa: E402
 from gradelib.grading import course_labs, select_labs  # noqa: E402
 from gradelib.contract import BUILT_ON  # noqa: E402 -- the labs a lab's binary links (lab 10: 08, 07)
-from gradelib.submissions import fingerprint  # noqa: E402 -- grade.py's hash of every scan.cu under a folder
+from classroom.submissions import fingerprint  # noqa: E402 -- grade.py's hash of every scan.cu under a folder
 
 # Buggy labs to plant in "broken" submissions, in turn: (fixture, what it does wrong).
 BROKEN = [("compile_error", "does not compile"), ("missing_barrier", "a missing barrier"),
@@ -1087,7 +1087,7 @@ def main(argv=None):
         print(f"lab processes started: {starts['all']} a submission ({starts['case']} for the cases, "
               f"{starts['sanitizer']} for the sanitizer, {starts['timed']} timed); on a GPU each but a host "
               f"lab's (01's) creates a CUDA context, and a machine starts only so many a second "
-              f"(grader/tools/start_rate.sh): at most 3600 x that rate / {starts['all']} submissions an hour")
+              f"(grader/dev/start_rate.sh): at most 3600 x that rate / {starts['all']} submissions an hour")
     summary["gpu_watch_per_submission"] = watch = watch_cost(lines, counted)
     if watch and (watch["asks"] or watch["waits"]):
         print(f"GPU watch: {watch['asks']} asks a submission ({', '.join(watch['by']) or '-'}), {watch['seconds']} s a "

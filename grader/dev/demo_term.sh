@@ -6,7 +6,7 @@
 # comments changed), a few wrong or broken labs, then one regrade (--only) on the stored class
 # seed, which also writes the class report with the similarity check (OUT/class.html).
 #
-#   grader/tools/demo_term.sh [OUT]      OUT defaults to a new folder under /tmp; N=8 for a quick run
+#   grader/dev/demo_term.sh [OUT]      OUT defaults to a new folder under /tmp; N=8 for a quick run
 #
 # It writes OUT/class (the submissions), OUT/roster.csv, OUT/extensions.csv, OUT/term.json and
 # OUT/class-results (the grader's results: class.csv, gradebook.csv in Canvas's format, seed.json).

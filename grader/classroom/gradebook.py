@@ -18,10 +18,11 @@ warning.
 import os
 import statistics
 
+from gradelib.status import NOT_GRADED
+
 from . import leaderboard, lms
-from .policy import BadInput, cell, column, parse_extension, read_table, where
 from .submissions import read_result, write_class_csv
-from .status import NOT_GRADED
+from .tables import BadInput, cell, column, parse_extension, read_table, where
 
 ALIASES = {
     "submission": ("submission", "login", "username", "student"),

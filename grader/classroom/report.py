@@ -13,10 +13,11 @@ import json
 import math
 import os
 
+from gradelib.status import NOT_GRADED, STOPPED, Status
+
 from . import similarity as simmod
 from .batch import results_folder
 from .similarity import REFERENCE
-from .status import NOT_GRADED, STOPPED, Status
 from .submissions import list_submissions, read_result
 
 # How the grader's failure kinds (status.py) read in the report; others as they are.

@@ -15,23 +15,25 @@ import sys
 import time
 import traceback
 
-from . import cluster, formats, gradebook, policy, proc, resources, runs, seeds, uploads
+from gradelib import formats, proc, resources, session
+from gradelib.build import InfraError, work_tag
+from gradelib.outcomes import LabResult
+from gradelib.progress import Progress, log
+from gradelib.session import GRADE_PY, emit
+from gradelib.status import NOT_GRADED, Status
+
+from . import cluster, gradebook, hooks, seeds, uploads
 from . import submissions as subsmod
-from .build import InfraError
-from .formats.gradescope import present
-from .outcomes import LabResult
-from .progress import Progress, log
-from .runs import EXIT_GRADED, EXIT_INFRA, EXIT_NAME_CLASH, EXIT_USAGE, GRADE_PY, emit
-from .status import NOT_GRADED, Status
+from .runs import EXIT_GRADED, EXIT_INFRA, EXIT_NAME_CLASH, EXIT_USAGE
 
 
-def write_student_files(result, results_dir, student, fmt):
+def write_student_files(result, results_dir, student, fmt, config):
     """The student's JSON result and, with a --format that has one (formats.side_files), its
-    side file."""
-    emit(formats.render(result, formats.STORED), os.path.join(results_dir, student + ".json"))
+    side file, each presented as config says today (who sees what: formats.present)."""
+    emit(formats.render(result, formats.STORED, config=config), os.path.join(results_dir, student + ".json"))
     side = formats.side_files().get(fmt)
     if side:
-        emit(formats.render(result, fmt), os.path.join(results_dir, f"{student}.{side}"))
+        emit(formats.render(result, fmt, config=config), os.path.join(results_dir, f"{student}.{side}"))
 
 
 class BatchRun:
@@ -42,7 +44,7 @@ class BatchRun:
     def __init__(self, args, config, seed, labs, roster, results_dir, bar, grader):
         self.args, self.config, self.seed, self.labs, self.roster = args, config, seed, labs, roster
         self.results_dir, self.bar, self.grader = results_dir, bar, grader
-        self.key = runs.grading_key(args, config, labs, grader.mode)
+        self.key = session.grading_key(args, config, labs, grader.mode)
 
 
 def batch_submissions(args):
@@ -74,11 +76,11 @@ def still_to_grade(run, subs):
             stored = None
         if stored is not None:
             # today's late policy (a new due date, an extension granted since) on the stored result
-            if policy.stamp_batch(getattr(run.args, "term", None), stored, student, path, log):
-                write_student_files(stored, run.results_dir, student, formats.STORED)
+            if hooks.after_submission(run.args, stored, student, log, path=path):
+                write_student_files(stored, run.results_dir, student, formats.STORED, run.config)
             if run.args.format in formats.side_files():
                 try:  # with the config's visibility of today (not part of the grading key)
-                    write_student_files(present(stored, run.config), run.results_dir, student, run.args.format)
+                    write_student_files(stored, run.results_dir, student, run.args.format, run.config)
                 except Exception:  # noqa: BLE001 (then grade it again)
                     traceback.print_exc(file=sys.stderr)
                     todo.append((student, path, fp))
@@ -100,7 +102,7 @@ def unpack_and_build(run, student, path):
 
 
 def _unpack_and_build(run, student, path):
-    found = uploads.open_submission(path, os.path.join(run.grader.work, "unpacked", subsmod.work_tag(student)),
+    found = uploads.open_submission(path, os.path.join(run.grader.work, "unpacked", work_tag(student)),
                                     run.labs, run.grader.bases_of(run.labs))
     chosen = [lab for lab in run.labs if found.sources[lab]] if run.args.only_submitted else run.labs
     return found, run.grader.build_submission(student, found.sources, chosen, found.problem)
@@ -124,36 +126,34 @@ def grade_student(run, student, fp, t0, fut):
             lab_results = [LabResult.blank(lab, run.config.lab(lab), grader.mode, status=Status.MISSING,
                                            summary=message).to_dict()
                            for lab in run.labs]
-        return runs.assemble(grader, lab_results, run.seed, t0, student, fp, run.key, status, message)
+        return session.assemble(grader, lab_results, run.seed, t0, student, fp, run.key, status, message)
     except InfraError:
         raise
     except Exception as e:  # a hostile submission must never stop the batch
         traceback.print_exc(file=sys.stderr)
-        return runs.error_result(grader, run.config, run.labs, run.seed, t0, student, fp, f"{type(e).__name__}: {e}")
+        return session.error_result(grader, run.config, run.labs, run.seed, t0, student, fp, f"{type(e).__name__}: {e}")
 
 
 def store_result(run, student, fp, t0, result):
     """Writes a student's files; a result that cannot be written becomes an error result (one
     bad result is an error row, not a crash). Returns the result as stored."""
     try:
-        write_student_files(result, run.results_dir, student, run.args.format)
+        write_student_files(result, run.results_dir, student, run.args.format, run.config)
         return result
     except Exception as e:  # noqa: BLE001
         traceback.print_exc(file=sys.stderr)
-        result = runs.error_result(run.grader, run.config, run.labs, run.seed, t0, student, fp,
-                                   f"the grader could not write this result: {type(e).__name__}: {e}")
+        result = session.error_result(run.grader, run.config, run.labs, run.seed, t0, student, fp,
+                                      f"the grader could not write this result: {type(e).__name__}: {e}")
     try:
-        write_student_files(result, run.results_dir, student, run.args.format)
+        write_student_files(result, run.results_dir, student, run.args.format, run.config)
     except Exception:  # noqa: BLE001
         traceback.print_exc(file=sys.stderr)
     return result
 
 
 def write_class_files(results_dir, students, labs, roster):
-    """class.csv and gradebook.csv (gradebook.write_class_files: labs, the graded labs, are its
-    columns; roster, the --roster), and a GPU batch's leaderboard, from the stored results of
-    students; the rows of class.csv."""
-    return gradebook.write_class_files(results_dir, students, labs, roster, warn=log, note=log)
+    """The class files after the class (hooks.after_class); the rows of class.csv."""
+    return hooks.after_class(results_dir, students, labs, roster, log)
 
 
 def log_class_summary(results_dir, students):
@@ -270,7 +270,7 @@ def grade_batch(args, config, seed, labs, roster=None):
         log(f"shard {i}/{n}: {len(mine)} of {len(subs)} submissions")
     bar = Progress(len(mine))
     run = BatchRun(args, config, seed, labs, roster, results_dir, bar,
-                   runs.prepared_grader(args, config, seed, labs, lambda m: bar.show(m)))
+                   session.prepared_grader(args, config, seed, labs, lambda m: bar.show(m)))
     whole = not (args.shard or args.claim)
     on_interrupt(lambda: write_class_files(results_dir, [s for s, _ in subs], labs, roster) if whole else None)
     todo = still_to_grade(run, mine)
@@ -320,10 +320,10 @@ def grade_queue(run, todo):
             try:
                 result = grade_student(run, student, fp, t0, cur)
                 if result.get("status") not in NOT_GRADED:
-                    policy.stamp_batch(getattr(run.args, "term", None), result, student, path, log)
+                    hooks.after_submission(run.args, result, student, log, path=path)
             except InfraError as e:  # the machine, not the submission: this row says so, the rest wait
                 result = store_result(run, student, fp, t0,
-                                      dict(runs.infra_result(run.args, run.seed, str(e), run.config),
+                                      dict(session.infra_result(run.args, run.seed, str(e), run.config),
                                            student=student, submission_sha256=fp))
                 summary.append((student, None, None, result.get("status")))
                 pool.shutdown(wait=False, cancel_futures=True)

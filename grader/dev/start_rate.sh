@@ -7,7 +7,7 @@
 # no faster than that ceiling allows: bench_grader.py prints how many lab processes a submission
 # starts (K), and 3600 * RATE / K is the most submissions an hour this machine can grade.
 #
-# Usage: grader/tools/start_rate.sh [SECONDS] [PROCESSES_PER_GPU] [-- COMMAND ...]
+# Usage: grader/dev/start_rate.sh [SECONDS] [PROCESSES_PER_GPU] [-- COMMAND ...]
 #   SECONDS            how long each measurement runs (default 8)
 #   PROCESSES_PER_GPU  processes starting at once on each GPU (default 8, about the grader's
 #                      --gpu-jobs)

@@ -9,8 +9,8 @@ Prints one row per lab: the ratio of each grading, their range, and the speed po
 the spread of the points is the number that matters (a grade regraded must give the same speed
 points). Needs a GPU.
 
-    python3 grader/tools/speed_stability.py --times 10
-    python3 grader/tools/speed_stability.py --times 3 --labs 06 08
+    python3 grader/dev/speed_stability.py --times 10
+    python3 grader/dev/speed_stability.py --times 3 --labs 06 08
 
 Exit codes: 0 measured, every lab's points within --tolerance over the gradings; 1 measured,
 some lab's points spread wider; 2 bad command line; 3 no GPU, or the references did not build.

@@ -12,9 +12,9 @@ import tarfile
 import unicodedata
 import zipfile
 
-from . import formats
-from .build import sha256_file
-from .status import Status
+from gradelib import formats
+from gradelib.build import sha256_file
+from gradelib.status import Status
 
 ARCHIVE_EXTS = (".zip", ".tar.gz", ".tgz", ".tar")
 MAX_MEMBERS = 2000
@@ -97,16 +97,6 @@ def name_collision(subs):
                         f"their results would overwrite each other: rename one")
             owner[fn] = (path, student)
     return None
-
-
-def work_tag(name):
-    """A folder name for a student's private build and unpack folders: the name with anything
-    but letters, digits, '-', '_' and '.' replaced, plus a hash of the name when that changed
-    it, so that 'a b' and 'a_b' never share a folder."""
-    tag = "".join(c if c.isalnum() or c in "-_." else "_" for c in name).lstrip(".")
-    if tag != name or not tag:
-        tag = (tag or "submission") + "-" + hashlib.sha256(name.encode("utf-8", "surrogateescape")).hexdigest()[:10]
-    return tag
 
 
 def _safe_rel(name):

@@ -1,7 +1,9 @@
-"""What single and batch mode share: the prepared Grader (GPU mode, or CPU mode when there is no
-GPU), the results of a run (a graded submission, a grader error, an infrastructure error), the
-grading key a stored result is kept under, writing an output, and single mode itself (grade_one:
-one submission, --src). Batch mode is batch.py; grade.py parses the options and calls one of them.
+"""Grading one submission into one GradeResult, the engine's entry: a prepared Grader (GPU mode,
+or CPU mode when there is no GPU), the result of a graded submission (assemble), of a submission
+the grader failed on (error_result) and of a run it could not do (infra_result), the grading key a
+stored result is kept under, and writing an output. The classroom (grader/classroom/: single and
+batch mode, clusters, the term's policies) builds on these; nothing here knows a class or a
+platform.
 """
 import hashlib
 import json
@@ -10,10 +12,8 @@ import shlex
 import sys
 import time
 
-from . import formats, policy, receipt, scoring, uploads
-from . import submissions as subsmod
+from . import scoring
 from .build import InfraError, NoGpu
-from .formats.gradescope import present, rate_limited
 from .grading import Grader
 from .outcomes import GradeResult
 from .progress import T0, log
@@ -22,21 +22,6 @@ from .status import Status
 GRADER = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ROOT = os.path.dirname(GRADER)
 GRADE_PY = os.path.join(GRADER, "grade.py")  # the command line (batch workers and Slurm jobs run it too)
-
-# grade.py's exit codes (its docstring says what each means)
-EXIT_GRADED, EXIT_INTERNAL, EXIT_USAGE, EXIT_INFRA, EXIT_NAME_CLASH = 0, 1, 2, 3, 4
-EXIT_BAD_INPUT = 5  # a roster or extensions file refused (file:line:column)
-
-
-def resolve_src(src):
-    """'labs' / 'solutions' name the course's folders; anything else is a path."""
-    if src in ("labs", "solutions") and not os.path.isdir(src):
-        return os.path.join(ROOT, src)
-    if os.path.isdir(src) or os.path.isfile(src):  # a folder, an archive, one scan.cu (uploads)
-        return os.path.abspath(src)
-    if os.path.isdir(os.path.join(ROOT, src)):
-        return os.path.join(ROOT, src)
-    return None
 
 
 def emit(text, out):
@@ -164,84 +149,4 @@ def assemble(grader, lab_results, seed, t0, student=None, fp=None, key=None, sta
                          max_points=round(sum(r["max_points"] for r in lab_results), 2),
                          elapsed_s=round(time.monotonic() - t0, 1), timings=dict(grader.timings),
                          labs=list(lab_results), student=student, submission_sha256=fp, grading_key=key).to_dict()
-    return present(result, grader.config)  # who sees each part, for the platform's output (Gradescope)
-
-
-EXIT_REPLAY_DIFFERS = 6
-
-
-def replay(args, config, seed, say):
-    """--replay RECEIPT: grades --src again with --seed, the labs the receipt names, and prints,
-    lab by lab, whether the verdicts match and the speed falls within the recorded spread."""
-    try:
-        old = receipt.load(args.replay)
-    except ValueError as e:
-        say(str(e))
-        return EXIT_USAGE
-    if receipt.seed_sha256(seed) != old["seed_sha256"]:
-        say(f"--seed {seed} is not the receipt's seed (its SHA-256 differs): ask the instructor for the "
-            f"published seed")
-        return EXIT_USAGE
-    args.replay_into = []
-    rc = grade_one(args, config, seed, sorted(old["labs"]))
-    if rc != EXIT_GRADED or not args.replay_into:
-        return rc
-    ok, lines = receipt.compare(old, args.replay_into[0]["receipt"])
-    sys.stdout.write("\n".join(lines) + "\n" + ("replay: every lab matches its receipt\n" if ok else
-                                                "replay: some lab differs from its receipt\n"))
-    return EXIT_GRADED if ok else EXIT_REPLAY_DIFFERS
-
-
-def grade_one(args, config, seed, labs):
-    """Single mode: grades the submission of --src and writes its result; the exit code."""
-    src_dir = resolve_src(args.src)
-    if src_dir is None:
-        log(f"--src {args.src}: no such folder or file (use labs, solutions, a folder laid out like labs/, "
-            f"an archive of one, or one scan.cu with --labs NN)")
-        return EXIT_USAGE
-    if getattr(args, "metadata", None) and config.rate_limit:
-        state = policy.rate_limited(config.rate_limit, args.metadata)
-        if state and args.format == "gradescope":  # Gradescope's uploads; nothing is built
-            message = policy.rate_limit_message(config.rate_limit, state)
-            log(message)
-            emit(rate_limited(message, state["score"]), args.out)
-            return EXIT_GRADED
-        if state:
-            log(f"rate_limit: {state['used']} uploads in the last {config.rate_limit['hours']:g} hours, but it "
-                f"applies to --format gradescope only: graded")
-    t0 = time.monotonic()
-    grader = prepared_grader(args, config, seed, labs, log)
-    name = subsmod.student_name(os.path.basename(src_dir.rstrip("/"))) or "src"
-    try:
-        found = uploads.open_submission(src_dir, os.path.join(grader.work, "unpacked", subsmod.work_tag(name)), labs,
-                                        grader.bases_of(labs))
-    except subsmod.BadSubmission as e:
-        found = uploads.Found({lab: None for lab in labs}, f"the submission cannot be read: {e}")
-    if found.problem:
-        log(f"--src {args.src}: {found.problem}")
-    chosen = [lab for lab in labs if found.sources[lab]] if args.only_submitted else labs
-    log(f"building {len(chosen)} labs from {os.path.relpath(src_dir)}")
-    built = grader.build_submission(name, found.sources, chosen, found.problem)
-    results = grader.evaluate(built, name)
-    nothing = found.problem and found.nothing
-    result = assemble(grader, results, seed, t0, status=Status.NO_LABS_FOUND if nothing else Status.GRADED,
-                      why=found.problem if nothing else "")
-    meta = getattr(args, "metadata", None)
-    if meta and os.path.realpath(meta).startswith(os.path.realpath(src_dir).rstrip("/") + "/"):
-        log(f"late policy: --metadata {meta} is inside the submission (the student's own file): not read")
-    elif meta:  # the late policy, from Gradescope's submission_metadata.json
-        policy.stamp_single(getattr(args, "term", None), result, name, meta, log)
-    result["receipt"] = receipt.make(result, ROOT, getattr(args, "config", None),
-                                     {lab: found.sources[lab] for lab in labs})
-    if getattr(args, "receipt", None):
-        with open(args.receipt, "w") as f:
-            json.dump(result["receipt"], f, indent=1)
-            f.write("\n")
-    log(f"done in {result['elapsed_s']} s")
-    if getattr(args, "replay_into", None) is not None:  # replay: the caller compares, nothing printed
-        args.replay_into.append(result)
-        return EXIT_GRADED
-    emit(formats.render(result, args.format, sys.stdout, to_terminal=not args.out), args.out)
-    if args.out and args.format != formats.DEFAULT:
-        sys.stdout.write(formats.render(result, formats.DEFAULT, sys.stdout))
-    return EXIT_GRADED
+    return result

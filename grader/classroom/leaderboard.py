@@ -21,8 +21,9 @@ import os
 import secrets
 import time
 
-from . import submissions  # (a module: submissions imports formats, which imports this)
-from .status import STOPPED
+from gradelib.formats.details import rankable
+
+from . import submissions
 
 KEY_FILE = "leaderboard-key"
 # words that are nobody's first name or surname, so that a published name never reads as a person's
@@ -32,16 +33,6 @@ ADJECTIVES = ("amber", "brisk", "calm", "daring", "eager", "fuzzy", "gentle", "h
 ANIMALS = ("otter", "heron", "lynx", "newt", "panda", "quail", "raven", "stoat", "tapir", "viper", "walrus",
            "yak", "zebra", "badger", "camel", "dingo", "egret", "ferret", "gecko", "ibis", "jackal", "koala",
            "lemur", "moose", "narwhal", "ocelot", "puffin", "bison", "shrew", "toucan", "urchin", "vole")
-
-
-def eligible(lab):
-    """True when a lab result (LabResult.to_dict) may rank: built and run, every correctness
-    case passed, the sanitizer clean or not run, and a speed graded on a GPU (GB/s measured)."""
-    if lab.get("status") in STOPPED:
-        return False
-    c, s, sp = lab.get("correctness") or {}, lab.get("sanitizer") or {}, lab.get("speed") or {}
-    return (bool(c.get("total")) and c.get("passed") == c.get("total") and not c.get("failures")
-            and s.get("status") != "failed" and sp.get("status") == "graded" and bool(sp.get("gbps")))
 
 
 def _key(results_dir):
@@ -97,7 +88,7 @@ def board(results_dir, students, labs):
         if not r or r.get("mode") != "gpu":
             continue
         for lab in r.get("labs", []):
-            if lab.get("lab") in labs and eligible(lab):
+            if lab.get("lab") in labs and rankable(lab):
                 sp = lab["speed"]
                 entries.setdefault((lab["lab"], r.get("device") or "?"), []).append(
                     (student, sp["gbps"], sp.get("ratio")))
