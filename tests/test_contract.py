@@ -36,7 +36,7 @@ C_EXT = (".c", ".h", ".cu", ".cpp")
 # (path, rule name); a path ending in "/" covers a folder.
 KNOWN = {
     ("grader/classroom/runs.py", "exit code assigned"): "the grader's own exit codes (grader/README.md), "
-                                                       "not a lab binary's: EXIT_USAGE = 2 is argparse's",
+                                                        "not a lab binary's: EXIT_USAGE = 2 is argparse's",
 }
 
 # ---- text rules: (name, languages, pattern, an example of the copy it catches) -----------------
