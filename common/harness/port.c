@@ -42,6 +42,7 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 void (*lab_port_fail_hook)(lab_status st, const char *msg, int exit_code);
@@ -646,7 +647,16 @@ int lab_port_judge_start(const char *binary, long uid, long gid, const char *wra
             _exit(126);
         if (uid >= 0 && setuid((uid_t)uid) != 0)
             _exit(126);
-        execv(argv[0], argv);
+        /* ETXTBSY: the grader copied the binary a moment ago, and a process another of its
+         * threads forked meanwhile still holds the copy's write end (until that process's own
+         * exec closes it): a few milliseconds, so try again for up to a second */
+        for (int tries = 0; tries < 50; tries++) {
+            execv(argv[0], argv);
+            if (errno != ETXTBSY)
+                break;
+            const struct timespec wait = {0, 20 * 1000 * 1000};
+            nanosleep(&wait, NULL);
+        }
         if (argv[0][0] != '/')
             execvp(argv[0], argv);
         fprintf(stderr, "harness: cannot run %s: %s\n", argv[0], strerror(errno));
