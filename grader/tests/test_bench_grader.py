@@ -16,8 +16,18 @@ sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "dev"))
 
 import bench_grader  # noqa: E402
+import fakes  # noqa: E402
 from gradelib.grading import course_labs as _course_labs  # noqa: E402
 from classroom.submissions import fingerprint  # noqa: E402
+
+
+def setUpModule():
+    global _restore_nvcc
+    _restore_nvcc = fakes.hide_nvcc()  # its CPU-mode grades are not about nvcc's checks
+
+
+def tearDownModule():
+    _restore_nvcc()
 
 
 def course_labs():
