@@ -222,16 +222,16 @@ struct grid_run {
     long long floor;               /* below every priority given so far */
 };
 
-/* The slots (and their fiber sets) for `resident` blocks with shmem bytes of dynamic shared
- * memory each. */
-void prepare_slots(int resident, size_t shmem)
+/* The slots (and their fiber sets, of at least `threads` fibers each) for `resident` blocks with
+ * shmem bytes of dynamic shared memory each. */
+void prepare_slots(int resident, int threads, size_t shmem)
 {
     if ((int)g_slots.size() < resident)
         g_slots.resize(resident);
-    while ((int)g_fiber_sets.size() < resident) {
-        g_fiber_sets.emplace_back();
-        make_fibers(g_fiber_sets.back());
-    }
+    if ((int)g_fiber_sets.size() < resident)
+        g_fiber_sets.resize(resident);
+    for (int k = 0; k < resident; k++)
+        make_fibers(g_fiber_sets[k], threads);
     for (int k = 0; k < resident; k++) {
         block_slot &b = g_slots[k];
         b.busy = false;
@@ -347,7 +347,7 @@ void open_barrier()
 } /* namespace */
 
 /* Every block of the grid, up to g_resident at a time, until one is abandoned. */
-void run_blocks(const dim3 &grid, size_t shmem)
+void run_blocks(const dim3 &grid, const dim3 &block, size_t shmem)
 {
     grid_run r;
     r.grid = grid;
@@ -356,7 +356,7 @@ void run_blocks(const dim3 &grid, size_t shmem)
     if ((unsigned long long)r.resident > r.total)
         r.resident = (int)r.total;
     lab_cpu::g_blocks_together = r.resident > 1;
-    prepare_slots(r.resident, shmem);
+    prepare_slots(r.resident, (int)(block.x * block.y * block.z), shmem);
     unsigned long long s = g_seed * 0x9E3779B97F4A7C15ull ^ g_launch->number;
     g_sched_rng = splitmix(s);
     r.pending.resize(r.total);

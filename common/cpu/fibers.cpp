@@ -12,6 +12,7 @@
  */
 #include "runtime.h"
 
+#include <algorithm>
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
@@ -112,24 +113,33 @@ __attribute__((noinline)) void resume(fiber *f)
     g_cur = NULL;
 }
 
-/* MAX_THREADS fibers, each with its stack (the threads of one resident block). */
-void make_fibers(std::vector<fiber *> &fibers)
+/* The fibers of one resident block's threads, at least count of them, each with its stack above
+ * a guard page. The set's area (MAX_THREADS stacks) is mapped at its first call, reserved but not
+ * backed, and a fiber is made the first time a block of that many threads runs: each guard page
+ * is a mapping of its own, and making all 1,024 of every set up front was most of the system time
+ * of a small case's two processes (the judge's and the lab's). The set never reallocates (its
+ * capacity is MAX_THREADS), so g_fibers stays valid as it grows. */
+void make_fibers(std::vector<fiber *> &fibers, int count)
 {
     const size_t per = STACK_BYTES + page_size();
-    char *area = (char *)mmap(NULL, per * MAX_THREADS, PROT_READ | PROT_WRITE,
-                              MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (area == MAP_FAILED) {
-        fprintf(stderr, "CPU mode: cannot map %zu MiB for thread stacks\n",
-                per * MAX_THREADS >> 20);
-        fatal_exit();
+    char *area = fibers.empty() ? NULL : fibers[0]->stack - page_size();
+    if (!area) {
+        area = (char *)mmap(NULL, per * MAX_THREADS, PROT_READ | PROT_WRITE,
+                                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (area == MAP_FAILED) {
+            fprintf(stderr, "CPU mode: cannot map %zu MiB for thread stacks\n",
+                    per * MAX_THREADS >> 20);
+            fatal_exit();
+        }
+        g_stack_areas.push_back(area);
+        fibers.reserve(MAX_THREADS);
     }
-    g_stack_areas.push_back(area);
-    fibers.resize(MAX_THREADS);
-    for (int i = 0; i < MAX_THREADS; i++) {
+    for (int i = (int)fibers.size(); i < std::max(count, 1) && i < MAX_THREADS; i++) {
         char *base = area + (size_t)i * per;
         mprotect(base, page_size(), PROT_NONE); /* below the stack: overflow faults */
-        fibers[i] = new fiber();
-        fibers[i]->stack = base + page_size();
+        fiber *f = new fiber();
+        f->stack = base + page_size();
+        fibers.push_back(f);
     }
 }
 

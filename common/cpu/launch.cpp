@@ -50,7 +50,7 @@ void init_once()
     done = true;
     read_settings();
     g_fiber_sets.resize(1);
-    make_fibers(g_fiber_sets[0]);
+    make_fibers(g_fiber_sets[0], 1);
     g_fibers = g_fiber_sets[0].data();
     getcontext(&g_template_uc);
     install_handlers();
@@ -130,7 +130,7 @@ void run_kernel(const char *name, const char *file, int line, const void *fn,
         banks::launch_begin(name);
     watchdog_start();
     const bool opened = open_device_memory(); /* kernels read and write it; host code may not */
-    run_blocks(cfg.grid, cfg.shmem);
+    run_blocks(cfg.grid, cfg.block, cfg.shmem);
     g_blocks_together = 0; /* host code after the launch is no inter-block point */
     watchdog_stop();
     if (g_aborted) /* fibers stopped mid-kernel start afresh next time */

@@ -201,7 +201,7 @@ extern volatile sig_atomic_t g_jump_kind;
  * __builtin_setjmp, as GCC requires. */
 [[noreturn]] void jump_to(jump_buf buf);
 
-void make_fibers(std::vector<fiber *> &fibers);
+void make_fibers(std::vector<fiber *> &fibers, int count);
 void resume(fiber *f);
 void yield();
 [[noreturn]] void fiber_error(cudaError_t err, const char *what);
@@ -231,7 +231,7 @@ extern std::vector<int> g_pool; /* fibers that can run */
 extern bool g_switch_req;        /* the fiber that just yielded was at an inter-block point */
 extern unsigned g_switch_demote; /* ... where its block drops with probability 1/this (0: never) */
 
-void run_blocks(const dim3 &grid, size_t shmem);
+void run_blocks(const dim3 &grid, const dim3 &block, size_t shmem);
 
 } /* namespace rt */
 } /* namespace lab_cpu */
