@@ -125,7 +125,7 @@ void make_fibers(std::vector<fiber *> &fibers, int count)
     char *area = fibers.empty() ? NULL : fibers[0]->stack - page_size();
     if (!area) {
         area = (char *)mmap(NULL, per * MAX_THREADS, PROT_READ | PROT_WRITE,
-                                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+                            MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
         if (area == MAP_FAILED) {
             fprintf(stderr, "CPU mode: cannot map %zu MiB for thread stacks\n",
                     per * MAX_THREADS >> 20);
