@@ -4,8 +4,9 @@ lab that never ends still is.
 A first grade without load (solutions' lab 03, with the course's config but CPU mode's default
 sizes) measures the CPU time of its slowest case. The second grade (lab 03 again, and the
 infinite_loop fixture as lab 02) runs with case_s at twice that (the infinite loop's lab at the
-config's smallest, 1 s), while 4 busy-loop processes per core (started here, each ending by itself
-after LOAD_S seconds, killed in tearDown) keep the machine busy: lab 03 must get full correctness
+config's smallest, 1 s), while 4 busy-loop processes per core (started here once its first case
+has run, so that its builds are not slowed; each ending by itself after LOAD_S seconds, killed in
+tearDown) keep the machine busy: lab 03 must get full correctness
 marks, a case of it must have taken longer than case_s of wall time (the old wall-clock limit
 would have called it a hang: asserted), and the infinite loop must still time out, twice (the
 second time alone, with the larger limit). About 50 s on 2 cores."""
@@ -15,6 +16,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 
 import fakes
@@ -59,13 +61,33 @@ class HangsUnderLoad(unittest.TestCase):
             p.wait()
         shutil.rmtree(self.tmp, ignore_errors=True)
 
-    def grade(self, cfg, trace, out, labs):
+    def grade(self, cfg, trace, out, labs, on_first_case=None):
+        """Grades labs of self.src in CPU mode; on_first_case() is called once the first case has
+        run (the builds are done by then: the load need not slow them)."""
         env = dict(os.environ, LAB_GRADER_TRACE=trace)
-        p = subprocess.run([sys.executable, os.path.join(fakes.GRADER, "grade.py"), "--cpu", "--src", self.src,
-                            "--labs", *labs, "--config", cfg, "--work", os.path.join(self.tmp, "work"),
-                            "--seed", "5", "--format", "json", "--out", out],
-                           capture_output=True, text=True, timeout=300, env=env)
-        self.assertEqual(p.returncode, 0, p.stderr[-3000:])
+        with tempfile.TemporaryFile("w+") as err:
+            p = subprocess.Popen([sys.executable, os.path.join(fakes.GRADER, "grade.py"), "--cpu", "--src",
+                                  self.src, "--labs", *labs, "--config", cfg, "--work", os.path.join(self.tmp, "work"),
+                                  "--seed", "5", "--format", "json", "--out", out],
+                                 stdout=subprocess.DEVNULL, stderr=err, text=True, env=env)
+            try:
+                end = time.monotonic() + 300
+                while on_first_case and p.poll() is None and time.monotonic() < end:
+                    try:
+                        started = os.path.exists(trace) and cases(trace, "")
+                    except ValueError:  # a line being written
+                        started = False
+                    if started:
+                        on_first_case()
+                        break
+                    time.sleep(0.05)
+                p.wait(max(1, end - time.monotonic()))
+            finally:
+                if p.poll() is None:
+                    p.kill()
+                    p.wait()
+            err.seek(0)
+            self.assertEqual(p.returncode, 0, err.read()[-3000:])
         with open(out) as f:
             return {lab["lab"]: lab for lab in json.load(f)["labs"]}
 
@@ -103,10 +125,14 @@ class HangsUnderLoad(unittest.TestCase):
         cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
         # each in a session of its own, as other users' jobs are: with the kernel's autogroup
         # scheduling, loops sharing the test's session would share one CPU share between them
-        self.load = [subprocess.Popen([sys.executable, "-c", SPIN, str(LOAD_S)], start_new_session=True)
-                     for _ in range(4 * cores)]
+
+        def load():  # from the first case on: the builds before it need not run under the load
+            self.load = [subprocess.Popen([sys.executable, "-c", SPIN, str(LOAD_S)], start_new_session=True)
+                         for _ in range(4 * cores)]
         busy = os.path.join(self.tmp, "busy.jsonl")
-        labs = self.grade(self.config("busy.json", case_s), busy, os.path.join(self.tmp, "busy.json"), ["02", "03"])
+        labs = self.grade(self.config("busy.json", case_s), busy, os.path.join(self.tmp, "busy.json"), ["02", "03"],
+                          on_first_case=load)
+        self.assertTrue(self.load, "the grade ran no case")
         for p in self.load:  # the load lasts exactly as long as the grade
             p.kill()
             p.wait()
