@@ -166,7 +166,7 @@ def lab_contents(folder, labs):
     """{lab: a hash of what its verdict depends on in the submission at folder}: the scan.cu of the
     lab's folder and of the labs it is built on (BUILT_ON), each as grade.py fingerprints a folder.
     Each lab is built and run as a binary of its own, its cases drawn from the seed, the lab, n and
-    the distribution (gradelib/evaluate.py: case_seed), so two labs of the same hash get the same
+    the distribution (gradelib/cases.py: case_seed), so two labs of the same hash get the same
     verdict whatever the rest of their submissions hold."""
     out = {}
     for lab in labs:

@@ -2,7 +2,7 @@
 """What a graded run opens after the sandbox is in: the list common/sandbox.c's OPEN_PATHS holds.
 
 Builds the harness and every lab's reference solution the way the grader does (in --work), then
-runs each reference binary as the grader runs graded code (evaluate.run_lab: its own run folder,
+runs each reference binary as the grader runs graded code (rundir.run_lab: its own run folder,
 as the unprivileged run user when this runs as root) with the harness's measuring switch on
 (LAB_SANDBOX_TRACE_OPEN=1: every open, openat, creat, openat2, name_to_handle_at and
 open_by_handle_at after the filter is logged on stderr, and read-only ones are made, so the run

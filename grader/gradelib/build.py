@@ -503,7 +503,7 @@ class Builder:
         return os.path.join(top, "judge", lab, "judge")
 
     def _name_judge(self, binary, lab):
-        """Writes beside binary the path of its judge (evaluate.judge_for reads it)."""
+        """Writes beside binary the path of its judge (rundir.judge_for reads it)."""
         with open(binary + ".judge", "w") as f:
             f.write(self.judge_binary(lab) + "\n")
 

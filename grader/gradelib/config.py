@@ -174,7 +174,7 @@ SCHEMA = {
                     # CPU mode (kernels as fibers, correctness only) grades sizes up to this n
                     # (optional; stage_cases.CPU_MAX_N, 2^20 + 1, when absent)
                     "cpu_max_n": _number(1, integer=True),
-                    # the single-pass labs' stress cases on a GPU (evaluate.make_cases): null, or
+                    # the single-pass labs' stress cases on a GPU (cases.make_cases): null, or
                     # {"sms": 4, "calls": 6, "tiles": [64, 400]}
                     "stress": _stress,
                     # a GPU grade also runs the lab's multi-tile cases up to max_n in CPU mode,

@@ -115,7 +115,7 @@ def run_user():
 
 def _popen(argv, **kwargs):
     """subprocess.Popen, tried again for a while on ETXTBSY: a run's binary is a fresh copy
-    (evaluate.RunDir), and a process another thread forks while the copy is still open for
+    (rundir.RunDir), and a process another thread forks while the copy is still open for
     writing holds that descriptor until its own exec."""
     for attempt in range(100):
         try:

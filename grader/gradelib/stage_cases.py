@@ -103,7 +103,7 @@ def sanitizer_preset(info, mode, wanted, tool):
 
 def plan_lab(lab, binary, info, settings, seed, mode, sanitizer_wanted, sanitizer_tool):
     """The LabPlans of a lab that built (settings: Config.lab(lab)), one per variant, the
-    default's first: every graded variant's (evaluate.graded_variants) with the whole matrix and
+    default's first: every graded variant's (cases.graded_variants) with the whole matrix and
     the sanitizer, then every other variant's, checked at small sizes and only reported."""
     preset = sanitizer_preset(info, mode, sanitizer_wanted, sanitizer_tool)
     timeouts = settings["timeouts"]

@@ -6,7 +6,7 @@ so they serve only where a real lab binary (built in CPU mode: test_grader_pipel
 cannot: times and speed points, compute-sanitizer, hangs and escapes in a 2 s limit, and a lab
 that breaks the protocol on purpose. escape=PIDFILE
 makes a run leave a `sleep` behind in a session of its own (its pid appended to PIDFILE).
-The grader runs a copy of a fake (evaluate.RunDir), as its run user when the tests run as root:
+The grader runs a copy of a fake (rundir.RunDir), as its run user when the tests run as root:
 what a fake writes (log=, cwd_log=, escape=, ...) must go to a folder that user can write to
 (shared_tmp).
 `scan --grader` reads cases until its input ends or one is not ok, as the harness does;
@@ -31,7 +31,7 @@ if GRADER not in sys.path:
 from gradelib import contract  # noqa: E402 (the path above first)
 
 # A fake is a script, not a lab binary: it has no judge (common/harness/port.h), so the grader
-# runs it unjudged, as one process, in the tests that use fakes (gradelib.evaluate.judge_for).
+# runs it unjudged, as one process, in the tests that use fakes (gradelib.rundir.judge_for).
 # A real binary built beside its judge is still judged.
 os.environ.setdefault("LAB_GRADER_UNJUDGED", "1")
 

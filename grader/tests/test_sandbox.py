@@ -1,5 +1,5 @@
 """Graded code cannot read the course: with the grader running as root, every lab run runs as the
-unprivileged run user (proc.run_user), from a run folder of its own (evaluate.RunDir), inside the
+unprivileged run user (proc.run_user), from a run folder of its own (rundir.RunDir), inside the
 seccomp sandbox that refuses to open files (common/sandbox.c). Runs CPU-mode fixtures
 (tests/cpu_fixtures/sandbox_*.cu, built by `make cpu-fixtures` without the grader's static
 checks, so the runtime layer itself is what is tested) the way the grader runs a case. Skips,
