@@ -21,7 +21,7 @@ _trace_lock = threading.Lock()
 def trace(kind, argv, seconds, **extra):
     """Appends one line about a finished lab process to $LAB_GRADER_TRACE, when it is set: what
     it was (kind), its program, when it ended and how long it took (the grader's own timing
-    breakdown; grader/README.md, "Where the time goes"), and which grader process wrote it (pid:
+    breakdown; grader/docs/MAINTAINERS.md, "Where the time goes"), and which grader process wrote it (pid:
     each --gpus worker is one, so a class's trace splits into each worker's timeline)."""
     path = os.environ.get(TRACE_VAR)
     if not path:

@@ -6,8 +6,8 @@ the same, line for line with the original; find_line() and lines_of() find an id
 without_attributes() drops each __attribute__((...)) from a list of tokens (checks/cpu.py and
 checks/device_calls.py read function heads that way).
 CPU mode's rewriter (common/cpu/rewrite.py, mask_code) has its own smaller masker: it runs as a
-standalone script on the course's side, which imports nothing from the grader (grader/README.md,
-"How the grader is built", says why the two are not one).
+standalone script on the course's side, which imports nothing from the grader
+(grader/docs/MAINTAINERS.md, "How the grader is built", says why the two are not one).
 """
 import bisect
 import re
