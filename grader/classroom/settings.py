@@ -7,7 +7,7 @@ import json
 import re
 
 from gradelib import config
-from gradelib.config import ConfigError, _number
+from gradelib.config import ConfigError, _number, section_items
 
 from . import lms, policy
 
@@ -26,23 +26,18 @@ SLURM_DEFAULTS = {"time": None, "mem": None, "account": None, "partition": None,
                   "prologue": [], "python": None, "cache": None}
 
 
-def _check_similarity(s):
-    if not isinstance(s, dict):
-        raise ConfigError("similarity must be an object")
-    for k, v in s.items():
-        if k not in SIMILARITY_DEFAULTS:
-            raise ConfigError(f"similarity: unknown key {json.dumps(k)} (known: {', '.join(SIMILARITY_DEFAULTS)})")
+def _similarity(s):
+    """The "similarity" section with its defaults."""
+    for k, v in section_items("similarity", {} if s is None else s, SIMILARITY_DEFAULTS):
         _number(1, integer=True)(v, f"similarity.{k}")
         if k == "threshold_percent" and v > 100:
             raise ConfigError(f"similarity.threshold_percent must be at most 100 (got {json.dumps(v)})")
+    return dict(SIMILARITY_DEFAULTS, **(s or {}))
 
 
-def _check_slurm(s):
-    if not isinstance(s, dict):
-        raise ConfigError("slurm must be an object")
-    for k, v in s.items():
-        if k not in SLURM_DEFAULTS:
-            raise ConfigError(f"slurm: unknown key {json.dumps(k)} (known: {', '.join(SLURM_DEFAULTS)})")
+def _slurm(s):
+    """The "slurm" section with its defaults."""
+    for k, v in section_items("slurm", {} if s is None else s, SLURM_DEFAULTS):
         if k == "throttle":
             _number(1, integer=True, allow_none=True)(v, "slurm.throttle")
         elif k == "prologue":
@@ -60,34 +55,25 @@ def _check_slurm(s):
         elif v is not None and (not isinstance(v, str) or not re.fullmatch(r"[A-Za-z0-9_.:,+-]+", v)):
             raise ConfigError(f"slurm.{k} must be null or a value such as \"02:00:00\" or \"8G\" "
                               f"(letters, digits and _.:,+- only; got {json.dumps(v)})")
+    return dict(SLURM_DEFAULTS, **(s or {}))
 
 
-def _late(v, data):
+def _late(v):
     """The late policy, or None."""
     if v is not None:
         policy.check_late(v, config.contract_labs())
     return v
 
 
-def _rate_limit(v, data):
+def _rate_limit(v):
     if v is not None:
         policy.check_rate_limit(v)
     return v
 
 
-def _gradebook(v, data):
+def _gradebook(v):
     lms.check_columns(v or {})
     return dict(v or {})
-
-
-def _similarity(v, data):
-    _check_similarity(v if v is not None else {})
-    return dict(SIMILARITY_DEFAULTS, **(v or {}))
-
-
-def _slurm(v, data):
-    _check_slurm(v if v is not None else {})
-    return dict(SLURM_DEFAULTS, **(v or {}))
 
 
 for _name, _check in (("late", _late), ("rate_limit", _rate_limit), ("gradebook", _gradebook),

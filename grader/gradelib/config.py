@@ -257,12 +257,19 @@ def _check_gradescope(g):
             raise ConfigError(f"gradescope: unknown key {json.dumps(k)} (known: {', '.join(GRADESCOPE_DEFAULTS)})")
 
 
+def section_items(section, obj, known):
+    """(key, value) of a config section that must be an object of the keys of known, each key
+    checked as it comes (ConfigError naming the section, the key and the known ones)."""
+    if not isinstance(obj, dict):
+        raise ConfigError(f"{section} must be an object")
+    for k, v in obj.items():
+        if k not in known:
+            raise ConfigError(f"{section}: unknown key {json.dumps(k)} (known: {', '.join(known)})")
+        yield k, v
+
+
 def _check_feedback(f):
-    if not isinstance(f, dict):
-        raise ConfigError("feedback must be an object")
-    for k, v in f.items():
-        if k not in FEEDBACK_DEFAULTS:
-            raise ConfigError(f"feedback: unknown key {json.dumps(k)} (known: {', '.join(FEEDBACK_DEFAULTS)})")
+    for k, v in section_items("feedback", f, FEEDBACK_DEFAULTS):
         _number(FEEDBACK_MIN[k], integer=True)(v, f"feedback.{k}")
         if v > FEEDBACK_MAX:
             raise ConfigError(f"feedback.{k} must be at most {FEEDBACK_MAX} (got {json.dumps(v)})")
@@ -278,11 +285,7 @@ SANDBOX_DEFAULTS = {"user": "scan-run"}
 
 
 def _check_sandbox(s):
-    if not isinstance(s, dict):
-        raise ConfigError("sandbox must be an object")
-    for k, v in s.items():
-        if k != "user":
-            raise ConfigError(f"sandbox: unknown key {json.dumps(k)} (known: user)")
+    for _, v in section_items("sandbox", s, SANDBOX_DEFAULTS):
         if not isinstance(v, str) or not re.fullmatch(r"[a-z_][a-z0-9_-]*\$?", v) or v == "root":
             raise ConfigError(f"sandbox.user must be the name of an unprivileged user such as "
                               f"\"scan-run\" (got {json.dumps(v)})")
@@ -295,7 +298,7 @@ def _check_sandbox(s):
 # there each is kept as written, unchecked, and nothing of the engine reads it.
 CLASSROOM_SECTIONS = ("late", "gradebook", "rate_limit", "similarity", "slurm")
 TOP_KEYS = ("course", "mode", "defaults", "labs", "static", "gradescope", "feedback", "sandbox")
-_SECTIONS = {}  # name -> check(the section as written or None, the whole config) -> Config.<name>
+_SECTIONS = {}  # name -> check(the section as written, or None) -> Config.<name>
 
 
 def register_section(name, check):
@@ -391,7 +394,7 @@ class Config:
         for name in CLASSROOM_SECTIONS:  # the classroom's (settings.py), checked where it is loaded
             check = _SECTIONS.get(name)
             try:
-                setattr(self, name, check(data.get(name), data) if check else data.get(name))
+                setattr(self, name, check(data.get(name)) if check else data.get(name))
             except ValueError as e:
                 raise ConfigError(str(e))
         self.defaults = data["defaults"]
