@@ -171,21 +171,25 @@ sys.exit(p.returncode)
 NO_NVCC = "/nonexistent/nvcc"  # NVCC pointing nowhere: build.find_nvcc, and the Makefile's CPU mode, see none
 
 
-def hide_nvcc():
-    """Hides nvcc from this process and what it starts, for a test module whose CPU-mode grades
-    are not about nvcc's checks: where nvcc is installed, CPU mode also builds every lab with it
-    (the static checks' nvcc verdict, tested in test_static_parity and test_fixtures), which cost
-    these modules about half their time (make test on a 2-core machine). Call it in setUpModule;
-    it returns the function that puts NVCC back (tearDownModule)."""
-    saved = os.environ.get("NVCC")
-    os.environ["NVCC"] = NO_NVCC
+def nvcc_hidden_module():
+    """(setUpModule, tearDownModule) of a test module whose CPU-mode grades are not about nvcc's
+    checks: nvcc hidden from the process and what it starts while the module runs. Where nvcc is
+    installed, CPU mode also builds every lab with it (the static checks' nvcc verdict, tested in
+    test_static_parity and test_fixtures), which cost these modules about half their time (make
+    test on a 2-core machine)."""
+    saved = []
 
-    def restore():
-        if saved is None:
+    def set_up():
+        saved.append(os.environ.get("NVCC"))
+        os.environ["NVCC"] = NO_NVCC
+
+    def tear_down():
+        old = saved.pop()
+        if old is None:
             os.environ.pop("NVCC", None)
         else:
-            os.environ["NVCC"] = saved
-    return restore
+            os.environ["NVCC"] = old
+    return set_up, tear_down
 
 
 def shared_tmp():

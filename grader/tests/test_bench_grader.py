@@ -21,13 +21,8 @@ from gradelib.grading import course_labs as _course_labs  # noqa: E402
 from classroom.submissions import fingerprint  # noqa: E402
 
 
-def setUpModule():
-    global _restore_nvcc
-    _restore_nvcc = fakes.hide_nvcc()  # its CPU-mode grades are not about nvcc's checks
-
-
-def tearDownModule():
-    _restore_nvcc()
+# its CPU-mode grades are not about nvcc's checks
+setUpModule, tearDownModule = fakes.nvcc_hidden_module()
 
 
 def course_labs():

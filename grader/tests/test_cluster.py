@@ -33,13 +33,8 @@ with open(os.path.join(out, "worker-%d.json" % os.getpid()), "w") as f:
 '''
 
 
-def setUpModule():
-    global _restore_nvcc
-    _restore_nvcc = fakes.hide_nvcc()  # its CPU-mode grades are not about nvcc's checks
-
-
-def tearDownModule():
-    _restore_nvcc()
+# its CPU-mode grades are not about nvcc's checks
+setUpModule, tearDownModule = fakes.nvcc_hidden_module()
 
 
 class Units(unittest.TestCase):

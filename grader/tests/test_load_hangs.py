@@ -27,13 +27,8 @@ LOAD_S = 240  # longer than the loaded grade (its builds included); ended as soo
 SPIN = "import time, sys\nend = time.time() + float(sys.argv[1])\nwhile time.time() < end: pass\n"
 
 
-def setUpModule():
-    global _restore_nvcc
-    _restore_nvcc = fakes.hide_nvcc()  # its CPU-mode grades are not about nvcc's checks
-
-
-def tearDownModule():
-    _restore_nvcc()
+# its CPU-mode grades are not about nvcc's checks
+setUpModule, tearDownModule = fakes.nvcc_hidden_module()
 
 
 def cases(trace, lab):

@@ -18,13 +18,8 @@ ROOT = os.path.dirname(fakes.GRADER)
 BUILD = os.environ.get("LAB_BUILD_DIR", os.path.join(ROOT, "build"))
 
 
-def setUpModule():
-    global _restore_nvcc
-    _restore_nvcc = fakes.hide_nvcc()  # its CPU-mode grades are not about nvcc's checks
-
-
-def tearDownModule():
-    _restore_nvcc()
+# its CPU-mode grades are not about nvcc's checks
+setUpModule, tearDownModule = fakes.nvcc_hidden_module()
 
 
 def lab(points, speed_points=None, lo=None, hi=None, passed=10):
