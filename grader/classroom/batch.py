@@ -151,11 +151,6 @@ def store_result(run, student, fp, t0, result):
     return result
 
 
-def write_class_files(results_dir, students, labs, roster):
-    """The class files after the class (hooks.after_class); the rows of class.csv."""
-    return hooks.after_class(results_dir, students, labs, roster, log)
-
-
 def log_class_summary(results_dir, students):
     """The class's summary (gradebook.summary_lines) on stderr."""
     for line in gradebook.summary_lines(gradebook.class_summary(results_dir, students)):
@@ -167,7 +162,7 @@ def finish_batch(run, subs, summary, class_files=True, not_reached=0):
     parent, writes it for the whole class), the summary (this run's counts and times, then the
     class's points), and the table of those graded now."""
     if class_files:
-        rows = write_class_files(run.results_dir, [s for s, _ in subs], run.labs, run.roster)
+        rows = hooks.after_class(run.results_dir, [s for s, _ in subs], run.labs, run.roster, log)
         log(f"class CSV: {os.path.join(run.results_dir, 'class.csv')} ({rows} rows), gradebook: "
             f"{os.path.join(run.results_dir, 'gradebook.csv')}")
     else:
@@ -247,7 +242,7 @@ def grade_batch(args, config, seed, labs, roster=None):
             log(f"warning: {args.submissions} is readable by other users, so a graded run (as the run "
                 f"user) could read other students' submissions: chmod o= {args.submissions}")
     if args.merge:
-        rows = write_class_files(results_dir, [s for s, _ in subs], labs, roster)
+        rows = hooks.after_class(results_dir, [s for s, _ in subs], labs, roster, log)
         missing = [s for s, _ in subs if subsmod.read_result(results_dir, s) is None]
         log(f"merged {len(subs) - len(missing)} of {len(subs)} submissions into "
             f"{os.path.join(results_dir, 'class.csv')} ({rows} rows)"
@@ -272,7 +267,7 @@ def grade_batch(args, config, seed, labs, roster=None):
     run = BatchRun(args, config, seed, labs, roster, results_dir, bar,
                    session.prepared_grader(args, config, seed, labs, lambda m: bar.show(m)))
     whole = not (args.shard or args.claim)
-    on_interrupt(lambda: write_class_files(results_dir, [s for s, _ in subs], labs, roster) if whole else None)
+    on_interrupt(lambda: hooks.after_class(results_dir, [s for s, _ in subs], labs, roster, log) if whole else None)
     todo = still_to_grade(run, mine)
     bar.start()  # the ETA counts from here: the references are built, the skipped ones skipped
     summary, left = grade_queue(run, todo)
@@ -365,7 +360,7 @@ def distribute(args, seed, subs, results_dir, labs, roster):
 
     def partial():
         workers.stop()
-        write_class_files(results_dir, students, labs, roster)
+        hooks.after_class(results_dir, students, labs, roster, log)
     on_interrupt(partial)
     t0 = time.monotonic()
     workers.start()
@@ -377,7 +372,7 @@ def distribute(args, seed, subs, results_dir, labs, roster):
             log(line)
             last[0] = line.split(",")[0]
     code = workers.wait(progress)
-    rows = write_class_files(results_dir, students, labs, roster)
+    rows = hooks.after_class(results_dir, students, labs, roster, log)
     log(f"{len(gpus)} workers done in {time.monotonic() - t0:.1f} s (exit code {code}); class CSV: "
         f"{os.path.join(results_dir, 'class.csv')} ({rows} rows); worker logs in {os.path.join(results_dir, '.logs')}")
     log_class_summary(results_dir, students)
