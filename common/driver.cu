@@ -71,10 +71,29 @@ extern "C" size_t ref_scan_temp_bytes(size_t m)
     return bytes;
 }
 
+#ifdef LAB_CPU_MODE
+/* CPU mode: one thread scans the whole array in order. The block scan above would run each of
+ * its 256 threads as a fiber with two barriers a step, many times the cost of the additions. */
+__global__ void ref_serial_scan_kernel(int *data, size_t m)
+{
+    unsigned run = 0;
+    for (size_t i = 0; i < m; i++) {
+        const unsigned x = (unsigned)data[i];
+        data[i] = (int)run;
+        run += x;
+    }
+}
+#endif
+
 extern "C" void ref_exclusive_scan_inplace(int *d_data, size_t m, void *d_temp)
 {
     if (m == 0)
         return;
+#ifdef LAB_CPU_MODE
+    (void)d_temp;
+    ref_serial_scan_kernel<<<1, 1>>>(d_data, m);
+    LAUNCH_CHECK();
+#else
     const size_t blocks = CEIL_DIV(m, (size_t)REF_TILE);
     int *d_sums = blocks > 1 ? (int *)d_temp : NULL;
 
@@ -88,12 +107,18 @@ extern "C" void ref_exclusive_scan_inplace(int *d_data, size_t m, void *d_temp)
             d_data, d_sums, m);
         LAUNCH_CHECK();
     }
+#endif
 }
 
 /* ---- carry add-back ---------------------------------------------------- */
 
+#ifdef LAB_CPU_MODE
+#define ADD_THREADS 1 /* one thread walks the whole range (see VERIFY_THREADS in verify.cu) */
+#define ADD_MAX_BLOCKS 1
+#else
 #define ADD_THREADS 256
 #define ADD_MAX_BLOCKS 8192
+#endif
 
 /* out[i] += carry[i >> log2_tile] for first <= i < n; a grid-stride loop so the grid stays small
  * for any n. */

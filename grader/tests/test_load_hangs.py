@@ -9,7 +9,7 @@ has run, so that its builds are not slowed; each ending by itself after LOAD_S s
 tearDown) keep the machine busy: lab 03 must get full correctness
 marks, a case of it must have taken longer than case_s of wall time (the old wall-clock limit
 would have called it a hang: asserted), and the infinite loop must still time out, twice (the
-second time alone, with the larger limit). About 50 s on 2 cores."""
+second time alone, with the larger limit). About 40 s on 2 cores."""
 import json
 import os
 import shutil
@@ -24,6 +24,7 @@ import fixturelib
 
 ROOT = os.path.dirname(fakes.GRADER)
 LOAD_S = 240  # longer than the loaded grade (its builds included); ended as soon as it is done
+LARGE_N = 3 * 2**20 + 5  # lab 03's large case here: about 0.8 s of CPU time in CPU mode
 SPIN = "import time, sys\nend = time.time() + float(sys.argv[1])\nwhile time.time() < end: pass\n"
 
 
@@ -94,11 +95,14 @@ class HangsUnderLoad(unittest.TestCase):
             # the infinite loop (lab 02) hangs at any limit: the smallest the config allows, since
             # it costs 4x its limit of CPU time, which the load stretches about fivefold in wall time
             data["labs"].setdefault("02_naive", {}).setdefault("timeouts", {})["case_s"] = 1
-        # lab 03 at CPU mode's default sizes (up to 2^20 + 1), not the course's cap for it
-        # (correctness.cpu_max_n): its largest cases are what the load must slow past case_s;
+        # lab 03 at CPU mode's default sizes (up to 2^20 + 1) and a large size of LARGE_N, not
+        # the course's cap for it: the large case, its slowest by far, is what the load must slow
+        # past case_s (twice its CPU time), and it takes long enough that case_s is not the
+        # config's 1 s floor, which would leave the load's fivefold slowdown little margin;
         # one distribution a size (no size with every distribution): about half the cases, so
         # the load, which costs the machine 4 busy loops a core, lasts half as long
-        data["labs"].get("03_kogge_stone", {}).get("correctness", {}).pop("cpu_max_n", None)
+        data["labs"].setdefault("03_kogge_stone", {}).setdefault("correctness", {})["cpu_max_n"] = LARGE_N
+        data["defaults"]["correctness"]["large_n"] = LARGE_N
         data["defaults"]["correctness"]["all_dists_sizes"] = []
         path = os.path.join(self.tmp, name)
         with open(path, "w") as f:
