@@ -72,7 +72,7 @@ NVFLAGS  := -std=c++17 $(ARCH_FLAGS) -lineinfo $(DEBUG_FLAGS) -Icommon \
             --diag-error 20091,20092
 LDFLAGS  := $(ARCH_FLAGS)
 # A .cu file becomes an object by nvcc, or in CPU mode by common/cpu/rewrite.py and the C++ compiler.
-CU_COMPILE = $(NVCC) $(NVFLAGS) -c $(1) -o $(2)
+CU_COMPILE = $(NVCC) $(NVFLAGS) -c $(1) -o $(2).$$$$ && mv -f $(2).$$$$ $(2)
 ifneq ($(CPU_MODE),)
   CFLAGS       := -std=c11 -Wall -Wextra -pedantic $(DEBUG_FLAGS) -DLAB_CPU_MODE -Icommon -Icommon/cpu $(SECCOMP_CFLAGS)
   # -fstack-clash-protection: a thread's stack overflow hits its guard page (common/cpu/README.md).
@@ -82,7 +82,8 @@ ifneq ($(CPU_MODE),)
   LDFLAGS      :=
   override GRADE_ARGS += --cpu
   CU_COMPILE = $(PYTHON) common/cpu/rewrite.py $(1) -o $(2:.o=.cpu.cpp) && \
-               $(CXX) $(if $(CPU_PCH),-I$(dir $(CPU_PCH))) $(CPU_CXXFLAGS) $(call BANK_FLAGS,$(1)) -iquote $(dir $(1)) -c $(2:.o=.cpu.cpp) -o $(2)
+               $(CXX) $(if $(CPU_PCH),-I$(dir $(CPU_PCH))) $(CPU_CXXFLAGS) $(call BANK_FLAGS,$(1)) -iquote $(dir $(1)) -c $(2:.o=.cpu.cpp) -o $(2).$$$$ && \
+               mv -f $(2).$$$$ $(2)
   # The grader's CPU-mode builds (BANKS=0) compile one lab after another against the same runtime
   # headers, which every rewritten file includes first: `make lab-common` precompiles them once
   # (GCC's PCH, found before common/cpu/cuda_runtime.h; 0.3 CPU-s less per lab, the same code).
@@ -96,7 +97,7 @@ BANKS ?= 1
 BANK_FLAGS = $(if $(filter 1,$(BANKS)),$(if $(shell grep -l '__shared__' $(1) 2>/dev/null),-fsanitize=thread --param tsan-instrument-func-entry-exit=0 -g1 -gdwarf-4))
 
 # The recipes the rules share. Quiet by default: SAY makes the target's folder and prints a short
-# line (V=1: make prints each command instead). LINK links the objects among the prerequisites.
+# line (V=1: make prints each command instead).
 Q   = $(if $(filter 1,$(V)),,@)
 # a make this one runs: silent (no "is up to date") unless V=1
 SUBFLAGS = --no-print-directory $(if $(filter 1,$(V)),,-s)
@@ -107,17 +108,20 @@ COURSE_FIRST = $(if $(filter 1,$(V)),,+@objs='$(strip $(1))'; \
   n=$$($(MAKE) $(SUBFLAGS) -n $$objs 2>/dev/null | grep -c -e ' -c ' -e 'c++-header'); \
   if [ "$$n" -gt 0 ]; then echo "  building the course's harness$(2) ($$n file$$([ $$n = 1 ] || echo s), once)"; \
   $(MAKE) $(SUBFLAGS) SAY_QUIET=1 $$objs || exit $$?; fi)
+# Every object is written under a name of its own and then renamed: a compile killed halfway (a
+# timeout, Ctrl-C) leaves no truncated object for the next make to take as up to date.
 define COMPILE_C
 $(call SAY,CC,$<)
-$(Q)$(CC) $(CFLAGS) -c $< -o $@
+$(Q)$(CC) $(CFLAGS) -c $< -o $@.$$$$ && mv -f $@.$$$$ $@
 endef
 define COMPILE_CU
 $(call SAY,$(if $(CPU_MODE),C++,NVCC),$<)
 $(Q)$(call CU_COMPILE,$<,$@)
 endef
+# $(call LINK,libraries): the objects among the prerequisites, then the libraries
 define LINK
 $(call SAY,LD,$@)
-$(Q)$(NVCC) $(LDFLAGS) $(filter %.o,$^) -o $@
+$(Q)$(NVCC) $(LDFLAGS) $(filter %.o,$^) $(1) -o $@.$$$$ && mv -f $@.$$$$ $@
 endef
 
 # ---- the common objects ------------------------------------------------------------------------
@@ -151,9 +155,9 @@ $(BUILD)/common/%.o: common/%.cu $(COMMON_DEPS)
 	$(COMPILE_CU)
 $(BUILD)/common/cpu_%.o: common/cpu/%.cpp $(COMMON_DEPS)
 	$(call SAY,C++,$<)
-	$(Q)$(CXX) $(CPU_CXXFLAGS) -c $< -o $@
-# (written under a name of its own, then renamed: two makes building it at once each rename a whole
-# file, and a compile reading it meanwhile keeps the one it opened)
+	$(Q)$(CXX) $(CPU_CXXFLAGS) -c $< -o $@.$$$$ && mv -f $@.$$$$ $@
+# (written under a name of its own, then renamed, as every object is: two makes building it at once
+# each rename a whole file, and a compile reading it meanwhile keeps the one it opened)
 $(BUILD)/pch/cuda_runtime.h.gch: common/cpu/cuda_runtime.h $(COMMON_DEPS)
 	$(call SAY,PCH,$<)
 	$(Q)$(CXX) $(filter-out -x c++,$(CPU_CXXFLAGS)) -x c++-header $< -o $@.$$$$ && mv -f $@.$$$$ $@
@@ -176,7 +180,7 @@ $(BUILD)/%/scan.o: %/scan.cu $(COMMON_DEPS) $$(call LAB_HEADER,$$*)
 $(BUILD)/%/scan.base.o: $(BUILD)/%/scan.lab.o
 	$(Q)$(call BASE_LOCALIZE,$<,$(notdir $*),$@)
 $(BUILD)/%/scan: $(BUILD)/%/scan.lab.o $$(call LAB_DESC,$$*) $$(call LAB_BASE_OBJS,$$*) $(COMMON_OBJ) $(MAIN_OBJ)
-	$(LINK) $(SECCOMP_LIBS)
+	$(call LINK,$(SECCOMP_LIBS))
 # The grader's builds (grader/gradelib/build.py). lab-common: the harness objects, descriptors and
 # stubs. lab-binary: one scan.cu built afresh by the rules above as LAB_OUT (and LAB_OUT.o, .lab.o):
 #   make lab-binary LAB_SRC=x/scan.cu LAB_OUT=y/scan LAB_ID=03_kogge_stone BUILD=z
@@ -194,7 +198,7 @@ $(LAB_OUT).o: $(LAB_SRC) lab-binary-args
 $(LAB_OUT).%.base.o: $$(call BASE_GIVEN,$$*) lab-binary-args
 	$(Q)mkdir -p $(@D) && $(call LAB_RENAME,$<,$(@:.base.o=.lab.o)) && $(call BASE_LOCALIZE,$(@:.base.o=.lab.o),$*,$@)
 $(LAB_OUT): $(LAB_OUT).lab.o $(call LAB_DESC,$(LAB_ID)) $(LAB_BASES_$(LAB_ID):%=$(LAB_OUT).%.base.o) $(COMMON_OBJ) $(MAIN_OBJ) lab-binary-args
-	$(LINK) $(SECCOMP_LIBS)
+	$(call LINK,$(SECCOMP_LIBS))
 endif
 
 # The judge of graded runs (common/harness/port.h): build/judge/<NN_name>/judge, the harness and
@@ -207,7 +211,7 @@ $(BUILD)/judge/%/placeholders.c: $$(call LAB_DESC,$$*) common/harness/placeholde
 $(BUILD)/judge/%/placeholders.o: $(BUILD)/judge/%/placeholders.c
 	$(COMPILE_C)
 $(BUILD)/judge/%/judge: $(BUILD)/judge/%/placeholders.o $$(call LAB_DESC,$$*) $(COMMON_OBJ) $(MAIN_OBJ)
-	$(LINK) $(SECCOMP_LIBS)
+	$(call LINK,$(SECCOMP_LIBS))
 judges: $(LABS:%=$(BUILD)/judge/%/judge)
 
 # The kernel tests' copy of a lab: scan.cu, then tests/hooks/NN_name.cu, #line-marked, in one unit.
@@ -256,7 +260,7 @@ litmus:
 $(BUILD)/litmus/litmus.o: labs/08_decoupled_lookback/litmus.cu $(COMMON_DEPS)
 	$(COMPILE_CU)
 $(BUILD)/litmus/litmus: $(BUILD)/litmus/litmus.o $(BUILD)/common/cuda_check.o
-	$(LINK)
+	$(call LINK)
 grade:
 	$(call LAB_OK,grade)
 	$(Q)$(PYTHON) grader/grade.py --src $(SRC) --work $(BUILD)/grader $(if $(LAB),--labs $(LAB_DIR)) $(GRADE_ARGS)
@@ -282,7 +286,7 @@ slides:
 BENCH_SRC  := $(if $(filter file,$(origin SRC)),solutions,$(SRC))
 $(BUILD)/bench/bench_cub: $(BUILD)/common/bench_cub.o $(HELPERS_OBJ) $(BUILD)/common/cuda_check.o \
                           $(BUILD)/common/harness_call.o
-	$(LINK)
+	$(call LINK)
 bench: $(BUILD)/bench/bench_cub $(LABS:%=$(BUILD)/$(BENCH_SRC)/%/scan)
 	$(Q)$(PYTHON) grader/bench.py --build $(BUILD) --src $(BENCH_SRC) --out $(BUILD)/bench $(BENCH_ARGS)
 # GRADESCOPE_ARGS='--mode gpu --labs 03', BENCH_GRADER_ARGS='--n 20 --gpus all': grader/README.md.

@@ -17,15 +17,15 @@ $(BUILD)/tests/%.o: tests/%.c $(COMMON_DEPS) tests/lab_cases.h tests/barriers.h 
 # tests/lab_NN_*.c, linked with solutions/NN_name ($(BUILD)/tests/kernels_NN_name) or labs/NN_name
 # ($(BUILD)/tests/labs/kernels_NN_name): its hooks (LAB_TEST_OBJ), descriptor and base labs.
 $(BUILD)/tests/test_helpers $(BUILD)/tests/test_float_check: $(BUILD)/tests/%: $(BUILD)/tests/%.o $(HELPERS_OBJ)
-	$(LINK) $(TEST_LIBS)
+	$(call LINK,$(TEST_LIBS))
 $(BUILD)/tests/test_harness: $(BUILD)/tests/test_harness.o $(COMMON_OBJ)
-	$(LINK) $(TEST_LIBS) $(SECCOMP_LIBS)
+	$(call LINK,$(TEST_LIBS) $(SECCOMP_LIBS))
 KERNEL_TEST_OBJS = $(BUILD)/tests/test_lab.o $(BUILD)/tests/lab_cases.o $(BUILD)/tests/barriers.o \
     $(patsubst %.c,$(BUILD)/%.o,$(wildcard tests/lab_$(firstword $(subst _, ,$(notdir $(1))))_*.c)) \
     $(call LAB_TEST_OBJ,$(1)) $(call LAB_DESC,$(1)) $(call LAB_BASE_OBJS,$(1))
 KERNEL_TESTS := $(LABS:%=$(BUILD)/tests/kernels_%) $(LABS:%=$(BUILD)/tests/labs/kernels_%)
 $(KERNEL_TESTS): $(BUILD)/tests/%: $$(call KERNEL_TEST_OBJS,$$(subst kernels_,,$$(if $$(findstring labs/,$$*),$$*,solutions/$$*))) $(COMMON_OBJ)
-	$(LINK) $(TEST_LIBS) $(SECCOMP_LIBS)
+	$(call LINK,$(TEST_LIBS) $(SECCOMP_LIBS))
 # TEST_SRC: what the kernel tests run: solutions (the repository's suite, which also checks the
 # untouched skeletons) or labs (the student's code). LAB=03: lab 03's kernel tests only.
 TEST_SRC ?= solutions
@@ -76,7 +76,7 @@ $(BUILD)/tests/test_cpu_%.o: CPU_CXXFLAGS += $(CRIT_CFLAGS)
 $(BUILD)/tests/test_cpu_%.o: tests/test_cpu_%.cu $(COMMON_DEPS) | check-criterion
 	$(COMPILE_CU)
 $(BUILD)/tests/test_cpu_%: $(BUILD)/tests/test_cpu_%.o $(CPU_RT_OBJ) $(BUILD)/common/hostmem.o
-	$(LINK) $(TEST_LIBS)
+	$(call LINK,$(TEST_LIBS))
 test test-extended: export LAB_TEST_MAX_N := $(or $(LAB_TEST_MAX_N),$(CPU_TEST_MAX_N))
 test test-extended: export CPU_SCHED_QUIET := 1
 else

@@ -155,18 +155,19 @@ def exception_line(trace):
 # The folders whose test_*.py modules are the Python suites, in the order their results are listed.
 UNITTEST_DIRS = ("tests", os.path.join("grader", "tests"))
 # Seconds each module took in a fresh clone's make test on a 2-core machine (CPU mode, the modules
-# in two workers at once, 2026-12-06, with the judge process), for the first run of a fresh clone;
+# in two workers at once, 2026-12-06, the course's kernels in CPU mode one thread each), for the
+# first run of a fresh clone;
 # every run records what each took in $LAB_BUILD_DIR/unittest-seconds.json and the next balances
 # by that. The modules not listed took under a second; one in neither place counts
 # UNKNOWN_MODULE_SECONDS.
-MODULE_SECONDS = {"test_fixtures": 289, "test_static_checks": 94, "test_grader_pipeline": 67,
-                  "test_load_hangs": 64, "test_deploy": 60, "test_grader_builds": 54,
-                  "test_slurm": 50, "test_bench_grader": 49, "test_cli": 30, "test_cluster": 26,
-                  "test_static_parity": 21, "test_cpu_mode": 21, "test_timing_trust": 15,
-                  "test_snippets": 13, "test_receipt": 13, "test_similarity": 11,
-                  "test_start_rate": 8, "test_report": 8, "test_bench": 5, "test_run_tests": 2,
-                  "test_feedback": 2, "test_term": 1, "test_sandbox": 1, "test_profile": 1,
-                  "test_leaderboard": 1, "test_contract": 1}
+MODULE_SECONDS = {"test_fixtures": 264, "test_static_checks": 105, "test_deploy": 95,
+                  "test_grader_pipeline": 80, "test_grader_builds": 55, "test_slurm": 53,
+                  "test_static_parity": 39, "test_load_hangs": 38, "test_bench_grader": 34,
+                  "test_cli": 25, "test_cpu_mode": 24, "test_similarity": 16, "test_timing_trust": 15,
+                  "test_snippets": 11, "test_start_rate": 9, "test_report": 7, "test_bench": 7,
+                  "test_receipt": 7, "test_cluster": 5, "test_layers": 4, "test_feedback": 3,
+                  "test_run_tests": 2, "test_leaderboard": 1, "test_term": 1, "test_sandbox": 1,
+                  "test_profile": 1, "test_contract": 1}
 UNKNOWN_MODULE_SECONDS = 1.0
 # What part of its module's time a long class or test took (make -j16 test on an H200 host with 16
 # cores, 2026-11-28), for splitting a module on a fresh clone, before any run was recorded; the
@@ -194,6 +195,11 @@ ALONE_MODULES = ("test_load_hangs",)
 # rest of the suite does not wait a minute for it (on 16 cores it was the last 63 s of make test).
 ALONE_BESIDE_CORES = 8
 ALONE_CORES = 2
+# Modules that mostly wait (on a Slurm cluster's scheduling, on sleeps and timed children: each
+# used under a tenth of its wall time in CPU on 2 cores, test_timing_trust under half): they run
+# in one more worker beside the first phase's, so that no worker of the CPU-bound modules sits
+# idle through their waits (on 2 cores, test_slurm alone idled one of the two for 53 s).
+WAITING_MODULES = ("test_slurm", "test_start_rate", "test_timing_trust")
 
 
 def unittest_modules(dirs=UNITTEST_DIRS):
@@ -490,23 +496,27 @@ def cores():
     return len(allowed) if allowed else (os.cpu_count() or 1)
 
 
-def plan_phases(modules, seconds, jobs, alone, cpus, classes_of=module_classes):
+def plan_phases(modules, seconds, jobs, alone, cpus, classes_of=module_classes, waiting=WAITING_MODULES):
     """The workers to run, phase after phase, and every unit they run in discovery order:
-    ([[(group, cores or None), ...], ...], units). The modules not in alone, split into units
-    (split_units), balanced over `jobs` workers (default: one per core); those in alone in one
-    more worker, after the others, or (ALONE_BESIDE_CORES cores or more in cpus) beside them on
-    the last ALONE_CORES cores of cpus, the others' workers on the rest."""
-    shared = [m for m in modules if m[1] not in alone]
+    ([[(group, cores or None), ...], ...], units). The modules neither in alone nor in waiting,
+    split into units (split_units), balanced over `jobs` workers (default: one per core); those in
+    waiting in one more worker beside them; those in alone in one more worker, after the others,
+    or (ALONE_BESIDE_CORES cores or more in cpus) beside them on the last ALONE_CORES cores of
+    cpus, the others' workers on the rest."""
+    idle = [m for m in modules if m[1] in waiting and m[1] not in alone]
+    shared = [m for m in modules if m[1] not in alone and m not in idle]
     lone = [m for m in modules if m[1] in alone]
-    beside = bool(shared and lone and cpus and len(cpus) >= ALONE_BESIDE_CORES)
+    beside = bool((shared or idle) and lone and cpus and len(cpus) >= ALONE_BESIDE_CORES)
     workers = jobs or (len(cpus) - ALONE_CORES if beside else cores())
     units, seconds = split_units(shared, seconds, workers, classes_of) if shared else ([], seconds)
     order = {m: i for i, m in enumerate(modules)}
-    ordered = sorted(units + lone, key=lambda u: order[(u[0], u[1].split(".")[0])])  # stable: a module's units in order
+    # stable: a module's units in order
+    ordered = sorted(units + idle + lone, key=lambda u: order[(u[0], u[1].split(".")[0])])
+    groups = balance(units, seconds, workers) + ([idle] if idle else [])
     if beside:
         rest, own = cpus[:-ALONE_CORES], cpus[-ALONE_CORES:]
-        return [[(g, rest) for g in balance(units, seconds, workers)] + [(lone, own)]], ordered
-    phases = [[(g, None) for g in balance(units, seconds, workers)]] if units else []
+        return [[(g, rest) for g in groups] + [(lone, own)]], ordered
+    phases = [[(g, None) for g in groups]] if groups else []
     return phases + ([[(lone, None)]] if lone else []), ordered
 
 

@@ -301,6 +301,22 @@ class Workers(unittest.TestCase):
         # none alone
         self.assertEqual(len(run_tests.plan_phases(mods[:3], seconds, 2, ("test_load",), big, whole)[0]), 1)
 
+    def test_the_modules_that_mostly_wait_get_a_worker_of_their_own_beside_the_others(self):
+        mods = [("t", m) for m in ("test_a", "test_b", "test_slurm", "test_c", "test_load")]
+        seconds = {"test_a": 100, "test_b": 60, "test_c": 50, "test_slurm": 50}
+
+        def whole(modules):
+            return {}
+
+        phases, units = run_tests.plan_phases(mods, seconds, 2, ("test_load",), [0, 1], whole, ("test_slurm",))
+        self.assertEqual(units, mods)
+        self.assertEqual([[[m for _, m in g] for g, _ in p] for p in phases],
+                         [[["test_a"], ["test_b", "test_c"], ["test_slurm"]], [["test_load"]]])
+        (phase,), _ = run_tests.plan_phases(mods, seconds, None, ("test_load",), list(range(16)), whole,
+                                            ("test_slurm",))
+        self.assertEqual(phase[-2], ([("t", "test_slurm")], list(range(14))))  # with the others' cores
+        self.assertEqual(phase[-1], ([("t", "test_load")], [14, 15]))
+
     def test_a_worker_runs_on_the_cores_it_is_given(self):
         if not run_tests.allowed_cores():
             self.skipTest("no sched_setaffinity here")
