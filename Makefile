@@ -97,10 +97,10 @@ BANKS ?= 1
 BANK_FLAGS = $(if $(filter 1,$(BANKS)),$(if $(shell grep -l '__shared__' $(1) 2>/dev/null),-fsanitize=thread --param tsan-instrument-func-entry-exit=0 -g1 -gdwarf-4))
 
 # The recipes the rules share. Quiet by default: SAY makes the target's folder and prints a short
-# line (V=1: make prints each command instead).
+# line (V=1: make prints each command instead). Every object and binary is written under a name of
+# its own, then renamed: a compile killed halfway leaves nothing the next make takes as up to date.
 Q   = $(if $(filter 1,$(V)),,@)
-# a make this one runs: silent (no "is up to date") unless V=1
-SUBFLAGS = --no-print-directory $(if $(filter 1,$(V)),,-s)
+SUBFLAGS = --no-print-directory $(if $(filter 1,$(V)),,-s)# a make this one runs: quiet unless V=1
 SAY = @mkdir -p $(@D)$(if $(or $(filter 1,$(V)),$(SAY_QUIET)),,; printf '  %-4s %s\n' $(1) '$(2)')
 # A student's build (make run, make test LAB=NN or TEST_SRC=labs) names only the student's files:
 # the course's objects among $(1) are built first under one line (V=1: each file, as elsewhere).
@@ -108,8 +108,6 @@ COURSE_FIRST = $(if $(filter 1,$(V)),,+@objs='$(strip $(1))'; \
   n=$$($(MAKE) $(SUBFLAGS) -n $$objs 2>/dev/null | grep -c -e ' -c ' -e 'c++-header'); \
   if [ "$$n" -gt 0 ]; then echo "  building the course's harness$(2) ($$n file$$([ $$n = 1 ] || echo s), once)"; \
   $(MAKE) $(SUBFLAGS) SAY_QUIET=1 $$objs || exit $$?; fi)
-# Every object is written under a name of its own and then renamed: a compile killed halfway (a
-# timeout, Ctrl-C) leaves no truncated object for the next make to take as up to date.
 define COMPILE_C
 $(call SAY,CC,$<)
 $(Q)$(CC) $(CFLAGS) -c $< -o $@.$$$$ && mv -f $@.$$$$ $@
@@ -118,7 +116,7 @@ define COMPILE_CU
 $(call SAY,$(if $(CPU_MODE),C++,NVCC),$<)
 $(Q)$(call CU_COMPILE,$<,$@)
 endef
-# $(call LINK,libraries): the objects among the prerequisites, then the libraries
+# $(call LINK,libraries): the prerequisites' objects, then the libraries
 define LINK
 $(call SAY,LD,$@)
 $(Q)$(NVCC) $(LDFLAGS) $(filter %.o,$^) $(1) -o $@.$$$$ && mv -f $@.$$$$ $@

@@ -160,14 +160,14 @@ UNITTEST_DIRS = ("tests", os.path.join("grader", "tests"))
 # every run records what each took in $LAB_BUILD_DIR/unittest-seconds.json and the next balances
 # by that. The modules not listed took under a second; one in neither place counts
 # UNKNOWN_MODULE_SECONDS.
-MODULE_SECONDS = {"test_fixtures": 264, "test_static_checks": 105, "test_deploy": 95,
-                  "test_grader_pipeline": 80, "test_grader_builds": 55, "test_slurm": 53,
-                  "test_static_parity": 39, "test_load_hangs": 38, "test_bench_grader": 34,
-                  "test_cli": 25, "test_cpu_mode": 24, "test_similarity": 16, "test_timing_trust": 15,
-                  "test_snippets": 11, "test_start_rate": 9, "test_report": 7, "test_bench": 7,
-                  "test_receipt": 7, "test_cluster": 5, "test_layers": 4, "test_feedback": 3,
-                  "test_run_tests": 2, "test_leaderboard": 1, "test_term": 1, "test_sandbox": 1,
-                  "test_profile": 1, "test_contract": 1}
+MODULE_SECONDS = {"test_fixtures": 315, "test_static_checks": 114, "test_deploy": 89,
+                  "test_grader_pipeline": 72, "test_slurm": 61, "test_bench_grader": 54,
+                  "test_grader_builds": 45, "test_cpu_mode": 40, "test_load_hangs": 39,
+                  "test_cli": 34, "test_static_parity": 30, "test_timing_trust": 18,
+                  "test_snippets": 14, "test_bench": 10, "test_similarity": 10,
+                  "test_start_rate": 9, "test_report": 6, "test_cluster": 5, "test_receipt": 4,
+                  "test_feedback": 3, "test_run_tests": 3, "test_layers": 3, "test_contract": 1,
+                  "test_diagrams": 1, "test_leaderboard": 1}
 UNKNOWN_MODULE_SECONDS = 1.0
 # What part of its module's time a long class or test took (make -j16 test on an H200 host with 16
 # cores, 2026-11-28), for splitting a module on a fresh clone, before any run was recorded; the
