@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Grades the bad submissions in grader/fixtures/submissions/ and checks that each gets the
-diagnosis recorded in grader/fixtures/expected.json. Prints a table (fixture, lab, expected,
+diagnosis recorded beside it (grader/fixtures/submissions/NAME/expected.json). Prints a table (fixture, lab, expected,
 got, points, verdict). Each fixture is written out first (grader/fixturelib.py: most are a patch
 against a reference solution); one whose patch no longer applies is a wrong row, named.
 
@@ -383,8 +383,11 @@ def print_table(rows):
 def main(argv=None):
     args = parse_args(argv)
     hide_nvcc(args)
-    with open(os.path.join(FIXTURES, "expected.json"), encoding="utf-8") as f:
-        expected = {k: v for k, v in json.load(f).items() if not k.startswith("_")}
+    try:
+        expected = fixturelib.every_expected()
+    except fixturelib.PatchError as e:
+        print(f"check_fixtures: {e}", file=sys.stderr)
+        return 2
     names = chosen_fixtures(args, expected)
     if names is None:
         return 2

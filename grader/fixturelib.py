@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The grader's fixture submissions (grader/fixtures/submissions/NAME/LAB/), written out as
-files a grader can take.
+files a grader can take, and the verdict each must get (NAME/expected.json, read by expected).
 
 A fixture lab folder holds one of:
   scan.cu.patch  a unified diff against the reference, solutions/LAB/scan.cu (most fixtures: the
@@ -23,6 +23,7 @@ Exit codes: 0 done, 1 some patch does not apply (each named on stderr), 2 usage 
 import argparse
 import difflib
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -32,12 +33,14 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 SUBMISSIONS = os.path.join(HERE, "fixtures", "submissions")
 PATCH = "scan.cu.patch"
+EXPECTED = "expected.json"  # beside the lab folders: the verdict the fixture must get
 HUNK = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 NO_EOL = b"\\ No newline at end of file"
 
 
 class PatchError(Exception):
-    """A fixture's patch that is malformed or no longer applies to its reference."""
+    """A fixture that cannot be used: a patch that is malformed or no longer applies to its
+    reference, a folder without its expected verdict."""
 
 
 def reference(lab):
@@ -191,6 +194,26 @@ def diff(lab, name, text):
 def every():
     """The names of all fixtures, sorted."""
     return sorted(e for e in os.listdir(SUBMISSIONS) if os.path.isdir(os.path.join(SUBMISSIONS, e)))
+
+
+def expected(name):
+    """Fixture name's expected verdict, its folder's expected.json (grader/fixtures/README.md):
+    {"lab", "modes", "bug", "expect"}; PatchError when it is missing or not such an object."""
+    path = os.path.join(SUBMISSIONS, name, EXPECTED)
+    try:
+        with open(path, encoding="utf-8") as f:
+            spec = json.load(f)
+    except (OSError, ValueError) as e:
+        raise PatchError(f"fixture {name}: its {EXPECTED} cannot be read: {e}") from e
+    missing = [k for k in ("lab", "modes", "bug", "expect") if not isinstance(spec, dict) or k not in spec]
+    if missing:
+        raise PatchError(f"fixture {name}: its {EXPECTED} has no {', '.join(missing)}")
+    return spec
+
+
+def every_expected():
+    """{name: expected(name)} for every fixture."""
+    return {name: expected(name) for name in every()}
 
 
 def main(argv=None):

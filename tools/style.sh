@@ -7,7 +7,7 @@
 # is a module of that one, with no pycodestyle command). .clang-format is written for
 # clang-format 14, the version Debian 12 ships; another version may format a few lines
 # differently. Not checked: the grader's fixture submissions (students' files as submitted, whose
-# messages name line numbers: grader/fixtures/expected.json) and tests/cpu_corpus/bom_crlf.cu (its
+# messages name line numbers: their expected.json) and tests/cpu_corpus/bom_crlf.cu (its
 # BOM and CRLF are its test).
 # Exit 0: in style (lint) or rewritten (format); 1: lint found something; 2: a tool is missing.
 set -u

@@ -37,8 +37,7 @@ class RecordedVerdicts(unittest.TestCase):
     def check_record(self, file, mode, marker):
         """Every fixture marked for marker has an ok entry in the record file, for the fixture and
         the expectation as they are now."""
-        with open(os.path.join(fakes.GRADER, "fixtures", "expected.json"), encoding="utf-8") as f:
-            expected = {k: v for k, v in json.load(f).items() if not k.startswith("_")}
+        expected = fixturelib.every_expected()
         problems = []
         with open(os.path.join(VERDICTS, file), encoding="utf-8") as f:
             record = json.load(f)
@@ -89,12 +88,24 @@ class EveryFixture(unittest.TestCase):
                     text = fixturelib.source(name, lab)
                     self.assertTrue(text.endswith(b"\n") or name == "empty_file")
 
-    def test_the_fixtures_are_those_expected_json_names(self):
-        with open(os.path.join(fakes.GRADER, "fixtures", "expected.json"), encoding="utf-8") as f:
-            expected = {k: v for k, v in json.load(f).items() if not k.startswith("_")}
+    def test_every_fixture_carries_its_expected_verdict_about_one_of_its_labs(self):
+        expected = fixturelib.every_expected()
         self.assertEqual(sorted(expected), fixturelib.every())
         for name, spec in expected.items():
             self.assertIn(spec["lab"], fixturelib.labs(name), name)
+            self.assertTrue(set(spec["modes"]) <= {"gpu", "cpu", "cpu+nvcc"}, name)
+            self.assertIsInstance(spec["expect"], dict, name)
+
+    def test_a_fixture_without_its_expected_verdict_is_named(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            os.makedirs(os.path.join(tmp, "bare", "03_kogge_stone"))
+            with mock.patch.object(fixturelib, "SUBMISSIONS", tmp):
+                with self.assertRaisesRegex(fixturelib.PatchError, "fixture bare: its expected.json cannot be read"):
+                    fixturelib.every_expected()
+                with open(os.path.join(tmp, "bare", "expected.json"), "w") as f:
+                    f.write('{"lab": "03_kogge_stone", "modes": ["cpu"]}')
+                with self.assertRaisesRegex(fixturelib.PatchError, "has no bug, expect"):
+                    fixturelib.expected("bare")
 
     def test_each_lab_folder_holds_a_patch_or_a_file(self):
         for name in fixturelib.every():

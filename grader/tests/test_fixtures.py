@@ -1,5 +1,5 @@
 """The bad-submission fixtures (grader/fixtures/) graded for real, in CPU mode so that this runs
-without a GPU: each must get the diagnosis recorded in grader/fixtures/expected.json. All of
+without a GPU: each must get the diagnosis recorded beside it (grader/fixtures/submissions/NAME/expected.json). All of
 them as the Gradescope package grades (CPU mode, nvcc hidden: CPU mode's own checks on the C++
 it compiles); where nvcc is installed, those whose verdict also has an nvcc-side check of its
 own (a header nvcc reads, inline assembly in nvcc's host translation, a clock in the PTX, a
@@ -21,6 +21,7 @@ from unittest import mock
 
 import fakes
 import check_fixtures
+import fixturelib
 from gradelib import build
 
 ROOT = os.path.dirname(fakes.GRADER)
@@ -36,8 +37,7 @@ class Fixtures(unittest.TestCase):
         p = self.check("--no-nvcc")
         done = re.search(r"^(\d+)/(\d+) fixtures diagnosed as expected \(cpu mode\)$", p.stdout, re.M)
         self.assertIsNotNone(done, p.stdout[-2000:])
-        with open(os.path.join(fakes.GRADER, "fixtures", "expected.json"), encoding="utf-8") as f:
-            cpu = [k for k, v in json.load(f).items() if not k.startswith("_") and "cpu" in v["modes"]]
+        cpu = [k for k, v in fixturelib.every_expected().items() if "cpu" in v["modes"]]
         self.assertEqual(int(done.group(2)), len(cpu))  # every fixture CPU mode can diagnose
 
     def test_fixtures_with_an_nvcc_side_check_get_their_diagnosis_with_nvcc_too(self):

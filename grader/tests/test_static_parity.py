@@ -1,16 +1,15 @@
 """The static checks give one verdict whatever the machine: a fixture of grader/fixtures/ built and
 checked in CPU mode with nvcc hidden (Gradescope's machine: CPU mode's own checks on the C++ it
 compiles, grader/gradelib/checks/cpu.py) must get the verdict the GPU path gives it
-(grader/fixtures/expected.json): refused by a static check with the recorded message when the GPU
-refuses it, never refused when the GPU does not, and a build failure where the GPU's build fails,
-with no check skipped. test_fixtures.py grades every fixture CPU mode can diagnose exactly so
+(grader/fixtures/submissions/NAME/expected.json): refused by a static check with the recorded
+message when the GPU refuses it, never refused when the GPU does not, and a build failure where
+the GPU's build fails, with no check skipped. test_fixtures.py grades every fixture CPU mode can diagnose exactly so
 (check_fixtures.py --cpu --no-nvcc, which checks the same: the diagnosis, and no static note
 saying a check did not run); this builds the ones it cannot (they need a GPU to be diagnosed,
 but their static verdict is the GPU's here too), CPU mode's own attacks and the reference
 solutions. The GPU grades every fixture with check_fixtures.py on a GPU machine. Only the build
 stage runs here (no cases), several builds at once (up to 4)."""
 import concurrent.futures as cf
-import json
 import os
 import re
 import subprocess
@@ -163,8 +162,7 @@ class CallGraphCache(unittest.TestCase):
 class StaticParity(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        with open(os.path.join(FIXTURES, "expected.json"), encoding="utf-8") as f:
-            fixtures = {k: v for k, v in json.load(f).items() if not k.startswith("_")}
+        fixtures = fixturelib.every_expected()
         # those test_fixtures.py does not grade in CPU mode
         cls.expected = {k: v for k, v in fixtures.items() if "cpu" not in v["modes"]}
         cfg = config.load(os.path.join(fakes.GRADER, "config.json"))
