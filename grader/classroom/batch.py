@@ -15,7 +15,7 @@ import sys
 import time
 import traceback
 
-from gradelib import formats, proc, resources, session
+from gradelib import formats, proc, resources, scheduling, session
 from gradelib.build import InfraError, work_tag
 from gradelib.outcomes import LabResult
 from gradelib.progress import Progress, log
@@ -96,8 +96,8 @@ def still_to_grade(run, subs):
 def unpack_and_build(run, student, path):
     """CPU part of one submission: (uploads.Found, built) or raises BadSubmission. Its processes
     are background work: a speed loss of the submission graded meanwhile is confirmed with them
-    stopped (proc.quiet)."""
-    with proc.background():
+    stopped (scheduling.quiet)."""
+    with scheduling.background():
         return _unpack_and_build(run, student, path)
 
 

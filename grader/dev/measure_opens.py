@@ -33,7 +33,7 @@ sys.path.insert(0, GRADER)
 
 from gradelib import config as configmod  # noqa: E402
 from gradelib import evaluate as ev  # noqa: E402
-from gradelib import proc, rundir  # noqa: E402
+from gradelib import rundir, runuser  # noqa: E402
 from gradelib.build import InfraError  # noqa: E402
 from gradelib.grading import Grader, course_labs, gpu_visible, select_labs  # noqa: E402
 from gradelib.status import Status  # noqa: E402
@@ -93,7 +93,7 @@ def table(results, mode, device):
         for name, _, opens in runs:
             for call, path, flags in opens:
                 rows.setdefault((path, call, flags), set()).add(f"{lab[:2]}:{name}")
-    user = proc.run_user()
+    user = runuser.run_user()
     who = f"as {user.name} (uid {user.uid})" if user else f"as uid {os.geteuid()} (not root: no drop)"
     lines = [f"files opened after the sandbox is in ({mode} mode, {device}, {who})",
              f"{'path':<48} {'call':<18} {'flags':<8} runs"]
@@ -133,7 +133,7 @@ def main(argv=None):
     try:
         g = Grader(ROOT, config, work, mode=mode, labs=labs, progress=log)
         g.build_course()
-    except (InfraError, proc.RunUserError) as e:
+    except (InfraError, runuser.RunUserError) as e:
         log(f"cannot build the references: {e}")
         return RC_INFRA
     # one run first: the device, and whether the harness has a sandbox to measure at all

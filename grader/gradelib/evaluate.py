@@ -11,7 +11,7 @@ and sanitizer runs look the same to the lab's code, and every call in them is ch
 Every lab process runs from a run folder of its own (RunDir), removed after: a copy of the
 binary in a folder the run user can only traverse, and an empty cwd (also HOME and TMPDIR) that
 the run user owns. When the grader is root the process runs as that unprivileged user
-(proc.run_user), which can read nothing of the grader's work folder (0700: builds, private
+(runuser.run_user), which can read nothing of the grader's work folder (0700: builds, private
 copies of scan.cu, results) nor, deployed, of the course; a reference binary's copy is
 executable but not readable (0711). Every run is contained (proc.run's contain=True): a process
 it leaves running, also one that called setsid(), is killed, and the run is diagnosed "escaped".

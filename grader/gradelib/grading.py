@@ -18,7 +18,7 @@ from . import build as buildmod
 from . import cores
 from . import evaluate as ev
 from . import feedback
-from . import proc
+from . import proc, runuser, scheduling
 from . import resources
 from . import scoring
 from . import case_outcomes, stage_build, stage_cases
@@ -129,7 +129,7 @@ class Grader:
         self.unwritten = {}  # skeleton_key -> the LabResult of a skeleton graded unwritten
         self.gpu_guard = None  # gpu_guard.GpuGuard, made at the first speed stage
         self.regrade = None  # the command that grades this again (grade.py sets it), for GPU_BUSY
-        proc.set_run_user(config.sandbox["user"])  # who lab runs run as when the grader is root
+        runuser.set_run_user(config.sandbox["user"])  # who lab runs run as when the grader is root
 
     # ---- once per grading session ----------------------------------------------------------
 
@@ -151,8 +151,8 @@ class Grader:
         """The harness and the reference solutions, built (or found built) in the work folder;
         needs no GPU (grade.py --prepare-only: a container or Gradescope image built ahead)."""
         try:  # lab runs never run as root: no user to run them as is an infrastructure error
-            proc.run_user()
-        except proc.RunUserError as e:
+            runuser.run_user()
+        except runuser.RunUserError as e:
             raise InfraError(str(e))
         ev.private_folder(self.work)  # builds, private copies of scan.cu, results: not the run user's
         buildmod.hold_work(self.work)  # one grade.py at a time in a work folder
@@ -298,10 +298,10 @@ class Grader:
         dirs = {lab: os.path.join(base, lab) for lab in wanted}
         dirs.update((b, os.path.join(base, "base-" + b)) for b in self.bases_of(wanted))
 
-        bg = proc.in_background()  # the pool's threads start the builds as this thread would
+        bg = scheduling.in_background()  # the pool's threads start the builds as this thread would
 
         def one(lab):
-            with proc.background(bg):
+            with scheduling.background(bg):
                 return one_lab(lab)
 
         def one_lab(lab):

@@ -1,9 +1,10 @@
 """Running one child process with a time limit.
 
-Size: over 700 lines, over the house's 400, because containment is one mechanism: the process
-group, the private report channel, the tagged sweep of escaped processes, the run user and the
-limits all act between one fork and one reap (run), and the sweep must run before the leader
-is reaped. The rest (Session, the tracked groups Ctrl-C kills) are the same mechanism kept open.
+Size: about 580 lines, over the house's 400, because containment is one mechanism: the process
+group, the private report channel, the tagged sweep of escaped processes and the limits all act
+between one fork and one reap (run), and the sweep must run before the leader is reaped. The
+rest (Session, the tracked groups Ctrl-C kills) are the same mechanism kept open. Who a run runs
+as (runuser.py) and how runs share the machine (scheduling.py) are modules of their own.
 
 Every program the grader starts (make, a lab binary, compute-sanitizer) runs in its own process
 group, so a timeout kills the whole group: a student's code that forks, or a sanitizer with its
@@ -29,18 +30,14 @@ grader reaps the ones it killed (and only those: other threads wait for their ow
 A process that clears the tag from its environment and leaves the session is not found.
 
 A lab run (contain=True, and every Session) never runs as root: when the grader is root, the child
-drops to the run user (run_user: the config's sandbox.user, `scan-run` as setup.sh and the
-Dockerfile create it, else `nobody`) between fork and exec (Popen's user/group/extra_groups:
-setgroups([]), setgid, setuid), after it has left for its own session, so it keeps its process
-group, its report channel (its stdin) and is still found and reaped by the sweep. When the
-grader is not root (a student's own machine) there is nothing to drop: the child runs as the
-grader's user. No run user at all (neither exists) is a RunUserError, never a run as root.
+drops to the run user (runuser.py) between fork and exec, after it has left for its own session,
+so it keeps its process group, its report channel (its stdin) and is still found and reaped by
+the sweep. Background runs (the next submissions' builds) are stopped and continued as
+scheduling.py says, and their wall-clock limit does not count the time they were stopped.
 """
-import contextlib
 import ctypes
 import errno
 import os
-import pwd
 import secrets
 import select
 import signal
@@ -51,66 +48,12 @@ import tempfile
 import threading
 import time
 
-from . import guardian, procfs
+from . import guardian, procfs, runuser, scheduling
 
 OUTPUT_CAP = 256 * 1024  # bytes of stdout/stderr kept per stream
 TAG_VAR = procfs.TAG_VAR  # the environment variable that marks every process of one lab run
 SWEEP_S = 10.0  # at most this long to kill and reap what a run left behind
 PR_SET_CHILD_SUBREAPER = 36
-DEFAULT_RUN_USER = "scan-run"  # grader/config.json "sandbox": {"user": ...}; deploy/setup.sh makes it
-FALLBACK_RUN_USER = "nobody"
-
-
-class RunUserError(Exception):
-    """The grader is root and has no unprivileged user to run lab code as (one line)."""
-
-
-class RunUser:
-    """The user a lab run drops to: name, uid, gid (its primary group; no other groups)."""
-
-    def __init__(self, name, uid, gid):
-        self.name, self.uid, self.gid = name, uid, gid
-
-    def __repr__(self):
-        return f"RunUser({self.name!r}, uid={self.uid}, gid={self.gid})"
-
-
-_run_user_lock = threading.Lock()
-_run_user_name = DEFAULT_RUN_USER
-_run_user = None  # resolved on first use
-
-
-def set_run_user(name):
-    """The user lab runs drop to when the grader is root (the config's sandbox.user); resolved
-    at the next run (run_user)."""
-    global _run_user_name, _run_user
-    with _run_user_lock:
-        _run_user_name, _run_user = name or DEFAULT_RUN_USER, None
-
-
-def run_user():
-    """The RunUser lab runs run as, or None when the grader is not root (nothing to drop: they
-    run as the grader's own user). Root: the configured user, else `nobody`; a user with uid 0
-    is never taken. Raises RunUserError when neither exists."""
-    global _run_user
-    if os.geteuid() != 0:
-        return None
-    with _run_user_lock:
-        if _run_user is None:
-            for name in dict.fromkeys((_run_user_name, FALLBACK_RUN_USER)):
-                try:
-                    pw = pwd.getpwnam(name)
-                except KeyError:
-                    continue
-                if pw.pw_uid != 0 and pw.pw_gid != 0:
-                    _run_user = RunUser(name, pw.pw_uid, pw.pw_gid)
-                    break
-            else:
-                raise RunUserError(f"the grader runs as root and neither the run user "
-                                   f"'{_run_user_name}' nor '{FALLBACK_RUN_USER}' exists (or has a "
-                                   f"non-root uid and group): create one (grader/deploy/setup.sh: "
-                                   f"useradd --system {DEFAULT_RUN_USER}); lab code never runs as root")
-        return _run_user
 
 
 def _popen(argv, **kwargs):
@@ -126,13 +69,6 @@ def _popen(argv, **kwargs):
             time.sleep(0.01)
 
 
-def _drop(user):
-    """Popen's keyword arguments that make the child run as user (None: as the grader)."""
-    if user is None:
-        return {}
-    return {"user": user.uid, "group": user.gid, "extra_groups": []}
-
-
 _live_lock = threading.Lock()
 _live = set()  # process groups of the runs going on now (kill_tracked ends them all)
 
@@ -140,21 +76,10 @@ _live = set()  # process groups of the runs going on now (kill_tracked ends them
 _pin = threading.local()  # .cpu: the core the processes this thread starts run on (pinned)
 
 
-@contextlib.contextmanager
-def _for_this_thread(local, name, value, default):
-    """local.name (a threading.local's) set to value while the block runs, then as it was."""
-    old = getattr(local, name, default)
-    setattr(local, name, value)
-    try:
-        yield
-    finally:
-        setattr(local, name, old)
-
-
 def pinned(cpu):
     """The processes this thread starts meanwhile run on cpu alone (None: where the grader
     does): the host lab's timed runs, on the core the grader keeps for them (cores.py)."""
-    return _for_this_thread(_pin, "cpu", cpu, None)
+    return scheduling.for_this_thread(_pin, "cpu", cpu, None)
 
 
 def _pin_child(pid):
@@ -166,76 +91,6 @@ def _pin_child(pid):
             os.sched_setaffinity(pid, {cpu})
         except (AttributeError, OSError):
             pass
-
-
-_bg = threading.local()  # .on: the processes this thread starts are background work
-_background = set()  # process groups of the background runs going on now
-_quiet = {"depth": 0, "since": 0.0, "total": 0.0}  # quiet(): how deep, since when, seconds so far
-
-
-def background(on=True):
-    """The processes this thread starts meanwhile are background work (with on): the builds of
-    the next submissions, made while this one has the GPU (batch.py). quiet() stops them."""
-    return _for_this_thread(_bg, "on", on, False)
-
-
-def in_background():
-    """Whether the processes this thread starts now are background work (background())."""
-    return getattr(_bg, "on", False)
-
-
-def _signal_background(sig):
-    for pgid in _background:
-        try:
-            os.killpg(pgid, sig)
-        except OSError:
-            pass
-
-
-@contextlib.contextmanager
-def quiet():
-    """The grader's background work stopped while this lasts (SIGSTOP to each background run's
-    process group; one started meanwhile is stopped as it starts), then continued (SIGCONT).
-    For a measurement that must not share the machine with the grader's own compilers: a speed
-    loss is confirmed this way (stage_speed). Nests; a stopped run's wall-clock limit does not
-    count the time it was stopped (paused_s)."""
-    with _live_lock:
-        if _quiet["depth"] == 0:
-            _quiet["since"] = time.monotonic()
-            _signal_background(signal.SIGSTOP)
-        _quiet["depth"] += 1
-    try:
-        yield
-    finally:
-        with _live_lock:
-            _quiet["depth"] -= 1
-            if _quiet["depth"] == 0:
-                _quiet["total"] += time.monotonic() - _quiet["since"]
-                _signal_background(signal.SIGCONT)
-
-
-def paused_s():
-    """Seconds the grader's background work has been stopped so far (quiet()), the stop going
-    on now included."""
-    with _live_lock:
-        ongoing = time.monotonic() - _quiet["since"] if _quiet["depth"] else 0.0
-        return _quiet["total"] + ongoing
-
-
-def _enlist(pgid):
-    """A background run just started: quiet() stops and continues it; stopped now if quiet."""
-    with _live_lock:
-        _background.add(pgid)
-        if _quiet["depth"]:
-            try:
-                os.killpg(pgid, signal.SIGSTOP)
-            except OSError:
-                pass
-
-
-def _discharge(pgid):
-    with _live_lock:
-        _background.discard(pgid)
 
 
 def track(pgid, tag=None):
@@ -496,7 +351,7 @@ def judge_argv(judge, binary, wrap=()):
     lab run's output takes at most twice that of the grader's disk), and wrap (a tool and its
     options, e.g. compute-sanitizer's) in front of the lab binary."""
     argv = [judge, "--judge", binary, "--output-cap", str(LAB_OUTPUT_LIMIT)]
-    user = run_user()
+    user = runuser.run_user()
     if user is not None:
         argv += ["--run-as", f"{user.uid}:{user.gid}"]
     if wrap:
@@ -535,7 +390,7 @@ def run(argv, timeout, cwd=None, env=None, contain=False, case=None, cpu_limit=N
     grader's own code, common/harness/port.h), which stays the grader's user and drops the lab
     process it starts to the run user itself (judge_argv's --run-as)."""
     become_subreaper()
-    user = run_user() if contain and not judged else None
+    user = runuser.run_user() if contain and not judged else None
     tag = secrets.token_hex(16) if contain else None
     if contain:
         env = _tagged(os.environ if env is None else env, tag)
@@ -544,12 +399,12 @@ def run(argv, timeout, cwd=None, env=None, contain=False, case=None, cpu_limit=N
         with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
             t0 = time.monotonic()
             p = _popen(argv, stdout=out, stderr=err, stdin=stdin, cwd=cwd, env=env,
-                       start_new_session=True, **_drop(user))
+                       start_new_session=True, **runuser.popen_kwargs(user))
             _pin_child(p.pid)
             track(p.pid, tag)
-            bg = in_background()
+            bg = scheduling.in_background()
             if bg:
-                _enlist(p.pid)
+                scheduling.enlist(p.pid)
             if theirs is not None:
                 theirs.close()
                 theirs = None
@@ -559,7 +414,7 @@ def run(argv, timeout, cwd=None, env=None, contain=False, case=None, cpu_limit=N
                 except OSError:
                     pass  # the child is already gone: its exit code says why
             leader = procfs.proc_info(p.pid) if contain else None
-            limit = _wait_limited(p, timeout, cpu_limit, paused=paused_s if bg else None)
+            limit = _wait_limited(p, timeout, cpu_limit, paused=scheduling.paused_s if bg else None)
             timed_out = limit is not None
             cpu_used = procfs.cpu_seconds(p.pid)  # still there: not reaped yet
             if timed_out:
@@ -576,7 +431,7 @@ def run(argv, timeout, cwd=None, env=None, contain=False, case=None, cpu_limit=N
             if not contain:
                 sweep(None, p.pid)
             if bg:
-                _discharge(p.pid)
+                scheduling.discharge(p.pid)
             untrack(p.pid, tag)  # before the reap: a reaped leader's pid (its group's id) may be reused
             p.wait()
             rep = _drain(ours.fileno()) if ours is not None else None
@@ -607,7 +462,7 @@ class Session:
 
     def __init__(self, argv, cwd=None, env=None, judged=False):
         become_subreaper()
-        user = None if judged else run_user()
+        user = None if judged else runuser.run_user()
         self.tag = secrets.token_hex(16)
         env = _tagged(os.environ if env is None else env, self.tag)
         self.out = tempfile.TemporaryFile()
@@ -617,7 +472,7 @@ class Session:
         self.t0 = time.monotonic()
         try:
             self.p = _popen(list(argv) + ["--grader"], stdout=self.out, stderr=self.err, stdin=theirs,
-                            cwd=cwd, env=env, start_new_session=True, **_drop(user))
+                            cwd=cwd, env=env, start_new_session=True, **runuser.popen_kwargs(user))
         except OSError:
             self._close_files()
             raise
@@ -728,44 +583,3 @@ class Session:
         """Closes the session's files (after finish, once its output has been read)."""
         self.finish(0, kill=True)
         self._close_files()
-
-
-class Gate:
-    """Lets runs go on side by side (shared()) except one that must run alone (alone()): it
-    waits until the runs in flight have ended, and none starts until it is done; a run waiting
-    to be alone goes before runs that ask after it. A thread never asks for alone() while it
-    holds shared()."""
-
-    def __init__(self):
-        self._cond = threading.Condition()
-        self._active = 0
-        self._exclusive = False
-        self._waiting = 0
-
-    @contextlib.contextmanager
-    def shared(self):
-        with self._cond:
-            while self._exclusive or self._waiting:
-                self._cond.wait()
-            self._active += 1
-        try:
-            yield
-        finally:
-            with self._cond:
-                self._active -= 1
-                self._cond.notify_all()
-
-    @contextlib.contextmanager
-    def alone(self):
-        with self._cond:
-            self._waiting += 1
-            while self._exclusive or self._active:
-                self._cond.wait()
-            self._waiting -= 1
-            self._exclusive = True
-        try:
-            yield
-        finally:
-            with self._cond:
-                self._exclusive = False
-                self._cond.notify_all()

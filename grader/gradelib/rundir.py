@@ -11,7 +11,7 @@ import tempfile
 import threading
 import time
 
-from . import feedback, proc
+from . import feedback, proc, runuser
 from .labinfo import parse_describe
 
 TRACE_VAR = "LAB_GRADER_TRACE"  # a file to append one JSON line per lab process to (timings)
@@ -91,7 +91,7 @@ def _traversable(path):
 def _run_base():
     """Where run folders go: the temporary folder, or /tmp when the run user could not reach it."""
     base = tempfile.gettempdir()
-    return base if proc.run_user() is None or _traversable(base) else "/tmp"
+    return base if runuser.run_user() is None or _traversable(base) else "/tmp"
 
 
 class RunDir:
@@ -100,11 +100,11 @@ class RunDir:
     user (the process's cwd, HOME and TMPDIR); with tool=True also `tool/` (the run user's) for
     a tool's log. The folder itself is 0711: the run user can reach what is in it by name, not
     list it. remove() deletes it all. A reference binary never runs under a tool (ValueError):
-    compute-sanitizer runs the student's binaries only. Raises proc.RunUserError when the grader
+    compute-sanitizer runs the student's binaries only. Raises runuser.RunUserError when the grader
     is root without a user to run as."""
 
     def __init__(self, binary, tool=False):
-        user = proc.run_user()
+        user = runuser.run_user()
         reference = is_reference(binary)
         if tool and reference:
             raise ValueError(f"{binary} is a reference binary: it never runs under a tool")

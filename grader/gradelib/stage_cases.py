@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from . import evaluate as ev
-from . import proc
+from . import scheduling
 from .build import InfraError
 from .case_outcomes import ORDERING, LabRuns
 from .outcomes import SanitizerOutcome
@@ -254,7 +254,7 @@ class _Pool:
         self.n_cases = sum(len(p.cases) for p in plans.values())
         self.done = 0
         self.failed = 0
-        self.gate = proc.Gate()  # every run shares it; a timed-out case's second run is alone
+        self.gate = scheduling.Gate()  # every run shares it; a timed-out case's second run is alone
         self.confirming = {lab: threading.Lock() for lab in plans}
         self.seen_ok = set()  # plans with a case that passed: their code is written
         self.trying = {}  # plan -> processes whose first case, of that plan, is running (_tried)

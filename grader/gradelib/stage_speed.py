@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 from . import evaluate as ev
 from . import gpu_guard
-from . import proc
+from . import scheduling
 from . import scoring
 from .build import InfraError
 from .outcomes import CaseFailure, SpeedOutcome
@@ -84,7 +84,7 @@ class SpeedStage:
         self.progress = progress
         self.serial_cache = serial_cache
         # a GPU lab's timed runs share it; a host lab confirming a loss holds it alone (_quiet)
-        self.gate = proc.Gate()
+        self.gate = scheduling.Gate()
 
     def run(self, lab, binary, correctness, student_first=True):
         """The SpeedOutcome of lab (binary: the student's) given its correctness outcome."""
@@ -302,9 +302,9 @@ class SpeedStage:
     @contextlib.contextmanager
     def _quiet(self):
         """The grader's other work held off while a loss is confirmed: its background builds
-        stopped (proc.quiet). A host lab is timed with the GPU labs' timed runs held off already
+        stopped (scheduling.quiet). A host lab is timed with the GPU labs' timed runs held off already
         (run)."""
-        with proc.quiet():
+        with scheduling.quiet():
             yield
 
     def _on_device(self):

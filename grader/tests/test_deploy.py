@@ -122,7 +122,7 @@ class Gradescope(unittest.TestCase):
                     os.chmod(os.path.join(source, info.filename), 0o755)
         # as shipped for Gradescope's machines: no nvcc (find_nvcc reads NVCC first); SKIP_USERADD:
         # no user is added to the machine that runs the tests (as root the grader then drops to
-        # `nobody`, proc.run_user's fallback)
+        # `nobody`, runuser.run_user's fallback)
         cls.env = dict(os.environ, AUTOGRADER_ROOT=cls.root, SKIP_APT="1", SKIP_USERADD="1", NVCC="/nonexistent/nvcc")
         r = subprocess.run(["bash", os.path.join(source, "setup.sh")], capture_output=True, text=True, env=cls.env)
         cls.setup_output = r.stdout + r.stderr

@@ -1,5 +1,5 @@
 """Graded code cannot read the course: with the grader running as root, every lab run runs as the
-unprivileged run user (proc.run_user), from a run folder of its own (rundir.RunDir), inside the
+unprivileged run user (runuser.run_user), from a run folder of its own (rundir.RunDir), inside the
 seccomp sandbox that refuses to open files (common/sandbox.c). Runs CPU-mode fixtures
 (tests/cpu_fixtures/sandbox_*.cu, built by `make cpu-fixtures` without the grader's static
 checks, so the runtime layer itself is what is tested) the way the grader runs a case. Skips,
@@ -11,7 +11,7 @@ import tempfile
 import unittest
 
 import fakes
-from gradelib import config, evaluate as ev, proc
+from gradelib import config, evaluate as ev, proc, runuser
 from gradelib.grading import Grader
 from gradelib.status import Status
 
@@ -47,10 +47,10 @@ class RunUser(unittest.TestCase):
 
     def tearDown(self):
         shutil.rmtree(self.tmp, ignore_errors=True)
-        proc.set_run_user(proc.DEFAULT_RUN_USER)
+        runuser.set_run_user(runuser.DEFAULT_RUN_USER)
 
     def test_a_graded_case_runs_as_the_run_user(self):
-        user = proc.run_user()
+        user = runuser.run_user()
         self.assertNotEqual(user.uid, 0)
         # through a process of its own and through a shared one (LabSession), as the grader runs
         kind, msg, _ = ev.run_case(fixture("sandbox_whoami"), 700, "small", 1, 60)
@@ -68,7 +68,7 @@ class RunUser(unittest.TestCase):
         os.chmod(script, 0o755)
         r = ev.run_lab([script, "--describe"], 30)
         uid, gid, groups, cwd, home = r.stdout.split()
-        user = proc.run_user()
+        user = runuser.run_user()
         self.assertEqual((int(uid), int(gid), groups), (user.uid, user.gid, str(user.gid)))
         self.assertEqual(cwd, home)  # the empty cwd the run user owns is its HOME
         self.assertTrue(cwd.endswith("/cwd"), cwd)
@@ -81,8 +81,8 @@ class RunUser(unittest.TestCase):
         self.assertEqual(r.tool_log.strip(), str(user.uid))
 
     def test_a_missing_run_user_falls_back_to_nobody_and_root_is_refused(self):
-        proc.set_run_user("no-such-user-here")
-        self.assertEqual(proc.run_user().name, proc.FALLBACK_RUN_USER)
+        runuser.set_run_user("no-such-user-here")
+        self.assertEqual(runuser.run_user().name, runuser.FALLBACK_RUN_USER)
         with self.assertRaises(config.ConfigError):
             config.Config(dict(fakes_config(), sandbox={"user": "root"}))
 

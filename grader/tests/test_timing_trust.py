@@ -15,7 +15,7 @@ import unittest
 from unittest import mock
 
 import fakes
-from gradelib import case_outcomes, config, evaluate, gpu_guard, proc, procfs, scoring, stage_cases
+from gradelib import case_outcomes, config, evaluate, gpu_guard, proc, procfs, scheduling, scoring, stage_cases
 from gradelib.build import InfraError
 from gradelib.grading import Grader
 from gradelib.outcomes import CorrectnessOutcome, SpeedOutcome
@@ -199,10 +199,10 @@ class QuietConfirmation(unittest.TestCase):
     other 15 compiled the next submissions and the GPU labs' harnesses filled and checked arrays
     of 2^28 elements on the host: a serial scan at 2^23 shares the memory bus with all of them,
     and every one of its five rounds did. Now the confirming rounds stop the grader's builds
-    (proc.quiet) and, for the host lab, hold off the GPU labs' timed runs (SpeedStage.gate)."""
+    (scheduling.quiet) and, for the host lab, hold off the GPU labs' timed runs (SpeedStage.gate)."""
 
     def _background_run(self, timeout, out):
-        with proc.background():
+        with scheduling.background():
             out.append(proc.run(BUSY_CPU, timeout))
 
     def _pid_of_child(self):
@@ -217,7 +217,7 @@ class QuietConfirmation(unittest.TestCase):
         t.start()
         self.assertTrue(_wait_for(lambda: self._pid_of_child() is not None))
         pid = self._pid_of_child()
-        with proc.quiet():
+        with scheduling.quiet():
             self.assertTrue(_wait_for(lambda: _state(pid) == "T"), "stopped while quiet")
             time.sleep(3.5)  # longer than the run's whole limit
             self.assertEqual(_state(pid), "T")
@@ -230,7 +230,7 @@ class QuietConfirmation(unittest.TestCase):
 
     def test_a_background_run_started_while_quiet_starts_stopped(self):
         out = []
-        with proc.quiet():
+        with scheduling.quiet():
             t = threading.Thread(target=self._background_run, args=(30.0, out))
             t.start()
             self.assertTrue(_wait_for(lambda: self._pid_of_child() is not None))
@@ -243,12 +243,12 @@ class QuietConfirmation(unittest.TestCase):
         self.assertEqual(out[0].stdout.strip(), "done")
 
     def test_a_foreground_run_is_never_stopped(self):
-        with proc.quiet():
+        with scheduling.quiet():
             r = proc.run(BUSY_CPU, 20)  # a timed run, a case: not background work
         self.assertEqual((r.returncode, r.stdout.strip(), r.timed_out), (0, "done", False))
 
     def test_a_background_run_that_overstays_its_limit_still_times_out(self):
-        with proc.background():
+        with scheduling.background():
             r = proc.run([sys.executable, "-c", "import time; time.sleep(5)"], 0.5)
         self.assertTrue(r.timed_out)
         self.assertLess(r.seconds, 3.0)
@@ -293,14 +293,14 @@ class QuietConfirmation(unittest.TestCase):
 
         class Watched(ScriptedStage):
             def _timed_run(self, *a):
-                seen.append(proc._quiet["depth"] > 0)
+                seen.append(scheduling._quiet["depth"] > 0)
                 return super()._timed_run(*a)
         slow, ok = (0.85, 0.45), (0.5, 0.45)
         st = Watched({"s": [ok, slow, ok], "r": [ok]})  # probe, round (a loss), the confirming round
         out = st.run(LAB, "student", PASSED)
         self.assertAlmostEqual(out.ratio, 1.0)
         self.assertEqual(seen, [False] * 4 + [True, True])
-        self.assertEqual(proc._quiet["depth"], 0)
+        self.assertEqual(scheduling._quiet["depth"], 0)
         seen.clear()
         st = Watched({"s": [slow], "r": [ok]})  # slow in the quiet round too: the loss stands
         out = st.run(LAB, "student", PASSED)
@@ -361,7 +361,7 @@ class BuildsAreBackground(unittest.TestCase):
                 pass
 
             def run(self, lab, src, out_dir, bases=None):
-                seen[lab] = (proc.in_background(), threading.current_thread() is threading.main_thread())
+                seen[lab] = (scheduling.in_background(), threading.current_thread() is threading.main_thread())
                 return mock.Mock(binary=None)
         g = Grader.__new__(Grader)
         g.work, g.builder, g.symbol_builder, g.mode, g.refs = tempfile.mkdtemp(), None, None, "gpu", {}
@@ -372,7 +372,7 @@ class BuildsAreBackground(unittest.TestCase):
             g.build_submission("s", {lab: "x" for lab in g.labs})
             self.assertTrue(seen and not any(bg for bg, _ in seen.values()), "a student's own grade: foreground")
             seen.clear()
-            with proc.background():
+            with scheduling.background():
                 g.build_submission("s", {lab: "x" for lab in g.labs})
         self.assertEqual(sorted(seen), sorted(g.labs + ["07_hierarchical", "08_decoupled_lookback"]))
         self.assertTrue(all(bg and not main for bg, main in seen.values()), seen)
@@ -383,11 +383,11 @@ class BuildsAreBackground(unittest.TestCase):
         run = mock.Mock()
         run.labs, run.args.only_submitted, run.grader.work = ["02_naive"], False, tempfile.gettempdir()
         run.grader.bases_of.return_value = []
-        run.grader.build_submission.side_effect = lambda *a: proc.in_background()
+        run.grader.build_submission.side_effect = lambda *a: scheduling.in_background()
         found = mock.Mock(sources={"02_naive": "x"}, problem=None)
         with mock.patch("classroom.batch.uploads.open_submission", return_value=found):
             self.assertEqual(batch.unpack_and_build(run, "s", "path"), (found, True))
-        self.assertFalse(proc.in_background(), "the thread's own mark is restored")
+        self.assertFalse(scheduling.in_background(), "the thread's own mark is restored")
 
 
 class FakeSmi:
@@ -782,7 +782,7 @@ class BusyGpu(unittest.TestCase):
 
 class Gate(unittest.TestCase):
     def test_a_run_alone_waits_for_those_in_flight_and_holds_off_new_ones(self):
-        gate, log, lock = proc.Gate(), [], threading.Lock()
+        gate, log, lock = scheduling.Gate(), [], threading.Lock()
 
         def shared(tag, hold):
             with gate.shared():
