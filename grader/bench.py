@@ -21,14 +21,13 @@ rows so far. Progress, with an estimate of the time left, goes to stderr.
 Exit codes: 0 done; 1 a program failed (wrong output, CUDA error, crash, timeout); 2 usage;
 5 no CUDA device (the anchor could not run); 130 interrupted (Ctrl-C; what was measured is kept).
 
-Size: about 600 lines, over the house's 400, because it is one program from the sweep to the
-page: the runs, the rows as they come, the ETA, and the CSV, Markdown and SVG writers that must
-agree on one row's columns; each part is a few functions of its own.
+Size: about 500 lines, over the house's 400, because it is one program from the sweep to the
+page: the runs, the rows as they come, the ETA, and the CSV and Markdown writers that must agree
+on one row's columns; each part is a few functions of its own. The plot is bench_plot.py.
 """
 import argparse
 import csv
 import json
-import math
 import os
 import subprocess
 import sys
@@ -39,6 +38,7 @@ if os.path.join(ROOT, "grader") not in sys.path:
     sys.path.insert(0, os.path.join(ROOT, "grader"))
 from gradelib import contract  # noqa: E402 (the path above first)
 from gradelib import evaluate  # noqa: E402
+import bench_plot  # noqa: E402
 
 # This program's exit codes: 0 and 2 as a lab binary's, 1 for any program's failure, and a lab
 # binary's "no device" when the anchor found none.
@@ -48,10 +48,6 @@ SKIP_STATUSES = {"not_implemented", "too_large", "no_memory", "missing"}
 HUGE_N = (1 << 31) + 7
 HUGE_HOST_BYTES = 40 << 30  # a lab process at 2^31 + 7 holds ~35 GB of host buffers
 CUB = "cub"
-
-# Line colours for the plot (labs cycle through them).
-PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
-           "#17becf", "#bcbd22", "#7f7f7f"]
 
 
 def log(msg):
@@ -396,12 +392,7 @@ class Stream:
         self.md.close()
 
 
-def esc(s):
-    return (str(s).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-            .replace('"', "&quot;"))
-
-
-def _plot_series(rows):
+def plot_series(rows):
     """({lab: [(n, GB/s)]} of each lab's default variant, [(n, GB/s)] of memcpy timed in the
     anchor's own process)."""
     series, memcpy = {}, []
@@ -412,92 +403,6 @@ def _plot_series(rows):
         if r["lab"] == CUB and r.get("memcpy_ms"):
             memcpy.append((r["n"], gbps(r["n"], r["memcpy_ms"])))
     return series, memcpy
-
-
-def _y_axis(pts):
-    """(top of the GB/s axis, its grid step): a round step, at most 8 lines."""
-    ymax = max(g for _, g in pts) * 1.08
-    step = 10 ** math.floor(math.log10(ymax / 5)) if ymax > 0 else 1
-    for m in (1, 2, 5, 10):
-        if ymax / (step * m) <= 8:
-            step *= m
-            break
-    return math.ceil(ymax / step) * step, step
-
-
-def svg_plot(rows, title):
-    """GB/s against log2(n): one polyline per lab, CUB dashed, memcpy (from the anchor's own
-    process) dotted. Standard library only: the SVG is written as text."""
-    W, H, L, R, T, B = 900, 540, 70, 230, 50, 60
-    series, memcpy = _plot_series(rows)
-    pts = [p for s in series.values() for p in s] + memcpy
-    if not pts:
-        return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="120">'
-                f'<text x="20" y="60">{esc(title)}: no results</text></svg>\n')
-    xs = [math.log2(n) for n, _ in pts]
-    x0, x1 = math.floor(min(xs)), math.ceil(max(xs))
-    if x1 == x0:
-        x1 = x0 + 1
-    ymax, step = _y_axis(pts)
-
-    def px(n):
-        return L + (math.log2(n) - x0) / (x1 - x0) * (W - L - R)
-
-    def py(g):
-        return T + (1 - g / ymax) * (H - T - B)
-
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" '
-           f'viewBox="0 0 {W} {H}" font-family="sans-serif" font-size="12">',
-           f'<rect width="{W}" height="{H}" fill="white"/>',
-           f'<text x="{L}" y="28" font-size="16">{esc(title)}</text>']
-    y = 0.0
-    while y <= ymax + 1e-9:
-        out.append(f'<line x1="{L}" y1="{py(y):.1f}" x2="{W - R}" y2="{py(y):.1f}" stroke="#ddd"/>')
-        out.append(f'<text x="{L - 6}" y="{py(y) + 4:.1f}" text-anchor="end">{y:g}</text>')
-        y += step
-    for k in range(x0, x1 + 1):
-        out.append(f'<line x1="{px(1 << k):.1f}" y1="{T}" x2="{px(1 << k):.1f}" y2="{H - B}" '
-                   f'stroke="#eee"/>')
-        out.append(f'<text x="{px(1 << k):.1f}" y="{H - B + 16}" text-anchor="middle">2^{k}</text>')
-    out.append(f'<rect x="{L}" y="{T}" width="{W - L - R}" height="{H - T - B}" fill="none" '
-               f'stroke="#444"/>')
-    out.append(f'<text x="{(L + W - R) / 2:.0f}" y="{H - 18}" text-anchor="middle">'
-               f'n (int32 elements, log scale)</text>')
-    out.append(f'<text transform="translate(18 {(T + H - B) / 2:.0f}) rotate(-90)" '
-               f'text-anchor="middle">GB/s (8n bytes / time)</text>')
-    out += _plot_lines(series, memcpy, px, py, W - R)
-    out.append("</svg>")
-    return "\n".join(out) + "\n"
-
-
-def _plot_lines(series, memcpy, px, py, right):
-    """The SVG of each series (a polyline with its points) and the legend right of x = right."""
-    out, legend = [], []
-    labs = [k for k in series if k != CUB]
-    styles = [(name, PALETTE[i % len(PALETTE)], "", 2) for i, name in enumerate(labs)]
-    if CUB in series:
-        styles.append((CUB, "#000", "8 4", 2.5))
-    lines = dict(series)
-    if memcpy:
-        lines["memcpy"] = memcpy
-        styles.append(("memcpy", "#888", "2 3", 2.5))
-    for name, colour, dash, width in styles:
-        p = sorted(lines[name])
-        d = " ".join(f"{px(n):.1f},{py(g):.1f}" for n, g in p)
-        dash_attr = f' stroke-dasharray="{dash}"' if dash else ""
-        out.append(f'<polyline fill="none" stroke="{colour}" stroke-width="{width}"{dash_attr} '
-                   f'points="{d}"><title>{esc(name)}</title></polyline>')
-        for n, g in p:
-            out.append(f'<circle cx="{px(n):.1f}" cy="{py(g):.1f}" r="2.5" fill="{colour}"/>')
-        legend.append((name, colour, dash, width))
-    for i, (name, colour, dash, width) in enumerate(legend):
-        yy = 50 + 10 + 20 * i
-        dash_attr = f' stroke-dasharray="{dash}"' if dash else ""
-        label = {CUB: "CUB DeviceScan", "memcpy": "device memcpy"}.get(name, name)
-        out.append(f'<line x1="{right + 15}" y1="{yy}" x2="{right + 45}" y2="{yy}" '
-                   f'stroke="{colour}" stroke-width="{width}"{dash_attr}/>')
-        out.append(f'<text x="{right + 52}" y="{yy + 4}">{esc(label)}</text>')
-    return out
 
 
 # ---- main ---------------------------------------------------------------------------------------
@@ -553,7 +458,9 @@ def parse_args(argv):
 def write_plot(out_dir, rows, src):
     device = next((r["device"] for r in rows if r["lab"] == CUB and r["device"]), "GPU")
     with open(os.path.join(out_dir, "bench.svg"), "w") as f:
-        f.write(svg_plot(rows, f"Inclusive scan, int32, {src}: throughput on {device}"))
+        series, memcpy = plot_series(rows)
+        f.write(bench_plot.svg_plot(series, memcpy, f"Inclusive scan, int32, {src}: throughput on {device}",
+                                    anchor=CUB))
     return device
 
 
