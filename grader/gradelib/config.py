@@ -206,6 +206,9 @@ STATIC_KEYS = {
     "shadow_names": list, "shadow_patterns": list, "allowed_definitions": list,
     "max_source_bytes": int,
 }
+# The course's headers a lab may include when the config lists none (static.lab_headers): the
+# one default every check reads through Config.static
+STATIC_DEFAULTS = {"lab_headers": ["lab.h", "cuda_check.h", "course/*.h"]}
 STATIC_PATTERNS = ("allowed_symbol_patterns", "forbidden_header_patterns", "shadow_patterns",
                    "cpu_runtime_symbol_patterns")
 
@@ -399,7 +402,7 @@ class Config:
                 raise ConfigError(str(e))
         self.defaults = data["defaults"]
         self.labs = labs
-        self.static = static
+        self.static = dict(copy.deepcopy(STATIC_DEFAULTS), **static)
         for lab_id in list(labs) + [None]:
             s = self.lab(lab_id)
             where = 'labs.' + lab_id if lab_id else 'defaults'

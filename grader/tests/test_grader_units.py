@@ -455,7 +455,7 @@ class StaticChecks(unittest.TestCase):
                 open(files[rel], "w").close()
             ctx = headers.HeaderContext(files["priv/scan.cu"], os.path.join(tmp, "course/common"),
                                         [os.path.join(tmp, "inc"), os.path.join(tmp, "inc/cccl"),
-                                         os.path.join(tmp, "course/common")])
+                                         os.path.join(tmp, "course/common")], self.static["lab_headers"])
             pats = headers.header_patterns(self.static)
             ok = [files[k] for k in ("priv/scan.cu", "course/common/lab.h", "inc/cccl/cuda/std/atomic", "inc/stdint.h",
                                      "course/common/course/03_kogge_stone.h")]

@@ -39,7 +39,7 @@ from . import device_calls
 from ..build import InfraError
 from .asm import PTX_CLOCK_RE, clock_message
 from .headers import HeaderContext, check_headers, check_line_directives, include_origins, parse_dependencies
-from .headers import LAB_HEADERS, follow_marker, under
+from .headers import follow_marker, under
 from .lexer import without_attributes
 
 MARKS = {"__global__": "LAB_QUAL_GLOBAL", "__device__": "LAB_QUAL_DEVICE", "__host__": "LAB_QUAL_HOST",
@@ -383,7 +383,7 @@ def _checks(builder, priv_src, static, cxx, flags, system_dirs, timeout):
             with open(pre, encoding="utf-8", errors="replace") as f:
                 preprocessed = f.read()
         ctx = HeaderContext(priv_src, os.path.join(root, "common"), list(system_dirs) + [missing_root],
-                            static.get("lab_headers", LAB_HEADERS),
+                            static["lab_headers"],
                             runtime_dirs=[os.path.join(root, "common", "cpu")], also_sources=[cpp])
         deps = [d for d in deps if os.path.realpath(d) != os.path.realpath(cpp)]
         origins = include_origins(preprocessed, priv_src) if preprocessed else {}

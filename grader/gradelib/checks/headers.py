@@ -13,8 +13,6 @@ import os
 import re
 
 LIBRARY_WHY = "scan, sort and reduce libraries are not allowed"
-# the course's headers a lab may include (config.json's static.lab_headers; this where a caller has none)
-LAB_HEADERS = ("lab.h", "cuda_check.h", "course/*.h")
 HARNESS_WHY = ("the harness's own headers are not for lab code (lab.h, cuda_check.h and the lab's "
                "course/NN_name.h are)")
 PATH_WHY = "only scan.cu is graded; include no files by path"
@@ -67,8 +65,7 @@ class HeaderContext:
     course/*.h for the labs' own headers), and the system include folders (nvcc's -I/-isystem
     folders and the host compiler's own), all as real paths."""
 
-    def __init__(self, private_src, common_dir, system_dirs,
-                 lab_headers=LAB_HEADERS, runtime_dirs=(), also_sources=()):
+    def __init__(self, private_src, common_dir, system_dirs, lab_headers, runtime_dirs=(), also_sources=()):
         self.private_src = os.path.realpath(private_src)
         # CPU mode: its CUDA headers (common/cpu) stand for the toolkit's include folder, and the
         # C++ that CPU mode compiles (rewrite.py's output) is the source itself

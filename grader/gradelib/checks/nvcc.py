@@ -18,7 +18,7 @@ from .. import proc
 from ..build import InfraError
 from .asm import check_device_clocks, check_host_asm
 from .headers import HeaderContext, check_headers, check_line_directives, header_patterns, include_origins
-from .headers import LAB_HEADERS, parse_dependencies
+from .headers import parse_dependencies
 
 
 def source_checks(builder, priv_src, static):
@@ -47,7 +47,7 @@ def _checks(builder, priv_src, static, nvcc, work):
     if steps:
         host_cpp = next((s for s in steps if "-E" in s and not any(t.startswith("-D__CUDA_ARCH__=") for t in s)), None)
     ctx = HeaderContext(priv_src, os.path.join(builder.root, "common"), builder.system_dirs(host_cpp),
-                        static.get("lab_headers", LAB_HEADERS))
+                        static["lab_headers"])
     # 1. every header the compiler reads, host and device side (nvcc -M)
     deps, stop = _dependencies(builder, nvcc, priv_src, work, notes)
     if stop:

@@ -47,7 +47,7 @@ def check_source(text, static, harness_headers=()):
             found.append(include_message(inc, quote, line, LIBRARY_WHY))
         elif base.startswith("/") or ".." in base.split("/"):
             found.append(include_message(inc, quote, line, PATH_WHY))
-        elif base in set(harness_headers) - set(static.get("lab_headers", [])):
+        elif base in set(harness_headers) - set(static["lab_headers"]):
             found.append(include_message(inc, quote, line, HARNESS_WHY))
     for m in EMBED_RE.finditer(code):  # C23/C++26 #embed reads a file into the program as it compiles
         found.append(f"#embed (line {line_at(m.start())}): lab code may not read files into the program")
