@@ -76,6 +76,18 @@ typedef enum {
     LAB_EXIT_USAGE, LAB_EXIT_WRONG \
     }
 
+/* ---- why a variant returned LAB_NOT_IMPLEMENTED (lab.h: lab_not_implemented_why) ---- */
+typedef enum {
+    WHY_TODO, /* "todo": the lab's own TODO(student) parts are not written (the usual reason) */
+    /* "base_unwritten": a lab built on others (lab 10): the scan it runs on, lab 08's, else lab
+     * 07's, returns LAB_NOT_IMPLEMENTED too */
+    WHY_BASE_UNWRITTEN,
+    WHY_COUNT
+} lab_why;
+
+/* Indexed by lab_why: the name a report gives ("reason"). */
+#define LAB_WHY_NAMES {"todo", "base_unwritten"}
+
 /* ---- input distributions: each a deterministic function of (seed, index), gen.h ---- */
 typedef enum {
     DIST_SMALL, /* "small": uniform in [-16, 16]: sums stay readable */

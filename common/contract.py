@@ -122,6 +122,19 @@ def _statuses(data, exit_names):
     return lines
 
 
+def _reasons(data):
+    rs = _need(data, "not_implemented_reasons", list)
+    if not rs or rs[0].get("name") != "todo":
+        raise ContractError("contract.json: not_implemented_reasons must start with \"todo\" (the usual one, 0)")
+    lines = ["/* ---- why a variant returned LAB_NOT_IMPLEMENTED (lab.h: lab_not_implemented_why) ---- */",
+             "typedef enum {"]
+    for r in rs:
+        lines += _member(f"WHY_{r['c']},", f"\"{r['name']}\": {r['meaning']}")
+    lines += ["    WHY_COUNT", "} lab_why;", "", "/* Indexed by lab_why: the name a report gives (\"reason\"). */"]
+    lines += _define_list("LAB_WHY_NAMES", (_c_string(r["name"]) for r in rs))
+    return lines
+
+
 def _distributions(data):
     ds = _need(data, "distributions", list)
     lines = ["/* ---- input distributions: each a deterministic function of (seed, index), gen.h "
@@ -200,6 +213,8 @@ def render(data):
         *exit_lines,
         "",
         *_statuses(data, exit_names),
+        "",
+        *_reasons(data),
         "",
         *_distributions(data),
         "",

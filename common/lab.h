@@ -189,8 +189,9 @@ size_t lab_work_tiles(size_t *tiles, size_t max) __attribute__((weak));
 
 /* Why variant v returned LAB_NOT_IMPLEMENTED when the reason is not its own TODO(student) parts
  * (lab 10: the scan it is built on is not written yet): the message, one line, written to
- * why[0..len), and 1; 0 when the harness's usual message fits. Defined by the lab's descriptor
- * where it needs one; a weak reference, NULL in every other lab's binary. */
+ * why[0..len), and the reason's code (contract.h: lab_why, WHY_BASE_UNWRITTEN), which reports
+ * name as their "reason"; 0 (WHY_TODO) when the harness's usual message fits. Defined by the lab's
+ * descriptor where it needs one; a weak reference, NULL in every other lab's binary. */
 int lab_not_implemented_why(const lab_variant *v, char *why, size_t len) __attribute__((weak));
 
 /* The exit codes of a lab binary (LAB_EXIT_*), the statuses of a run and the input distributions

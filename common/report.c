@@ -151,6 +151,11 @@ void lab_print_report_json(FILE *f, const lab_report *r)
     json_string(f, lab_status_name(r->status));
     fputs(",\"message\":", f);
     json_string(f, r->message);
+    if (r->status == ST_NOT_IMPLEMENTED && r->reason >= 0 && r->reason < WHY_COUNT) {
+        static const char *const why_names[] = LAB_WHY_NAMES;
+        fputs(",\"reason\":", f);
+        json_string(f, why_names[r->reason]);
+    }
     if (r->has_mismatch)
         fprintf(f, ",\"mismatch\":{\"index\":%lld,\"expected\":%lld,\"got\":%lld}",
                 r->mismatch_index, r->expected, r->got);

@@ -35,6 +35,7 @@ typedef struct {
     uint64_t seed;
     lab_dist dist;
     lab_status status;
+    lab_why reason; /* ST_NOT_IMPLEMENTED: why (WHY_TODO: its own TODO(student) parts) */
     /* one line: what went wrong, or empty. Large enough for a CPU-mode CUDA error (the report
      * of common/cpu/errors.cpp, up to 2048 bytes, names kernel, block, thread, place and seed)
      * inside the harness's "CUDA error <name> (<report>) in <call>"; a mismatch message (index,

@@ -8,6 +8,7 @@
  * BASE_LOCALIZE). apps_scan calls lab 08's scan, or lab 07's first variant while lab 08 returns
  * LAB_NOT_IMPLEMENTED. Their cudaMalloc and cudaFree are counted as the student's, like lab 10's.
  */
+#include "contract.h" /* lab_why */
 #include "course/10_applications.h"
 #include "course/07_hierarchical.h"
 #include "course/08_decoupled_lookback.h"
@@ -58,17 +59,17 @@ lab_result apps_scan(const int *d_in, int *d_out, size_t n, void *d_temp)
 }
 
 /* A variant that returned LAB_NOT_IMPLEMENTED after its scan did (both lab 08 and lab 07 return
- * it): what to finish first, instead of the harness's "write its TODO(student) parts" (lab.h). The
- * grader recognises this message (gradelib/grading.py: BASE_UNWRITTEN). */
+ * it): what to finish first, instead of the harness's "write its TODO(student) parts" (lab.h), and
+ * the reason's code, which the report names and the grader reads (gradelib/grading.py). */
 int lab_not_implemented_why(const lab_variant *v, char *why, size_t len)
 {
     if (!g_base || strcmp(g_base, "none") != 0)
-        return 0;
+        return WHY_TODO;
     snprintf(why, len,
              "variant %s runs on your lab 08 scan (or lab 07's), and both return "
              "LAB_NOT_IMPLEMENTED: finish lab 08 or lab 07 first",
              v->name);
-    return 1;
+    return WHY_BASE_UNWRITTEN;
 }
 
 /* Lab 10's tile (APPS_TILE), its single-pass kernels' (when scan.cu has them) and that of the scan

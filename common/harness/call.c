@@ -57,14 +57,18 @@ double lab_now_ms(void)
 
 lab_status lab_not_implemented(const lab_variant *v, lab_report *r)
 {
-    const char *why = lab_port_why(); /* a judge: the reason the lab process gave, if any */
+    int reason = WHY_TODO;
+    const char *why = lab_port_why(&reason); /* a judge: the reason the lab process gave, if any */
     r->status = ST_NOT_IMPLEMENTED;
+    r->reason = WHY_TODO;
     if (why) {
         lab_report_msg(r, "%s", why);
+        r->reason = reason;
         return r->status;
     }
-    if (lab_port_remote() || !lab_not_implemented_why ||
-        !lab_not_implemented_why(v, r->message, sizeof(r->message)))
+    if (!lab_port_remote() && lab_not_implemented_why)
+        r->reason = lab_not_implemented_why(v, r->message, sizeof(r->message));
+    if (r->reason == WHY_TODO)
         lab_report_msg(r, "variant %s returns LAB_NOT_IMPLEMENTED: write its TODO(student) parts",
                        v->name);
     return r->status;

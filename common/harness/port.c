@@ -54,13 +54,14 @@ void lab_live_allocations(size_t *count, size_t *bytes);
 
 /* The reason the lab process gave for a LAB_NOT_IMPLEMENTED (lab_port_why takes it). */
 static char g_why_text[sizeof(((port_reply *)0)->why)];
-static int g_why_set;
+static int g_why_set, g_why_reason;
 
-const char *lab_port_why(void)
+const char *lab_port_why(int *reason)
 {
     if (!g_why_set)
         return NULL;
     g_why_set = 0;
+    *reason = g_why_reason;
     return g_why_text;
 }
 
@@ -555,8 +556,11 @@ lab_result lab_port_call(const lab_case *c, int k, const lab_port_args *a)
     }
     if (ans.result != LAB_OK && ans.result != LAB_NOT_IMPLEMENTED)
         tampered("a result that is neither LAB_OK nor LAB_NOT_IMPLEMENTED");
-    if (ans.result == LAB_NOT_IMPLEMENTED && ans.why[0]) {
+    if (ans.result == LAB_NOT_IMPLEMENTED && (ans.reason < 0 || ans.reason >= WHY_COUNT))
+        tampered("a reason the contract does not have");
+    if (ans.result == LAB_NOT_IMPLEMENTED && ans.why[0] && ans.reason != WHY_TODO) {
         snprintf(g_why_text, sizeof(g_why_text), "%s", ans.why);
+        g_why_reason = ans.reason;
         g_why_set = 1;
     }
     return (lab_result)ans.result;

@@ -101,8 +101,9 @@ double lab_port_overhead_ms(int device);
  * before the lab's code could slow it down. */
 double lab_port_channel_ms(int device);
 
-/* The "not implemented" reason the lab process gave with its last answer (once), or NULL. */
-const char *lab_port_why(void);
+/* The "not implemented" message the lab process gave with its last answer (once), its reason
+ * (contract.h: lab_why) in *reason, or NULL. */
+const char *lab_port_why(int *reason);
 
 /* 1 when the lab process said it entered its sandbox. */
 int lab_port_sandboxed(void);

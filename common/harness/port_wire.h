@@ -53,6 +53,7 @@ typedef struct {
     uint64_t seq;
     int32_t result;     /* REQ_CALL: what the lab returned; REQ_OPEN: 0 or -1 */
     int32_t cuda_error; /* REQ_CALL: a CUDA error of the lab's call (why says which), else 0 */
+    int32_t reason;     /* REQ_CALL that returned LAB_NOT_IMPLEMENTED: a lab_why (contract.h) */
     uint64_t value;     /* REQ_TEMP: bytes; REQ_HELLO: 1 when sandboxed */
     uint64_t live_count, live_bytes; /* the lab's cudaMalloc buffers alive after the call */
     char why[2304]; /* NUL-terminated: a CUDA error's name and text, a "not implemented" reason */

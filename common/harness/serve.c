@@ -188,7 +188,8 @@ static void make_call(const port_request *q, port_reply *a)
         snprintf(a->why, sizeof(a->why), "%s (%s) in %s", cudaGetErrorName(err),
                  cudaGetErrorString(err), where);
     } else if (res == LAB_NOT_IMPLEMENTED && lab_not_implemented_why) {
-        if (!lab_not_implemented_why(v, a->why, sizeof(a->why) - 1))
+        a->reason = lab_not_implemented_why(v, a->why, sizeof(a->why) - 1);
+        if (a->reason == WHY_TODO)
             a->why[0] = '\0';
     }
     size_t count, bytes;

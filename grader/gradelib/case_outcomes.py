@@ -19,10 +19,12 @@ ORDERING = "@cpu"  # the key of a variant's ordering plan (stage_cases.ordering_
 class LabRuns:
     """What one lab's runs said: cases [(n, dist, seed, options, kind, message)] and sanitizer
     checks [(tool, n, verdict, detail)], both sorted; stop: the kind that stopped the lab's other
-    runs, or None."""
+    runs, or None; reason: why it is not implemented, as a report named it (contract.json's
+    not_implemented_reasons: "todo", "base_unwritten"), or None."""
     cases: tuple = ()
     checks: tuple = ()
     stop: Optional[Status] = None
+    reason: Optional[str] = None
 
 
 def correctness_outcome(plan, runs, mode):

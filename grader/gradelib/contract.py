@@ -7,6 +7,7 @@ generates). Loaded once, at import; every name below comes from the file, none i
   EXIT_MEANING       {name: one line}
   STATUSES           the statuses a report can hold, in the harness's order
   STATUS_EXIT        {status: exit code}
+  NOT_IMPLEMENTED_REASONS  why a variant is not implemented, as a report's "reason" names it
   DISTS              the input distributions, in the harness's order
   SCAN_TYPES, SHAPES, MODES, ELEMENT, ELEMENT_BYTES, OPERATOR
   DEFAULT_TILE       the tile the edge sizes assume for a lab without one
@@ -31,6 +32,7 @@ EXIT = {e["name"]: e["value"] for e in DATA["exit_codes"]}
 EXIT_MEANING = {e["name"]: e["meaning"] for e in DATA["exit_codes"]}
 STATUSES = tuple(s["name"] for s in DATA["statuses"])
 STATUS_EXIT = {s["name"]: EXIT[s["exit"]] for s in DATA["statuses"]}
+NOT_IMPLEMENTED_REASONS = tuple(r["name"] for r in DATA["not_implemented_reasons"])
 DISTS = tuple(d["name"] for d in DATA["distributions"])
 SCAN_TYPES = tuple(DATA["scan_types"])
 SHAPES = tuple(DATA["shapes"])

@@ -25,6 +25,7 @@ import threading
 from dataclasses import dataclass
 from typing import Optional
 
+from . import contract
 from . import evaluate as ev
 from . import scheduling
 from .build import InfraError
@@ -251,6 +252,7 @@ class _Pool:
         self.suspect = {lab: False for lab in plans}
         self.checks = {lab: [] for lab in plans}
         self.stop = {lab: None for lab in plans}
+        self.reasons = {lab: None for lab in plans}  # lab -> the not-implemented reason its reports gave
         self.n_cases = sum(len(p.cases) for p in plans.values())
         self.done = 0
         self.failed = 0
@@ -361,7 +363,8 @@ class _Pool:
         if what == "alone":
             n, dist, seed, options = arg
             with self.gate.shared():
-                kind, msg, _ = ev.run_case(plan.binary, n, dist, seed, plan.case_s, options)
+                kind, msg, rep = ev.run_case(plan.binary, n, dist, seed, plan.case_s, options)
+            self._reason(plan, kind, rep)
             self._verdict(plan, arg, *self._not_washed_out(plan, arg, *self._confirmed(plan, arg, kind, msg)))
         else:
             with self.gate.shared():
@@ -441,7 +444,8 @@ class _Pool:
                     continue
                 labs.add(plan.lab)
                 with self.gate.shared(), (self._tried(plan) if first else contextlib.nullcontext()):
-                    kind, msg, _ = ev.run_case_in(session, *case[:3], plan.case_s, case[3])
+                    kind, msg, rep = ev.run_case_in(session, *case[:3], plan.case_s, case[3])
+                self._reason(plan, kind, rep)
                 if kind == Status.CRASH and not first:  # kept, for its run alone (_not_washed_out)
                     with self.lock:
                         self.shared_crash[plan.lab][case] = (msg, [(p, c) for p, c in ran if p.binary == plan.binary])
@@ -511,6 +515,14 @@ class _Pool:
                 failing = f", {self.failed} failed" if self.failed else ""
                 self.progress(f"correctness: {self.done}/{self.n_cases} cases run{failing}")
 
+    def _reason(self, plan, kind, report):
+        """Keeps the first reason a lab's reports give for a LAB_NOT_IMPLEMENTED (contract.json's
+        not_implemented_reasons: lab 10's base_unwritten; one the contract lacks is not kept)."""
+        reason = (report or {}).get("reason") if kind == Status.NOT_IMPLEMENTED else None
+        if reason in contract.NOT_IMPLEMENTED_REASONS:
+            with self.lock:
+                self.reasons[plan.lab] = self.reasons[plan.lab] or reason
+
     def _verdict(self, plan, case, kind, msg):
         """A case's verdict from a run alone."""
         with self.lock:
@@ -563,5 +575,6 @@ def run_plans(plans, jobs, sanitizer, seed, progress, isolated=False):
         cases = tuple(sorted(pool.verdicts(lab)))
         if any(k == Status.NO_DEVICE for *_, k, _ in cases):
             raise InfraError("the GPU disappeared while grading (a case reported no CUDA device)")
-        out[lab] = LabRuns(cases, tuple(sorted(pool.checks[lab], key=lambda x: (x[0], x[1]))), pool.stop[lab])
+        out[lab] = LabRuns(cases, tuple(sorted(pool.checks[lab], key=lambda x: (x[0], x[1]))), pool.stop[lab],
+                           pool.reasons[lab])
     return out

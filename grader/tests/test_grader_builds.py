@@ -13,8 +13,9 @@ from unittest import mock
 
 import fakes
 import fixturelib
-from gradelib import build, config, evaluate as ev
+from gradelib import build, case_outcomes, config, evaluate as ev, grading
 from gradelib.checks import objects, source
+from gradelib.status import Status
 
 ROOT = os.path.dirname(fakes.GRADER)
 BUILD = os.environ.get("LAB_BUILD_DIR", os.path.join(ROOT, "build"))
@@ -152,6 +153,16 @@ class BuiltOnOtherLabs(unittest.TestCase):
         rep = self.run_lab(neither, "--variant", "compact_on_scan")
         self.assertEqual(rep["status"], "not_implemented")
         self.assertIn("finish lab 08 or lab 07", rep["message"])
+        self.assertEqual(rep["reason"], "base_unwritten")  # the code the grader reads, not the text
+        # judged (the lab process sends the reason to the judge, which reports it), as graded
+        kind, msg, rep = ev.run_case(neither, 5000, "small", 7, 120, ("--variant", "compact_on_scan"))
+        self.assertEqual((kind, rep["reason"]), (Status.NOT_IMPLEMENTED, "base_unwritten"), msg)
+        self.assertIn("finish lab 08 or lab 07", msg)
+        runs = {"10_applications": case_outcomes.LabRuns(stop=Status.NOT_IMPLEMENTED, reason=rep["reason"])}
+        plan = mock.Mock(lab="10_applications")
+        self.assertTrue(grading._base_unwritten([plan], runs))
+        runs["10_applications"] = case_outcomes.LabRuns(stop=Status.NOT_IMPLEMENTED, reason="todo")
+        self.assertFalse(grading._base_unwritten([plan], runs))
 
     def test_a_kernel_named_as_in_lab_07_stays_lab_10s(self):
         # lab 07's reference defines tile_reduce_kernel(const int *, int *, size_t, bool); a lab 10
