@@ -3,10 +3,10 @@
  * touches (coalescing). See banks.h for how the accesses are seen, common/cpu/README.md for the
  * rules.
  *
- * Size: about 720 lines, over the house's 400, because the two tables are one mechanism: the same
+ * Size: about 540 lines, over the house's 400, because the two tables are one mechanism: the same
  * per-thread access log, the same warp pairing by loop path and source place (a lane's k-th
- * execution of one line), the same addr2line naming of sites and the same report; split, each
- * half would re-derive the pairing the other needs.
+ * execution of one line) and the same report; split, each half would re-derive the pairing the
+ * other needs. Where a site is in the source is sites.cpp; the atomic hooks, tsan_atomics.cpp.
  *
  * Shared memory has 32 banks, 4 bytes wide: word w (byte address / 4) is in bank w % 32. One
  * warp-wide access of 4 bytes per lane is served in as many passes ("wavefronts") as the largest
@@ -34,6 +34,7 @@
  * instrumented lab object calls, including the atomic ones (which simply do the operation).
  */
 #include "banks.h"
+#include "sites.h"
 
 #include "cuda_runtime.h"
 
@@ -250,142 +251,23 @@ uint64_t path_hash(const std::vector<loop_frame> &loops)
     return h;
 }
 
-/* What addr2line says of each site (an instruction): its place to show, "file:line", and its
- * canonical site, the first site seen at the same place (the same inline chain of lines). The
- * compiler may copy one access into several instructions (a store duplicated into both arms of
- * an if-conversion, say); lanes that ran different copies made one access on a GPU, so records
- * are grouped by canonical site. A site addr2line cannot place is its own canonical site. */
-struct site_info {
-    const void *canon;
-    std::string where;
-};
-std::unordered_map<const void *, site_info> g_sites;
-std::map<std::string, const void *> g_by_chain;
-
-std::string locate(const void *site)
-{
-    auto it = g_sites.find(site);
-    return it == g_sites.end() ? std::string("?") : it->second.where;
-}
-
-/* Whether a source file is CPU mode's own (common/cpu/): an access there is made for the code
- * that called it (a vector type's copy), which is the line to show. */
-bool cpu_mode_file(const std::string &file)
-{
-    return file.find("common/cpu/") != std::string::npos ||
-           (file.size() >= 9 && file.compare(file.size() - 9, 9, "lab_cpu.h") == 0);
-}
-
-/* "file:line" of addr2line's "/path/to/08_decoupled_lookback/scan.cu:274" as a table shows it: the
- * file's name, after its lab's number when the file is in a lab's folder ("08/scan.cu:274"), so
- * that lab 10's run, which runs the student's labs 07 and 08 too, names whose line it is. */
-std::string shown_place(const std::string &place)
-{
-    const size_t slash = place.rfind('/');
-    if (slash == std::string::npos)
-        return place;
-    const size_t up = slash == 0 ? std::string::npos : place.rfind('/', slash - 1);
-    const std::string dir = place.substr(up == std::string::npos ? 0 : up + 1,
-                                         slash - (up == std::string::npos ? 0 : up + 1));
-    const bool lab = dir.size() > 3 && isdigit((unsigned char)dir[0]) &&
-                     isdigit((unsigned char)dir[1]) && dir[2] == '_';
-    return (lab ? dir.substr(0, 2) + "/" : std::string()) + place.substr(slash + 1);
-}
-
-/* Runs addr2line on one object for the given (site, address) pairs: for each address its inline
- * chain (innermost first; -a prints the address before it). The place shown is the chain's first
- * outside common/cpu/ (shown_place). */
-void ask_addr2line(const std::string &object,
-                   const std::vector<std::pair<const void *, uintptr_t>> &sites)
-{
-    std::string cmd = "addr2line -a -i -e '" + object + "'";
-    for (const auto &sa : sites) {
-        char hex[32];
-        snprintf(hex, sizeof(hex), " 0x%lx", (unsigned long)sa.second);
-        cmd += hex;
-    }
-    cmd += " 2>/dev/null";
-    std::vector<std::string> chain(sites.size()), where(sites.size());
-    std::vector<bool> placed(sites.size());
-    if (FILE *f = popen(cmd.c_str(), "r")) {
-        char line[4096];
-        int k = -1; /* the site whose chain is being read */
-        while (fgets(line, sizeof(line), f)) {
-            std::string place(line);
-            while (!place.empty() && (place.back() == '\n' || place.back() == ' '))
-                place.pop_back();
-            if (place.rfind("0x", 0) == 0) { /* the next address */
-                k++;
-                continue;
-            }
-            if (k < 0 || k >= (int)sites.size() || place.empty() || place[0] == '?')
-                continue;
-            const size_t disc = place.find(" (discriminator");
-            if (disc != std::string::npos)
-                place.erase(disc);
-            chain[k] += place + "|";
-            const std::string file = place.substr(0, place.rfind(':'));
-            if (!placed[k] && (where[k].empty() || !cpu_mode_file(file))) {
-                where[k] = shown_place(place);
-                placed[k] = !cpu_mode_file(file);
-            }
-        }
-        pclose(f);
-    }
-    for (size_t k = 0; k < sites.size(); k++) {
-        site_info &si = g_sites[sites[k].first];
-        si.where = where[k].empty() ? "?" : where[k];
-        si.canon = chain[k].empty() ? sites[k].first
-                                    : g_by_chain.emplace(chain[k], sites[k].first).first->second;
-    }
-}
-
-/* Places the sites not yet known (see site_info) with addr2line (binutils), asked once per object
- * for all of them: the return address of the hook, minus one (inside the call instruction);
- * position-independent objects by offset from their load address. */
-void resolve_sites(const std::vector<const void *> &fresh)
-{
-    std::map<std::string, std::vector<std::pair<const void *, uintptr_t>>> by_object;
-    for (const void *site : fresh) {
-        g_sites[site] = site_info{site, "?"};
-        Dl_info info;
-        if (!dladdr(site, &info) || !info.dli_fbase)
-            continue;
-        std::string obj = info.dli_fname ? info.dli_fname : "";
-        char self[4096];
-        if (obj.find('/') == std::string::npos) { /* the program itself */
-            const ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
-            if (len <= 0)
-                continue;
-            obj.assign(self, (size_t)len);
-        }
-        const Elf64_Ehdr *eh = (const Elf64_Ehdr *)info.dli_fbase;
-        uintptr_t a = (uintptr_t)site - 1;
-        if (eh->e_type == ET_DYN)
-            a -= (uintptr_t)info.dli_fbase;
-        by_object[obj].push_back({site, a});
-    }
-    for (const auto &kv : by_object)
-        ask_addr2line(kv.first, kv.second);
-}
-
 /* The canonical site of each record of the block's threads, placing new sites first. */
 void canonical_sites()
 {
     std::vector<const void *> fresh;
     for (int t = 0; t < g_nthreads; t++)
         for (const record &x : g_lanes[t].rec)
-            if (!g_sites.count(x.site) &&
+            if (!sites::known(x.site) &&
                 std::find(fresh.begin(), fresh.end(), x.site) == fresh.end())
                 fresh.push_back(x.site);
     if (!fresh.empty())
-        resolve_sites(fresh);
+        sites::resolve(fresh);
     const void *last = NULL, *canon = NULL;
     for (int t = 0; t < g_nthreads; t++)
         for (record &x : g_lanes[t].rec) {
             if (x.site != last) {
                 last = x.site;
-                canon = g_sites[x.site].canon;
+                canon = sites::canonical(x.site);
             }
             x.site = canon;
         }
@@ -428,7 +310,7 @@ void add_rows(int k, const std::map<std::pair<const void *, bool>, Stats> &sites
 {
     std::map<std::pair<std::string, bool>, Stats> lines;
     for (const auto &kv : sites)
-        add_to(lines[{locate(kv.first.first), kv.first.second}], kv.second);
+        add_to(lines[{sites::where(kv.first.first), kv.first.second}], kv.second);
     std::vector<line_row<Stats>> rows;
     for (const auto &kv : lines)
         rows.push_back(line_row<Stats>{k, kv.first.first, kv.first.second, kv.second});
@@ -662,73 +544,5 @@ void __tsan_func_entry(void *) {}
 void __tsan_func_exit(void) {}
 void __tsan_vptr_update(void **, void *) {}
 void __tsan_vptr_read(void **) {}
-
-/* Atomics: done, always sequentially consistent (at least as strong as any order asked for).
- * These are not counted (the __atomic builtins of instrumented code); CUDA's atomic functions and
- * cuda::atomic_ref are plain code in CPU mode (lab_cpu.h), counted as their loads and stores. */
-#define LAB_TSAN_ATOMIC(bits, T)                                                                   \
-    T __tsan_atomic##bits##_load(const volatile T *a, int)                                         \
-    {                                                                                              \
-        return __atomic_load_n(a, __ATOMIC_SEQ_CST);                                               \
-    }                                                                                              \
-    void __tsan_atomic##bits##_store(volatile T *a, T v, int)                                      \
-    {                                                                                              \
-        __atomic_store_n(a, v, __ATOMIC_SEQ_CST);                                                  \
-    }                                                                                              \
-    T __tsan_atomic##bits##_exchange(volatile T *a, T v, int)                                      \
-    {                                                                                              \
-        return __atomic_exchange_n(a, v, __ATOMIC_SEQ_CST);                                        \
-    }                                                                                              \
-    T __tsan_atomic##bits##_fetch_add(volatile T *a, T v, int)                                     \
-    {                                                                                              \
-        return __atomic_fetch_add(a, v, __ATOMIC_SEQ_CST);                                         \
-    }                                                                                              \
-    T __tsan_atomic##bits##_fetch_sub(volatile T *a, T v, int)                                     \
-    {                                                                                              \
-        return __atomic_fetch_sub(a, v, __ATOMIC_SEQ_CST);                                         \
-    }                                                                                              \
-    T __tsan_atomic##bits##_fetch_and(volatile T *a, T v, int)                                     \
-    {                                                                                              \
-        return __atomic_fetch_and(a, v, __ATOMIC_SEQ_CST);                                         \
-    }                                                                                              \
-    T __tsan_atomic##bits##_fetch_or(volatile T *a, T v, int)                                      \
-    {                                                                                              \
-        return __atomic_fetch_or(a, v, __ATOMIC_SEQ_CST);                                          \
-    }                                                                                              \
-    T __tsan_atomic##bits##_fetch_xor(volatile T *a, T v, int)                                     \
-    {                                                                                              \
-        return __atomic_fetch_xor(a, v, __ATOMIC_SEQ_CST);                                         \
-    }                                                                                              \
-    T __tsan_atomic##bits##_fetch_nand(volatile T *a, T v, int)                                    \
-    {                                                                                              \
-        return __atomic_fetch_nand(a, v, __ATOMIC_SEQ_CST);                                        \
-    }                                                                                              \
-    int __tsan_atomic##bits##_compare_exchange_strong(volatile T *a, T *c, T v, int, int)          \
-    {                                                                                              \
-        return __atomic_compare_exchange_n(a, c, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);    \
-    }                                                                                              \
-    int __tsan_atomic##bits##_compare_exchange_weak(volatile T *a, T *c, T v, int, int)            \
-    {                                                                                              \
-        return __atomic_compare_exchange_n(a, c, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);    \
-    }                                                                                              \
-    T __tsan_atomic##bits##_compare_exchange_val(volatile T *a, T c, T v, int, int)                \
-    {                                                                                              \
-        __atomic_compare_exchange_n(a, &c, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);          \
-        return c;                                                                                  \
-    }
-LAB_TSAN_ATOMIC(8, unsigned char)
-LAB_TSAN_ATOMIC(16, unsigned short)
-LAB_TSAN_ATOMIC(32, unsigned)
-LAB_TSAN_ATOMIC(64, unsigned long long)
-#undef LAB_TSAN_ATOMIC
-
-void __tsan_atomic_thread_fence(int)
-{
-    __atomic_thread_fence(__ATOMIC_SEQ_CST);
-}
-void __tsan_atomic_signal_fence(int)
-{
-    __atomic_signal_fence(__ATOMIC_SEQ_CST);
-}
 
 } /* extern "C" */
