@@ -17,14 +17,14 @@
  *
  * Size: about 700 lines, over the house's 400, because the judge's side of the protocol is read
  * as one: the requests and replies, the buffer registry that turns the judge's pointers into
- * (buffer, offset) pairs, the arena those pointers come from in CPU mode, the spawn of the lab
- * process, its calibration and the reading of its end must agree. The seams to split along, if it
- * grows: the arena (its allocator), and the spawn with the calibration.
+ * (buffer, offset) pairs, the spawn of the lab process, its calibration and the reading of its
+ * end must agree. The arena those pointers come from (its allocator) is arena.c.
  */
 #define _GNU_SOURCE
 #include "port.h"
 #include "cuda_check.h"
 #include "driver.h"
+#include "arena.h"
 #include "port_wire.h"
 #include "vmm.h"
 
@@ -108,10 +108,7 @@ static struct {
     long long output_cap; /* RLIMIT_FSIZE of the lab process (lab_port_set_output_cap) */
     int wrapped;          /* the lab process runs under a tool (compute-sanitizer) */
     size_t live_count, live_bytes;
-    /* the arena */
-    int arena_fd;
-    char *arena;
-} J = {.fd = -1, .arena_fd = -1};
+} J = {.fd = -1};
 
 int lab_port_remote(void)
 {
@@ -121,88 +118,6 @@ int lab_port_remote(void)
 int lab_port_sandboxed(void)
 {
     return J.sandboxed;
-}
-
-/* ---- the arena: page-granular first fit over one memfd -------------------------------------- */
-
-#define FREE_MAX 1024
-static struct {
-    size_t off, len;
-} g_free[FREE_MAX];
-static int g_nfree;
-
-static size_t page_bytes(void)
-{
-    static size_t pg;
-    if (!pg)
-        pg = (size_t)sysconf(_SC_PAGESIZE);
-    return pg;
-}
-
-static int arena_create(char *why, size_t whylen)
-{
-    J.arena_fd = (int)syscall(SYS_memfd_create, "lab-shared", 0);
-    if (J.arena_fd < 0 || ftruncate(J.arena_fd, (off_t)LAB_ARENA_BYTES) != 0) {
-        snprintf(why, whylen, "cannot make the shared arena: %s", strerror(errno));
-        return -1;
-    }
-    J.arena = mmap(NULL, LAB_ARENA_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE,
-                   J.arena_fd, 0);
-    if (J.arena == MAP_FAILED) {
-        J.arena = NULL;
-        snprintf(why, whylen, "cannot map the shared arena: %s", strerror(errno));
-        return -1;
-    }
-    g_free[0].off = 0;
-    g_free[0].len = LAB_ARENA_BYTES;
-    g_nfree = 1;
-    return 0;
-}
-
-static void *arena_alloc(size_t len)
-{
-    const size_t pg = page_bytes();
-    len = (len + pg - 1) / pg * pg;
-    for (int i = 0; i < g_nfree; i++)
-        if (g_free[i].len >= len) {
-            char *p = J.arena + g_free[i].off;
-            g_free[i].off += len;
-            g_free[i].len -= len;
-            return p;
-        }
-    return NULL;
-}
-
-static void arena_release(void *p, size_t len)
-{
-    const size_t pg = page_bytes();
-    size_t off = (size_t)((char *)p - J.arena);
-    len = (len + pg - 1) / pg * pg;
-    /* the pages go back to the system, and read as zeros in both processes from now on */
-    fallocate(J.arena_fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)off, (off_t)len);
-    int i = 0;
-    while (i < g_nfree && g_free[i].off < off)
-        i++;
-    if (i > 0 && g_free[i - 1].off + g_free[i - 1].len == off) { /* joins the one before */
-        g_free[i - 1].len += len;
-        if (i < g_nfree && off + len == g_free[i].off) {
-            g_free[i - 1].len += g_free[i].len;
-            memmove(&g_free[i], &g_free[i + 1], (size_t)(g_nfree - i - 1) * sizeof(g_free[0]));
-            g_nfree--;
-        }
-        return;
-    }
-    if (i < g_nfree && off + len == g_free[i].off) { /* joins the one after */
-        g_free[i].off = off;
-        g_free[i].len += len;
-        return;
-    }
-    if (g_nfree == FREE_MAX)
-        return; /* lost to the arena, not to the machine (the pages were punched out) */
-    memmove(&g_free[i + 1], &g_free[i], (size_t)(g_nfree - i) * sizeof(g_free[0]));
-    g_free[i].off = off;
-    g_free[i].len = len;
-    g_nfree++;
 }
 
 /* ---- the registry of shared buffers --------------------------------------------------------- */
@@ -264,7 +179,7 @@ int lab_port_malloc(void **p, size_t bytes, lab_report *r, const char *what)
     if (!J.on)
         return lab_kept_malloc(p, bytes, r, what);
 #ifdef LAB_CPU_MODE
-    lab_cpu_share_hooks(arena_alloc, arena_release);
+    lab_cpu_share_hooks(lab_arena_alloc, lab_arena_release);
     const int rc = lab_try_malloc(p, bytes, r, what);
     lab_cpu_share_hooks(NULL, NULL);
     if (rc != 0)
@@ -276,7 +191,7 @@ int lab_port_malloc(void **p, size_t bytes, lab_report *r, const char *what)
     if (s) {
         s->in_arena = 1;
         s->device = 1;
-        s->map_off = (size_t)((char *)map - J.arena);
+        s->map_off = lab_arena_offset(map);
         s->map_len = map_len;
         s->user_off = user_off;
     }
@@ -322,14 +237,14 @@ void *lab_port_host_alloc(size_t bytes)
 {
     if (!J.on)
         return lab_host_alloc(bytes);
-    const size_t pg = page_bytes();
+    const size_t pg = lab_page_bytes();
     const size_t len = (bytes + pg - 1) / pg * pg + pg;
-    char *map = arena_alloc(len);
+    char *map = lab_arena_alloc(len);
     shared_buf *s = map ? shared_add(map, len) : NULL;
     if (!s)
         return NULL;
     s->in_arena = 1;
-    s->map_off = (size_t)(map - J.arena);
+    s->map_off = lab_arena_offset(map);
     s->map_len = len;
     s->user_off = 0;
     return map;
@@ -346,7 +261,7 @@ void lab_port_host_free(void *p)
         return;
     const size_t len = s->map_len;
     shared_drop(s);
-    arena_release(p, len);
+    lab_arena_release(p, len);
 }
 
 /* ---- the channel -------------------------------------------------------------------------- */
@@ -609,7 +524,7 @@ int lab_port_judge_start(const char *binary, long uid, long gid, const char *wra
     static char wrap_copy[2048];
     char *argv[64];
     char chan[16], arena[16];
-    if (arena_create(why, whylen) != 0)
+    if (lab_arena_create(why, whylen) != 0)
         return -1;
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
         snprintf(why, whylen, "cannot make the channel: %s", strerror(errno));
@@ -636,7 +551,7 @@ int lab_port_judge_start(const char *binary, long uid, long gid, const char *wra
     }
     if (pid == 0) { /* the lab process: stdin /dev/null, the channel and the arena, no more */
         const int devnull = open("/dev/null", O_RDONLY);
-        const int chan = fcntl(sv[1], F_DUPFD, 16), mem = fcntl(J.arena_fd, F_DUPFD, 16);
+        const int chan = fcntl(sv[1], F_DUPFD, 16), mem = fcntl(lab_arena_fd(), F_DUPFD, 16);
         if (devnull < 0 || chan < 0 || mem < 0 || dup2(devnull, STDIN_FILENO) < 0 ||
             dup2(chan, PORT_CHANNEL_FD) < 0 || dup2(mem, PORT_ARENA_FD) < 0)
             _exit(127);
