@@ -40,7 +40,7 @@ KERNEL_BINS = $(TEST_LABS:%=$(BUILD)/tests/$(if $(filter labs,$(TEST_SRC)),labs/
 # A student's run (LAB=NN or TEST_SRC=labs): kernel tests only; else also the Python suites' needs.
 ONLY_KERNELS = $(or $(LAB),$(filter labs,$(TEST_SRC)))
 TEST_BINS   = $(if $(ONLY_KERNELS),,$(BUILD)/tests/test_helpers $(BUILD)/tests/test_float_check $(BUILD)/tests/test_harness \
-                $(if $(CPU_MODE),$(BUILD)/tests/test_cpu_warp $(BUILD)/tests/test_cpu_banks)) $(KERNEL_BINS)
+                $(if $(CPU_MODE),$(BUILD)/tests/test_cpu_warp $(BUILD)/tests/test_cpu_banks $(BUILD)/tests/test_cpu_profile)) $(KERNEL_BINS)
 TEST_EXTRAS = $(if $(ONLY_KERNELS),,$(LABS:%=$(BUILD)/labs/%/scan) $(LABS:%=$(BUILD)/solutions/%/scan) judges cpu-fixtures)
 # PART=sort: only the variants whose name has it (lab 10's applications one at a time)
 RUN_TESTS   = LAB_TEST_SRC=$(TEST_SRC) LAB_TEST_PART=$(PART) LAB_BUILD_DIR=$(abspath $(BUILD)) $(PYTHON) tests/run_tests.py --src $(TEST_SRC)

@@ -34,6 +34,7 @@
  * instrumented lab object calls, including the atomic ones (which simply do the operation).
  */
 #include "banks.h"
+#include "profile.h"
 #include "sites.h"
 
 #include "cuda_runtime.h"
@@ -251,6 +252,41 @@ uint64_t path_hash(const std::vector<loop_frame> &loops)
     return h;
 }
 
+/* The phase of block 0 that this barrier (or the block's end) closes, for the algorithm profile
+ * (profile.h): its threads' records before flush_warp groups them by warp. */
+void profile_phase()
+{
+    profile::phase p = {0, 0, 0, 0, 0, 0};
+    std::vector<profile::span> reads, writes;
+    auto add = [](std::vector<profile::span> &to, const char *name, uintptr_t word) {
+        for (profile::span &s : to)
+            if (s.array == name) {
+                s.lo = std::min(s.lo, word);
+                s.hi = std::max(s.hi, word);
+                return;
+            }
+        to.push_back(profile::span{name, word, word});
+    };
+    for (int t = 0; t < g_nthreads; t++) {
+        bool stored = false;
+        for (const record &x : g_lanes[t].rec) {
+            if (x.buf) {
+                (x.store ? p.global_stores : p.global_loads)++;
+                p.global_bytes += x.size;
+                continue;
+            }
+            (x.store ? p.shared_stores : p.shared_loads)++;
+            const void *base = NULL;
+            const char *name = shared_name((const void *)x.addr, &base);
+            add(x.store ? writes : reads, name, (x.addr - (uintptr_t)base) / 4);
+            stored = stored || x.store;
+        }
+        p.threads_storing += stored;
+    }
+    if (p.shared_loads + p.shared_stores + p.global_loads + p.global_stores)
+        profile::add_phase(p, reads, writes);
+}
+
 /* The canonical site of each record of the block's threads, placing new sites first. */
 void canonical_sites()
 {
@@ -343,6 +379,8 @@ void make_rows()
 
 void launch_begin(const char *kernel)
 {
+    profile::launch(kernel, blockDim.x * blockDim.y * blockDim.z,
+                    (unsigned long long)gridDim.x * gridDim.y * gridDim.z);
     g_cur_stats = NULL;
     g_rows_stale = true;
     for (kernel_stats &s : g_stats)
@@ -393,6 +431,8 @@ void flush()
 {
     if (!g_cur_stats)
         return;
+    if (blockIdx.x == 0 && blockIdx.y == 0 && blockIdx.z == 0)
+        profile_phase();
     canonical_sites();
     std::vector<entry> all;
     for (int base = 0; base < g_nthreads; base += 32)
@@ -436,6 +476,7 @@ void lab_cpu_banks_record(int on)
 {
     banks::g_on = on != 0;
     if (on) {
+        profile::clear();
         banks::g_stats.clear();
         banks::g_rows_stale = true;
     }

@@ -36,6 +36,9 @@ void loop_tick(unsigned id, bool c); /* a loop's condition gave c (counting only
  * memory). */
 int current_thread();
 bool in_shared(const void *p);
+/* memory.cpp: the name of the __shared__ array that holds p ("extern __shared__" for the dynamic
+ * shared memory, "__shared__" when unknown), its start in *base. */
+const char *shared_name(const void *p, const void **base);
 /* memory.cpp: the start of the cudaMalloc buffer that holds p, or NULL. */
 const void *global_buffer(const void *p);
 

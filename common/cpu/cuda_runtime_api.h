@@ -271,6 +271,24 @@ typedef struct lab_cpu_sector_stats {
     unsigned long long accesses, sectors, min_sectors;
 } lab_cpu_sector_stats;
 int lab_cpu_sectors_get(int i, lab_cpu_sector_stats *out); /* 0 when there is no i-th row */
+/* The algorithm profile, counted with the banks (common/cpu/profile.cpp): each launch in order,
+ * and what its block 0 did in each phase between two barriers. */
+typedef struct lab_cpu_launch_profile {
+    const char *kernel;
+    unsigned threads; /* per block */
+    unsigned long long blocks;
+    int phases;
+} lab_cpu_launch_profile;
+typedef struct lab_cpu_phase_profile {
+    unsigned long long shared_loads, shared_stores; /* element accesses, one per thread each */
+    unsigned threads_storing;                       /* threads that stored to shared memory */
+    unsigned long long global_loads, global_stores, global_bytes;
+    /* the words of each __shared__ array read and written, "name[lo..hi]", ", " between them */
+    const char *reads, *writes;
+    int disjoint; /* 1: no word both read and written (a double buffer's step) */
+} lab_cpu_phase_profile;
+int lab_cpu_profile_launch(int i, lab_cpu_launch_profile *out);      /* 0: no i-th launch */
+int lab_cpu_profile_phase(int i, int k, lab_cpu_phase_profile *out); /* 0: no such phase */
 
 #ifdef __cplusplus
 }

@@ -334,6 +334,20 @@ bool in_shared(const void *p)
     return shared_holds(p);
 }
 
+const char *shared_name(const void *p, const void **base)
+{
+    for (const shared_reg &r : g_shared)
+        if (r.p <= p && (const char *)p < (const char *)r.p + r.bytes) {
+            *base = r.p;
+            return r.name;
+        }
+    *base = g_dyn;
+    if (g_dyn && g_dyn <= (const char *)p && (const char *)p < g_dyn + g_dyn_bytes)
+        return "extern __shared__";
+    *base = p;
+    return "__shared__";
+}
+
 const void *global_buffer(const void *p)
 {
     const allocation *al = find_mapping(p);

@@ -13,6 +13,7 @@
 #include "call.h"
 #include "cuda_check.h"
 #include "port.h"
+#include "profile_table.h"
 
 #include <fcntl.h>
 #include <stdlib.h>
@@ -149,6 +150,7 @@ static void print_report(const lab_report *r)
     if (lab_harness_banks && !g_json) {
         print_banks(f, r);
         print_sectors(f, r);
+        lab_print_profile(f, r);
     }
 #endif
     fflush(f);

@@ -1,0 +1,115 @@
+/* profile.cpp (CPU mode) — the algorithm profile of a lab's first call: for each kernel launch
+ * while bank counting is on (banks.h: lab_cpu_banks_record), what block 0 did between each two
+ * barriers: its threads' shared-memory loads and stores (each element access counted once per
+ * thread), how many threads stored, which __shared__ arrays were read and which written, and its
+ * global loads, stores and bytes. The phases are what tell one scan algorithm from another: a
+ * Kogge-Stone tile of T threads takes about log2(T) of them, each reading one array and writing
+ * the other when double-buffered; Brent-Kung's tree takes about 2 log2(T), with half the threads
+ * storing, then a quarter, ... (labs/04_brent_kung/README.md). banks.cpp measures a phase when it
+ * flushes a barrier's records; this file keeps the phases and answers the C API
+ * (cuda_runtime_api.h: lab_cpu_profile_*). */
+#include "profile.h"
+
+#include "cuda_runtime.h"
+
+#include <string>
+#include <vector>
+
+namespace lab_cpu {
+namespace profile {
+
+namespace {
+
+struct phase_row {
+    phase p;
+    std::string reads, writes; /* "name[lo..hi]" of each array, ", " between them */
+    bool disjoint;             /* it wrote no word it read */
+};
+
+struct launch_row {
+    std::string kernel;
+    unsigned threads;
+    unsigned long long blocks;
+    std::vector<phase_row> phases;
+};
+
+std::vector<launch_row> g_launches;
+
+std::string joined(const std::vector<span> &spans)
+{
+    std::string out;
+    for (const span &s : spans)
+        out += (out.empty() ? "" : ", ") + s.array + "[" + std::to_string(s.lo) + ".." +
+               std::to_string(s.hi) + "]";
+    return out;
+}
+
+bool disjoint(const std::vector<span> &reads, const std::vector<span> &writes)
+{
+    for (const span &r : reads)
+        for (const span &w : writes)
+            if (r.array == w.array && r.lo <= w.hi && w.lo <= r.hi)
+                return false;
+    return true;
+}
+
+} /* namespace */
+
+void clear()
+{
+    g_launches.clear();
+}
+
+void launch(const char *kernel, unsigned threads, unsigned long long blocks)
+{
+    g_launches.push_back(launch_row{kernel ? kernel : "?", threads, blocks, {}});
+}
+
+void add_phase(const phase &p, const std::vector<span> &reads, const std::vector<span> &writes)
+{
+    if (g_launches.empty())
+        return;
+    g_launches.back().phases.push_back(
+        phase_row{p, joined(reads), joined(writes), disjoint(reads, writes)});
+}
+
+} /* namespace profile */
+} /* namespace lab_cpu */
+
+using namespace lab_cpu;
+
+extern "C" {
+
+int lab_cpu_profile_launch(int i, lab_cpu_launch_profile *out)
+{
+    if (i < 0 || i >= (int)profile::g_launches.size() || !out)
+        return 0;
+    const profile::launch_row &l = profile::g_launches[i];
+    out->kernel = l.kernel.c_str();
+    out->threads = l.threads;
+    out->blocks = l.blocks;
+    out->phases = (int)l.phases.size();
+    return 1;
+}
+
+int lab_cpu_profile_phase(int i, int k, lab_cpu_phase_profile *out)
+{
+    if (i < 0 || i >= (int)profile::g_launches.size() || !out)
+        return 0;
+    const profile::launch_row &l = profile::g_launches[i];
+    if (k < 0 || k >= (int)l.phases.size())
+        return 0;
+    const profile::phase_row &r = l.phases[k];
+    out->shared_loads = r.p.shared_loads;
+    out->shared_stores = r.p.shared_stores;
+    out->threads_storing = r.p.threads_storing;
+    out->global_loads = r.p.global_loads;
+    out->global_stores = r.p.global_stores;
+    out->global_bytes = r.p.global_bytes;
+    out->reads = r.reads.c_str();
+    out->writes = r.writes.c_str();
+    out->disjoint = r.disjoint;
+    return 1;
+}
+
+} /* extern "C" */

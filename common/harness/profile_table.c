@@ -1,0 +1,94 @@
+/* profile_table.c — the algorithm profile of a lab's first call (profile_table.h): for each
+ * kernel launch, what its block 0 did between each two barriers (a phase): how many of its threads
+ * stored to shared memory, their shared-memory loads and stores (one per thread and element), their
+ * global loads and stores, and which __shared__ arrays each phase read and wrote. A scan's
+ * algorithm shows in these: the number of phases, the stores per phase (all threads in each of
+ * Kogge-Stone's log2(T) steps; half, a quarter, ... in Brent-Kung's tree), and whether a phase
+ * reads one array and writes the other (double buffering). Each lab's handout says what its
+ * algorithm looks like here. */
+#include "profile_table.h"
+
+#ifdef LAB_CPU_MODE
+#include <cuda_runtime_api.h>
+
+#include <string.h>
+
+#define MAX_LAUNCHES 6 /* shown; the rest are counted */
+#define PHASES_HEAD 12 /* a launch of more phases shows its first ... */
+#define PHASES_TAIL 4  /* ... and last ones */
+
+static void print_phase(FILE *f, int k, const lab_cpu_phase_profile *p)
+{
+    char arrays[200];
+    snprintf(arrays, sizeof(arrays), "%s -> %s", p->reads[0] ? p->reads : "-",
+             p->writes[0] ? p->writes : "-");
+    fprintf(f, "    %5d %8u %10llu %10llu %8llu %8llu   %s\n", k + 1, p->threads_storing,
+            p->shared_loads, p->shared_stores, p->global_loads, p->global_stores, arrays);
+}
+
+/* One line on the launch as a whole: its phases, its stores, and whether every phase that stores
+ * to shared memory reads one array and writes another. */
+static void print_summary(FILE *f, int i, const lab_cpu_launch_profile *l)
+{
+    lab_cpu_phase_profile p;
+    unsigned long long stores = 0;
+    int storing = 0, crossed = 0;
+    for (int k = 0; lab_cpu_profile_phase(i, k, &p); k++) {
+        stores += p.shared_stores;
+        if (!p.shared_stores)
+            continue;
+        storing++;
+        if (p.reads[0] && p.disjoint)
+            crossed++;
+    }
+    if (!stores) {
+        fprintf(f, "    %d phase%s, no shared-memory store\n", l->phases,
+                l->phases == 1 ? "" : "s");
+        return;
+    }
+    fprintf(f,
+            "    %d phase%s, %d storing to shared memory: %llu shared stores by the block "
+            "(%.1f per thread)%s\n",
+            l->phases, l->phases == 1 ? "" : "s", storing, stores,
+            l->threads ? (double)stores / l->threads : 0.0,
+            storing > 1 && crossed == storing - 1
+                ? "; after the first, each writes only words it does not read (double-buffered)"
+                : "");
+}
+
+void lab_print_profile(FILE *f, const lab_report *r)
+{
+    lab_cpu_launch_profile l;
+    if (!lab_cpu_profile_launch(0, &l) || r->status == ST_NOT_IMPLEMENTED)
+        return;
+    fprintf(f, "algorithm profile of call 1, counted by CPU mode: block 0 of each launch, phase by "
+               "phase (a phase: what its threads did between two barriers):\n");
+    int i = 0;
+    for (; i < MAX_LAUNCHES && lab_cpu_profile_launch(i, &l); i++) {
+        fprintf(f, "  %s: block 0 of %llu, %u threads\n", l.kernel, l.blocks, l.threads);
+        fprintf(f, "    %5s %8s %10s %10s %8s %8s   %s\n", "phase", "storing", "sh.loads",
+                "sh.stores", "gl.loads", "gl.store", "shared arrays read -> written");
+        lab_cpu_phase_profile p;
+        for (int k = 0; lab_cpu_profile_phase(i, k, &p); k++) {
+            if (l.phases > PHASES_HEAD + PHASES_TAIL && k == PHASES_HEAD)
+                fprintf(f, "    %5s (%d more)\n", "...", l.phases - PHASES_HEAD - PHASES_TAIL);
+            if (l.phases > PHASES_HEAD + PHASES_TAIL && k >= PHASES_HEAD &&
+                k < l.phases - PHASES_TAIL)
+                continue;
+            print_phase(f, k, &p);
+        }
+        print_summary(f, i, &l);
+    }
+    int more = 0;
+    while (lab_cpu_profile_launch(i + more, &l))
+        more++;
+    if (more)
+        fprintf(f, "  (%d more launch%s in call 1)\n", more, more == 1 ? "" : "es");
+}
+#else
+void lab_print_profile(FILE *f, const lab_report *r)
+{
+    (void)f;
+    (void)r;
+}
+#endif
