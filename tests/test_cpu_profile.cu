@@ -2,8 +2,9 @@
  * launch did between each two barriers. Two scans whose phases follow from their algorithm, written
  * out here: a double-buffered Kogge-Stone of T threads (a load phase, log2(T) steps each storing T
  * words into the half it does not read, a last phase that only reads) and Brent-Kung's in-place
- * tree on 2T words (T threads store in the load, then T/2, T/4, ..., 1 in the up-sweep and 1, 3,
- * 7, ..., T - 1 in the down-sweep). Only block 0 is profiled, and nothing unless counting is on.
+ * tree on 2T words (T threads store in the load, then T, T/2, ..., 1 in the up-sweep and 1, 3,
+ * 7, ..., T - 1 in the down-sweep), and a warp's scan in shuffles (counted, one per lane). Only
+ * block 0 is profiled, and nothing unless counting is on.
  *
  * Built in CPU mode only, instrumented like a lab file with shared memory:
  *   make build/cpu/tests/test_cpu_profile CPU=1 && build/cpu/tests/test_cpu_profile
@@ -50,6 +51,19 @@ __global__ void bk_kernel(const int *in, int *out)
     }
     out[blockIdx.x * 2 * T + 2 * t] = s[2 * t];
     out[blockIdx.x * 2 * T + 2 * t + 1] = s[2 * t + 1];
+}
+
+/* A warp's inclusive scan in shuffles: five steps, each a __shfl_up_sync by every lane, and no
+ * barrier: one phase, 32 * 5 shuffles, no shared memory. */
+__global__ void shuffle_kernel(const int *in, int *out)
+{
+    int v = in[threadIdx.x];
+    for (int d = 1; d < 32; d *= 2) {
+        const int up = __shfl_up_sync(0xffffffffu, v, d);
+        if ((int)(threadIdx.x & 31) >= d)
+            v += up;
+    }
+    out[threadIdx.x] = v;
 }
 
 static int *g_in, *g_out;
@@ -125,6 +139,19 @@ Test(cpu_profile, brent_kung_tree, .init = setup, .fini = teardown,
             cr_expect(!p.disjoint, "phase %d is in place: %s -> %s", k + 1, p.reads, p.writes);
     }
     cr_expect_eq(p.global_stores, 2ull * T);
+}
+
+Test(cpu_profile, warp_shuffles, .init = setup, .fini = teardown,
+     .description = "a warp scan in shuffles: one phase, 5 shuffles per lane, no shared memory")
+{
+    const lab_cpu_launch_profile l = profiled([] { shuffle_kernel<<<1, 32>>>(g_in, g_out); });
+    cr_assert_eq(l.phases, 1);
+    lab_cpu_phase_profile p;
+    cr_assert(lab_cpu_profile_phase(0, 0, &p));
+    cr_expect_eq(p.shuffles, 32ull * 5, "shuffles: %llu", p.shuffles);
+    cr_expect_eq(p.shared_loads + p.shared_stores, 0ull);
+    cr_expect_eq(p.global_loads, 32ull);
+    cr_expect_eq(p.global_stores, 32ull);
 }
 
 Test(cpu_profile, off_by_default, .init = setup, .fini = teardown,

@@ -78,6 +78,7 @@ struct lane_state {
     std::vector<record> rec;
     std::vector<loop_frame> loops;
     uint64_t path;
+    unsigned shuffles; /* warp shuffles since the last barrier (the profile's) */
 };
 
 struct site_stats {
@@ -256,7 +257,7 @@ uint64_t path_hash(const std::vector<loop_frame> &loops)
  * (profile.h): its threads' records before flush_warp groups them by warp. */
 void profile_phase()
 {
-    profile::phase p = {0, 0, 0, 0, 0, 0};
+    profile::phase p = {0, 0, 0, 0, 0, 0, 0};
     std::vector<profile::span> reads, writes;
     auto add = [](std::vector<profile::span> &to, const char *name, uintptr_t word) {
         for (profile::span &s : to)
@@ -268,6 +269,7 @@ void profile_phase()
         to.push_back(profile::span{name, word, word});
     };
     for (int t = 0; t < g_nthreads; t++) {
+        p.shuffles += g_lanes[t].shuffles;
         bool stored = false;
         for (const record &x : g_lanes[t].rec) {
             if (x.buf) {
@@ -283,7 +285,7 @@ void profile_phase()
         }
         p.threads_storing += stored;
     }
-    if (p.shared_loads + p.shared_stores + p.global_loads + p.global_stores)
+    if (p.shared_loads + p.shared_stores + p.global_loads + p.global_stores + p.shuffles)
         profile::add_phase(p, reads, writes);
 }
 
@@ -402,6 +404,7 @@ void block_start(int nthreads)
         g_lanes[i].rec.clear();
         g_lanes[i].loops.clear();
         g_lanes[i].path = empty;
+        g_lanes[i].shuffles = 0;
     }
 }
 
@@ -433,10 +436,19 @@ void flush()
         return;
     if (blockIdx.x == 0 && blockIdx.y == 0 && blockIdx.z == 0)
         profile_phase();
+    for (int t = 0; t < g_nthreads; t++)
+        g_lanes[t].shuffles = 0;
     canonical_sites();
     std::vector<entry> all;
     for (int base = 0; base < g_nthreads; base += 32)
         flush_warp(base, all);
+}
+
+void shuffled()
+{
+    const int t = current_thread();
+    if (t >= 0 && t < g_nthreads && g_cur_stats)
+        g_lanes[t].shuffles++;
 }
 
 /* A loop's condition was evaluated to c by the running thread (rewrite.py's LAB_CPU_LOOP). The

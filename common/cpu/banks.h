@@ -28,6 +28,7 @@ void flush();                          /* a barrier opens or the block ends: cou
 void save_block(int slot);
 void load_block(int slot);
 void loop_tick(unsigned id, bool c); /* a loop's condition gave c (counting only) */
+void shuffled(); /* the running thread made a warp shuffle (counting only; the profile's) */
 
 } /* namespace banks */
 

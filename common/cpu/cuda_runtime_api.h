@@ -283,6 +283,7 @@ typedef struct lab_cpu_phase_profile {
     unsigned long long shared_loads, shared_stores; /* element accesses, one per thread each */
     unsigned threads_storing;                       /* threads that stored to shared memory */
     unsigned long long global_loads, global_stores, global_bytes;
+    unsigned long long shuffles; /* warp shuffles (__shfl*_sync), one per thread each */
     /* the words of each __shared__ array read and written, "name[lo..hi]", ", " between them */
     const char *reads, *writes;
     int disjoint; /* 1: no word both read and written (a double buffer's step) */

@@ -106,6 +106,7 @@ int lab_cpu_profile_phase(int i, int k, lab_cpu_phase_profile *out)
     out->global_loads = r.p.global_loads;
     out->global_stores = r.p.global_stores;
     out->global_bytes = r.p.global_bytes;
+    out->shuffles = r.p.shuffles;
     out->reads = r.reads.c_str();
     out->writes = r.writes.c_str();
     out->disjoint = r.disjoint;

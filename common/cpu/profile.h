@@ -16,6 +16,7 @@ struct phase {
     unsigned long long shared_loads, shared_stores; /* element accesses, one per thread each */
     unsigned threads_storing;                       /* threads with a shared-memory store */
     unsigned long long global_loads, global_stores, global_bytes;
+    unsigned long long shuffles; /* warp shuffles, one per thread each */
 };
 
 /* The 4-byte words lo..hi of a __shared__ array that a phase read (or wrote). */

@@ -6,6 +6,7 @@
  * lane's result, by the rules of PTX's shfl.sync, and readies the others. A lane that never
  * arrives leaves the others waiting: the scheduler reports it (report_stuck, blocks.cpp).
  */
+#include "banks.h"
 #include "runtime.h"
 
 namespace lab_cpu {
@@ -157,6 +158,8 @@ unsigned long long warp_op(int kind, unsigned mask, unsigned long long value, in
     if (g_timed_out)
         timeout_stop();
     check_warp_call(f, mask, width, file, line);
+    if (banks::g_on && kind >= W_SHFL && kind <= W_SHFL_XOR)
+        banks::shuffled();
     f->wkind = kind;
     f->wmask = mask;
     f->wval = value;

@@ -22,8 +22,9 @@ static void print_phase(FILE *f, int k, const lab_cpu_phase_profile *p)
     char arrays[200];
     snprintf(arrays, sizeof(arrays), "%s -> %s", p->reads[0] ? p->reads : "-",
              p->writes[0] ? p->writes : "-");
-    fprintf(f, "    %5d %8u %10llu %10llu %8llu %8llu   %s\n", k + 1, p->threads_storing,
-            p->shared_loads, p->shared_stores, p->global_loads, p->global_stores, arrays);
+    fprintf(f, "    %5d %8u %10llu %10llu %9llu %8llu %8llu   %s\n", k + 1, p->threads_storing,
+            p->shared_loads, p->shared_stores, p->shuffles, p->global_loads, p->global_stores,
+            arrays);
 }
 
 /* One line on the launch as a whole: its phases, its stores, and whether every phase that stores
@@ -66,8 +67,8 @@ void lab_print_profile(FILE *f, const lab_report *r)
     int i = 0;
     for (; i < MAX_LAUNCHES && lab_cpu_profile_launch(i, &l); i++) {
         fprintf(f, "  %s: block 0 of %llu, %u threads\n", l.kernel, l.blocks, l.threads);
-        fprintf(f, "    %5s %8s %10s %10s %8s %8s   %s\n", "phase", "storing", "sh.loads",
-                "sh.stores", "gl.loads", "gl.store", "shared arrays read -> written");
+        fprintf(f, "    %5s %8s %10s %10s %9s %8s %8s   %s\n", "phase", "storing", "sh.loads",
+                "sh.stores", "shuffles", "gl.loads", "gl.store", "shared arrays read -> written");
         lab_cpu_phase_profile p;
         for (int k = 0; lab_cpu_profile_phase(i, k, &p); k++) {
             if (l.phases > PHASES_HEAD + PHASES_TAIL && k == PHASES_HEAD)
