@@ -3,7 +3,7 @@
  * touches (coalescing). See banks.h for how the accesses are seen, common/cpu/README.md for the
  * rules.
  *
- * Size: about 540 lines, over the house's 400, because the two tables are one mechanism: the same
+ * Size: about 590 lines, over the house's 400, because the two tables are one mechanism: the same
  * per-thread access log, the same warp pairing by loop path and source place (a lane's k-th
  * execution of one line) and the same report; split, each half would re-derive the pairing the
  * other needs. Where a site is in the source is sites.cpp; the atomic hooks, tsan_atomics.cpp.
@@ -259,15 +259,6 @@ void profile_phase()
 {
     profile::phase p = {0, 0, 0, 0, 0, 0, 0};
     std::vector<profile::span> reads, writes;
-    auto add = [](std::vector<profile::span> &to, const char *name, uintptr_t word) {
-        for (profile::span &s : to)
-            if (s.array == name) {
-                s.lo = std::min(s.lo, word);
-                s.hi = std::max(s.hi, word);
-                return;
-            }
-        to.push_back(profile::span{name, word, word});
-    };
     for (int t = 0; t < g_nthreads; t++) {
         p.shuffles += g_lanes[t].shuffles;
         bool stored = false;
@@ -280,7 +271,7 @@ void profile_phase()
             (x.store ? p.shared_stores : p.shared_loads)++;
             const void *base = NULL;
             const char *name = shared_name((const void *)x.addr, &base);
-            add(x.store ? writes : reads, name, (x.addr - (uintptr_t)base) / 4);
+            profile::widen(x.store ? writes : reads, name, (x.addr - (uintptr_t)base) / 4);
             stored = stored || x.store;
         }
         p.threads_storing += stored;

@@ -12,6 +12,7 @@
 
 #include "cuda_runtime.h"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,17 @@ bool disjoint(const std::vector<span> &reads, const std::vector<span> &writes)
 }
 
 } /* namespace */
+
+void widen(std::vector<span> &spans, const char *name, uintptr_t word)
+{
+    for (span &s : spans)
+        if (s.array == name) {
+            s.lo = std::min(s.lo, word);
+            s.hi = std::max(s.hi, word);
+            return;
+        }
+    spans.push_back(span{name, word, word});
+}
 
 void clear()
 {

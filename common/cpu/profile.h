@@ -25,6 +25,9 @@ struct span {
     uintptr_t lo, hi;
 };
 
+/* The span of array name in spans grown to hold word (a new span when it has none). */
+void widen(std::vector<span> &spans, const char *name, uintptr_t word);
+
 void clear();                                                                 /* counting starts */
 void launch(const char *kernel, unsigned threads, unsigned long long blocks); /* a launch starts */
 /* One phase of the launch's block 0, with the __shared__ arrays it read and wrote, by name. */
