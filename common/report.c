@@ -12,6 +12,7 @@
 _Static_assert(sizeof(int) == LAB_ELEMENT_BYTES, "the contract's element is a 4-byte int");
 
 static const char *const STATUS_NAMES[ST_COUNT] = LAB_STATUS_NAMES;
+static const char *const WHY_NAMES[WHY_COUNT] = LAB_WHY_NAMES;
 static const int STATUS_EXIT_CODES[ST_COUNT] = LAB_STATUS_EXIT_CODES;
 static const char *const SCAN_TYPE_NAMES[] = LAB_SCAN_TYPE_NAMES;
 static const char *const SHAPE_NAMES[] = LAB_SHAPE_NAMES;
@@ -21,6 +22,11 @@ static const char *const SHAPE_NAMES[] = LAB_SHAPE_NAMES;
 const char *lab_status_name(lab_status s)
 {
     return (s >= 0 && s < ST_COUNT) ? STATUS_NAMES[s] : "?";
+}
+
+const char *lab_why_name(lab_why w)
+{
+    return (w >= 0 && w < WHY_COUNT) ? WHY_NAMES[w] : "?";
 }
 
 int lab_status_exit_code(lab_status s)
@@ -151,10 +157,9 @@ void lab_print_report_json(FILE *f, const lab_report *r)
     json_string(f, lab_status_name(r->status));
     fputs(",\"message\":", f);
     json_string(f, r->message);
-    if (r->status == ST_NOT_IMPLEMENTED && r->reason >= 0 && r->reason < WHY_COUNT) {
-        static const char *const why_names[] = LAB_WHY_NAMES;
+    if (r->status == ST_NOT_IMPLEMENTED) {
         fputs(",\"reason\":", f);
-        json_string(f, why_names[r->reason]);
+        json_string(f, lab_why_name(r->reason));
     }
     if (r->has_mismatch)
         fprintf(f, ",\"mismatch\":{\"index\":%lld,\"expected\":%lld,\"got\":%lld}",

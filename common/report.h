@@ -21,6 +21,8 @@ extern "C" {
 
 /* The outcome of a run (lab_status: contract.h) as printed, and as the process's exit code. */
 const char *lab_status_name(lab_status s);
+/* Why a run is not implemented (lab_why: contract.h), as a report's "reason" names it. */
+const char *lab_why_name(lab_why w);
 int lab_status_exit_code(lab_status s);
 /* The names of lab.h's scan_type and lab_shape values ("inclusive", "tile", ...), or "?". */
 const char *lab_scan_type_name(scan_type t);

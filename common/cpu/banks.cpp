@@ -257,7 +257,7 @@ uint64_t path_hash(const std::vector<loop_frame> &loops)
  * (profile.h): its threads' records before flush_warp groups them by warp. */
 void profile_phase()
 {
-    profile::phase p = {0, 0, 0, 0, 0, 0, 0};
+    profile::phase p{};
     std::vector<profile::span> reads, writes;
     for (int t = 0; t < g_nthreads; t++) {
         p.shuffles += g_lanes[t].shuffles;
@@ -265,7 +265,6 @@ void profile_phase()
         for (const record &x : g_lanes[t].rec) {
             if (x.buf) {
                 (x.store ? p.global_stores : p.global_loads)++;
-                p.global_bytes += x.size;
                 continue;
             }
             (x.store ? p.shared_stores : p.shared_loads)++;

@@ -280,9 +280,9 @@ typedef struct lab_cpu_launch_profile {
     int phases;
 } lab_cpu_launch_profile;
 typedef struct lab_cpu_phase_profile {
-    unsigned long long shared_loads, shared_stores; /* element accesses, one per thread each */
+    unsigned long long shared_loads, shared_stores; /* accesses (an int4 is one), by all threads */
     unsigned threads_storing;                       /* threads that stored to shared memory */
-    unsigned long long global_loads, global_stores, global_bytes;
+    unsigned long long global_loads, global_stores;
     unsigned long long shuffles; /* warp shuffles (__shfl*_sync), one per thread each */
     /* the words of each __shared__ array read and written, "name[lo..hi]", ", " between them */
     const char *reads, *writes;

@@ -1,12 +1,12 @@
 /* profile.cpp (CPU mode) — the algorithm profile of a lab's first call: for each kernel launch
  * while bank counting is on (banks.h: lab_cpu_banks_record), what block 0 did between each two
- * barriers: its threads' shared-memory loads and stores (each element access counted once per
- * thread), how many threads stored, which __shared__ arrays were read and which written, and its
- * global loads, stores and bytes. The phases are what tell one scan algorithm from another: a
- * Kogge-Stone tile of T threads takes about log2(T) of them, each reading one array and writing
- * the other when double-buffered; Brent-Kung's tree takes about 2 log2(T), with half the threads
- * storing, then a quarter, ... (labs/04_brent_kung/README.md). banks.cpp measures a phase when it
- * flushes a barrier's records; this file keeps the phases and answers the C API
+ * barriers: its threads' shared-memory loads and stores (accesses: an int4 is one), how many
+ * threads stored, their warp shuffles, which words of which __shared__ array were read and which
+ * written, and its global loads and stores. The phases are what tell one scan algorithm from
+ * another: a Kogge-Stone tile of T threads takes about log2(T) of them, each reading one array and
+ * writing the other when double-buffered; Brent-Kung's tree takes about 2 log2(T), with half the
+ * threads storing, then a quarter, ... (labs/04_brent_kung/README.md). banks.cpp measures a phase
+ * when it flushes a barrier's records; this file keeps the phases and answers the C API
  * (cuda_runtime_api.h: lab_cpu_profile_*). */
 #include "profile.h"
 
@@ -117,7 +117,6 @@ int lab_cpu_profile_phase(int i, int k, lab_cpu_phase_profile *out)
     out->threads_storing = r.p.threads_storing;
     out->global_loads = r.p.global_loads;
     out->global_stores = r.p.global_stores;
-    out->global_bytes = r.p.global_bytes;
     out->shuffles = r.p.shuffles;
     out->reads = r.reads.c_str();
     out->writes = r.writes.c_str();

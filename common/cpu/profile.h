@@ -13,9 +13,9 @@ namespace profile {
 
 /* What block 0's threads did between two barriers (or a barrier and the block's start or end). */
 struct phase {
-    unsigned long long shared_loads, shared_stores; /* element accesses, one per thread each */
+    unsigned long long shared_loads, shared_stores; /* accesses (an int4 is one), by all threads */
     unsigned threads_storing;                       /* threads with a shared-memory store */
-    unsigned long long global_loads, global_stores, global_bytes;
+    unsigned long long global_loads, global_stores;
     unsigned long long shuffles; /* warp shuffles, one per thread each */
 };
 

@@ -22,9 +22,9 @@
  */
 #define _GNU_SOURCE
 #include "port.h"
+#include "arena.h"
 #include "cuda_check.h"
 #include "driver.h"
-#include "arena.h"
 #include "port_wire.h"
 #include "vmm.h"
 

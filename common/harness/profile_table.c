@@ -1,17 +1,16 @@
 /* profile_table.c — the algorithm profile of a lab's first call (profile_table.h): for each
  * kernel launch, what its block 0 did between each two barriers (a phase): how many of its threads
- * stored to shared memory, their shared-memory loads and stores (one per thread and element), their
- * global loads and stores, and which __shared__ arrays each phase read and wrote. A scan's
+ * stored to shared memory, their shared-memory loads and stores (accesses: an int4 is one), their
+ * warp shuffles, their global loads and stores, and which words of which __shared__ array each
+ * phase read and wrote. A scan's
  * algorithm shows in these: the number of phases, the stores per phase (all threads in each of
  * Kogge-Stone's log2(T) steps; half, a quarter, ... in Brent-Kung's tree), and whether a phase
- * reads one array and writes the other (double buffering). Each lab's handout says what its
- * algorithm looks like here. */
+ * reads one array and writes the other (double buffering). labs/README.md says how to read
+ * it. */
 #include "profile_table.h"
 
 #ifdef LAB_CPU_MODE
 #include <cuda_runtime_api.h>
-
-#include <string.h>
 
 #define MAX_LAUNCHES 6 /* shown; the rest are counted */
 #define PHASES_HEAD 12 /* a launch of more phases shows its first ... */
@@ -19,16 +18,13 @@
 
 static void print_phase(FILE *f, int k, const lab_cpu_phase_profile *p)
 {
-    char arrays[200];
-    snprintf(arrays, sizeof(arrays), "%s -> %s", p->reads[0] ? p->reads : "-",
-             p->writes[0] ? p->writes : "-");
-    fprintf(f, "    %5d %8u %10llu %10llu %9llu %8llu %8llu   %s\n", k + 1, p->threads_storing,
-            p->shared_loads, p->shared_stores, p->shuffles, p->global_loads, p->global_stores,
-            arrays);
+    fprintf(f, "    %5d %8u %10llu %10llu %9llu %8llu %8llu   %s -> %s\n", k + 1,
+            p->threads_storing, p->shared_loads, p->shared_stores, p->shuffles, p->global_loads,
+            p->global_stores, p->reads[0] ? p->reads : "-", p->writes[0] ? p->writes : "-");
 }
 
 /* One line on the launch as a whole: its phases, its stores, and whether every phase that stores
- * to shared memory reads one array and writes another. */
+ * to shared memory after the first writes only words it does not read (a double buffer). */
 static void print_summary(FILE *f, int i, const lab_cpu_launch_profile *l)
 {
     lab_cpu_phase_profile p;
