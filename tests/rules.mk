@@ -7,7 +7,10 @@
 CRIT_CFLAGS := $(if $(CRITERION_PREFIX),-I$(CRITERION_PREFIX)/include)
 TEST_LIBS := $(if $(CRITERION_PREFIX),-L$(CRITERION_PREFIX)/lib -Xlinker --disable-new-dtags -Xlinker -rpath=$(abspath $(CRITERION_PREFIX))/lib) -lcriterion
 check-criterion:
-	@tools/check_criterion.sh "$(CRITERION_PREFIX)"
+	@PYTHON=$(PYTHON) LAB_TEST_NEEDS=$(TEST_NEEDS) tools/check_criterion.sh "$(CRITERION_PREFIX)"
+# what make's goals need: the test binaries Criterion; make test pytest too, and with the Python
+# suites pytest-xdist
+TEST_NEEDS = $(if $(filter test test-extended,$(MAKECMDGOALS)),$(if $(ONLY_KERNELS)$(filter test-extended,$(MAKECMDGOALS)),pytest,all),criterion)
 
 $(BUILD)/tests/%.o: CFLAGS += $(CRIT_CFLAGS) -Itests
 $(BUILD)/tests/%.o: tests/%.c $(COMMON_DEPS) tests/lab_cases.h tests/barriers.h tests/hooks/hooks.h | check-criterion
@@ -43,7 +46,14 @@ TEST_BINS   = $(if $(ONLY_KERNELS),,$(BUILD)/tests/test_helpers $(BUILD)/tests/t
                 $(if $(CPU_MODE),$(BUILD)/tests/test_cpu_warp $(BUILD)/tests/test_cpu_banks $(BUILD)/tests/test_cpu_profile)) $(KERNEL_BINS)
 TEST_EXTRAS = $(if $(ONLY_KERNELS),,$(LABS:%=$(BUILD)/labs/%/scan) $(LABS:%=$(BUILD)/solutions/%/scan) judges cpu-fixtures)
 # PART=sort: only the variants whose name has it (lab 10's applications one at a time)
-RUN_TESTS   = LAB_TEST_SRC=$(TEST_SRC) LAB_TEST_PART=$(PART) LAB_BUILD_DIR=$(abspath $(BUILD)) $(PYTHON) tests/run_tests.py --src $(TEST_SRC)
+# The tests run under pytest (Debian: python3-pytest; python3-pytest-xdist spreads the Python suites
+# over the cores; check-criterion installs both) with the course's plugin, tests/course_plugin.py.
+# PYTEST_PY: the interpreter that has pytest ($(PYTHON), else Debian's /usr/bin/python3).
+PYTEST_PY   = $(shell for p in $(PYTHON) /usr/bin/python3; do $$p -c 'import pytest' 2>/dev/null && { echo $$p; break; }; done)
+PYTEST_JOBS = $(shell $(PYTEST_PY) -c 'import xdist' 2>/dev/null && echo "-n $$(( $$(nproc) + 1 )) --dist loadgroup")
+RUN_TESTS   = @$(TEST_ENV) LAB_TEST_SRC=$(TEST_SRC) LAB_TEST_PART=$(PART) \
+              LAB_BUILD_DIR=$(abspath $(BUILD)) PYTHONPATH=tests $(PYTEST_PY) -m pytest -c tests/pytest.ini --rootdir . \
+              -o cache_dir=$(BUILD)/pytest-cache
 
 # a student's test run: the course's side of the kernel tests (its tests, the lab's descriptor, the
 # harness) first, under one line; then the student's files, each named
@@ -53,13 +63,14 @@ ifneq ($(ONLY_KERNELS),)
 test: check-criterion
 	$(call COURSE_FIRST,$(sort $(COURSE_TEST_OBJS)), and tests)
 	@$(MAKE) $(SUBFLAGS) $(TEST_BINS)
-	$(Q)$(RUN_TESTS) --no-python $(if $(filter 1,$(V)),--verbose) $(TEST_BINS)
+	$(RUN_TESTS) $(if $(filter 1,$(V)),-v) $(TEST_BINS)
 else
 test: check-criterion $(TEST_BINS) $(TEST_EXTRAS)
-	$(Q)$(RUN_TESTS) $(if $(filter 1,$(V)),--verbose) $(TEST_BINS)
+	$(RUN_TESTS) $(PYTEST_JOBS) --durations=12 $(if $(filter 1,$(V)),-v) tests grader/tests $(TEST_BINS)
 endif
 test-extended: check-criterion $(KERNEL_BINS)
-	$(Q)LAB_TEST_EXTENDED=1 $(RUN_TESTS) --no-python $(if $(filter 1,$(V)),--verbose) $(KERNEL_BINS)
+	$(RUN_TESTS) $(if $(filter 1,$(V)),-v) $(KERNEL_BINS)
+test-extended: TEST_ENV = LAB_TEST_EXTENDED=1
 
 # tests/test_cpu_mode.py runs tests/cpu_fixtures/*.cu (broken kernels) and cpu_corpus/*.cu (unusual
 # valid CUDA) as CPU-mode lab binaries; test_cpu_{warp,banks}.cu test the CPU runtime. In CPU mode
