@@ -10,6 +10,7 @@ cause) and on the binary.
 """
 import dataclasses
 import os
+import types
 from dataclasses import dataclass
 from typing import Optional
 
@@ -17,8 +18,8 @@ from . import evaluate as ev
 from .checks import cpu as cpu_checks
 from .checks import nvcc as nvcc_checks
 from .checks.lexer import strip_comments
-from .checks.objects import check_binary, check_object
-from .checks.source import check_source
+from .checks import registry
+from .checks.objects import check_object
 from .outcomes import BuildOutcome, StaticOutcome
 from .status import Status
 
@@ -111,7 +112,8 @@ class BuildStage:
         if stop is not None:
             return stop
         # First pass, on the text: the #include lines written out (quick, with line numbers).
-        violations = check_source(text, self.static, self.builder.harness_headers())
+        violations = registry.run("text", "source", text, types.SimpleNamespace(
+            static=self.static, harness_headers=self.builder.harness_headers()))
         if violations:  # before the build: a forbidden #include may not even compile
             return refused(lab, BuildOutcome(), StaticOutcome(), violations)
         comp = self._compile(lab, src, out_dir, shown, bases)
@@ -238,10 +240,9 @@ class BuildStage:
         if failed is not None and not violations:
             first = failed.splitlines()[0] if failed else ""
             return build_failed(lab, failed, "build failed: " + first, build, static)
-        if self.mode == "gpu" and b.ok:
-            violations += check_binary(b.binary)
-        elif nb is not None and nb.ok:
-            violations += check_binary(nb.binary)
+        linked = b.binary if self.mode == "gpu" and b.ok else nb.binary if nb is not None and nb.ok else None
+        if linked is not None:
+            registry.run("binary", "binary", linked, None, violations)
         if violations:  # nothing of a submission that failed a static check is ever run
             return refused(lab, build, static, violations)
         info = self._info(lab, b.binary)

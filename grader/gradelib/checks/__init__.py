@@ -1,4 +1,6 @@
-"""The static checks: what a lab's scan.cu may not do, found before any of it runs.
+"""The static checks: what a lab's scan.cu may not do, found before any of it runs. registry.py lists
+every rule (its phase, the evidence it reads, its CPU-mode twin); each phase runs the rules
+registered for it.
 
 In the order they run (grader/README.md, "Static checks", says what each refuses; stage_build.py
 runs them):
@@ -17,6 +19,6 @@ runs them):
                           main), sections.check_sections (writable code, executable stack),
                           machine.check_machine_code (system-call instructions, calls through
                           pointers);
-  objects.check_binary    the CUDA runtime linked statically.
-lexer.py is the C lexer the text checks share.
+  linked.check_binary     the CUDA runtime linked statically.
+lexer.py is the C lexer the text checks share; cpu_code.py reads CPU mode's preprocessed C++.
 """

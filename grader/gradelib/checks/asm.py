@@ -1,7 +1,7 @@
 """Inline assembly in host code, and clocks read in device code.
 
 Host code may not use asm at all (check_host_asm, on nvcc's host translation; CPU mode's
-equivalent is cpu.host_asm). Device code may, but not to read a clock (check_device_clocks, on the
+equivalent is cpu_code.host_asm). Device code may, but not to read a clock (check_device_clocks, on the
 PTX): a lab has no use for one, and timing itself is how a lab could tell a slow tool from a real
 run. clock_message is the one wording of that violation, which symbols.check_symbols and CPU
 mode's checks give too.

@@ -13,12 +13,12 @@ import re
 import shlex
 import shutil
 import tempfile
+import types
 
 from .. import proc
 from ..build import InfraError
-from .asm import check_device_clocks, check_host_asm
-from .headers import HeaderContext, check_headers, check_line_directives, header_patterns, include_origins
-from .headers import parse_dependencies
+from . import registry
+from .headers import HeaderContext, include_origins, parse_dependencies
 
 
 def source_checks(builder, priv_src, static):
@@ -48,34 +48,32 @@ def _checks(builder, priv_src, static, nvcc, work):
         host_cpp = next((s for s in steps if "-E" in s and not any(t.startswith("-D__CUDA_ARCH__=") for t in s)), None)
     ctx = HeaderContext(priv_src, os.path.join(builder.root, "common"), builder.system_dirs(host_cpp),
                         static["lab_headers"])
+    c = types.SimpleNamespace(static=static, priv_src=priv_src, headers=ctx,
+                              origins=lambda refused: _origins(builder, nvcc, priv_src, keep, work, refused))
     # 1. every header the compiler reads, host and device side (nvcc -M)
     deps, stop = _dependencies(builder, nvcc, priv_src, work, notes)
     if stop:
         return stop, ""
-    pats = header_patterns(static)
-    refused = [d for d in deps if ctx.classify(d, pats)]
     # 2. the host translation (gcc -E of the host side, then cudafe++)
     translated = None
     if steps:
         translated, stop = _host_translation(builder, steps, keep, priv_src)
         if stop:
             return stop, "; ".join(notes)
-    violations = []
-    if refused:
-        violations += check_headers(deps, static, ctx, _origins(builder, nvcc, priv_src, keep, work, refused))
+    violations = registry.run("nvcc", "dependencies", deps, c)
     # 3. clocks read in device code (the PTX of every architecture the build compiles for)
     ptx = os.path.join(work, "scan.ptx")
     for cmd in ptx_commands(nvcc):
         r = proc.run(cmd + ["-ptx", priv_src, "-o", ptx], builder.timeout, cwd=builder.root)
         if r.returncode == 0 and os.path.exists(ptx):
-            violations += [v for v in check_device_clocks(_read(ptx), priv_src) if v not in violations]
+            registry.run("nvcc", "ptx", _read(ptx), c, violations)
         elif not r.timed_out:
             notes.append("nvcc -ptx failed (the build shows why): the device-clock check was not run")
             break
     if translated is not None:
         for pre in sorted(os.path.join(keep, f) for f in os.listdir(keep) if f.endswith(".cpp4.ii")):
-            violations += check_line_directives(_read(pre), priv_src)
-        violations += check_host_asm(translated, priv_src)
+            registry.run("nvcc", "host_preprocessed", _read(pre), c, violations)
+        registry.run("nvcc", "host_translation", translated, c, violations)
     elif not steps:
         notes.append("nvcc --dryrun shows no host translation (cudafe++): inline-assembly check skipped")
     elif not violations:

@@ -1,26 +1,23 @@
-"""The checks on what the compiler made: check_object runs every rule on one object (symbols,
-sections, machine code); check_binary reads the linked binary.
+"""The checks on what the compiler made: check_object runs the registry's object rules on one
+object (its symbols, its sections, its machine code); linked.py reads the linked binary.
 """
-import shutil
+import types
 
-from .. import proc
+from . import registry
 from .elf import EM_AARCH64, EM_X86_64, read_elf, read_symbols
-from .machine import check_machine_code, disassemble
-from .sections import check_sections, check_startup
-from .symbols import check_symbols
+from .machine import disassemble
 
 
 def check_object(obj, static, device_lab, gpu_build=True, harness_imports=None, code=None, cpu_build=False):
-    """(violations, note) for one object: check_symbols, check_startup, check_sections and
-    check_machine_code together. note says which checks could not run (no objdump, an unreadable object)."""
+    """(violations, note) for one object: the registry's object rules (check_symbols,
+    check_startup, check_sections, check_machine_code) together. note says which checks could not run (no objdump, an unreadable object)."""
     elf = read_elf(obj)
     if elf is None:
         return [], "the object could not be read: symbol checks skipped"
-    syms = read_symbols(obj, elf)
-    found = check_symbols(syms, static, device_lab, gpu_build, harness_imports, code, cpu_build)
-    for v in check_startup(elf, static) + check_sections(elf):
-        if v not in found:
-            found.append(v)
+    c = types.SimpleNamespace(static=static, device_lab=device_lab, gpu_build=gpu_build,
+                              harness_imports=harness_imports, code=code, cpu_build=cpu_build, machine=elf.machine)
+    found = registry.run("object", "symbols", read_symbols(obj, elf), c)
+    registry.run("object", "elf", elf, c, found)
     note = ""
     if elf.machine not in (EM_X86_64, EM_AARCH64):
         note = "the object's machine code is not x86-64 or AArch64: instruction checks skipped"
@@ -29,19 +26,5 @@ def check_object(obj, static, device_lab, gpu_build=True, harness_imports=None, 
         if insns is None:
             note = "objdump not found: instruction checks skipped"
         else:
-            for v in check_machine_code(insns, elf.machine, static, gpu_build, cpu_build):
-                if v not in found:
-                    found.append(v)
+            registry.run("object", "instructions", insns, c, found)
     return found, note
-
-
-def check_binary(binary):
-    """Violations in the linked binary (the CUDA runtime must be linked statically)."""
-    readelf = shutil.which("readelf")
-    if not readelf:
-        return []
-    r = proc.run([readelf, "-d", binary], 60)
-    for ln in r.stdout.splitlines():
-        if "NEEDED" in ln and "libcudart" in ln:
-            return ["the CUDA runtime is linked dynamically (the grader links it statically)"]
-    return []
