@@ -15,34 +15,30 @@
  * before the lab's code runs. Nothing the judge keeps for itself (inputs' private copies,
  * references, seeds, the check's temp, the L2 flush) is ever in the arena or exported.
  *
- * Size: about 700 lines, over the house's 400, because the judge's side of the protocol is read
- * as one: the requests and replies, the buffer registry that turns the judge's pointers into
- * (buffer, offset) pairs, the spawn of the lab process, its calibration and the reading of its
- * end must agree. The arena those pointers come from (its allocator) is arena.c.
+ * Size: about 500 lines, over the house's 400, because the protocol is read as one: the requests
+ * and replies and the buffer registry that turns the judge's pointers into (buffer, offset) pairs
+ * must agree. The lab process's start, the channel's calibration and its end are spawn.c; the
+ * arena the pointers come from (its allocator) is arena.c.
  */
 #define _GNU_SOURCE
 #include "port.h"
 #include "arena.h"
 #include "cuda_check.h"
 #include "driver.h"
+#include "port_judge.h"
 #include "port_wire.h"
 #include "vmm.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <grp.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 void (*lab_port_fail_hook)(lab_status st, const char *msg, int exit_code);
@@ -98,26 +94,16 @@ lab_result lab_port_call_local(const lab_variant *v, int k, const lab_port_args 
 
 /* ---- the judge's state ------------------------------------------------------------------- */
 
-static struct {
-    int on;                                   /* this process is a judge */
-    int fd;                                   /* its end of the channel */
-    pid_t pid;                                /* the lab process */
-    uint64_t seq;                             /* of the last request */
-    int sandboxed;                            /* the lab process said it is in its sandbox */
-    double gpu_overhead_ms, host_overhead_ms; /* the channel's own cost (calibrate) */
-    long long output_cap; /* RLIMIT_FSIZE of the lab process (lab_port_set_output_cap) */
-    int wrapped;          /* the lab process runs under a tool (compute-sanitizer) */
-    size_t live_count, live_bytes;
-} J = {.fd = -1};
+port_judge lab_judge = {.fd = -1};
 
 int lab_port_remote(void)
 {
-    return J.on;
+    return lab_judge.on;
 }
 
 int lab_port_sandboxed(void)
 {
-    return J.sandboxed;
+    return lab_judge.sandboxed;
 }
 
 /* ---- the registry of shared buffers --------------------------------------------------------- */
@@ -157,26 +143,21 @@ static shared_buf *shared_find(const void *p)
     return NULL;
 }
 
-static void request(port_request *q);
-static void calibrate(void);
-static void await_reply(const port_request *q, port_reply *a);
-static void await_reply_spins(const port_request *q, port_reply *a, int spins);
-
 /* The lab process forgets buffer b (before the judge frees it). */
 static void shared_drop(shared_buf *b)
 {
-    if (b->opened && J.on && J.pid > 0) {
+    if (b->opened && lab_judge.on && lab_judge.pid > 0) {
         port_request q = {.op = REQ_CLOSE, .id = b->id};
         port_reply a;
-        request(&q);
-        await_reply(&q, &a);
+        lab_port_request(&q);
+        lab_port_await(&q, &a);
     }
     b->id = 0;
 }
 
 int lab_port_malloc(void **p, size_t bytes, lab_report *r, const char *what)
 {
-    if (!J.on)
+    if (!lab_judge.on)
         return lab_kept_malloc(p, bytes, r, what);
 #ifdef LAB_CPU_MODE
     lab_cpu_share_hooks(lab_arena_alloc, lab_arena_release);
@@ -210,7 +191,7 @@ int lab_port_malloc(void **p, size_t bytes, lab_report *r, const char *what)
 
 void lab_port_free(void *p)
 {
-    if (!J.on) {
+    if (!lab_judge.on) {
         lab_kept_free(p);
         return;
     }
@@ -228,14 +209,14 @@ void lab_port_free(void *p)
 
 void lab_port_forget(void *p)
 {
-    shared_buf *s = J.on ? shared_find(p) : NULL;
+    shared_buf *s = lab_judge.on ? shared_find(p) : NULL;
     if (s)
         shared_drop(s);
 }
 
 void *lab_port_host_alloc(size_t bytes)
 {
-    if (!J.on)
+    if (!lab_judge.on)
         return lab_host_alloc(bytes);
     const size_t pg = lab_page_bytes();
     const size_t len = (bytes + pg - 1) / pg * pg + pg;
@@ -252,7 +233,7 @@ void *lab_port_host_alloc(size_t bytes)
 
 void lab_port_host_free(void *p)
 {
-    if (!J.on) {
+    if (!lab_judge.on) {
         free(p);
         return;
     }
@@ -267,14 +248,14 @@ void lab_port_host_free(void *p)
 /* ---- the channel -------------------------------------------------------------------------- */
 
 /* The lab process ended (or must end) while the judge needed it: the judge ends the same way. */
-static void lab_process_gone(const char *during)
+void lab_port_gone(const char *during)
 {
     int st = 0;
-    if (J.pid > 0) {
-        kill(J.pid, SIGKILL);
-        while (waitpid(J.pid, &st, 0) < 0 && errno == EINTR) {
+    if (lab_judge.pid > 0) {
+        kill(lab_judge.pid, SIGKILL);
+        while (waitpid(lab_judge.pid, &st, 0) < 0 && errno == EINTR) {
         }
-        J.pid = -1;
+        lab_judge.pid = -1;
     }
     if (WIFSIGNALED(st) && WTERMSIG(st) != SIGKILL) {
         signal(WTERMSIG(st), SIG_DFL);
@@ -298,8 +279,8 @@ static void tampered(const char *what)
             "harness: the lab's process wrote to the judge's channel %s (it may send only the "
             "answer to the call it was asked to make): exit code 8\n",
             what);
-    if (J.pid > 0)
-        kill(J.pid, SIGKILL);
+    if (lab_judge.pid > 0)
+        kill(lab_judge.pid, SIGKILL);
     _exit(LAB_EXIT_TAMPERED);
 }
 
@@ -307,7 +288,7 @@ static void tampered(const char *what)
 static void request_fd(port_request *q, int fd)
 {
     q->magic = PORT_MAGIC;
-    q->seq = ++J.seq;
+    q->seq = ++lab_judge.seq;
     const char *p = (const char *)q;
     size_t left = sizeof(*q);
     if (fd >= 0) { /* the descriptor rides on the request's first byte */
@@ -322,33 +303,33 @@ static void request_fd(port_request *q, int fd)
         c->cmsg_len = CMSG_LEN(sizeof(int));
         memcpy(CMSG_DATA(c), &fd, sizeof(int));
         ssize_t k;
-        while ((k = sendmsg(J.fd, &m, 0)) < 0 && errno == EINTR) {
+        while ((k = sendmsg(lab_judge.fd, &m, 0)) < 0 && errno == EINTR) {
         }
         if (k != 1)
-            lab_process_gone("before it was asked to make a call");
+            lab_port_gone("before it was asked to make a call");
         p++;
         left--;
     }
     while (left > 0) {
-        ssize_t k = write(J.fd, p, left);
+        ssize_t k = write(lab_judge.fd, p, left);
         if (k < 0 && errno == EINTR)
             continue;
         if (k <= 0)
-            lab_process_gone("before it was asked to make a call");
+            lab_port_gone("before it was asked to make a call");
         p += k;
         left -= (size_t)k;
     }
 }
 
-static void request(port_request *q)
+void lab_port_request(port_request *q)
 {
     request_fd(q, -1);
 }
 
 /* Reads exactly one reply: a few yielding tries (port_wire.h: PORT_SPINS), then sleeps in poll. */
-static void await_reply(const port_request *q, port_reply *a)
+void lab_port_await(const port_request *q, port_reply *a)
 {
-    await_reply_spins(q, a, PORT_SPINS);
+    lab_port_await_spins(q, a, PORT_SPINS);
 }
 
 /* await_reply with at most `spins` yielding tries before poll (0: sleeps at once). A host lab's
@@ -357,26 +338,26 @@ static void await_reply(const port_request *q, port_reply *a)
  * code is timed on (H100 hosts, one grade each: lab 01 at 2^23 took 8-10 ms a call beside a
  * yielding judge, 5 ms beside a sleeping one); a call of milliseconds hardly notices the wake-up.
  */
-static void await_reply_spins(const port_request *q, port_reply *a, int spins_left)
+void lab_port_await_spins(const port_request *q, port_reply *a, int spins_left)
 {
     char *p = (char *)a;
     size_t got = 0;
     int spins = 0;
     while (got < sizeof(*a)) {
-        ssize_t k = recv(J.fd, p + got, sizeof(*a) - got, MSG_DONTWAIT);
+        ssize_t k = recv(lab_judge.fd, p + got, sizeof(*a) - got, MSG_DONTWAIT);
         if (k > 0) {
             got += (size_t)k;
             continue;
         }
         if (k == 0)
-            lab_process_gone(q->op == REQ_CALL ? "during the lab's call" : "between calls");
+            lab_port_gone(q->op == REQ_CALL ? "during the lab's call" : "between calls");
         if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
-            lab_process_gone("during the lab's call");
+            lab_port_gone("during the lab's call");
         if (++spins < spins_left) {
             sched_yield();
             continue;
         }
-        struct pollfd pf = {.fd = J.fd, .events = POLLIN};
+        struct pollfd pf = {.fd = lab_judge.fd, .events = POLLIN};
         poll(&pf, 1, -1);
     }
     if (a->magic != PORT_MAGIC || a->seq != q->seq || a->op != q->op)
@@ -384,7 +365,7 @@ static void await_reply_spins(const port_request *q, port_reply *a, int spins_le
     if (a->why[sizeof(a->why) - 1] != '\0')
         tampered("an answer whose text does not end");
     char extra;
-    if (recv(J.fd, &extra, 1, MSG_DONTWAIT | MSG_PEEK) == 1)
+    if (recv(lab_judge.fd, &extra, 1, MSG_DONTWAIT | MSG_PEEK) == 1)
         tampered("more than its answer");
 }
 
@@ -424,7 +405,7 @@ static port_ref translate(const void *p)
         request_fd(&q, fd);
         if (fd >= 0)
             close(fd);
-        await_reply(&q, &a);
+        lab_port_await(&q, &a);
         if (a.result != 0) {
             fprintf(stderr, "harness: the lab's process could not open a shared buffer: %s\n",
                     a.why);
@@ -441,7 +422,7 @@ lab_result lab_port_call(const lab_case *c, int k, const lab_port_args *a)
 {
     /* a checked call (not a timed one) of a run with --squeeze */
     const int squeeze = c->o && k < c->o->calls ? c->o->squeeze : 0;
-    if (!J.on)
+    if (!lab_judge.on)
         return lab_port_call_local(c->v, k, a, squeeze);
     port_request q = {.op = REQ_CALL,
                       .variant = (int32_t)(c->v - c->lab->variants),
@@ -457,10 +438,10 @@ lab_result lab_port_call(const lab_case *c, int k, const lab_port_args *a)
     q.count = translate(a->count);
     q.temp = translate(a->temp);
     port_reply ans;
-    request(&q);
-    await_reply_spins(&q, &ans, c->lab->shape == LAB_HOST ? 0 : PORT_SPINS);
-    J.live_count = ans.live_count;
-    J.live_bytes = ans.live_bytes;
+    lab_port_request(&q);
+    lab_port_await_spins(&q, &ans, c->lab->shape == LAB_HOST ? 0 : PORT_SPINS);
+    lab_judge.live_count = ans.live_count;
+    lab_judge.live_bytes = ans.live_bytes;
     if (ans.cuda_error != 0) {
         char msg[LAB_MESSAGE_BYTES];
         snprintf(msg, sizeof(msg), "CUDA error %s", ans.why);
@@ -483,222 +464,24 @@ lab_result lab_port_call(const lab_case *c, int k, const lab_port_args *a)
 
 size_t lab_port_temp_bytes(const lab_variant *v, size_t n)
 {
-    if (!J.on)
+    if (!lab_judge.on)
         return v->temp_bytes ? v->temp_bytes(n) : 0;
     if (!v->temp_bytes)
         return 0;
     port_request q = {.op = REQ_TEMP, .n = n};
     port_reply a;
     q.variant = (int32_t)(v - LAB.variants);
-    request(&q);
-    await_reply(&q, &a);
+    lab_port_request(&q);
+    lab_port_await(&q, &a);
     return (size_t)a.value;
 }
 
 void lab_port_live(size_t *count, size_t *bytes)
 {
-    if (J.on) {
-        *count = J.live_count;
-        *bytes = J.live_bytes;
+    if (lab_judge.on) {
+        *count = lab_judge.live_count;
+        *bytes = lab_judge.live_bytes;
     } else {
         lab_live_allocations(count, bytes);
     }
-}
-
-/* ---- the lab process: its start and end ------------------------------------------------- */
-
-/* Splits wrap on spaces into argv[0..] (at most max - 1 words); returns the count. */
-static int split_words(char *wrap, char **argv, int max)
-{
-    int k = 0;
-    char *save = NULL;
-    for (char *w = strtok_r(wrap, " ", &save); w && k < max - 1; w = strtok_r(NULL, " ", &save))
-        argv[k++] = w;
-    return k;
-}
-
-int lab_port_judge_start(const char *binary, long uid, long gid, const char *wrap, char *why,
-                         size_t whylen)
-{
-    int sv[2];
-    static char wrap_copy[2048];
-    char *argv[64];
-    char chan[16], arena[16];
-    if (lab_arena_create(why, whylen) != 0)
-        return -1;
-    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
-        snprintf(why, whylen, "cannot make the channel: %s", strerror(errno));
-        return -1;
-    }
-    int k = 0;
-    if (wrap) {
-        snprintf(wrap_copy, sizeof(wrap_copy), "%s", wrap);
-        k = split_words(wrap_copy, argv, 48);
-        J.wrapped = k > 0;
-    }
-    snprintf(chan, sizeof(chan), "%d", PORT_CHANNEL_FD);
-    snprintf(arena, sizeof(arena), "%d", PORT_ARENA_FD);
-    argv[k++] = (char *)binary;
-    argv[k++] = "--serve";
-    argv[k++] = chan;
-    argv[k++] = arena;
-    argv[k] = NULL;
-    fflush(NULL);
-    const pid_t pid = fork();
-    if (pid < 0) {
-        snprintf(why, whylen, "cannot start the lab's process: %s", strerror(errno));
-        return -1;
-    }
-    if (pid == 0) { /* the lab process: stdin /dev/null, the channel and the arena, no more */
-        const int devnull = open("/dev/null", O_RDONLY);
-        const int chan = fcntl(sv[1], F_DUPFD, 16), mem = fcntl(lab_arena_fd(), F_DUPFD, 16);
-        if (devnull < 0 || chan < 0 || mem < 0 || dup2(devnull, STDIN_FILENO) < 0 ||
-            dup2(chan, PORT_CHANNEL_FD) < 0 || dup2(mem, PORT_ARENA_FD) < 0)
-            _exit(127);
-        for (int fd = PORT_ARENA_FD + 1; fd < 1024; fd++)
-            close(fd);
-        /* what the lab prints goes to the grader's files: bounded where it is written, each
-         * stream at output_cap bytes (a write past it ends the process with SIGXFSZ) */
-        const struct rlimit cap = {(rlim_t)J.output_cap, (rlim_t)J.output_cap};
-        if (J.output_cap > 0 && setrlimit(RLIMIT_FSIZE, &cap) != 0)
-            _exit(126);
-        if (gid >= 0 && (setgroups(0, NULL) != 0 || setgid((gid_t)gid) != 0))
-            _exit(126);
-        if (uid >= 0 && setuid((uid_t)uid) != 0)
-            _exit(126);
-        /* ETXTBSY: the grader copied the binary a moment ago, and a process another of its
-         * threads forked meanwhile still holds the copy's write end (until that process's own
-         * exec closes it): a few milliseconds, so try again for up to a second */
-        for (int tries = 0; tries < 50; tries++) {
-            execv(argv[0], argv);
-            if (errno != ETXTBSY)
-                break;
-            const struct timespec wait = {0, 20 * 1000 * 1000};
-            nanosleep(&wait, NULL);
-        }
-        if (argv[0][0] != '/')
-            execvp(argv[0], argv);
-        fprintf(stderr, "harness: cannot run %s: %s\n", argv[0], strerror(errno));
-        _exit(127);
-    }
-    close(sv[1]);
-    J.fd = sv[0];
-    J.pid = pid;
-    J.on = 1;
-#ifndef LAB_CPU_MODE
-    cudaSetDeviceFlags(cudaDeviceScheduleSpin);
-#endif
-    signal(SIGPIPE, SIG_IGN); /* a closed channel is an error of write, read as the lab's end */
-    /* the lab process's first words: it is ready (its sandbox entered, or why not) */
-    port_request hello = {.op = REQ_HELLO, .seq = 0};
-    port_reply a;
-    await_reply(&hello, &a);
-    J.sandboxed = a.value == 1;
-    if (!J.sandboxed && a.why[0])
-        fprintf(stderr, "harness: %s\n", a.why);
-    calibrate();
-    return 0;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    const double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* One null call, timed as the rigs time a call of the lab: on a GPU (device 1), events around an
- * empty kernel launched in the lab process (what a call of the lab adds to its own kernels: the
- * request, the switch between the two processes' contexts, the answer); on the host's clock
- * (device 0), a call that runs nothing. */
-static double null_call_ms(int device)
-{
-    port_request q = {.op = REQ_NULL};
-    port_reply a;
-#ifndef LAB_CPU_MODE
-    if (device) {
-        cudaEvent_t *ev = lab_case_events();
-        CUDA_CHECK(cudaEventRecord(ev[0], 0));
-        q.k = 1;
-        request(&q);
-        await_reply(&q, &a);
-        if (a.cuda_error)
-            lab_process_gone("in a null call of the judge's");
-        CUDA_CHECK(cudaDeviceSynchronize());
-        CUDA_CHECK(cudaEventRecord(ev[1], 0));
-        CUDA_CHECK(cudaEventSynchronize(ev[1]));
-        return lab_event_ms(ev[0], ev[1]);
-    }
-#else
-    (void)device;
-#endif
-    const double t0 = lab_now_ms();
-    q.k = 0;
-    request(&q);
-    await_reply_spins(&q, &a, device ? PORT_SPINS : 0); /* as the calls it stands for */
-    return lab_now_ms() - t0;
-}
-
-/* The channel's own cost, before any of the lab's code has run (so nothing the lab does can make
- * it larger): CALIBRATE_WARM null calls to wake the channel and the GPU's clocks, then
- * CALIBRATE_CALLS, their median, on each clock. It bounds what lab_port_channel_ms may say. */
-#define CALIBRATE_WARM 8
-#define CALIBRATE_CALLS 41
-static double calibrated(int device)
-{
-    double t[CALIBRATE_CALLS];
-    for (int i = 0; i < CALIBRATE_WARM; i++)
-        null_call_ms(device);
-    for (int i = 0; i < CALIBRATE_CALLS; i++)
-        t[i] = null_call_ms(device);
-    qsort(t, CALIBRATE_CALLS, sizeof(double), cmp_double);
-    return t[CALIBRATE_CALLS / 2];
-}
-
-static void calibrate(void)
-{
-    J.host_overhead_ms = calibrated(0);
-#ifndef LAB_CPU_MODE
-    J.gpu_overhead_ms = calibrated(1);
-#else
-    J.gpu_overhead_ms = J.host_overhead_ms; /* CPU mode's kernels are timed on the host's clock */
-#endif
-}
-
-double lab_port_channel_ms(int device)
-{
-    return J.on ? null_call_ms(device) : 0.0;
-}
-
-void lab_port_set_output_cap(long long bytes)
-{
-    J.output_cap = bytes;
-}
-
-double lab_port_overhead_ms(int device)
-{
-    return !J.on ? 0.0 : device ? J.gpu_overhead_ms : J.host_overhead_ms;
-}
-
-/* At the end of the judge's input: the lab process is told to end, and its exit is the run's
- * when the judge's own is 0, or when a tool runs the lab process and exits with a code: a
- * compute-sanitizer in front of it exits with the grader's code when it found errors, and that
- * is the run's exit code as it is without a judge, whatever the verdict (a kernel without its
- * barrier is wrong and racy; the report says wrong, the exit code says what the tool found). */
-int lab_port_judge_finish(int rc)
-{
-    int st = 0;
-    if (!J.on || J.pid <= 0)
-        return rc;
-    shutdown(J.fd, SHUT_WR);
-    while (waitpid(J.pid, &st, 0) < 0 && errno == EINTR) {
-    }
-    J.pid = -1;
-    if (WIFSIGNALED(st)) {
-        signal(WTERMSIG(st), SIG_DFL);
-        fflush(NULL);
-        kill(getpid(), WTERMSIG(st));
-    }
-    if (WIFEXITED(st) && WEXITSTATUS(st) != 0 && (rc == 0 || J.wrapped))
-        return WEXITSTATUS(st);
-    return rc;
 }
