@@ -4,7 +4,7 @@
   on random integers here (independently of the script's own symbolic check).
 - Its addition and step counts equal the course's work formulas for n = 2 .. 256, and equal the
   formulas each lab's handout states in its "Work and steps" table (rows named "additions" and
-  "steps"; see the comment above WORK_ROWS in make_diagrams.py), and lab 06's table of its six
+  "steps"; see the comment above WORK_ROWS in slides/work_tables.py), and lab 06's table of its six
   variants equals the network of each at the GPU's warp of 32.
 - The committed SVGs are exactly what the script writes today, and are well-formed XML.
 - Every lab has a Marp deck whose images exist.
@@ -24,14 +24,17 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPT = os.path.join(ROOT, "slides", "make_diagrams.py")
 
 
-def load_script():
-    spec = importlib.util.spec_from_file_location("make_diagrams", SCRIPT)
+def load(name):
+    """slides/NAME.py as a module (make_diagrams.py imports scan_networks from its folder)."""
+    spec = importlib.util.spec_from_file_location(name, os.path.join(ROOT, "slides", name + ".py"))
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
 
 
-md = load_script()
+md = load("make_diagrams")  # the drawing, the diagram list, main
+algo = load("scan_networks")  # the algorithms, run on symbolic values
+tables = load("work_tables")  # the handouts' work tables
 
 
 def log2(n):
@@ -41,12 +44,12 @@ def log2(n):
 # The course's work formulas (the handouts state the same ones; test_handout_formulas checks
 # that they do): name -> (builder, additions(n), steps(n), scan type).
 FORMULAS = {
-    "serial": (md.serial, lambda n: n - 1, lambda n: n - 1, "inclusive"),
-    "naive": (md.naive, lambda n: n * (n - 1) // 2, lambda n: n - 1, "inclusive"),
-    "kogge_stone": (md.kogge_stone, lambda n: n * log2(n) - (n - 1), log2, "inclusive"),
-    "brent_kung": (md.brent_kung, lambda n: 2 * (n - 1) - log2(n), lambda n: 2 * log2(n) - 1,
+    "serial": (algo.serial, lambda n: n - 1, lambda n: n - 1, "inclusive"),
+    "naive": (algo.naive, lambda n: n * (n - 1) // 2, lambda n: n - 1, "inclusive"),
+    "kogge_stone": (algo.kogge_stone, lambda n: n * log2(n) - (n - 1), log2, "inclusive"),
+    "brent_kung": (algo.brent_kung, lambda n: 2 * (n - 1) - log2(n), lambda n: 2 * log2(n) - 1,
                    "inclusive"),
-    "blelloch": (md.blelloch, lambda n: 2 * (n - 1), lambda n: 2 * log2(n), "exclusive"),
+    "blelloch": (algo.blelloch, lambda n: 2 * (n - 1), lambda n: 2 * log2(n), "exclusive"),
 }
 
 # Which handout states which network's formulas.
@@ -54,15 +57,15 @@ HANDOUT_OF = {"serial": "01", "naive": "02", "kogge_stone": "03", "brent_kung": 
               "blelloch": "05", "coarsened": "06"}
 
 # Lab 06 states its counts for B threads of C elements each (a tile of B·C) in warps of W threads
-# (32 on the GPU; the small networks use md.small_warp(B), so that they have several warps).
+# (32 on the GPU; the small networks use algo.small_warp(B), so that they have several warps).
 FORMULAS["coarsened"] = (
-    lambda n: md.coarsened(n, threads=n // 4), None, None, "inclusive")
+    lambda n: algo.coarsened(n, threads=n // 4), None, None, "inclusive")
 
 
 def handout_env(name, n):
     """The values of a handout's size variables for the network of n elements."""
     if name == "coarsened":
-        return {"B": n // 4, "C": 4, "W": md.small_warp(n // 4)}
+        return {"B": n // 4, "C": 4, "W": algo.small_warp(n // 4)}
     return {"n": n, "T": n}
 
 
@@ -119,8 +122,8 @@ class NetworksCompute(unittest.TestCase):
     def test_every_network_scans_random_integers(self):
         rng = random.Random(7)
         nets = list(md.networks().values())
-        nets += [md.coarsened(64, threads=8), md.coarsened(256, threads=32, warp=8),
-                 md.coarsened(2048, threads=64, warp=32), md.hierarchical(64, tile=8)]
+        nets += [algo.coarsened(64, threads=8), algo.coarsened(256, threads=32, warp=8),
+                 algo.coarsened(2048, threads=64, warp=32), algo.hierarchical(64, tile=8)]
         for name, (build, _, _, _) in FORMULAS.items():
             nets += [build(n) for n in ((4, 32, 64) if name == "coarsened" else (2, 4, 32, 64))]
         for net in nets:
@@ -130,13 +133,13 @@ class NetworksCompute(unittest.TestCase):
 
     def test_a_broken_network_is_caught(self):
         """The symbolic check is not a rubber stamp: drop one step of Brent-Kung and it fails."""
-        good = md.brent_kung(16)
-        with self.assertRaises(md.NotAScan):
-            md.Network("broken", "", 16, good.steps[:-1])
+        good = algo.brent_kung(16)
+        with self.assertRaises(algo.NotAScan):
+            algo.Network("broken", "", 16, good.steps[:-1])
 
     def test_hazards_are_exactly_reads_of_lanes_written_in_the_same_step(self):
         for n in (8, 16, 64):
-            net = md.kogge_stone(n, hazard_demo=True)
+            net = algo.kogge_stone(n, hazard_demo=True)
             for step in net.steps:
                 written = {op.dst for op in step.ops}
                 for op in step.ops:
@@ -146,7 +149,7 @@ class NetworksCompute(unittest.TestCase):
             self.assertEqual(net.hazards, sum(max(0, n - 2 * d) for d in d_values))
 
     def test_radix_pass_is_the_stable_partition(self):
-        hist, scan, start, dest = md.radix_pass()
+        hist, scan, start, dest = algo.radix_pass()
         keys = (9, 6, 3, 8, 1, 13, 7, 4, 11, 2, 5, 12, 1, 10, 15, 0)
         self.assertEqual(sum(hist), len(keys))
         self.assertEqual(sorted(dest), list(range(len(keys))))  # a permutation
@@ -157,7 +160,7 @@ class NetworksCompute(unittest.TestCase):
         self.assertEqual(out, sorted(keys, key=lambda k: k & 3))
 
     def test_lookback_publishes_every_inclusive_prefix(self):
-        ticks, events = md.lookback()
+        ticks, events = algo.lookback()
         self.assertEqual(ticks[-1], ["P"] * len(ticks[-1]))
         for t in range(1, len(ticks[0])):
             column = [row[t] for row in ticks]
@@ -185,12 +188,12 @@ class CountsMatchFormulas(unittest.TestCase):
         for n, t, w in ((16, 4, 2), (64, 8, 4), (256, 16, 4), (256, 64, 8), (2048, 32, 32),
                         (2048, 256, 32), (2048, 1024, 32)):
             c = n // t
-            net = md.coarsened(n, threads=t, warp=w)
+            net = algo.coarsened(n, threads=t, warp=w)
             with self.subTest(n=n, threads=t, warp=w):
                 self.assertEqual((net.additions, net.depth), coarsened_counts(t, c, w))
         for n, t in ((16, 4), (64, 8), (256, 16)):
             c = n // t
-            net = md.hierarchical(n, tile=c)
+            net = algo.hierarchical(n, tile=c)
             tiles = t
             self.assertEqual(net.additions, tiles * (c * log2(c) - (c - 1))
                              + (tiles * log2(tiles) - (tiles - 1)) + (tiles - 1) * c)
@@ -202,19 +205,19 @@ class CountsMatchFormulas(unittest.TestCase):
         path = d and os.path.join(d, "README.md")
         self.assertTrue(path and os.path.exists(path), "labs/06_*/README.md (lab 06's handout) is missing")
         with open(path, encoding="utf-8") as f:
-            section = md.markdown_section(f.read(), "Work and steps")
+            section = tables.markdown_section(f.read(), "Work and steps")
         rows = re.findall(r"(?m)^\|\s*\**(c\d+_b\d+)\**[^|]*\|\s*(\d+)\s*\|\s*(\d+)\s*\|"
                           r"\s*(\d+)\s*\|\s*(\d+)\s*\|\s*$", section)
         self.assertEqual(len(rows), 6, "labs/06_coarsened/README.md: the variant table "
                          "(variant | C | B | additions | steps) should list the six variants")
         for name, c, b, adds, steps in rows:
-            net = md.coarsened(2048, threads=int(b), warp=32)
+            net = algo.coarsened(2048, threads=int(b), warp=32)
             with self.subTest(variant=name):
                 self.assertEqual(name, "c%s_b%s" % (c, b))
                 self.assertEqual((int(adds), int(steps)), (net.additions, net.depth),
                                  "%s: the handout says %s additions in %s steps; the network "
                                  "has %d in %d" % (name, adds, steps, net.additions, net.depth))
-        ks = md.kogge_stone(2048)
+        ks = algo.kogge_stone(2048)
         self.assertIn("Kogge-Stone over the same\n2048 elements: %d additions, %d steps"
                       % (ks.additions, ks.depth), section)
 
@@ -226,9 +229,9 @@ class CountsMatchFormulas(unittest.TestCase):
             self.assertTrue(path and os.path.exists(path), "lab %s's handout (README.md) is missing" % nn)
             rel = os.path.relpath(path, ROOT)
             with open(path, encoding="utf-8") as f:
-                section = md.markdown_section(f.read(), "Work and steps")
+                section = tables.markdown_section(f.read(), "Work and steps")
             self.assertIsNotNone(section, "%s has no '## Work and steps' section" % rel)
-            rows = md.work_rows(section)
+            rows = tables.work_rows(section)
             named = {r["name"]: r for r in rows}
             build = FORMULAS[name][0]
             # "additions" (or "additions, total"), else its parts "additions, phase 1", ...
@@ -324,12 +327,12 @@ class Decks(unittest.TestCase):
         for path in self.decks():
             with open(path, encoding="utf-8") as f:
                 text = f.read()
-            for row in md.work_rows(text, every=True):
+            for row in tables.work_rows(text, every=True):
                 for env, cell in row["cells"]:
                     if not re.fullmatch(r"[0-9][0-9,]*", cell.strip()):
                         continue
                     checked += 1
-                    self.assertEqual(md.parse_number(cell), row["f"](env),
+                    self.assertEqual(tables.parse_number(cell), row["f"](env),
                                      "%s: %s at %s is %s, but %s by its formula %s"
                                      % (os.path.basename(path), row["name"], env, cell,
                                         row["f"](env), row["formula"]))

@@ -24,10 +24,9 @@ import unittest
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CONFIG = os.path.join(ROOT, "grader", "config.json")
 
-_spec = importlib.util.spec_from_file_location(
-    "make_diagrams", os.path.join(ROOT, "slides", "make_diagrams.py"))
-md = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(md)
+_spec = importlib.util.spec_from_file_location("work_tables", os.path.join(ROOT, "slides", "work_tables.py"))
+tables = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(tables)
 
 _spec = importlib.util.spec_from_file_location("pristine", os.path.join(ROOT, "tests", "pristine.py"))
 pristine = importlib.util.module_from_spec(_spec)
@@ -149,7 +148,7 @@ class Handouts(unittest.TestCase):
                                   "PERFORMANCE.md" % (lab_id, m and m.group(0)))
                 perf = os.path.join(d, "PERFORMANCE.md")
                 if os.path.exists(perf):
-                    going = md.markdown_section(text, AFTER_QUESTIONS) or ""
+                    going = tables.markdown_section(text, AFTER_QUESTIONS) or ""
                     self.assertIn("(PERFORMANCE.md)", going, "labs/%s/README.md: Going further "
                                   "does not link PERFORMANCE.md" % lab_id)
                     for img in re.findall(r"!\[[^\]]*\]\(([^)\s]+)\)", read(perf)):
@@ -166,7 +165,7 @@ class Handouts(unittest.TestCase):
         checks the hints themselves)."""
         for d, lab_id, text in self.each_handout():
             with self.subTest(lab=lab_id):
-                section = md.markdown_section(text, "What to write") or ""
+                section = tables.markdown_section(text, "What to write") or ""
                 self.assertIn("make hint LAB=%s" % lab_id[:2], section,
                               "labs/%s/README.md: What to write does not mention make hint" % lab_id)
                 self.assertIn("(HINTS.md)", section,
@@ -177,7 +176,7 @@ class Handouts(unittest.TestCase):
     def test_answers_exist(self):
         for d, lab_id, text in self.each_handout():
             with self.subTest(lab=lab_id):
-                questions = re.findall(r"(?m)^\d+\. ", md.markdown_section(text, "Questions") or "")
+                questions = re.findall(r"(?m)^\d+\. ", tables.markdown_section(text, "Questions") or "")
                 self.assertTrue(3 <= len(questions) <= 5, "labs/%s/README.md: %d questions, want "
                                 "3 to 5 (numbered '1. ')" % (lab_id, len(questions)))
                 path = os.path.join(ROOT, "solutions", lab_id, "ANSWERS.md")
@@ -190,14 +189,14 @@ class Handouts(unittest.TestCase):
     def test_grading_agrees_with_config(self):
         for d, lab_id, text in self.each_handout():
             with self.subTest(lab=lab_id):
-                section = md.markdown_section(text, "Grading")
+                section = tables.markdown_section(text, "Grading")
                 self.assertIsNotNone(section)
                 check_grading(self, section, lab_settings(lab_id), "labs/%s/README.md" % lab_id)
 
     def test_diagrams_embedded_and_present(self):
         for d, lab_id, text in self.each_handout():
             with self.subTest(lab=lab_id):
-                flow = md.markdown_section(text, "Data flow") or ""
+                flow = tables.markdown_section(text, "Data flow") or ""
                 self.assertRegex(flow, r"!\[[^\]]*\]\(\.\./\.\./slides/diagrams/[\w]+\.svg\)",
                                  "labs/%s/README.md: Data flow embeds no generated diagram"
                                  % lab_id)
@@ -209,17 +208,17 @@ class Handouts(unittest.TestCase):
     def test_work_table_numbers_follow_their_formulas(self):
         for d, lab_id, text in self.each_handout():
             with self.subTest(lab=lab_id):
-                work = md.markdown_section(text, "Work and steps")
+                work = tables.markdown_section(text, "Work and steps")
                 self.assertTrue(work and "|" in work,
                                 "labs/%s/README.md: Work and steps has no table" % lab_id)
-                for row in md.work_rows(work, every=True):
+                for row in tables.work_rows(work, every=True):
                     if row["f"] is None:
                         self.fail("labs/%s/README.md, row '%s': cannot read the formula %r: %s"
                                   % (lab_id, row["name"], row["formula"], row["error"]))
                     for env, cell in row["cells"]:
                         plain = re.fullmatch(r"[0-9][0-9,\s\u2009\u202f]*|[0-9]+\^[0-9]+",
                                              cell.strip().strip("`*"))
-                        got = md.parse_number(cell) if plain else None
+                        got = tables.parse_number(cell) if plain else None
                         if got is None:
                             continue  # a remark or a pair ("8 / 16") rather than one number
                         at = ", ".join("%s = %d" % kv for kv in sorted(env.items()))
@@ -238,7 +237,7 @@ class Handouts(unittest.TestCase):
                     self.skipTest(why)
                 holes = hole_functions(read(src))
                 self.assertTrue(holes, "labs/%s/scan.cu has no TODO(student) marker" % lab_id)
-                section = md.markdown_section(text, "What to write") or ""
+                section = tables.markdown_section(text, "What to write") or ""
                 for name in holes:
                     self.assertRegex(section, r"\b%s\b" % re.escape(name),
                                      "labs/%s/README.md: What to write does not mention %s, "
@@ -248,7 +247,7 @@ class Handouts(unittest.TestCase):
         for d, lab_id, text in self.each_handout():
             nn = lab_id[:2]
             with self.subTest(lab=lab_id):
-                section = md.markdown_section(text, "Run, test, grade") or ""
+                section = tables.markdown_section(text, "Run, test, grade") or ""
                 for cmd in ("make run LAB=%s" % nn, "make run LAB=%s SRC=solutions" % nn,
                             "make test", "make grade", "make run LAB=%s CPU=1" % nn):
                     self.assertIn(cmd, section, "labs/%s/README.md: Run, test, grade lacks `%s`"
@@ -270,7 +269,7 @@ class BarrierCounts(unittest.TestCase):
         src = os.path.join(ROOT, "solutions", "06_coarsened", "scan.cu")
         self.assertTrue(os.path.exists(os.path.join(d, "README.md")), "labs/06_coarsened/README.md is missing")
         self.assertTrue(os.path.exists(src), "solutions/06_coarsened/scan.cu is missing")
-        work = md.markdown_section(read(os.path.join(d, "README.md")), "Work and steps") or ""
+        work = tables.markdown_section(read(os.path.join(d, "README.md")), "Work and steps") or ""
         m = re.search(r"(?m)^\|\s*barriers[^|]*\|\s*(\d+)\b", work)
         self.assertIsNotNone(m, "labs/06_coarsened/README.md: Work and steps has no barriers row")
         code = code_only(read(src))
@@ -298,7 +297,7 @@ class Overview(unittest.TestCase):
             self.assertIn(want, text)
 
     def test_overview_grading_agrees_with_config(self):
-        section = md.markdown_section(read(self.PATH), "Grading")
+        section = tables.markdown_section(read(self.PATH), "Grading")
         self.assertIsNotNone(section, "labs/README.md has no '## Grading' section")
         check_grading(self, section, lab_settings("defaults-only"), "labs/README.md")
 
@@ -357,21 +356,21 @@ class CheckerCatchesDisagreement(unittest.TestCase):
     def test_every_row_with_a_formula_is_checked(self):
         table = ("| quantity | formula | T = 8 | T = 1024 |\n|---|---|---|---|\n"
                  "| global bytes | 8T + 4 | 68 | 4100 |\n| shared words | T or 2T | 8 / 16 | x |\n")
-        rows = md.work_rows(table, every=True)
+        rows = tables.work_rows(table, every=True)
         self.assertEqual([r["name"] for r in rows], ["global bytes"])
         self.assertNotEqual(rows[0]["f"](rows[0]["cells"][1][0]), 4100)  # the wrong cell is seen
-        self.assertEqual(md.work_rows(table), [])
+        self.assertEqual(tables.work_rows(table), [])
 
     def test_work_rows(self):
         table = ("| quantity | formula | n = 8 | n = 2^16 |\n|---|---|---|---|\n"
                  "| additions | n·log2 n − (n − 1) | 17 | 983041 |\n| steps | log2 n | 3 | 16 |\n")
-        rows = {r["name"]: r for r in md.work_rows(table)}
+        rows = {r["name"]: r for r in tables.work_rows(table)}
         self.assertEqual(rows["additions"]["cells"], [({"n": 8}, "17"), ({"n": 65536}, "983041")])
         self.assertEqual(rows["additions"]["f"]({"n": 65536}), 983041)
         self.assertEqual(rows["steps"]["f"](8), 3)
         two = ("| quantity | formula | B = 4, C = 4 |\n|---|---|---|\n"
                "| additions, phase 2 | `B log2 B − B + 1` | 5 |\n| steps | (C − 1) + log2 B + 1 | 6 |\n")
-        rows = md.work_rows(two)
+        rows = tables.work_rows(two)
         self.assertEqual([r["f"](env) for r in rows for env, _ in r["cells"]], [5, 6])
 
     def test_hole_functions(self):
