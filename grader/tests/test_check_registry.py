@@ -58,8 +58,8 @@ class PlantedRules(unittest.TestCase):
     def test_the_text_pass(self):
         seen = []
         with mock.patch.object(registry, "RULES", registry.RULES + (planted("text", "source", seen),)):
-            found = registry.run("text", "source", "int x;\n", types.SimpleNamespace(static=STATIC,
-                                                                                      harness_headers=()))
+            ctx = types.SimpleNamespace(static=STATIC, harness_headers=())
+            found = registry.run("text", "source", "int x;\n", ctx)
         self.assertEqual((found, seen), (["planted text/source"], ["int x;\n"]))
 
     def test_the_object_checks(self):

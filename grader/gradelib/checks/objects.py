@@ -10,12 +10,13 @@ from .machine import disassemble
 
 def check_object(obj, static, device_lab, gpu_build=True, harness_imports=None, code=None, cpu_build=False):
     """(violations, note) for one object: the registry's object rules (check_symbols,
-    check_startup, check_sections, check_machine_code) together. note says which checks could not run (no objdump, an unreadable object)."""
+    check_startup, check_sections, check_machine_code) together. note says which checks could not
+    run (no objdump, an unreadable object)."""
     elf = read_elf(obj)
     if elf is None:
         return [], "the object could not be read: symbol checks skipped"
-    c = types.SimpleNamespace(static=static, device_lab=device_lab, gpu_build=gpu_build,
-                              harness_imports=harness_imports, code=code, cpu_build=cpu_build, machine=elf.machine)
+    c = types.SimpleNamespace(static=static, device_lab=device_lab, gpu_build=gpu_build, code=code,
+                              harness_imports=harness_imports, cpu_build=cpu_build, machine=elf.machine)
     found = registry.run("object", "symbols", read_symbols(obj, elf), c)
     registry.run("object", "elf", elf, c, found)
     note = ""

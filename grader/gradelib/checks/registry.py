@@ -46,8 +46,6 @@ def _headers(deps, c):
     return check_headers(deps, c.static, c.headers, c.origins(refused)) if refused else []
 
 
-
-
 RULES = (
     Rule("source", "text", "source", lambda text, c: check_source(text, c.static, c.harness_headers),
          "#include lines of a library, a harness header or a file by path; #line; #embed; lab_cpu; the size"),
