@@ -232,6 +232,7 @@ def main(argv=None):
         if args.cmd == "record":
             with open(args.file, "rb") as f:
                 text = diff(args.lab, args.name, f.read())
+            os.makedirs(os.path.join(SUBMISSIONS, args.name, args.lab), exist_ok=True)  # a new fixture
             with open(os.path.join(SUBMISSIONS, args.name, args.lab, PATCH), "wb") as f:
                 f.write(text)
             return 0
