@@ -127,7 +127,7 @@ endef
 # rest: the grader reads one folder); CPU mode's runtime, common/cpu/NAME.cpp as cpu_NAME.o.
 HELPERS_C   := inputs validate options report ops hostmem
 HELPERS_OBJ := $(HELPERS_C:%=$(BUILD)/common/%.o)
-HARNESS_OBJ := $(patsubst %,$(BUILD)/common/harness_%.o,session case call verdict rig_host rig_scan rig_ops port spawn arena serve vmm profile_table)
+HARNESS_OBJ := $(patsubst %,$(BUILD)/common/harness_%.o,session case call verdict rig_host rig_scan rig_ops port spawn arena serve vmm profile_table algorithm)
 COMMON_OBJ  := $(patsubst %,$(BUILD)/common/%.o,$(HELPERS_C) cuda_check sandbox driver verify) $(HARNESS_OBJ)
 CPU_RT_OBJ  := $(patsubst %,$(BUILD)/common/cpu_%.o,fibers blocks warp memory errors signals launch api banks sites profile tsan_atomics)
 MAIN_OBJ    := $(BUILD)/common/main.o

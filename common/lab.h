@@ -116,6 +116,16 @@ typedef union {
     lab_csr_fn csr;         /* LAB_OP_CSR */
 } lab_entry;
 
+/* The tile algorithms a variant may ask for, recognised from what its kernel does (CPU mode's
+ * algorithm profile: common/harness/profile_table.h says how). */
+typedef enum {
+    LAB_ALG_ANY = 0,        /* none named */
+    LAB_ALG_KOGGE_STONE,    /* every element updated at every step: T*log2(T) work, log2(T) steps */
+    LAB_ALG_KOGGE_STONE_DB, /* the same, each step reading one buffer and writing the other */
+    LAB_ALG_BRENT_KUNG,     /* a work-efficient tree: up and down, one word per thread a step */
+    LAB_ALG_BLELLOCH        /* up-sweep, the root cleared, a down-sweep that swaps: exclusive */
+} lab_algorithm;
+
 /* One way of computing the lab's scan; variants[0] is the default, the one the grader times.
  * Descriptors use designated initialisers: {.name = "serial", .summary = "...", .fn.scan = f}
  * (C++: .fn = {.scan = f}, the fields in this order). */
@@ -127,6 +137,8 @@ typedef struct {
     lab_temp_fn temp_bytes; /* optional (NULL: no scratch) */
     int compare; /* 1: a design the reference keeps for comparison, not one the student writes
                   * (labs 09 and 10); the course's weak fallback runs the student's own variant */
+    lab_algorithm algorithm; /* the algorithm it asks for, as CPU mode's profile recognises it
+                              * (make run CPU=1's last line; 0: none named) */
 } lab_variant;
 
 /* Which member of lab_entry a variant of a lab of this shape and op sets. */

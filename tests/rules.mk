@@ -86,7 +86,8 @@ $(BUILD)/cpu_%/scan.o: tests/cpu_%.cu $(COMMON_DEPS) $$(wildcard tests/cpu_$$(*D
 $(BUILD)/tests/test_cpu_%.o: CPU_CXXFLAGS += $(CRIT_CFLAGS)
 $(BUILD)/tests/test_cpu_%.o: tests/test_cpu_%.cu $(COMMON_DEPS) | check-criterion
 	$(COMPILE_CU)
-$(BUILD)/tests/test_cpu_%: $(BUILD)/tests/test_cpu_%.o $(CPU_RT_OBJ) $(BUILD)/common/hostmem.o
+$(BUILD)/tests/test_cpu_%: $(BUILD)/tests/test_cpu_%.o $(CPU_RT_OBJ) $(BUILD)/common/hostmem.o \
+                           $(BUILD)/common/harness_algorithm.o
 	$(call LINK,$(TEST_LIBS))
 test test-extended: export LAB_TEST_MAX_N := $(or $(LAB_TEST_MAX_N),$(CPU_TEST_MAX_N))
 test test-extended: export CPU_SCHED_QUIET := 1

@@ -4,12 +4,16 @@
  * words into the half it does not read, a last phase that only reads) and Brent-Kung's in-place
  * tree on 2T words (T threads store in the load, then T, T/2, ..., 1 in the up-sweep and 1, 3,
  * 7, ..., T - 1 in the down-sweep), and a warp's scan in shuffles (counted, one per lane). Only
- * block 0 is profiled, and nothing unless counting is on.
+ * block 0 is profiled, and nothing unless counting is on. Each is recognised as its algorithm
+ * (lab_profile_algorithm): the Kogge-Stones by their updates per element, shuffles counted as
+ * steps, the tree by its steps.
  *
  * Built in CPU mode only, instrumented like a lab file with shared memory:
  *   make build/cpu/tests/test_cpu_profile CPU=1 && build/cpu/tests/test_cpu_profile
  */
 #include <criterion/criterion.h>
+
+#include "harness/profile_table.h"
 
 #include <string.h>
 
@@ -118,6 +122,12 @@ Test(cpu_profile, kogge_stone_double_buffered, .init = setup, .fini = teardown,
     cr_expect_eq(p.shared_stores, 0ull);
     cr_expect_eq(p.global_stores, (unsigned long long)T);
     cr_expect(!lab_cpu_profile_phase(0, 9, &p));
+    lab_profile_measure m;
+    cr_expect_eq(lab_profile_algorithm(T, &m), LAB_ALG_KOGGE_STONE_DB,
+                 "recognised as %d: %d steps, %.2f updates per element",
+                 (int)lab_profile_algorithm(T, &m), m.steps, m.work_per_element);
+    cr_expect_eq(m.steps, 7);
+    cr_expect_float_eq(m.work_per_element, 7.0, 1e-9);
 }
 
 Test(cpu_profile, brent_kung_tree, .init = setup, .fini = teardown,
@@ -139,6 +149,12 @@ Test(cpu_profile, brent_kung_tree, .init = setup, .fini = teardown,
             cr_expect(!p.disjoint, "phase %d is in place: %s -> %s", k + 1, p.reads, p.writes);
     }
     cr_expect_eq(p.global_stores, 2ull * T);
+    lab_profile_measure m; /* a tile of 2T elements: under two updates per element, 15 steps */
+    cr_expect_eq(lab_profile_algorithm(2 * T, &m), LAB_ALG_BRENT_KUNG,
+                 "%d steps, %.2f updates per element", m.steps, m.work_per_element);
+    cr_expect_eq(m.steps, 15);
+    cr_expect_lt(m.work_per_element, 2.0);
+    cr_expect_eq(m.swaps, 0);
 }
 
 Test(cpu_profile, warp_shuffles, .init = setup, .fini = teardown,
@@ -152,6 +168,11 @@ Test(cpu_profile, warp_shuffles, .init = setup, .fini = teardown,
     cr_expect_eq(p.shared_loads + p.shared_stores, 0ull);
     cr_expect_eq(p.global_loads, 32ull);
     cr_expect_eq(p.global_stores, 32ull);
+    /* shuffles are steps: a warp's scan in shuffles is a Kogge-Stone (5 updates per element) */
+    lab_profile_measure m;
+    cr_expect_eq(lab_profile_algorithm(32, &m), LAB_ALG_KOGGE_STONE, "%.2f updates per element",
+                 m.work_per_element);
+    cr_expect_float_eq(m.work_per_element, 5.0, 1e-9);
 }
 
 Test(cpu_profile, off_by_default, .init = setup, .fini = teardown,

@@ -9,10 +9,12 @@
 static const lab_variant VARIANTS[] = {
     {.name = "double_buffer",
      .summary = "Kogge-Stone, two shared buffers: one barrier per step",
-     .fn.tiles = ks_double_buffer_scan},
+     .fn.tiles = ks_double_buffer_scan,
+     .algorithm = LAB_ALG_KOGGE_STONE_DB},
     {.name = "two_barrier",
      .summary = "Kogge-Stone, one shared buffer: two barriers per step",
-     .fn.tiles = ks_two_barrier_scan},
+     .fn.tiles = ks_two_barrier_scan,
+     .algorithm = LAB_ALG_KOGGE_STONE},
 };
 
 const lab_info LAB = {

@@ -9,7 +9,8 @@
 static const lab_variant VARIANTS[] = {
     {.name = "brent_kung",
      .summary = "reduction tree + reverse tree, two elements per thread",
-     .fn.tiles = brent_kung_scan},
+     .fn.tiles = brent_kung_scan,
+     .algorithm = LAB_ALG_BRENT_KUNG},
 };
 
 const lab_info LAB = {

@@ -9,10 +9,12 @@
 static const lab_variant VARIANTS[] = {
     {.name = "padded",
      .summary = "up-sweep and down-sweep, shared indices padded against bank conflicts",
-     .fn.tiles = blelloch_padded_scan},
+     .fn.tiles = blelloch_padded_scan,
+     .algorithm = LAB_ALG_BLELLOCH},
     {.name = "plain",
      .summary = "up-sweep and down-sweep, no padding (bank conflicts)",
-     .fn.tiles = blelloch_plain_scan},
+     .fn.tiles = blelloch_plain_scan,
+     .algorithm = LAB_ALG_BLELLOCH},
 };
 
 const lab_info LAB = {

@@ -268,6 +268,8 @@ void profile_phase()
                 continue;
             }
             (x.store ? p.shared_stores : p.shared_loads)++;
+            if (x.store)
+                p.shared_store_words += (x.size + 3) / 4;
             const void *base = NULL;
             const char *name = shared_name((const void *)x.addr, &base);
             profile::widen(x.store ? writes : reads, name, (x.addr - (uintptr_t)base) / 4);

@@ -281,6 +281,7 @@ typedef struct lab_cpu_launch_profile {
 } lab_cpu_launch_profile;
 typedef struct lab_cpu_phase_profile {
     unsigned long long shared_loads, shared_stores; /* accesses (an int4 is one), by all threads */
+    unsigned long long shared_store_words;          /* the 4-byte words those stores wrote */
     unsigned threads_storing;                       /* threads that stored to shared memory */
     unsigned long long global_loads, global_stores;
     unsigned long long shuffles; /* warp shuffles (__shfl*_sync), one per thread each */

@@ -114,6 +114,7 @@ int lab_cpu_profile_phase(int i, int k, lab_cpu_phase_profile *out)
     const profile::phase_row &r = l.phases[k];
     out->shared_loads = r.p.shared_loads;
     out->shared_stores = r.p.shared_stores;
+    out->shared_store_words = r.p.shared_store_words;
     out->threads_storing = r.p.threads_storing;
     out->global_loads = r.p.global_loads;
     out->global_stores = r.p.global_stores;

@@ -14,6 +14,7 @@ namespace profile {
 /* What block 0's threads did between two barriers (or a barrier and the block's start or end). */
 struct phase {
     unsigned long long shared_loads, shared_stores; /* accesses (an int4 is one), by all threads */
+    unsigned long long shared_store_words;          /* the 4-byte words those stores wrote */
     unsigned threads_storing;                       /* threads with a shared-memory store */
     unsigned long long global_loads, global_stores;
     unsigned long long shuffles; /* warp shuffles, one per thread each */

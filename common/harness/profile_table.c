@@ -9,6 +9,8 @@
  * it. */
 #include "profile_table.h"
 
+#include <string.h>
+
 #ifdef LAB_CPU_MODE
 #include <cuda_runtime_api.h>
 
@@ -53,6 +55,46 @@ static void print_summary(FILE *f, int i, const lab_cpu_launch_profile *l)
                 : "");
 }
 
+static const char *const ALG_NAME[] = {
+    [LAB_ALG_KOGGE_STONE] = "Kogge-Stone (T*log2(T) work, log2(T) steps)",
+    [LAB_ALG_KOGGE_STONE_DB] = "Kogge-Stone with double buffering (T*log2(T) work, log2(T) steps, "
+                               "each reading one buffer and writing the other)",
+    [LAB_ALG_BRENT_KUNG] =
+        "Brent-Kung's work-efficient tree (under 2T work in about 2*log2(T) steps)",
+    [LAB_ALG_BLELLOCH] =
+        "Blelloch's exclusive scan (an up-sweep, the root cleared, a down-sweep that "
+        "swaps: about 2T work in 2*log2(T) steps)",
+};
+
+/* The verdict under the table: what launch 0 did, what that is, and whether it is what the
+ * variant asks for. */
+static void print_verdict(FILE *f, const lab_report *r)
+{
+    const lab_variant *v = NULL;
+    for (int i = 0; i < LAB.n_variants; i++)
+        if (r->variant && !strcmp(LAB.variants[i].name, r->variant))
+            v = &LAB.variants[i];
+    if (!v || v->algorithm == LAB_ALG_ANY || LAB.shape != LAB_TILE)
+        return;
+    lab_profile_measure m;
+    const lab_algorithm found = lab_profile_algorithm(LAB.tile, &m);
+    fprintf(f,
+            "  algorithm: %d steps after the tile's load (log2 of the tile: %d), %.1f updates per "
+            "element (stores and shuffles)%s\n",
+            m.steps, m.log2_tile, m.work_per_element,
+            m.double_buffered ? ", each step reading one buffer and writing the other" : "");
+    const int same = found == v->algorithm ||
+                     (v->algorithm == LAB_ALG_KOGGE_STONE && found == LAB_ALG_KOGGE_STONE_DB);
+    if (same)
+        fprintf(f, "  -> %s: what %s asks for\n", ALG_NAME[found], v->name);
+    else if (found == LAB_ALG_ANY)
+        fprintf(f, "  -> none of the course's tile scans; %s asks for %s\n", v->name,
+                ALG_NAME[v->algorithm]);
+    else
+        fprintf(f, "  -> this is %s; %s asks for %s\n", ALG_NAME[found], v->name,
+                ALG_NAME[v->algorithm]);
+}
+
 void lab_print_profile(FILE *f, const lab_report *r)
 {
     lab_cpu_launch_profile l;
@@ -81,11 +123,19 @@ void lab_print_profile(FILE *f, const lab_report *r)
         more++;
     if (more)
         fprintf(f, "  (%d more launch%s in call 1)\n", more, more == 1 ? "" : "es");
+    print_verdict(f, r);
 }
 #else
+/* On a GPU nothing is counted: one line says where the algorithm is named. */
 void lab_print_profile(FILE *f, const lab_report *r)
 {
-    (void)f;
-    (void)r;
+    for (int i = 0; i < LAB.n_variants; i++)
+        if (r->variant && !strcmp(LAB.variants[i].name, r->variant) &&
+            LAB.variants[i].algorithm != LAB_ALG_ANY && r->status != ST_NOT_IMPLEMENTED)
+            fprintf(
+                f,
+                "which algorithm your kernel is (steps, updates per element, double buffering): "
+                "make run LAB=%.2s CPU=1\n",
+                LAB.id);
 }
 #endif

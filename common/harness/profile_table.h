@@ -4,11 +4,38 @@
 #ifndef SCAN_HARNESS_PROFILE_TABLE_H
 #define SCAN_HARNESS_PROFILE_TABLE_H
 
+#include "lab.h"
 #include "report.h"
 
 #include <stdio.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* What lab_profile_algorithm measured in launch 0's block 0 of call 1: the storing phases after
+ * the tile's load (steps), log2 of the tile, the words stored and the shuffles after the load per
+ * element of the tile (each an update of one element at one step), whether every step read one
+ * buffer and wrote another, and the steps where each storing thread wrote two words (a swap). */
+typedef struct {
+    int steps, log2_tile, swaps, shuffle_phases;
+    double work_per_element;
+    int double_buffered;
+} lab_profile_measure;
+
+/* The course's tile algorithm that launch 0 of call 1 is, for a tile of `tile` elements (CPU
+ * mode's profile; LAB_ALG_ANY: none of them, or nothing counted): Kogge-Stone when the updates per
+ * element reach half of log2(tile) (every element at nearly every step; shuffles count as
+ * steps, so a warp-shuffle Kogge-Stone is one), double-buffered when every step read one buffer
+ * and wrote another; otherwise a tree when it took at least 1.5*log2(tile) steps: Blelloch's
+ * when all but one of its down steps swap (two words per storing thread), else Brent-Kung's. */
+lab_algorithm lab_profile_algorithm(size_t tile, lab_profile_measure *m);
+
 /* The table of r's call 1 on f; nothing outside CPU mode, or when the lab is not written. */
 void lab_print_profile(FILE *f, const lab_report *r);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* SCAN_HARNESS_PROFILE_TABLE_H */

@@ -152,6 +152,9 @@ static void print_report(const lab_report *r)
         print_sectors(f, r);
         lab_print_profile(f, r);
     }
+#else
+    if (lab_harness_banks && !g_json)
+        lab_print_profile(f, r); /* where to see it: CPU mode */
 #endif
     fflush(f);
     g_armed = 0;
