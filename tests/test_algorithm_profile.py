@@ -1,8 +1,8 @@
 """The algorithm a lab's kernel is, as `make run LAB=NN CPU=1` names it under its profile table
 (common/harness/algorithm.c, lab_profile_algorithm; each variant's algorithm is in its descriptor,
-common/course/NN_name.c): every reference variant that names one is recognised as it, and a lab 03
-whose double_buffer variant runs the in-place kernel is told that it is a Kogge-Stone without the
-double buffer its variant asks for.
+common/course/NN_name.c): every reference variant that names one is recognised as it, the handouts
+quote the references' lines as printed, and a lab 03 whose double_buffer variant runs the in-place
+kernel is told that it is a Kogge-Stone without the double buffer its variant asks for.
 """
 import os
 import re
@@ -59,6 +59,24 @@ class Verdicts(unittest.TestCase):
                 line = self.verdict(binary, variant)
                 self.assertTrue(line.startswith(name), line)
                 self.assertTrue(line.endswith(f": what {variant} asks for"), line)
+
+    def test_the_handouts_quote_the_references_lines(self):
+        """The two lines each handout of labs 03-05 shows are the reference default variant's, as
+        its binary prints them now (measured, not typed)."""
+        for lab in ("03_kogge_stone", "04_brent_kung", "05_blelloch"):
+            with self.subTest(lab=lab):
+                binary = os.path.join(CPU_BUILD, "solutions", lab, "scan")
+                if not os.path.exists(binary):
+                    binary = self.binary(os.path.join("solutions", lab, "scan.cu"), lab, lab)
+                p = subprocess.run([binary, "--n", "4096"], capture_output=True, text=True, timeout=300,
+                                   env=dict(os.environ, CPU_SCHED_QUIET="1"))
+                out = p.stdout.splitlines()
+                k = next(i for i, ln in enumerate(out) if ln.startswith("  algorithm:"))
+                with open(os.path.join(ROOT, "labs", lab, "README.md")) as f:
+                    handout = f.read()
+                printed = "\n".join(out[k:k + 2])
+                self.assertIn(printed + "\n", handout,
+                              f"labs/{lab}/README.md does not quote what the reference prints:\n{printed}")
 
     def test_an_in_place_kogge_stone_is_not_the_double_buffer_it_is_asked_for(self):
         with open(os.path.join(ROOT, "solutions", "03_kogge_stone", "scan.cu")) as f:
