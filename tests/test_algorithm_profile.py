@@ -1,6 +1,7 @@
 """The algorithm a lab's kernel is, as `make run LAB=NN CPU=1` names it under its profile table
-(common/harness/algorithm.c, lab_profile_algorithm; each variant's algorithm is in its descriptor,
-common/course/NN_name.c): every reference variant that names one is recognised as it, the handouts
+(common/harness/algorithm.c: lab_profile_algorithm for the tile labs, lab_profile_passes for labs 07
+and 08; each variant's algorithm is in its descriptor, common/course/NN_name.c): every reference
+variant that names one is recognised as it, the handouts
 quote the references' lines as printed, and a lab 03 whose double_buffer variant runs the in-place
 kernel is told that it is a Kogge-Stone without the double buffer its variant asks for.
 """
@@ -19,7 +20,9 @@ KS = "Kogge-Stone (T*log2(T) work, log2(T) steps)"
 REFERENCES = {("03_kogge_stone", "double_buffer"): KS_DB, ("03_kogge_stone", "two_barrier"): KS,
               ("04_brent_kung", "brent_kung"): "Brent-Kung's work-efficient tree",
               ("05_blelloch", "padded"): "Blelloch's exclusive scan",
-              ("05_blelloch", "plain"): "Blelloch's exclusive scan"}
+              ("05_blelloch", "plain"): "Blelloch's exclusive scan",
+              ("07_hierarchical", "scan_then_propagate"): "a hierarchy", ("07_hierarchical", "reduce_then_scan"):
+              "a hierarchy", ("08_decoupled_lookback", "lookback"): "a single pass"}
 
 
 class Verdicts(unittest.TestCase):
@@ -42,8 +45,9 @@ class Verdicts(unittest.TestCase):
         self.assertEqual(p.returncode, 0, p.stdout[-2000:] + p.stderr[-2000:])
         return out
 
-    def verdict(self, binary, variant):
-        p = subprocess.run([binary, "--n", "4096", "--variant", variant], capture_output=True, text=True,
+    def verdict(self, binary, variant, n=70000):
+        """The "->" line of a run of binary's variant at n (many tiles: labs 07 and 08 count passes)."""
+        p = subprocess.run([binary, "--n", str(n), "--variant", variant], capture_output=True, text=True,
                            timeout=300, env=dict(os.environ, CPU_SCHED_QUIET="1"))
         self.assertEqual(p.returncode, 0, p.stdout[-2000:] + p.stderr[-2000:])
         found = re.findall(r"(?m)^  -> (.*)$", p.stdout)

@@ -21,11 +21,13 @@ static const lab_variant VARIANTS[] = {
     {.name = "scan_then_propagate",
      .summary = "scan tiles, scan totals, add carries back: ~16n bytes",
      .fn.scan = scan_then_propagate,
-     .temp_bytes = hier_temp_bytes},
+     .temp_bytes = hier_temp_bytes,
+     .algorithm = LAB_ALG_HIERARCHICAL},
     {.name = "reduce_then_scan",
      .summary = "add tiles up, scan totals, scan tiles from their carry: ~12n bytes",
      .fn.scan = reduce_then_scan,
-     .temp_bytes = hier_temp_bytes},
+     .temp_bytes = hier_temp_bytes,
+     .algorithm = LAB_ALG_HIERARCHICAL},
 };
 
 const lab_info LAB = {

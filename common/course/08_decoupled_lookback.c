@@ -21,7 +21,8 @@ static const lab_variant VARIANTS[] = {
     {.name = "lookback",
      .summary = "one pass: tiles by ticket, 64-bit descriptors, 32-tile look-back window",
      .fn.scan = lookback_scan,
-     .temp_bytes = lookback_temp_bytes},
+     .temp_bytes = lookback_temp_bytes,
+     .algorithm = LAB_ALG_SINGLE_PASS},
 };
 
 const lab_info LAB = {

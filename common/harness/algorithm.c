@@ -52,11 +52,33 @@ lab_algorithm lab_profile_algorithm(size_t tile, lab_profile_measure *m)
         return swaps >= log2t - 1 ? LAB_ALG_BLELLOCH : LAB_ALG_BRENT_KUNG;
     return LAB_ALG_ANY;
 }
+
+lab_algorithm lab_profile_passes(int *passes, int *launches)
+{
+    lab_cpu_launch_profile l;
+    unsigned long long most = 0;
+    int n = 0, k = 0;
+    for (; lab_cpu_profile_launch(n, &l); n++)
+        most = l.blocks > most ? l.blocks : most;
+    for (int i = 0; i < n && lab_cpu_profile_launch(i, &l); i++)
+        k += l.blocks + 1 >= most; /* lab 07's add-back skips tile 0: one block fewer */
+    *passes = k;
+    *launches = n;
+    if (most < 2)
+        return LAB_ALG_ANY;
+    return k >= 2 ? LAB_ALG_HIERARCHICAL : LAB_ALG_SINGLE_PASS;
+}
 #else
 lab_algorithm lab_profile_algorithm(size_t tile, lab_profile_measure *m)
 {
     (void)tile;
     memset(m, 0, sizeof(*m));
+    return LAB_ALG_ANY;
+}
+
+lab_algorithm lab_profile_passes(int *passes, int *launches)
+{
+    *passes = *launches = 0;
     return LAB_ALG_ANY;
 }
 #endif

@@ -64,6 +64,10 @@ static const char *const ALG_NAME[] = {
     [LAB_ALG_BLELLOCH] =
         "Blelloch's exclusive scan (an up-sweep, the root cleared, a down-sweep that "
         "swaps: about 2T work in 2*log2(T) steps)",
+    [LAB_ALG_HIERARCHICAL] = "a hierarchy (the tiles scanned, their totals scanned, the carries "
+                             "added: two or more passes over the tiles)",
+    [LAB_ALG_SINGLE_PASS] = "a single pass (each tile read and written once, its carry from the "
+                            "tiles before it)",
 };
 
 /* The verdict under the table: what launch 0 did, what that is, and whether it is what the
@@ -74,15 +78,30 @@ static void print_verdict(FILE *f, const lab_report *r)
     for (int i = 0; i < LAB.n_variants; i++)
         if (r->variant && !strcmp(LAB.variants[i].name, r->variant))
             v = &LAB.variants[i];
-    if (!v || v->algorithm == LAB_ALG_ANY || LAB.shape != LAB_TILE)
+    if (!v || v->algorithm == LAB_ALG_ANY)
         return;
-    lab_profile_measure m;
-    const lab_algorithm found = lab_profile_algorithm(LAB.tile, &m);
-    fprintf(f,
+    lab_algorithm found;
+    if (v->algorithm == LAB_ALG_HIERARCHICAL || v->algorithm == LAB_ALG_SINGLE_PASS) {
+        int passes, launches;
+        found = lab_profile_passes(&passes, &launches);
+        if (found == LAB_ALG_ANY) {
+            fprintf(f, "  algorithm: call 1 was one tile: run a larger --n to see its passes\n");
+            return;
+        }
+        fprintf(f, "  algorithm: %d launch%s in call 1, %d of them over every tile\n", launches,
+                launches == 1 ? "" : "es", passes);
+    } else {
+        if (LAB.shape != LAB_TILE)
+            return;
+        lab_profile_measure m;
+        found = lab_profile_algorithm(LAB.tile, &m);
+        fprintf(
+            f,
             "  algorithm: %d steps after the tile's load (log2 of the tile: %d), %.1f updates per "
             "element (stores and shuffles)%s\n",
             m.steps, m.log2_tile, m.work_per_element,
             m.double_buffered ? ", each step reading one buffer and writing the other" : "");
+    }
     const int same = found == v->algorithm ||
                      (v->algorithm == LAB_ALG_KOGGE_STONE && found == LAB_ALG_KOGGE_STONE_DB);
     if (same)

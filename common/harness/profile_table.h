@@ -31,6 +31,13 @@ typedef struct {
  * when all but one of its down steps swap (two words per storing thread), else Brent-Kung's. */
 lab_algorithm lab_profile_algorithm(size_t tile, lab_profile_measure *m);
 
+/* How many passes over the tiles call 1 made: its launches whose grid is (within one block) the
+ * largest of the call's, so that a small launch (the tile totals' own scan, an initialisation)
+ * is not one. LAB_ALG_HIERARCHICAL for two or more, LAB_ALG_SINGLE_PASS for one, LAB_ALG_ANY when
+ * the call had one tile (nothing to tell) or nothing was counted; *passes and *launches say the
+ * counts. */
+lab_algorithm lab_profile_passes(int *passes, int *launches);
+
 /* The table of r's call 1 on f; nothing outside CPU mode, or when the lab is not written. */
 void lab_print_profile(FILE *f, const lab_report *r);
 
