@@ -124,8 +124,9 @@ typedef enum {
     LAB_ALG_KOGGE_STONE_DB, /* the same, each step reading one buffer and writing the other */
     LAB_ALG_BRENT_KUNG,     /* a work-efficient tree: up and down, one word per thread a step */
     LAB_ALG_BLELLOCH,       /* up-sweep, the root cleared, a down-sweep that swaps: exclusive */
-    LAB_ALG_HIERARCHICAL,   /* two or more passes over the tiles in a call (lab 07) */
-    LAB_ALG_SINGLE_PASS     /* one pass over the tiles in a call (lab 08) */
+    LAB_ALG_COARSENED,    /* each thread scans its C elements serially, then the totals (lab 06) */
+    LAB_ALG_HIERARCHICAL, /* two or more passes over the tiles in a call (lab 07) */
+    LAB_ALG_SINGLE_PASS   /* one pass over the tiles in a call (lab 08) */
 } lab_algorithm;
 
 /* One way of computing the lab's scan; variants[0] is the default, the one the grader times.

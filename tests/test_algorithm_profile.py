@@ -1,7 +1,7 @@
 """The algorithm a lab's kernel is, as `make run LAB=NN CPU=1` names it under its profile table
 (common/harness/algorithm.c: lab_profile_algorithm for the tile labs, lab_profile_passes for labs 07
 and 08; each variant's algorithm is in its descriptor, common/course/NN_name.c): every reference
-variant that names one is recognised as it, the handouts
+variant that names one (labs 03 to 08) is recognised as it, the handouts
 quote the references' lines as printed, and a lab 03 whose double_buffer variant runs the in-place
 kernel is told that it is a Kogge-Stone without the double buffer its variant asks for.
 """
@@ -21,6 +21,8 @@ REFERENCES = {("03_kogge_stone", "double_buffer"): KS_DB, ("03_kogge_stone", "tw
               ("04_brent_kung", "brent_kung"): "Brent-Kung's work-efficient tree",
               ("05_blelloch", "padded"): "Blelloch's exclusive scan",
               ("05_blelloch", "plain"): "Blelloch's exclusive scan",
+              **{("06_coarsened", v): "a coarsened scan"
+                 for v in ("c8_b256", "c2_b1024", "c4_b512", "c16_b128", "c32_b64", "c64_b32")},
               ("07_hierarchical", "scan_then_propagate"): "a hierarchy", ("07_hierarchical", "reduce_then_scan"):
               "a hierarchy", ("08_decoupled_lookback", "lookback"): "a single pass"}
 

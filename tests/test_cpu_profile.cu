@@ -6,7 +6,9 @@
  * 7, ..., T - 1 in the down-sweep), and a warp's scan in shuffles (counted, one per lane). Only
  * block 0 is profiled, and nothing unless counting is on. Each is recognised as its algorithm
  * (lab_profile_algorithm): the Kogge-Stones by their updates per element, shuffles counted as
- * steps, the tree by its steps.
+ * steps, the tree by its steps; and a coarsened scan (C = 2) whose scan of the thread totals is a
+ * Kogge-Stone as coarsened, by its one serial pass, though its work per element is a
+ * Kogge-Stone's.
  *
  * Built in CPU mode only, instrumented like a lab file with shared memory:
  *   make build/cpu/tests/test_cpu_profile CPU=1 && build/cpu/tests/test_cpu_profile
@@ -68,6 +70,32 @@ __global__ void shuffle_kernel(const int *in, int *out)
             v += up;
     }
     out[threadIdx.x] = v;
+}
+
+/* A coarsened scan of 2T elements, C = 2 per thread, whose scan of the thread totals is a
+ * double-buffered Kogge-Stone: the load, the serial pass (each thread reads its two elements and
+ * writes its total), log2(T) steps over the totals, the add-back (each thread reads one carry).
+ * Its updates per element reach a Kogge-Stone's (log2(T) over C), but its threads read their C
+ * elements in one phase only: coarsened, as lab 06 may be written. */
+__global__ void coarse_ks_kernel(const int *in, int *out)
+{
+    __shared__ int tile[2 * T];
+    __shared__ int tot[2][T];
+    const int t = threadIdx.x;
+    tile[2 * t] = in[2 * t];
+    tile[2 * t + 1] = in[2 * t + 1];
+    __syncthreads();
+    const int a = tile[2 * t], b = a + tile[2 * t + 1];
+    tot[0][t] = b;
+    __syncthreads();
+    int i = 0;
+    for (int d = 1; d < T; d *= 2, i ^= 1) {
+        tot[i ^ 1][t] = tot[i][t] + (t >= d ? tot[i][t - d] : 0);
+        __syncthreads();
+    }
+    const int carry = t ? tot[i][t - 1] : 0;
+    out[2 * t] = a + carry;
+    out[2 * t + 1] = b + carry;
 }
 
 static int *g_in, *g_out;
@@ -173,6 +201,21 @@ Test(cpu_profile, warp_shuffles, .init = setup, .fini = teardown,
     cr_expect_eq(lab_profile_algorithm(32, &m), LAB_ALG_KOGGE_STONE, "%.2f updates per element",
                  m.work_per_element);
     cr_expect_float_eq(m.work_per_element, 5.0, 1e-9);
+}
+
+Test(cpu_profile, coarsened_with_a_kogge_stone_of_the_totals, .init = setup, .fini = teardown,
+     .description = "C = 2 with a Kogge-Stone over the totals: coarsened, not Kogge-Stone")
+{
+    profiled([] { coarse_ks_kernel<<<1, T>>>(g_in, g_out); });
+    lab_profile_measure m;
+    const lab_algorithm found = lab_profile_algorithm(2 * T, &m);
+    cr_expect_eq(found, LAB_ALG_COARSENED,
+                 "recognised as %d: %d steps, %.2f updates per element, %d serial phases",
+                 (int)found, m.steps, m.work_per_element, m.serial_phases);
+    cr_expect_eq(m.per_thread, 2);
+    cr_expect_eq(m.serial_phases, 1);
+    cr_expect_geq(m.work_per_element, 0.5 * m.log2_tile,
+                  "as much work per element as a Kogge-Stone");
 }
 
 Test(cpu_profile, off_by_default, .init = setup, .fini = teardown,

@@ -262,6 +262,7 @@ void profile_phase()
     for (int t = 0; t < g_nthreads; t++) {
         p.shuffles += g_lanes[t].shuffles;
         bool stored = false;
+        unsigned loaded = 0;
         for (const record &x : g_lanes[t].rec) {
             if (x.buf) {
                 (x.store ? p.global_stores : p.global_loads)++;
@@ -270,12 +271,18 @@ void profile_phase()
             (x.store ? p.shared_stores : p.shared_loads)++;
             if (x.store)
                 p.shared_store_words += (x.size + 3) / 4;
+            else
+                loaded += (x.size + 3) / 4;
             const void *base = NULL;
             const char *name = shared_name((const void *)x.addr, &base);
             profile::widen(x.store ? writes : reads, name, (x.addr - (uintptr_t)base) / 4);
             stored = stored || x.store;
         }
         p.threads_storing += stored;
+        if (loaded) {
+            p.min_thread_loads = p.threads_loading ? std::min(p.min_thread_loads, loaded) : loaded;
+            p.threads_loading++;
+        }
     }
     if (p.shared_loads + p.shared_stores + p.global_loads + p.global_stores + p.shuffles)
         profile::add_phase(p, reads, writes);

@@ -283,6 +283,8 @@ typedef struct lab_cpu_phase_profile {
     unsigned long long shared_loads, shared_stores; /* accesses (an int4 is one), by all threads */
     unsigned long long shared_store_words;          /* the 4-byte words those stores wrote */
     unsigned threads_storing;                       /* threads that stored to shared memory */
+    unsigned threads_loading;                       /* threads that loaded from shared memory */
+    unsigned min_thread_loads;                      /* the fewest 4-byte words one of them loaded */
     unsigned long long global_loads, global_stores;
     unsigned long long shuffles; /* warp shuffles (__shfl*_sync), one per thread each */
     /* the words of each __shared__ array read and written, "name[lo..hi]", ", " between them */

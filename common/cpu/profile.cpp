@@ -115,6 +115,8 @@ int lab_cpu_profile_phase(int i, int k, lab_cpu_phase_profile *out)
     out->shared_loads = r.p.shared_loads;
     out->shared_stores = r.p.shared_stores;
     out->shared_store_words = r.p.shared_store_words;
+    out->threads_loading = r.p.threads_loading;
+    out->min_thread_loads = r.p.min_thread_loads;
     out->threads_storing = r.p.threads_storing;
     out->global_loads = r.p.global_loads;
     out->global_stores = r.p.global_stores;

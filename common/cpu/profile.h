@@ -15,6 +15,8 @@ namespace profile {
 struct phase {
     unsigned long long shared_loads, shared_stores; /* accesses (an int4 is one), by all threads */
     unsigned long long shared_store_words;          /* the 4-byte words those stores wrote */
+    unsigned threads_loading;                       /* threads with a shared-memory load */
+    unsigned min_thread_loads;                      /* the fewest 4-byte words one of them loaded */
     unsigned threads_storing;                       /* threads with a shared-memory store */
     unsigned long long global_loads, global_stores;
     unsigned long long shuffles; /* warp shuffles, one per thread each */

@@ -18,10 +18,15 @@ lab_algorithm lab_profile_algorithm(size_t tile, lab_profile_measure *m)
         return LAB_ALG_ANY;
     int first = -1, steps = 0, crossed = 0, swaps = 0, storing = 0;
     unsigned long long work = 0;
+    const unsigned per_thread = l.threads ? (unsigned)(tile / l.threads) : 0;
     for (int k = 0; lab_cpu_profile_phase(0, k, &p); k++) {
         work += p.shuffles; /* a shuffle is a step of one lane, as a store is of one word */
         if (p.shuffles)
             m->shuffle_phases++;
+        /* after the load, most threads each reading at least their share of the tile */
+        if (first >= 0 && per_thread >= 2 && 2 * p.threads_loading >= l.threads &&
+            p.min_thread_loads >= per_thread)
+            m->serial_phases++;
         if (!p.shared_stores)
             continue;
         if (first < 0) { /* the tile's load */
@@ -44,8 +49,14 @@ lab_algorithm lab_profile_algorithm(size_t tile, lab_profile_measure *m)
     m->work_per_element = (double)work / (double)tile;
     m->double_buffered = storing > 1 && crossed == storing;
     m->swaps = swaps;
+    m->per_thread = (int)per_thread;
     if (first < 0 && !work)
-        return LAB_ALG_ANY;                 /* no shared memory and no shuffles: nothing to read */
+        return LAB_ALG_ANY; /* no shared memory and no shuffles: nothing to read */
+    /* coarsened: one or two phases where each thread reads its C >= 2 elements (the serial pass,
+     * the add-back), where a Kogge-Stone of C per thread reads them at every one of its steps,
+     * in fewer steps than a tree's */
+    if (m->serial_phases >= 1 && m->serial_phases <= 2 && 2 * steps < 3 * log2t)
+        return LAB_ALG_COARSENED;
     if (m->work_per_element >= 0.5 * log2t) /* every element at (nearly) every step */
         return m->double_buffered ? LAB_ALG_KOGGE_STONE_DB : LAB_ALG_KOGGE_STONE;
     if (steps >= log2t + log2t / 2) /* a tree: up, and down again */

@@ -64,6 +64,8 @@ static const char *const ALG_NAME[] = {
     [LAB_ALG_BLELLOCH] =
         "Blelloch's exclusive scan (an up-sweep, the root cleared, a down-sweep that "
         "swaps: about 2T work in 2*log2(T) steps)",
+    [LAB_ALG_COARSENED] = "a coarsened scan (each thread's C elements scanned serially, one "
+                          "block-wide scan of the thread totals, the add-back)",
     [LAB_ALG_HIERARCHICAL] = "a hierarchy (the tiles scanned, their totals scanned, the carries "
                              "added: two or more passes over the tiles)",
     [LAB_ALG_SINGLE_PASS] = "a single pass (each tile read and written once, its carry from the "

@@ -19,12 +19,16 @@ extern "C" {
  * buffer and wrote another, and the steps where each storing thread wrote two words (a swap). */
 typedef struct {
     int steps, log2_tile, swaps, shuffle_phases;
+    int per_thread;    /* C: the tile's elements per thread of the launch */
+    int serial_phases; /* phases after the load where most threads each read C words or more */
     double work_per_element;
     int double_buffered;
 } lab_profile_measure;
 
 /* The course's tile algorithm that launch 0 of call 1 is, for a tile of `tile` elements (CPU
- * mode's profile; LAB_ALG_ANY: none of them, or nothing counted): Kogge-Stone when the updates per
+ * mode's profile; LAB_ALG_ANY: none of them, or nothing counted): coarsened when C >= 2 and one or
+ * two phases after the load (the serial pass, the add-back) have most threads each read C words
+ * or more, in fewer than 1.5*log2(tile) steps; Kogge-Stone when the updates per
  * element reach half of log2(tile) (every element at nearly every step; shuffles count as
  * steps, so a warp-shuffle Kogge-Stone is one), double-buffered when every step read one buffer
  * and wrote another; otherwise a tree when it took at least 1.5*log2(tile) steps: Blelloch's
