@@ -21,8 +21,6 @@ lab_algorithm lab_profile_algorithm(size_t tile, lab_profile_measure *m)
     const unsigned per_thread = l.threads ? (unsigned)(tile / l.threads) : 0;
     for (int k = 0; lab_cpu_profile_phase(0, k, &p); k++) {
         work += p.shuffles; /* a shuffle is a step of one lane, as a store is of one word */
-        if (p.shuffles)
-            m->shuffle_phases++;
         /* after the load, most threads each reading at least their share of the tile */
         if (first >= 0 && per_thread >= 2 && 2 * p.threads_loading >= l.threads &&
             p.min_thread_loads >= per_thread)

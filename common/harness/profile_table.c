@@ -8,8 +8,14 @@
  * reads one array and writes the other (double buffering). labs/README.md says how to read
  * it. */
 #include "profile_table.h"
+#include "options.h"
 
-#include <string.h>
+/* The variant r ran, or NULL. */
+static const lab_variant *variant_of(const lab_report *r)
+{
+    const int vi = r->variant ? lab_find_variant(&LAB, r->variant) : -1;
+    return vi < 0 ? NULL : &LAB.variants[vi];
+}
 
 #ifdef LAB_CPU_MODE
 #include <cuda_runtime_api.h>
@@ -76,10 +82,7 @@ static const char *const ALG_NAME[] = {
  * variant asks for. */
 static void print_verdict(FILE *f, const lab_report *r)
 {
-    const lab_variant *v = NULL;
-    for (int i = 0; i < LAB.n_variants; i++)
-        if (r->variant && !strcmp(LAB.variants[i].name, r->variant))
-            v = &LAB.variants[i];
+    const lab_variant *v = variant_of(r);
     if (!v || v->algorithm == LAB_ALG_ANY)
         return;
     lab_algorithm found;
@@ -150,11 +153,9 @@ void lab_print_profile(FILE *f, const lab_report *r)
 /* On a GPU nothing is counted: one line says where the algorithm is named. */
 void lab_print_profile(FILE *f, const lab_report *r)
 {
-    for (int i = 0; i < LAB.n_variants; i++)
-        if (r->variant && !strcmp(LAB.variants[i].name, r->variant) &&
-            LAB.variants[i].algorithm != LAB_ALG_ANY && r->status != ST_NOT_IMPLEMENTED)
-            fprintf(
-                f,
+    const lab_variant *v = variant_of(r);
+    if (v && v->algorithm != LAB_ALG_ANY && r->status != ST_NOT_IMPLEMENTED)
+        fprintf(f,
                 "which algorithm your kernel is (steps, updates per element, double buffering): "
                 "make run LAB=%.2s CPU=1\n",
                 LAB.id);

@@ -18,7 +18,7 @@ extern "C" {
  * element of the tile (each an update of one element at one step), whether every step read one
  * buffer and wrote another, and the steps where each storing thread wrote two words (a swap). */
 typedef struct {
-    int steps, log2_tile, swaps, shuffle_phases;
+    int steps, log2_tile, swaps;
     int per_thread;    /* C: the tile's elements per thread of the launch */
     int serial_phases; /* phases after the load where most threads each read C words or more */
     double work_per_element;
