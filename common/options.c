@@ -291,6 +291,7 @@ static const option_spec OPTIONS[] = {
     {.flag = "--offset-in", .kind = OPT_INT, .field = FIELD(offset_in), .hi = LAB_MAX_OFFSET},
     {.flag = "--offset-out", .kind = OPT_INT, .field = FIELD(offset_out), .hi = LAB_MAX_OFFSET},
     {.flag = "--squeeze", .kind = OPT_INT, .field = FIELD(squeeze), .hi = 1024},
+    {.flag = "--new-buffers", .kind = OPT_SWITCH, .field = FIELD(new_buffers)},
 };
 
 static const option_spec *find_option(const char *name)
@@ -400,6 +401,8 @@ void lab_print_usage(FILE *f, const char *prog)
         "  --squeeze K    run the checked calls on K of the GPU's SMs (a course kernel holds the\n"
         "                 rest): more tiles wait for a block than run at once (labs 08-10)\n"
         "  --sandbox      run the lab's code in the seccomp sandbox of graded runs\n"
+        "  --new-buffers  graded runs: the arrays in newly allocated device memory, not the\n"
+        "                 memory of the run before (a timed round's new placement)\n"
         "  --list         list the lab's variants\n"
         "  --describe     print the lab's description as one JSON object (for programs)\n"
         "  --help         this text\n",

@@ -54,6 +54,7 @@ typedef struct {
     /* --squeeze K: the checked calls run with the lab's kernels kept to K of the GPU's SMs (a
      * course kernel holds the others: lab_squeeze_begin in driver.h); 0: the whole GPU */
     int squeeze;
+    int new_buffers; /* --new-buffers: a judge's shared device buffers in new memory (port.h) */
 } lab_options;
 
 #define LAB_DEFAULT_SEED 1u

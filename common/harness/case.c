@@ -324,6 +324,8 @@ lab_status lab_run(const lab_info *lab, int vi, const lab_options *o, lab_report
     r->mode = LAB_MODE_NAME;
     if (refuse_case(lab, o, cap, r) != ST_OK)
         return r->status;
+    if (o->new_buffers)
+        lab_port_renew();
     if (rig->reference == LAB_REF_ALWAYS || (rig->reference == LAB_REF_UNTIMED && o->reps == 0)) {
         first.in = lab_host_alloc(cap * sizeof(int));
         first.ref = lab_host_alloc(cap * sizeof(int));

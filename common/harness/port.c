@@ -207,6 +207,14 @@ void lab_port_free(void *p)
 #endif
 }
 
+void lab_port_renew(void)
+{
+#ifndef LAB_CPU_MODE
+    if (lab_judge.on)
+        lab_vmm_renew();
+#endif
+}
+
 void lab_port_forget(void *p)
 {
     shared_buf *s = lab_judge.on ? shared_find(p) : NULL;

@@ -67,6 +67,10 @@ int lab_port_malloc(void **p, size_t bytes, lab_report *r, const char *what);
 void lab_port_free(void *p);
 /* The lab process forgets the shared buffer p, if it has it (before p is freed). */
 void lab_port_forget(void *p);
+/* --new-buffers: a judge on a GPU moves the device buffers it keeps between runs to newly
+ * allocated memory (vmm.c: lab_vmm_renew), so that this run's arrays land somewhere else, as a
+ * new process's would. Nothing elsewhere (host arrays, CPU mode, a local run). */
+void lab_port_renew(void);
 void *lab_port_host_alloc(size_t bytes);
 void lab_port_host_free(void *p);
 

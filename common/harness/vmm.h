@@ -17,6 +17,8 @@ void lab_vmm_load(void);
  * again); -1 with r's status ST_NO_MEMORY and message when there is none. */
 int lab_vmm_malloc(void **p, size_t bytes, size_t *mapped, lab_report *r, const char *what);
 void lab_vmm_free(void *p);
+/* The kept buffers not in use, each moved to newly allocated memory (the old released). */
+void lab_vmm_renew(void);
 
 /* The buffer holding p: a new file descriptor for it (the caller closes it), its start and its
  * mapped size. -1 when p is in none, or the driver refused. */

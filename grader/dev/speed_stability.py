@@ -11,6 +11,12 @@ points). Needs a GPU.
 
     python3 grader/dev/speed_stability.py --times 10
     python3 grader/dev/speed_stability.py --times 3 --labs 06 08
+    python3 grader/dev/speed_stability.py --times 3 --same-design --config my-config.json
+
+A lab timed against a reference variant (labs 09 and 10: `speed.reference_variant`, the design the
+handout asks for) compares the reference's default, a faster design, with that variant: its ratio
+is the gap between the two designs. --same-design times that variant on both sides, so that every
+lab's ratio is the reference's design against itself.
 
 Exit codes: 0 measured, every lab's points within --tolerance over the gradings; 1 measured,
 some lab's points spread wider; 2 bad command line; 3 no GPU, or the references did not build.
@@ -28,7 +34,9 @@ ROOT = os.path.dirname(GRADER)
 sys.path.insert(0, GRADER)
 
 from gradelib import config as configmod  # noqa: E402
+from gradelib import evaluate as ev  # noqa: E402
 from gradelib import scoring  # noqa: E402
+from gradelib import stage_speed  # noqa: E402
 from gradelib.build import InfraError  # noqa: E402
 from gradelib.grading import Grader, course_labs, gpu_visible, select_labs  # noqa: E402
 from gradelib.outcomes import CorrectnessOutcome  # noqa: E402
@@ -43,13 +51,19 @@ def main(argv=None):
     ap.add_argument("--tolerance", type=float, default=0.5, help="points a lab's speed may spread (0.5)")
     ap.add_argument("--work", default=os.path.join(ROOT, "build", "stability"), help="build folder")
     ap.add_argument("--json", help="also write every grading's outcome here")
+    ap.add_argument("--config", default=os.path.join(GRADER, "config.json"), help="the grader's config")
+    ap.add_argument("--same-design", action="store_true",
+                    help="a lab with a speed.reference_variant times that variant on both sides")
+    ap.add_argument("--new-processes", action="store_true",
+                    help="each round after the first in new processes of both sides, not in new "
+                         "buffers of the same processes (to compare what the two cost and spread)")
     args = ap.parse_args(argv)
     if args.times < 1:
         ap.error("--times must be at least 1")
     if not gpu_visible():
         print("speed_stability: no GPU: the speed is graded on a GPU only", file=sys.stderr)
         return 3
-    cfg = configmod.load(os.path.join(GRADER, "config.json"))
+    cfg = configmod.load(args.config)
     try:
         labs = select_labs(course_labs(ROOT), args.labs)
     except ValueError as e:
@@ -62,6 +76,7 @@ def main(argv=None):
         print(f"speed_stability: {e}", file=sys.stderr)
         return 3
     labs = [lab for lab in labs if lab in g.refs]
+    timers(g, cfg, labs, args.same_design, args.new_processes)
     built = {lab: SimpleNamespace(binary=g.refs[lab][0]) for lab in labs}
     checked = {lab: SimpleNamespace(correctness=CorrectnessOutcome(1, 1)) for lab in labs}
     rows = {lab: [] for lab in labs}
@@ -76,6 +91,11 @@ def main(argv=None):
             rows[lab].append({"status": out.status.value, "ratio": out.ratio, "points": points,
                               "note": out.note, "spread": out.spread})
         print(f"grading {i + 1} of {args.times}: {time.monotonic() - t0:.0f} s", file=sys.stderr)
+        for lab in labs:
+            sp = rows[lab][-1]["spread"]
+            if sp:
+                print(f"  {lab}: ratio {rows[lab][-1]['ratio']:.4f}, its rounds' {sp['ratio_min']:.4f}-"
+                      f"{sp['ratio_max']:.4f}", file=sys.stderr)
     worst = 0.0
     print(f"{'lab':<24}{'ratio min':>10}{'ratio max':>10}  points (each grading)")
     for lab in labs:
@@ -93,6 +113,25 @@ def main(argv=None):
         with open(args.json, "w") as f:
             json.dump({"device": g.device, "labs": rows}, f, indent=1)
     return 0 if worst <= args.tolerance else 1
+
+
+def timers(g, cfg, labs, same_design, new_processes):
+    """The speed stage's Timer, changed as asked: same_design, the student's side of each lab with
+    a reference variant timed with that variant too (the grader's Timer is given no options for
+    the student's binary: it is handed the variant's); new_processes, a round's renew() is fresh()."""
+    if not same_design and not new_processes:
+        return
+    variants = {g.refs[lab][0]: cfg.lab(lab)["speed"].get("reference_variant") for lab in labs}
+
+    class Changed(ev.Timer):
+        def __init__(self, binary, isolated=False, options=()):
+            v = variants.get(binary) if same_design else None
+            super().__init__(binary, isolated, options or (("--variant", v) if v else ()))
+
+        def renew(self):
+            return self.fresh() if new_processes else super().renew()
+
+    stage_speed.ev = SimpleNamespace(**{**vars(ev), "Timer": Changed})
 
 
 if __name__ == "__main__":

@@ -501,14 +501,17 @@ class Timer:
         self.session = None
         self.first = True
         self.clean = True
+        self.renewed = False  # renew(): the next run passes --new-buffers
 
     def timed(self, n, reps, warmup, seed, timeout):
         if self.isolated:
             return run_timed(self.binary, n, reps, warmup, seed, timeout, self.options)
         if self.session is None or self.session.ended:
             self._close()
-            self.session, self.first = LabSession(self.binary, "timed"), True
-        kind, msg, rep = self.session.run(case_line(n, "small", seed, reps, warmup, self.options), timeout,
+            self.session, self.first, self.renewed = LabSession(self.binary, "timed"), True, False
+        options = self.options + (("--new-buffers",) if self.renewed else ())
+        self.renewed = False
+        kind, msg, rep = self.session.run(case_line(n, "small", seed, reps, warmup, options), timeout,
                                           {"n": n, "seed": seed, "dist": "small"})
         first, self.first = self.first, False
         if kind != Status.OK and not first:
@@ -518,6 +521,13 @@ class Timer:
     def fresh(self):
         """The next timed run in a new process (the one so far ends, its cleanliness kept)."""
         self._close()
+
+    def renew(self):
+        """The next timed run with its arrays in newly allocated device memory (--new-buffers:
+        the judge moves the buffers it kept to new memory), in the same process: where the arrays
+        land is what a new process would change, without the cost of starting one. A run in a
+        new process, or an isolated one, has new memory anyway."""
+        self.renewed = self.session is not None and not self.session.ended
 
     def _close(self):
         if self.session is not None:

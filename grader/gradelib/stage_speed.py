@@ -274,9 +274,9 @@ class SpeedStage:
         spc = settings["speed"]
         runs = self._runs.last = {"s": [], "r": [], "full": [], "copy": []}
         for rnd in range(spc["rounds"]):
-            if rnd:  # each round in new processes of both sides: where a process's arrays landed
-                student.fresh()  # is part of its luck, which the rounds' median is to average out,
-                reference.fresh()  # not to measure again (as a confirming round's, below)
+            if rnd:  # each round with both sides' arrays in new memory: where they landed is part
+                student.renew()  # of a measurement's luck, which the rounds' median is to average
+                reference.renew()  # out, not to measure again (Timer.renew; BENCH.md measures it)
             t = self._round(lab, student, reference, settings, n, metric, seed, (rnd % 2 == 0) == student_first, runs)
             if t is not None:
                 return self._failed(lab, n, metric, seed, t)

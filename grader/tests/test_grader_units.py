@@ -67,6 +67,21 @@ class Scoring(unittest.TestCase):
             ev.Timer("ref", isolated=True, options=["--variant", "add_two_pass"]).timed(1024, 20, 3, 1, 10)
             ev.Timer("student").timed(1024, 20, 3, 1, 10)
         self.assertEqual([line.endswith("--variant add_two_pass") for line in seen], [True, True, False])
+        # a round after the first moves the arrays to new memory in the same process, once;
+        # a timer whose process is new has new memory anyway and passes nothing
+        seen.clear()
+        with unittest.mock.patch.object(ev, "LabSession", Session):
+            t = ev.Timer("ref", options=["--variant", "add_two_pass"])
+            t.renew()
+            t.timed(1024, 20, 3, 1, 10)
+            t.renew()
+            t.timed(1024, 20, 3, 1, 10)
+            t.timed(1024, 20, 3, 1, 10)
+            t.renew()
+            t.fresh()
+            t.timed(1024, 20, 3, 1, 10)
+        self.assertEqual(["--new-buffers" in line for line in seen], [False, True, False, False])
+        self.assertTrue(seen[1].endswith("--variant add_two_pass --new-buffers"))
 
     def test_median(self):
         self.assertEqual(scoring.median([3, 1, 2]), 2)
