@@ -292,6 +292,7 @@ static const option_spec OPTIONS[] = {
     {.flag = "--offset-out", .kind = OPT_INT, .field = FIELD(offset_out), .hi = LAB_MAX_OFFSET},
     {.flag = "--squeeze", .kind = OPT_INT, .field = FIELD(squeeze), .hi = 1024},
     {.flag = "--new-buffers", .kind = OPT_SWITCH, .field = FIELD(new_buffers)},
+    {.flag = "--algorithm", .kind = OPT_SWITCH, .field = FIELD(algorithm)},
 };
 
 static const option_spec *find_option(const char *name)
@@ -403,6 +404,8 @@ void lab_print_usage(FILE *f, const char *prog)
         "  --sandbox      run the lab's code in the seccomp sandbox of graded runs\n"
         "  --new-buffers  graded runs: the arrays in newly allocated device memory, not the\n"
         "                 memory of the run before (a timed round's new placement)\n"
+        "  --algorithm    CPU mode: the JSON report names the algorithm of the first call's\n"
+        "                 kernels (the profile make run CPU=1 prints)\n"
         "  --list         list the lab's variants\n"
         "  --describe     print the lab's description as one JSON object (for programs)\n"
         "  --help         this text\n",

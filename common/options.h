@@ -55,6 +55,7 @@ typedef struct {
      * course kernel holds the others: lab_squeeze_begin in driver.h); 0: the whole GPU */
     int squeeze;
     int new_buffers; /* --new-buffers: a judge's shared device buffers in new memory (port.h) */
+    int algorithm;   /* --algorithm: CPU mode profiles call 1 and the report names its algorithm */
 } lab_options;
 
 #define LAB_DEFAULT_SEED 1u

@@ -40,6 +40,21 @@ const char *lab_scan_type_name(scan_type t)
                                                                               : "?";
 }
 
+const char *lab_algorithm_id(lab_algorithm a)
+{
+    static const char *const ID[] = {
+        [LAB_ALG_ANY] = "none",
+        [LAB_ALG_KOGGE_STONE] = "kogge_stone",
+        [LAB_ALG_KOGGE_STONE_DB] = "kogge_stone_double_buffered",
+        [LAB_ALG_BRENT_KUNG] = "brent_kung",
+        [LAB_ALG_BLELLOCH] = "blelloch",
+        [LAB_ALG_COARSENED] = "coarsened",
+        [LAB_ALG_HIERARCHICAL] = "hierarchical",
+        [LAB_ALG_SINGLE_PASS] = "single_pass",
+    };
+    return (int)a >= 0 && (size_t)a < sizeof(ID) / sizeof(ID[0]) ? ID[a] : "?";
+}
+
 const char *lab_shape_name(lab_shape s)
 {
     return ((size_t)s < sizeof(SHAPE_NAMES) / sizeof(SHAPE_NAMES[0])) ? SHAPE_NAMES[s] : "?";
@@ -190,6 +205,15 @@ void lab_print_report_json(FILE *f, const lab_report *r)
         fprintf(f, "%.3f", 100.0 * r->memcpy_ms / r->ms);
     else
         fputs("null", f);
+    if (r->alg_asked && r->alg_found) {
+        fputs(",\"algorithm\":{\"asked\":", f);
+        json_string(f, r->alg_asked);
+        fputs(",\"found\":", f);
+        json_string(f, r->alg_found);
+        fprintf(f, ",\"same\":%s,\"measured\":", r->alg_same ? "true" : "false");
+        json_string(f, r->alg_measured);
+        fputs("}", f);
+    }
     fputs("}\n", f);
 }
 
@@ -240,6 +264,8 @@ void lab_print_describe(FILE *f, const lab_info *lab, const char *mode)
                 lab->variants[i].temp_bytes ? "true" : "false",
                 lab->variants[i].compare ? "true" : "false");
         json_string(f, lab_op_name(lab->variants[i].op));
+        fputs(",\"algorithm\":", f);
+        json_string(f, lab_algorithm_id(lab->variants[i].algorithm));
         fputc('}', f);
     }
     fputs("],\"work_tiles\":[", f);

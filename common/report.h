@@ -27,6 +27,9 @@ int lab_status_exit_code(lab_status s);
 /* The names of lab.h's scan_type and lab_shape values ("inclusive", "tile", ...), or "?". */
 const char *lab_scan_type_name(scan_type t);
 const char *lab_shape_name(lab_shape s);
+/* The identifier of lab.h's lab_algorithm ("kogge_stone", ...; "none" for LAB_ALG_ANY), as
+ * --describe and a report's "algorithm" name it, or "?". */
+const char *lab_algorithm_id(lab_algorithm a);
 
 typedef struct {
     const char *lab;
@@ -57,6 +60,12 @@ typedef struct {
     /* "fadd": the largest |float result - double reference| over the checked calls, and the
      * largest error as a fraction of its bound (ops.h's bound_d) */
     double fp_max_error, fp_max_ratio;
+    /* --algorithm: which of the course's algorithms call 1 was (CPU mode's profile;
+     * profile_table.h), set when the variant asks for one (alg_asked not LAB_ALG_ANY) and call 1
+     * was counted */
+    const char *alg_asked, *alg_found; /* identifiers ("kogge_stone"); NULL: not profiled */
+    int alg_same;                      /* 1: found is what was asked for */
+    char alg_measured[256];            /* what was measured, in words */
 } lab_report;
 
 /* Median of v[0..count) (sorts v in place); 0 when count is 0. */

@@ -236,7 +236,9 @@ void lab_cpu_unadopt(void *user);
 /* Shared-memory bank conflicts (CPU mode only; common/cpu/banks.cpp). lab_cpu_banks_record(1)
  * clears the counts and counts every later launch of a kernel from an instrumented object (a .cu
  * file that declares __shared__ memory) until lab_cpu_banks_record(0). Counts are per kernel
- * name (the launch's text, "bl_kernel<true, SYNC>"), in the order of their first launch. */
+ * name (the launch's text, "bl_kernel<true, SYNC>"), in the order of their first launch.
+ * lab_cpu_banks_record(2) counts only the algorithm profile (lab_cpu_profile_*), without the
+ * bank and sector tables, whose source lines need addr2line. */
 typedef struct lab_cpu_bank_stats {
     const char *kernel;
     unsigned long long loads, stores;      /* warp-wide shared-memory accesses */
@@ -290,6 +292,8 @@ typedef struct lab_cpu_phase_profile {
     /* the words of each __shared__ array read and written, "name[lo..hi]", ", " between them */
     const char *reads, *writes;
     int disjoint; /* 1: no word both read and written (a double buffer's step) */
+    /* the words the reads spanned: each array's from its first word read to its last, added */
+    unsigned long long read_words;
 } lab_cpu_phase_profile;
 int lab_cpu_profile_launch(int i, lab_cpu_launch_profile *out);      /* 0: no i-th launch */
 int lab_cpu_profile_phase(int i, int k, lab_cpu_phase_profile *out); /* 0: no such phase */

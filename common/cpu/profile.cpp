@@ -23,8 +23,9 @@ namespace {
 
 struct phase_row {
     phase p;
-    std::string reads, writes; /* "name[lo..hi]" of each array, ", " between them */
-    bool disjoint;             /* it wrote no word it read */
+    std::string reads, writes;     /* "name[lo..hi]" of each array, ", " between them */
+    bool disjoint;                 /* it wrote no word it read */
+    unsigned long long read_words; /* the words from each array's first read to its last */
 };
 
 struct launch_row {
@@ -43,6 +44,14 @@ std::string joined(const std::vector<span> &spans)
         out += (out.empty() ? "" : ", ") + s.array + "[" + std::to_string(s.lo) + ".." +
                std::to_string(s.hi) + "]";
     return out;
+}
+
+unsigned long long spanned(const std::vector<span> &spans)
+{
+    unsigned long long words = 0;
+    for (const span &s : spans)
+        words += s.hi - s.lo + 1;
+    return words;
 }
 
 bool disjoint(const std::vector<span> &reads, const std::vector<span> &writes)
@@ -82,7 +91,7 @@ void add_phase(const phase &p, const std::vector<span> &reads, const std::vector
     if (g_launches.empty())
         return;
     g_launches.back().phases.push_back(
-        phase_row{p, joined(reads), joined(writes), disjoint(reads, writes)});
+        phase_row{p, joined(reads), joined(writes), disjoint(reads, writes), spanned(reads)});
 }
 
 } /* namespace profile */
@@ -124,6 +133,7 @@ int lab_cpu_profile_phase(int i, int k, lab_cpu_phase_profile *out)
     out->reads = r.reads.c_str();
     out->writes = r.writes.c_str();
     out->disjoint = r.disjoint;
+    out->read_words = r.read_words;
     return 1;
 }
 

@@ -308,7 +308,7 @@ void lab_code_begin(int k)
 {
 #ifdef LAB_CPU_MODE
     if (k == 0 && lab_harness_banks)
-        lab_cpu_banks_record(1);
+        lab_cpu_banks_record(lab_harness_banks);
     /* The lab's host code faults on device memory on every call, as on a GPU
      * (common/cpu/memory.cpp): code that reads a device counter only from its second call on
      * crashes here as it does there. */

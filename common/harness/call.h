@@ -122,7 +122,8 @@ double lab_time_copy(int *d_dst, const int *d_src, size_t n, void *d_flush, size
 lab_status lab_not_implemented(const lab_variant *v, lab_report *r);
 
 /* CPU mode counts the shared-memory bank conflicts of the lab's first call and prints them after
- * the result line (common/cpu/banks.cpp): set by the session (not in a graded run). */
+ * the result line (common/cpu/banks.cpp): 1, set by the session (not in a graded run); 2, the
+ * algorithm's profile alone (--algorithm: lab_port_algorithm), in a graded run too. */
 extern int lab_harness_banks;
 
 /* Around the lab's own call k (not the harness's kernels), in CPU mode only, for call 0: bank

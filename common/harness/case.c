@@ -339,6 +339,11 @@ lab_status lab_run(const lab_info *lab, int vi, const lab_options *o, lab_report
         c.first = &first;
     }
     run_calls(rig, &c, r);
+    /* the profile of call 0, which ran to its end even when an answer was wrong */
+    if (o->algorithm && v->algorithm != LAB_ALG_ANY &&
+        (r->status == ST_OK || r->status == ST_WRONG || r->status == ST_OUT_OF_BOUNDS ||
+         r->status == ST_INPUT_MODIFIED || r->status == ST_LEAK))
+        lab_port_algorithm(v, r);
 out_free:
     free(first.ref);
     free(first.in);

@@ -437,6 +437,7 @@ lab_result lab_port_call(const lab_case *c, int k, const lab_port_args *a)
                       .k = k,
                       .kind = (int32_t)a->kind,
                       .squeeze = squeeze,
+                      .record = c->o && c->o->algorithm && k == 0,
                       .n = a->n,
                       .n_rows = a->n_rows};
     q.in = translate(a->in);
@@ -468,6 +469,32 @@ lab_result lab_port_call(const lab_case *c, int k, const lab_port_args *a)
         g_why_set = 1;
     }
     return (lab_result)ans.result;
+}
+
+void lab_port_algorithm(const lab_variant *v, lab_report *r)
+{
+#ifdef LAB_CPU_MODE
+    lab_algorithm_evidence e;
+    if (!lab_judge.on) {
+        lab_algorithm_measure(LAB.tile, &e);
+    } else {
+        port_request q = {.op = REQ_PROFILE};
+        port_reply a;
+        lab_port_request(&q);
+        lab_port_await(&q, &a);
+        e = a.evidence;
+        if (!lab_algorithm_evidence_ok(&e))
+            tampered("an algorithm profile no run can give");
+    }
+    const lab_algorithm found = lab_algorithm_classify(&e, v->algorithm);
+    r->alg_asked = lab_algorithm_id(v->algorithm);
+    r->alg_found = lab_algorithm_id(found);
+    r->alg_same = lab_algorithm_same(v->algorithm, found);
+    lab_algorithm_measured(&e, v->algorithm, r->alg_measured, sizeof(r->alg_measured));
+#else
+    (void)v;
+    (void)r;
+#endif
 }
 
 size_t lab_port_temp_bytes(const lab_variant *v, size_t n)

@@ -50,6 +50,12 @@ lab_result lab_port_call(const lab_case *c, int k, const lab_port_args *a);
  * of the GPU's SMs when squeeze > 0 (lab_squeeze_begin): the lab process's side of a call. */
 lab_result lab_port_call_local(const lab_variant *v, int k, const lab_port_args *a, int squeeze);
 
+/* --algorithm, after a run's calls, CPU mode: which of the course's algorithms call 0 was, in
+ * r's alg_* fields. The evidence is counted where the lab's code ran (a judge asks its lab process
+ * for it, refuses numbers no profile can give as tampering, and classifies them itself); a lab
+ * that rewrites its own counts can claim an algorithm, nothing more. Nothing outside CPU mode. */
+void lab_port_algorithm(const lab_variant *v, lab_report *r);
+
 /* v->temp_bytes(n) (0 when the variant has none), asked where the lab's code is. */
 size_t lab_port_temp_bytes(const lab_variant *v, size_t n);
 

@@ -3,6 +3,8 @@
 #ifndef SCAN_HARNESS_PORT_WIRE_H
 #define SCAN_HARNESS_PORT_WIRE_H
 
+#include "profile_table.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -30,6 +32,7 @@ enum {
     REQ_TEMP,      /* value = variants[variant].temp_bytes(n) */
     REQ_CALL,      /* call variants[variant]'s entry point (kind) on the buffers named */
     REQ_NULL,      /* the calibration: no lab code; k = 1: one empty kernel, then synchronise */
+    REQ_PROFILE,   /* CPU mode: the evidence of the algorithm of call 0 (counted: record) */
 };
 
 /* A pointer as the lab process names it: the buffer's id (0: NULL) and an offset into it. */
@@ -41,7 +44,8 @@ typedef struct {
     uint32_t magic, op;
     uint64_t seq;
     int32_t variant, k, kind, arena;
-    int32_t squeeze, unused; /* REQ_CALL: the SMs its kernels may use (0: all; lab_squeeze_begin) */
+    int32_t squeeze; /* REQ_CALL: the SMs its kernels may use (0: all; lab_squeeze_begin) */
+    int32_t record;  /* REQ_CALL, CPU mode: count the call's accesses for REQ_PROFILE */
     uint64_t n, n_rows;
     port_ref in, heads, out, sums, count, temp;
     uint64_t id, bytes, map_off, map_len, user_off; /* REQ_OPEN, REQ_CLOSE */
@@ -57,6 +61,7 @@ typedef struct {
     uint64_t value;     /* REQ_TEMP: bytes; REQ_HELLO: 1 when sandboxed */
     uint64_t live_count, live_bytes; /* the lab's cudaMalloc buffers alive after the call */
     char why[2304]; /* NUL-terminated: a CUDA error's name and text, a "not implemented" reason */
+    lab_algorithm_evidence evidence; /* REQ_PROFILE */
 } port_reply;
 
 #endif /* SCAN_HARNESS_PORT_WIRE_H */

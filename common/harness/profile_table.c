@@ -61,62 +61,26 @@ static void print_summary(FILE *f, int i, const lab_cpu_launch_profile *l)
                 : "");
 }
 
-static const char *const ALG_NAME[] = {
-    [LAB_ALG_KOGGE_STONE] = "Kogge-Stone (T*log2(T) work, log2(T) steps)",
-    [LAB_ALG_KOGGE_STONE_DB] = "Kogge-Stone with double buffering (T*log2(T) work, log2(T) steps, "
-                               "each reading one buffer and writing the other)",
-    [LAB_ALG_BRENT_KUNG] =
-        "Brent-Kung's work-efficient tree (under 2T work in about 2*log2(T) steps)",
-    [LAB_ALG_BLELLOCH] =
-        "Blelloch's exclusive scan (an up-sweep, the root cleared, a down-sweep that "
-        "swaps: about 2T work in 2*log2(T) steps)",
-    [LAB_ALG_COARSENED] = "a coarsened scan (each thread's C elements scanned serially, one "
-                          "block-wide scan of the thread totals, the add-back)",
-    [LAB_ALG_HIERARCHICAL] = "a hierarchy (the tiles scanned, their totals scanned, the carries "
-                             "added: two or more passes over the tiles)",
-    [LAB_ALG_SINGLE_PASS] = "a single pass (each tile read and written once, its carry from the "
-                            "tiles before it)",
-};
-
-/* The verdict under the table: what launch 0 did, what that is, and whether it is what the
+/* The verdict under the table: what call 1 did, what that is, and whether it is what the
  * variant asks for. */
 static void print_verdict(FILE *f, const lab_report *r)
 {
     const lab_variant *v = variant_of(r);
     if (!v || v->algorithm == LAB_ALG_ANY)
         return;
-    lab_algorithm found;
-    if (v->algorithm == LAB_ALG_HIERARCHICAL || v->algorithm == LAB_ALG_SINGLE_PASS) {
-        int passes, launches;
-        found = lab_profile_passes(&passes, &launches);
-        if (found == LAB_ALG_ANY) {
-            fprintf(f, "  algorithm: call 1 was one tile: run a larger --n to see its passes\n");
-            return;
-        }
-        fprintf(f, "  algorithm: %d launch%s in call 1, %d of them over every tile\n", launches,
-                launches == 1 ? "" : "es", passes);
-    } else {
-        if (LAB.shape != LAB_TILE)
-            return;
-        lab_profile_measure m;
-        found = lab_profile_algorithm(LAB.tile, &m);
-        fprintf(
-            f,
-            "  algorithm: %d steps after the tile's load (log2 of the tile: %d), %.1f updates per "
-            "element (stores and shuffles)%s\n",
-            m.steps, m.log2_tile, m.work_per_element,
-            m.double_buffered ? ", each step reading one buffer and writing the other" : "");
-    }
-    const int same = found == v->algorithm ||
-                     (v->algorithm == LAB_ALG_KOGGE_STONE && found == LAB_ALG_KOGGE_STONE_DB);
-    if (same)
-        fprintf(f, "  -> %s: what %s asks for\n", ALG_NAME[found], v->name);
-    else if (found == LAB_ALG_ANY)
-        fprintf(f, "  -> none of the course's tile scans; %s asks for %s\n", v->name,
-                ALG_NAME[v->algorithm]);
-    else
-        fprintf(f, "  -> this is %s; %s asks for %s\n", ALG_NAME[found], v->name,
-                ALG_NAME[v->algorithm]);
+    const int passes = v->algorithm == LAB_ALG_HIERARCHICAL || v->algorithm == LAB_ALG_SINGLE_PASS;
+    if (!passes && LAB.shape != LAB_TILE)
+        return;
+    lab_algorithm_evidence e;
+    char line[512];
+    lab_algorithm_measure(LAB.tile, &e);
+    lab_algorithm_measured(&e, v->algorithm, line, sizeof(line));
+    fprintf(f, "  algorithm: %s\n", line);
+    if (passes && e.most_blocks < 2)
+        return;
+    lab_algorithm_verdict(v->algorithm, lab_algorithm_classify(&e, v->algorithm), v->name, line,
+                          sizeof(line));
+    fprintf(f, "  -> %s\n", line);
 }
 
 void lab_print_profile(FILE *f, const lab_report *r)

@@ -266,7 +266,11 @@ int lab_port_serve(int channel_fd, int arena_fd)
         case REQ_CALL:
             if (q.variant < 0 || q.variant >= LAB.n_variants)
                 return LAB_EXIT_USAGE;
+            lab_harness_banks = q.record ? 2 : 0; /* CPU mode: call 0's profile (lab_code_begin) */
             make_call(&q, &a);
+            break;
+        case REQ_PROFILE:
+            lab_algorithm_measure(LAB.tile, &a.evidence);
             break;
         default:
             return LAB_EXIT_USAGE;

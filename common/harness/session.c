@@ -436,8 +436,9 @@ static int run_and_report(const lab_options *o, int vi)
 {
     lab_report r;
     g_json = o->json;
-    if (g_json) /* the counts print only after a text result line: with --json, none to count */
-        lab_harness_banks = 0;
+    if (g_json) /* the counts print only after a text result line: with --json, none to count
+                 * but the algorithm's profile when the report names it */
+        lab_harness_banks = o->algorithm ? 2 : 0;
     lab_report_init(&r, &LAB, LAB.variants[vi].name, o);
     g_report = &r;
     lab_cuda_fail_hook = on_cuda_fail;

@@ -440,7 +440,7 @@ class Builder:
         given = " ".join(f"{b}={o}" for b, o in sorted((bases or {}).items()) if o)
         return ["LAB_BASES=" + given] if bases else []
 
-    def build(self, src, out_dir, shown_as="scan.cu", reuse=False, precheck=None, *, lab, bases=None):
+    def build(self, src, out_dir, shown_as="scan.cu", reuse=False, precheck=None, *, lab, bases=None, banks=False):
         """Copies src into out_dir and builds out_dir/scan, linked with lab's descriptor; returns
         a BuildResult. lab: the lab id ("03_kogge_stone"), whose descriptor the binary links. A
         missing, unreadable or non-regular source is a failed build, not an exception.
@@ -454,7 +454,9 @@ class Builder:
         missing or static, LAB defined) fails with a message whose first line says so
         (contract_message). bases: for a lab built on others (lab 10), {lab: the object of that
         lab to link (scan.o as compiled), or None: the course's stub, whose entry points return
-        LAB_NOT_IMPLEMENTED}."""
+        LAB_NOT_IMPLEMENTED}. banks (CPU mode): the lab compiled with CPU mode's counting hooks
+        (BANKS=1: its algorithm case's profile, stage_build's profile build; the hooks add a
+        constructor, so its object is never the one the static checks read)."""
         os.makedirs(out_dir, exist_ok=True)
         stamp = os.path.join(out_dir, "build.stamp")
         binary, obj = os.path.join(out_dir, "scan"), os.path.join(out_dir, "scan.o")
@@ -478,8 +480,11 @@ class Builder:
         refused, note = _prechecked(precheck, priv_src)
         if refused is not None:
             return refused
-        r = proc.run(self._make_args() + ["lab-binary", "LAB_SRC=" + priv_src, "LAB_OUT=" + binary,
-                                          "LAB_ID=" + lab] + self._base_args(bases), self.timeout)
+        make = self._make_args()
+        if banks and self.mode == "cpu":
+            make = [a for a in make if a != "BANKS=0"] + ["BANKS=1"]
+        r = proc.run(make + ["lab-binary", "LAB_SRC=" + priv_src, "LAB_OUT=" + binary,
+                             "LAB_ID=" + lab] + self._base_args(bases), self.timeout)
         if r.timed_out:
             return BuildResult(False, message=f"the build timed out after {self.timeout:g} s",
                                seconds=r.seconds)

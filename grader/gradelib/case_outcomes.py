@@ -8,11 +8,12 @@ from dataclasses import dataclass
 from typing import Optional
 
 from . import evaluate as ev
-from .outcomes import CaseFailure, CorrectnessOutcome, SanitizerCheck, SanitizerOutcome, VariantReport
+from .outcomes import AlgorithmCheck, CaseFailure, CorrectnessOutcome, SanitizerCheck, SanitizerOutcome, VariantReport
 from .status import Status
 
 HANGS = "hangs:"  # how a correctness note that names a hung case begins
-ORDERING = "@cpu"  # the key of a variant's ordering plan (stage_cases.ordering_plans): its own key and this
+ORDERING = "@cpu"  # the key of a variant's CPU-mode plan (stage_cases.cpu_plans): its own key and this
+ALGORITHM_PLAN = "@algorithm"  # the key of a variant's algorithm plan (stage_cases.algorithm_plans)
 
 
 @dataclass(frozen=True)
@@ -20,11 +21,13 @@ class LabRuns:
     """What one lab's runs said: cases [(n, dist, seed, options, kind, message)] and sanitizer
     checks [(tool, n, verdict, detail)], both sorted; stop: the kind that stopped the lab's other
     runs, or None; reason: why it is not implemented, as a report named it (contract.json's
-    not_implemented_reasons: "todo", "base_unwritten"), or None."""
+    not_implemented_reasons: "todo", "base_unwritten"), or None; algorithm: what its algorithm
+    case's report said of the first call's algorithm (stage_cases._Pool._algorithm), or None."""
     cases: tuple = ()
     checks: tuple = ()
     stop: Optional[Status] = None
     reason: Optional[str] = None
+    algorithm: Optional[dict] = None  # the "algorithm" of its algorithm case's report (a passed one)
 
 
 def correctness_outcome(plan, runs, mode):
@@ -47,7 +50,20 @@ def correctness_outcome(plan, runs, mode):
         not_run = total - len(runs.cases)
         note = (f"{HANGS} the case n={hung.n} dist={hung.dist} {hung.message}"
                 + (f"; the lab's other {not_run} cases were not run" if not_run else ""))
-    return CorrectnessOutcome(passed, total, failures, note, runs.stop)
+    return CorrectnessOutcome(passed, total, failures, note, runs.stop, algorithm=_algorithm(plan, runs))
+
+
+def _algorithm(plan, runs):
+    """(AlgorithmCheck,) of a plan with an algorithm case (cases.algorithm_case), else (). A
+    report without a well-formed "algorithm" (the case failed, or the judge named none) is a
+    variant not recognised."""
+    if not any(ev.ALGORITHM in options for *_, options in plan.cases):
+        return ()
+    name = plan.variant or plan.info.variants[0].name
+    a = runs.algorithm if isinstance(runs.algorithm, dict) else {}
+    if not all(isinstance(a.get(k), str) for k in ("asked", "found", "measured")):
+        return (AlgorithmCheck(name, None, None, False),)
+    return (AlgorithmCheck(name, a["asked"], a["found"], a.get("same") is True, a["measured"]),)
 
 
 def sanitizer_outcome(plan, runs, correctness, mode):
@@ -106,7 +122,8 @@ def with_ordering(outcome, plan, runs):
     if own.stopped_by is not None and own.note:
         note = "; ".join(x for x in (note, ON_CPU + own.note) if x)
     return dataclasses.replace(outcome, passed=outcome.passed + own.passed, total=outcome.total + own.total,
-                               failures=outcome.failures + failures, note=note)
+                               failures=outcome.failures + failures, note=note,
+                               algorithm=outcome.algorithm + own.algorithm)
 
 
 def lab_outcomes(plans, runs, mode):
@@ -115,14 +132,20 @@ def lab_outcomes(plans, runs, mode):
     outcomes. With several: the graded variants' cases together (the failures in variant order,
     the notes named by variant), a VariantReport per variant; the lab counts as not implemented
     only when every graded variant is, and as hung when any graded variant hung; the sanitizer's
-    runs of every graded variant together. A variant's ordering plan (on_cpu: a GPU grade's
-    CPU-mode cases) is counted into that variant's outcome (with_ordering)."""
-    ordering = {p.lab[:-len(ORDERING)]: p for p in plans if p.on_cpu}
+    runs of every graded variant together. A variant's CPU-mode plans (on_cpu: a GPU grade's
+    ordering cases, the algorithm case) are counted into that variant's outcome (with_ordering)."""
+    extra = {}  # a variant's key -> its CPU-mode plans (ordering, algorithm)
+    for p in plans:
+        if p.on_cpu:
+            extra.setdefault(p.lab.split("@")[0], []).append(p)
     plans = [p for p in plans if not p.on_cpu]
     main = plans[0]
-    outs = [(p, correctness_outcome(p, runs[p.lab], mode)) for p in plans]
-    outs = [(p, with_ordering(c, ordering[p.lab], runs[ordering[p.lab].lab])
-             if p.lab in ordering and c.stopped_by is None else c) for p, c in outs]
+    outs = []
+    for p in plans:
+        c = correctness_outcome(p, runs[p.lab], mode)
+        for q in extra.get(p.lab, ()) if c.stopped_by is None else ():
+            c = with_ordering(c, q, runs[q.lab])
+        outs.append((p, c))
     if len(plans) == 1:
         c = outs[0][1]
         return c, sanitizer_outcome(main, runs[main.lab], c, mode)
@@ -142,7 +165,8 @@ def lab_outcomes(plans, runs, mode):
         stopped = None
         note = "; ".join(f"{p.variant or reports[0].name}: {c.note}" for p, c in graded if c.note)
     correctness = CorrectnessOutcome(sum(c.passed for _, c in graded), sum(c.total for _, c in graded),
-                                     tuple(f for _, c in graded for f in c.failures), note, stopped, reports)
+                                     tuple(f for _, c in graded for f in c.failures), note, stopped, reports,
+                                     tuple(a for _, c in graded for a in c.algorithm))
     checks = tuple(x for p, _ in graded for x in runs[p.lab].checks)
     combined = LabRuns(checks=checks, stop=stopped)
     return correctness, sanitizer_outcome(main, combined, correctness, mode)

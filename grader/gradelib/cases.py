@@ -184,6 +184,20 @@ def make_cases(info, settings, run_seed, limit=None, mode="gpu", variant=None, e
 CPU_RESIDENT_BLOCKS = 4
 
 
+# The size of a variant's algorithm case (algorithm_case): dozens of tiles of every tile lab, so
+# that a hierarchy shows its passes, and a fraction of a second in CPU mode.
+ALGORITHM_N = 70000
+ALGORITHM = "--algorithm"
+
+
+def algorithm_case(info, run_seed, variant=None):
+    """The case whose report names the algorithm of its first call (--algorithm: CPU mode counts
+    what the kernels did and the judge says which of the course's algorithms that is): checked
+    like every case, run by a CPU-mode build only."""
+    return (ALGORITHM_N, "small", case_seed(run_seed, info.id, ALGORITHM_N, "algorithm"),
+            _variant_opts(info, variant) + (ALGORITHM,))
+
+
 def ordering_cases(info, settings, run_seed, variant=None):
     """The cases a GPU grade also runs in CPU mode for a lab whose config has
     correctness.cpu_ordering (the single-pass labs): make_cases's CPU-mode cases of more tiles

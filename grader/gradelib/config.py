@@ -180,7 +180,13 @@ SCHEMA = {
                     # a GPU grade also runs the lab's multi-tile cases up to max_n in CPU mode,
                     # whose scheduler suspends a block between any two of its steps (ordering
                     # bugs a GPU shows by luck fail there every time): null, or {"max_n": 65537}
-                    "cpu_ordering": _cpu_ordering},
+                    "cpu_ordering": _cpu_ordering,
+                    # the part of points.correctness that goes to the algorithm the variant asks
+                    # for (labs 03-08: CPU mode's profile of its first call names it;
+                    # cases.algorithm_case), the graded variants sharing it; 0: the algorithm
+                    # is reported, not graded. A lab whose variants ask for none, or whose
+                    # variant_points share the points (lab 10), gives them all to its cases.
+                    "algorithm_points": _number(0)},
     "sanitizer": {"tools": _tool_list},
     # who sees each part's result on Gradescope, and when (results.json "visibility")
     "visibility": {"correctness": _one_of(VISIBILITIES), "sanitizer": _one_of(VISIBILITIES),
@@ -415,6 +421,10 @@ class Config:
             if vp and abs(sum(vp.values()) - s["points"]["correctness"]) > 1e-9:
                 raise ConfigError(f"{where}.correctness.variant_points add up to {sum(vp.values()):g}, "
                                   f"not points.correctness ({s['points']['correctness']:g})")
+            ap = s["correctness"]["algorithm_points"]
+            if ap > s["points"]["correctness"]:
+                raise ConfigError(f"{where}.correctness.algorithm_points ({ap:g}) must be at most "
+                                  f"points.correctness ({s['points']['correctness']:g})")
             if vp and s["correctness"]["variants"] == "default":
                 raise ConfigError(f"{where}.correctness.variant_points needs variants \"all\" or a list")
             if s["speed"]["reps"] * s["speed"]["rounds"] < 20:

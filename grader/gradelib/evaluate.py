@@ -34,8 +34,9 @@ from .labinfo import (Variant, MAX_WORK_TILE, MIN_BIG_TILE, LabInfo, parse_descr
 from .rundir import (TRACE_VAR, trace, TRACE_OPENS_VAR, RUN_ENV, mark_reference, is_reference, private_folder,
                      _traversable, RunDir, JUDGE_SUFFIX, NoJudge, UNJUDGED_VAR, judge_for, _graded_argv,
                      run_lab, describe)
-from .cases import (EXTRA_TILE_SIZES, edge_sizes, case_seed, OFFSET_CASES, second_size, case_calls,
-                    CASE_CALLS_MAX, is_many_calls, MULTI_CALLS, multi_sizes, graded_variants, report_variants,
+from .cases import (ALGORITHM, ALGORITHM_N, algorithm_case, EXTRA_TILE_SIZES, edge_sizes, case_seed,
+                    OFFSET_CASES, second_size, case_calls, CASE_CALLS_MAX, is_many_calls, MULTI_CALLS, multi_sizes,
+                    graded_variants, report_variants,
                     make_cases, CPU_RESIDENT_BLOCKS, ordering_cases, REPORT_MAX_N, report_cases, reproduce_cmd)
 
 # Exit codes of a lab binary (common/contract.json; the harness's LAB_EXIT_*).
@@ -62,7 +63,8 @@ __all__ = [
     "Timer", "Variant", "MAX_WORK_TILE", "MIN_BIG_TILE", "LabInfo", "parse_describe", "TRACE_VAR", "trace",
     "TRACE_OPENS_VAR", "RUN_ENV", "mark_reference", "is_reference", "private_folder", "_traversable",
     "RunDir", "JUDGE_SUFFIX", "NoJudge", "UNJUDGED_VAR", "judge_for", "_graded_argv", "run_lab", "describe",
-    "EXTRA_TILE_SIZES", "edge_sizes", "case_seed", "OFFSET_CASES", "second_size", "case_calls",
+    "ALGORITHM", "ALGORITHM_N", "algorithm_case", "EXTRA_TILE_SIZES", "edge_sizes", "case_seed",
+    "OFFSET_CASES", "second_size", "case_calls",
     "CASE_CALLS_MAX", "is_many_calls", "MULTI_CALLS", "multi_sizes", "graded_variants", "report_variants",
     "make_cases", "CPU_RESIDENT_BLOCKS", "ordering_cases", "REPORT_MAX_N", "report_cases", "reproduce_cmd",
 ]

@@ -159,7 +159,7 @@ class Grader:
         self.builder.prepare()
         if self.mode == "cpu":
             self._prepare_symbol_builder()
-        elif self.ordering_labs():
+        elif self.ordering_labs() or self.algorithm_labs():
             self._prepare_cpu_builder()
         self.progress("building the reference solutions")
         todo = [lab for lab in self.labs if os.path.isfile(os.path.join(self.root, "solutions", lab, "scan.cu"))]
@@ -205,9 +205,24 @@ class Grader:
     def ordering_labs(self):
         """The labs a GPU grade also builds in CPU mode: those whose config has
         correctness.cpu_ordering (their multi-tile cases run on CPU mode's scheduler too,
-        stage_cases.ordering_plans), and the labs they are built on (their CPU-mode objects)."""
+        stage_cases.cpu_plans), and the labs they are built on (their CPU-mode objects). (Every
+        grade also builds the labs with an algorithm case in CPU mode: algorithm_labs.)"""
         wanted = [lab for lab in self.labs if self.config.lab(lab)["correctness"].get("cpu_ordering")]
         return sorted(set(wanted) | {b for lab in wanted for b in self.built_on(lab)})
+
+    def algorithm_labs(self):
+        """The labs with an algorithm case: a graded variant of the course's (its reference's
+        --describe) asks for an algorithm. Before the references are built, every lab that could
+        have one: a GPU grade then builds CPU mode's harness."""
+        if not self.refs:
+            return list(self.labs)
+        return [lab for lab in self.labs if lab in self.refs and self.asked(lab)]
+
+    def asked(self, lab):
+        """{variant: algorithm} of the course's variants of lab that ask for one (the reference's
+        --describe: the course's descriptor, which a submission's binary could misdescribe)."""
+        info = self.refs[lab][1] if lab in self.refs else None
+        return {v.name: v.algorithm for v in info.variants if v.algorithm != "none"} if info else {}
 
     def _prepare_cpu_builder(self):
         """A GPU grade: CPU mode's harness, for the ordering cases. Where it cannot be built (no
@@ -285,7 +300,7 @@ class Grader:
         why the labs without a source were not found (uploads.Found.problem), their summary."""
         base = os.path.join(self.work, "submissions", buildmod.work_tag(name))
         stage = BuildStage(self.builder, self.symbol_builder, self.config.static, self.mode, self.refs,
-                           self.cpu_builder, self.ordering_labs() if self.cpu_builder else ())
+                           self.cpu_builder, self.ordering_labs() if self.cpu_builder else (), self.algorithm_labs())
         t0 = time.monotonic()
 
         wanted = list(self.labs if labs is None else labs)
@@ -404,9 +419,12 @@ class Grader:
                                             self.seed, self.mode, self.want_sanitizer, self.sanitizer)
                   for lab in runnable}
         if self.mode == "gpu":  # the single-pass labs' ordering cases in CPU mode too
-            by_lab = {lab: plans + stage_cases.ordering_plans(plans, built[lab].cpu_binary, self.config.lab(lab),
-                                                              self.seed)
+            by_lab = {lab: plans + stage_cases.cpu_plans(plans, built[lab].cpu_binary, self.config.lab(lab),
+                                                         self.seed)
                       for lab, plans in by_lab.items()}
+        by_lab = {lab: plans + stage_cases.algorithm_plans(plans, built[lab].profile_binary, self.seed,
+                                                           self.asked(lab))
+                  for lab, plans in by_lab.items()}
         plans = {p.lab: p for lab in runnable for p in by_lab[lab]}
         runs = stage_cases.run_plans(plans, self.gpu_jobs, self.sanitizer, self.seed, self.progress, self.isolated)
         for lab in runnable:
@@ -426,7 +444,8 @@ class Grader:
                 res = dataclasses.replace(res, status=Status.LAB_NOT_IMPLEMENTED, summary=why)
                 if b.skeleton_key:
                     self.unwritten[b.skeleton_key] = res
-            elif b.cpu_note and self.config.lab(lab)["correctness"].get("cpu_ordering"):  # not a base's
+            elif b.cpu_note and (self.config.lab(lab)["correctness"].get("cpu_ordering")
+                                 or self.asked(lab)):  # not a base's
                 note = "; ".join(x for x in (correctness.note, b.cpu_note) if x)
                 res = dataclasses.replace(res, correctness=dataclasses.replace(correctness, note=note))
             if b.static.deferred and res.status != Status.LAB_NOT_IMPLEMENTED:

@@ -11,6 +11,7 @@ class Variant:
     name: str
     summary: str
     temp: bool  # it asks the harness for scratch memory
+    algorithm: str = "none"  # the algorithm it asks for, as CPU mode's profile names it
 
 
 # A whole-array lab's reported tiles above this are ignored (sizes of several such tiles would only
@@ -91,7 +92,9 @@ def parse_describe(text):
         if not (isinstance(v, dict) and isinstance(v.get("name"), str)
                 and isinstance(v.get("summary"), str) and isinstance(v.get("temp"), bool)):
             return None, f"variant {v!r} needs a name, a summary and temp"
-        variants.append(Variant(v["name"], v["summary"], v["temp"]))
+        if not isinstance(v.get("algorithm", "none"), str):
+            return None, f"variant {v['name']!r}: 'algorithm' is not a string"
+        variants.append(Variant(v["name"], v["summary"], v["temp"], v.get("algorithm", "none")))
     if not variants:
         return None, "no variants"
     work = d.get("work_tiles", [])

@@ -99,6 +99,49 @@ class CaseFailure:
 
 
 @dataclass(frozen=True)
+class AlgorithmCheck:
+    """Which of the course's algorithms a graded variant's first call was (its algorithm case:
+    CPU mode counted what its kernels did, the judge named it): the variant, the algorithm the
+    course asks for and the one found (found None: the case did not pass, so nothing was
+    profiled), whether they agree, and what was measured."""
+    variant: str
+    asked: Optional[str]
+    found: Optional[str]
+    same: bool
+    measured: str = ""
+
+    def line(self):
+        """One line for the result: what was measured and what it is."""
+        if self.found is None:
+            return (f"{self.variant}: not recognised: its algorithm case (n={ALGORITHM_N}, CPU mode) did not "
+                    f"pass, so its algorithm was not profiled")
+        asked = NAMES.get(self.asked, self.asked)
+        if self.same:
+            return f"{self.variant}: {self.measured} -> {asked}, what it asks for"
+        found = NAMES.get(self.found, self.found)
+        if self.found == "none":
+            return f"{self.variant}: {self.measured} -> none of the course's scans; it asks for {asked}"
+        return f"{self.variant}: {self.measured} -> this is {found}; it asks for {asked}"
+
+    def to_dict(self):
+        return {"variant": self.variant, "asked": self.asked, "found": self.found, "same": self.same,
+                "measured": _line(self.measured), "line": _line(self.line())}
+
+
+# The algorithms a report names (common/report.c: lab_algorithm_id), for people.
+NAMES = {"kogge_stone": "Kogge-Stone (T*log2(T) work, log2(T) steps)",
+         "kogge_stone_double_buffered": "Kogge-Stone with double buffering (each step reads one buffer and "
+                                        "writes the other)",
+         "brent_kung": "Brent-Kung's work-efficient tree (under 2T work, about 2*log2(T) steps)",
+         "blelloch": "Blelloch's exclusive scan (up-sweep, root cleared, a down-sweep that swaps)",
+         "coarsened": "a coarsened scan (each thread's C elements serially, a scan of the thread totals, the "
+                      "add-back)",
+         "hierarchical": "a hierarchy (two or more passes over the tiles)",
+         "single_pass": "a single pass (each tile read and written once)"}
+ALGORITHM_N = 70000  # cases.ALGORITHM_N (outcomes imports no stage)
+
+
+@dataclass(frozen=True)
 class VariantReport:
     """One variant of a lab with several: graded (its cases count; points: its own share of the
     correctness points, or None when every case of the lab counts alike) or only checked and
@@ -153,6 +196,7 @@ class CorrectnessOutcome:
     note: str = ""
     stopped_by: Optional[Status] = None
     variants: tuple = ()
+    algorithm: tuple = ()  # an AlgorithmCheck per graded variant with an algorithm case
 
 
 @dataclass(frozen=True)
@@ -245,6 +289,9 @@ class LabResult:
         if sp.status in (Status.GRADED, Status.FAILED) and self.score.speed < self.limits.speed:
             parts.append("speed: " + self._speed_note())
         parts += [v.line() for v in c.variants if not v.clean]
+        if self.score.algorithm < self.score.algorithm_max:
+            parts += [f"algorithm ({self.score.algorithm:g} of {self.score.algorithm_max:g} points): {a.line()}"
+                      for a in c.algorithm if not a.same]
         return "; ".join(parts) if parts else "all checks passed"
 
     def _speed_note(self):
@@ -265,7 +312,9 @@ class LabResult:
             "static": self.static.to_dict(),
             "correctness": {"passed": passed, "total": c.total, "points": score.correctness,
                             "max": self.limits.correctness, "failures": [f.to_dict() for f in failures],
-                            "note": _block(c.note), "variants": [v.to_dict() for v in c.variants]},
+                            "note": _block(c.note), "variants": [v.to_dict() for v in c.variants],
+                            "algorithm": {"points": score.algorithm, "max": score.algorithm_max,
+                                          "checks": [a.to_dict() for a in c.algorithm]}},
             "sanitizer": {"status": _plain(s.status), "points": score.sanitizer, "max": self.limits.sanitizer,
                           "checks": [x.to_dict() for x in s.checks], "note": _block(s.note)},
             "speed": {"status": _plain(sp.status), "points": score.speed, "max": self.limits.speed,

@@ -38,6 +38,8 @@ class LabScore:
     speed: float = 0.0
     total: float = 0.0
     speed_note: str = ""
+    algorithm: float = 0.0  # of correctness: the algorithm part's points (algorithm_award)
+    algorithm_max: float = 0.0  # 0: the lab has no algorithm part
 
 
 def maxima(settings, mode):
@@ -123,6 +125,23 @@ def correctness_award(correctness, speed, maximum):
     return correctness_points(passed, correctness.total, maximum)
 
 
+def algorithm_award(correctness, settings, maximum):
+    """(points, of): the algorithm part of the correctness points (config correctness.
+    algorithm_points, at most maximum) and what it is worth, shared by the graded variants whose
+    algorithm was checked (CorrectnessOutcome.algorithm): each one's share when its first call
+    was the algorithm it asks for. score_lab scales the part like the rest by the cases passed,
+    so that the right algorithm costs nothing and the wrong one costs that part. (0, 0) for a lab
+    without it: no variant asks for an algorithm, a CPU-mode build could not run its algorithm
+    case (not held against the student), the part is set to 0, or variant_points share the
+    points (lab 10)."""
+    c = settings["correctness"]
+    part = min(maximum, c.get("algorithm_points") or 0)
+    checks = correctness.algorithm
+    if not part or not checks or c.get("variant_points"):
+        return 0.0, 0.0
+    return part * sum(1 for a in checks if a.same) / len(checks), part
+
+
 def speed_share(speed, speed_settings):
     """(share, note): the share of a lab's speed points (0 to 1, unrounded) a speed outcome earns.
     Only a timed lab (status graded, not stopped at the probe) earns any: linear between full_at
@@ -157,17 +176,22 @@ def speed_award(speed, speed_settings, maximum):
 def score_lab(result, settings):
     """The LabScore of a lab result (outcomes.LabResult) under its config. A lab that stopped
     (missing, build failed, static check failed, not implemented) scores 0 in every part.
-    Correctness is proportional to the cases passed (counted_cases); the sanitizer's points
+    Correctness is proportional to the cases passed (counted_cases), less the share of its
+    algorithm part (algorithm_award) that the variants' first calls did not earn; the sanitizer's points
     need a passed (or, when the machine lacks the tool, skipped) sanitizer and at least one
     passed case; speed follows speed_award."""
     limits = result.limits
     if result.status in STOPPED:
         return LabScore()
     passed, _ = counted_cases(result.correctness, result.speed)
-    corr = round_points(correctness_award(result.correctness, result.speed, limits.correctness))
+    alg, alg_max = algorithm_award(result.correctness, settings, limits.correctness)
+    cases = correctness_award(result.correctness, result.speed, limits.correctness)
+    lost = (alg_max - alg) / limits.correctness if limits.correctness else 0.0
+    corr = round_points(cases * (1.0 - lost))
     san = 0.0
     if result.sanitizer.status in (Status.PASSED, Status.SKIPPED) and passed > 0:
         san = limits.sanitizer  # skipped: the machine lacks the tool, never the student's loss
     speed, note = speed_award(result.speed, settings["speed"], limits.speed)
     return LabScore(correctness=corr, sanitizer=san, speed=speed,
-                    total=round_points(corr + san + speed), speed_note=note)
+                    total=round_points(corr + san + speed), speed_note=note, algorithm=round_points(alg),
+                    algorithm_max=alg_max)

@@ -41,8 +41,9 @@ class BuiltLab:
     binary: Optional[str] = None
     info: object = None
     skeleton_key: str = ""  # the lab's own scan.cu is the course's skeleton, untouched: Grader.unwritten
-    cpu_binary: Optional[str] = None  # a GPU grade's CPU-mode build of it, for its ordering cases
+    cpu_binary: Optional[str] = None  # a GPU grade's CPU-mode build of it, for its CPU-mode cases
     cpu_note: str = ""  # why a GPU grade has no CPU-mode build of a lab that wants one
+    profile_binary: Optional[str] = None  # its CPU-mode build with the counting hooks: the algorithm case's
 
 
 def refused(lab, build, static, violations):
@@ -91,7 +92,7 @@ class BuildStage:
     Builder (or None: the checks that need nvcc are skipped); refs: {lab: (binary, LabInfo)} of
     the course's reference solutions."""
 
-    def __init__(self, builder, symbol_builder, static, mode, refs, cpu_builder=None, cpu_labs=()):
+    def __init__(self, builder, symbol_builder, static, mode, refs, cpu_builder=None, cpu_labs=(), profile_labs=()):
         self.builder = builder
         self.symbol_builder = symbol_builder
         self.static = static
@@ -99,6 +100,7 @@ class BuildStage:
         self.refs = refs
         self.cpu_builder = cpu_builder  # a GPU grade's CPU-mode Builder, or None
         self.cpu_labs = set(cpu_labs)  # the labs it builds: those with ordering cases, and their bases
+        self.profile_labs = set(profile_labs)  # the labs with an algorithm case (_with_profile_build)
 
     def run(self, lab, src, out_dir, bases=None):
         """The BuiltLab of lab from src (None: not submitted), built in out_dir. bases: for a lab
@@ -121,12 +123,35 @@ class BuildStage:
             return refused(lab, BuildOutcome(), StaticOutcome(note="; ".join(comp.notes)), comp.violations)
         built = self._check(lab, text, out_dir, comp)
         if built.binary is not None and self.cpu_builder is not None and lab in self.cpu_labs:
-            return self._with_cpu_build(built, src, out_dir, shown, bases)
+            built = self._with_cpu_build(built, src, out_dir, shown, bases)
+        if built.binary is not None and lab in self.profile_labs:
+            built = self._with_profile_build(built, src, out_dir, shown)
         return built
+
+    def _with_profile_build(self, built, src, out_dir, shown):
+        """A lab that passed its checks, with the CPU-mode build its algorithm case runs
+        (out_dir/profile): the same scan.cu compiled with CPU mode's counting hooks (Builder.build
+        banks), which the graded binary never has (the hooks add a constructor, and slow every
+        access down). CPU mode's source checks run on it first, as on every CPU-mode build. No
+        such build (a GPU grade without CPU mode's harness, or CPU mode could not build it): no
+        algorithm case, and the lab's points go to its cases (scoring.algorithm_award)."""
+        cb = self.builder if self.mode == "cpu" else self.cpu_builder
+        unchecked = "its algorithm was not checked (not held against you): "
+        if cb is None:
+            return dataclasses.replace(built, cpu_note=unchecked + "this machine cannot build CPU mode")
+
+        def cpu_pre(priv):
+            return cpu_checks.source_checks(cb, priv, self.static)
+
+        b = cb.build(src, os.path.join(out_dir, "profile"), shown, precheck=cpu_pre, lab=built.lab, banks=True)
+        if b.ok and not b.violations:
+            return dataclasses.replace(built, profile_binary=b.binary)
+        why = b.violations[0] if b.violations else (b.message.splitlines() or ["the build failed"])[0]
+        return dataclasses.replace(built, cpu_note=unchecked + f"CPU mode could not build it ({why})")
 
     def _with_cpu_build(self, built, src, out_dir, shown, bases):
         """A GPU grade's lab that passed its checks, with its CPU-mode build (in out_dir/cpu, its
-        bases' CPU-mode objects linked) for the ordering cases (stage_cases.ordering_plans), or
+        bases' CPU-mode objects linked) for its CPU-mode cases (stage_cases.cpu_plans), or
         the reason there is none. CPU mode's own checks run first; a refusal or a failed build
         there costs no points (the GPU's build and checks decide those): the ordering cases
         do not run, and the result says why."""
@@ -138,8 +163,8 @@ class BuildStage:
         if b.ok and not b.violations:
             return dataclasses.replace(built, cpu_binary=b.binary)
         why = b.violations[0] if b.violations else (b.message.splitlines() or ["the build failed"])[0]
-        return dataclasses.replace(built, cpu_note=f"its ordering cases in CPU mode did not run: CPU mode "
-                                                   f"could not build it ({why}); not held against you")
+        return dataclasses.replace(built, cpu_note=f"its CPU-mode cases (ordering, algorithm) did not run: CPU "
+                                                   f"mode could not build it ({why}); not held against you")
 
     @staticmethod
     def _read(lab, src, shown):

@@ -29,7 +29,7 @@ from . import contract
 from . import evaluate as ev
 from . import scheduling
 from .build import InfraError
-from .case_outcomes import ORDERING, LabRuns
+from .case_outcomes import ALGORITHM_PLAN, ORDERING, LabRuns
 from .outcomes import SanitizerOutcome
 from .status import STOPS_A_LAB, Status
 
@@ -42,7 +42,7 @@ class LabPlan:
     only reported), else None. lab: the plan's key in the pool, the lab's id for its default
     variant, "<lab>/<variant>" for another (variant: its name, "" for the default); graded:
     whether its cases count; points: its own share of the correctness points, or None.
-    on_cpu: the plan of a GPU grade's CPU-mode ordering cases (ordering_plans): binary is the
+    on_cpu: the plan of a GPU grade's CPU-mode cases (cpu_plans): binary is the
     lab's CPU-mode build, lab "<variant's key>@cpu", and its cases count with its variant's."""
     lab: str
     binary: str
@@ -132,7 +132,27 @@ def plan_lab(lab, binary, info, settings, seed, mode, sanitizer_wanted, sanitize
     return tuple(plans)
 
 
-def ordering_plans(plans, cpu_binary, settings, seed):
+def algorithm_plans(plans, profile_binary, seed, asked):
+    """The algorithm case of each graded variant of plans (plan_lab's) that the course's asks for
+    an algorithm (asked: {variant: algorithm}, from the reference's --describe: the course's
+    descriptor, which a submission's own binary could misdescribe), a plan of its own run by
+    profile_binary (the lab's CPU-mode build with the counting hooks: stage_build), in a GPU
+    grade and in CPU mode alike; its case counts with its variant's (case_outcomes). () without
+    that build."""
+    if not profile_binary:
+        return ()
+    out = []
+    for p in plans:
+        name = p.variant or p.info.variants[0].name
+        if p.graded and asked.get(name, "none") != "none":
+            out.append(LabPlan(p.lab + ALGORITHM_PLAN, profile_binary, p.info,
+                               (ev.algorithm_case(p.info, seed, name),), p.case_s,
+                               sanitizer_preset=p.sanitizer_preset or SanitizerOutcome(), variant=p.variant,
+                               on_cpu=True))
+    return tuple(out)
+
+
+def cpu_plans(plans, cpu_binary, settings, seed):
     """A GPU grade's CPU-mode plans for a lab whose config has correctness.cpu_ordering, one per
     graded variant of plans (plan_lab's), each the cases evaluate.ordering_cases gives, run by
     cpu_binary (the lab's CPU-mode build, the same scan.cu). () without a CPU-mode build."""
@@ -253,6 +273,7 @@ class _Pool:
         self.checks = {lab: [] for lab in plans}
         self.stop = {lab: None for lab in plans}
         self.reasons = {lab: None for lab in plans}  # lab -> the not-implemented reason its reports gave
+        self.algorithms = {lab: None for lab in plans}  # lab -> its algorithm case's report's "algorithm"
         self.n_cases = sum(len(p.cases) for p in plans.values())
         self.done = 0
         self.failed = 0
@@ -365,6 +386,7 @@ class _Pool:
             with self.gate.shared():
                 kind, msg, rep = ev.run_case(plan.binary, n, dist, seed, plan.case_s, options)
             self._reason(plan, kind, rep)
+            self._algorithm(plan, arg, kind, rep)
             self._verdict(plan, arg, *self._not_washed_out(plan, arg, *self._confirmed(plan, arg, kind, msg)))
         else:
             with self.gate.shared():
@@ -446,6 +468,7 @@ class _Pool:
                 with self.gate.shared(), (self._tried(plan) if first else contextlib.nullcontext()):
                     kind, msg, rep = ev.run_case_in(session, *case[:3], plan.case_s, case[3])
                 self._reason(plan, kind, rep)
+                self._algorithm(plan, case, kind, rep)
                 if kind == Status.CRASH and not first:  # kept, for its run alone (_not_washed_out)
                     with self.lock:
                         self.shared_crash[plan.lab][case] = (msg, [(p, c) for p, c in ran if p.binary == plan.binary])
@@ -523,6 +546,15 @@ class _Pool:
             with self.lock:
                 self.reasons[plan.lab] = self.reasons[plan.lab] or reason
 
+    def _algorithm(self, plan, case, kind, report):
+        """Keeps what the algorithm case's report says of the first call's algorithm: {"asked",
+        "found", "same", "measured"} as the judge wrote it (also when an answer was wrong: the
+        call ran to its end)."""
+        found = (report or {}).get("algorithm") if ev.ALGORITHM in case[3] else None
+        if isinstance(found, dict):
+            with self.lock:
+                self.algorithms[plan.lab] = found
+
     def _verdict(self, plan, case, kind, msg):
         """A case's verdict from a run alone."""
         with self.lock:
@@ -576,5 +608,5 @@ def run_plans(plans, jobs, sanitizer, seed, progress, isolated=False):
         if any(k == Status.NO_DEVICE for *_, k, _ in cases):
             raise InfraError("the GPU disappeared while grading (a case reported no CUDA device)")
         out[lab] = LabRuns(cases, tuple(sorted(pool.checks[lab], key=lambda x: (x[0], x[1]))), pool.stop[lab],
-                           pool.reasons[lab])
+                           pool.reasons[lab], pool.algorithms[lab])
     return out

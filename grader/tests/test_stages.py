@@ -85,7 +85,8 @@ class Outcomes(unittest.TestCase):
                                    "correctness", "sanitizer", "speed"])
         self.assertEqual(d["build"], {"ok": False, "seconds": 0.0, "message": ""})
         self.assertEqual(d["static"], {"ok": False, "violations": []})
-        self.assertEqual(list(d["correctness"]), ["passed", "total", "points", "max", "failures", "note", "variants"])
+        self.assertEqual(list(d["correctness"]), ["passed", "total", "points", "max", "failures", "note",
+                                                  "variants", "algorithm"])
         self.assertEqual(list(d["sanitizer"]), ["status", "points", "max", "checks", "note"])
         self.assertEqual(list(d["speed"]), ["status", "points", "max", "ratio", "metric", "student_ms",
                                             "reference_ms", "gbps", "serial_ms", "speedup_vs_serial",
@@ -405,8 +406,8 @@ class StagePieces(unittest.TestCase):
         main = dataclasses.replace(self.plan(), lab="08_x", info=info)
         other = dataclasses.replace(main, lab="08_x/max", variant="max")
         reported = dataclasses.replace(main, lab="08_x/max_two_pass", variant="max_two_pass", graded=False)
-        self.assertEqual(stage_cases.ordering_plans((main, other, reported), None, settings, 7), ())
-        order = stage_cases.ordering_plans((main, other, reported), "/cpu/scan", settings, 7)
+        self.assertEqual(stage_cases.cpu_plans((main, other, reported), None, settings, 7), ())
+        order = stage_cases.cpu_plans((main, other, reported), "/cpu/scan", settings, 7)
         self.assertEqual([(p.lab, p.variant, p.binary, p.on_cpu) for p in order],
                          [("08_x@cpu", "", "/cpu/scan", True), ("08_x/max@cpu", "max", "/cpu/scan", True)])
         # their verdicts count with their variant's
@@ -432,6 +433,57 @@ class StagePieces(unittest.TestCase):
         c, _ = lab_outcomes([main, order[0]], dict(runs, **{"08_x": LabRuns((ok,), stop=Status.NOT_IMPLEMENTED)}),
                             "gpu")
         self.assertEqual((c.stopped_by, c.total), (Status.NOT_IMPLEMENTED, 4))
+
+    def test_the_algorithm_case_and_its_part_of_the_points(self):
+        """A graded variant that the course's descriptor asks an algorithm of gets one algorithm
+        case (n = 70000, --algorithm), run by the lab's CPU-mode build with the counting hooks in
+        a plan of its own; what its report names decides algorithm_points of the correctness
+        points, the cases the rest. A report without its "algorithm" is a variant not
+        recognised; a lab without the build (no plan) gives every point to its cases."""
+        from gradelib import evaluate as ev
+        info = dataclasses.replace(self.info, id="04_x", tile=256, variants=(
+            Variant("brent_kung", "", False, "brent_kung"), Variant("other", "", False, "brent_kung")))
+        main = dataclasses.replace(self.plan(cases=((33, "ones", 7, ("--calls", "2")),) * 9), lab="04_x", info=info)
+        reported = dataclasses.replace(main, lab="04_x/other", variant="other", graded=False)
+        asked = {"brent_kung": "brent_kung", "other": "brent_kung"}
+        self.assertEqual(stage_cases.algorithm_plans((main, reported), None, 7, asked), ())
+        self.assertEqual(stage_cases.algorithm_plans((main, reported), "/p/scan", 7, {}), ())
+        plans = stage_cases.algorithm_plans((main, reported), "/p/scan", 7, asked)
+        self.assertEqual([(p.lab, p.binary, p.on_cpu, len(p.cases)) for p in plans],
+                         [("04_x@algorithm", "/p/scan", True, 1)])
+        n, dist, _, options = plans[0].cases[0]
+        self.assertEqual((n, dist, options), (ev.ALGORITHM_N, "small", ("--algorithm",)))
+        ok = (33, "ones", 7, ("--calls", "2"), Status.OK, "")
+        alg_ok = plans[0].cases[0] + (Status.OK, "")
+        found = {"asked": "brent_kung", "found": "kogge_stone", "same": False,
+                 "measured": "8 steps after the tile's load (log2 of the tile: 8), 8.0 updates per element"}
+        for report, same in ((dict(found, found="brent_kung", same=True), True), (found, False), (None, False),
+                             ({"asked": "brent_kung"}, False)):
+            runs = {"04_x": LabRuns((ok,) * 9), "04_x/other": LabRuns((ok,)),
+                    "04_x@algorithm": LabRuns((alg_ok,), algorithm=report)}
+            c, _ = lab_outcomes([main, reported] + list(plans), runs, "gpu")
+            self.assertEqual((c.passed, c.total), (10, 10))
+            self.assertEqual([(a.variant, a.same) for a in c.algorithm], [("brent_kung", same)])
+            res = graded(correctness=c)
+            self.assertEqual((res.score.correctness, res.score.algorithm, res.score.algorithm_max),
+                             (60.0 if same else 50.0, 10.0 if same else 0.0, 10))
+            if not same:
+                self.assertIn("algorithm (0 of 10 points): brent_kung: ", res.summary)
+                self.assertIn("this is Kogge-Stone" if report == found else "not recognised", res.summary)
+            self.assertEqual(res.to_dict()["correctness"]["algorithm"]["checks"][0]["same"], same)
+        # half the cases: the right algorithm costs nothing (30 of 60), the wrong one its part of
+        # what the cases earned (30 less a sixth); a wrong answer in the algorithm case still
+        # names the algorithm; the part set to 0: all 60 from the cases
+        runs = {"04_x": LabRuns((ok,) * 4 + (ok[:4] + (Status.WRONG, "wrong"),) * 5), "04_x/other": LabRuns((ok,)),
+                "04_x@algorithm": LabRuns((alg_ok,), algorithm=dict(found, found="brent_kung", same=True))}
+        c, _ = lab_outcomes([main, reported] + list(plans), runs, "gpu")
+        self.assertEqual(graded(correctness=c).score.correctness, 30.0)
+        wrong = dict(runs, **{"04_x@algorithm": LabRuns((alg_ok[:4] + (Status.WRONG, "wrong"),), algorithm=found)})
+        c2, _ = lab_outcomes([main, reported] + list(plans), wrong, "gpu")
+        self.assertEqual((c2.passed, c2.total, graded(correctness=c2).score.correctness), (4, 10, 20.0))
+        off = dict(SETTINGS, correctness=dict(SETTINGS["correctness"], algorithm_points=0))
+        self.assertEqual(scoring.algorithm_award(c, off, 60), (0.0, 0.0))
+        self.assertEqual(scoring.algorithm_award(dataclasses.replace(c, algorithm=()), SETTINGS, 60), (0.0, 0.0))
 
     def test_speed_is_only_timed_after_every_case_passed(self):
         def never(*a):
