@@ -388,9 +388,11 @@ Test(reports, describe, .description = "--describe: one JSON line with every fie
         "\"shape\":\"tile\",\"type\":\"exclusive\",\"tile\":512,\"bench_n\":1000,"
         "\"max_n\":0,\"element\":\"int32\","
         "\"operator\":\"add\",\"variants\":[{\"name\":\"plain\",\"summary\":\"the "
-        "\\\"default\\\"\",\"temp\":false,\"compare\":false,\"op\":\"add\"},{\"name\":\"scratch\","
+        "\\\"default\\\"\",\"temp\":false,\"compare\":false,\"op\":\"add\",\"algorithm\":\"none\"},"
+        "{\"name\":\"scratch\","
         "\"summary\":\"with "
-        "temp\",\"temp\":true,\"compare\":true,\"op\":\"add\"}],\"work_tiles\":[],"
+        "temp\",\"temp\":true,\"compare\":true,\"op\":\"add\",\"algorithm\":\"none\"}],"
+        "\"work_tiles\":[],"
         "\"mode\":\"cpu\"}\n",
         LAB_CONTRACT_VERSION);
     cr_expect_str_eq(buf, want);
