@@ -212,6 +212,8 @@ void lab_print_report_json(FILE *f, const lab_report *r)
         json_string(f, r->alg_found);
         fprintf(f, ",\"same\":%s,\"measured\":", r->alg_same ? "true" : "false");
         json_string(f, r->alg_measured);
+        fputs(",\"verdict\":", f);
+        json_string(f, r->alg_verdict);
         fputs("}", f);
     }
     fputs("}\n", f);

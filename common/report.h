@@ -66,6 +66,7 @@ typedef struct {
     const char *alg_asked, *alg_found; /* identifiers ("kogge_stone"); NULL: not profiled */
     int alg_same;                      /* 1: found is what was asked for */
     char alg_measured[256];            /* what was measured, in words */
+    char alg_verdict[512];             /* what that is, against what was asked (its "-> " line) */
 } lab_report;
 
 /* Median of v[0..count) (sorts v in place); 0 when count is 0. */

@@ -491,6 +491,7 @@ void lab_port_algorithm(const lab_variant *v, lab_report *r)
     r->alg_found = lab_algorithm_id(found);
     r->alg_same = lab_algorithm_same(v->algorithm, found);
     lab_algorithm_measured(&e, v->algorithm, r->alg_measured, sizeof(r->alg_measured));
+    lab_algorithm_verdict(v->algorithm, found, v->name, r->alg_verdict, sizeof(r->alg_verdict));
 #else
     (void)v;
     (void)r;

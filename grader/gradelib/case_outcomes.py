@@ -61,9 +61,9 @@ def _algorithm(plan, runs):
         return ()
     name = plan.variant or plan.info.variants[0].name
     a = runs.algorithm if isinstance(runs.algorithm, dict) else {}
-    if not all(isinstance(a.get(k), str) for k in ("asked", "found", "measured")):
+    if not all(isinstance(a.get(k), str) for k in ("asked", "found", "measured", "verdict")):
         return (AlgorithmCheck(name, None, None, False),)
-    return (AlgorithmCheck(name, a["asked"], a["found"], a.get("same") is True, a["measured"]),)
+    return (AlgorithmCheck(name, a["asked"], a["found"], a.get("same") is True, a["measured"], a["verdict"]),)
 
 
 def sanitizer_outcome(plan, runs, correctness, mode):

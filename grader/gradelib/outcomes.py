@@ -102,43 +102,25 @@ class CaseFailure:
 class AlgorithmCheck:
     """Which of the course's algorithms a graded variant's first call was (its algorithm case:
     CPU mode counted what its kernels did, the judge named it): the variant, the algorithm the
-    course asks for and the one found (found None: the case did not pass, so nothing was
-    profiled), whether they agree, and what was measured."""
+    course asks for and the one found (found None: the case did not run to its end, so nothing
+    was profiled), whether they agree, what was measured and the judge's verdict on it."""
     variant: str
     asked: Optional[str]
     found: Optional[str]
     same: bool
     measured: str = ""
+    verdict: str = ""
 
     def line(self):
-        """One line for the result: what was measured and what it is."""
+        """One line for the result: what was measured and what it is (make run CPU=1's two lines)."""
         if self.found is None:
-            return (f"{self.variant}: not recognised: its algorithm case (n={ALGORITHM_N}, CPU mode) did not "
-                    f"pass, so its algorithm was not profiled")
-        asked = NAMES.get(self.asked, self.asked)
-        if self.same:
-            return f"{self.variant}: {self.measured} -> {asked}, what it asks for"
-        found = NAMES.get(self.found, self.found)
-        if self.found == "none":
-            return f"{self.variant}: {self.measured} -> none of the course's scans; it asks for {asked}"
-        return f"{self.variant}: {self.measured} -> this is {found}; it asks for {asked}"
+            return (f"{self.variant}: not recognised: its algorithm case (CPU mode) did not run to its end, "
+                    f"so its algorithm was not profiled")
+        return f"{self.variant}: {self.measured} -> {self.verdict}"
 
     def to_dict(self):
         return {"variant": self.variant, "asked": self.asked, "found": self.found, "same": self.same,
                 "measured": _line(self.measured), "line": _line(self.line())}
-
-
-# The algorithms a report names (common/report.c: lab_algorithm_id), for people.
-NAMES = {"kogge_stone": "Kogge-Stone (T*log2(T) work, log2(T) steps)",
-         "kogge_stone_double_buffered": "Kogge-Stone with double buffering (each step reads one buffer and "
-                                        "writes the other)",
-         "brent_kung": "Brent-Kung's work-efficient tree (under 2T work, about 2*log2(T) steps)",
-         "blelloch": "Blelloch's exclusive scan (up-sweep, root cleared, a down-sweep that swaps)",
-         "coarsened": "a coarsened scan (each thread's C elements serially, a scan of the thread totals, the "
-                      "add-back)",
-         "hierarchical": "a hierarchy (two or more passes over the tiles)",
-         "single_pass": "a single pass (each tile read and written once)"}
-ALGORITHM_N = 70000  # cases.ALGORITHM_N (outcomes imports no stage)
 
 
 @dataclass(frozen=True)

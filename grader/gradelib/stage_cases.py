@@ -548,7 +548,7 @@ class _Pool:
 
     def _algorithm(self, plan, case, kind, report):
         """Keeps what the algorithm case's report says of the first call's algorithm: {"asked",
-        "found", "same", "measured"} as the judge wrote it (also when an answer was wrong: the
+        "found", "same", "measured", "verdict"} as the judge wrote it (also when an answer was wrong: the
         call ran to its end)."""
         found = (report or {}).get("algorithm") if ev.ALGORITHM in case[3] else None
         if isinstance(found, dict):

@@ -456,7 +456,8 @@ class StagePieces(unittest.TestCase):
         ok = (33, "ones", 7, ("--calls", "2"), Status.OK, "")
         alg_ok = plans[0].cases[0] + (Status.OK, "")
         found = {"asked": "brent_kung", "found": "kogge_stone", "same": False,
-                 "measured": "8 steps after the tile's load (log2 of the tile: 8), 8.0 updates per element"}
+                 "measured": "8 steps after the tile's load (log2 of the tile: 8), 8.0 updates per element",
+                 "verdict": "this is Kogge-Stone (T*log2(T) work, log2(T) steps); brent_kung asks for Brent-Kung's"}
         for report, same in ((dict(found, found="brent_kung", same=True), True), (found, False), (None, False),
                              ({"asked": "brent_kung"}, False)):
             runs = {"04_x": LabRuns((ok,) * 9), "04_x/other": LabRuns((ok,)),
