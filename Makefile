@@ -16,11 +16,7 @@ CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
 GPU_CC := $(shell nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n1 | tr -d '. ')
 ARCH   ?= $(if $(GPU_CC),sm_$(GPU_CC),sm_90)
 ARCH_NUMS := $(patsubst sm_%,%,$(strip $(ARCH)))
-arch_rest = $(subst 0,,$(subst 1,,$(subst 2,,$(subst 3,,$(subst 4,,$(subst 5,,$(subst 6,,$(subst \
-            7,,$(subst 8,,$(subst 9,,$(1)))))))))))
-arch_num  = $(patsubst %a,%,$(patsubst %f,%,$(patsubst sm_%,%,$(1))))
-arch_bad  = $(if $(filter sm_%,$(1)),$(if $(call arch_num,$(1)),$(call arch_rest,$(call arch_num,$(1))),x),x)
-ARCH_BAD  := $(if $(strip $(ARCH)),,'') $(foreach w,$(ARCH),$(if $(call arch_bad,$(w)),$(w)))
+ARCH_BAD  := $(if $(strip $(ARCH)),$(shell printf '%s\n' $(ARCH) | grep -vE '^sm_[0-9]+[af]?$$'),'')
 ifneq ($(strip $(ARCH_BAD)),)
 $(error ARCH="$(ARCH)": $(firstword $(ARCH_BAD)) is not an architecture: write sm_ and the compute capability without its dot (sm_80: A100, sm_90: H100 and H200), several separated by spaces, oldest first)
 endif
@@ -84,15 +80,12 @@ ifneq ($(CPU_MODE),)
   CU_COMPILE = $(PYTHON) common/cpu/rewrite.py $(1) -o $(2:.o=.cpu.cpp) && \
                $(CXX) $(if $(CPU_PCH),-I$(dir $(CPU_PCH))) $(CPU_CXXFLAGS) $(call BANK_FLAGS,$(1)) -iquote $(dir $(1)) -c $(2:.o=.cpu.cpp) -o $(2).$$$$ && \
                mv -f $(2).$$$$ $(2)
-  # The grader's CPU-mode builds (BANKS=0) compile one lab after another against the same runtime
-  # headers, which every rewritten file includes first: `make lab-common` precompiles them once
-  # (GCC's PCH, found before common/cpu/cuda_runtime.h; 0.3 CPU-s less per lab, the same code).
-  # A compile the PCH does not fit (other flags, another compiler) reads the headers instead.
+  # The grader's CPU-mode builds (BANKS=0): the runtime headers every rewritten file includes first,
+  # precompiled once by `make lab-common` (GCC's PCH; a compile it does not fit reads the headers).
   CPU_PCH = $(if $(filter 1,$(BANKS)),,$(BUILD)/pch/cuda_runtime.h.gch)
 endif
-# CPU mode counts banks and sectors (common/cpu/README.md) in files with __shared__ memory: GCC's
-# ThreadSanitizer hooks, -g1 in DWARF 4 (binutils 2.40's addr2line misnames some DWARF 5 code).
-# BANKS=0 (the grader's CPU-mode builds) instruments nothing: the hooks add a constructor.
+# CPU mode counts banks and sectors (common/cpu/README.md) in files with __shared__ memory: GCC's TSan
+# hooks, -g1 in DWARF 4 (binutils 2.40's addr2line misnames some DWARF 5); BANKS=0: no hooks.
 BANKS ?= 1
 BANK_FLAGS = $(if $(filter 1,$(BANKS)),$(if $(shell grep -l '__shared__' $(1) 2>/dev/null),-fsanitize=thread --param tsan-instrument-func-entry-exit=0 -g1 -gdwarf-4))
 
@@ -161,11 +154,10 @@ $(BUILD)/pch/cuda_runtime.h.gch: common/cpu/cuda_runtime.h $(COMMON_DEPS)
 	$(Q)$(CXX) $(filter-out -x c++,$(CPU_CXXFLAGS)) -x c++-header $< -o $@.$$$$ && mv -f $@.$$$$ $@
 
 # ---- lab binaries: build/<labs|solutions>/<NN_name>/scan ----------------------------------------
-# scan.o as compiled (the grader reads it); scan.lab.o with cudaMalloc/cudaFree renamed to the
-# harness's counting wrappers; linked with its directory's lab descriptor and the harness. Lab 10
-# also links its tree's lab 08 and 07 objects as scan.base.o: all but the entry points it calls
-# (BASE_KEEP_<lab>) made local and COMDAT groups dissolved, so three labs' kernels never merge.
-# LAB_BASES_<lab>: the labs a lab is built on; both from common/contract.json's built_on.
+# scan.o as compiled (the grader reads it); scan.lab.o with cudaMalloc/cudaFree renamed to the harness's
+# counting wrappers; linked with its lab's descriptor and the harness. Lab 10 also links its tree's
+# labs 08 and 07 as scan.base.o: all but the entry points it calls (BASE_KEEP_<lab>) made local, COMDAT
+# groups dissolved, so three labs' kernels never merge (LAB_BASES_<lab>: common/contract.json built_on).
 include common/contract.mk
 LAB_BASE_OBJS = $(foreach b,$(LAB_BASES_$(notdir $(1))),$(BUILD)/$(patsubst ./%,%,$(dir $(1)))$(b)/scan.base.o)
 LAB_RENAME    = $(OBJCOPY) --redefine-sym cudaMalloc=lab_wrap_cudaMalloc --redefine-sym cudaFree=lab_wrap_cudaFree $(1) $(2)
@@ -173,6 +165,9 @@ BASE_LOCALIZE = $(OBJCOPY) $(foreach s,$(BASE_KEEP_$(2)),-G $(s)) --remove-secti
 
 $(BUILD)/%/scan.o: %/scan.cu $(COMMON_DEPS) $$(call LAB_HEADER,$$*)
 	$(COMPILE_CU)
+# A student release (make student-release) has no solutions/: its references are compiled objects.
+$(BUILD)/solutions/%/scan.o: grader/references/$(if $(CPU_MODE),cpu,gpu)/%.o
+	$(Q)mkdir -p $(@D) && cp $< $@
 %.lab.o: %.o
 	$(Q)$(call LAB_RENAME,$<,$@)
 $(BUILD)/%/scan.base.o: $(BUILD)/%/scan.lab.o
@@ -192,7 +187,7 @@ lab-binary-args:
 	@test -f "common/course/$(LAB_ID).c" || { echo "make lab-binary: no lab LAB_ID=$(LAB_ID) (labs: $(LABS))" >&2; exit 2; }
 ifneq ($(LAB_OUT),)
 $(LAB_OUT).o: $(LAB_SRC) lab-binary-args
-	$(COMPILE_CU)
+	$(if $(filter %.o,$(LAB_SRC)),$(Q)mkdir -p $(@D) && cp $< $@,$(COMPILE_CU))
 $(LAB_OUT).%.base.o: $$(call BASE_GIVEN,$$*) lab-binary-args
 	$(Q)mkdir -p $(@D) && $(call LAB_RENAME,$<,$(@:.base.o=.lab.o)) && $(call BASE_LOCALIZE,$(@:.base.o=.lab.o),$*,$@)
 $(LAB_OUT): $(LAB_OUT).lab.o $(call LAB_DESC,$(LAB_ID)) $(LAB_BASES_$(LAB_ID):%=$(LAB_OUT).%.base.o) $(COMMON_OBJ) $(MAIN_OBJ) lab-binary-args
@@ -226,7 +221,7 @@ LAB_TEST_OBJ = $(BUILD)/$(1)/$(if $(wildcard tests/hooks/$(notdir $(1)).cu),scan
 # ---- the targets of make help ------------------------------------------------------------------
 
 .PHONY: judges help all run profile litmus test test-extended grade clean check-criterion lab-common lab-binary \
-        lab-binary-args format lint contract cpu-fixtures diagrams slides bench gradescope bench-grader hint
+        lab-binary-args format lint contract cpu-fixtures diagrams slides bench gradescope bench-grader hint student-release
 .SECONDARY:  # keep objects between builds
 
 help:
@@ -279,17 +274,22 @@ slides:
 	@tools/slides.sh $(BUILD)/slides
 
 # ---- benchmarks and deployments ------------------------------------------------------------------
-# make bench: every lab of SRC (solutions unless SRC is on the command line) against CUB (the
-# anchor program only) and a memcpy, into $(BUILD)/bench; BENCH_ARGS: grader/BENCH.md.
+# make bench: every lab of SRC (solutions unless SRC is on the command line; LAB=NN: that one; SRC=labs:
+# beside its reference) against CUB and a memcpy, into $(BUILD)/bench; BENCH_ARGS: grader/BENCH.md.
 BENCH_SRC  := $(if $(filter file,$(origin SRC)),solutions,$(SRC))
 $(BUILD)/bench/bench_cub: $(BUILD)/common/bench_cub.o $(HELPERS_OBJ) $(BUILD)/common/cuda_check.o \
                           $(BUILD)/common/harness_call.o
 	$(call LINK)
-bench: $(BUILD)/bench/bench_cub $(LABS:%=$(BUILD)/$(BENCH_SRC)/%/scan)
-	$(Q)$(PYTHON) grader/bench.py --build $(BUILD) --src $(BENCH_SRC) --out $(BUILD)/bench $(BENCH_ARGS)
+BENCH_LABS := $(or $(LAB_DIR),$(LABS))
+bench: $(BUILD)/bench/bench_cub $(BENCH_LABS:%=$(BUILD)/$(BENCH_SRC)/%/scan) \
+       $(if $(filter labs,$(BENCH_SRC)),$(BENCH_LABS:%=$(BUILD)/solutions/%/scan))
+	$(Q)$(PYTHON) grader/bench.py --build $(BUILD) --src $(BENCH_SRC) --out $(BUILD)/bench $(if $(LAB),--labs $(LAB)) $(BENCH_ARGS)
 # GRADESCOPE_ARGS='--mode gpu --labs 03', BENCH_GRADER_ARGS='--n 20 --gpus all': grader/README.md.
 gradescope:
 	$(Q)$(PYTHON) grader/deploy/make_gradescope.py --out build/gradescope/autograder.zip $(GRADESCOPE_ARGS)
+# the repository to hand to students: no solutions/, the references as objects (tools/student_release.py)
+student-release:
+	$(Q)$(PYTHON) tools/student_release.py --dest "$(DEST)" $(RELEASE_ARGS)
 bench-grader:
 	$(PYTHON) grader/dev/bench_grader.py $(if $(CPU_MODE),--cpu) $(BENCH_GRADER_ARGS)
 

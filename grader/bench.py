@@ -48,6 +48,7 @@ SKIP_STATUSES = {"not_implemented", "too_large", "no_memory", "missing"}
 HUGE_N = (1 << 31) + 7
 HUGE_HOST_BYTES = 40 << 30  # a lab process at 2^31 + 7 holds ~35 GB of host buffers
 CUB = "cub"
+REFERENCE = "reference"  # a student tree's lab is timed beside its reference solution
 
 
 def log(msg):
@@ -128,12 +129,20 @@ def size_label(n):
 
 
 def find_labs(src, build, only):
-    """(lab id, binary path) for every labs/NN_* directory, in order; only: prefixes to keep."""
+    """(name, binary path) for every labs/NN_* directory, in order; only: prefixes to keep. A
+    student's tree (src labs) also gets each lab's reference solution beside it, named
+    'NN_name reference', where it is built (make bench SRC=labs builds it)."""
     labs = sorted(d for d in os.listdir(os.path.join(ROOT, "labs"))
                   if d[:2].isdigit() and os.path.isdir(os.path.join(ROOT, "labs", d)))
     if only:
         labs = [d for d in labs if any(d.startswith(p) for p in only)]
-    return [(d, os.path.join(build, src, d, "scan")) for d in labs]
+    out = []
+    for d in labs:
+        out.append((d, os.path.join(build, src, d, "scan")))
+        ref = os.path.join(build, "solutions", d, "scan")
+        if src == "labs" and os.path.exists(ref):
+            out.append((d + " " + REFERENCE, ref))
+    return out
 
 
 def variant_names(binary, timeout=30):

@@ -31,7 +31,7 @@ $(KERNEL_TESTS): $(BUILD)/tests/%: $$(call KERNEL_TEST_OBJS,$$(subst kernels_,,$
 	$(call LINK,$(TEST_LIBS) $(SECCOMP_LIBS))
 # TEST_SRC: what the kernel tests run: solutions (the repository's suite, which also checks the
 # untouched skeletons) or labs (the student's code). LAB=03: lab 03's kernel tests only.
-TEST_SRC ?= solutions
+TEST_SRC ?= $(if $(wildcard solutions),solutions,labs)# a student release has no solutions/
 ifeq ($(filter labs solutions,$(TEST_SRC)),)
   $(error TEST_SRC=$(TEST_SRC): say TEST_SRC=labs (your code) or TEST_SRC=solutions (the default))
 endif

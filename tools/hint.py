@@ -95,8 +95,10 @@ def main(argv=None, root=ROOT, out=sys.stdout):
             return fail("N=%s: lab %s has hints 1 to %d (or N=reset)" % (args.n, lab[:2], len(hints)), 2)
         k = int(args.n)
     elif seen >= len(hints):
+        where = ("; the reference is solutions/%s/." % lab
+                 if os.path.isdir(os.path.join(ROOT, "solutions", lab)) else ".")
         print("Lab %s: no more hints: you have seen all %d. N=k shows hint k again, N=reset starts "
-              "over; the reference is solutions/%s/." % (lab[:2], len(hints), lab), file=out)
+              "over%s" % (lab[:2], len(hints), where), file=out)
         return 0
     else:
         k = seen + 1

@@ -34,18 +34,33 @@ from . import proc
 from .checks.elf import imported_names
 
 
+# A student release (tools/student_release.py) has no solutions/: each reference is its object as
+# compiled, grader/references/<mode>/<lab>.o, which the reference build links instead.
+REFERENCE_OBJECTS = os.path.join("grader", "references")
+
+
+def reference_source(root, lab, mode):
+    """What lab's reference is built from: solutions/<lab>/scan.cu, else a student release's
+    compiled object of it; None when the tree has neither."""
+    for path in (os.path.join(root, "solutions", lab, "scan.cu"),
+                 os.path.join(root, REFERENCE_OBJECTS, mode, lab + ".o")):
+        if os.path.isfile(path):
+            return path
+    return None
+
+
 def course_key(root, mode, nvcc, arch=""):
     """A hash of what the harness objects and reference builds of root depend on: every file of
-    common/, the Makefile and solutions/*/scan.cu (by content), root's real path, the mode, the
-    nvcc found and the GPUs built for (the Makefile's ARCH), so that a shared cache never mixes
-    two trees, toolchains or GPU architectures."""
+    common/, the Makefile, solutions/*/scan.cu and a student release's reference objects (by
+    content), root's real path, the mode, the nvcc found and the GPUs built for (the Makefile's
+    ARCH), so that a shared cache never mixes two trees, toolchains or GPU architectures."""
     h = hashlib.sha256(f"{os.path.realpath(root)}\0{mode}\0{nvcc}\0{arch}".encode())
     files = [os.path.join(root, "Makefile")]
-    for top in ("common", "solutions"):
+    for top in ("common", "solutions", REFERENCE_OBJECTS):
         for d, subs, names in os.walk(os.path.join(root, top)):
             subs.sort()
             files += [os.path.join(d, n) for n in sorted(names)
-                      if top == "common" or n == "scan.cu"]
+                      if top == "common" or n == "scan.cu" or n.endswith(".o")]
     for f in files:
         h.update(os.path.relpath(f, root).encode() + b"\0")
         h.update(sha256_file(f).encode() if os.path.isfile(f) else b"none")
@@ -222,6 +237,12 @@ def _prechecked(precheck, priv_src):
     if error and error[0]:
         return BuildResult(False, message=error[0], note=note), note
     return None, note
+
+
+def _private_source(src, out_dir):
+    """Where build() copies src: scan.cu, or for a compiled object (a release's reference, which
+    make lab-binary links as it is) given.o."""
+    return os.path.join(out_dir, "given.o" if src.endswith(".o") else "scan.cu")
 
 
 def work_tag(name):
@@ -460,7 +481,7 @@ class Builder:
         os.makedirs(out_dir, exist_ok=True)
         stamp = os.path.join(out_dir, "build.stamp")
         binary, obj = os.path.join(out_dir, "scan"), os.path.join(out_dir, "scan.o")
-        priv_src = os.path.join(out_dir, "scan.cu")
+        priv_src = _private_source(src, out_dir)
         key = None
         if reuse and os.path.isfile(src) and not os.path.islink(src):
             key = self._build_key(src, lab, bases)
@@ -469,7 +490,7 @@ class Builder:
                 if kept.ok:
                     self._name_judge(kept.binary, lab)
                 return kept
-        for stale in (stamp, priv_src, binary, obj):
+        for stale in (stamp, priv_src, binary, obj, _private_source("given.o", out_dir)):
             if os.path.lexists(stale):
                 os.remove(stale)
         if os.path.islink(src):
@@ -519,7 +540,7 @@ class Builder:
         precheck on the private copy; None when it must be built again."""
         stamp = os.path.join(out_dir, "build.stamp")
         binary, obj = os.path.join(out_dir, "scan"), os.path.join(out_dir, "scan.o")
-        priv_src = os.path.join(out_dir, "scan.cu")
+        priv_src = _private_source(src, out_dir)
         if not os.path.isfile(priv_src):
             return None
         try:

@@ -162,7 +162,7 @@ class Grader:
         elif self.ordering_labs() or self.algorithm_labs():
             self._prepare_cpu_builder()
         self.progress("building the reference solutions")
-        todo = [lab for lab in self.labs if os.path.isfile(os.path.join(self.root, "solutions", lab, "scan.cu"))]
+        todo = [lab for lab in self.labs if buildmod.reference_source(self.root, lab, self.mode)]
         # a lab built on others (lab 10) links their reference objects: those first, also when
         # they are not graded themselves
         first = [lab for lab in todo if not self.built_on(lab)] + self.bases_of(todo)
@@ -250,10 +250,10 @@ class Grader:
         """The reference binary, rebuilt unless its build stamp shows the same source, the same
         harness objects and flags, and an unchanged object and binary (Builder.build reuse).
         bases: {lab: the folder of its reference build} for a lab built on others."""
-        src = os.path.join(self.root, "solutions", lab, "scan.cu")
+        src = buildmod.reference_source(self.root, lab, self.mode)
         with self.builder.locked("ref-" + lab):  # a shared cache: one session builds, the rest reuse
             res = self.builder.build(src, self.builder.reference_dir(lab, self.work),
-                                     f"solutions/{lab}/scan.cu", reuse=True, lab=lab,
+                                     os.path.relpath(src, self.root), reuse=True, lab=lab,
                                      bases=stage_build.base_objects(bases))
             if res.ok:
                 os.chmod(res.binary, 0o555)  # a reminder more than a guard: the hash is the check

@@ -23,8 +23,9 @@ SKIP_DIRS = {"tests", "fixtures", "__pycache__", "dev"}
 
 
 def course_sha256(root):
-    """The SHA-256 of what grades: the Makefile, common/, grader/ (not its tests or fixtures)
-    and solutions/*/scan.cu, each file's path and content hash in path order."""
+    """The SHA-256 of what grades: the Makefile, common/, grader/ (not its tests or fixtures; a
+    student release's reference objects among it) and solutions/*/scan.cu, each file's path and
+    content hash in path order."""
     files = [os.path.join(root, "Makefile")]
     for top in ("common", "grader"):
         for dirpath, dirnames, names in os.walk(os.path.join(root, top)):

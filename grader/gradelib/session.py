@@ -13,7 +13,7 @@ import sys
 import time
 
 from . import scoring
-from .build import InfraError, NoGpu
+from .build import InfraError, NoGpu, reference_source
 from .grading import Grader
 from .outcomes import GradeResult
 from .progress import T0, log
@@ -104,10 +104,11 @@ def _sha256_files(paths):
 def grading_key(args, config, labs, mode):
     """What a result depends on besides the submission: the labs, the mode, the effective
     config (after --case-timeout), the sanitizer switch, --only-submitted, and the grader itself
-    (its sources, the harness, the Makefile and the reference solutions). A stored result
-    graded under another key is graded again when a batch resumes. The seed is not part of it
-    (a fresh one is drawn per run unless --seed is given), nor is --format: a resumed student's
-    Gradescope or JUnit file is written again from the stored result."""
+    (its sources, the harness, the Makefile and the reference solutions, or a student release's
+    objects of them). A stored result graded under another key is graded again when a batch
+    resumes. The seed is not part of it (a fresh one is drawn per run unless --seed is given),
+    nor is --format: a resumed student's Gradescope or JUnit file is written again from the
+    stored result."""
     def graded(settings):  # who sees what (visibility) is not how it is graded: left out
         return {k: v for k, v in settings.items() if k != "visibility"}
     cfg = json.dumps({"course": config.course, "defaults": graded(config.defaults),
@@ -118,7 +119,8 @@ def grading_key(args, config, labs, mode):
         for dirpath, dirnames, filenames in os.walk(d):
             dirnames[:] = sorted(x for x in dirnames if x != "__pycache__")
             files += [os.path.join(dirpath, f) for f in sorted(filenames) if not f.endswith(".pyc")]
-    files += [os.path.join(ROOT, "solutions", lab, "scan.cu") for lab in labs]
+    files += [reference_source(ROOT, lab, mode) or os.path.join(ROOT, "solutions", lab, "scan.cu")
+              for lab in labs]
     return {"labs": list(labs), "mode": mode, "config_sha256": hashlib.sha256(cfg.encode()).hexdigest(),
             "sanitizer": not args.no_sanitizer, "only_submitted": bool(args.only_submitted),
             "grader_sha256": _sha256_files(files)}

@@ -209,6 +209,26 @@ class EndToEnd(unittest.TestCase):
         titles = sorted(p.find("{http://www.w3.org/2000/svg}title").text for p in lines)
         self.assertEqual(titles, sorted([self.fast, self.host, self.limited, "cub", "memcpy"]))
 
+    def test_a_student_s_lab_is_timed_beside_its_reference(self):
+        """--src labs: the student's lab and, where it is built, its reference, one line each."""
+        make_fake(os.path.join(self.build, "labs", self.fast, "scan"), self.fast, 1e-6)
+        out, err = io.StringIO(), io.StringIO()
+        with redirect_stdout(out), redirect_stderr(err):
+            rc = bench.main(["--build", self.build, "--src", "labs", "--labs", "08", "--min", "10",
+                             "--max", "12", "--step", "2", "--reps", "1", "--no-huge"])
+        self.assertEqual(rc, 0, out.getvalue() + err.getvalue())
+        rows = {(r["lab"], int(r["n"])): r for r in self.read_csv()}
+        mine, ref = rows[(self.fast, 1 << 12)], rows[(self.fast + " reference", 1 << 12)]
+        self.assertAlmostEqual(float(mine["x_cub"]), 1.0, places=3)
+        self.assertAlmostEqual(float(ref["x_cub"]), 2.0, places=3)
+        tree = ET.parse(os.path.join(self.build, "bench", "bench.svg"))
+        titles = sorted(p.find("{http://www.w3.org/2000/svg}title").text
+                        for p in tree.getroot().findall("{http://www.w3.org/2000/svg}polyline"))
+        self.assertEqual(titles, sorted([self.fast, self.fast + " reference", "cub", "memcpy"]))
+        # the references' own tree is never given a second line
+        rc, out, _ = self.run_bench()
+        self.assertNotIn("reference", out)
+
     def test_every_variant_with_variants_all(self):
         path = os.path.join(self.build, "solutions", self.fast, "scan")
         with open(path, "w") as f:
