@@ -209,6 +209,13 @@ size_t lab_work_tiles(size_t *tiles, size_t max) __attribute__((weak));
  * descriptor where it needs one; a weak reference, NULL in every other lab's binary. */
 int lab_not_implemented_why(const lab_variant *v, char *why, size_t len) __attribute__((weak));
 
+/* The functions that the course writes in the lab's scan.cu (and, for lab 10, in the labs it is
+ * built on) and the student is not asked to change, by name, space-separated ("scan_tile"): CPU
+ * mode's bank and sector tables mark their lines as the course's code, so that their advice is
+ * about the student's own lines. Defined by the lab's descriptor where it has such code; a weak
+ * reference, NULL in every other lab's binary. */
+const char *lab_given_code(void) __attribute__((weak));
+
 /* The exit codes of a lab binary (LAB_EXIT_*), the statuses of a run and the input distributions
  * are in contract.h, generated from contract.json: lab code never needs them. */
 

@@ -91,6 +91,17 @@ template <class T> __global__ void gather_kernel(const T *in, T *out, int stride
     out[threadIdx.x] = in[threadIdx.x * stride + offset];
 }
 
+/* A load made in a helper inlined into the kernel: the tables name the helper as the line's
+ * function (what lab_given_code's names are matched against). */
+__device__ __forceinline__ int helper_load(const int *in, unsigned i)
+{
+    return in[i];
+}
+__global__ void helper_kernel(const int *in, int *out)
+{
+    out[threadIdx.x] = helper_load(in, threadIdx.x);
+}
+
 /* Thread t of a block of 32 loads ITEMS consecutive elements t * ITEMS + j (blocked ownership). */
 __global__ void blocked_kernel(const int *in, int *out)
 {
@@ -204,6 +215,7 @@ Test(cpu_banks, per_line, .description = "a kernel's conflicts are placed on the
             continue;
         cr_expect(strstr(s.site, "test_cpu_banks.cu:") != NULL, "a shared access is placed at %s",
                   s.site);
+        cr_expect_str_eq(s.func, "stride_kernel", "the function of %s", s.site);
         accesses += s.accesses;
         extra += s.extra;
         if (s.extra) { /* the read of s[w]: one warp-wide load, 4-way */
@@ -284,6 +296,26 @@ static void teardown_in(void)
 {
     cudaFree(g_in);
     teardown();
+}
+
+Test(cpu_banks, sectors_name_the_function, .init = setup_in, .fini = teardown_in,
+     .description = "each line of the sector table names its function, an inlined helper's too")
+{
+    lab_cpu_banks_record(1);
+    helper_kernel<<<1, 32>>>(g_in, (int *)g_out);
+    gather_kernel<int><<<1, 32>>>(g_in, (int *)g_out, 1, 0);
+    lab_cpu_banks_record(0);
+    cr_assert_eq(cudaDeviceSynchronize(), cudaSuccess);
+    lab_cpu_sector_stats s;
+    int loads = 0;
+    for (int i = 0; lab_cpu_sectors_get(i, &s); i++) {
+        const char *want = strncmp(s.kernel, "helper_kernel", 13) == 0 && !s.store ? "helper_load"
+                           : strncmp(s.kernel, "helper_kernel", 13) == 0       ? "helper_kernel"
+                                                                                : "gather_kernel";
+        cr_expect_str_eq(s.func, want, "%s %s at %s", s.kernel, s.store ? "store" : "load", s.site);
+        loads += !s.store;
+    }
+    cr_expect_eq(loads, 2, "one load line per kernel, %d seen", loads);
 }
 
 Test(cpu_banks, sectors_coalesced, .init = setup_in, .fini = teardown_in,

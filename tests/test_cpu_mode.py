@@ -578,7 +578,7 @@ KS_MUTATIONS = {  # name -> (what replaces KS_OWNER everywhere; the ratio of the
 }
 BANK_LINE = re.compile(r"^    (\S+\.cu:\d+)\s+(load|store)\s+\d+\s+(\d+)-way\s+[\d.]+\s+\d+$", re.M)
 TABLE_ROW = re.compile(r"^\s+(\S+)\s+(\S+\.cu:\d+)\s+(load|store)\s+(\d+)\s+(\d+)\s+([\d.]+)%\s+([\d.]+)"
-                       r"(  <- uncoalesced|  \(small share\))?$", re.M)
+                       r"(  <- uncoalesced|  \(small share\)|  \(course's code\))?$", re.M)
 
 
 def ks_line(text):
@@ -681,6 +681,79 @@ class Traffic(unittest.TestCase):
                     self.assertTrue(lines, f"{name}: no line named under the kernel\n{out}")
                     self.assertEqual(max(w for _, w in lines), want, out)
                     self.assertTrue(all(w > 1 for _, w in lines), f"a named line has no conflict\n{out}")
+
+
+LAB08 = os.path.join(ROOT, "solutions", "08_decoupled_lookback", "scan.cu")
+
+
+def function_lines(path, name):
+    """The line numbers of function name's definition in path: from its name at the head of a
+    definition to the first line that is a closing brace at column 0."""
+    with open(path, encoding="utf-8") as f:
+        lines = f.read().splitlines()
+    start = next(i for i, line in enumerate(lines, 1)
+                 if re.search(r"\b%s\s*\(" % name, line) and not line.startswith((" ", "/", "#")))
+    end = next(i for i, line in enumerate(lines[start:], start + 1) if line.startswith("}"))
+    return range(start, end + 1)
+
+
+class CourseCode(unittest.TestCase):
+    """The course's code in a lab's file (lab.h: lab_given_code) is marked "(course's code)" in
+    make run's tables and gets none of their advice: lab 08's scan_tile, whose guarded scalar path
+    for a ragged last tile touches four times the sectors it needs, is all of the traffic at an n
+    under one tile, where it used to be marked uncoalesced with "give neighbouring lanes
+    neighbouring addresses". Every other line keeps its own mark (Traffic: lab 03 has no given
+    code, and its mutations are still marked uncoalesced)."""
+
+    def test_lab_08_scan_tile_at_one_ragged_tile(self):
+        if not shutil.which("addr2line"):
+            self.skipTest("addr2line (binutils) is not installed: sites cannot be named")
+        binary = os.path.join(BUILD, "solutions", "08_decoupled_lookback", "scan")
+        if not os.path.exists(binary):
+            self.skipTest(f"{binary} is not built (run make test)")
+        p = subprocess.run([binary, "--n", "1000", "--reps", "0"], capture_output=True, text=True,
+                           timeout=120, env=dict(os.environ, CPU_SCHED_QUIET="1"))
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        given = function_lines(LAB08, "scan_tile")
+        rows = [(int(m.group(2).split(":")[1]), float(m.group(7)), m.group(8)) for m in TABLE_ROW.finditer(p.stdout)]
+        bad = [r for r in rows if r[1] >= 1.5]
+        self.assertTrue(bad, f"the ragged tile's scalar path is no longer uncoalesced?\n{p.stdout}")
+        for line, ratio, mark in rows:
+            want = "  (course's code)" if ratio >= 1.5 and line in given else (None if ratio < 1.5 else mark)
+            self.assertEqual(mark, want, f"08/scan.cu:{line} (ratio {ratio})\n{p.stdout}")
+        self.assertTrue(all(line in given for line, _, _ in bad), p.stdout)
+        self.assertNotIn("<- uncoalesced", p.stdout)
+        self.assertNotIn("give neighbouring lanes", p.stdout)
+        self.assertIn("(course's code): uncoalesced in scan_tile, which the course writes for you", p.stdout)
+        self.assertIn("coalesced: every access site of your code", p.stdout)
+
+
+class UncountedBuild(unittest.TestCase):
+    """A binary whose lab was compiled without CPU mode's counting hooks (BANKS=0, as a student
+    release's reference object is) says that nothing was counted, instead of a verdict on empty
+    counts ("0 steps ... none of the course's tile scans"); the same lab with the hooks names its
+    algorithm."""
+
+    def test_a_lab_built_without_the_hooks_gets_no_verdict(self):
+        counted = os.path.join(BUILD, "solutions", "05_blelloch", "scan")
+        if not os.path.exists(counted):
+            self.skipTest(f"{counted} is not built (run make test)")
+        base = BUILD[:-4] if BUILD.endswith(os.sep + "cpu") else BUILD
+        env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS")}
+        with tempfile.TemporaryDirectory() as d:
+            binary = os.path.join(d, "scan")
+            src = os.path.join(ROOT, "solutions", "05_blelloch", "scan.cu")
+            b = subprocess.run(["make", "-s", "--no-print-directory", "-C", ROOT, "CPU=1", "BANKS=0",
+                                "BUILD=" + base, "lab-binary", "LAB_SRC=" + src, "LAB_OUT=" + binary,
+                                "LAB_ID=05_blelloch"], capture_output=True, text=True, timeout=600, env=env)
+            self.assertEqual(b.returncode, 0, b.stdout + b.stderr)
+            runs = [subprocess.run([path, "--n", "70000"], capture_output=True, text=True, timeout=300,
+                                   env=dict(os.environ, CPU_SCHED_QUIET="1")) for path in (binary, counted)]
+        uncounted, with_hooks = (p.stdout + p.stderr for p in runs)
+        self.assertIn("algorithm: nothing counted", uncounted)
+        self.assertNotIn("-> ", uncounted)
+        self.assertNotIn("nothing counted", with_hooks)
+        self.assertIn("what padded asks for", with_hooks)
 
 
 CORPUS_DIR = os.path.join(ROOT, "tests", "cpu_corpus")

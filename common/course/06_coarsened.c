@@ -45,3 +45,9 @@ const lab_info LAB = {
     .n_variants = sizeof(VARIANTS) / sizeof(VARIANTS[0]),
     .variants = VARIANTS,
 };
+
+/* The copies between the tile in shared memory and global memory are the course's (lab.h). */
+const char *lab_given_code(void)
+{
+    return "load_tile store_tile";
+}

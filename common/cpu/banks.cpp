@@ -318,6 +318,7 @@ template <class Stats> struct line_row {
     std::string where;
     bool store;
     Stats s;
+    std::string func; /* the function the line is in (sites::function), "" when unknown */
 };
 using sector_row = line_row<site_stats>;
 using bank_row = line_row<bank_site_stats>;
@@ -347,11 +348,16 @@ void add_rows(int k, const std::map<std::pair<const void *, bool>, Stats> &sites
               std::vector<line_row<Stats>> &out)
 {
     std::map<std::pair<std::string, bool>, Stats> lines;
-    for (const auto &kv : sites)
-        add_to(lines[{sites::where(kv.first.first), kv.first.second}], kv.second);
+    std::map<std::string, std::string> funcs; /* a line's function */
+    for (const auto &kv : sites) {
+        const std::string where = sites::where(kv.first.first);
+        add_to(lines[{where, kv.first.second}], kv.second);
+        funcs.emplace(where, sites::function(kv.first.first));
+    }
     std::vector<line_row<Stats>> rows;
     for (const auto &kv : lines)
-        rows.push_back(line_row<Stats>{k, kv.first.first, kv.first.second, kv.second});
+        rows.push_back(
+            line_row<Stats>{k, kv.first.first, kv.first.second, kv.second, funcs[kv.first.first]});
     std::sort(rows.begin(), rows.end(), [](const line_row<Stats> &a, const line_row<Stats> &b) {
         const size_t ca = a.where.rfind(':'), cb = b.where.rfind(':');
         const std::string fa = a.where.substr(0, ca), fb = b.where.substr(0, cb);
@@ -531,6 +537,7 @@ int lab_cpu_bank_sites_get(int i, lab_cpu_bank_site_stats *out)
     const banks::bank_row &r = banks::g_bank_rows[i];
     out->kernel = banks::g_stats[r.kernel].name.c_str();
     out->site = r.where.c_str();
+    out->func = r.func.c_str();
     out->store = r.store;
     out->accesses = r.s.accesses;
     out->extra = r.s.extra;
@@ -548,6 +555,7 @@ int lab_cpu_sectors_get(int i, lab_cpu_sector_stats *out)
     const banks::sector_row &r = banks::g_rows[i];
     out->kernel = banks::g_stats[r.kernel].name.c_str();
     out->site = r.where.c_str();
+    out->func = r.func.c_str();
     out->store = r.store;
     out->accesses = r.s.accesses;
     out->sectors = r.s.sectors;

@@ -259,6 +259,7 @@ typedef struct lab_cpu_bank_site_stats {
     unsigned long long accesses, extra; /* extra: the passes beyond the first (conflicts) */
     double mean_degree;
     unsigned worst;
+    const char *func; /* the function the line is in, its name only ("scan_tile"), "" if unknown */
 } lab_cpu_bank_site_stats;
 int lab_cpu_bank_sites_get(int i, lab_cpu_bank_site_stats *out); /* 0 when there is no i-th row */
 /* Global-memory sectors, counted with the banks: per kernel and per source line of an access,
@@ -271,6 +272,7 @@ typedef struct lab_cpu_sector_stats {
     const char *site; /* "scan.cu:67" */
     int store;
     unsigned long long accesses, sectors, min_sectors;
+    const char *func; /* the function the line is in, its name only ("scan_tile"), "" if unknown */
 } lab_cpu_sector_stats;
 int lab_cpu_sectors_get(int i, lab_cpu_sector_stats *out); /* 0 when there is no i-th row */
 /* The algorithm profile, counted with the banks (common/cpu/profile.cpp): each launch in order,

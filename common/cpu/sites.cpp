@@ -29,6 +29,8 @@ namespace {
 struct site_info {
     const void *canon;
     std::string where;
+    /* the function of the place shown, its name only ("scan_tile"), "" when unknown */
+    std::string func;
 };
 std::unordered_map<const void *, site_info> g_sites;
 std::map<std::string, const void *> g_by_chain;
@@ -57,32 +59,64 @@ std::string shown_place(const std::string &place)
     return (lab ? dir.substr(0, 2) + "/" : std::string()) + place.substr(slash + 1);
 }
 
+/* The bare name of a function as addr2line -C prints it: "void scan_tile<true>(int const*, ...)"
+ * and "lab::load_tile(...)" are "scan_tile" and "load_tile"; "" for "??". */
+std::string bare_name(const std::string &func)
+{
+    std::string f = func;
+    for (size_t at; (at = f.find("(anonymous namespace)")) != std::string::npos;)
+        f.replace(at, 21, "anonymous");
+    f = f.substr(0, f.find('('));
+    while (!f.empty() && f.back() == '>') { /* drop the template arguments, nested ones too */
+        int depth = 0;
+        size_t i = f.size();
+        while (i-- > 0) {
+            depth += f[i] == '>' ? 1 : f[i] == '<' ? -1 : 0;
+            if (depth == 0)
+                break;
+        }
+        f.erase(i == std::string::npos ? 0 : i);
+    }
+    const size_t cut = f.find_last_of(" :");
+    f = cut == std::string::npos ? f : f.substr(cut + 1);
+    return f == "??" ? std::string() : f;
+}
+
 /* Runs addr2line on one object for the given (site, address) pairs: for each address its inline
- * chain (innermost first; -a prints the address before it). The place shown is the chain's first
- * outside common/cpu/ (shown_place). */
+ * chain (innermost first; -a prints the address before it, -f each place's function before it).
+ * The place shown is the chain's first outside common/cpu/ (shown_place), with its function. */
 void ask_addr2line(const std::string &object,
                    const std::vector<std::pair<const void *, uintptr_t>> &sites)
 {
-    std::string cmd = "addr2line -a -i -e '" + object + "'";
+    std::string cmd = "addr2line -a -f -C -i -e '" + object + "'";
     for (const auto &sa : sites) {
         char hex[32];
         snprintf(hex, sizeof(hex), " 0x%lx", (unsigned long)sa.second);
         cmd += hex;
     }
     cmd += " 2>/dev/null";
-    std::vector<std::string> chain(sites.size()), where(sites.size());
+    std::vector<std::string> chain(sites.size()), where(sites.size()), func(sites.size());
     std::vector<bool> placed(sites.size());
     if (FILE *f = popen(cmd.c_str(), "r")) {
         char line[4096];
-        int k = -1; /* the site whose chain is being read */
+        int k = -1;           /* the site whose chain is being read */
+        bool is_func = false; /* the next line names a function (-f), the one after it its place */
+        std::string function; /* the function of the place read next */
         while (fgets(line, sizeof(line), f)) {
             std::string place(line);
             while (!place.empty() && (place.back() == '\n' || place.back() == ' '))
                 place.pop_back();
-            if (place.rfind("0x", 0) == 0) { /* the next address */
+            if (place.rfind("0x", 0) == 0) { /* the next address (no function's name starts so) */
                 k++;
+                is_func = true;
                 continue;
             }
+            if (is_func) {
+                function = bare_name(place);
+                is_func = false;
+                continue;
+            }
+            is_func = true; /* a place: a function comes next, unless the next address does */
             if (k < 0 || k >= (int)sites.size() || place.empty() || place[0] == '?')
                 continue;
             const size_t disc = place.find(" (discriminator");
@@ -92,6 +126,7 @@ void ask_addr2line(const std::string &object,
             const std::string file = place.substr(0, place.rfind(':'));
             if (!placed[k] && (where[k].empty() || !cpu_mode_file(file))) {
                 where[k] = shown_place(place);
+                func[k] = function;
                 placed[k] = !cpu_mode_file(file);
             }
         }
@@ -100,6 +135,7 @@ void ask_addr2line(const std::string &object,
     for (size_t k = 0; k < sites.size(); k++) {
         site_info &si = g_sites[sites[k].first];
         si.where = where[k].empty() ? "?" : where[k];
+        si.func = func[k];
         si.canon = chain[k].empty() ? sites[k].first
                                     : g_by_chain.emplace(chain[k], sites[k].first).first->second;
     }
@@ -114,7 +150,7 @@ void resolve(const std::vector<const void *> &fresh)
 {
     std::map<std::string, std::vector<std::pair<const void *, uintptr_t>>> by_object;
     for (const void *site : fresh) {
-        g_sites[site] = site_info{site, "?"};
+        g_sites[site] = site_info{site, "?", ""};
         Dl_info info;
         if (!dladdr(site, &info) || !info.dli_fbase)
             continue;
@@ -151,6 +187,12 @@ std::string where(const void *site)
 {
     auto it = g_sites.find(site);
     return it == g_sites.end() ? std::string("?") : it->second.where;
+}
+
+std::string function(const void *site)
+{
+    auto it = g_sites.find(site);
+    return it == g_sites.end() ? std::string() : it->second.func;
 }
 
 } /* namespace sites */

@@ -21,6 +21,9 @@ const void *canonical(const void *site);
 /* The place a table shows: "file:line", after its lab's number when the file is in a lab's
  * folder ("08/scan.cu:274"); "?" when unknown. */
 std::string where(const void *site);
+/* The name of the function that place is in, without its class, template arguments or
+ * parameters ("scan_tile"); "" when unknown. */
+std::string function(const void *site);
 
 } /* namespace sites */
 } /* namespace lab_cpu */

@@ -88,6 +88,14 @@ void lab_print_profile(FILE *f, const lab_report *r)
     lab_cpu_launch_profile l;
     if (!lab_cpu_profile_launch(0, &l) || r->status == ST_NOT_IMPLEMENTED)
         return;
+    if (l.phases == 0) { /* even a kernel without a barrier has a phase: nothing was counted */
+        const lab_variant *v = variant_of(r);
+        if (v && v->algorithm != LAB_ALG_ANY)
+            fprintf(f, "algorithm: nothing counted: call 1's first kernel made no memory access "
+                       "CPU mode saw (a kernel that does nothing, or a binary built without CPU "
+                       "mode's counting hooks: BANKS=0, or a reference shipped compiled)\n");
+        return;
+    }
     fprintf(f, "algorithm profile of call 1, counted by CPU mode: block 0 of each launch, phase by "
                "phase (a phase: what its threads did between two barriers):\n");
     int i = 0;

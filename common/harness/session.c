@@ -42,19 +42,52 @@ static void on_process_exit(void)
 }
 
 #ifdef LAB_CPU_MODE
+/* Whether func is one of the functions the course writes in the lab's file (lab.h:
+ * lab_given_code): the tables mark its lines "(course's code)" and give it no advice. */
+static int course_code(const char *func)
+{
+    const char *given = lab_given_code ? lab_given_code() : NULL;
+    const size_t len = func ? strlen(func) : 0;
+    if (!given || !len)
+        return 0;
+    for (const char *p = given; (p = strstr(p, func)) != NULL; p += len)
+        if ((p == given || p[-1] == ' ') && (p[len] == ' ' || p[len] == '\0'))
+            return 1;
+    return 0;
+}
+
+#define COURSE_CODE_MARK "  (course's code)"
+
+/* Adds func to names (", "-separated, each once) for the legend under a table. */
+static void add_name(char *names, size_t cap, const char *func)
+{
+    const size_t len = strlen(names), flen = strlen(func);
+    for (const char *p = names; (p = strstr(p, func)) != NULL; p += flen)
+        if ((p == names || p[-1] == ' ') && (p[flen] == ',' || p[flen] == '\0'))
+            return;
+    snprintf(names + len, cap - len, "%s%s", len ? ", " : "", func);
+}
+
 /* Under a kernel's row of the bank-conflict table: the source lines of its accesses that conflict,
- * each with its own count, so that a table with conflicts says where they are. */
-static void print_bank_lines(FILE *f, const char *kernel)
+ * each with its own count, so that a table with conflicts says where they are. Returns how many
+ * of them are the course's code. */
+static int print_bank_lines(FILE *f, const char *kernel, char *names, size_t cap)
 {
     lab_cpu_bank_site_stats s;
+    int course = 0;
     for (int i = 0; lab_cpu_bank_sites_get(i, &s); i++) {
         char way[16];
         if (strcmp(s.kernel, kernel) != 0 || !s.extra)
             continue;
         snprintf(way, sizeof(way), "%u-way", s.worst);
-        fprintf(f, "    %-18s %-5s %22llu %7s %6.2f %12llu\n", s.site, s.store ? "store" : "load",
-                s.accesses, way, s.mean_degree, s.extra);
+        const int given = course_code(s.func);
+        fprintf(f, "    %-18s %-5s %22llu %7s %6.2f %12llu%s\n", s.site, s.store ? "store" : "load",
+                s.accesses, way, s.mean_degree, s.extra, given ? COURSE_CODE_MARK : "");
+        if (given)
+            add_name(names, cap, s.func);
+        course += given;
     }
+    return course;
 }
 
 /* The bank-conflict table of the lab's first call, after its result line: a row per kernel, and
@@ -62,7 +95,8 @@ static void print_bank_lines(FILE *f, const char *kernel)
 static void print_banks(FILE *f, const lab_report *r)
 {
     lab_cpu_bank_stats b;
-    int worst = 0;
+    int worst = 0, course = 0;
+    char names[160] = "";
     unsigned long long any = 0;
     for (int i = 0; lab_cpu_banks_get(i, &b); i++)
         any += b.loads + b.stores;
@@ -80,13 +114,18 @@ static void print_banks(FILE *f, const lab_report *r)
                 b.mean_degree, b.extra_ld + b.extra_st);
         if ((int)b.worst > worst)
             worst = (int)b.worst;
-        print_bank_lines(f, b.kernel);
+        course += print_bank_lines(f, b.kernel, names, sizeof(names));
     }
     if (worst > 1)
         fprintf(f, "  n-way: n lanes of one warp-wide access read different words of one bank, "
                    "served one after another; conflicts: the extra passes in all (Nsight Compute's "
                    "bank-conflict count); the indented rows: the source lines they come from\n");
-    else
+    if (course)
+        fprintf(f,
+                "  (course's code): a line of %s, which the course writes for you: nothing "
+                "to change there\n",
+                names);
+    if (worst <= 1)
         fprintf(f, "  1-way everywhere: every warp-wide shared-memory access is served in one "
                    "pass\n");
 }
@@ -101,7 +140,8 @@ static void print_banks(FILE *f, const lab_report *r)
 static void print_sectors(FILE *f, const lab_report *r)
 {
     lab_cpu_sector_stats s;
-    int big = 0, small = 0;
+    int big = 0, small = 0, course = 0;
+    char names[160] = "";
     if (!lab_cpu_sectors_get(0, &s) || r->status == ST_NOT_IMPLEMENTED)
         return;
     fprintf(f, "global-memory sectors in call 1, counted by CPU mode (32-byte sectors per "
@@ -118,24 +158,37 @@ static void print_sectors(FILE *f, const lab_report *r)
         const double share = kernel_sectors ? (double)s.sectors / (double)kernel_sectors : 0.0;
         const int bad = ratio >= SECTOR_RATIO_THAT_MATTERS;
         const int matters = share >= SECTOR_SHARE_THAT_MATTERS;
+        const int given = bad && course_code(s.func);
         fprintf(f, "  %-36s %-22s %5s %12llu %12llu %5.1f%% %7.2f%s\n", s.kernel, s.site,
                 s.store ? "store" : "load", s.accesses, s.sectors, 100.0 * share, ratio,
-                bad ? (matters ? "  <- uncoalesced" : "  (small share)") : "");
-        big += bad && matters;
-        small += bad && !matters;
+                !bad    ? ""
+                : given ? COURSE_CODE_MARK
+                        : (matters ? "  <- uncoalesced" : "  (small share)"));
+        big += bad && matters && !given;
+        small += bad && !matters && !given;
+        if (given)
+            add_name(names, sizeof(names), s.func);
+        course += given;
     }
     if (big)
         fprintf(f, "  <- uncoalesced: the lanes of a warp touched r times the sectors their bytes "
                    "need; the memory system moves whole sectors, so a ratio of r costs up to r "
                    "times the bandwidth: give neighbouring lanes neighbouring addresses\n");
     else
-        fprintf(f, "  coalesced: every access site with a share of its kernel's traffic touches "
-                   "(close to) the fewest sectors its bytes need\n");
+        fprintf(f,
+                "  coalesced: every access site %swith a share of its kernel's traffic touches "
+                "(close to) the fewest sectors its bytes need\n",
+                course ? "of your code " : "");
     if (small)
         fprintf(f,
                 "  (small share): uncoalesced, but under %.0f%% of the kernel's sectors (a "
                 "ragged last tile's guarded accesses, say): little to gain there\n",
                 100.0 * SECTOR_SHARE_THAT_MATTERS);
+    if (course)
+        fprintf(f,
+                "  (course's code): uncoalesced in %s, which the course writes for you (a "
+                "ragged last tile's guarded scalar path, say): nothing to change there\n",
+                names);
 }
 #endif
 

@@ -126,6 +126,13 @@ def with_ordering(outcome, plan, runs):
                                algorithm=outcome.algorithm + own.algorithm)
 
 
+def _compare(plan):
+    """Whether plan's variant is a design the reference keeps for comparison (its descriptor's
+    compare), which a student does not write; a graded variant never is."""
+    name = plan.variant or plan.info.variants[0].name
+    return not plan.graded and any(v.name == name and v.compare for v in plan.info.variants)
+
+
 def lab_outcomes(plans, runs, mode):
     """(CorrectnessOutcome, SanitizerOutcome) of a lab from its variants' plans (plan_lab's, the
     default's first) and runs ({plan.lab: LabRuns}). A lab with one variant: that variant's
@@ -152,7 +159,7 @@ def lab_outcomes(plans, runs, mode):
     graded = [(p, c) for p, c in outs if p.graded]
     reports = tuple(VariantReport(p.variant or p.info.variants[0].name, p.graded,
                                   c.stopped_by != Status.NOT_IMPLEMENTED, c.passed, c.total, p.points,
-                                  _first_problem(c), _sanitizer_errors(runs[p.lab]))
+                                  _first_problem(c), _sanitizer_errors(runs[p.lab]), _compare(p))
                     for p, c in outs)
     unwritten = [p for p, c in graded if c.stopped_by == Status.NOT_IMPLEMENTED]
     hung = [(p, c) for p, c in graded if c.stopped_by == Status.TIMEOUT]

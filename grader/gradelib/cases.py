@@ -130,6 +130,10 @@ def make_cases(info, settings, run_seed, limit=None, mode="gpu", variant=None, e
     unaligned input and output (OFFSET_CASES), and one process of many calls of several sizes
     (MULTI_CALLS; the device-memory leak check). options: extra harness options, a tuple.
 
+    In CPU mode, the default variant of a lab whose config has correctness.cpu_ordering (the
+    single-pass labs) also gets one case of CASE_CALLS_MAX calls at the same n of many tiles
+    (cpu_repeat_size).
+
     On a GPU, a lab whose config has correctness.stress (the single-pass labs) also gets its
     stress cases: for each number of tiles listed, that many of its largest tiles and one element,
     `calls` calls at that n in one process, each with the lab's kernels kept to `sms` SMs
@@ -171,6 +175,11 @@ def make_cases(info, settings, run_seed, limit=None, mode="gpu", variant=None, e
             d = dists[tiles % len(dists)]
             cases.append((n, d, case_seed(run_seed, info.id, n, f"{d}+squeeze{salt}"),
                           ("--calls", str(stress["calls"]), "--squeeze", str(stress["sms"])) + vopts))
+    repeat = cpu_repeat_size(info, limit) if mode == "cpu" and c.get("cpu_ordering") and not vopts else None
+    if repeat:
+        d = dists[repeat % len(dists)]
+        cases.append((repeat, d, case_seed(run_seed, info.id, repeat, f"{d}+repeat"),
+                      ("--sizes", ",".join([str(repeat)] * CASE_CALLS_MAX), "--calls", str(CASE_CALLS_MAX))))
     multi = [n for n in multi_sizes(info) if not info.max_n or n <= info.max_n]
     if multi and (limit is None or max(multi) <= limit):
         n = multi[0]
@@ -182,6 +191,22 @@ def make_cases(info, settings, run_seed, limit=None, mode="gpu", variant=None, e
 # The blocks CPU mode's scheduler keeps resident at once (common/cpu/launch.cpp g_resident, unless
 # CPU_RESIDENT_BLOCKS says otherwise; the grader never sets it).
 CPU_RESIDENT_BLOCKS = 4
+# The tiles of the repeated case below: as many as make run's default run gives its second and
+# third calls in CPU mode (sixteen), where a stale look-back failed for every scheduler seed tried.
+CPU_REPEAT_TILES = 16
+
+
+def cpu_repeat_size(info, limit=None):
+    """The n of CPU mode's repeated case (make_cases, mode "cpu", the default variant of a lab with
+    correctness.cpu_ordering): up to CPU_REPEAT_TILES of the lab's largest tiles and one element,
+    within limit and the lab's max_n, called CASE_CALLS_MAX times at that same n in one process.
+    The other cases repeat only their second size, a few tiles, which CPU mode's resident blocks
+    run all at once; here the tiles outnumber them, so a look-back that takes the call before's
+    descriptors for its own (an epoch not checked) finds one before its predecessor publishes.
+    None when fewer tiles than CPU_RESIDENT_BLOCKS + 1 fit."""
+    cap = _cap(info, limit)
+    tiles = CPU_REPEAT_TILES if cap is None else min(CPU_REPEAT_TILES, (cap - 1) // info.big_tile)
+    return tiles * info.big_tile + 1 if tiles > CPU_RESIDENT_BLOCKS else None
 
 
 # The size of a variant's algorithm case (algorithm_case): dozens of tiles of every tile lab, so

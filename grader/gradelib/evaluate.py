@@ -37,7 +37,8 @@ from .rundir import (TRACE_VAR, trace, TRACE_OPENS_VAR, RUN_ENV, mark_reference,
 from .cases import (ALGORITHM, ALGORITHM_N, algorithm_case, EXTRA_TILE_SIZES, edge_sizes, case_seed,
                     OFFSET_CASES, second_size, case_calls, CASE_CALLS_MAX, is_many_calls, MULTI_CALLS, multi_sizes,
                     graded_variants, report_variants,
-                    make_cases, CPU_RESIDENT_BLOCKS, ordering_cases, REPORT_MAX_N, report_cases, reproduce_cmd)
+                    make_cases, CPU_RESIDENT_BLOCKS, CPU_REPEAT_TILES, cpu_repeat_size, ordering_cases, REPORT_MAX_N,
+                    report_cases, reproduce_cmd)
 
 # Exit codes of a lab binary (common/contract.json; the harness's LAB_EXIT_*).
 EXIT_OK = contract.EXIT["OK"]
@@ -66,7 +67,8 @@ __all__ = [
     "ALGORITHM", "ALGORITHM_N", "algorithm_case", "EXTRA_TILE_SIZES", "edge_sizes", "case_seed",
     "OFFSET_CASES", "second_size", "case_calls",
     "CASE_CALLS_MAX", "is_many_calls", "MULTI_CALLS", "multi_sizes", "graded_variants", "report_variants",
-    "make_cases", "CPU_RESIDENT_BLOCKS", "ordering_cases", "REPORT_MAX_N", "report_cases", "reproduce_cmd",
+    "make_cases", "CPU_RESIDENT_BLOCKS", "CPU_REPEAT_TILES", "cpu_repeat_size", "ordering_cases", "REPORT_MAX_N",
+    "report_cases", "reproduce_cmd",
 ]
 
 

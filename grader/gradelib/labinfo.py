@@ -12,6 +12,7 @@ class Variant:
     summary: str
     temp: bool  # it asks the harness for scratch memory
     algorithm: str = "none"  # the algorithm it asks for, as CPU mode's profile names it
+    compare: bool = False  # a design the reference keeps for comparison, which a student does not write
 
 
 # A whole-array lab's reported tiles above this are ignored (sizes of several such tiles would only
@@ -94,7 +95,10 @@ def parse_describe(text):
             return None, f"variant {v!r} needs a name, a summary and temp"
         if not isinstance(v.get("algorithm", "none"), str):
             return None, f"variant {v['name']!r}: 'algorithm' is not a string"
-        variants.append(Variant(v["name"], v["summary"], v["temp"], v.get("algorithm", "none")))
+        if not isinstance(v.get("compare", False), bool):
+            return None, f"variant {v['name']!r}: 'compare' is not true or false"
+        variants.append(Variant(v["name"], v["summary"], v["temp"], v.get("algorithm", "none"),
+                                v.get("compare", False)))
     if not variants:
         return None, "no variants"
     work = d.get("work_tiles", [])

@@ -128,7 +128,10 @@ class VariantReport:
     """One variant of a lab with several: graded (its cases count; points: its own share of the
     correctness points, or None when every case of the lab counts alike) or only checked and
     reported; written (False: it returns LAB_NOT_IMPLEMENTED); its cases passed of total; what
-    went wrong first ("" when nothing did)."""
+    went wrong first ("" when nothing did); compare: a design the reference keeps for comparison
+    (--describe's "compare": lab 09's *_two_pass, lab 10's *_on_scan), which a student does not
+    write: in a student's file it runs the student's own variant of the same operator or
+    application, so it is unwritten exactly when that one is, and is then left unnamed."""
     name: str
     graded: bool
     written: bool
@@ -137,11 +140,18 @@ class VariantReport:
     points: Optional[float] = None
     first: str = ""
     sanitizer: str = ""  # what a sanitizer found in a run of this variant, "" when nothing
+    compare: bool = False
 
     @property
     def clean(self):
         """Written, every case passed, and no sanitizer error."""
         return self.written and self.passed == self.total and not self.sanitizer
+
+    @property
+    def named(self):
+        """Whether the result names this variant to the student: one that is not clean, unless it
+        is a comparison design that is only unwritten (its own variant's line says so already)."""
+        return not self.clean and (self.written or not self.compare)
 
     def line(self):
         """One line for the result: "two_barrier: written, 3 of 31 cases fail (out[2] ...); not
@@ -154,6 +164,8 @@ class VariantReport:
             what = f"written, {self.total - self.passed} of {self.total} cases fail ({self.first})"
         if self.written and self.sanitizer:
             what += f"; {self.sanitizer}"
+        if not self.graded and self.compare:
+            return f"{self.name}: {what}; not graded (a design the reference keeps for comparison)"
         if not self.graded:
             return f"{self.name}: {what}; not graded (reported only: the lab's points come from its graded variants)"
         share = f" (worth {self.points:g} points)" if self.points is not None else ""
@@ -162,7 +174,8 @@ class VariantReport:
     def to_dict(self):
         return {"name": self.name, "graded": self.graded, "written": self.written, "passed": self.passed,
                 "total": self.total, "points": self.points, "first_failure": _line(self.first),
-                "sanitizer": _line(self.sanitizer), "line": _line(self.line())}
+                "sanitizer": _line(self.sanitizer), "line": _line(self.line()), "compare": self.compare,
+                "named": self.named}
 
 
 @dataclass(frozen=True)
@@ -270,7 +283,7 @@ class LabResult:
             parts.append("sanitizer: " + s.note)
         if sp.status in (Status.GRADED, Status.FAILED) and self.score.speed < self.limits.speed:
             parts.append("speed: " + self._speed_note())
-        parts += [v.line() for v in c.variants if not v.clean]
+        parts += [v.line() for v in c.variants if v.named]
         if self.score.algorithm < self.score.algorithm_max:
             parts += [f"algorithm ({self.score.algorithm:g} of {self.score.algorithm_max:g} points): {a.line()}"
                       for a in c.algorithm if not a.same]

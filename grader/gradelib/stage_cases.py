@@ -76,6 +76,18 @@ def _cpu_limit(info, mode, settings=None):
     return min(info.max_n // 16, cap) if info.max_n else cap
 
 
+def failing_note(graded, reported):
+    """The progress line's tail for failed cases: those that count (the table's correctness cell
+    counts only the graded variants' cases) apart from those of variants that are only reported."""
+    if not graded and not reported:
+        return ""
+    if not reported:
+        return f", {graded} failed"
+    if not graded:
+        return f", {reported} failed, all in variants that are not graded"
+    return f", {graded} failed in graded variants, {reported} in variants that are not graded"
+
+
 def plan_cases(info, settings, seed, mode, variant=None, graded=True):
     """The cases of one variant of a lab (None: the default; info: the course's LabInfo, whose
     size limit make_cases keeps to): the whole matrix for a graded variant, the small sizes for
@@ -276,7 +288,8 @@ class _Pool:
         self.algorithms = {lab: None for lab in plans}  # lab -> its algorithm case's report's "algorithm"
         self.n_cases = sum(len(p.cases) for p in plans.values())
         self.done = 0
-        self.failed = 0
+        self.failed = 0  # cases of graded plans that failed
+        self.failed_reported = 0  # cases of variants only reported that failed (not in the table's count)
         self.gate = scheduling.Gate()  # every run shares it; a timed-out case's second run is alone
         self.confirming = {lab: threading.Lock() for lab in plans}
         self.seen_ok = set()  # plans with a case that passed: their code is written
@@ -529,14 +542,18 @@ class _Pool:
             self.suspect[lab] = True
         self._known()
 
-    def _count(self, done, failed):
+    def _count(self, done, failed, graded=True):
+        """Counts cases run and failed for the progress line; failed: of a plan that is graded, or
+        (graded False) of a variant only reported, which the line tells apart, so that its count
+        agrees with the table's, where only the graded cases count."""
         with self.lock:
             before = self.done
             self.done += done
-            self.failed += failed
+            self.failed += failed if graded else 0
+            self.failed_reported += 0 if graded else failed
             if self.done // 50 != before // 50 or self.done == self.n_cases:
-                failing = f", {self.failed} failed" if self.failed else ""
-                self.progress(f"correctness: {self.done}/{self.n_cases} cases run{failing}")
+                self.progress(f"correctness: {self.done}/{self.n_cases} cases run"
+                              + failing_note(self.failed, self.failed_reported))
 
     def _reason(self, plan, kind, report):
         """Keeps the first reason a lab's reports give for a LAB_NOT_IMPLEMENTED (contract.json's
@@ -567,7 +584,7 @@ class _Pool:
             self._written(plan.lab)
         else:
             self._known()
-        self._count(1, kind != Status.OK)
+        self._count(1, kind != Status.OK, plan.graded)
 
     def verdicts(self, lab):
         """[(n, dist, seed, options, kind, message)] of a lab's cases: a suspect lab's from runs

@@ -244,13 +244,15 @@ def _write_script(path, text):
 
 def describe_text(lab_id="02_fake", shape="whole", tile=0, bench_n=65536, max_n=0,
                   scan_type="inclusive", variants=(("v", "fake"),), mode="gpu", work_tiles=()):
-    """What `scan --describe` prints (common/report.c: lab_print_describe)."""
+    """What `scan --describe` prints (common/report.c: lab_print_describe). variants: (name,
+    summary) pairs, or (name, summary, compare) for a design the reference keeps for comparison."""
     return json.dumps({"contract": contract.VERSION, "id": lab_id, "title": "Fake lab",
                        "shape": shape, "type": scan_type, "tile": tile if shape == "tile" else 0,
                        "bench_n": bench_n, "max_n": max_n, "element": contract.ELEMENT,
                        "operator": contract.OPERATOR, "mode": mode,
-                       "variants": [{"name": name, "summary": summary, "temp": False}
-                                    for name, summary in variants], "work_tiles": list(work_tiles)})
+                       "variants": [{"name": v[0], "summary": v[1], "temp": False,
+                                     "compare": bool(v[2]) if len(v) > 2 else False}
+                                    for v in variants], "work_tiles": list(work_tiles)})
 
 
 def lab_info(*args, **kwargs):

@@ -21,7 +21,7 @@ from unittest import mock
 import fakes
 import fixturelib
 from classroom import batch, submissions
-from gradelib import build, config, cores, evaluate as ev, proc, session
+from gradelib import build, config, cores, evaluate as ev, proc, session, stage_cases
 from gradelib.grading import Grader
 from gradelib.outcomes import BuildOutcome, LabResult, StaticOutcome
 from gradelib.stage_build import BuiltLab
@@ -297,6 +297,49 @@ class Pipeline(unittest.TestCase):
         self.assertEqual(r["speed"]["status"], "not graded", "speed needs every graded variant right")
         self.assertIn("b: written,", r["summary"])
         self.assertTrue(all("--variant b" in f["options"] for f in r["correctness"]["failures"]))
+
+    def test_what_a_student_reads_of_variants_that_are_not_graded(self):
+        """A comparison design the student does not write (compare: lab 10's *_on_scan, lab 09's
+        *_two_pass) is left unnamed while it is only unwritten, in the summary, the table and
+        Gradescope's list; a written variant that is not graded and fails is named even at full
+        points; and the progress line's failures agree with the table's count, which counts the
+        graded variants' cases only."""
+        from gradelib import formats
+        listing = fakes.describe_text("02_fake", "whole", bench_n=1 << 20,
+                                      variants=(("a", "x"), ("b", "y"), ("a_on_scan", "z", True)))
+        ref = fakes.fake_lab(self.tmp, "ref", describe=listing, ms=1.0)
+        stud = fakes.fake_lab(self.tmp, "student", describe=listing, ms=1.0,
+                              by_variant={"b": "wrong", "a_on_scan": "not_implemented"})
+        g = self.grader(ref)
+        said = []
+        g.progress = said.append
+        r = g.evaluate(self.built("02_fake", stud))[0]
+        c = r["correctness"]
+        self.assertEqual((r["points"], c["passed"]), (100, c["total"]), r["summary"])
+        on_scan = c["variants"][2]
+        self.assertEqual((on_scan["name"], on_scan["compare"], on_scan["written"], on_scan["named"]),
+                         ("a_on_scan", True, False, False))
+        self.assertEqual(on_scan["line"], "a_on_scan: not written (returns LAB_NOT_IMPLEMENTED); not graded "
+                                          "(a design the reference keeps for comparison)")
+        self.assertIn("b: written,", r["summary"])
+        self.assertNotIn("a_on_scan", r["summary"])
+        result = {"grader": "grader/grade.py", "course": "c", "mode": "gpu", "device": None, "seed": 9,
+                  "status": "graded", "message": "", "points": r["points"], "max_points": r["max_points"],
+                  "elapsed_s": 1.0, "timings": {}, "labs": [r]}
+        table = formats.render(result, "table", to_terminal=False)
+        self.assertIn("full points; a variant that is not graded fails:", table)
+        self.assertIn("variant b: written,", table)
+        self.assertNotIn("a_on_scan", table)
+        scope = formats.render(result, "gradescope")
+        self.assertIn("b: written,", scope)
+        self.assertNotIn("a_on_scan", scope)
+        runs = [m for m in said if m.startswith("correctness: ") and " cases run" in m]
+        self.assertTrue(runs, said)
+        self.assertRegex(runs[-1], r"cases run, [1-9]\d* failed, all in variants that are not graded$")
+        self.assertEqual(stage_cases.failing_note(0, 0), "")
+        self.assertEqual(stage_cases.failing_note(4, 0), ", 4 failed")
+        self.assertEqual(stage_cases.failing_note(4, 19), ", 4 failed in graded variants, 19 in variants that "
+                                                          "are not graded")
 
     def test_the_host_lab_is_timed_on_the_core_kept_for_it(self):
         # cores.py: the grader keeps a core for the serial lab's timed runs (student and reference

@@ -718,6 +718,30 @@ class Matrix(unittest.TestCase):
         fadd = ev.make_cases(ops, cfg.lab("09_operators"), 3, variant="fadd")
         self.assertTrue(any("--squeeze" in o and o[-2:] == ("--variant", "fadd") for *_, o in fadd))
         self.assertFalse(any("--squeeze" in o for *_, o in ev.report_cases(info, settings, 3, "other")))
+
+    def test_cpu_mode_repeats_one_n_of_more_tiles_than_it_keeps_resident(self):
+        """In CPU mode the default variant of a lab with correctness.cpu_ordering gets one case of
+        three calls at the same n of sixteen of its largest tiles (fewer where the CPU-mode cap
+        says so, never CPU_RESIDENT_BLOCKS or fewer): the other cases repeat only a size of three
+        tiles, which CPU mode's four resident blocks run at once, so a look-back that accepts the
+        call before's descriptors passed them for some scheduler seeds. A GPU grade's ordering
+        cases (CPU mode) get it too; another variant, another lab, or a GPU's own cases do not."""
+        cfg = config.load(CONFIG)
+        info = fakes.lab_info("08_x", "whole", work_tiles=(6144,))
+        settings = cfg.lab("08_decoupled_lookback")
+
+        def repeated(cases):  # the n of each case whose calls are all at that n, over resident blocks' tiles
+            return [n for n, _, _, o in cases if n > ev.CPU_RESIDENT_BLOCKS * 6144
+                    and o[:2] == ("--sizes", ",".join([str(n)] * ev.CASE_CALLS_MAX))]
+        cpu = stage_cases.plan_cases(info, settings, 3, "cpu")
+        self.assertEqual(repeated(cpu), [16 * 6144 + 1])
+        self.assertEqual(len(cpu), len(stage_cases.plan_cases(info, cfg.lab("07_hierarchical"), 3, "cpu")) + 1)
+        self.assertEqual(repeated(ev.ordering_cases(info, settings, 3)), [10 * 6144 + 1])
+        self.assertEqual(repeated(ev.make_cases(info, settings, 3)), [])  # a GPU's: its squeezed stress cases
+        self.assertEqual(repeated(ev.make_cases(info, settings, 3, mode="cpu", variant="other")), [])
+        self.assertEqual(repeated(ev.make_cases(info, cfg.lab("07_hierarchical"), 3, mode="cpu")), [])
+        self.assertIsNone(ev.cpu_repeat_size(info, 4 * 6144 + 1))
+        self.assertEqual(ev.cpu_repeat_size(info, 5 * 6144 + 1), 5 * 6144 + 1)
         for bad in ({"sms": 0, "calls": 2, "tiles": [4]}, {"sms": 4, "calls": 2}, {"sms": 4, "calls": 2, "tiles": []}):
             with self.assertRaises(config.ConfigError):
                 config._stress(bad, "labs.08.correctness.stress")

@@ -24,13 +24,27 @@ def lab_detail_lines(lab, max_failures=5):
         lines.append(f"... and {len(c['failures']) - max_failures} more failing cases")
     if c.get("note"):
         lines.append("correctness: " + c["note"])
-    lines += ["variant " + v["line"] for v in c.get("variants", [])
-              if not v["written"] or v["passed"] < v["total"] or v.get("sanitizer")]
+    lines += ["variant " + v["line"] for v in c.get("variants", []) if named(v)]
     if lab["sanitizer"]["note"]:
         lines.append("sanitizer: " + lab["sanitizer"]["note"])
     if lab["speed"]["note"]:
         lines.append("speed: " + lab["speed"]["note"])
     return lines
+
+
+def named(variant):
+    """Whether a variant's line is worth a student's reading (VariantReport.named): unwritten,
+    failing or with a sanitizer error, except a comparison design the student does not write that
+    is only unwritten (lab 10's *_on_scan, lab 09's *_two_pass: its own variant is named already)."""
+    if "named" in variant:
+        return variant["named"]
+    return not variant["written"] or variant["passed"] < variant["total"] or bool(variant.get("sanitizer"))
+
+
+def listed(variant):
+    """Whether a list of every variant (Gradescope's) shows it: all but the comparison designs a
+    student does not write, unless one of those is written and fails."""
+    return not variant.get("compare") or named(variant)
 
 
 def stopped(lab):

@@ -17,7 +17,7 @@ from .. import feedback
 from ..config import GRADESCOPE_DEFAULTS
 from ..status import NOT_GRADED
 from .base import Format
-from .details import lab_detail_lines, late_lines, rankable, stopped
+from .details import lab_detail_lines, late_lines, listed, rankable, stopped
 
 
 def _untested(score, output, seconds=0, **extra):
@@ -84,8 +84,9 @@ def _correctness_test(lab, seed):
                                 f"  reproduce: {f['reproduce']}" for f in c["failures"][:10])
     if c.get("note"):
         out += "\n" + c["note"]
-    if c.get("variants"):
-        out += "\nvariants:\n" + "\n".join("  " + v["line"] for v in c["variants"])
+    shown = [v for v in c.get("variants") or [] if listed(v)]
+    if shown:
+        out += "\nvariants:\n" + "\n".join("  " + v["line"] for v in shown)
     if (lab.get("late") or {}).get("percent"):  # the late policy (policy.py) scaled every part's points
         late = lab["late"]
         out += (f"\nlate: {late['days_late']} day(s) after {late['due']}: -{late['percent']:g}% on this lab "
