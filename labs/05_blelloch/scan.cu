@@ -9,11 +9,12 @@
  * cleared is the tile's total.
  *
  * Bank conflicts. Shared memory has 32 banks; word i lives in bank i % 32. At a tree level
- * with stride d, thread t touches words d*(2t+1) - 1 and d*(2t+2) - 1: 2d words apart, so for
- * d >= 16 every thread of a warp lands in the same bank and the warp's access is split into up
- * to 32 serial ones. The second variant stores word i at slot(i) = i + i / 32: one padding word
- * after every 32, which shifts each run of 32 words by one more bank and spreads those accesses
- * out. Same algorithm, same code; only the index map differs (template parameter PADDED).
+ * with stride d, thread t takes the t-th pair (a block of 2d elements), so consecutive threads
+ * touch words 2d apart: for d >= 16 every thread of a warp lands in the same bank and the
+ * warp's access is split into up to 32 serial ones. The second variant leaves one padding word
+ * after every 32 elements, which shifts each run of 32 words by one more bank and spreads those
+ * accesses out. Same algorithm, same code; only the index map differs (template parameter
+ * PADDED).
  *
  * Two elements per thread: BL_THREADS threads scan a tile of BL_TILE = 2 * BL_THREADS. Size,
  * chosen by measurement on an H100 at n = 2^28 (tile pass as % of a device memcpy; the handout
@@ -44,9 +45,9 @@ template <bool SYNC> __device__ __forceinline__ void tile_barrier()
 
 /* ---- shared-memory layout ------------------------------------------------ */
 
-/* Where element i of the tile lives in shared memory: at i itself, or (PADDED) after one
- * padding word per 32 elements before it, i + i / 32. Every shared access in this lab goes
- * through slot(), so the two variants differ only here. */
+/* Where element i of the tile lives in shared memory: at i itself, or (PADDED) past one
+ * padding word per 32 elements before it. Every shared access in this lab goes through slot(),
+ * so the two variants differ only here. */
 template <bool PADDED> __device__ __forceinline__ unsigned slot(unsigned i)
 {
     // TODO(student): the slot of element i. Plain: i itself. PADDED: i shifted past one unused

@@ -17,8 +17,9 @@
  * Traffic: read n (reduce), read n + write n (scan): about 12n bytes; 20n with the heads, which
  * both passes read.
  *
- * What you write (TODO(student)): the block-wide scan, the operators' identities and combines,
- * and the entry points that instantiate the generic scan with them. The rest is given: read it.
+ * What you write (TODO(student)): the block-wide scan, the carry into each thread without an
+ * inverse (thread_prefix), and the operators' identities and combines. The rest is given, the
+ * entry points that instantiate the generic scan with each operator included: read it.
  *
  * Run: make run LAB=09 ARGS='--variant fadd'   Test: make test TEST_SRC=labs LAB=09
  */
@@ -44,32 +45,27 @@ struct AddOp {
 struct MaxOp {
     typedef int T;
     // TODO(student): the identity of max (the value x for which max(x, a) == a for every int a)
-    // and max itself: give the two declarations below their bodies. Then make ops_scan_max call
-    // the generic scan (before that, nothing uses them; after, a body left out fails the build
-    // with an undefined MaxOp::identity or MaxOp::combine).
-    __host__ __device__ static T identity();
-    __device__ static T combine(T a, T b);
+    // and max itself, written here as AddOp writes its own:
+    //     __host__ __device__ static T identity() { ... }
+    //     __device__ static T combine(T a, T b) { ... }
+    // Until MaxOp has both, ops_scan_max reports "not implemented" (ops_written, below).
     __device__ static T load(int x, int) { return x; }
     __device__ static int store(T a) { return a; }
 };
 
 struct MinOp {
     typedef int T;
-    // TODO(student): the identity of min and min itself (bodies for the two declarations below);
-    // then ops_scan_min.
-    __host__ __device__ static T identity();
-    __device__ static T combine(T a, T b);
+    // TODO(student): the identity of min and min itself, identity() and combine(a, b) declared
+    // as in MaxOp. Until both are here, ops_scan_min reports "not implemented".
     __device__ static T load(int x, int) { return x; }
     __device__ static int store(T a) { return a; }
 };
 
 struct FAddOp {
     typedef float T;
-    // TODO(student): the identity of float + and + itself (bodies for the two declarations
-    // below; load and store, given, move the bits between int and float unchanged); then
-    // ops_scan_fadd.
-    __host__ __device__ static T identity();
-    __device__ static T combine(T a, T b);
+    // TODO(student): the identity of float + and + itself, identity() and combine(a, b) declared
+    // as in MaxOp (load and store, given, move the bits between int and float unchanged). Until
+    // both are here, ops_scan_fadd reports "not implemented".
     __device__ static T load(int x, int)
     {
         float f;
@@ -94,15 +90,18 @@ struct SegOp {
     // TODO(student): the (flag, value) operator. combine(a, b) is the pair for the elements of a
     // followed by those of b: flag says whether a segment starts anywhere in them, value is the
     // sum since the last start. It must be associative (the generic scan regroups freely), and
-    // identity() must leave any pair unchanged on either side. Bodies for the two declarations
-    // below; then ops_scan_segmented.
-    __host__ __device__ static T identity();
-    __device__ static T combine(T a, T b);
+    // identity() must leave any pair unchanged on either side. identity() and combine(a, b)
+    // declared as in MaxOp; until both are here, ops_scan_segmented reports "not implemented".
     __device__ static T load(int x, int head) { return SegPair{head != 0, (unsigned)x}; }
     __device__ static int store(T a) { return (int)a.value; }
 };
 
 /* ---- block-wide scan ------------------------------------------------------------------------ */
+
+/* Whether block_inclusive_scan and thread_prefix below are written. Every entry point runs them:
+ * while this is false, each reports "not implemented" instead of running the placeholders
+ * (ops_written, below). */
+static constexpr bool scan_parts_written = false;
 
 /* Inclusive scan of one value per thread, in thread order, across the block: thread t gets
  * x_0 . x_1 . ... . x_t (Op::combine, never reordered), and every thread *total the whole
@@ -117,10 +116,28 @@ __device__ typename Op::T block_inclusive_scan(typename Op::T x, typename Op::T 
     // and store the whole block's combination in *total for every thread. s holds OPS_THREADS
     // values of T. Every thread calls this function; it must reach every __syncthreads() in it,
     // and leave s free for the caller (a barrier at the end). Budget: the reference does a
-    // Kogge-Stone with 2 log2(OPS_THREADS) + 2 barriers.
+    // Kogge-Stone with 2 log2(OPS_THREADS) + 2 barriers. Once it and thread_prefix are written,
+    // set scan_parts_written (above) to true, and the entry points start running them.
     (void)s;
     *total = x;
     return x;
+}
+
+/* What comes before thread t's first element in the whole array: the tile's carry (everything in
+ * the tiles before this one; the identity in the first), then threads 0 .. t-1's values, in that
+ * order. incl is this thread's block_inclusive_scan result. Every thread must call it. */
+template <class Op>
+__device__ typename Op::T thread_prefix(typename Op::T incl, typename Op::T *s,
+                                        typename Op::T tile_carry)
+{
+    // TODO(student): return tile_carry . x_0 . ... . x_(t-1) (Op::combine, in that order). Lab 03
+    // had incl - x for the threads' part; max, min and SegOp have no inverse, so no subtraction:
+    // find the threads' part among values already computed. s (OPS_THREADS values of T) is free
+    // on entry (block_inclusive_scan ends with a barrier); every thread must reach each barrier
+    // you put here. Budget: the reference uses one barrier and one combine.
+    (void)incl;
+    (void)s;
+    return tile_carry;
 }
 
 /* ---- where a level reads and writes ----------------------------------------------------------
@@ -262,12 +279,8 @@ __global__ void __launch_bounds__(OPS_THREADS)
     T vals[OPS_ITEMS], total;
     src.load_run(base, n, vals, s_stage);
     const T incl = block_inclusive_scan<Op>(run_total<Op>(vals), s, &total);
-    /* what comes before this thread's first element: the carry, then the threads before it */
-    s[threadIdx.x] = incl;
-    __syncthreads();
-    T acc = carries && blockIdx.x > 0 ? carries[blockIdx.x - 1] : Op::identity();
-    if (threadIdx.x > 0)
-        acc = Op::combine(acc, s[threadIdx.x - 1]);
+    T acc = thread_prefix<Op>(incl, s,
+                              carries && blockIdx.x > 0 ? carries[blockIdx.x - 1] : Op::identity());
 #pragma unroll
     for (int k = 0; k < OPS_ITEMS; k++) {
         acc = Op::combine(acc, vals[k]);
@@ -322,62 +335,56 @@ static lab_result generic_scan(Src src, Dst dst, size_t n, void *temp)
     return LAB_OK;
 }
 
-/* ---- the entry points (common/course/09_operators.h) --------------------------------------- */
+/* ---- the entry points (common/course/09_operators.h) ---------------------------------------
+ * Given: each runs the generic scan with its operator. Until the parts a scan runs are written
+ * (ops_written), its entry point reports "not implemented" without touching memory, and the scan
+ * is not even compiled for that operator: an operator needs identity() and combine() only once
+ * it is used. */
+
+template <class...> struct ops_void {
+    typedef void type;
+};
+
+/* ops_written<Op>::value: whether scanning with Op runs only written code: scan_parts_written,
+ * and Op declares identity() and combine() (AddOp does; the others once you write them). */
+template <class Op, class = void> struct ops_written {
+    static constexpr bool value = false;
+};
+template <class Op>
+struct ops_written<Op, typename ops_void<decltype(&Op::identity), decltype(&Op::combine)>::type> {
+    static constexpr bool value = scan_parts_written;
+};
 
 template <class Op>
 static lab_result scan_ints(const int *d_in, const int *d_heads, int *d_out, size_t n, void *t)
 {
-    return generic_scan<Op, FromInput<Op>, ToOutput<Op>>(FromInput<Op>{d_in, d_heads},
-                                                         ToOutput<Op>{d_out}, n, t);
+    if constexpr (ops_written<Op>::value) {
+        return generic_scan<Op, FromInput<Op>, ToOutput<Op>>(FromInput<Op>{d_in, d_heads},
+                                                             ToOutput<Op>{d_out}, n, t);
+    } else {
+        (void)d_in, (void)d_heads, (void)d_out, (void)n, (void)t;
+        return LAB_NOT_IMPLEMENTED;
+    }
 }
 
 lab_result ops_scan_add(const int *d_in, int *d_out, size_t n, void *d_temp)
 {
-    // TODO(student): once block_inclusive_scan is written: return scan_ints<AddOp>(d_in, NULL,
-    // d_out, n, d_temp);
-    (void)d_in;
-    (void)d_out;
-    (void)n;
-    (void)d_temp;
-    return LAB_NOT_IMPLEMENTED;
+    return scan_ints<AddOp>(d_in, NULL, d_out, n, d_temp);
 }
 lab_result ops_scan_max(const int *d_in, int *d_out, size_t n, void *d_temp)
 {
-    // TODO(student): once MaxOp is written: return scan_ints<MaxOp>(d_in, NULL, d_out, n, d_temp);
-    (void)d_in;
-    (void)d_out;
-    (void)n;
-    (void)d_temp;
-    return LAB_NOT_IMPLEMENTED;
+    return scan_ints<MaxOp>(d_in, NULL, d_out, n, d_temp);
 }
 lab_result ops_scan_min(const int *d_in, int *d_out, size_t n, void *d_temp)
 {
-    // TODO(student): once MinOp is written: return scan_ints<MinOp>(d_in, NULL, d_out, n, d_temp);
-    (void)d_in;
-    (void)d_out;
-    (void)n;
-    (void)d_temp;
-    return LAB_NOT_IMPLEMENTED;
+    return scan_ints<MinOp>(d_in, NULL, d_out, n, d_temp);
 }
 lab_result ops_scan_fadd(const int *d_in, int *d_out, size_t n, void *d_temp)
 {
-    // TODO(student): once FAddOp is written: return scan_ints<FAddOp>(d_in, NULL, d_out, n,
-    // d_temp);
-    (void)d_in;
-    (void)d_out;
-    (void)n;
-    (void)d_temp;
-    return LAB_NOT_IMPLEMENTED;
+    return scan_ints<FAddOp>(d_in, NULL, d_out, n, d_temp);
 }
 lab_result ops_scan_segmented(const int *d_in, const int *d_heads, int *d_out, size_t n,
                               void *d_temp)
 {
-    // TODO(student): once SegOp is written: return scan_ints<SegOp>(d_in, d_heads, d_out, n,
-    // d_temp);
-    (void)d_in;
-    (void)d_heads;
-    (void)d_out;
-    (void)n;
-    (void)d_temp;
-    return LAB_NOT_IMPLEMENTED;
+    return scan_ints<SegOp>(d_in, d_heads, d_out, n, d_temp);
 }

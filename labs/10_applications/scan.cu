@@ -232,9 +232,10 @@ __global__ void radix_scatter_kernel(const int *keys, int *out, size_t n, int sh
             count_l &= ((lane >> b) & 1u) ? ones : ~ones;
         }
         // TODO(student): below[j] = this key's rank among the keys of its digit in this round
-        // of the warp (the lanes of `peers` below mine); lane l < APPS_RADIX stores the count of
-        // digit l in this round (count_l's lanes) at s_rank[rank_slot((l * APPS_ITEMS + j) *
-        // WARPS + warp)].
+        // of the warp (the lanes of `peers` below mine). And lane l < APPS_RADIX stores the count
+        // of digit l in this round of this warp (count_l's lanes) in s_rank, in the entry of
+        // (digit l, round j, this warp) in the (digit, round, warp) order that the scan below
+        // reads, through rank_slot().
         below[j] = 0;
         (void)peers, (void)count_l;
     }
