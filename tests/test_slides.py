@@ -131,7 +131,8 @@ DIRECTIVES = ("theme", "style", "headingDivider", "lang", "size", "math", "pagin
               "footer", "class", "color", "backgroundColor", "backgroundImage",
               "backgroundPosition", "backgroundRepeat", "backgroundSize", "transition")
 DIRECTIVE_LINE = re.compile(r"^\s*[\"']?_?(?:%s)[\"']?\s*:" % "|".join(DIRECTIVES), re.M)
-MAGIC_COMMENT = re.compile(r"^(?:prettier-ignore(?:-(?:start|end))?|markdownlint-(?:(?:disable|enable).*|capture|restore)"
+MAGIC_COMMENT = re.compile(r"^(?:prettier-ignore(?:-(?:start|end))?"
+                           r"|markdownlint-(?:(?:disable|enable).*|capture|restore)"
                            r"|lint (?:disable|enable|ignore).*)$")
 # A thematic break (---, ***, ___, spaces allowed): Marp starts a new slide at each one.
 BREAK = re.compile(r"^ {0,3}(?:(?:-[ \t]*){3,}|(?:\*[ \t]*){3,}|(?:_[ \t]*){3,})$")
