@@ -6,7 +6,6 @@
 
 #include "call.h"
 #include "cuda_check.h"
-#include "port.h"
 
 #include <stdarg.h>
 #include <stdlib.h>
@@ -53,25 +52,6 @@ double lab_now_ms(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
-}
-
-lab_status lab_not_implemented(const lab_variant *v, lab_report *r)
-{
-    int reason = WHY_TODO;
-    const char *why = lab_port_why(&reason); /* a judge: the reason the lab process gave, if any */
-    r->status = ST_NOT_IMPLEMENTED;
-    r->reason = WHY_TODO;
-    if (why) {
-        lab_report_msg(r, "%s", why);
-        r->reason = reason;
-        return r->status;
-    }
-    if (!lab_port_remote() && lab_not_implemented_why)
-        r->reason = lab_not_implemented_why(v, r->message, sizeof(r->message));
-    if (r->reason == WHY_TODO)
-        lab_report_msg(r, "variant %s returns LAB_NOT_IMPLEMENTED: write its TODO(student) parts",
-                       v->name);
-    return r->status;
 }
 
 /* ---- memory ---------------------------------------------------------------------------- */
