@@ -30,7 +30,7 @@ import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "grader"))
-from gradelib import build as buildmod, stage_build  # noqa: E402
+from gradelib import build as buildmod, grading  # noqa: E402
 from gradelib import config as configmod  # noqa: E402
 
 RELEASE_ARCH = "sm_80 sm_90"  # A100 and H100/H200 machine code, PTX for anything newer
@@ -167,13 +167,8 @@ def build_references(root, mode, work, arch, labs, config):
     objects = {}
     for lab in order:
         log(f"student release: the reference of {lab} ({mode} mode)")
-        bases = None
-        if built_on(lab):
-            bases = stage_build.base_objects({b: builder.reference_dir(b, work) for b in built_on(lab)})
-        src = os.path.join(root, "solutions", lab, "scan.cu")
-        with builder.locked("ref-" + lab):
-            res = builder.build(src, builder.reference_dir(lab, work), f"solutions/{lab}/scan.cu",
-                                reuse=True, lab=lab, bases=bases)
+        bases = {b: builder.reference_dir(b, work) for b in built_on(lab)} if built_on(lab) else None
+        res = grading.build_reference(builder, root, work, lab, bases)
         if not res.ok:
             raise RuntimeError(f"the reference of {lab} does not build in {mode} mode: {res.message}")
         objects[lab] = os.path.join(builder.reference_dir(lab, work), "scan.o")

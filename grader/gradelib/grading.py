@@ -55,6 +55,22 @@ def select_labs(all_labs, wanted):
     return sorted(out)
 
 
+def build_reference(builder, root, work, lab, bases=None):
+    """lab's reference binary (its object beside it, scan.o), built by builder from its source or
+    a student release's object (build.reference_source), rebuilt unless its build stamp shows the
+    same source, the same harness objects and flags, and an unchanged object and binary
+    (Builder.build reuse). bases: {lab: the folder of its reference build} for a lab built on
+    others. A grade's references, and the objects tools/student_release.py ships."""
+    src = buildmod.reference_source(root, lab, builder.mode)
+    with builder.locked("ref-" + lab):  # a shared cache: one session builds, the rest reuse
+        res = builder.build(src, builder.reference_dir(lab, work), os.path.relpath(src, root),
+                            reuse=True, lab=lab, bases=stage_build.base_objects(bases))
+        if res.ok:
+            os.chmod(res.binary, 0o555)  # a reminder more than a guard: the hash is the check
+            ev.mark_reference(res.binary)  # run copies executable, not readable; never under a tool
+    return res
+
+
 def gpu_visible():
     """A cheap first look for an NVIDIA GPU, before anything is built."""
     if any(os.path.exists(p) for p in ("/dev/nvidia0", "/dev/nvidiactl", "/dev/dxg")):
@@ -247,18 +263,7 @@ class Grader:
         return list(self.config.lab(lab).get("built_on") or [])
 
     def _build_reference(self, lab, bases=None):
-        """The reference binary, rebuilt unless its build stamp shows the same source, the same
-        harness objects and flags, and an unchanged object and binary (Builder.build reuse).
-        bases: {lab: the folder of its reference build} for a lab built on others."""
-        src = buildmod.reference_source(self.root, lab, self.mode)
-        with self.builder.locked("ref-" + lab):  # a shared cache: one session builds, the rest reuse
-            res = self.builder.build(src, self.builder.reference_dir(lab, self.work),
-                                     os.path.relpath(src, self.root), reuse=True, lab=lab,
-                                     bases=stage_build.base_objects(bases))
-            if res.ok:
-                os.chmod(res.binary, 0o555)  # a reminder more than a guard: the hash is the check
-                ev.mark_reference(res.binary)  # run copies executable, not readable; never under a tool
-        return res
+        return build_reference(self.builder, self.root, self.work, lab, bases)
 
     def _ref_binary(self, lab):
         """The reference binary of lab, after checking that it is still the one that was built:
