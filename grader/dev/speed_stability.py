@@ -11,12 +11,10 @@ points). Needs a GPU.
 
     python3 grader/dev/speed_stability.py --times 10
     python3 grader/dev/speed_stability.py --times 3 --labs 06 08
-    python3 grader/dev/speed_stability.py --times 3 --same-design --config my-config.json
+    python3 grader/dev/speed_stability.py --times 3 --config my-config.json
 
-A lab timed against a reference variant (labs 09 and 10: `speed.reference_variant`, the design the
-handout asks for) compares the reference's default, a faster design, with that variant: its ratio
-is the gap between the two designs. --same-design times that variant on both sides, so that every
-lab's ratio is the reference's design against itself.
+A lab with a `speed.variant` (labs 09 and 10: the design the handout asks for) is timed at that
+variant on both sides, as a grade times it.
 
 Exit codes: 0 measured, every lab's points within --tolerance over the gradings; 1 measured,
 some lab's points spread wider; 2 bad command line; 3 no GPU, or the references did not build.
@@ -52,8 +50,6 @@ def main(argv=None):
     ap.add_argument("--work", default=os.path.join(ROOT, "build", "stability"), help="build folder")
     ap.add_argument("--json", help="also write every grading's outcome here")
     ap.add_argument("--config", default=os.path.join(GRADER, "config.json"), help="the grader's config")
-    ap.add_argument("--same-design", action="store_true",
-                    help="a lab with a speed.reference_variant times that variant on both sides")
     ap.add_argument("--new-processes", action="store_true",
                     help="each round after the first in new processes of both sides, not in new "
                          "buffers of the same processes (to compare what the two cost and spread)")
@@ -76,7 +72,7 @@ def main(argv=None):
         print(f"speed_stability: {e}", file=sys.stderr)
         return 3
     labs = [lab for lab in labs if lab in g.refs]
-    timers(g, cfg, labs, args.same_design, args.new_processes)
+    timers(args.new_processes)
     built = {lab: SimpleNamespace(binary=g.refs[lab][0]) for lab in labs}
     checked = {lab: SimpleNamespace(correctness=CorrectnessOutcome(1, 1)) for lab in labs}
     rows = {lab: [] for lab in labs}
@@ -115,21 +111,14 @@ def main(argv=None):
     return 0 if worst <= args.tolerance else 1
 
 
-def timers(g, cfg, labs, same_design, new_processes):
-    """The speed stage's Timer, changed as asked: same_design, the student's side of each lab with
-    a reference variant timed with that variant too (the grader's Timer is given no options for
-    the student's binary: it is handed the variant's); new_processes, a round's renew() is fresh()."""
-    if not same_design and not new_processes:
+def timers(new_processes):
+    """The speed stage's Timer, changed as asked: new_processes, a round's renew() is fresh()."""
+    if not new_processes:
         return
-    variants = {g.refs[lab][0]: cfg.lab(lab)["speed"].get("reference_variant") for lab in labs}
 
     class Changed(ev.Timer):
-        def __init__(self, binary, isolated=False, options=()):
-            v = variants.get(binary) if same_design else None
-            super().__init__(binary, isolated, options or (("--variant", v) if v else ()))
-
         def renew(self):
-            return self.fresh() if new_processes else super().renew()
+            return self.fresh()
 
     stage_speed.ev = SimpleNamespace(**{**vars(ev), "Timer": Changed})
 

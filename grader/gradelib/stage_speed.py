@@ -151,9 +151,10 @@ class SpeedStage:
         """The probe, then the rounds, with the student's runs in one process and the
         reference's in another (evaluate.Timer) unless isolated; when either process did
         something no run's verdict accounts for, the whole measurement again, one process a run."""
-        student = ev.Timer(binary, isolated)
-        ref_variant = settings["speed"].get("reference_variant")
-        reference = ev.Timer(self.ref_binary(lab), isolated, ["--variant", ref_variant] if ref_variant else ())
+        variant = settings["speed"].get("variant")
+        options = ["--variant", variant] if variant else ()  # the same design on both sides
+        student = ev.Timer(binary, isolated, options)
+        reference = ev.Timer(self.ref_binary(lab), isolated, options)
         clean = False
         try:
             out = self._probe(lab, student, reference, settings, n, metric, seed)

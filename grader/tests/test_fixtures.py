@@ -13,6 +13,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -55,8 +56,18 @@ class Fixtures(unittest.TestCase):
         if not os.path.exists(os.path.join(ROOT, "common", "cpu")):
             self.skipTest("this checkout has no CPU mode")
         work = os.path.join(BUILD.rstrip("/").removesuffix("/cpu"), "grader")
-        p = subprocess.run([sys.executable, os.path.join(fakes.GRADER, "check_fixtures.py"), "--cpu",
-                            "--work", work, *options], capture_output=True, text=True, timeout=900)
+        # a session of its own: a check past its time is stopped whole, its grade.py too, which
+        # would otherwise keep the work folder locked for the next check
+        with subprocess.Popen([sys.executable, os.path.join(fakes.GRADER, "check_fixtures.py"), "--cpu",
+                               "--work", work, *options], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True, start_new_session=True) as child:
+            try:
+                out, err = child.communicate(timeout=900)
+            except subprocess.TimeoutExpired:
+                os.killpg(child.pid, signal.SIGKILL)
+                out, err = child.communicate()
+                self.fail(f"check_fixtures.py {' '.join(options)} took more than 900 s: {out[-2000:]}{err[-2000:]}")
+        p = subprocess.CompletedProcess(child.args, child.returncode, out, err)
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr[-3000:])
         return p
 

@@ -33,19 +33,39 @@ class Scoring(unittest.TestCase):
         self.assertEqual(scoring.correctness_points(15, 30, 60), 30)
         self.assertEqual(scoring.correctness_points(0, 0, 60), 0)
 
-    def test_a_reference_variant_is_named_in_the_note_and_timed_with_its_option(self):
-        """speed.reference_variant: the reference is timed running that variant (every timed run
-        of its Timer carries --variant NAME, in a session and alone), and the note says so."""
+    def test_a_timed_variant_is_named_in_the_note_and_timed_on_both_sides(self):
+        """speed.variant: the student's binary and the reference are both timed running that
+        variant (every timed run of either Timer carries --variant NAME, in a session and alone),
+        so that the reference graded as a submission reads 1.00, and the note says so."""
         from gradelib.outcomes import SpeedOutcome
         from gradelib.status import Status
+        from gradelib import stage_speed
         settings = dict(config.load(CONFIG).lab("09_operators")["speed"])
-        self.assertEqual(settings["reference_variant"], "add_two_pass")
+        self.assertEqual(settings["variant"], "add_two_pass")
+        self.assertEqual(config.load(CONFIG).lab("10_applications")["speed"]["variant"], "radix_sort_on_scan")
         self.assertEqual((settings["full_at"], settings["zero_at"]), (1.25, 3.0))
         out = SpeedOutcome(Status.GRADED, "", metric="ms", ratio=1.04)
         share, note = scoring.speed_share(out, settings)
         self.assertEqual(share, 1.0)
-        self.assertIn("1.04x the reference's add_two_pass time", note)
-        self.assertIn("1.04x the reference's time", scoring.speed_share(out, dict(settings, reference_variant=None))[1])
+        self.assertIn("1.04x the reference's add_two_pass time, the handout's design on both sides,", note)
+        self.assertIn("1.04x the reference's time (", scoring.speed_share(out, dict(settings, variant=None))[1])
+        made = []
+
+        class Recorder:
+            def __init__(self, binary, isolated=False, options=()):
+                made.append((binary, tuple(options)))
+
+            def close(self):
+                return True
+        stage = unittest.mock.Mock(ref_binary=lambda lab: "ref", _probe=lambda *a: "measured")
+        with unittest.mock.patch.object(stage_speed.ev, "Timer", Recorder):
+            for variant in ("add_two_pass", None):
+                got = stage_speed.SpeedStage._measure(stage, "09_operators", "student",
+                                                      {"speed": dict(settings, variant=variant)},
+                                                      1024, "ms", 1, True, False)
+                self.assertEqual(got, "measured")
+        both = ("--variant", "add_two_pass")
+        self.assertEqual(made, [("student", both), ("ref", both), ("student", ()), ("ref", ())])
         seen = []
 
         class Session:
