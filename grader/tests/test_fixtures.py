@@ -69,7 +69,8 @@ class Fixtures(unittest.TestCase):
             except subprocess.TimeoutExpired:
                 os.killpg(child.pid, signal.SIGKILL)
                 out, err = child.communicate()
-                self.fail(f"check_fixtures.py {' '.join(options)} took more than {TIMEOUT_S} s: {out[-2000:]}{err[-2000:]}")
+                self.fail(f"check_fixtures.py {' '.join(options)} took more than {TIMEOUT_S} s: "
+                          f"{out[-2000:]}{err[-2000:]}")
         p = subprocess.CompletedProcess(child.args, child.returncode, out, err)
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr[-3000:])
         return p
