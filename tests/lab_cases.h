@@ -52,9 +52,10 @@ void lab_test_need_variant(const lab_info *lab, int vi);
 size_t lab_test_max_n(void);
 
 /* 1 when variant vi is written (a small case, n = 1000, reports anything but not_implemented),
- * else 0, and the caller skips that variant's cases. Silent: kernel::variants_written
- * (lab_expect_all_written) names an unwritten variant once, instead of every test that loops over
- * the variants. */
+ * else 0, and the caller skips that variant's cases; 0 too for a comparison variant (.compare)
+ * in the student's tests (TEST_SRC=labs), which runs the student's own variant there. Silent:
+ * kernel::variants_written (lab_expect_all_written) names an unwritten variant once, instead of
+ * every test that loops over the variants. */
 int lab_expect_written(const lab_info *lab, int vi);
 
 /* Skips the calling test, naming the variant, when variant vi is not written yet: for a test of
