@@ -224,6 +224,11 @@ STATIC_PATTERNS = ("allowed_symbol_patterns", "forbidden_header_patterns", "shad
 OPTIONAL_KEYS = ("cpu_max_n",)
 
 
+# keys a config written for an earlier course may still have: {old: (what changed, new key)}
+RENAMED = {"reference_variant": ("the variant is timed on both sides now, the submission's too "
+                                 "(grader/README.md, speed.variant)", "variant")}
+
+
 class ConfigError(Exception):
     """A one-line description of what is wrong in the config file."""
 
@@ -232,6 +237,8 @@ def _check_section(obj, schema, where, partial):
     if not isinstance(obj, dict):
         raise ConfigError(f"{where} must be an object")
     for k, v in obj.items():
+        if k in RENAMED and RENAMED[k][1] in schema:
+            raise ConfigError(f"{where}.{k} is now {where}.{RENAMED[k][1]}: {RENAMED[k][0]}")
         if k not in schema:
             raise ConfigError(f"{where}: unknown key {json.dumps(k)} (known: {', '.join(schema)})")
         sub = schema[k]

@@ -218,6 +218,10 @@ class Config(unittest.TestCase):
         self.assertBad(lambda d: d["defaults"]["points"].update(speed=-1), "defaults.points.speed")
         self.assertBad(lambda d: d["defaults"]["points"].update(speed="30"), "must be a number")
         self.assertBad(lambda d: d["defaults"].update(sped={}), "unknown key \"sped\"")
+        # a key renamed since an earlier course's config: the new name and what changed
+        self.assertBad(lambda d: d["labs"]["09_operators"]["speed"].update(reference_variant="add_two_pass"),
+                       "labs.09_operators.speed.reference_variant is now labs.09_operators.speed.variant: "
+                       "the variant is timed on both sides now")
         self.assertBad(lambda d: d["defaults"]["correctness"].update(dists=["gaussian"]), "gaussian")
         self.assertBad(lambda d: d["labs"].update({"kogge": {}}), "not a lab id")
         self.assertBad(lambda d: d["labs"].update({"03_x": {"speed": {"zero_at": 1.1}}}), "labs.03_x")
