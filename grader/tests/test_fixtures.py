@@ -13,8 +13,6 @@ import json
 import os
 import re
 import shutil
-import signal
-import subprocess
 import sys
 import tempfile
 import unittest
@@ -23,7 +21,7 @@ from unittest import mock
 import fakes
 import check_fixtures
 import fixturelib
-from gradelib import build
+from gradelib import build, proc
 
 ROOT = os.path.dirname(fakes.GRADER)
 BUILD = os.environ.get("LAB_BUILD_DIR", os.path.join(ROOT, "build"))
@@ -59,19 +57,12 @@ class Fixtures(unittest.TestCase):
         if not os.path.exists(os.path.join(ROOT, "common", "cpu")):
             self.skipTest("this checkout has no CPU mode")
         work = os.path.join(BUILD.rstrip("/").removesuffix("/cpu"), "grader")
-        # a session of its own: a check past its time is stopped whole, its grade.py too, which
+        # proc.run kills the check's whole process group past its time, its grade.py too, which
         # would otherwise keep the work folder locked for the next check
-        with subprocess.Popen([sys.executable, os.path.join(fakes.GRADER, "check_fixtures.py"), "--cpu",
-                               "--work", work, *options], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              text=True, start_new_session=True) as child:
-            try:
-                out, err = child.communicate(timeout=TIMEOUT_S)
-            except subprocess.TimeoutExpired:
-                os.killpg(child.pid, signal.SIGKILL)
-                out, err = child.communicate()
-                self.fail(f"check_fixtures.py {' '.join(options)} took more than {TIMEOUT_S} s: "
-                          f"{out[-2000:]}{err[-2000:]}")
-        p = subprocess.CompletedProcess(child.args, child.returncode, out, err)
+        p = proc.run([sys.executable, os.path.join(fakes.GRADER, "check_fixtures.py"), "--cpu",
+                      "--work", work, *options], TIMEOUT_S)
+        self.assertFalse(p.timed_out, f"check_fixtures.py {' '.join(options)} took more than {TIMEOUT_S} s: "
+                                      f"{p.stdout[-2000:]}{p.stderr[-2000:]}")
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr[-3000:])
         return p
 
