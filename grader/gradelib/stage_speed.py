@@ -51,6 +51,12 @@ def _positive(x):
     return isinstance(x, (int, float)) and not isinstance(x, bool) and x > 0
 
 
+def _variant_options(settings):
+    """The timed runs' options: speed.variant's, the same on both sides and in every re-measure."""
+    variant = settings["speed"].get("variant")
+    return ["--variant", variant] if variant else []
+
+
 @dataclass(frozen=True)
 class _Timing:
     """One timed run: (kind, message, report) as evaluate.diagnose gives, and the time of the
@@ -151,8 +157,7 @@ class SpeedStage:
         """The probe, then the rounds, with the student's runs in one process and the
         reference's in another (evaluate.Timer) unless isolated; when either process did
         something no run's verdict accounts for, the whole measurement again, one process a run."""
-        variant = settings["speed"].get("variant")
-        options = ["--variant", variant] if variant else ()  # the same design on both sides
+        options = _variant_options(settings)
         student = ev.Timer(binary, isolated, options)
         reference = ev.Timer(self.ref_binary(lab), isolated, options)
         clean = False
@@ -354,7 +359,8 @@ class SpeedStage:
             return busy
         self.progress(f"speed: {lab}: {s_ms:.4f} ms is faster than its copy of the same bytes "
                       f"({copy_ms:.4f} ms): measuring it again in a process of its own")
-        t = self._timed(ev.Timer(binary, isolated=True), n, spc["reps"], spc["warmup"], metric, seed, to)
+        t = self._timed(ev.Timer(binary, isolated=True, options=_variant_options(settings)), n, spc["reps"],
+                        spc["warmup"], metric, seed, to)
         if t.kind != Status.OK:
             return self._failed(lab, n, metric, seed, t)
         again = t.report.get("memcpy_ms") if _positive(t.report.get("memcpy_ms")) else None

@@ -66,6 +66,16 @@ class Scoring(unittest.TestCase):
                 self.assertEqual(got, "measured")
         both = ("--variant", "add_two_pass")
         self.assertEqual(made, [("student", both), ("ref", both), ("student", ()), ("ref", ())])
+        # a time faster than its copy is measured again alone: at the same variant
+        made.clear()
+        stage = unittest.mock.Mock(_busy=lambda lab, st: None, progress=lambda m: None,
+                                   _timed=lambda *a: unittest.mock.Mock(kind=Status.CRASH, message="x"),
+                                   _failed=lambda *a: "failed")
+        with unittest.mock.patch.object(stage_speed.ev, "Timer", Recorder):
+            stage_speed.SpeedStage._remeasure(stage, "09_operators", "student",
+                                              {"speed": settings, "timeouts": {"speed_s": 10}},
+                                              1024, "ms", 1, 0.1, 1.0, 0.2)
+        self.assertEqual(made, [("student", both)])
         seen = []
 
         class Session:
