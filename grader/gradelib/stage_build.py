@@ -8,6 +8,7 @@ CPU mode CPU mode's own, which need no nvcc), the compile, the checks
 on the objects (also when the link failed: a shadowed runtime function is then the likely
 cause) and on the binary.
 """
+import concurrent.futures as cf
 import dataclasses
 import os
 import types
@@ -15,6 +16,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from . import evaluate as ev
+from . import scheduling
 from .checks import cpu as cpu_checks
 from .checks import nvcc as nvcc_checks
 from .checks.lexer import strip_comments
@@ -118,48 +120,90 @@ class BuildStage:
             static=self.static, harness_headers=self.builder.harness_headers()))
         if violations:  # before the build: a forbidden #include may not even compile
             return refused(lab, BuildOutcome(), StaticOutcome(), violations)
+        side = self._side_builds(lab, src, out_dir, shown, bases)
+        if side is None:  # CPU mode (its profile build after the build), or nothing more to build
+            built = self._built(lab, text, src, out_dir, shown, bases)
+            if built.binary is not None and lab in self.profile_labs:
+                built = self._with_profile_build(built, self._profile_build(lab, src, out_dir, shown))
+            return built
+        with cf.ThreadPoolExecutor(1) as pool:
+            # a GPU grade: its CPU-mode builds (another compiler, other files) while nvcc builds;
+            # they are used only once the lab has passed every check of the GPU's build
+            builds = pool.submit(side)
+            built = self._built(lab, text, src, out_dir, shown, bases)
+            cpu, profile = builds.result()
+        if built.binary is not None and cpu is not None:
+            built = self._with_cpu_build(built, cpu)
+        if built.binary is not None and lab in self.profile_labs:
+            built = self._with_profile_build(built, profile)
+        return built
+
+    def _built(self, lab, text, src, out_dir, shown, bases):
+        """The lab compiled and checked (its BuiltLab, before any CPU-mode build of a GPU grade)."""
         comp = self._compile(lab, src, out_dir, shown, bases)
         if comp.violations:
             return refused(lab, BuildOutcome(), StaticOutcome(note="; ".join(comp.notes)), comp.violations)
-        built = self._check(lab, text, out_dir, comp)
-        if built.binary is not None and self.cpu_builder is not None and lab in self.cpu_labs:
-            built = self._with_cpu_build(built, src, out_dir, shown, bases)
-        if built.binary is not None and lab in self.profile_labs:
-            built = self._with_profile_build(built, src, out_dir, shown)
-        return built
+        return self._check(lab, text, out_dir, comp)
 
-    def _with_profile_build(self, built, src, out_dir, shown):
-        """A lab that passed its checks, with the CPU-mode build its algorithm case runs
-        (out_dir/profile): the same scan.cu compiled with CPU mode's counting hooks (Builder.build
-        banks), which the graded binary never has (the hooks add a constructor, and slow every
-        access down). CPU mode's source checks run on it first, as on every CPU-mode build. No
-        such build (a GPU grade without CPU mode's harness, or CPU mode could not build it): no
-        algorithm case, and the lab's points go to its cases (scoring.algorithm_award)."""
+    def _side_builds(self, lab, src, out_dir, shown, bases):
+        """A GPU grade: a function that makes lab's CPU-mode builds, the one its ordering cases run
+        (when it has them) and then its profile build (when it has an algorithm case), and
+        returns (that build's BuildResult or None, the profile build's or None); None in CPU
+        mode, or when the lab wants neither. One after the other: the second finds the call
+        graph of the first's checks (checks/cpu.py) already made."""
+        if self.mode == "cpu":
+            return None
+        want_cpu = self.cpu_builder is not None and lab in self.cpu_labs
+        want_profile = lab in self.profile_labs
+        if not want_cpu and not want_profile:
+            return None
+        bg = scheduling.in_background()  # the builds of a submission graded ahead stay background work
+
+        def side():
+            with scheduling.background(bg):
+                cpu = self._cpu_build(lab, src, out_dir, shown, bases) if want_cpu else None
+                return cpu, (self._profile_build(lab, src, out_dir, shown) if want_profile else None)
+        return side
+
+    def _profile_build(self, lab, src, out_dir, shown):
+        """lab's CPU-mode build for its algorithm case (out_dir/profile): the same scan.cu compiled
+        with CPU mode's counting hooks (Builder.build banks), which the graded binary never has
+        (the hooks add a constructor, and slow every access down), CPU mode's source checks run on
+        it first, as on every CPU-mode build. None: a GPU grade without CPU mode's harness."""
         cb = self.builder if self.mode == "cpu" else self.cpu_builder
-        unchecked = "its algorithm was not checked (not held against you): "
         if cb is None:
-            return dataclasses.replace(built, cpu_note=unchecked + "this machine cannot build CPU mode")
+            return None
 
         def cpu_pre(priv):
             return cpu_checks.source_checks(cb, priv, self.static)
 
-        b = cb.build(src, os.path.join(out_dir, "profile"), shown, precheck=cpu_pre, lab=built.lab, banks=True)
+        return cb.build(src, os.path.join(out_dir, "profile"), shown, precheck=cpu_pre, lab=lab, banks=True)
+
+    def _with_profile_build(self, built, b):
+        """A lab that passed its checks, with its profile build b (_profile_build) for its
+        algorithm case. No such build (b None: this machine cannot build CPU mode, or it failed):
+        no algorithm case, and the lab's points go to its cases (scoring.algorithm_award)."""
+        unchecked = "its algorithm was not checked (not held against you): "
+        if b is None:
+            return dataclasses.replace(built, cpu_note=unchecked + "this machine cannot build CPU mode")
         if b.ok and not b.violations:
             return dataclasses.replace(built, profile_binary=b.binary)
         why = b.violations[0] if b.violations else (b.message.splitlines() or ["the build failed"])[0]
         return dataclasses.replace(built, cpu_note=unchecked + f"CPU mode could not build it ({why})")
 
-    def _with_cpu_build(self, built, src, out_dir, shown, bases):
-        """A GPU grade's lab that passed its checks, with its CPU-mode build (in out_dir/cpu, its
-        bases' CPU-mode objects linked) for its CPU-mode cases (stage_cases.cpu_plans), or
-        the reason there is none. CPU mode's own checks run first; a refusal or a failed build
-        there costs no points (the GPU's build and checks decide those): the ordering cases
-        do not run, and the result says why."""
+    def _cpu_build(self, lab, src, out_dir, shown, bases):
+        """A GPU grade's CPU-mode build of lab (in out_dir/cpu, its bases' CPU-mode objects linked)
+        for its CPU-mode cases (stage_cases.cpu_plans), CPU mode's own checks first."""
         def cpu_pre(priv):
             return cpu_checks.source_checks(self.cpu_builder, priv, self.static)
 
-        b = self.cpu_builder.build(src, os.path.join(out_dir, "cpu"), shown, precheck=cpu_pre, lab=built.lab,
-                                   bases=base_objects(bases, "cpu"))
+        return self.cpu_builder.build(src, os.path.join(out_dir, "cpu"), shown, precheck=cpu_pre, lab=lab,
+                                      bases=base_objects(bases, "cpu"))
+
+    def _with_cpu_build(self, built, b):
+        """A GPU grade's lab that passed its checks, with its CPU-mode build b (_cpu_build), or the
+        reason there is none. A refusal or a failed build there costs no points (the GPU's build
+        and checks decide those): the ordering cases do not run, and the result says why."""
         if b.ok and not b.violations:
             return dataclasses.replace(built, cpu_binary=b.binary)
         why = b.violations[0] if b.violations else (b.message.splitlines() or ["the build failed"])[0]

@@ -40,7 +40,8 @@ static const lab_variant VARIANTS[] = {
      .op = LAB_OP_ADD,
      .fn = {.tiles = fixture_scan_tiles},
      .temp_bytes = NULL,
-     .compare = 0},
+     .compare = 0,
+     .algorithm = LAB_ALG_ANY},
 };
 
 extern "C" const lab_info LAB = {

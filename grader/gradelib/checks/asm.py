@@ -9,7 +9,7 @@ mode's checks give too.
 import os
 import re
 
-from .headers import follow_marker
+from .headers import RealPaths, follow_marker
 
 _ASM_RE = re.compile(r"(?<![A-Za-z0-9_$])(asm|__asm__|__asm)(?![A-Za-z0-9_$])")
 _STRING_RE = re.compile(r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'')
@@ -56,7 +56,7 @@ def check_host_asm(translation, private_src):
     host code as the host compiler sees it, the bodies of __device__ and __global__ functions
     left out inside #if 0): an asm statement, asm declaration or asm label on a line that
     comes from scan.cu itself. One message per line of scan.cu."""
-    src = os.path.realpath(private_src)
+    src, real = os.path.realpath(private_src), RealPaths()
     in_src, line, skip = False, 0, 0
     found, seen = [], set()
     for ln in translation.splitlines():
@@ -72,7 +72,7 @@ def check_host_asm(translation, private_src):
             if re.match(r"if\s+0\s*$", directive):
                 skip = 1
                 continue
-            in_src, line = follow_marker(s, src, in_src, line)
+            in_src, line = follow_marker(s, src, in_src, line, real)
             continue
         if skip:
             continue

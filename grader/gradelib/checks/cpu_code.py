@@ -7,7 +7,7 @@ import os
 import re
 
 from .asm import PTX_CLOCK_RE, clock_message
-from .headers import follow_marker
+from .headers import RealPaths, follow_marker
 from .lexer import without_attributes
 
 MARKS = {"__global__": "LAB_QUAL_GLOBAL", "__device__": "LAB_QUAL_DEVICE", "__host__": "LAB_QUAL_HOST",
@@ -19,11 +19,11 @@ def _source_tokens(preprocessed, private_src, token_re):
     """Each token of preprocessed C++ (token_re's matches, strings included) with where it
     stands: (its text line, that line's number in scan.cu, whether the line comes from scan.cu,
     the token), following the preprocessor's line markers (follow_marker)."""
-    src = os.path.realpath(private_src)
+    src, real = os.path.realpath(private_src), RealPaths()
     in_src, line = False, 0
     for ln in preprocessed.splitlines():
         if ln.startswith("#"):
-            in_src, line = follow_marker(ln, src, in_src, line)
+            in_src, line = follow_marker(ln, src, in_src, line, real)
             continue
         for tok in token_re.findall(ln):
             yield ln, line, in_src, tok

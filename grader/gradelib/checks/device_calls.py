@@ -22,7 +22,7 @@ or does not know -fcallgraph-info) leaves the verdict to the build.
 import os
 import re
 
-from .headers import under
+from .headers import RealPaths, under
 from .lexer import without_attributes
 
 # a node or an edge of the VCG file -fcallgraph-info writes
@@ -202,18 +202,18 @@ def host_calls(callgraph, device, declared, private_src, system_dirs, course_dir
     include folders; course_dirs: the course's, whose functions device code may call (CPU mode's
     CUDA runtime and intrinsics)."""
     nodes, edges = callgraph
-    src = os.path.realpath(private_src)
+    src, real = os.path.realpath(private_src), RealPaths()
     with open(private_src, encoding="utf-8", errors="replace") as f:
         lines = f.read().split("\n")
     found = []
     for caller, callee, (where, line, _) in edges:
-        if os.path.realpath(where) != src or line not in device:
+        if real[where] != src or line not in device:
             continue
         decl, at = nodes.get(callee) or nodes.get(_base_structor(callee)) or ("", None)
         if not decl or at is None or _constexpr(decl):
             continue
         name = shown_name(decl)
-        path = os.path.realpath(at[0])
+        path = real[at[0]]
         if any(under(path, os.path.realpath(c)) for c in course_dirs):
             continue  # the course's (common/cpu: CUDA's runtime and intrinsics in CPU mode)
         if path == src:

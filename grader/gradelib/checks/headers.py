@@ -110,16 +110,27 @@ def unescape(name):
 LINE_MARKER_RE = re.compile(r'^#\s*(\d+)(?:\s+"((?:[^"\\]|\\.)*)")?')  # `# 12 "file"` or `#line 12`
 
 
-def follow_marker(ln, src, in_src, line):
+class RealPaths(dict):
+    """os.path.realpath remembered for one pass over preprocessed text, whose line markers name
+    the same few dozen files tens of thousands of times (each realpath is a system call per part
+    of the path: most of a check's time, and with every lab's checks in threads of one grader,
+    time they take from each other)."""
+
+    def __missing__(self, name):
+        real = self[name] = os.path.realpath(name)
+        return real
+
+
+def follow_marker(ln, src, in_src, line, real):
     """One line of preprocessed text that starts with '#': a line marker gives (whether the
     lines after it come from the file src, the next line's number); any other directive (a
-    #pragma) is a line of its own. Returns (in_src, line)."""
+    #pragma) is a line of its own. real: the pass's RealPaths. Returns (in_src, line)."""
     m = LINE_MARKER_RE.match(ln)
     if not m:
         return in_src, line + 1
     if m.group(2) is not None:
         name = unescape(m.group(2))
-        in_src = not name.startswith("<") and os.path.realpath(name) == src
+        in_src = not name.startswith("<") and real[name] == src
     return in_src, int(m.group(1))
 
 
@@ -127,14 +138,14 @@ def include_origins(preprocessed, private_src):
     """From the line markers of preprocessed output (gcc -E): {real path of a header: (line of
     scan.cu whose #include brought it in, real path of the header that line includes)}. The
     first time a header is entered counts."""
-    src = os.path.realpath(private_src)
+    src, real = os.path.realpath(private_src), RealPaths()
     stack = []  # [(real path, line reached)]
     origins = {}
     for ln in preprocessed.splitlines():
         m = _MARKER_RE.match(ln) if ln.startswith("#") else None
         if m:
             line, name, flags = int(m.group(1)), m.group(2), m.group(3).split()
-            path = os.path.realpath(unescape(name)) if not name.startswith("<") else name
+            path = real[unescape(name)] if not name.startswith("<") else name
             if "1" in flags:  # entering path from the file on top of the stack
                 if stack and stack[-1][0] == src:
                     top = (stack[-1][1], path)
@@ -168,7 +179,7 @@ def check_line_directives(preprocessed, private_src):
     without flag 1 or 2 (the markers gcc writes for its own includes). check_host_asm trusts the
     file names of nvcc's host translation, so code renamed to a system header would be
     skipped."""
-    src = os.path.realpath(private_src)
+    src, real = os.path.realpath(private_src), RealPaths()
     current = None
     found = []
     for ln in preprocessed.splitlines():
@@ -176,7 +187,7 @@ def check_line_directives(preprocessed, private_src):
         if not m:
             continue
         name, flags = unescape(m.group(2)), m.group(3).split()
-        path = name if name.startswith("<") else os.path.realpath(name)
+        path = name if name.startswith("<") else real[name]
         if "1" not in flags and "2" not in flags and current == src and path != src and not path.startswith("<"):
             # (no line number: gcc drops blank lines before a marker, so the count is not exact;
             # check_source names the line of every #line it can see)
