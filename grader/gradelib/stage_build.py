@@ -10,7 +10,9 @@ cause) and on the binary.
 """
 import concurrent.futures as cf
 import dataclasses
+import hashlib
 import os
+import threading
 import types
 from dataclasses import dataclass
 from typing import Optional
@@ -103,6 +105,25 @@ class BuildStage:
         self.cpu_builder = cpu_builder  # a GPU grade's CPU-mode Builder, or None
         self.cpu_labs = set(cpu_labs)  # the labs it builds: those with ordering cases, and their bases
         self.profile_labs = set(profile_labs)  # the labs with an algorithm case (_with_profile_build)
+        self._prechecked = {}  # (builder, sha256 of a source) -> CPU mode's checks' verdict on it
+        self._lock = threading.Lock()
+
+    def _cpu_precheck(self, builder):
+        """CPU mode's source checks (checks/cpu.py) as builder's precheck, made once per source
+        text: a lab's profile build compiles the same scan.cu with the same builder as its other
+        CPU-mode build, and the checks' verdict depends on nothing else (their messages name
+        scan.cu, never the private copy's path)."""
+        def pre(priv):
+            with open(priv, "rb") as f:
+                key = (id(builder), hashlib.sha256(f.read()).hexdigest())
+            with self._lock:
+                found = self._prechecked.get(key)
+            if found is None:
+                found = cpu_checks.source_checks(builder, priv, self.static)
+                with self._lock:
+                    self._prechecked[key] = found
+            return found
+        return pre
 
     def run(self, lab, src, out_dir, bases=None):
         """The BuiltLab of lab from src (None: not submitted), built in out_dir. bases: for a lab
@@ -173,11 +194,8 @@ class BuildStage:
         cb = self.builder if self.mode == "cpu" else self.cpu_builder
         if cb is None:
             return None
-
-        def cpu_pre(priv):
-            return cpu_checks.source_checks(cb, priv, self.static)
-
-        return cb.build(src, os.path.join(out_dir, "profile"), shown, precheck=cpu_pre, lab=lab, banks=True)
+        return cb.build(src, os.path.join(out_dir, "profile"), shown, precheck=self._cpu_precheck(cb), lab=lab,
+                        banks=True)
 
     def _with_profile_build(self, built, b):
         """A lab that passed its checks, with its profile build b (_profile_build) for its
@@ -194,10 +212,8 @@ class BuildStage:
     def _cpu_build(self, lab, src, out_dir, shown, bases):
         """A GPU grade's CPU-mode build of lab (in out_dir/cpu, its bases' CPU-mode objects linked)
         for its CPU-mode cases (stage_cases.cpu_plans), CPU mode's own checks first."""
-        def cpu_pre(priv):
-            return cpu_checks.source_checks(self.cpu_builder, priv, self.static)
-
-        return self.cpu_builder.build(src, os.path.join(out_dir, "cpu"), shown, precheck=cpu_pre, lab=lab,
+        return self.cpu_builder.build(src, os.path.join(out_dir, "cpu"), shown,
+                                      precheck=self._cpu_precheck(self.cpu_builder), lab=lab,
                                       bases=base_objects(bases, "cpu"))
 
     def _with_cpu_build(self, built, b):
@@ -245,11 +261,8 @@ class BuildStage:
                 nb = nvb.build(src, os.path.join(out_dir, "nvcc"), shown, reuse=True, precheck=precheck,
                                lab=lab, bases=base_objects(bases, "nvcc"))
             refused = nb is not None and nb.violations
-
-            def cpu_pre(priv):
-                return cpu_checks.source_checks(self.builder, priv, self.static)
-
-            b = None if refused else self.builder.build(src, out_dir, shown, precheck=cpu_pre, lab=lab, bases=own)
+            b = None if refused else self.builder.build(src, out_dir, shown, precheck=self._cpu_precheck(self.builder),
+                                                        lab=lab, bases=own)
             done = [nb, b]
         notes, violations = [], []
         for r in done:

@@ -2,6 +2,7 @@
 CPU-mode builds (its ordering cases' and its algorithm case's) while nvcc builds it, uses them only
 when the lab passed every check of the GPU's build, and says why a lab has none."""
 import os
+import shutil
 import tempfile
 import threading
 import unittest
@@ -31,6 +32,13 @@ class FakeBuilder:
 
     def build(self, src, out_dir, shown, precheck=None, *, lab, bases=None, banks=False, reuse=False):
         self.calls.append((os.path.basename(out_dir), banks))
+        if precheck is not None:  # on its private copy, as Builder.build does
+            os.makedirs(out_dir, exist_ok=True)
+            priv = os.path.join(out_dir, "scan.cu")
+            shutil.copyfile(src, priv)
+            found = precheck(priv)
+            if found[0]:
+                return BuildResult(False, violations=found[0])
         if self.started is not None:
             self.started.set()
         if self.waits_for is not None and not self.waits_for.wait(WAIT_S):
@@ -54,9 +62,11 @@ class SideBuilds(unittest.TestCase):
         self.src = os.path.join(self.tmp, "scan.cu")
         with open(self.src, "w") as f:
             f.write("// a lab\n")
-        patcher = mock.patch.object(BuildStage, "_check", checked)
-        patcher.start()
-        self.addCleanup(patcher.stop)
+        for patcher in (mock.patch.object(BuildStage, "_check", checked),
+                        mock.patch.object(stage_build.nvcc_checks, "source_checks", return_value=([], "")),
+                        mock.patch.object(stage_build.cpu_checks, "source_checks", return_value=([], ""))):
+            patcher.start()
+            self.addCleanup(patcher.stop)
 
     def stage(self, gpu, cpu):
         return BuildStage(gpu, None, {}, "gpu", {}, cpu, cpu_labs=[LAB] if cpu else (), profile_labs=[LAB])
@@ -83,13 +93,37 @@ class SideBuilds(unittest.TestCase):
         self.assertIsNone(built.profile_binary)
 
     def test_a_refused_cpu_mode_build_costs_nothing_and_says_why(self):
-        cpu = FakeBuilder("CPU mode", refuse="a check CPU mode alone makes")
+        cpu = FakeBuilder("CPU mode", refuse="a check CPU mode alone makes")  # refused by CPU mode's checks
         built = self.stage(FakeBuilder("nvcc"), cpu).run(LAB, self.src, os.path.join(self.tmp, "out"))
         self.assertEqual(built.status, Status.GRADED)
         self.assertIsNone(built.cpu_binary)
         self.assertIsNone(built.profile_binary)
         self.assertIn("its algorithm was not checked (not held against you): CPU mode could not build it "
                       "(a check CPU mode alone makes)", built.cpu_note)
+
+    def test_a_lab_s_cpu_mode_checks_run_once_for_its_two_cpu_mode_builds(self):
+        for mode in ("cpu", "gpu"):
+            with self.subTest(mode=mode), \
+                    mock.patch.object(stage_build.cpu_checks, "source_checks", return_value=([], "")) as checks:
+                cpu = FakeBuilder("CPU mode")
+                if mode == "cpu":
+                    stage = BuildStage(cpu, None, {}, "cpu", {}, profile_labs=[LAB])
+                else:
+                    stage = self.stage(FakeBuilder("nvcc"), cpu)
+                built = stage.run(LAB, self.src, os.path.join(self.tmp, mode))
+                self.assertEqual(built.status, Status.GRADED)
+                self.assertEqual(len(cpu.calls), 2)  # the build its cases run (or ordering's), the profile's
+                self.assertIsNotNone(built.profile_binary)
+                self.assertEqual(checks.call_count, 1)
+        # another text is checked again
+        with mock.patch.object(stage_build.cpu_checks, "source_checks", return_value=([], "")) as checks:
+            stage = BuildStage(FakeBuilder("CPU mode"), None, {}, "cpu", {}, profile_labs=[LAB])
+            stage.run(LAB, self.src, os.path.join(self.tmp, "a"))
+            other = os.path.join(self.tmp, "other.cu")
+            with open(other, "w") as f:
+                f.write("// another lab\n")
+            stage.run(LAB, other, os.path.join(self.tmp, "b"))
+            self.assertEqual(checks.call_count, 2)
 
     def test_without_cpu_mode_the_algorithm_is_not_checked_and_the_result_says_so(self):
         built = self.stage(FakeBuilder("nvcc"), None).run(LAB, self.src, os.path.join(self.tmp, "out"))
