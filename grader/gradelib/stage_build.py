@@ -79,6 +79,11 @@ def base_objects(bases, sub=""):
     return out
 
 
+def _why_not(b):
+    """The first line of why a BuildResult cannot be used: its first violation, else its message."""
+    return b.violations[0] if b.violations else (b.message.splitlines() or ["the build failed"])[0]
+
+
 @dataclass(frozen=True)
 class _Compiled:
     """What the compile step gives the checks after it: the build of this mode (None when nvcc's
@@ -170,8 +175,8 @@ class BuildStage:
         """A GPU grade: a function that makes lab's CPU-mode builds, the one its ordering cases run
         (when it has them) and then its profile build (when it has an algorithm case), and
         returns (that build's BuildResult or None, the profile build's or None); None in CPU
-        mode, or when the lab wants neither. One after the other: the second finds the call
-        graph of the first's checks (checks/cpu.py) already made."""
+        mode, or when the lab wants neither. One after the other: the second takes the first's
+        verdict of CPU mode's checks (_cpu_precheck) instead of checking the same text at once."""
         if self.mode == "cpu":
             return None
         want_cpu = self.cpu_builder is not None and lab in self.cpu_labs
@@ -199,14 +204,14 @@ class BuildStage:
 
     def _with_profile_build(self, built, b):
         """A lab that passed its checks, with its profile build b (_profile_build) for its
-        algorithm case. No such build (b None: this machine cannot build CPU mode, or it failed):
-        no algorithm case, and the lab's points go to its cases (scoring.algorithm_award)."""
+        algorithm case. None (this machine cannot build CPU mode) or a build that failed or was
+        refused: no algorithm case, and the lab's points go to its cases (scoring.algorithm_award)."""
         unchecked = "its algorithm was not checked (not held against you): "
         if b is None:
             return dataclasses.replace(built, cpu_note=unchecked + "this machine cannot build CPU mode")
         if b.ok and not b.violations:
             return dataclasses.replace(built, profile_binary=b.binary)
-        why = b.violations[0] if b.violations else (b.message.splitlines() or ["the build failed"])[0]
+        why = _why_not(b)
         return dataclasses.replace(built, cpu_note=unchecked + f"CPU mode could not build it ({why})")
 
     def _cpu_build(self, lab, src, out_dir, shown, bases):
@@ -222,7 +227,7 @@ class BuildStage:
         and checks decide those): the ordering cases do not run, and the result says why."""
         if b.ok and not b.violations:
             return dataclasses.replace(built, cpu_binary=b.binary)
-        why = b.violations[0] if b.violations else (b.message.splitlines() or ["the build failed"])[0]
+        why = _why_not(b)
         return dataclasses.replace(built, cpu_note=f"its CPU-mode cases (ordering, algorithm) did not run: CPU "
                                                    f"mode could not build it ({why}); not held against you")
 
