@@ -106,10 +106,11 @@ const char *lab_device_name(void);
  * twice the L2 cache. */
 size_t lab_flush_bytes(void);
 
-/* The process's flush buffer of lab_flush_bytes() bytes (its size in *bytes), allocated at the
- * first call and kept until the process ends: a graded process runs hundreds of cases, and a
- * buffer this size allocated and freed for each costs the driver time under a lock that every GPU
- * of the machine shares. NULL, with r's status ST_NO_MEMORY, when it cannot be allocated. */
+/* The process's flush buffer of lab_flush_bytes() bytes (its size in *bytes), allocated for the
+ * first timed run (a run of checked calls only has none: nothing of it is timed) and kept until the
+ * process ends: a graded process runs hundreds of cases, and a buffer this size allocated and freed
+ * for each costs the driver time under a lock that every GPU of the machine shares. NULL, with r's
+ * status ST_NO_MEMORY, when it cannot be allocated. */
 void *lab_flush_buffer(size_t *bytes, lab_report *r);
 
 /* The copy baseline of a device call: n elements from d_src to d_dst after a cold L2 (d_flush,

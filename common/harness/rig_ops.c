@@ -101,7 +101,7 @@ static int ops_alloc(void *self, const lab_case *c, size_t cap, lab_report *r)
          lab_port_malloc((void **)&g->d_count, sizeof(size_t), r, "the compaction's count")) ||
         (g->scratch_bytes &&
          lab_port_malloc(&g->d_scratch, g->scratch_bytes, r, "the lab's scratch")) ||
-        !(g->d_flush = lab_flush_buffer(&g->flush_bytes, r)))
+        (c->o->reps > 0 && !(g->d_flush = lab_flush_buffer(&g->flush_bytes, r))))
         return -1;
     if (on_gpu(c, 1) &&
         (lab_kept_malloc(&g->d_verify, lab_verify_temp_bytes(cap), r, "the harness's check") ||
@@ -136,7 +136,8 @@ static void fill_on_host(ops_rig *g, lab_op op, lab_dist d, size_t n, uint64_t s
 }
 
 /* Call k's input, heads and poisoned output: made on the host and copied to the device, or made
- * on the GPU (on_gpu); the count poisoned, the scratch zeroed for a new n, L2 flushed. */
+ * on the GPU (on_gpu); the count poisoned, the scratch zeroed for a new n, L2 flushed before a
+ * warm-up or timed call. */
 static void ops_prepare(void *self, const lab_case *c, int k, size_t n)
 {
     ops_rig *g = self;
@@ -167,7 +168,8 @@ static void ops_prepare(void *self, const lab_case *c, int k, size_t n)
         CUDA_CHECK(cudaMemset(g->d_scratch, 0, lab_port_temp_bytes(v, sn)));
         g->scratch_n = sn;
     }
-    CUDA_CHECK(cudaMemsetAsync(g->d_flush, k & 0xFF, g->flush_bytes, 0));
+    if (g->d_flush && k >= o->calls) /* the warm-up and timed calls start with a cold L2 */
+        CUDA_CHECK(cudaMemsetAsync(g->d_flush, k & 0xFF, g->flush_bytes, 0));
     CUDA_CHECK(cudaDeviceSynchronize());
 }
 

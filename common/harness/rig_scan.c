@@ -32,8 +32,9 @@ typedef struct {
     void *d_verify;   /* verify.cu's temp */
     uint64_t *d_seed; /* the seed of the call's input, on the device only */
     int *d_sums;      /* tile labs: the tile totals as the lab wrote them */
-    void *d_flush;    /* written before each call so no call starts with a warm L2 (the
-                         process's: lab_flush_buffer) */
+    void *d_flush;    /* a timed run's: written before each warm-up and timed call so that none
+                         starts with a warm L2 (the process's: lab_flush_buffer); NULL when only
+                         checked */
     size_t flush_bytes;
     cudaEvent_t *ev;            /* the process's (lab_case_events) */
     int *h_in, *h_out, *h_sums; /* call 0's buffers read back */
@@ -47,9 +48,9 @@ static int scan_accepts(const lab_info *lab, const lab_variant *v)
     return lab->shape != LAB_HOST;
 }
 
-/* The device memory a run needs, against what is free, before any of it is allocated (the flush
- * buffer, which the process keeps, is already; the kept buffers not in use count as free, and
- * when they alone are enough the driver is not asked: call.h, lab_kept_malloc). */
+/* The device memory a run needs, against what is free, before any of it is allocated (a timed
+ * run's flush buffer, which the process keeps, is already; the kept buffers not in use count as
+ * free, and when they alone are enough the driver is not asked: call.h, lab_kept_malloc). */
 static int scan_fits(scan_rig *g, size_t verify_bytes, size_t tiles, lab_report *r)
 {
     const double need = 2.0 * (double)g->words * sizeof(int) + (double)g->scratch_bytes +
@@ -78,7 +79,7 @@ static int scan_alloc(void *self, const lab_case *c, size_t cap, lab_report *r)
     g->cap = cap;
     g->words = lab_layout_words(cap);
     g->scratch_bytes = scratch_bytes(lab, c->v, cap);
-    if (!(g->d_flush = lab_flush_buffer(&g->flush_bytes, r)))
+    if (c->o->reps > 0 && !(g->d_flush = lab_flush_buffer(&g->flush_bytes, r)))
         return -1;
     const size_t verify_bytes = lab_verify_temp_bytes(cap);
     if (!scan_fits(g, verify_bytes, tiles, r))
@@ -136,7 +137,8 @@ static void scan_prepare(void *self, const lab_case *c, int k, size_t n)
     }
     if (lab->shape == LAB_TILE && n) /* so a tile total the lab never writes is caught */
         CUDA_CHECK(cudaMemset(g->d_scratch, LAB_POISON_BYTE, CEIL_DIV(n, lab->tile) * sizeof(int)));
-    CUDA_CHECK(cudaMemsetAsync(g->d_flush, k & 0xFF, g->flush_bytes, 0));
+    if (g->d_flush && k >= o->calls) /* the warm-up and timed calls start with a cold L2 */
+        CUDA_CHECK(cudaMemsetAsync(g->d_flush, k & 0xFF, g->flush_bytes, 0));
     CUDA_CHECK(cudaDeviceSynchronize());
 }
 
