@@ -6,9 +6,10 @@
   item fails when one of its tests failed, naming each with its first messages; a test that died
   without an assertion's message (a CUDA error's exit, a CPU-mode report, a signal) gets the line
   it printed instead (printed_lines). Its whole output goes to $LAB_BUILD_DIR/test-output/.
-- With pytest-xdist (-n N --dist loadgroup): each test module runs whole in one worker, the
-  modules and binaries handed out longest first, by what their tests took last time
-  ($LAB_BUILD_DIR/test-seconds.json, else the table tests/test-seconds.json: a fresh clone's).
+- With pytest-xdist (-n N --dist loadgroup): each test module runs whole in one worker (each
+  class of a module with CLASSES_APART = True), the modules, classes and binaries handed out
+  longest first, by what their tests took last time ($LAB_BUILD_DIR/test-seconds.json, else the
+  table tests/test-seconds.json: a fresh clone's).
 - ALONE_MODULES run last, and alone: each of their tests holds a lock that every other test
   shares (test_load_hangs keeps every core busy on purpose; its timeouts are tested under its own
   load, not under the other workers').
@@ -199,8 +200,8 @@ _CONFIG = {}  # the session's config (pytest_runtest_logreport is given only the
 # --- grouping, order and the lone modules -------------------------------------------------------
 
 def recorded_seconds():
-    """{module or binary (its node id): seconds its tests took}: the table in tests/, updated by
-    the last run's record."""
+    """{group (group_of: a module, a class or a binary): seconds its tests took}: the table in
+    tests/, updated by the last run's record."""
     seconds = {}
     for path in (SEED_SECONDS, os.path.join(build_dir(), "test-seconds.json")):
         with contextlib.suppress(OSError, ValueError):
@@ -216,8 +217,12 @@ def module_name(item):
 def group_of(item):
     """The unit of work item belongs to: its module (a module's tests share its work folders and
     its class and module fixtures: two of its classes in two workers at once would fight over
-    them), or a Criterion binary."""
-    return item.nodeid.split("::")[0]
+    them), its class in a module that says its classes share nothing (CLASSES_APART = True at
+    its top: each may run in a worker of its own), or a Criterion binary."""
+    parts = item.nodeid.split("::")
+    if len(parts) > 2 and getattr(getattr(item, "module", None), "CLASSES_APART", False):
+        return "::".join(parts[:2])
+    return parts[0]
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own, which reads the xdist_group marks
@@ -259,8 +264,9 @@ def pytest_runtest_logreport(report):
     config = _CONFIG.get("config")
     if config is None or hasattr(config, "workerinput"):
         return
-    nodeid = report.nodeid.split("@")[0]  # xdist adds "@group" to a grouped test's id
-    r = config.course_results.setdefault(nodeid, {"seconds": 0.0, "outcome": "passed", "criterion": None})
+    nodeid, _, group = report.nodeid.partition("@")  # xdist adds "@group" to a grouped test's id
+    r = config.course_results.setdefault(nodeid, {"seconds": 0.0, "outcome": "passed", "criterion": None,
+                                                  "group": group or nodeid.split("::")[0]})
     r["seconds"] += report.duration
     if report.failed:
         r["outcome"] = "failed"
@@ -294,8 +300,8 @@ def pytest_sessionfinish(session, exitstatus):
     if hasattr(config, "workerinput") or not config.course_results:
         return
     took = collections.Counter()
-    for nodeid, r in config.course_results.items():
-        took[nodeid.split("::")[0]] += r["seconds"]
+    for r in config.course_results.values():
+        took[r["group"]] += r["seconds"]
     seconds = recorded_seconds()
     seconds.update({k: round(t, 1) for k, t in took.items()})
     with contextlib.suppress(OSError):

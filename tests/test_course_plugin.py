@@ -236,6 +236,9 @@ MODULES = {
     "test_long.py": RECORDER + "".join(f"class L{c}(unittest.TestCase):\n" + "".join(
         f"    def test_l{k}(self):\n        note('L{c}.{k}')\n" for k in range(2)) for c in range(2)),
     "test_other.py": RECORDER + "class O(unittest.TestCase):\n    def test_o(self):\n        note('O', 0.6)\n",
+    # a module whose classes share nothing: each class is a group of its own
+    "test_apart.py": RECORDER + "CLASSES_APART = True\n" + "".join(
+        f"class A{c}(unittest.TestCase):\n    def test_a(self):\n        note('A{c}')\n" for c in range(2)),
     "test_load_hangs.py": RECORDER + "class H(unittest.TestCase):\n"
     "    def test_alone(self):\n        note('alone', 1.0)\n",
 }
@@ -250,8 +253,9 @@ class Schedule(unittest.TestCase):
             with open(os.path.join(d, name), "w") as f:
                 f.write(text)
         os.makedirs(os.path.join(d, "build"))
-        # the long module took 30 s last time, the lone one 90 s
-        seconds = {"test_long.py": 30.0, "test_load_hangs.py": 90.0, "test_other.py": 2.0}
+        # the long module took 30 s last time, the lone one 90 s, one class of the apart one 50 s
+        seconds = {"test_long.py": 30.0, "test_load_hangs.py": 90.0, "test_other.py": 2.0,
+                   "test_apart.py::A1": 50.0}
         with open(os.path.join(d, "build", "test-seconds.json"), "w") as f:
             json.dump(seconds, f)
 
@@ -262,9 +266,13 @@ class Schedule(unittest.TestCase):
                                     {"SCHED_LOG": os.path.join(d, "log")})
         self.assertEqual(code, 0, text)
         modules = [ln.split("::")[0] for ln in text.splitlines() if "::" in ln]
-        # the longest first, each module's tests together, the lone module last whatever it took
-        self.assertEqual(modules, ["test_long.py"] * 4 + ["test_other.py"] + ["test_short.py"] * 3
-                         + ["test_load_hangs.py"])
+        # the longest first, each module's tests together (each class of the apart module on its
+        # own: A1 first by its own time, A0 with an unknown one last but the lone module), the
+        # lone module last whatever it took
+        self.assertEqual(modules, ["test_apart.py"] + ["test_long.py"] * 4 + ["test_other.py"]
+                         + ["test_short.py"] * 3 + ["test_apart.py"] + ["test_load_hangs.py"])
+        classes = [ln.split("::")[1] for ln in text.splitlines() if ln.startswith("test_apart.py::")]
+        self.assertEqual(classes, ["A1", "A0"])
 
     def test_each_module_in_one_worker_and_the_lone_module_alone(self):
         if importlib.util.find_spec("xdist") is None:
@@ -276,7 +284,7 @@ class Schedule(unittest.TestCase):
             with open(log) as f:
                 runs = [json.loads(ln) for ln in f]
         self.assertEqual(code, 0, text)
-        self.assertTrue(text.rstrip().endswith("summary: 9 passed, 0 failed, 0 skipped"), text[-400:])
+        self.assertTrue(text.rstrip().endswith("summary: 11 passed, 0 failed, 0 skipped"), text[-400:])
         pids = {name: pid for name, pid, _, _ in runs}
         self.assertEqual(len({pids[f"L{c}.{k}"] for c in range(2) for k in range(2)}), 1, runs)
         self.assertEqual(len({pids[f"F.{k}"] for k in range(3)}), 1, runs)

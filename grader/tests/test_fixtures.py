@@ -5,9 +5,10 @@ it compiles); where nvcc is installed, those whose verdict also has an nvcc-side
 own (a header nvcc reads, inline assembly in nvcc's host translation, a clock in the PTX, a
 compile error) a second time with nvcc, which CPU mode then builds and checks as well. nvcc's
 checks themselves are tested on code nvcc compiles in test_static_checks.py; the GPU grades every
-fixture with `python3 grader/check_fixtures.py` on a GPU machine. On a machine with many cores
-check_fixtures.py grades them as several grade.py shards at once (one per 4 CPUs; one on 2
-cores)."""
+fixture with `python3 grader/check_fixtures.py` on a GPU machine. Here the CPU-mode fixtures are
+graded in CPU_SHARES shares, each one grade.py and a class of its own, which pytest-xdist runs
+beside the other suites (check_fixtures.py alone grades them as several grade.py shards at once
+on a machine with many cores: one per 4 CPUs)."""
 import argparse
 import json
 import os
@@ -28,43 +29,76 @@ BUILD = os.environ.get("LAB_BUILD_DIR", os.path.join(ROOT, "build"))
 # Fixtures whose verdict nvcc's side checks too, each its own way (gradelib/checks/nvcc.py): the
 # headers nvcc reads (-M), inline assembly in its host translation (cudafe++), a clock in its PTX,
 # and a compile error nvcc reports as well.
-# the whole CPU-mode check takes 8-15 minutes on CI's two cores beside the other suites; CI's own
-# limit is 90
-TIMEOUT_S = 2400
+# CPU mode's whole check: 5-8 minutes of CPU time on CI's two cores (the fixtures of labs 09 and
+# 10 the most); a share's limit, kept well under CI's own of 90 minutes
+TIMEOUT_S = 1800
 NVCC_SIDE = ("thrust_call", "macro_include_cub", "asm_syscall_forge", "clock_sanitizer_sniff", "compile_error")
+# The CPU-mode fixtures in this many shares of about equal cost (check_fixtures.split), each a class
+# of its own that pytest-xdist may give a worker of its own (CLASSES_APART: each class grades in a
+# work folder of its own; the harness and reference builds are shared through the build cache).
+CPU_SHARES = 3
+CLASSES_APART = True
 
 
-class Fixtures(unittest.TestCase):
+def cpu_fixtures():
+    return sorted(k for k, v in fixturelib.every_expected().items() if "cpu" in v["modes"])
+
+
+def cpu_share(k):
+    """The names of the CPU-mode fixtures in share k of CPU_SHARES."""
+    return check_fixtures.split(cpu_fixtures(), fixturelib.every_expected(), CPU_SHARES)[k]
+
+
+def check(case, work, *options):
+    """check_fixtures.py --cpu with options in the work folder BUILD/../grader-<work>, which must
+    exit 0 (case skips where CPU mode cannot build)."""
+    if not shutil.which("make") or not (shutil.which("c++") or shutil.which("g++")):
+        case.skipTest("make or a C++ compiler is missing")
+    if not os.path.exists(os.path.join(ROOT, "common", "cpu")):
+        case.skipTest("this checkout has no CPU mode")
+    work = os.path.join(BUILD.rstrip("/").removesuffix("/cpu"), "grader-" + work)
+    # proc.run kills the check's whole process group past its time, its grade.py too, which
+    # would otherwise keep the work folder locked for the next check
+    p = proc.run([sys.executable, os.path.join(fakes.GRADER, "check_fixtures.py"), "--cpu",
+                  "--work", work, *options], TIMEOUT_S)
+    case.assertFalse(p.timed_out, f"check_fixtures.py {' '.join(options)} took more than {TIMEOUT_S} s: "
+                                  f"{p.stdout[-2000:]}{p.stderr[-2000:]}")
+    case.assertEqual(p.returncode, 0, p.stdout + p.stderr[-3000:])
+    return p
+
+
+class CpuShare:
+    """Every fixture CPU mode can diagnose, as the Gradescope package grades (nvcc hidden): share
+    `share` of them."""
+    share = None
+
     def test_cpu_mode_fixtures_get_their_diagnosis(self):
-        p = self.check("--no-nvcc")
+        names = cpu_share(self.share)
+        p = check(self, f"cpu{self.share}", "--no-nvcc", "--shards", "1", "--only", *names)
         done = re.search(r"^(\d+)/(\d+) fixtures diagnosed as expected \(cpu mode\)$", p.stdout, re.M)
         self.assertIsNotNone(done, p.stdout[-2000:])
-        cpu = [k for k, v in fixturelib.every_expected().items() if "cpu" in v["modes"]]
-        self.assertEqual(int(done.group(2)), len(cpu))  # every fixture CPU mode can diagnose
+        self.assertEqual((int(done.group(1)), int(done.group(2))), (len(names), len(names)), p.stdout[-2000:])
 
+
+class CpuShare0(CpuShare, unittest.TestCase):
+    share = 0
+
+
+class CpuShare1(CpuShare, unittest.TestCase):
+    share = 1
+
+
+class CpuShare2(CpuShare, unittest.TestCase):
+    share = 2
+
+
+class NvccSide(unittest.TestCase):
     def test_fixtures_with_an_nvcc_side_check_get_their_diagnosis_with_nvcc_too(self):
         if not build.find_nvcc():
             self.skipTest("no nvcc here: CPU mode builds nothing with it")
-        p = self.check("--only", *NVCC_SIDE, "--shards", "1")  # one grade.py: its progress is ours
+        p = check(self, "nvcc", "--only", *NVCC_SIDE, "--shards", "1")  # one grade.py: its progress is ours
         self.assertIn("building the harness with nvcc too", p.stderr)
         self.assertIn(f"{len(NVCC_SIDE)}/{len(NVCC_SIDE)} fixtures diagnosed as expected (cpu mode)", p.stdout)
-
-    def check(self, *options):
-        """check_fixtures.py --cpu with options, which must exit 0 (skips where CPU mode cannot
-        build)."""
-        if not shutil.which("make") or not (shutil.which("c++") or shutil.which("g++")):
-            self.skipTest("make or a C++ compiler is missing")
-        if not os.path.exists(os.path.join(ROOT, "common", "cpu")):
-            self.skipTest("this checkout has no CPU mode")
-        work = os.path.join(BUILD.rstrip("/").removesuffix("/cpu"), "grader")
-        # proc.run kills the check's whole process group past its time, its grade.py too, which
-        # would otherwise keep the work folder locked for the next check
-        p = proc.run([sys.executable, os.path.join(fakes.GRADER, "check_fixtures.py"), "--cpu",
-                      "--work", work, *options], TIMEOUT_S)
-        self.assertFalse(p.timed_out, f"check_fixtures.py {' '.join(options)} took more than {TIMEOUT_S} s: "
-                                      f"{p.stdout[-2000:]}{p.stderr[-2000:]}")
-        self.assertEqual(p.returncode, 0, p.stdout + p.stderr[-3000:])
-        return p
 
 
 class NoNvcc(unittest.TestCase):
@@ -125,6 +159,13 @@ class Shards(unittest.TestCase):
         self.assertLessEqual(max(costs) - min(costs), 2, shares)  # 40 in all: 13 or 14 each
         self.assertFalse(any("a" in s and "b" in s for s in shares))  # the two costliest apart
         self.assertEqual(check_fixtures.split(["x1", "x0"], expected, 1), [["x0", "x1"]])
+
+    def test_the_cpu_shares_cover_every_cpu_mode_fixture_once(self):
+        shares = [cpu_share(k) for k in range(CPU_SHARES)]
+        self.assertEqual(sorted(n for share in shares for n in share), cpu_fixtures())
+        self.assertEqual(len({n for share in shares for n in share}), len(cpu_fixtures()))
+        self.assertEqual(CPU_SHARES, len([c for c in globals().values()
+                                          if isinstance(c, type) and issubclass(c, CpuShare) and c.share is not None]))
 
     def test_the_config_cuts_the_default_case_limit_and_keeps_a_labs_own(self):
         with open(os.path.join(fakes.GRADER, "config.json"), encoding="utf-8") as f:
