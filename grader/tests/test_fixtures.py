@@ -162,8 +162,7 @@ class Shards(unittest.TestCase):
 
     def test_the_cpu_shares_cover_every_cpu_mode_fixture_once(self):
         shares = [cpu_share(k) for k in range(CPU_SHARES)]
-        self.assertEqual(sorted(n for share in shares for n in share), cpu_fixtures())
-        self.assertEqual(len({n for share in shares for n in share}), len(cpu_fixtures()))
+        self.assertEqual(sorted(n for share in shares for n in share), cpu_fixtures())  # each once
         self.assertEqual(CPU_SHARES, len([c for c in globals().values()
                                           if isinstance(c, type) and issubclass(c, CpuShare) and c.share is not None]))
 
