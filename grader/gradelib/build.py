@@ -23,6 +23,7 @@ means in the same terms.
 import atexit
 import contextlib
 import fcntl
+import fnmatch
 import hashlib
 import os
 import re
@@ -37,6 +38,9 @@ from .checks.elf import imported_names
 # A student release (tools/student_release.py) has no solutions/: each reference is its object as
 # compiled, grader/references/<mode>/<lab>.o, which the reference build links instead.
 REFERENCE_OBJECTS = os.path.join("grader", "references")
+# nvcc's files that the checks after its compile read (checks/nvcc.py: Precheck.after), kept in
+# <build>/keep for a build that may be reused
+KEPT_FOR_CHECKS = ("*.cpp4.ii", "*.cudafe1.cpp", "*.ptx")
 
 
 def reference_source(root, lab, mode):
@@ -469,7 +473,10 @@ class Builder:
         descriptor and flags whose object and binary are unchanged since (the reference
         solutions, and the nvcc build CPU mode only reads the symbols of; never a submission's
         binary, which is always rebuilt). precheck(private copy) -> (violations, note[, error]) runs
-        on the private copy just before it is compiled (also when a build is reused); violations
+        on the private copy just before it is compiled (also when a build is reused); a precheck
+        with after() (checks/nvcc.py: Precheck) has the source compiled by its compile_command,
+        which keeps nvcc's files in out_dir/keep, and after(private copy, keep) checks them before
+        make links that object (a reused build's are kept for that); violations
         skip the build, and so does an error (what the GPU's compiler would refuse, found without
         it: the build fails with that message). A build that breaks the lab's contract with the course (an entry point
         missing or static, LAB defined) fails with a message whose first line says so
@@ -501,25 +508,57 @@ class Builder:
         refused, note = _prechecked(precheck, priv_src)
         if refused is not None:
             return refused
+        lab_src, seconds = priv_src, 0.0
+        keep = os.path.join(out_dir, "keep")
+        if os.path.lexists(keep):
+            shutil.rmtree(keep)
+        if getattr(precheck, "after", None) and not src.endswith(".o"):
+            # nvcc's checks on what it makes: one compile, its files kept for the checks after it
+            os.makedirs(keep)
+            compiled = os.path.join(keep, "scan.o")
+            r = proc.run(precheck.compile_command(priv_src, keep, compiled), self.timeout, cwd=self.root)
+            seconds = r.seconds
+            failed = self._failed(r, None, out_dir, shown_as, lab, seconds)
+            if failed is None:
+                found, after_note = precheck.after(priv_src, keep)
+                note = "; ".join(n for n in (note, after_note) if n)
+                if found:
+                    failed = BuildResult(False, violations=found, note=note, seconds=seconds)
+            if failed is not None:
+                shutil.rmtree(keep, ignore_errors=True)
+                return failed
+            lab_src = compiled  # make lab-binary links it as it is
         make = self._make_args()
         if banks and self.mode == "cpu":
             make = [a for a in make if a != "BANKS=0"] + ["BANKS=1"]
-        r = proc.run(make + ["lab-binary", "LAB_SRC=" + priv_src, "LAB_OUT=" + binary,
+        r = proc.run(make + ["lab-binary", "LAB_SRC=" + lab_src, "LAB_OUT=" + binary,
                              "LAB_ID=" + lab] + self._base_args(bases), self.timeout)
-        if r.timed_out:
-            return BuildResult(False, message=f"the build timed out after {self.timeout:g} s",
-                               seconds=r.seconds)
-        if r.returncode != 0 or not os.path.exists(binary):
-            output = r.stderr + "\n" + r.stdout
-            message = compiler_message(output, out_dir, shown_as)
-            why = contract_message(output, lab, shown_as)
-            return BuildResult(False, message=why + "\n" + message if why else message,
-                               seconds=r.seconds)
+        seconds += r.seconds
+        failed = self._failed(r, binary, out_dir, shown_as, lab, seconds)
+        if lab_src != priv_src:  # what a reused build's checks read again (_kept), else nothing
+            for f in os.listdir(keep):
+                if key is None or not any(fnmatch.fnmatch(f, pat) for pat in KEPT_FOR_CHECKS):
+                    os.remove(os.path.join(keep, f))
+        if failed is not None:
+            return failed
         if key is not None:
             with open(stamp, "w") as f:
                 f.write(f"{key} {sha256_file(obj)} {sha256_file(binary)}\n")
         self._name_judge(binary, lab)
-        return BuildResult(True, binary=binary, obj=binary + ".o", seconds=r.seconds, note=note)
+        return BuildResult(True, binary=binary, obj=binary + ".o", seconds=seconds, note=note)
+
+    def _failed(self, r, binary, out_dir, shown_as, lab, seconds):
+        """The failed BuildResult of a compile or make run r (the compiler's message, and what it
+        says of the lab's contract with the course), or None when it made its output (binary,
+        when given)."""
+        if r.timed_out:
+            return BuildResult(False, message=f"the build timed out after {self.timeout:g} s", seconds=seconds)
+        if r.returncode == 0 and (binary is None or os.path.exists(binary)):
+            return None
+        output = r.stderr + "\n" + r.stdout
+        message = compiler_message(output, out_dir, shown_as)
+        why = contract_message(output, lab, shown_as)
+        return BuildResult(False, message=why + "\n" + message if why else message, seconds=seconds)
 
     def judge_binary(self, lab):
         """lab's judge, which `prepare` builds (Makefile: build/judge/<lab>/judge): the harness
@@ -548,6 +587,14 @@ class Builder:
                 old = f.read().split()
             if old == [key, sha256_file(obj), sha256_file(binary)] and sha256_file(priv_src) == sha256_file(src):
                 refused, note = _prechecked(precheck, priv_src)
+                if refused is None and getattr(precheck, "after", None):
+                    keep = os.path.join(out_dir, "keep")
+                    if not os.path.isdir(keep):
+                        return None  # built before its checks' files were kept: built again
+                    found, after_note = precheck.after(priv_src, keep)
+                    note = "; ".join(n for n in (note, after_note) if n)
+                    if found:
+                        refused = BuildResult(False, violations=found, note=note)
                 return refused or BuildResult(True, binary=binary, obj=obj, note=note)
         except (OSError, ValueError):
             pass

@@ -3,8 +3,9 @@
 BuildStage.run returns a BuiltLab: the BuildOutcome and StaticOutcome, and when the lab may run,
 its binary and the course's LabInfo. A lab that fails a static check is never run (not even for
 `scan --describe`). The order: the checks on the text (a forbidden #include may not even compile),
-the checks on what the compiler makes of the source (just before it compiles; nvcc's, or in
-CPU mode CPU mode's own, which need no nvcc), the compile, the checks
+the checks on what the compiler makes of the source (nvcc's around its one compile: the headers
+before it, the files it kept after it; or in CPU mode CPU mode's own, which need no nvcc, just
+before it compiles), the compile, the checks
 on the objects (also when the link failed: a shadowed runtime function is then the likely
 cause) and on the binary.
 """
@@ -250,12 +251,13 @@ class BuildStage:
     def _compile(self, lab, src, out_dir, shown, bases=None):
         """Compiles the lab. The checks on what the compiler makes of the source (every header it
         reads, inline assembly in host code, clocks read in device code) run on the private copy
-        just before it compiles; a violation there skips the build. On the GPU path, nvcc's
-        (checks/nvcc.py). In CPU mode, CPU mode's own on the C++ it compiles (checks/cpu.py: no
+        and what its compile makes; a violation there skips the build (or what is left of it:
+        nothing is linked or run). On the GPU path, nvcc's (checks/nvcc.py: the headers before
+        the compile, the rest on the files that one compile kept). In CPU mode, CPU mode's own on the C++ it compiles (checks/cpu.py: no
         nvcc needed, the same verdicts), and where nvcc is installed, nvcc's too, on an nvcc
         build made first for the static checks."""
         nvb = self.builder if self.mode == "gpu" else self.symbol_builder
-        precheck = (lambda priv: nvcc_checks.source_checks(nvb, priv, self.static)) if nvb is not None else None
+        precheck = nvcc_checks.precheck(nvb, self.static) if nvb is not None else None
         nb = None
         own = base_objects(bases)
         if self.mode == "gpu":

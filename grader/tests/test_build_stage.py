@@ -63,7 +63,7 @@ class SideBuilds(unittest.TestCase):
         with open(self.src, "w") as f:
             f.write("// a lab\n")
         for patcher in (mock.patch.object(BuildStage, "_check", checked),
-                        mock.patch.object(stage_build.nvcc_checks, "source_checks", return_value=([], "")),
+                        mock.patch.object(stage_build.nvcc_checks, "precheck", return_value=lambda priv: ([], "")),
                         mock.patch.object(stage_build.cpu_checks, "source_checks", return_value=([], ""))):
             patcher.start()
             self.addCleanup(patcher.stop)

@@ -183,8 +183,10 @@ def write_lab(name, text):
 
 def check_one(b, text, name, device_lab=True):
     src = write_lab(name, text)
-    compiled, _ = nvcc.source_checks(b, src, STATIC)
-    obj = compile_object(b, src, os.path.join(WORK, "objects"))
+    obj = os.path.join(WORK, "src", name, "scan.o")
+    compiled, note = nvcc.source_checks(b, src, STATIC, obj=obj)  # the object of the checks' own compile
+    if not os.path.exists(obj):
+        raise AssertionError(f"nvcc failed on {src}: {note}")
     found, note = objects.check_object(obj, STATIC, device_lab, True, None, lexer.strip_comments(text))
     if note:
         raise AssertionError(note)
@@ -314,6 +316,38 @@ class Snippets(unittest.TestCase):
                       "every buffer it needs", r.obj)
 
 
+class OneCompile(unittest.TestCase):
+    """nvcc's checks read the files of the one compile that makes the object (nvcc --keep): nvcc
+    runs three times for a source, -M before the compile (a refused header is never compiled),
+    --dryrun (which runs nothing: the host preprocessor's include folders) and the compile."""
+
+    def test_nvcc_compiles_a_source_once_for_its_checks_and_its_object(self):
+        b = copy.copy(nvcc_builder())
+        log = os.path.join(WORK, "one-compile.log")
+        wrapper = os.path.join(WORK, "nvcc-counting")
+        os.makedirs(WORK, exist_ok=True)
+        with open(wrapper, "w") as f:
+            f.write(f'#!/bin/sh\necho "$*" >> {log}\nexec {b.nvcc} "$@"\n')
+        os.chmod(wrapper, 0o755)
+        if os.path.exists(log):
+            os.remove(log)
+        b.nvcc = wrapper
+        text = template("host_syscall")
+        src = write_lab("one_compile", text)
+        obj = os.path.join(WORK, "src", "one_compile", "scan.o")
+        found, _ = nvcc.source_checks(b, src, STATIC, obj=obj)
+        self.assertEqual(found, [f"inline assembly in host code (line {line_of(text, 'asm volatile')}): only device "
+                                 "code may use asm"])
+        self.assertTrue(elf.ElfObject(obj).sections, "no object kept")
+        with open(log) as f:
+            runs = [ln.split() for ln in f]
+        self.assertEqual(len(runs), 3, runs)
+        self.assertIn("-M", runs[0])
+        self.assertIn("--dryrun", runs[1])
+        self.assertIn("--keep", runs[2])
+        self.assertIn("-c", runs[2])
+
+
 class DeviceVariablesOnTheHost(unittest.TestCase):
     """The Makefile's NVFLAGS (--diag-error 20091,20092) make host code that reads or writes a
     __device__ or __constant__ variable a compile error, not nvcc's warning: on a GPU that code
@@ -335,10 +369,9 @@ class DeviceVariablesOnTheHost(unittest.TestCase):
 
 
 class SeveralArchitectures(unittest.TestCase):
-    """A build for a fleet of mixed GPUs (the Makefile's ARCH="sm_80 sm_90", a -gencode each):
-    nvcc -ptx takes one architecture, so the device-clock check compiles the PTX of each, and a
-    clock read behind #if __CUDA_ARCH__ == 800 is found though the sm_90 PTX has none. Before,
-    nvcc -ptx failed on such flags and the check was skipped with a note."""
+    """A build for a fleet of mixed GPUs (the Makefile's ARCH="sm_80 sm_90", a -gencode each): the
+    compile keeps the PTX of each architecture, and the device-clock check reads every one, so a
+    clock read behind #if __CUDA_ARCH__ == 800 is found though the sm_90 PTX has none."""
 
     @classmethod
     def setUpClass(cls):
@@ -353,9 +386,6 @@ class SeveralArchitectures(unittest.TestCase):
         cls.flags = flags
 
     def test_the_makefile_compiles_each_architecture_and_the_last_ones_ptx(self):
-        self.assertEqual(nvcc.ptx_commands(["nvcc", *self.flags])[0][-1], "-arch=compute_80")
-        self.assertEqual([c[-1] for c in nvcc.ptx_commands(["nvcc", *self.flags])],
-                         ["-arch=compute_80", "-arch=compute_90"])
         text = " ".join(self.flags)
         for part in ("arch=compute_80,code=sm_80", "arch=compute_90,code=sm_90", "arch=compute_90,code=compute_90"):
             self.assertIn(part, text)
@@ -407,8 +437,9 @@ class HonestCode(unittest.TestCase):
             os.makedirs(out, exist_ok=True)
             priv = os.path.join(out, "scan.cu")
             shutil.copyfile(src, priv)
-            compiled, note = nvcc.source_checks(b, priv, STATIC)
-            obj = made_object(top, lab, src) or compile_object(b, src, os.path.join(WORK, "objects"))
+            obj = os.path.join(out, "scan.o")
+            compiled, note = nvcc.source_checks(b, priv, STATIC, obj=obj)  # the object of its own compile
+            self.assertTrue(os.path.exists(obj), f"{top}/{lab}: nvcc failed: {note}")
             found, onote = objects.check_object(obj, STATIC, not lab.startswith("01"), True,
                                                 b.harness_imports(), lexer.strip_comments(text))
             found = [v for v in found if not (top == "labs" and v.startswith("launches no kernel"))]
@@ -420,19 +451,6 @@ class HonestCode(unittest.TestCase):
         for name, violations, note in results:
             self.assertEqual(violations, [], name)
             self.assertEqual(note, "", name)
-
-
-def made_object(top, lab, src):
-    """The nvcc object `make` built for src under the build folder, when it is current."""
-    obj = os.path.join(BUILD, top, lab, "scan.o")
-    try:
-        t = os.path.getmtime(obj)
-        if t < max(os.path.getmtime(src), os.path.getmtime(os.path.join(ROOT, "Makefile"))):
-            return None
-        obj_elf = elf.ElfObject(obj)
-    except (OSError, elf.ElfError):
-        return None
-    return obj if any(s["name"] == ".nv_fatbin" for s in obj_elf.sections) else None
 
 
 if __name__ == "__main__":

@@ -6,11 +6,11 @@ In the order they run (grader/README.md, "Static checks", says what each refuses
 runs them):
   source.check_source     the text of scan.cu: a quick first pass (size, #line directives, the
                           #include lines written out), before anything is compiled;
-  nvcc.source_checks      what nvcc makes of the private copy, just before it is compiled:
-      headers.check_headers          every header the compiler reads (nvcc -M);
-      headers.check_line_directives  file names changed by #line (gcc -E of the host side);
-      asm.check_host_asm             inline assembly in nvcc's host translation (cudafe1.cpp);
-      asm.check_device_clocks        clocks read in device code (the PTX);
+  nvcc.Precheck           what nvcc makes of the private copy, around its one compile:
+      headers.check_headers          every header the compiler reads (nvcc -M, before it);
+      headers.check_line_directives  file names changed by #line (the kept .cpp4.ii, host side);
+      asm.check_host_asm             inline assembly in nvcc's host translation (kept .cudafe1.cpp);
+      asm.check_device_clocks        clocks read in device code (the kept PTX);
   cpu.source_checks       the same on the C++ CPU mode compiles (no nvcc needed), and what
                           nvcc's compile refuses there: device_calls.host_calls, device code
                           that calls a host function (the host compiler's call graph);

@@ -1,13 +1,19 @@
-"""The checks on what nvcc makes of the private copy of scan.cu, run where it will be built, just
-before it is (stage_build passes source_checks to Builder.build as its precheck):
-  1. every header the compiler reads, host and device side (nvcc -M; headers.check_headers, with
-     the line of scan.cu each refused one came through, from the preprocessed output);
-  2. the host translation (nvcc --dryrun's steps up to cudafe++, run here): #line directives that
-     rename scan.cu's code (headers.check_line_directives) and inline assembly in host code
-     (asm.check_host_asm);
-  3. clocks read in device code (nvcc -ptx; asm.check_device_clocks).
+"""The checks on what nvcc makes of the private copy of scan.cu, in one compile (stage_build's
+builds pass precheck() to Builder.build):
+  1. before it compiles: every header the compiler would read, host and device side (nvcc -M;
+     headers.check_headers, with the line of scan.cu each refused one came through, from the
+     preprocessed output), so that a refused header is never compiled;
+  2. the compile itself, with nvcc --keep: the checks read the very files it made, so nothing is
+     compiled twice and what is checked is what was built;
+  3. after it compiles, before anything is linked or run, on the kept files: the host side's
+     preprocessed source (scan.cpp4.ii: #line directives that rename scan.cu's code,
+     headers.check_line_directives), nvcc's host translation (scan[.compute_NN].cudafe1.cpp:
+     inline assembly in host code, asm.check_host_asm) and the PTX of every architecture the
+     build compiles for (scan[.compute_NN].ptx: clocks read in device code,
+     asm.check_device_clocks).
 Needs nvcc (a "gpu" Builder). CPU mode's equivalent, with no nvcc, is cpu.py.
 """
+import glob
 import os
 import re
 import shlex
@@ -21,88 +27,102 @@ from . import registry
 from .headers import HeaderContext, include_origins, parse_dependencies
 
 
-def source_checks(builder, priv_src, static):
-    """(violations, note): the checks on what nvcc makes of priv_src (see the module's
-    docstring), run in a scratch folder of builder's work folder. note names what could not
-    run. Raises InfraError when the Makefile's NVFLAGS cannot be read."""
-    flags = builder.nvcc_flags()
-    if not builder.nvcc or not flags:  # never a quiet pass: the machine cannot grade
-        raise InfraError("the Makefile's NVFLAGS could not be read: the header and inline-assembly checks "
-                         "cannot run")
-    os.makedirs(builder.work, exist_ok=True)
+class Precheck:
+    """Builder.build's precheck for an nvcc build: called on the private copy, the checks before
+    the compile (violations, note); after(private copy, keep folder): the checks on what the
+    compile (nvcc --keep --keep-dir keep) made there."""
+
+    def __init__(self, builder, static):
+        self.builder, self.static = builder, static
+        self._host_cpp = None
+
+    def _nvcc(self):
+        flags = self.builder.nvcc_flags()
+        if not self.builder.nvcc or not flags:  # never a quiet pass: the machine cannot grade
+            raise InfraError("the Makefile's NVFLAGS could not be read: the header and inline-assembly checks "
+                             "cannot run")
+        return [self.builder.nvcc, *flags]
+
+    def _context(self, priv_src, nvcc, keep, work):
+        if self._host_cpp is None:  # the same for every source of this builder: read once
+            self._host_cpp = _host_cpp(self.builder, nvcc, priv_src, work) or ()
+        ctx = HeaderContext(priv_src, os.path.join(self.builder.root, "common"),
+                            self.builder.system_dirs(self._host_cpp), self.static["lab_headers"])
+
+        def origins(refused):
+            return _origins(self.builder, nvcc, priv_src, keep, work, refused)
+        return types.SimpleNamespace(static=self.static, priv_src=priv_src, headers=ctx, origins=origins)
+
+    def __call__(self, priv_src):
+        nvcc = self._nvcc()
+        os.makedirs(self.builder.work, exist_ok=True)
+        work = tempfile.mkdtemp(prefix="source-check-", dir=self.builder.work)
+        try:
+            notes = []
+            deps, stop = _dependencies(self.builder, nvcc, priv_src, work, notes)
+            if stop:
+                return stop, ""
+            c = self._context(priv_src, nvcc, None, work)
+            return registry.run("nvcc", "dependencies", deps, c), "; ".join(notes)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+
+    def compile_command(self, priv_src, keep, obj):
+        """The compile whose files after() reads: the Makefile's (nvcc and NVFLAGS, run in the
+        course's root as make runs it), keeping its intermediate files in keep."""
+        return self._nvcc() + ["--keep", "--keep-dir", keep, "-c", priv_src, "-o", obj]
+
+    def after(self, priv_src, keep):
+        """(violations, note) of the checks on the files the compile kept in keep."""
+        nvcc = self._nvcc()
+        c = self._context(priv_src, nvcc, keep, keep)
+        violations, notes = [], []
+        ptx = sorted(glob.glob(os.path.join(keep, "*.ptx")))
+        if not ptx:
+            notes.append("nvcc kept no PTX: the device-clock check was not run")
+        for path in ptx:
+            registry.run("nvcc", "ptx", _read(path), c, violations)
+        for pre in sorted(glob.glob(os.path.join(keep, "*.cpp4.ii"))):
+            registry.run("nvcc", "host_preprocessed", _read(pre), c, violations)
+        translated = sorted(glob.glob(os.path.join(keep, "*.cudafe1.cpp")))
+        if not translated:
+            notes.append("nvcc kept no host translation (cudafe++): inline-assembly check skipped")
+        for path in translated:
+            registry.run("nvcc", "host_translation", _read(path), c, violations)
+        return violations, "; ".join(notes)
+
+
+def precheck(builder, static):
+    """The nvcc checks of builder's builds (Precheck), for Builder.build."""
+    return Precheck(builder, static)
+
+
+def source_checks(builder, priv_src, static, obj=None):
+    """(violations, note): every check of this module on priv_src, which is compiled once for
+    them in a scratch folder of builder's work folder (obj: where to keep the object when it
+    compiled, whatever the checks found). A compile that fails is noted, not a violation: the build
+    shows why. Raises InfraError when the Makefile's NVFLAGS cannot be read."""
+    pre = Precheck(builder, static)
+    violations, note = pre(priv_src)
+    if violations:
+        return violations, note
     work = tempfile.mkdtemp(prefix="source-check-", dir=builder.work)
     try:
-        return _checks(builder, priv_src, static, [builder.nvcc, *flags], work)
+        keep = os.path.join(work, "keep")
+        os.makedirs(keep)
+        out = os.path.join(keep, "scan.o")
+        r = proc.run(pre.compile_command(priv_src, keep, out), builder.timeout, cwd=builder.root)
+        if r.timed_out:
+            return [f"nvcc's compile of the source timed out after {builder.timeout:g} s"], note
+        if r.returncode != 0:
+            return [], "; ".join(n for n in (note, "nvcc's compile failed (the build shows why): the checks on "
+                                             "what it makes were not run") if n)
+        found, after_note = pre.after(priv_src, keep)
+        if obj:
+            os.replace(out, obj)
+        return found, "; ".join(n for n in (note, after_note) if n)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-
-
-def _checks(builder, priv_src, static, nvcc, work):
-    """source_checks in the scratch folder work; nvcc: the compiler and its flags."""
-    notes = []
-    keep = os.path.join(work, "keep")
-    os.makedirs(keep)
-    steps = _host_steps(builder, nvcc, priv_src, keep)
-    host_cpp = None
-    if steps:
-        host_cpp = next((s for s in steps if "-E" in s and not any(t.startswith("-D__CUDA_ARCH__=") for t in s)), None)
-    ctx = HeaderContext(priv_src, os.path.join(builder.root, "common"), builder.system_dirs(host_cpp),
-                        static["lab_headers"])
-    c = types.SimpleNamespace(static=static, priv_src=priv_src, headers=ctx,
-                              origins=lambda refused: _origins(builder, nvcc, priv_src, keep, work, refused))
-    # 1. every header the compiler reads, host and device side (nvcc -M)
-    deps, stop = _dependencies(builder, nvcc, priv_src, work, notes)
-    if stop:
-        return stop, ""
-    # 2. the host translation (gcc -E of the host side, then cudafe++)
-    translated = None
-    if steps:
-        translated, stop = _host_translation(builder, steps, keep, priv_src)
-        if stop:
-            return stop, "; ".join(notes)
-    violations = registry.run("nvcc", "dependencies", deps, c)
-    # 3. clocks read in device code (the PTX of every architecture the build compiles for)
-    ptx = os.path.join(work, "scan.ptx")
-    for cmd in ptx_commands(nvcc):
-        r = proc.run(cmd + ["-ptx", priv_src, "-o", ptx], builder.timeout, cwd=builder.root)
-        if r.returncode == 0 and os.path.exists(ptx):
-            registry.run("nvcc", "ptx", _read(ptx), c, violations)
-        elif not r.timed_out:
-            notes.append("nvcc -ptx failed (the build shows why): the device-clock check was not run")
-            break
-    if translated is not None:
-        for pre in sorted(os.path.join(keep, f) for f in os.listdir(keep) if f.endswith(".cpp4.ii")):
-            registry.run("nvcc", "host_preprocessed", _read(pre), c, violations)
-        registry.run("nvcc", "host_translation", translated, c, violations)
-    elif not steps:
-        notes.append("nvcc --dryrun shows no host translation (cudafe++): inline-assembly check skipped")
-    elif not violations:
-        # the same compiler on the same file: the build fails too, and shows the errors
-        notes.append("nvcc's host translation failed (the build shows why): inline-assembly check not run")
-    return violations, "; ".join(notes)
-
-
-def ptx_commands(nvcc):
-    """nvcc (the compiler and the Makefile's flags) as one command a virtual architecture of the
-    build, for nvcc -ptx, which takes one: a build for several GPUs (the Makefile's ARCH="sm_80
-    sm_90", each a -gencode) compiles the device code once for each, and each PTX is checked (a
-    clock read behind #if __CUDA_ARCH__ == 800 is in one of them only). A build for one (-arch)
-    is nvcc as it is."""
-    base, archs, i = [], [], 0
-    while i < len(nvcc):
-        t = nvcc[i]
-        if t in ("-gencode", "--generate-code") and i + 1 < len(nvcc):
-            value, i = nvcc[i + 1], i + 2
-        elif t.startswith(("-gencode=", "--generate-code=")):
-            value, i = t.split("=", 1)[1], i + 1
-        else:
-            base.append(t)
-            i += 1
-            continue
-        for part in value.split(","):
-            if part.startswith("arch=") and part[5:] not in archs:
-                archs.append(part[5:])
-    return [base + ["-arch=" + a] for a in archs] if archs else [list(nvcc)]
 
 
 def _read(path):
@@ -110,24 +130,20 @@ def _read(path):
         return f.read()
 
 
-def _host_steps(builder, nvcc, priv_src, keep):
-    """nvcc's commands (nvcc --dryrun) up to cudafe++, which writes the host translation
-    (scan.cudafe1.cpp) into keep; None when the plan shows no cudafe++."""
-    r = proc.run(nvcc + ["--dryrun", "--keep", "--keep-dir", keep, "-c", priv_src, "-o",
-                         os.path.join(keep, "scan.o")], builder.timeout, cwd=builder.root)
-    steps = []
+def _host_cpp(builder, nvcc, priv_src, work):
+    """The host side's preprocessor command in nvcc's plan for priv_src (nvcc --dryrun, which runs
+    nothing), whose include folders the header check classifies by; None when the plan shows none."""
+    r = proc.run(nvcc + ["--dryrun", "-c", priv_src, "-o", os.path.join(work, "scan.o")], builder.timeout,
+                 cwd=builder.root)
     for ln in (r.stderr + "\n" + r.stdout).splitlines():
-        if not ln.startswith("#$ "):
-            continue
-        cmd = ln[3:].strip()
-        if re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", cmd):
-            continue  # nvcc's environment settings
+        if not ln.startswith("#$ ") or re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", ln[3:].strip()):
+            continue  # not a command, or nvcc's environment settings
         try:
-            steps.append(shlex.split(cmd))
+            cmd = shlex.split(ln[3:].strip())
         except ValueError:
             return None
-        if steps[-1] and os.path.basename(steps[-1][0]) == "cudafe++":
-            return steps
+        if "-E" in cmd and not any(t.startswith("-D__CUDA_ARCH__=") for t in cmd):
+            return cmd
     return None
 
 
@@ -145,36 +161,13 @@ def _dependencies(builder, nvcc, priv_src, work, notes):
     return parse_dependencies(_read(dep), builder.root), None
 
 
-def _host_translation(builder, steps, keep, priv_src):
-    """(the host translation that running steps (_host_steps) writes, or None when a step
-    fails, None), or (None, the violations that stop the checks: a step timed out)."""
-    env = dict(os.environ)
-    bindir = os.path.dirname(os.path.realpath(builder.nvcc))
-    env["PATH"] = os.pathsep.join([bindir, os.path.join(os.path.dirname(bindir), "nvvm", "bin"),
-                                   env.get("PATH", "")])
-    for step in steps:
-        r = proc.run(step, builder.timeout, cwd=builder.root, env=env)
-        if r.timed_out:
-            return None, [f"nvcc's host translation of the source timed out after {builder.timeout:g} s"]
-        if r.returncode != 0:
-            return None, None
-    # the file cudafe++ writes: scan.cudafe1.cpp, or scan.compute_90.cudafe1.cpp (the newest
-    # architecture's name) when the build is for several
-    last = steps[-1] if steps else []
-    name = os.path.splitext(os.path.basename(priv_src))[0] + ".cudafe1.cpp"
-    out = next((last[i + 1] for i, t in enumerate(last[:-1]) if t == "--gen_c_file_name"), name)
-    try:
-        return _read(os.path.join(keep, out)), None
-    except OSError:
-        return None, None
-
-
 def _origins(builder, nvcc, priv_src, keep, work, refused):
-    """include_origins for the refused headers: from the host side's preprocessed output (the
-    host translation's steps wrote it into keep), and the device side's (nvcc -E) for what that
-    does not explain."""
+    """include_origins for the refused headers: from the preprocessed output the compile kept in
+    keep (None before the compile), and the device side's (nvcc -E) for what that does not
+    explain."""
     origins = {}
-    for pre in sorted(os.path.join(keep, f) for f in os.listdir(keep) if f.endswith(".ii")):
+    kept = sorted(os.path.join(keep, f) for f in os.listdir(keep) if f.endswith(".ii")) if keep else []
+    for pre in kept:
         for k, v in include_origins(_read(pre), priv_src).items():
             origins.setdefault(k, v)
     if any(os.path.realpath(d) not in origins for d in refused):

@@ -4,7 +4,8 @@ without nvcc, such as Gradescope's: tests/test_static_parity.py holds the two to
 
 A phase gathers its evidence and runs every rule registered for it (run), in the order below:
   text     the source as written, before anything is compiled (stage_build);
-  nvcc     what nvcc makes of the private copy, just before it compiles it (nvcc.source_checks);
+  nvcc     what nvcc makes of the private copy: its headers before the compile, the files the
+           compile kept after it (nvcc.Precheck);
   cpu      the same on CPU mode's C++ compile, no nvcc needed (cpu.source_checks);
   object   each object the build made, nvcc's and CPU mode's (objects.check_object);
   binary   the linked binary (stage_build).
