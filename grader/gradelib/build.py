@@ -23,7 +23,7 @@ means in the same terms.
 import atexit
 import contextlib
 import fcntl
-import fnmatch
+import json
 import hashlib
 import os
 import re
@@ -38,9 +38,6 @@ from .checks.elf import imported_names
 # A student release (tools/student_release.py) has no solutions/: each reference is its object as
 # compiled, grader/references/<mode>/<lab>.o, which the reference build links instead.
 REFERENCE_OBJECTS = os.path.join("grader", "references")
-# nvcc's files that the checks after its compile read (checks/nvcc.py: Precheck.after), kept in
-# <build>/keep for a build that may be reused
-KEPT_FOR_CHECKS = ("*.cpp4.ii", "*.cudafe1.cpp", "*.ptx")
 
 
 def reference_source(root, lab, mode):
@@ -476,7 +473,8 @@ class Builder:
         on the private copy just before it is compiled (also when a build is reused); a precheck
         with after() (checks/nvcc.py: Precheck) has the source compiled by its compile_command,
         which keeps nvcc's files in out_dir/keep, and after(private copy, keep) checks them before
-        make links that object (a reused build's are kept for that); violations
+        make links that object (a reused build keeps what they said, out_dir/after.json, valid
+        while precheck.fingerprint() is the same); violations
         skip the build, and so does an error (what the GPU's compiler would refuse, found without
         it: the build fails with that message). A build that breaks the lab's contract with the course (an entry point
         missing or static, LAB defined) fails with a message whose first line says so
@@ -535,13 +533,14 @@ class Builder:
                              "LAB_ID=" + lab] + self._base_args(bases), self.timeout)
         seconds += r.seconds
         failed = self._failed(r, binary, out_dir, shown_as, lab, seconds)
-        if lab_src != priv_src:  # what a reused build's checks read again (_kept), else nothing
-            for f in os.listdir(keep):
-                if key is None or not any(fnmatch.fnmatch(f, pat) for pat in KEPT_FOR_CHECKS):
-                    os.remove(os.path.join(keep, f))
+        if lab_src != priv_src:
+            shutil.rmtree(keep, ignore_errors=True)
         if failed is not None:
             return failed
         if key is not None:
+            if lab_src != priv_src:  # what the checks after the compile said, for a reuse (_kept)
+                with open(os.path.join(out_dir, "after.json"), "w") as f:
+                    json.dump({"checks": precheck.fingerprint(), "violations": [], "note": note}, f)
             with open(stamp, "w") as f:
                 f.write(f"{key} {sha256_file(obj)} {sha256_file(binary)}\n")
         self._name_judge(binary, lab)
@@ -588,13 +587,13 @@ class Builder:
             if old == [key, sha256_file(obj), sha256_file(binary)] and sha256_file(priv_src) == sha256_file(src):
                 refused, note = _prechecked(precheck, priv_src)
                 if refused is None and getattr(precheck, "after", None):
-                    keep = os.path.join(out_dir, "keep")
-                    if not os.path.isdir(keep):
-                        return None  # built before its checks' files were kept: built again
-                    found, after_note = precheck.after(priv_src, keep)
-                    note = "; ".join(n for n in (note, after_note) if n)
-                    if found:
-                        refused = BuildResult(False, violations=found, note=note)
+                    # the checks after the compile passed it (a build they refuse is not kept):
+                    # still so unless the checks or their settings changed since
+                    with open(os.path.join(out_dir, "after.json")) as f:
+                        after = json.load(f)
+                    if after.get("checks") != precheck.fingerprint():
+                        return None
+                    note = after.get("note", note)
                 return refused or BuildResult(True, binary=binary, obj=obj, note=note)
         except (OSError, ValueError):
             pass

@@ -253,9 +253,9 @@ class BuildStage:
         reads, inline assembly in host code, clocks read in device code) run on the private copy
         and what its compile makes; a violation there skips the build (or what is left of it:
         nothing is linked or run). On the GPU path, nvcc's (checks/nvcc.py: the headers before
-        the compile, the rest on the files that one compile kept). In CPU mode, CPU mode's own on the C++ it compiles (checks/cpu.py: no
-        nvcc needed, the same verdicts), and where nvcc is installed, nvcc's too, on an nvcc
-        build made first for the static checks."""
+        the compile, the rest on the files that one compile kept). In CPU mode, CPU mode's own on
+        the C++ it compiles (checks/cpu.py: no nvcc needed, the same verdicts), and where nvcc is
+        installed, nvcc's too, on an nvcc build made first for the static checks."""
         nvb = self.builder if self.mode == "gpu" else self.symbol_builder
         precheck = nvcc_checks.precheck(nvb, self.static) if nvb is not None else None
         nb = None

@@ -14,6 +14,8 @@ builds pass precheck() to Builder.build):
 Needs nvcc (a "gpu" Builder). CPU mode's equivalent, with no nvcc, is cpu.py.
 """
 import glob
+import hashlib
+import json
 import os
 import re
 import shlex
@@ -66,6 +68,17 @@ class Precheck:
             return registry.run("nvcc", "dependencies", deps, c), "; ".join(notes)
         finally:
             shutil.rmtree(work, ignore_errors=True)
+
+    def fingerprint(self):
+        """What the checks after the compile depend on besides its files: the static settings
+        and the checks' own code (a reused build's verdict is kept only while it is the same)."""
+        h = hashlib.sha256(json.dumps(self.static, sort_keys=True, default=str).encode())
+        here = os.path.dirname(os.path.abspath(__file__))
+        for name in sorted(os.listdir(here)):
+            if name.endswith(".py"):
+                with open(os.path.join(here, name), "rb") as f:
+                    h.update(f.read())
+        return h.hexdigest()
 
     def compile_command(self, priv_src, keep, obj):
         """The compile whose files after() reads: the Makefile's (nvcc and NVFLAGS, run in the
