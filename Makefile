@@ -5,7 +5,7 @@
 # Also: LAB=NN, ARGS='--n 2^20' (make run), V=1 (print commands), STATUS=1 (make run exits as the lab).
 SRC    ?= labs
 DEBUG  ?= 0
-PYTHON ?= python3
+PYTHON := $(if $(filter undefined default,$(origin PYTHON)),$(shell python3 -c 'import sys; print(sys.executable)' 2>/dev/null || echo python3),$(PYTHON))# once: a shim (pyenv) costs ~0.4 CPU-s a run
 NVCC   ?= $(shell command -v nvcc 2>/dev/null || echo /usr/local/cuda/bin/nvcc)
 CC     ?= cc
 OBJCOPY ?= objcopy

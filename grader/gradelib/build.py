@@ -29,6 +29,7 @@ import os
 import re
 import shlex
 import shutil
+import sys
 import threading
 
 from . import proc
@@ -381,7 +382,9 @@ class Builder:
 
     def _make_args(self):
         # V=1: the commands as make runs them, in the build log a failed build shows
-        args = [self.make, "--no-print-directory", "-C", self.root, "BUILD=" + self.common, "V=1"]
+        # PYTHON: CPU mode's rewrite.py runs under the grader's own interpreter (never a shim's)
+        args = [self.make, "--no-print-directory", "-C", self.root, "BUILD=" + self.common, "V=1",
+                "PYTHON=" + sys.executable]
         if self.nvcc:
             args.append("NVCC=" + self.nvcc)
         if self.mode == "cpu":

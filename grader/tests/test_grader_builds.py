@@ -84,6 +84,27 @@ class ReportChannel(unittest.TestCase):
         self.assertEqual(ev.run_case(self.forged.binary, 0, "small", 1, 60)[0], "ok")
 
 
+class GradersInterpreter(unittest.TestCase):
+    """CPU mode's build rewrites scan.cu with common/cpu/rewrite.py under the grader's own
+    interpreter, never the python3 on PATH (a version manager's shim costs ~0.4 CPU-s a run; one
+    that is broken must not fail a build)."""
+
+    def test_a_broken_python3_on_path_does_not_fail_a_cpu_mode_build(self):
+        if not have_cpu_mode():
+            self.skipTest("make, a C++ compiler or CPU mode is missing")
+        b = build.Builder(ROOT, os.path.join(WORK, "interpreter"), "cpu", timeout=300)
+        b.prepare()
+        shim = os.path.join(WORK, "broken-python")
+        os.makedirs(shim, exist_ok=True)
+        with open(os.path.join(shim, "python3"), "w") as f:
+            f.write("#!/bin/sh\necho 'this python3 must not run' >&2\nexit 3\n")
+        os.chmod(os.path.join(shim, "python3"), 0o755)
+        with mock.patch.dict(os.environ, {"PATH": shim + os.pathsep + os.environ["PATH"]}):
+            r = b.build(os.path.join(ROOT, "solutions", "02_naive", "scan.cu"),
+                        os.path.join(WORK, "interpreter", "02"), lab="02_naive")
+        self.assertTrue(r.ok, r.message)
+
+
 class ReusedBuilds(unittest.TestCase):
     def test_reuse_only_an_unchanged_build(self):
         if not have_cpu_mode():
