@@ -23,8 +23,8 @@ means in the same terms.
 import atexit
 import contextlib
 import fcntl
-import json
 import hashlib
+import json
 import os
 import re
 import shlex
@@ -474,10 +474,10 @@ class Builder:
         solutions, and the nvcc build CPU mode only reads the symbols of; never a submission's
         binary, which is always rebuilt). precheck(private copy) -> (violations, note[, error]) runs
         on the private copy just before it is compiled (also when a build is reused); a precheck
-        with after() (checks/nvcc.py: Precheck) has the source compiled by its compile_command,
-        which keeps nvcc's files in out_dir/keep, and after(private copy, keep) checks them before
-        make links that object (a reused build keeps what they said, out_dir/after.json, valid
-        while precheck.fingerprint() is the same); violations
+        with after() (checks/nvcc.py: Precheck) compiles the source itself (its compile(), which
+        keeps nvcc's files in out_dir/keep and runs after() on them) before make links that
+        object (a reused build keeps what they said, out_dir/after.json, valid while
+        precheck.fingerprint() is the same); violations
         skip the build, and so does an error (what the GPU's compiler would refuse, found without
         it: the build fails with that message). A build that breaks the lab's contract with the course (an entry point
         missing or static, LAB defined) fails with a message whose first line says so
@@ -517,14 +517,12 @@ class Builder:
             # nvcc's checks on what it makes: one compile, its files kept for the checks after it
             os.makedirs(keep)
             compiled = os.path.join(keep, "scan.o")
-            r = proc.run(precheck.compile_command(priv_src, keep, compiled), self.timeout, cwd=self.root)
+            r, found, after_note = precheck.compile(priv_src, keep, compiled)
             seconds = r.seconds
+            note = "; ".join(n for n in (note, after_note) if n)
             failed = self._failed(r, None, out_dir, shown_as, lab, seconds)
-            if failed is None:
-                found, after_note = precheck.after(priv_src, keep)
-                note = "; ".join(n for n in (note, after_note) if n)
-                if found:
-                    failed = BuildResult(False, violations=found, note=note, seconds=seconds)
+            if failed is None and found:
+                failed = BuildResult(False, violations=found, note=note, seconds=seconds)
             if failed is not None:
                 shutil.rmtree(keep, ignore_errors=True)
                 return failed

@@ -112,6 +112,8 @@ class BuildStage:
         self.cpu_labs = set(cpu_labs)  # the labs it builds: those with ordering cases, and their bases
         self.profile_labs = set(profile_labs)  # the labs with an algorithm case (_with_profile_build)
         self._prechecked = {}  # (builder, sha256 of a source) -> CPU mode's checks' verdict on it
+        nvb = builder if mode == "gpu" else symbol_builder  # nvcc's checks, one for every lab's build
+        self._nvcc_precheck = nvcc_checks.precheck(nvb, static) if nvb is not None else None
         self._lock = threading.Lock()
 
     def _cpu_precheck(self, builder):
@@ -257,7 +259,7 @@ class BuildStage:
         the C++ it compiles (checks/cpu.py: no nvcc needed, the same verdicts), and where nvcc is
         installed, nvcc's too, on an nvcc build made first for the static checks."""
         nvb = self.builder if self.mode == "gpu" else self.symbol_builder
-        precheck = nvcc_checks.precheck(nvb, self.static) if nvb is not None else None
+        precheck = self._nvcc_precheck
         nb = None
         own = base_objects(bases)
         if self.mode == "gpu":

@@ -36,7 +36,7 @@ class Precheck:
 
     def __init__(self, builder, static):
         self.builder, self.static = builder, static
-        self._host_cpp = None
+        self._host_cpp = self._fingerprint = None
 
     def _nvcc(self):
         flags = self.builder.nvcc_flags()
@@ -72,18 +72,25 @@ class Precheck:
     def fingerprint(self):
         """What the checks after the compile depend on besides its files: the static settings
         and the checks' own code (a reused build's verdict is kept only while it is the same)."""
-        h = hashlib.sha256(json.dumps(self.static, sort_keys=True, default=str).encode())
-        here = os.path.dirname(os.path.abspath(__file__))
-        for name in sorted(os.listdir(here)):
-            if name.endswith(".py"):
-                with open(os.path.join(here, name), "rb") as f:
-                    h.update(f.read())
-        return h.hexdigest()
+        if self._fingerprint is None:
+            h = hashlib.sha256(json.dumps(self.static, sort_keys=True, default=str).encode())
+            here = os.path.dirname(os.path.abspath(__file__))
+            for name in sorted(os.listdir(here)):
+                if name.endswith(".py"):
+                    with open(os.path.join(here, name), "rb") as f:
+                        h.update(f.read())
+            self._fingerprint = h.hexdigest()
+        return self._fingerprint
 
-    def compile_command(self, priv_src, keep, obj):
-        """The compile whose files after() reads: the Makefile's (nvcc and NVFLAGS, run in the
-        course's root as make runs it), keeping its intermediate files in keep."""
-        return self._nvcc() + ["--keep", "--keep-dir", keep, "-c", priv_src, "-o", obj]
+    def compile(self, priv_src, keep, obj):
+        """Compiles priv_src into obj as the Makefile does (nvcc and NVFLAGS, in the course's
+        root), keeping nvcc's files in keep, and runs after() on them: (the compile's proc
+        result, violations, note); no violations and no note when it did not compile."""
+        r = proc.run(self._nvcc() + ["--keep", "--keep-dir", keep, "-c", priv_src, "-o", obj], self.builder.timeout,
+                     cwd=self.builder.root)
+        if r.timed_out or r.returncode != 0:
+            return r, [], ""
+        return (r, *self.after(priv_src, keep))
 
     def after(self, priv_src, keep):
         """(violations, note) of the checks on the files the compile kept in keep."""
@@ -124,13 +131,12 @@ def source_checks(builder, priv_src, static, obj=None):
         keep = os.path.join(work, "keep")
         os.makedirs(keep)
         out = os.path.join(keep, "scan.o")
-        r = proc.run(pre.compile_command(priv_src, keep, out), builder.timeout, cwd=builder.root)
+        r, found, after_note = pre.compile(priv_src, keep, out)
         if r.timed_out:
             return [f"nvcc's compile of the source timed out after {builder.timeout:g} s"], note
         if r.returncode != 0:
             return [], "; ".join(n for n in (note, "nvcc's compile failed (the build shows why): the checks on "
                                              "what it makes were not run") if n)
-        found, after_note = pre.after(priv_src, keep)
         if obj:
             os.replace(out, obj)
         return found, "; ".join(n for n in (note, after_note) if n)
