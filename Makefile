@@ -220,7 +220,7 @@ LAB_TEST_OBJ = $(BUILD)/$(1)/$(if $(wildcard tests/hooks/$(notdir $(1)).cu),scan
 
 # ---- the targets of make help ------------------------------------------------------------------
 
-.PHONY: judges help all run profile litmus test test-extended grade clean check-criterion lab-common lab-binary \
+.PHONY: judges help all run profile litmus test test-full test-extended grade clean check-criterion lab-common lab-binary \
         lab-binary-args format lint contract cpu-fixtures diagrams slides bench gradescope bench-grader hint student-release
 .SECONDARY:  # keep objects between builds
 

@@ -13,6 +13,10 @@
 - ALONE_MODULES run last, and alone: each of their tests holds a lock that every other test
   shares (test_load_hangs keeps every core busy on purpose; its timeouts are tested under its own
   load, not under the other workers').
+- Two tiers. `make test` is the gate CI runs (10 minutes on its 2 cores); `make test-full` (here:
+  LAB_TEST_FULL=1) adds the tests that grade a whole corpus or a whole deployment end to end. A
+  module or a class says it is one of them with FULL_SUITE = "what it runs" at its top; under
+  `make test` each of its tests is skipped with that reason (pytest's -rs lists them).
 - The summary ends the run: a row per suite, the Criterion tests' skip reasons with their counts
   (pytest's -rs lists the Python tests'), each failed test with its first message, for
   TEST_SRC=labs one line per lab, and last "summary: N passed, N failed, N skipped", counting
@@ -210,6 +214,19 @@ def recorded_seconds():
     return seconds
 
 
+def full_suite_reason(item):
+    """Why item runs only in the full suite (its class's or module's FULL_SUITE), or None."""
+    for owner in (getattr(item, "cls", None), getattr(item, "module", None)):
+        why = getattr(owner, "FULL_SUITE", None)
+        if why:
+            return why
+    return None
+
+
+def full_suite():
+    return os.environ.get("LAB_TEST_FULL") == "1"
+
+
 def module_name(item):
     return os.path.splitext(os.path.basename(str(item.path)))[0]
 
@@ -228,10 +245,14 @@ def group_of(item):
 @pytest.hookimpl(tryfirst=True)  # before xdist's own, which reads the xdist_group marks
 def pytest_collection_modifyitems(session, config, items):
     """Each item in its group (an xdist_group mark), the groups longest first, the lone modules'
-    last; each group's items in the order they were collected."""
+    last; each group's items in the order they were collected. Without LAB_TEST_FULL=1 the full
+    suite's tests are skipped, each saying why."""
     seconds = recorded_seconds()
     groups = collections.OrderedDict()
     for item in items:
+        why = None if full_suite() else full_suite_reason(item)
+        if why:
+            item.add_marker(pytest.mark.skip(reason=f"the full suite only (make test-full): {why}"))
         groups.setdefault(group_of(item), []).append(item)
 
     def key(name):
@@ -247,11 +268,13 @@ def pytest_collection_modifyitems(session, config, items):
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
-    """A lone module's test holds the machine's test lock alone; every other test shares it."""
+    """A lone module's test holds the machine's test lock alone (unless it is skipped: the full
+    suite's, under make test); every other test shares it."""
     path = os.path.join(build_dir(), "test-alone.lock")
     os.makedirs(os.path.dirname(path), exist_ok=True)
+    alone = module_name(item) in ALONE_MODULES and not item.get_closest_marker("skip")
     with open(path, "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX if module_name(item) in ALONE_MODULES else fcntl.LOCK_SH)
+        fcntl.flock(lock, fcntl.LOCK_EX if alone else fcntl.LOCK_SH)
         try:
             yield
         finally:
@@ -301,7 +324,8 @@ def pytest_sessionfinish(session, exitstatus):
         return
     took = collections.Counter()
     for r in config.course_results.values():
-        took[r["group"]] += r["seconds"]
+        if r["outcome"] != "skipped":  # a group the gate skips keeps what the full suite took
+            took[r["group"]] += r["seconds"]
     seconds = recorded_seconds()
     seconds.update({k: round(t, 1) for k, t in took.items()})
     with contextlib.suppress(OSError):

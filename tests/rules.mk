@@ -10,7 +10,7 @@ check-criterion:
 	@PYTHON=$(PYTHON) LAB_TEST_NEEDS=$(TEST_NEEDS) tools/check_criterion.sh "$(CRITERION_PREFIX)"
 # what make's goals need: the test binaries Criterion; make test pytest too, and with the Python
 # suites pytest-xdist
-TEST_NEEDS = $(if $(filter test test-extended,$(MAKECMDGOALS)),$(if $(ONLY_KERNELS)$(filter test-extended,$(MAKECMDGOALS)),pytest,all),criterion)
+TEST_NEEDS = $(if $(filter test test-full test-extended,$(MAKECMDGOALS)),$(if $(ONLY_KERNELS)$(filter test-extended,$(MAKECMDGOALS)),pytest,all),criterion)
 
 $(BUILD)/tests/%.o: CFLAGS += $(CRIT_CFLAGS) -Itests
 $(BUILD)/tests/%.o: tests/%.c $(COMMON_DEPS) tests/lab_cases.h tests/barriers.h tests/hooks/hooks.h | check-criterion
@@ -67,6 +67,13 @@ test: check-criterion
 else
 test: check-criterion $(TEST_BINS) $(TEST_EXTRAS)
 	$(RUN_TESTS) $(PYTEST_JOBS) --durations=12 $(if $(filter 1,$(V)),-v) tests grader/tests $(TEST_BINS)
+endif
+# make test-full: make test and the full suite's tests (tests/course_plugin.py: FULL_SUITE), which the
+# gate skips: every grader fixture graded end to end, the deployments run whole, the load test
+test-full: TEST_ENV = LAB_TEST_FULL=1
+test-full: test
+ifneq ($(and $(filter test-full,$(MAKECMDGOALS)),$(ONLY_KERNELS)),)
+  $(error make test-full runs the repository's whole suite: without LAB= or TEST_SRC=labs (make test TEST_SRC=labs LAB=NN tests your lab))
 endif
 test-extended: check-criterion $(KERNEL_BINS)
 	$(RUN_TESTS) $(if $(filter 1,$(V)),-v) $(KERNEL_BINS)

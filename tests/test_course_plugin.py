@@ -294,5 +294,50 @@ class Schedule(unittest.TestCase):
         self.assertEqual(beside, [], runs)
 
 
+class Tiers(unittest.TestCase):
+    """make test skips the full suite's tests (FULL_SUITE on a module or a class), each with its
+    reason, and keeps what they took last time; make test-full (LAB_TEST_FULL=1) runs them."""
+    MODULE = ("import unittest\n"
+              "class Quick(unittest.TestCase):\n    def test_q(self):\n        pass\n"
+              "class Whole(unittest.TestCase):\n    FULL_SUITE = 'a whole corpus graded'\n"
+              "    @classmethod\n    def setUpClass(cls):\n        open('set_up', 'w').close()\n"
+              "    def test_w(self):\n        open('ran', 'w').close()\n")
+
+    def run_tier(self, d, full):
+        code, text = run_pytest(d, ["test_tiers.py"], {"LAB_TEST_FULL": "1" if full else ""})
+        self.assertEqual(code, 0, text)
+        return text
+
+    def test_the_gate_skips_them_saying_why_and_the_full_suite_runs_them(self):
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(d, "test_tiers.py"), "w") as f:
+                f.write(self.MODULE)
+            os.makedirs(os.path.join(d, "build"))
+            with open(os.path.join(d, "build", "test-seconds.json"), "w") as f:
+                json.dump({"test_tiers.py": 99.0}, f)
+            text = self.run_tier(d, full=False)
+            self.assertRegex(text, r"SKIPPED \[1\] .*the full suite only \(make test-full\): a whole corpus graded")
+            self.assertTrue(text.rstrip().endswith("summary: 1 passed, 0 failed, 1 skipped"), text[-400:])
+            self.assertFalse(os.path.exists(os.path.join(d, "set_up")))  # not even its class's setup
+            with open(os.path.join(d, "build", "test-seconds.json")) as f:
+                self.assertLess(json.load(f)["test_tiers.py"], 99.0)  # the module's quick test ran
+            text = self.run_tier(d, full=True)
+            self.assertTrue(text.rstrip().endswith("summary: 2 passed, 0 failed, 0 skipped"), text[-400:])
+            self.assertTrue(os.path.exists(os.path.join(d, "ran")))
+
+    def test_a_group_the_gate_skips_keeps_its_recorded_time(self):
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(d, "test_tiers.py"), "w") as f:
+                f.write("import unittest\nFULL_SUITE = 'all of it'\n"
+                        "class Whole(unittest.TestCase):\n    def test_w(self):\n        pass\n")
+            os.makedirs(os.path.join(d, "build"))
+            with open(os.path.join(d, "build", "test-seconds.json"), "w") as f:
+                json.dump({"test_tiers.py": 99.0}, f)
+            text = self.run_tier(d, full=False)
+            self.assertIn("the full suite only (make test-full): all of it", text)
+            with open(os.path.join(d, "build", "test-seconds.json")) as f:
+                self.assertEqual(json.load(f)["test_tiers.py"], 99.0)
+
+
 if __name__ == "__main__":
     unittest.main()

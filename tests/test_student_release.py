@@ -34,6 +34,8 @@ def make(cwd, *args, timeout=600):
 
 
 class StudentRelease(unittest.TestCase):
+    FULL_SUITE = "a student release built and used in a scratch folder (the harness built again there)"
+
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.mkdtemp(prefix="release-test-")
@@ -110,7 +112,11 @@ class StudentRelease(unittest.TestCase):
                 for n in names if n == "given.o"]
         self.assertTrue(refs, "the grade built no reference from grader/references/")
 
-    def test_3_leak_check_can_fail(self):
+
+class ReleaseTool(unittest.TestCase):
+    """The release tool's own checks, without building a release."""
+
+    def test_the_leak_check_can_fail(self):
         """A line only a reference has, planted in a copy of a handout, is found."""
         answers = student_release.answer_lines(ROOT)
         line = next(iter(answers))
@@ -122,7 +128,7 @@ class StudentRelease(unittest.TestCase):
         self.assertEqual([(p, lab) for p, lab, _ in found],
                          [(os.path.join("labs", "03_kogge_stone", "README.md"), answers[line])])
 
-    def test_4_refuses_a_destination_in_the_tree(self):
+    def test_a_destination_in_the_tree_is_refused(self):
         rc, out = make(ROOT, "student-release", "DEST=" + os.path.join(ROOT, "build", "release"))
         self.assertNotEqual(rc, 0)
         self.assertTrue(re.search(r"inside this tree", out), out)

@@ -31,6 +31,8 @@ def course_labs():
 
 
 class BenchGrader(unittest.TestCase):
+    FULL_SUITE = "a developer's tool (make bench-grader) grading a small class whole"
+
     def test_a_small_class_in_cpu_mode(self):
         with tempfile.TemporaryDirectory() as d:
             out = os.path.join(d, "bench.json")
@@ -590,34 +592,6 @@ class Parts(unittest.TestCase):
         # 16 each won't fit
         self.assertEqual([len(x) for x in bench_grader.core_shares(cpus[:20], 2, True, 16)], [6, 6, 6])
 
-    def test_two_parts_and_the_check_at_once_then_merged_in_cpu_mode(self):
-        # --parts-on: a bench_grader a part (CUDA_VISIBLE_DEVICES its GPU), the check beside
-        # them (--check-on), each writing beside --json, then the merge of all three
-        with tempfile.TemporaryDirectory() as d:
-            out = os.path.join(d, "class.json")
-            r = subprocess.run([sys.executable, SCRIPT, "--n", "3", "--labs", "01", "--cpu", "--parts-on", "0,1",
-                                "--check-on", "0", "--json", out, "--work", os.path.join(d, "work")],
-                               capture_output=True, text=True, timeout=900)
-            self.assertEqual(r.returncode, 0, r.stderr[-2000:] + r.stdout[-2000:])
-            for k in (1, 2):
-                with open(os.path.join(d, f"class.part-{k}.log")) as f:
-                    self.assertIn(f"(part {k} of 2 of a class of 3)", f.read())
-            with open(os.path.join(d, "class.check.log")) as f:
-                self.assertIn("graded alone", f.read())
-            self.assertIn("class: 3/3 graded in", r.stdout)
-            # s000 and s002 are twins: 2 graded alone, all 3 compared
-            self.assertRegex(r.stdout, r"isolated: 2 graded alone in .* verdicts: identical "
-                                       r"\(3 lab verdicts of 3 submissions compared with their twins'\)")
-            with open(out) as f:
-                doc = json.load(f)
-            with open(os.path.join(d, "class.part-1.json")) as f:
-                self.assertEqual(json.load(f)["summary"]["class"]["part"], 1)
-        self.assertEqual([(x["submission"], x["points"]) for x in doc["rows"]],
-                         [("s000-full", 60.0), ("s001-broken", doc["rows"][1]["points"]), ("s002-full", 60.0)])
-        self.assertLess(doc["rows"][1]["points"], 60.0)
-        self.assertEqual((doc["isolated"]["differences"], doc["isolated"]["unchecked"]), ([], []))
-        self.assertEqual(doc["summary"]["wall_s"], round(sum(doc["summary"]["parts_wall_s"]), 1))
-
     def test_a_check_graded_apart_is_merged_with_the_timed_parts(self):
         # the parts timed each on its own GPU, no check in them; the check (--isolated-only) on both
         content = {"s000-full": "F", "s001-broken": "B", "s002-full": "F", "s003-partial": "P"}
@@ -732,6 +706,39 @@ class Parts(unittest.TestCase):
                            capture_output=True, text=True, timeout=60)
         self.assertEqual(r.returncode, 2)
         self.assertIn("--isolated-only needs --json FILE", r.stderr)
+
+
+class PartsGradedWhole(unittest.TestCase):
+    """--parts-on in CPU mode: two parts and the check graded at once, then merged."""
+    FULL_SUITE = "a developer's tool (make bench-grader) grading a class in parts, whole"
+
+    def test_two_parts_and_the_check_at_once_then_merged_in_cpu_mode(self):
+        # --parts-on: a bench_grader a part (CUDA_VISIBLE_DEVICES its GPU), the check beside
+        # them (--check-on), each writing beside --json, then the merge of all three
+        with tempfile.TemporaryDirectory() as d:
+            out = os.path.join(d, "class.json")
+            r = subprocess.run([sys.executable, SCRIPT, "--n", "3", "--labs", "01", "--cpu", "--parts-on", "0,1",
+                                "--check-on", "0", "--json", out, "--work", os.path.join(d, "work")],
+                               capture_output=True, text=True, timeout=900)
+            self.assertEqual(r.returncode, 0, r.stderr[-2000:] + r.stdout[-2000:])
+            for k in (1, 2):
+                with open(os.path.join(d, f"class.part-{k}.log")) as f:
+                    self.assertIn(f"(part {k} of 2 of a class of 3)", f.read())
+            with open(os.path.join(d, "class.check.log")) as f:
+                self.assertIn("graded alone", f.read())
+            self.assertIn("class: 3/3 graded in", r.stdout)
+            # s000 and s002 are twins: 2 graded alone, all 3 compared
+            self.assertRegex(r.stdout, r"isolated: 2 graded alone in .* verdicts: identical "
+                                       r"\(3 lab verdicts of 3 submissions compared with their twins'\)")
+            with open(out) as f:
+                doc = json.load(f)
+            with open(os.path.join(d, "class.part-1.json")) as f:
+                self.assertEqual(json.load(f)["summary"]["class"]["part"], 1)
+        self.assertEqual([(x["submission"], x["points"]) for x in doc["rows"]],
+                         [("s000-full", 60.0), ("s001-broken", doc["rows"][1]["points"]), ("s002-full", 60.0)])
+        self.assertLess(doc["rows"][1]["points"], 60.0)
+        self.assertEqual((doc["isolated"]["differences"], doc["isolated"]["unchecked"]), ([], []))
+        self.assertEqual(doc["summary"]["wall_s"], round(sum(doc["summary"]["parts_wall_s"]), 1))
 
 
 if __name__ == "__main__":

@@ -366,6 +366,23 @@ class Container(unittest.TestCase):
         self.assertIn("chmod 0700 /course /work", text)
         self.assertNotRegex(text, r"(?m)^USER ")  # root, so that it can drop each run to the user
 
+    def test_no_results_folder_is_the_only_failure(self):
+        tmp = tempfile.mkdtemp(prefix="test-container-")
+        self.addCleanup(shutil.rmtree, tmp, ignore_errors=True)
+        blocker = os.path.join(tmp, "a-file")
+        with open(blocker, "w") as f:
+            f.write("x")
+        r = subprocess.run(["bash", os.path.join(DEPLOY, "entry.sh")], capture_output=True, text=True,
+                           env=dict(os.environ, GRADE_ROOT=os.path.join(blocker, "grade"), COURSE=ROOT), timeout=60)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("entry.sh: cannot create or write", r.stderr)
+        self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+
+
+class ContainerEntry(unittest.TestCase):
+    """entry.sh, the container's grading entry (PrairieLearn's external grading), run whole."""
+    FULL_SUITE = "the container's entry run whole on simulated uploads (its references built first)"
+
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.mkdtemp(prefix="test-container-")
@@ -450,16 +467,6 @@ class Container(unittest.TestCase):
         self.assertIn("the grader has 1 s (the platform's timeout: 2 s)", r.stderr)
         self.assertIs(doc["gradable"], False)
         self.assertIn("ran out of time after 1 s", doc["message"])
-
-    def test_no_results_folder_is_the_only_failure(self):
-        blocker = os.path.join(self.tmp, "a-file")
-        with open(blocker, "w") as f:
-            f.write("x")
-        r = subprocess.run(["bash", os.path.join(DEPLOY, "entry.sh")], capture_output=True, text=True,
-                           env=dict(os.environ, GRADE_ROOT=os.path.join(blocker, "grade"), COURSE=ROOT), timeout=60)
-        self.assertEqual(r.returncode, 1)
-        self.assertIn("entry.sh: cannot create or write", r.stderr)
-        self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
 
 
 def cgroup_tree(files, proc_cgroup="0::/\n"):

@@ -8,7 +8,12 @@ checks themselves are tested on code nvcc compiles in test_static_checks.py; the
 fixture with `python3 grader/check_fixtures.py` on a GPU machine. Here the CPU-mode fixtures are
 graded in CPU_SHARES shares, each one grade.py and a class of its own, which pytest-xdist runs
 beside the other suites (check_fixtures.py alone grades them as several grade.py shards at once
-on a machine with many cores: one per 4 CPUs)."""
+on a machine with many cores: one per 4 CPUs).
+
+The whole corpus is the full suite's (`make test-full`: 5-8 minutes of CPU time on two cores, too
+much for CI's gate). `make test` grades GATE: a fixture for each way a diagnosis is reached (the
+static checks, the build, each kind of failed case, the judge's channel, the algorithm check) and
+each attack on the judge, about a tenth of the corpus's cost."""
 import argparse
 import json
 import os
@@ -38,6 +43,18 @@ NVCC_SIDE = ("thrust_call", "macro_include_cub", "asm_syscall_forge", "clock_san
 # work folder of its own; the harness and reference builds are shared through the build cache).
 CPU_SHARES = 3
 CLASSES_APART = True
+# make test's share of the corpus: each path to a verdict once, the cheapest fixture that takes it
+GATE = (
+    "honest_blocked_host", "honest_grid_barrier",  # honest controls: full marks (labs 01, 02)
+    "overwritten_reference", "forged_report_file",  # the judge's reference and report, out of reach
+    "forged_result", "forged_channel_reply",  # the judge's channel: a result or a reply forged
+    "idle_when_timed",  # work skipped only when the call looks timed
+    "host_side_scan", "compile_error",  # a static check, a failed build
+    "host_deref", "leak_per_call", "write_past_n", "input_mutation",  # a crash, a leak, out of bounds, input
+    "wrong_algorithm_03_brent_kung", "honest_algorithm_03_shuffles",  # the algorithm check, both ways
+    "lookback_stale_epoch",  # lab 08's look-back across calls
+)
+FULL_CORPUS = "every CPU-mode fixture graded (make test grades GATE)"
 
 
 def cpu_fixtures():
@@ -67,17 +84,31 @@ def check(case, work, *options):
     return p
 
 
+def check_all(case, work, names):
+    """The fixtures names graded by one check_fixtures.py --cpu as Gradescope grades (nvcc hidden),
+    each of them with its diagnosis."""
+    p = check(case, work, "--no-nvcc", "--shards", "1", "--only", *names)
+    done = re.search(r"^(\d+)/(\d+) fixtures diagnosed as expected \(cpu mode\)$", p.stdout, re.M)
+    case.assertIsNotNone(done, p.stdout[-2000:])
+    case.assertEqual((int(done.group(1)), int(done.group(2))), (len(names), len(names)), p.stdout[-2000:])
+
+
+class Gate(unittest.TestCase):
+    """GATE's fixtures, as the Gradescope package grades them (nvcc hidden)."""
+
+    def test_the_gates_fixtures_get_their_diagnosis(self):
+        self.assertLessEqual(set(GATE), set(cpu_fixtures()))
+        check_all(self, "gate", GATE)
+
+
 class CpuShare:
     """Every fixture CPU mode can diagnose, as the Gradescope package grades (nvcc hidden): share
     `share` of them."""
     share = None
+    FULL_SUITE = FULL_CORPUS
 
     def test_cpu_mode_fixtures_get_their_diagnosis(self):
-        names = cpu_share(self.share)
-        p = check(self, f"cpu{self.share}", "--no-nvcc", "--shards", "1", "--only", *names)
-        done = re.search(r"^(\d+)/(\d+) fixtures diagnosed as expected \(cpu mode\)$", p.stdout, re.M)
-        self.assertIsNotNone(done, p.stdout[-2000:])
-        self.assertEqual((int(done.group(1)), int(done.group(2))), (len(names), len(names)), p.stdout[-2000:])
+        check_all(self, f"cpu{self.share}", cpu_share(self.share))
 
 
 class CpuShare0(CpuShare, unittest.TestCase):
@@ -93,6 +124,8 @@ class CpuShare2(CpuShare, unittest.TestCase):
 
 
 class NvccSide(unittest.TestCase):
+    FULL_SUITE = "the fixtures with a check on nvcc's side graded again, with nvcc"
+
     def test_fixtures_with_an_nvcc_side_check_get_their_diagnosis_with_nvcc_too(self):
         if not build.find_nvcc():
             self.skipTest("no nvcc here: CPU mode builds nothing with it")
