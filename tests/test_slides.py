@@ -88,6 +88,8 @@ def overflow(deck, work):
 
 
 class SlidesFit(unittest.TestCase):
+    FULL_SUITE = "every deck rendered by the Marp CLI (installed by npm ci) and measured in Chromium"
+
     @classmethod
     def setUpClass(cls):
         why = ready()

@@ -55,7 +55,10 @@ def course_key(root, mode, nvcc, arch=""):
     """A hash of what the harness objects and reference builds of root depend on: every file of
     common/, the Makefile, solutions/*/scan.cu and a student release's reference objects (by
     content), root's real path, the mode, the nvcc found and the GPUs built for (the Makefile's
-    ARCH), so that a shared cache never mixes two trees, toolchains or GPU architectures."""
+    ARCH), so that a shared cache never mixes two trees, toolchains or GPU architectures. CPU
+    mode's builds never run nvcc (the Makefile's CPU mode compiles with the host compiler), so a
+    CPU-mode key leaves nvcc out: a grade with nvcc installed and one with it hidden share them."""
+    nvcc = nvcc if mode != "cpu" else None
     h = hashlib.sha256(f"{os.path.realpath(root)}\0{mode}\0{nvcc}\0{arch}".encode())
     files = [os.path.join(root, "Makefile")]
     for top in ("common", "solutions", REFERENCE_OBJECTS):

@@ -399,7 +399,9 @@ class SharedCache(unittest.TestCase):
             key = build.course_key(tmp, "cpu", None)
             self.assertEqual(build.course_key(tmp, "cpu", None), key)
             self.assertNotEqual(build.course_key(tmp, "gpu", None), key)
-            self.assertNotEqual(build.course_key(tmp, "cpu", "/opt/nvcc"), key)
+            self.assertNotEqual(build.course_key(tmp, "gpu", "/opt/nvcc"), build.course_key(tmp, "gpu", None))
+            # CPU mode's builds never run nvcc: a grade with it and one with it hidden share them
+            self.assertEqual(build.course_key(tmp, "cpu", "/opt/nvcc"), key)
             with open(os.path.join(tmp, "solutions/01_x/notes.txt"), "w") as f:
                 f.write("not a source")  # only scan.cu counts in solutions/
             self.assertEqual(build.course_key(tmp, "cpu", None), key)

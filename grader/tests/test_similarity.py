@@ -176,6 +176,7 @@ class CommandLine(unittest.TestCase):
 class RealClass(unittest.TestCase):
     """A class of five graded in CPU mode, labs 01 and 02, with --report --similarity (nvcc hidden:
     what is tested here is the report, not nvcc's build, which CPU mode adds where it is installed)."""
+    FULL_SUITE = "a class of five graded whole, its report and similarity written"
 
     def test_graded_class_report(self):
         d = tempfile.mkdtemp()
