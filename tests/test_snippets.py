@@ -116,6 +116,10 @@ class Snippets(unittest.TestCase):
                                                                         os.path.basename(os.path.dirname(path))))
         self.assertGreaterEqual(seen, 10, "fewer than 10 quoted signatures: were the blocks lost?")
 
+
+class SnippetsCompile(unittest.TestCase):
+    FULL_SUITE = "every handout's C/CUDA snippets compiled with nvcc, a unit per Markdown file"
+
     def test_every_snippet_compiles(self):
         compiler = nvcc()
         if not compiler:

@@ -106,7 +106,10 @@ def fixture(dest, name, lab):
         f.write(fixturelib.source(name, lab))
 
 
-class Gradescope(unittest.TestCase):
+class GradescopePackage:
+    """The Gradescope package (make_gradescope.py, CPU mode, labs 01 and 02) set up in a simulated
+    /autograder tree by its setup.sh, and uploads graded through its run_autograder."""
+
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.mkdtemp(prefix="test-gradescope-")
@@ -162,6 +165,14 @@ class Gradescope(unittest.TestCase):
         if doc["tests"]:
             self.assertAlmostEqual(sum(t["score"] for t in doc["tests"]), doc["score"], places=2)
 
+    def lab(self, doc, lab):
+        return [t for t in doc["tests"] if t["name"].startswith(lab)]
+
+
+class Gradescope(GradescopePackage, unittest.TestCase):
+    """The package's setup, and the uploads that decide the most: lab folders, an empty upload,
+    the attacks, the deadlines (GradescopeMore: the rest, in the full suite)."""
+
     def test_setup_checked_the_reference_solutions(self):
         self.assertIn("the reference solutions get 120.0/120 (cpu mode): ready", self.setup_output)
 
@@ -179,20 +190,6 @@ class Gradescope(unittest.TestCase):
         self.assertEqual(doc["score"], 120.0)
         self.assertIn("in CPU mode (no GPU: correctness, no timing)", doc["output"])
         self.assertEqual(len(doc["tests"]), 2)  # CPU mode: correctness only, one test per lab
-
-    def test_lab_folders_with_one_unfinished(self):
-        def make(sub):
-            put(os.path.join(sub, "01_serial"), "solutions", "01_serial")
-            put(os.path.join(sub, "02_naive"), "labs", "02_naive")
-        doc = self.run_upload(make)
-        self.assertEqual(doc["score"], 60.0)
-        naive = [t for t in doc["tests"] if t["name"].startswith("02_naive")]
-        self.assertTrue(any("not implemented" in t["output"] for t in naive))
-
-    def test_one_scan_cu_for_a_one_lab_assignment(self):
-        doc = self.run_upload(lambda sub: put(sub, "solutions", "02_naive"), env={"GRADE_LABS_OVERRIDE": "02"})
-        self.assertEqual(doc["score"], 60.0)
-        self.assertTrue(all(t["name"].startswith("02_naive") for t in doc["tests"]))
 
     def test_an_empty_upload_says_why(self):
         doc = self.run_upload(lambda sub: None)
@@ -225,35 +222,6 @@ class Gradescope(unittest.TestCase):
         self.assertIn("ran out of time after 1 s, before the platform's limit of 2 s", doc["output"])
         self.assertIn("Ask your instructor to regrade", doc["output"])
 
-    def test_a_crash_that_prints_a_megabyte_reaches_no_one_whole(self):
-        """Lab 01 prints 4 MB with control characters on one stderr line, then crashes: the test's
-        output and the grader's stdout (which Gradescope shows) quote a short, clean tail."""
-        code = ('#include <stdio.h>\n#include "course/01_serial.h"\n'
-                "lab_result serial_scan(const int *in, int *out, size_t n, void *temp)\n{\n"
-                "    (void)in; (void)out; (void)n; (void)temp;\n"
-                "    for (int i = 0; i < 20000; i++)\n"
-                "        fprintf(stderr, \"LEAK %0200d \\033[2J\\r\\001 \", i);\n"
-                "    *(volatile int *)0 = 1;\n    return LAB_OK;\n}\n")
-
-        def make(sub):
-            os.makedirs(os.path.join(sub, "01_serial"))
-            with open(os.path.join(sub, "01_serial", "scan.cu"), "w") as f:
-                f.write(code)
-        doc = self.run_upload(make, env={"GRADE_LABS_OVERRIDE": "01"})
-        self.assertEqual(doc["score"], 0.0)
-        out = doc["tests"][0]["output"]
-        self.assertIn("crashed with SIGSEGV; its stderr ended: [cut to 300 bytes] «", out)
-        self.assertLessEqual(len(out.encode()), 4000)
-        self.assertNotIn("\x1b", out + self.stdout)
-        self.assertNotIn("\x01", out + self.stdout)
-        self.assertLess(self.stdout.count("LEAK"), 100, "the grader's stdout repeats the program's output")
-        self.assertLess(len(self.stdout.encode()), 20000)
-        with open(os.path.join(self.root, "results", "results.json"), "rb") as f:
-            self.assertLess(len(f.read()), 500000)
-
-    def lab(self, doc, lab):
-        return [t for t in doc["tests"] if t["name"].startswith(lab)]
-
     def test_the_exfiltration_upload_gets_0_and_leaks_nothing(self):
         path = os.path.join(self.root, "source", "course", REFERENCE)
         self.assertTrue(os.path.exists(path), "the package no longer ships the reference this test reads")
@@ -281,15 +249,6 @@ class Gradescope(unittest.TestCase):
         self.assertIn(f"static check failed: lab code may not call malloc (line {malloc_line()}): no host memory: "
                       "the harness hands the lab every buffer it needs", self.lab(doc, "02_naive")[0]["output"])
 
-    def test_an_upload_that_prints_50_mb_gets_a_small_results_file(self):
-        def make(sub):
-            write(os.path.join(sub, "01_serial"), LOUD)
-            put(os.path.join(sub, "02_naive"), "solutions", "02_naive")
-        doc = self.run_upload(make)
-        self.assertEqual(sum(t["score"] for t in self.lab(doc, "02_naive")), 60.0)
-        self.assertLess(os.path.getsize(os.path.join(self.root, "results", "results.json")), 500000)
-        self.assertLess(len(self.stdout.encode()), 200000)
-
     def test_a_grader_that_runs_out_of_time_still_writes_results(self):
         def make(sub):  # a lab that hangs: no grading ends within the 1 s given (lab 01 alone once did)
             put(os.path.join(sub, "01_serial"), "solutions", "01_serial")
@@ -298,6 +257,60 @@ class Gradescope(unittest.TestCase):
         self.assertEqual(doc["score"], 0.0)
         self.assertIn("ran out of time", doc["output"])
         self.assertIn("Ask your instructor to regrade", doc["output"])
+
+
+class GradescopeMore(GradescopePackage, unittest.TestCase):
+    """More uploads through the same package: a lab unfinished, one scan.cu, output that floods."""
+    FULL_SUITE = "a second Gradescope package set up, for the uploads make test leaves out"
+
+    def test_lab_folders_with_one_unfinished(self):
+        def make(sub):
+            put(os.path.join(sub, "01_serial"), "solutions", "01_serial")
+            put(os.path.join(sub, "02_naive"), "labs", "02_naive")
+        doc = self.run_upload(make)
+        self.assertEqual(doc["score"], 60.0)
+        naive = [t for t in doc["tests"] if t["name"].startswith("02_naive")]
+        self.assertTrue(any("not implemented" in t["output"] for t in naive))
+
+    def test_one_scan_cu_for_a_one_lab_assignment(self):
+        doc = self.run_upload(lambda sub: put(sub, "solutions", "02_naive"), env={"GRADE_LABS_OVERRIDE": "02"})
+        self.assertEqual(doc["score"], 60.0)
+        self.assertTrue(all(t["name"].startswith("02_naive") for t in doc["tests"]))
+
+    def test_a_crash_that_prints_a_megabyte_reaches_no_one_whole(self):
+        """Lab 01 prints 4 MB with control characters on one stderr line, then crashes: the test's
+        output and the grader's stdout (which Gradescope shows) quote a short, clean tail."""
+        code = ('#include <stdio.h>\n#include "course/01_serial.h"\n'
+                "lab_result serial_scan(const int *in, int *out, size_t n, void *temp)\n{\n"
+                "    (void)in; (void)out; (void)n; (void)temp;\n"
+                "    for (int i = 0; i < 20000; i++)\n"
+                "        fprintf(stderr, \"LEAK %0200d \\033[2J\\r\\001 \", i);\n"
+                "    *(volatile int *)0 = 1;\n    return LAB_OK;\n}\n")
+
+        def make(sub):
+            os.makedirs(os.path.join(sub, "01_serial"))
+            with open(os.path.join(sub, "01_serial", "scan.cu"), "w") as f:
+                f.write(code)
+        doc = self.run_upload(make, env={"GRADE_LABS_OVERRIDE": "01"})
+        self.assertEqual(doc["score"], 0.0)
+        out = doc["tests"][0]["output"]
+        self.assertIn("crashed with SIGSEGV; its stderr ended: [cut to 300 bytes] «", out)
+        self.assertLessEqual(len(out.encode()), 4000)
+        self.assertNotIn("\x1b", out + self.stdout)
+        self.assertNotIn("\x01", out + self.stdout)
+        self.assertLess(self.stdout.count("LEAK"), 100, "the grader's stdout repeats the program's output")
+        self.assertLess(len(self.stdout.encode()), 20000)
+        with open(os.path.join(self.root, "results", "results.json"), "rb") as f:
+            self.assertLess(len(f.read()), 500000)
+
+    def test_an_upload_that_prints_50_mb_gets_a_small_results_file(self):
+        def make(sub):
+            write(os.path.join(sub, "01_serial"), LOUD)
+            put(os.path.join(sub, "02_naive"), "solutions", "02_naive")
+        doc = self.run_upload(make)
+        self.assertEqual(sum(t["score"] for t in self.lab(doc, "02_naive")), 60.0)
+        self.assertLess(os.path.getsize(os.path.join(self.root, "results", "results.json")), 500000)
+        self.assertLess(len(self.stdout.encode()), 200000)
 
 
 class GradescopeGpu(unittest.TestCase):

@@ -319,7 +319,8 @@ class UntouchedSkeleton(unittest.TestCase):
                     f.write(text)
             r = subprocess.run([sys.executable, os.path.join(fakes.GRADER, "grade.py"), "--submissions", subs,
                                 "--results", res, "--cpu", "--labs", "02", "--work", os.path.join(d, "work"),
-                                "--seed", "5"], env=dict(os.environ, LAB_GRADER_TRACE=trace),
+                                "--seed", "5"],  # nvcc hidden: this is about CPU mode's runs, not nvcc's build
+                               env=dict(os.environ, LAB_GRADER_TRACE=trace, NVCC="/nonexistent/nvcc"),
                                capture_output=True, text=True, timeout=900)
             self.assertEqual(r.returncode, 0, r.stderr[-2000:])
             labs, done = {}, {}
@@ -438,7 +439,9 @@ class SharedCache(unittest.TestCase):
             self.skipTest("make, a C++ compiler or CPU mode is missing")
         from gradelib.grading import Grader
         cfg = config.load(os.path.join(fakes.GRADER, "config.json"))
-        cache = os.path.join(WORK, "shared-cache")
+        # the suite's own shared cache where make test set one (whoever built there first, each
+        # session must find the references in it), else one of this test's
+        cache = os.environ.get("LAB_GRADER_CACHE") or os.path.join(WORK, "shared-cache")
         made = []
         for k in range(2):
             g = Grader(ROOT, cfg, os.path.join(WORK, f"session-{k}"), mode="cpu", labs=["02_naive"], jobs=1)
