@@ -37,6 +37,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SEED_SECONDS = os.path.join(ROOT, "tests", "test-seconds.json")
 ALONE_MODULES = ("test_load_hangs",)
 UNKNOWN_SECONDS = 0.2
+FULL_ONLY = "the full suite only (make test-full)"  # the start of a full-suite test's skip reason
 MESSAGES_PER_FAILURE = 3
 
 # Criterion's own lines in its --verbose output: a test starts, ends, or says more.
@@ -252,7 +253,7 @@ def pytest_collection_modifyitems(session, config, items):
     for item in items:
         why = None if full_suite() else full_suite_reason(item)
         if why:
-            item.add_marker(pytest.mark.skip(reason=f"the full suite only (make test-full): {why}"))
+            item.add_marker(pytest.mark.skip(reason=f"{FULL_ONLY}: {why}"))
         groups.setdefault(group_of(item), []).append(item)
 
     def key(name):
@@ -389,6 +390,10 @@ def summary_lines(results):
     if student:
         lines.append("your labs (TEST_SRC=labs):")
         lines += lab_verdicts(sorted(student))
+    full = sum(1 for r in results.values() if r["criterion"] is None and r["outcome"] == "skipped"
+               and FULL_ONLY in r.get("reason", ""))
+    if full:
+        lines.append(f"{full} of the skipped tests are the full suite's: make test-full runs them too")
     totals = [sum(row[k] for row in rows) for k in (1, 2, 3)]
     lines.append(f"summary: {totals[0]} passed, {totals[1]} failed, {totals[2]} skipped")
     return lines

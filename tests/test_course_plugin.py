@@ -317,12 +317,14 @@ class Tiers(unittest.TestCase):
                 json.dump({"test_tiers.py": 99.0}, f)
             text = self.run_tier(d, full=False)
             self.assertRegex(text, r"SKIPPED \[1\] .*the full suite only \(make test-full\): a whole corpus graded")
+            self.assertIn("1 of the skipped tests are the full suite's: make test-full runs them too", text)
             self.assertTrue(text.rstrip().endswith("summary: 1 passed, 0 failed, 1 skipped"), text[-400:])
             self.assertFalse(os.path.exists(os.path.join(d, "set_up")))  # not even its class's setup
             with open(os.path.join(d, "build", "test-seconds.json")) as f:
                 self.assertLess(json.load(f)["test_tiers.py"], 99.0)  # the module's quick test ran
             text = self.run_tier(d, full=True)
             self.assertTrue(text.rstrip().endswith("summary: 2 passed, 0 failed, 0 skipped"), text[-400:])
+            self.assertNotIn("the full suite's", text)
             self.assertTrue(os.path.exists(os.path.join(d, "ran")))
 
     def test_a_group_the_gate_skips_keeps_its_recorded_time(self):
