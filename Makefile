@@ -33,9 +33,9 @@ LABS   := $(sort $(notdir $(wildcard labs/[0-9][0-9]_*)))
 LAB_DIR = $(firstword $(filter $(LAB)%,$(LABS)))
 
 # CPU mode (CPU=1, built under $(BUILD)/cpu): kernels as host C++ on fibers, correctness only
-# (common/cpu/README.md); chosen for test, grade, run and all without a GPU (CPU=0: never).
+# (common/cpu/README.md); chosen for test, test-full, grade, run and all without a GPU (CPU=0: never).
 ifeq ($(origin CPU)$(GPU_CC),undefined)
-  ifneq ($(filter test grade run all,$(MAKECMDGOALS)),)
+  ifneq ($(filter test test-full grade run all,$(MAKECMDGOALS)),)
     CPU := 1
     export CPU
     $(info make: no GPU found (nvidia-smi), so the kernels run in CPU mode: correctness only, no speed (CPU=1; CPU=0 builds for the GPU anyway))

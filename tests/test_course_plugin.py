@@ -327,6 +327,20 @@ class Tiers(unittest.TestCase):
             self.assertNotIn("the full suite's", text)
             self.assertTrue(os.path.exists(os.path.join(d, "ran")))
 
+    def test_without_a_gpu_both_tiers_run_in_cpu_mode_and_the_full_one_is_whole(self):
+        smi = shutil.which("nvidia-smi")
+        if smi and subprocess.run([smi, "-L"], capture_output=True, text=True).stdout.strip():
+            self.skipTest("a GPU here: make builds for it")
+        env = {k: v for k, v in os.environ.items() if k not in ("CPU", "MAKEFLAGS", "MAKELEVEL", "MFLAGS")}
+        for goal in ("test", "test-full"):
+            p = subprocess.run(["make", "-n", "--no-print-directory", "-C", ROOT, goal], env=env,
+                               capture_output=True, text=True, timeout=300)
+            self.assertIn("so the kernels run in CPU mode", p.stdout + p.stderr, goal)
+        p = subprocess.run(["make", "-n", "--no-print-directory", "-C", ROOT, "test-full", "LAB=03"], env=env,
+                           capture_output=True, text=True, timeout=300)
+        self.assertNotEqual(p.returncode, 0)
+        self.assertIn("make test-full runs the repository's whole suite", p.stderr)
+
     def test_a_group_the_gate_skips_keeps_its_recorded_time(self):
         with tempfile.TemporaryDirectory() as d:
             with open(os.path.join(d, "test_tiers.py"), "w") as f:
