@@ -611,14 +611,15 @@ class Pipeline(unittest.TestCase):
         self.assertEqual([p for p in pids if alive(p)], [])
 
     def test_hang_is_reported_and_stops_the_lab(self):
+        self.data["defaults"]["timeouts"]["case_s"] = 1  # the config's least: each hang burns CPU until its limit
         r = self.grade({"by_n": {"0": "spin", "1": "spin", "2": "spin"}})  # hangs that compute
         kinds = [f["kind"] for f in r["correctness"]["failures"]]
         self.assertIn("timeout", kinds)
         # the summary names the case that hung and the limits it met (the case's CPU time, then
         # alone with 3 times the limit: whichever of the three hung cases was confirmed first), and
         # how many cases never ran
-        self.assertRegex(r["summary"], r"hangs: the case n=[012] dist=\w+ timed out after 2 s of CPU time, and "
-                                       r"again alone after 6 s of CPU time \(the process group was killed\)")
+        self.assertRegex(r["summary"], r"hangs: the case n=[012] dist=\w+ timed out after 1 s of CPU time, and "
+                                       r"again alone after 3 s of CPU time \(the process group was killed\)")
         self.assertRegex(r["correctness"]["note"], r"the lab's other \d+ cases were not run")
         self.assertEqual(r["sanitizer"]["status"], "failed")
         self.assertLess(r["points"], 60)
