@@ -171,7 +171,8 @@ class GradescopePackage:
 
 class Gradescope(GradescopePackage, unittest.TestCase):
     """The package's setup, and the uploads that decide the most: lab folders, an empty upload,
-    the attacks, the deadlines (GradescopeMore: the rest, in the full suite)."""
+    the attacks, the deadlines (GradescopeMore: the rest)."""
+    FULL_SUITE = "the Gradescope package set up from its zip and grading uploads (its references built first)"
 
     def test_setup_checked_the_reference_solutions(self):
         self.assertIn("the reference solutions get 120.0/120 (cpu mode): ready", self.setup_output)
