@@ -59,6 +59,7 @@ def checked(self, lab, text, out_dir, comp):
 class SideBuilds(unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.mkdtemp(prefix="build-stage-")
+        self.addCleanup(shutil.rmtree, self.tmp, ignore_errors=True)
         self.src = os.path.join(self.tmp, "scan.cu")
         with open(self.src, "w") as f:
             f.write("// a lab\n")
