@@ -82,6 +82,8 @@ ifneq ($(CPU_MODE),)
                mv -f $(2).$$$$ $(2)
   # The grader's CPU-mode builds (BANKS=0): the runtime headers every rewritten file includes first,
   # precompiled once by `make lab-common` (GCC's PCH; a compile it does not fit reads the headers).
+  # The course's .cu objects depend on it: GCC never checks a PCH against the headers it came from,
+  # and a stale one (a header changed, the objects rebuilt beside it) crashed GCC.
   CPU_PCH = $(if $(filter 1,$(BANKS)),,$(BUILD)/pch/cuda_runtime.h.gch)
 endif
 # CPU mode counts banks and sectors (common/cpu/README.md) in files with __shared__ memory: GCC's TSan
@@ -142,7 +144,7 @@ $(BUILD)/common/%.o: common/%.c $(COMMON_DEPS) $$(call LAB_HEADER,$$*)
 	$(COMPILE_C)
 $(BUILD)/common/harness_%.o: common/harness/%.c $(COMMON_DEPS)
 	$(COMPILE_C)
-$(BUILD)/common/%.o: common/%.cu $(COMMON_DEPS)
+$(BUILD)/common/%.o: common/%.cu $(COMMON_DEPS) $(CPU_PCH)
 	$(COMPILE_CU)
 $(BUILD)/common/cpu_%.o: common/cpu/%.cpp $(COMMON_DEPS)
 	$(call SAY,C++,$<)
@@ -163,7 +165,7 @@ LAB_BASE_OBJS = $(foreach b,$(LAB_BASES_$(notdir $(1))),$(BUILD)/$(patsubst ./%,
 LAB_RENAME    = $(OBJCOPY) --redefine-sym cudaMalloc=lab_wrap_cudaMalloc --redefine-sym cudaFree=lab_wrap_cudaFree $(1) $(2)
 BASE_LOCALIZE = $(OBJCOPY) $(foreach s,$(BASE_KEEP_$(2)),-G $(s)) --remove-section=.group $(1) $(3)
 
-$(BUILD)/%/scan.o: %/scan.cu $(COMMON_DEPS) $$(call LAB_HEADER,$$*)
+$(BUILD)/%/scan.o: %/scan.cu $(COMMON_DEPS) $(CPU_PCH) $$(call LAB_HEADER,$$*)
 	$(COMPILE_CU)
 # A student release (make student-release) has no solutions/: its references are compiled objects.
 $(BUILD)/solutions/%/scan.o: grader/references/$(if $(CPU_MODE),cpu,gpu)/%.o

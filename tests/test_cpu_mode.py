@@ -591,6 +591,37 @@ def ks_line(text):
     raise AssertionError(f"{text!r} is no longer in solutions/03_kogge_stone/scan.cu")
 
 
+class ShuffleTypes(unittest.TestCase):
+    """A shuffle builds in CPU mode exactly where nvcc's overloads do: for the built-in arithmetic
+    types, not for a struct (lab 09's SegPair must move as its 32-bit words on both paths)."""
+
+    def compiles(self, body):
+        """(whether a .cu of body builds in CPU mode, the compiler's messages)."""
+        with tempfile.TemporaryDirectory() as tmp:
+            src, out = os.path.join(tmp, "k.cu"), os.path.join(tmp, "k.cpu.cpp")
+            with open(src, "w", encoding="utf-8") as f:
+                f.write("struct Pair { unsigned a, b; };\n__global__ void k(float *f, Pair *p, long long *q)\n{\n"
+                        + body + "\n}\n")
+            p = subprocess.run([sys.executable, REWRITE, src, "-o", out], capture_output=True, text=True, timeout=60)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            p = subprocess.run([os.environ.get("CXX", "g++"), "-x", "c++", "-std=c++17", "-fsyntax-only",
+                                "-DLAB_CPU_MODE", "-I" + os.path.join(ROOT, "common"),
+                                "-I" + os.path.join(ROOT, "common", "cpu"), out],
+                               capture_output=True, text=True, timeout=120)
+            return p.returncode == 0, p.stderr
+
+    def test_arithmetic_types_shuffle(self):
+        ok, err = self.compiles("f[0] = __shfl_up_sync(0xffffffffu, f[1], 1);\n"
+                                "q[0] = __shfl_xor_sync(0xffffffffu, q[1], 2);\n"
+                                "unsigned m = __match_any_sync(0xffffffffu, q[2]); (void)m;")
+        self.assertTrue(ok, err)
+
+    def test_a_struct_does_not_shuffle(self):
+        ok, err = self.compiles("p[0] = __shfl_up_sync(0xffffffffu, p[1], 1);")
+        self.assertFalse(ok, "a shuffle of a struct built in CPU mode; nvcc refuses it")
+        self.assertIn("move a struct as its 32-bit words", err)
+
+
 class Traffic(unittest.TestCase):
     """make run's tables in CPU mode (make run LAB=03 CPU=1) for lab 03's reference and two
     mutations of it that own their positions differently (still correct scans): the reference

@@ -13,13 +13,14 @@
  * again from its carry, the combined partials of all tiles before it. Thread t owns elements
  * t*OPS_ITEMS .. of its tile (consecutive: the operator need not commute), moved between device
  * and shared memory coalesced (lab 06's copies); the block combines the threads' partials with
- * block_inclusive_scan (a Kogge-Stone over shared memory of T).
+ * block_inclusive_scan (each warp a Kogge-Stone over shuffles of T, then the warps' totals).
  * Traffic: read n (reduce), read n + write n (scan): about 12n bytes; 20n with the heads, which
  * both passes read.
  *
- * What you write (TODO(student)): the block-wide scan, the carry into each thread without an
- * inverse (thread_prefix), and the operators' identities and combines. The rest is given, the
- * entry points that instantiate the generic scan with each operator included: read it.
+ * What you write (TODO(student)): the warp-wide scan of any T (warp_inclusive_scan), the carry
+ * into each thread without an inverse (thread_prefix), and the operators' identities and
+ * combines. The rest is given, the block-wide scan and the entry points that instantiate the
+ * generic scan with each operator included: read it.
  *
  * Run: make run LAB=09 ARGS='--variant fadd'   Test: make test TEST_SRC=labs LAB=09
  */
@@ -96,30 +97,74 @@ struct SegOp {
     __device__ static int store(T a) { return (int)a.value; }
 };
 
-/* ---- block-wide scan ------------------------------------------------------------------------ */
+/* ---- warp- and block-wide scans ------------------------------------------------------------- */
 
-/* Whether block_inclusive_scan and thread_prefix below are written. Every entry point runs them:
+#define OPS_WARP 32
+#define OPS_WARPS (OPS_THREADS / OPS_WARP)
+#define OPS_FULL 0xffffffffu
+
+/* Whether warp_inclusive_scan and thread_prefix below are written. Every entry point runs them:
  * while this is false, each reports "not implemented" instead of running the placeholders
  * (ops_written, below). */
 static constexpr bool scan_parts_written = false;
 
+/* x of the lane d below this one (lanes 0 .. d-1 get their own x back), for any T of whole
+ * 32-bit words: __shfl_up_sync moves one built-in 4- or 8-byte value, so a struct such as
+ * SegPair goes one word at a time. Every lane of the warp must call it. */
+template <class T> __device__ __forceinline__ T ops_shfl_up(T x, unsigned d)
+{
+    static_assert(sizeof(T) % 4 == 0, "a T of whole 32-bit words");
+    unsigned w[sizeof(T) / 4];
+    memcpy(w, &x, sizeof(T));
+#pragma unroll
+    for (unsigned k = 0; k < sizeof(T) / 4; k++)
+        w[k] = __shfl_up_sync(OPS_FULL, w[k], d);
+    memcpy(&x, w, sizeof(T));
+    return x;
+}
+
+/* Inclusive scan of one T per lane, in lane order: lane l gets x_0 . x_1 . ... . x_l. Every lane
+ * of the warp must call it. */
+template <class Op>
+__device__ __forceinline__ typename Op::T warp_inclusive_scan(typename Op::T x, unsigned lane)
+{
+    // TODO(student): return to lane l the combination x_0 . x_1 . ... . x_l of the lanes'
+    // values, for any Op and any T: lab 08's warp scan, with Op::combine where lab 08 adds.
+    // Move values between lanes with ops_shfl_up (above), never __shfl_up_sync on a T directly
+    // (SegPair is a struct). The lower lanes' part goes on the LEFT of combine, always (SegOp does
+    // not commute), and a lane with no partner at a step must come out of it unchanged. Budget:
+    // the reference makes log2(OPS_WARP) = 5 steps, one shuffle and at most one combine each.
+    (void)lane;
+    return x;
+}
+
 /* Inclusive scan of one value per thread, in thread order, across the block: thread t gets
  * x_0 . x_1 . ... . x_t (Op::combine, never reordered), and every thread *total the whole
- * block's. A Kogge-Stone over s (OPS_THREADS values of T): log2(OPS_THREADS) steps, each a read,
- * a barrier, a write and a barrier. Every thread must call it. */
+ * block's. Each warp scans its own 32 values; warp 0 scans the warps' totals (in s, OPS_WARPS of
+ * them); every thread past warp 0 puts the total of the warps before its own on the left. Two
+ * barriers, and a third that leaves s free for the caller. Every thread must call it. Given:
+ * read it, it is lab 08's block structure over warp_inclusive_scan. */
 template <class Op>
 __device__ typename Op::T block_inclusive_scan(typename Op::T x, typename Op::T *s,
                                                typename Op::T *total)
 {
-    // TODO(student): return to thread t the combination x_0 . x_1 . ... . x_t of the threads'
-    // values IN THREAD ORDER (Op::combine(left, right), never swapped: SegOp does not commute),
-    // and store the whole block's combination in *total for every thread. s holds OPS_THREADS
-    // values of T. Every thread calls this function; it must reach every __syncthreads() in it,
-    // and leave s free for the caller (a barrier at the end). Budget: the reference does a
-    // Kogge-Stone with 2 log2(OPS_THREADS) + 2 barriers. Once it and thread_prefix are written,
-    // set scan_parts_written (above) to true, and the entry points start running them.
-    (void)s;
-    *total = x;
+    typedef typename Op::T T;
+    const unsigned lane = threadIdx.x % OPS_WARP, warp = threadIdx.x / OPS_WARP;
+    x = warp_inclusive_scan<Op>(x, lane);
+    if (lane == OPS_WARP - 1)
+        s[warp] = x; /* the warp's total */
+    __syncthreads();
+    if (warp == 0) { /* s[w] becomes warps 0 .. w combined */
+        T w = lane < OPS_WARPS ? s[lane] : Op::identity();
+        w = warp_inclusive_scan<Op>(w, lane);
+        if (lane < OPS_WARPS)
+            s[lane] = w;
+    }
+    __syncthreads();
+    if (warp > 0)
+        x = Op::combine(s[warp - 1], x);
+    *total = s[OPS_WARPS - 1];
+    __syncthreads(); /* s is free again for the caller */
     return x;
 }
 
@@ -130,11 +175,13 @@ template <class Op>
 __device__ typename Op::T thread_prefix(typename Op::T incl, typename Op::T *s,
                                         typename Op::T tile_carry)
 {
-    // TODO(student): return tile_carry . x_0 . ... . x_(t-1) (Op::combine, in that order). Lab 03
+    // TODO(student): return tile_carry . x_0 . ... . x_(t-1) (Op::combine, in that order). Lab 07
     // had incl - x for the threads' part; max, min and SegOp have no inverse, so no subtraction:
     // find the threads' part among values already computed. s (OPS_THREADS values of T) is free
     // on entry (block_inclusive_scan ends with a barrier); every thread must reach each barrier
-    // you put here. Budget: the reference uses one barrier and one combine.
+    // you put here. Budget: the reference uses one barrier and one combine. Once it and
+    // warp_inclusive_scan are written, set scan_parts_written (above) to true, and the entry
+    // points start running them.
     (void)incl;
     (void)s;
     return tile_carry;
@@ -146,7 +193,6 @@ __device__ typename Op::T thread_prefix(typename Op::T incl, typename Op::T *s,
  * that each thread can then take its own run of OPS_ITEMS consecutive elements. The levels of
  * partials (n / 2048 values and fewer) read and write arrays of T directly. */
 
-#define OPS_WARP 32
 #define OPS_SLOTS (OPS_TILE + OPS_TILE / OPS_WARP) /* one padding word after every 32 */
 
 /* Runs of 32 consecutive words start 32 words apart: one padding word per 32 puts the run

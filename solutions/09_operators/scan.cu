@@ -19,8 +19,10 @@
  *     combined partials of all tiles before it. Thread t owns elements t*OPS_ITEMS .. of its tile
  *     (consecutive: the operator need not commute), moved between device and shared memory
  *     coalesced (lab 06's copies); the block combines the threads' partials with
- *     block_inclusive_scan (a Kogge-Stone over shared memory of T). Traffic: read n (reduce),
- *     read n + write n (scan): about 12n bytes; 20n with the heads, which both passes read.
+ *     block_inclusive_scan (each warp a Kogge-Stone over shuffles of T, moved 32 bits at a time,
+ *     then the warps' totals), and each thread's carry without an inverse (scan_kernel).
+ *     Traffic: read n (reduce), read n + write n (scan): about 12n bytes; 20n with the heads,
+ *     which both passes read.
  * Longer than 400 lines because it holds both scans, the student's two-pass one and the
  * single-pass one of the handout's "going further", so that the two can be compared variant by
  * variant in one binary.
@@ -97,29 +99,67 @@ struct SegOp {
     __device__ static int store(T a) { return (int)a.value; }
 };
 
-/* ---- block-wide scan ------------------------------------------------------------------------ */
+/* ---- warp- and block-wide scans ------------------------------------------------------------- */
+
+#define OPS_WARP 32
+#define OPS_WARPS (OPS_THREADS / OPS_WARP)
+#define OPS_FULL 0xffffffffu
+
+/* x of the lane d below this one (lanes 0 .. d-1 get their own x back), for any T of whole
+ * 32-bit words: __shfl_up_sync moves one built-in 4- or 8-byte value, so a struct such as
+ * SegPair goes one word at a time. Every lane of the warp must call it. */
+template <class T> __device__ __forceinline__ T ops_shfl_up(T x, unsigned d)
+{
+    static_assert(sizeof(T) % 4 == 0, "a T of whole 32-bit words");
+    unsigned w[sizeof(T) / 4];
+    memcpy(w, &x, sizeof(T));
+#pragma unroll
+    for (unsigned k = 0; k < sizeof(T) / 4; k++)
+        w[k] = __shfl_up_sync(OPS_FULL, w[k], d);
+    memcpy(&x, w, sizeof(T));
+    return x;
+}
+
+/* Inclusive scan of one T per lane, in lane order: lane l gets x_0 . x_1 . ... . x_l
+ * (Op::combine, the lower lanes' part always on the left). A Kogge-Stone over shuffles: 5 steps,
+ * no shared memory, no barrier. Every lane of the warp must call it. */
+template <class Op>
+__device__ __forceinline__ typename Op::T warp_inclusive_scan(typename Op::T x, unsigned lane)
+{
+#pragma unroll
+    for (unsigned d = 1; d < OPS_WARP; d *= 2) {
+        const typename Op::T left = ops_shfl_up(x, d); /* lane l - d's value */
+        if (lane >= d)
+            x = Op::combine(left, x);
+    }
+    return x;
+}
 
 /* Inclusive scan of one value per thread, in thread order, across the block: thread t gets
  * x_0 . x_1 . ... . x_t (Op::combine, never reordered), and every thread *total the whole
- * block's. A Kogge-Stone over s (OPS_THREADS values of T): log2(OPS_THREADS) steps, each a read,
- * a barrier, a write and a barrier. Every thread must call it. */
+ * block's. Each warp scans its own 32 values; warp 0 scans the warps' totals (in s, OPS_WARPS of
+ * them); every thread past warp 0 puts the total of the warps before its own on the left. Two
+ * barriers, and a third that leaves s free for the caller. Every thread must call it. */
 template <class Op>
 __device__ typename Op::T block_inclusive_scan(typename Op::T x, typename Op::T *s,
                                                typename Op::T *total)
 {
     typedef typename Op::T T;
-    const unsigned t = threadIdx.x;
-    s[t] = x;
+    const unsigned lane = threadIdx.x % OPS_WARP, warp = threadIdx.x / OPS_WARP;
+    x = warp_inclusive_scan<Op>(x, lane);
+    if (lane == OPS_WARP - 1)
+        s[warp] = x; /* the warp's total */
     __syncthreads();
-    for (unsigned d = 1; d < OPS_THREADS; d *= 2) {
-        const T left = t >= d ? s[t - d] : Op::identity();
-        __syncthreads();
-        if (t >= d)
-            x = Op::combine(left, x);
-        s[t] = x;
-        __syncthreads();
+    if (warp == 0) { /* s[w] becomes warps 0 .. w combined */
+        T w = lane < OPS_WARPS ? s[lane] : Op::identity();
+        w = warp_inclusive_scan<Op>(w, lane);
+        if (lane < OPS_WARPS)
+            s[lane] = w;
     }
-    *total = s[OPS_THREADS - 1];
+    __syncthreads();
+    if (warp > 0)
+        x = Op::combine(s[warp - 1], x);
+    *total = s[OPS_WARPS - 1];
     __syncthreads(); /* s is free again for the caller */
     return x;
 }
@@ -130,7 +170,6 @@ __device__ typename Op::T block_inclusive_scan(typename Op::T x, typename Op::T 
  * that each thread can then take its own run of OPS_ITEMS consecutive elements. The levels of
  * partials (n / 2048 values and fewer) read and write arrays of T directly. */
 
-#define OPS_WARP 32
 #define OPS_SLOTS (OPS_TILE + OPS_TILE / OPS_WARP) /* one padding word after every 32 */
 
 /* Runs of 32 consecutive words start 32 words apart: one padding word per 32 puts the run
@@ -427,19 +466,6 @@ template <class T> __device__ __forceinline__ T sp_shfl(T x, int kind, unsigned 
     return x;
 }
 
-/* Inclusive scan of one T per lane, in lane order (Kogge-Stone over shuffles). */
-template <class Op>
-__device__ __forceinline__ typename Op::T sp_warp_scan(typename Op::T x, unsigned lane)
-{
-#pragma unroll
-    for (unsigned d = 1; d < SP_WARP; d *= 2) {
-        const typename Op::T y = sp_shfl(x, 0, d);
-        if (lane >= d)
-            x = Op::combine(y, x);
-    }
-    return x;
-}
-
 /* The combination of the 32 lanes' values in lane order, to every lane: a butterfly whose lane
  * with the bit set takes its partner's (lower) half on the left. */
 template <class Op>
@@ -582,7 +608,7 @@ __global__ void __launch_bounds__(SP_THREADS)
         v[j][1] = Op::combine(v[j][0], v[j][1]);
         v[j][2] = Op::combine(v[j][1], v[j][2]);
         v[j][3] = Op::combine(v[j][2], v[j][3]);
-        const T incl = sp_warp_scan<Op>(v[j][3], lane);
+        const T incl = warp_inclusive_scan<Op>(v[j][3], lane);
         const T prev = sp_shfl(incl, 0, 1);
         before[j] = lane == 0 ? running : Op::combine(running, prev);
         running = Op::combine(running, sp_shfl(incl, 1, SP_WARP - 1));
