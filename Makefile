@@ -6,6 +6,7 @@
 SRC    ?= labs
 DEBUG  ?= 0
 PYTHON := $(if $(filter undefined default,$(origin PYTHON)),$(shell python3 -c 'import sys; print(sys.executable)' 2>/dev/null || echo python3),$(PYTHON))# once: a shim (pyenv) costs ~0.4 CPU-s a run
+export PYTHON# the makes this one runs (make run's build, the tests') take it as it is
 NVCC   ?= $(shell command -v nvcc 2>/dev/null || echo /usr/local/cuda/bin/nvcc)
 CC     ?= cc
 OBJCOPY ?= objcopy

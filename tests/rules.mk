@@ -48,9 +48,10 @@ TEST_EXTRAS = $(if $(ONLY_KERNELS),,$(LABS:%=$(BUILD)/labs/%/scan) $(LABS:%=$(BU
 # PART=sort: only the variants whose name has it (lab 10's applications one at a time)
 # The tests run under pytest (Debian: python3-pytest; python3-pytest-xdist spreads the Python suites
 # over the cores; check-criterion installs both) with the course's plugin, tests/course_plugin.py.
-# PYTEST_PY: the interpreter that has pytest ($(PYTHON), else Debian's /usr/bin/python3).
-PYTEST_PY   = $(shell for p in $(PYTHON) /usr/bin/python3; do $$p -c 'import pytest' 2>/dev/null && { echo $$p; break; }; done)
-PYTEST_JOBS = $(shell $(PYTEST_PY) -c 'import xdist' 2>/dev/null && echo "-n $$(( $$(nproc) + 1 )) --dist loadgroup")
+# PYTEST_PY: the interpreter that has pytest ($(PYTHON), else Debian's /usr/bin/python3). Both
+# are asked on first use only, and then once (each ask starts Python).
+PYTEST_PY   = $(eval PYTEST_PY := $(shell for p in $(PYTHON) /usr/bin/python3; do $$p -c 'import pytest' 2>/dev/null && { echo $$p; break; }; done))$(PYTEST_PY)
+PYTEST_JOBS = $(eval PYTEST_JOBS := $(shell $(PYTEST_PY) -c 'import xdist' 2>/dev/null && echo "-n $$(( $$(nproc) + 1 )) --dist loadgroup"))$(PYTEST_JOBS)
 RUN_TESTS   = @$(TEST_ENV) LAB_TEST_SRC=$(TEST_SRC) LAB_TEST_PART=$(PART) \
               LAB_BUILD_DIR=$(abspath $(BUILD)) PYTHONPATH=tests $(PYTEST_PY) -m pytest -c tests/pytest.ini --rootdir . \
               -o cache_dir=$(BUILD)/pytest-cache
