@@ -105,19 +105,28 @@ struct SegOp {
 #define OPS_WARPS (OPS_THREADS / OPS_WARP)
 #define OPS_FULL 0xffffffffu
 
-/* x of the lane d below this one (lanes 0 .. d-1 get their own x back), for any T of whole
- * 32-bit words: __shfl_up_sync moves one built-in 4- or 8-byte value, so a struct such as
- * SegPair goes one word at a time. Every lane of the warp must call it. */
-template <class T> __device__ __forceinline__ T ops_shfl_up(T x, unsigned d)
+/* Shuffles of any T of whole 32-bit words, one word at a time (__shfl_*_sync move one built-in
+ * 4- or 8-byte value, so a struct such as SegPair goes as its words). kind: 0 up by arg (lanes
+ * 0 .. arg-1 get their own x back), 1 from lane arg, 2 xor arg. Every lane of the warp must call
+ * it. */
+template <class T> __device__ __forceinline__ T ops_shfl(T x, int kind, unsigned arg)
 {
     static_assert(sizeof(T) % 4 == 0, "a T of whole 32-bit words");
     unsigned w[sizeof(T) / 4];
     memcpy(w, &x, sizeof(T));
 #pragma unroll
     for (unsigned k = 0; k < sizeof(T) / 4; k++)
-        w[k] = __shfl_up_sync(OPS_FULL, w[k], d);
+        w[k] = kind == 0   ? __shfl_up_sync(OPS_FULL, w[k], arg)
+               : kind == 1 ? __shfl_sync(OPS_FULL, w[k], (int)arg)
+                           : __shfl_xor_sync(OPS_FULL, w[k], arg);
     memcpy(&x, w, sizeof(T));
     return x;
+}
+
+/* x of the lane d below this one (the skeleton's given helper). */
+template <class T> __device__ __forceinline__ T ops_shfl_up(T x, unsigned d)
+{
+    return ops_shfl(x, 0, d);
 }
 
 /* Inclusive scan of one T per lane, in lane order: lane l gets x_0 . x_1 . ... . x_l
@@ -450,22 +459,6 @@ __device__ __forceinline__ u64 sp_pack(unsigned status, unsigned epoch, u64 bits
            ((u64)(epoch & SP_EPOCH_MASK) << 32) | (bits & 0xffffffffu);
 }
 
-/* Shuffles of any T of 4 or 8 bytes, one 32-bit word at a time. kind: 0 up by arg, 1 from lane
- * arg, 2 xor arg. */
-template <class T> __device__ __forceinline__ T sp_shfl(T x, int kind, unsigned arg)
-{
-    static_assert(sizeof(T) % 4 == 0, "a T of whole words");
-    unsigned w[sizeof(T) / 4];
-    memcpy(w, &x, sizeof(T));
-#pragma unroll
-    for (unsigned k = 0; k < sizeof(T) / 4; k++)
-        w[k] = kind == 0   ? __shfl_up_sync(SP_FULL, w[k], arg)
-               : kind == 1 ? __shfl_sync(SP_FULL, w[k], (int)arg)
-                           : __shfl_xor_sync(SP_FULL, w[k], arg);
-    memcpy(&x, w, sizeof(T));
-    return x;
-}
-
 /* The combination of the 32 lanes' values in lane order, to every lane: a butterfly whose lane
  * with the bit set takes its partner's (lower) half on the left. */
 template <class Op>
@@ -473,7 +466,7 @@ __device__ __forceinline__ typename Op::T sp_warp_reduce(typename Op::T x, unsig
 {
 #pragma unroll
     for (unsigned d = 1; d < SP_WARP; d *= 2) {
-        const typename Op::T y = sp_shfl(x, 2, d);
+        const typename Op::T y = ops_shfl(x, 2, d);
         x = (lane & d) ? Op::combine(y, x) : Op::combine(x, y);
     }
     return x;
@@ -609,9 +602,9 @@ __global__ void __launch_bounds__(SP_THREADS)
         v[j][2] = Op::combine(v[j][1], v[j][2]);
         v[j][3] = Op::combine(v[j][2], v[j][3]);
         const T incl = warp_inclusive_scan<Op>(v[j][3], lane);
-        const T prev = sp_shfl(incl, 0, 1);
+        const T prev = ops_shfl(incl, 0, 1);
         before[j] = lane == 0 ? running : Op::combine(running, prev);
-        running = Op::combine(running, sp_shfl(incl, 1, SP_WARP - 1));
+        running = Op::combine(running, ops_shfl(incl, 1, SP_WARP - 1));
     }
 
     /* across the warps: warp w starts from warps 0..w-1, in order */
