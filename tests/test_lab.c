@@ -24,18 +24,17 @@ Test(kernel, variants_written, .description = "every variant is written (not LAB
     lab_expect_all_written(&LAB);
 }
 
-/* In CPU mode a size past LAB_CPU_ONE_SEED_N runs once, with one seed, in full_range, whose
+/* In CPU mode a size past LAB_CPU_MATRIX_N runs once, with one seed, in full_range, whose
  * values reach every bit (its sums wrap, its sort keys have the sign bit): the sizes near 2^16
  * cost most of a CPU-mode suite (lab 10: 88 % of its matrix's elements, most of them lab 10's
  * 32-pass split sort), and another seed or input there exercises no other path (CPU mode's
  * schedules follow CPU_SCHED_SEED, not the input; the tiles, levels and carries are the same).
  * The small sizes, where the tile edges are, keep every seed and every input; a GPU runs the
  * whole matrix, and the grader every size with every input in both modes. */
-#define LAB_CPU_ONE_SEED_N 16384
+#define LAB_CPU_MATRIX_N 16384
 
-/* Every variant x every edge size x seeds 1..nseeds (offset by LAB_TEST_SEED) for one dist;
- * wide: CPU mode runs it past LAB_CPU_ONE_SEED_N too (full_range only). */
-static void run_matrix(lab_dist d, int large, int nseeds, int wide)
+/* Every variant x every edge size x seeds 1..nseeds (offset by LAB_TEST_SEED) for one dist. */
+static void run_matrix(lab_dist d, int large, int nseeds)
 {
     size_t sizes[LAB_CASES_MAX];
     size_t count = lab_edge_sizes(&LAB, large, sizes, LAB_CASES_MAX);
@@ -46,14 +45,10 @@ static void run_matrix(lab_dist d, int large, int nseeds, int wide)
             continue;
         for (size_t i = 0; i < count; i++) {
 #ifdef LAB_CPU_MODE
-            if (sizes[i] > LAB_CPU_ONE_SEED_N && !wide)
+            if (sizes[i] > LAB_CPU_MATRIX_N && d != DIST_RANDOM) /* full_range: one seed */
                 continue;
-            const int seeds = sizes[i] > LAB_CPU_ONE_SEED_N ? 1 : nseeds;
-#else
-            const int seeds = nseeds;
-            (void)wide;
 #endif
-            for (int s = 0; s < seeds; s++) {
+            for (int s = 0; s < nseeds; s++) {
                 lab_report r;
                 uint64_t seed = base + (uint64_t)s;
                 int ok = lab_case_ok(&LAB, v, sizes[i], d, seed, &r);
@@ -69,27 +64,27 @@ TestSuite(kernel, .timeout = 300);
 
 Test(kernel, small_values, .description = "edge sizes, small random values, 3 seeds")
 {
-    run_matrix(DIST_SMALL, 0, 3, 0);
+    run_matrix(DIST_SMALL, 0, 3);
 }
 
 Test(kernel, all_ones, .description = "edge sizes, all ones (out[i] = i + 1 when inclusive)")
 {
-    run_matrix(DIST_ONES, 0, 1, 0);
+    run_matrix(DIST_ONES, 0, 1);
 }
 
 Test(kernel, alternating, .description = "edge sizes, alternating signs")
 {
-    run_matrix(DIST_ALT, 0, 1, 0);
+    run_matrix(DIST_ALT, 0, 1);
 }
 
 Test(kernel, overflow_wraps, .description = "edge sizes, large values whose sums wrap mod 2^32")
 {
-    run_matrix(DIST_LARGE, 0, 2, 0);
+    run_matrix(DIST_LARGE, 0, 2);
 }
 
 Test(kernel, full_range, .description = "edge sizes, any 32-bit value")
 {
-    run_matrix(DIST_RANDOM, 0, 1, 1);
+    run_matrix(DIST_RANDOM, 0, 1);
 }
 
 Test(kernel, large_n, .description = "n = 2^24 + 7 (or the lab's max_n), every variant")
@@ -209,8 +204,8 @@ Test(kernel, repeated_calls, .description = "ten calls in a row on the same buff
 #ifdef LAB_CPU_MODE
     /* what a call leaves behind (a counter, a flag) shows in a few tiles as well as in many: lab
      * 08's tile is 6144, so 2.7 tiles of every lab; lab 10's split sort makes 32 scans a call */
-    if (o.n > LAB_CPU_ONE_SEED_N + 3)
-        o.n = LAB_CPU_ONE_SEED_N + 3;
+    if (o.n > LAB_CPU_MATRIX_N + 3)
+        o.n = LAB_CPU_MATRIX_N + 3;
     if (lab_test_max_n() < o.n)
         o.n = lab_test_max_n();
     o.reps = 2;
