@@ -478,8 +478,8 @@ class Grader:
 
         # a host lab (the serial one) uses no GPU: it is measured in a thread of its own, on the
         # core the grader keeps for it (cores.py: no build, case or other timed run shares it;
-        # its rounds alternate with the reference's), with the GPU labs' timed runs held off
-        # while it is (SpeedStage.run); it never waits for the GPU, so never finds it busy
+        # its rounds alternate with the reference's), beside the GPU labs' timed runs (only its
+        # confirmation of a loss holds them off: SpeedStage._quiet); it never waits for the GPU
         host = {lab for lab in labs if lab in self.refs and not self.refs[lab][1].device}
 
         def on_its_core(i, lab):  # the core no build shares, where the grader kept one (cores.py)

@@ -120,11 +120,10 @@ class SpeedStage:
             w.intruders = {} if watch else None
             if watch:
                 w.asked = self.guard.clock()
-            # a host lab's timed runs are a CPU core's time and its memory's bandwidth, which the
-            # GPU labs' judges share (each makes and checks arrays of 2^28 elements on the host):
-            # it is timed alone, the GPU labs' timed runs held off (the one in flight ends first)
-            with contextlib.nullcontext() if rinfo.device else self.gate.alone():
-                out = self._measure(lab, binary, settings, n, metric, seed, student_first, self.isolated)
+            # a host lab is timed on its own kept core beside the GPU labs' timed runs, which make
+            # and check their inputs on the GPU (the judges' host work is a few launches a call);
+            # only its confirming rounds hold them off (_quiet)
+            out = self._measure(lab, binary, settings, n, metric, seed, student_first, self.isolated)
             if watch:
                 self._look()
             found, w.intruders = list((w.intruders or {}).values()), None
@@ -251,9 +250,8 @@ class SpeedStage:
         twice. Each confirming round runs in new processes of both sides (Timer.fresh: where a
         process's buffers landed in memory is part of its luck, and a loss must not be the luck
         of one pair of processes measured again). The confirming rounds run quiet (_quiet): the
-        grader's own builds of the next submissions stopped (a host lab has the GPU labs' timed
-        runs held off from start to end: run), so a loss that stands was measured with nothing of
-        the grader's beside it."""
+        grader's own builds of the next submissions stopped (and for a host lab the GPU labs' timed
+        runs held off), so a loss that stands was measured with nothing of the grader's beside it."""
         out = self._rounds_judged(lab, student, reference, settings, n, metric, seed, student_first)
         return self._with_rounds(out, settings)
 
@@ -311,9 +309,9 @@ class SpeedStage:
     @contextlib.contextmanager
     def _quiet(self):
         """The grader's other work held off while a loss is confirmed: its background builds
-        stopped (scheduling.quiet). A host lab is timed with the GPU labs' timed runs held off already
-        (run)."""
-        with scheduling.quiet():
+        stopped (scheduling.quiet), and for a host lab the GPU labs' timed runs too (the one in
+        flight ends first)."""
+        with (contextlib.nullcontext() if self._on_device() else self.gate.alone()), scheduling.quiet():
             yield
 
     def _on_device(self):

@@ -316,10 +316,11 @@ class QuietConfirmation(unittest.TestCase):
         st.run(LAB, "student", PASSED)
         self.assertEqual(seen, [False] * 4)
 
-    def test_a_host_lab_is_timed_with_the_gpu_labs_timed_runs_held_off(self):
-        """The host lab's timed runs share the host's memory with the GPU labs' judges (each makes
-        and checks its arrays there): from its probe to its last round, no GPU lab's timed run
-        goes on beside it, and a GPU lab's run asked for meanwhile waits for it."""
+    def test_a_host_lab_is_timed_beside_the_gpu_labs_and_confirms_a_loss_alone(self):
+        """The host lab (a host core, its own kept core) is timed beside the GPU labs: a GPU lab's
+        timed run asked for while a host run is in flight goes on at once (a GPU lab's timed run
+        does its checking on the GPU; holding them off cost a class about 6 s a submission). A
+        host lab confirming a loss holds them off for its quiet rounds (and only then)."""
         host = "01_serial"
         st = ScriptedStage({"s": [(5.0, 4.5)], "r": [(5.0, 4.5)]})
         st.refs[host] = ("ref", fakes.lab_info(host, shape="host", bench_n=1 << 20))
@@ -329,7 +330,7 @@ class QuietConfirmation(unittest.TestCase):
         def timed_run(timer, *a):
             if not st._on_device():
                 inside.set()
-                time.sleep(0.05)
+                time.sleep(0.3)
                 events.append("host")
             return scripted(timer, *a)
         st._timed_run = timed_run
@@ -345,8 +346,23 @@ class QuietConfirmation(unittest.TestCase):
         gpu.join(10)
         self.assertEqual(out.status, Status.GRADED)
         self.assertGreaterEqual(events.count("host"), 4)  # the probe's pair and a round's at least
-        self.assertEqual(events[-1], "gpu")
-        # and a GPU lab's confirmation pauses the builds only: it holds no one off
+        self.assertEqual(events[0], "gpu", events)  # it did not wait for the host lab's runs
+        # the host lab's confirming rounds hold the GPU labs' timed runs off ...
+        st._watch.device = False
+        waited = []
+
+        def gpu_asks():
+            with st.gate.shared():
+                waited.append(time.monotonic())
+        with st._quiet():
+            asker = threading.Thread(target=gpu_asks)
+            asker.start()
+            time.sleep(0.2)
+            self.assertEqual(waited, [], "a GPU lab's timed run went on beside a host lab's confirmation")
+            left = time.monotonic()
+        asker.join(5)
+        self.assertGreaterEqual(waited[0], left)
+        # ... and a GPU lab's confirmation pauses the builds only: it holds no one off
         st._watch.device = True
         with st._quiet():
             with st.gate.shared():  # would block if the quiet rounds held the gate alone
