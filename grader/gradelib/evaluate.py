@@ -522,6 +522,13 @@ class Timer:
             return run_timed(self.binary, n, reps, warmup, seed, timeout, self.options)
         return kind, msg, rep
 
+    def start(self):
+        """Starts the process now, before its first timed run (not isolated): the speed stage
+        starts both sides' at once, so that one's start (its CUDA contexts) is not waited for
+        after the other's."""
+        if not self.isolated and self.session is None:
+            self.session, self.first, self.renewed = LabSession(self.binary, "timed"), True, False
+
     def fresh(self):
         """The next timed run in a new process (the one so far ends, its cleanliness kept)."""
         self._close()

@@ -161,6 +161,7 @@ class SpeedStage:
         reference = ev.Timer(self.ref_binary(lab), isolated, options)
         clean = False
         try:
+            self._start(student, reference)
             out = self._probe(lab, student, reference, settings, n, metric, seed)
             if out is None:
                 out = self._rounds(lab, student, reference, settings, n, metric, seed, student_first)
@@ -170,6 +171,12 @@ class SpeedStage:
         if not clean and not isolated:
             return self._measure(lab, binary, settings, n, metric, seed, student_first, True)
         return out
+
+    def _start(self, *timers):
+        """Starts the timers' processes at once, before this lab's first timed run (evaluate.Timer.start):
+        the reference's start is not waited for after the student's probe."""
+        for t in timers:
+            t.start()
 
     def _ref_timed(self, lab, reference, n, reps, warmup, metric, seed, timeout):
         """A timed run of the reference, its binary checked first (Grader._ref_binary)."""

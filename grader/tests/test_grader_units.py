@@ -112,6 +112,22 @@ class Scoring(unittest.TestCase):
             t.timed(1024, 20, 3, 1, 10)
         self.assertEqual(["--new-buffers" in line for line in seen], [False, True, False, False])
         self.assertTrue(seen[1].endswith("--variant add_two_pass --new-buffers"))
+        # start() starts the process before the first timed run, which then uses it (one process
+        # for both); an isolated timer has no process to start
+        started = []
+
+        class Started(Session):
+            def __init__(self, binary, kind):
+                started.append(binary)
+        with unittest.mock.patch.object(ev, "LabSession", Started):
+            t = ev.Timer("ref")
+            t.start()
+            self.assertEqual(started, ["ref"])
+            t.start()
+            t.timed(1024, 20, 3, 1, 10)
+            self.assertEqual(started, ["ref"])
+            ev.Timer("ref", isolated=True).start()
+            self.assertEqual(started, ["ref"])
 
     def test_median(self):
         self.assertEqual(scoring.median([3, 1, 2]), 2)
