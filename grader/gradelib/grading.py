@@ -431,8 +431,7 @@ class Grader:
                                                            self.asked(lab))
                   for lab, plans in by_lab.items()}
         plans = {p.lab: p for lab in runnable for p in by_lab[lab]}
-        runs = stage_cases.run_plans(plans, self.gpu_jobs, self.sanitizer, self.seed, self.progress, self.isolated,
-                                     cpu_workers=stage_cases.CPU_WORKERS if self.mode == "gpu" else 0)
+        runs = stage_cases.run_plans(plans, self.gpu_jobs, self.sanitizer, self.seed, self.progress, self.isolated)
         for lab in runnable:
             b = built[lab]
             correctness, sanitizer = case_outcomes.lab_outcomes(by_lab[lab], runs, self.mode)

@@ -21,7 +21,6 @@ run's. What the runs come to (the two outcomes) is case_outcomes.py.
 """
 import concurrent.futures as cf
 import contextlib
-import math
 import threading
 from dataclasses import dataclass
 from typing import Optional
@@ -197,24 +196,13 @@ def runs_alone(case):
 # work (the longest first) and never change what runs.
 START_S, CASE_S, ELEMENT_S = 1.3, 0.01, 2e-8
 SANITIZER_START_S, SANITIZER_RUN_S = 1.5, 0.3
-# A GPU grade's CPU-mode runs (on_cpu plans: the kernels run as fibers on one host core) start in
-# milliseconds (no CUDA context) but cost a hundred times more an element: 0.02-1.1 s a case of
-# about 90,000 elements on an H100's host (2026-12-07; lab 10's split sort the slowest). They are
-# dealt into chunks of about CPU_CHUNK_S each, run by CPU_WORKERS workers of their own beside the
-# GPU's (a GPU worker takes one only when no GPU task is ready), so they finish while the GPU runs
-# the cases instead of after them, in one long process, with the GPU idle.
-CPU_START_S, CPU_CASE_S, CPU_ELEMENT_S = 0.02, 0.02, 2e-6
-CPU_CHUNK_S = 1.0
-CPU_WORKERS = 2
 
 
-def case_cost(case, on_cpu=False):
-    """Estimated seconds of one case (n, dist, seed, options), every call of it counted; on_cpu:
-    a GPU grade's CPU-mode case (the CPU_ estimates)."""
+def case_cost(case):
+    """Estimated seconds of one case (n, dist, seed, options), every call of it counted."""
     options = case[3]
     sizes = options[options.index("--sizes") + 1] if "--sizes" in options else str(case[0])
-    elements = sum(int(x) for x in sizes.split(",") if x.strip().isdigit())
-    return CPU_CASE_S + CPU_ELEMENT_S * elements if on_cpu else CASE_S + ELEMENT_S * elements
+    return CASE_S + ELEMENT_S * sum(int(x) for x in sizes.split(",") if x.strip().isdigit())
 
 
 def chunks(plans, jobs):
@@ -225,23 +213,20 @@ def chunks(plans, jobs):
     started for it alone: starting CUDA processes is what a grade waits on most). A chunk's
     cases are dealt largest first, round-robin, so the large ones spread; a graded plan's
     before any plan that is only reported, so a variant left unwritten ends a process late.
-    A GPU grade's CPU-mode plans (on_cpu) are dealt apart, in chunks of about CPU_CHUNK_S.
     [((plan, case), ...)]."""
     by_binary = {}
     for p in plans.values():
         by_binary.setdefault(p.binary, []).append(p)
-    total = sum(case_cost(c) for p in plans.values() if not p.on_cpu for c in p.cases) or 1.0
+    total = sum(case_cost(c) for p in plans.values() for c in p.cases) or 1.0
     out = []
     for group in by_binary.values():
-        on_cpu = group[0].on_cpu
         firsts = [(p, c) for p in group for c in p.cases if runs_alone(c)]
         rest = [(p, c) for p in group for c in p.cases if not runs_alone(c)]
-        cost = sum(case_cost(c, on_cpu) for _, c in rest)
-        share = math.ceil(cost / CPU_CHUNK_S) if on_cpu else round(jobs * cost / total)
-        k = max(len(firsts), 1, share) if rest else len(firsts)
+        cost = sum(case_cost(c) for _, c in rest)
+        k = max(len(firsts), 1, round(jobs * cost / total)) if rest else len(firsts)
         k = min(k, len(firsts) + len(rest))
         parts = [[] for _ in range(k)]
-        for i, x in enumerate(sorted(rest, key=lambda x: -case_cost(x[1], on_cpu))):
+        for i, x in enumerate(sorted(rest, key=lambda x: -case_cost(x[1]))):
             parts[i % k].append(x)
         # in each chunk the graded plans' cases first, those only reported after, and within
         # that plan after plan, the plans in an order rotated from chunk to chunk: a plan whose
@@ -258,8 +243,7 @@ def chunks(plans, jobs):
 
 def chunk_cost(items):
     """Estimated seconds of a chunk: its process's start and its cases."""
-    on_cpu = items[0][0].on_cpu
-    return (CPU_START_S if on_cpu else START_S) + sum(case_cost(c, on_cpu) for _, c in items)
+    return START_S + sum(case_cost(c) for _, c in items)
 
 
 class _Pool:
@@ -314,20 +298,16 @@ class _Pool:
         self.pending = []
         self.cases_left = {}  # binary -> its case tasks pending or running
 
-    def run_all(self, tasks, jobs, cpu_workers=0):
+    def run_all(self, tasks, jobs):
         """Runs tasks, jobs at a time, each in the order given once it is ready (_ready);
-        returns when every one has run (an exception in one is raised here, after). With
-        cpu_workers (a GPU grade's CPU_WORKERS), the CPU-mode tasks (on_cpu plans) have that
-        many workers of their own besides."""
+        returns when every one has run (an exception in one is raised here, after)."""
         self.pending = list(tasks)
         self.cases_left = {}
         for what, plan, _ in self.pending:
             if what != "sanitizer":
                 self.cases_left[plan.binary] = self.cases_left.get(plan.binary, 0) + 1
-        mixed = {t[1].on_cpu for t in self.pending} == {True, False}
-        kinds = [False] * jobs + [True] * (cpu_workers if mixed else 0)
-        with cf.ThreadPoolExecutor(len(kinds)) as ex:
-            for f in [ex.submit(self._worker, cpu_only) for cpu_only in kinds]:
+        with cf.ThreadPoolExecutor(jobs) as ex:
+            for f in [ex.submit(self._worker) for _ in range(jobs)]:
                 f.result()
 
     def _ready(self, task):
@@ -341,20 +321,13 @@ class _Pool:
         return all(p.lab in self.seen_ok or self.suspect[p.lab] or self.stop[p.lab] is not None
                    for p, _ in arg[1])
 
-    def _next(self, cpu_only):
-        """The first ready task a worker may take: a CPU worker's a CPU-mode one; a GPU worker's a
-        GPU one, else a CPU-mode one (None: none now)."""
-        ready = [t for t in self.pending if self._ready(t)]
-        own = [t for t in ready if t[1].on_cpu == cpu_only]
-        return own[0] if own else None if cpu_only or not ready else ready[0]
-
-    def _worker(self, cpu_only=False):
+    def _worker(self):
         while True:
             with self.cond:
                 while True:
-                    if not self.pending or cpu_only and not any(t[1].on_cpu for t in self.pending):
+                    if not self.pending:
                         return
-                    task = self._next(cpu_only)
+                    task = next((t for t in self.pending if self._ready(t)), None)
                     if task is not None:
                         self.pending.remove(task)
                         break
@@ -383,7 +356,7 @@ class _Pool:
         the longest first by estimate (a lab's long sanitizer runs and its many cases start
         early rather than last)."""
         if self.isolated:
-            out = [(case_cost(c, p.on_cpu), ("alone", p, c)) for p in self.plans.values() for c in p.cases]
+            out = [(case_cost(c), ("alone", p, c)) for p in self.plans.values() for c in p.cases]
         else:
             out = [(chunk_cost(items), ("chunk", items[0][0], items)) for items in chunks(self.plans, jobs)]
         # a lab's sanitizer runs, those of all its graded variants, in one process per tool
@@ -640,13 +613,12 @@ class _Pool:
                 self.checks[p.lab].append((tool, n, verdict, detail))
 
 
-def run_plans(plans, jobs, sanitizer, seed, progress, isolated=False, cpu_workers=0):
+def run_plans(plans, jobs, sanitizer, seed, progress, isolated=False):
     """{lab: LabRuns} for {lab: LabPlan}. Raises InfraError when a case found no device (the GPU
-    went away while grading). isolated: one process per case (_Pool). cpu_workers: a GPU grade's
-    workers for its CPU-mode plans, beside the jobs (CPU_WORKERS)."""
+    went away while grading). isolated: one process per case (_Pool)."""
     pool = _Pool(plans, sanitizer, seed, progress, isolated)
-    pool.run_all(pool.tasks(jobs), jobs, cpu_workers)
-    pool.run_all(pool.rerun_tasks(), jobs, cpu_workers)
+    pool.run_all(pool.tasks(jobs), jobs)
+    pool.run_all(pool.rerun_tasks(), jobs)
     out = {}
     for lab in plans:
         cases = tuple(sorted(pool.verdicts(lab)))

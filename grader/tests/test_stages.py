@@ -6,11 +6,9 @@ import dataclasses
 import glob
 import io
 import json
-import math
 import os
 import re
 import tempfile
-import time
 import unittest
 from unittest import mock
 
@@ -246,43 +244,6 @@ class StagePieces(unittest.TestCase):
                          "one process per binary and job, or one per many-calls case: not one per plan")
         every = sorted((p.lab, c) for items in out for p, c in items)
         self.assertEqual(every, sorted((p.lab, c) for p in (a, b, r, other) for c in p.cases), "every case once")
-
-    def test_cpu_mode_plans_of_a_gpu_grade_spread_and_run_beside_the_gpu(self):
-        """A GPU grade's CPU-mode cases (on_cpu: fibers on a host core, a hundred times a GPU
-        case's cost an element) are dealt into chunks of about CPU_CHUNK_S, not one process for the
-        whole lab; they leave the GPU plans' share of the jobs as it was; and their own workers run
-        them while the GPU workers are still busy, not after (the GPU idle meanwhile)."""
-        sizes = ("--sizes", "65537,12289,12289", "--calls", "3")
-        gpu = dataclasses.replace(self.plan(cases=[(n, "small", 1, sizes) for n in range(40)]), sanitizer_runs=())
-        cpu = dataclasses.replace(gpu, lab="03_x@cpu", binary="/nonexistent/cpu", on_cpu=True)
-        alone = chunks({gpu.lab: gpu}, jobs=4)
-        both = chunks({gpu.lab: gpu, cpu.lab: cpu}, jobs=4)
-        self.assertEqual([len(c) for c in both if not c[0][0].on_cpu], [len(c) for c in alone])
-        cost = sum(stage_cases.case_cost(c, True) for c in cpu.cases)
-        self.assertGreater(cost, 4 * stage_cases.CPU_CHUNK_S)  # the premise: several chunks' worth
-        self.assertEqual(len([c for c in both if c[0][0].on_cpu]), math.ceil(cost / stage_cases.CPU_CHUNK_S))
-        order = []
-
-        class Session:
-            def __init__(self, binary):
-                self.binary, self.ended = binary, False
-
-            def close(self, timeout):
-                return True
-
-        def run_case_in(session, n, dist, seed, limit, options):
-            order.append(session.binary)
-            if session.binary == gpu.binary:
-                time.sleep(0.01)  # the GPU's cases take a while: the CPU-mode ones need not wait
-            return Status.OK, "", None
-        with mock.patch.object(stage_cases.ev, "case_session", Session), \
-                mock.patch.object(stage_cases.ev, "run_case_in", run_case_in):
-            runs = stage_cases.run_plans({gpu.lab: gpu, cpu.lab: cpu}, 1, None, 1, lambda msg: None,
-                                         cpu_workers=1)
-        self.assertEqual([len(runs[p.lab].cases) for p in (gpu, cpu)], [40, 40])
-        self.assertLess(max(i for i, b in enumerate(order) if b == cpu.binary),
-                        max(i for i, b in enumerate(order) if b == gpu.binary),
-                        "the CPU-mode cases ran beside the GPU's, not after them")
 
     def test_no_sanitizer_process_for_code_the_cases_find_unwritten(self):
         """The sanitizer's runs of a lab wait until its cases show the code is written (or have
