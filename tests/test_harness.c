@@ -554,11 +554,45 @@ Test(verifier, agrees_with_the_cpu,
             cr_expect_eq(v.expected, g.h_in[k]);
             poke(g.d_in + g.front + k, g.h_in[k]);
 
+            if (n > 2) { /* two wrong elements: the first is named, with its right value */
+                poke(g.d_out + g.front + n - 1, g.h_ref[n - 1] - 5);
+                poke(g.d_out + g.front + 1, g.h_ref[1] + 7);
+                cr_expect_eq(verify_rig_check(&g, &v), 1);
+                cr_expect_eq(v.out, 1, "n=%zu: two wrong elements, the first named %lld", n, v.out);
+                cr_expect_eq(v.expected, g.h_ref[1]);
+                poke(g.d_out + g.front + 1, g.h_ref[1]);
+                poke(g.d_out + g.front + n - 1, g.h_ref[n - 1]);
+            }
+
             const size_t last = (n - 1) / g.tile;
+            unsigned total = 0;
+            for (size_t i = last * g.tile; i < n; i++)
+                total += (unsigned)g.h_in[i];
             poke(g.d_sums + last, LAB_POISON);
             cr_expect_eq(verify_rig_check(&g, &v), 1);
             cr_expect_eq(v.sum, (long long)last, "n=%zu: tile total %zu, got %lld", n, last, v.sum);
-            cr_expect_eq(verify_rig_check(&g, &v), 1);
+            cr_expect_eq(v.expected, (int)total, "n=%zu: tile %zu's total", n, last);
+            cr_expect_eq(v.got, LAB_POISON);
+            poke(g.d_sums + last, (int)total);
+
+            /* an exclusive scan of the same input: right, then wrong at k */
+            int *excl = malloc(n * sizeof(int));
+            cr_assert(excl);
+            lab_reference_scan(g.h_in, excl, n, SCAN_EXCLUSIVE);
+            CUDA_CHECK(
+                cudaMemcpy(g.d_out + g.front, excl, n * sizeof(int), cudaMemcpyHostToDevice));
+            cr_expect_eq(lab_verify_call(g.d_in, g.d_out, g.front, g.front, n, g.back, g.back,
+                                         DIST_RANDOM, g.d_seed, SCAN_EXCLUSIVE, g.d_sums, g.tile,
+                                         g.d_temp, &v),
+                         0, "n=%zu: a right exclusive scan failed", n);
+            poke(g.d_out + g.front + k, excl[k] - 1);
+            cr_expect_eq(lab_verify_call(g.d_in, g.d_out, g.front, g.front, n, g.back, g.back,
+                                         DIST_RANDOM, g.d_seed, SCAN_EXCLUSIVE, g.d_sums, g.tile,
+                                         g.d_temp, &v),
+                         1);
+            cr_expect_eq(v.out, (long long)k);
+            cr_expect_eq(v.expected, excl[k]);
+            free(excl);
             cudaFree(g.d_temp);
             cudaFree(g.d_seed);
             cudaFree(g.d_sums);
