@@ -20,7 +20,12 @@ std::map<const void *, int> g_func_smem;
 
 namespace {
 
-unsigned long long g_launches;
+/* The numbers that seed each launch's schedule (blocks.cpp): the lab's own launches (made while
+ * its code runs, the host guard on: lab_cpu_host_guard) are numbered among themselves, every other
+ * launch (the harness's inputs, checks and carries; a program without the guard) among those. So
+ * the harness's kernels around a call never move a lab's schedules, and a run in one process
+ * numbers the lab's launches as a judged run's lab process, which launches nothing else, does. */
+unsigned long long g_launches, g_lab_launches;
 bool g_seed_read, g_seed_printed;
 
 void read_settings()
@@ -120,7 +125,8 @@ void run_kernel(const char *name, const char *file, int line, const void *fn,
     print_seed_once();
     if (!launch_ok(name, file, line, fn, cfg))
         return;
-    launch_t L{name, file, line, cfg.block, thunk, ctx, ++g_launches};
+    launch_t L{
+        name, file, line, cfg.block, thunk, ctx, in_lab_code() ? ++g_lab_launches : ++g_launches};
     g_launch = &L;
     gridDim = cfg.grid;
     blockDim = cfg.block;

@@ -164,6 +164,11 @@ bool open_device_memory()
     return true;
 }
 
+bool in_lab_code()
+{
+    return g_closed;
+}
+
 void close_device_memory(bool opened)
 {
     if (opened) {
