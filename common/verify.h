@@ -1,7 +1,8 @@
 /* verify.h — the harness's trusted device code around each call of a lab: fresh inputs, guard
- * words and poison written on the GPU, and the output checked on the GPU against a known-good
- * scan. With these, every call of a timed run scans a new input and is validated, at device
- * speed, so a lab cannot replay an old answer or idle on the calls it guesses are timed.
+ * words and poison written on the GPU, and the output checked on the GPU, element by element
+ * against the input regenerated from its seed (no reference scan is needed: verify.cu). With these,
+ * every call of a timed run scans a new input and is validated, at device speed, so a lab cannot
+ * replay an old answer or idle on the calls it guesses are timed.
  *
  * Buffers: `front` guard words, n data words, `back` guard words, all in one allocation.
  */

@@ -6,7 +6,7 @@
  * and output, the output poisoned, the cache cold, the device idle; the lab's code; the device
  * synchronised (every stream, so work the lab hides on another stream is waited for and
  * counted); then the call is checked, before any time of it counts. Where each call is checked
- * (the host's CPU reference, or the GPU against a known-good scan) is the rig's: a lab cannot
+ * (the host's CPU reference, or the GPU from the input's seed) is the rig's: a lab cannot
  * tell a timed call from a checked one, and a remembered, skipped or host-made answer is wrong.
  *
  * Buffers: input and output each get LAB_GUARD_WORDS canary words before and after, the data

@@ -3,8 +3,9 @@
  *
  * Every call's input is made on the GPU (verify.cu): call 0's from the case's seed, every later
  * call's from a secret seed no host memory holds. Call 0 of an untimed run is read back and
- * checked on the host against the CPU reference; every other call on the GPU against a known-good
- * scan. A tile lab's call is timed whole and its tile pass alone.
+ * checked on the host against the CPU reference; every other call on the GPU (verify.cu: each
+ * element against the one before it and the input regenerated from its seed). A tile lab's call is
+ * timed whole and its tile pass alone.
  */
 #include "rig.h"
 #include "cuda_check.h"
@@ -207,7 +208,7 @@ static lab_status check_on_host(scan_rig *g, const lab_case *c, size_t n, lab_re
     return ST_OK;
 }
 
-/* Every other call: on the GPU, against a known-good scan of the same input (verify.cu). */
+/* Every other call: on the GPU (verify.cu), the input regenerated from its seed. */
 static lab_status scan_check(void *self, const lab_case *c, int k, size_t n, lab_report *r)
 {
     scan_rig *g = self;
