@@ -4,8 +4,9 @@
  * (runtime.h lists its files; common/cpu/README.md explains the design).
  *
  * Threads. The scheduler always picks the next fiber at random among those that can run, from a
- * generator seeded by CPU_SCHED_SEED, the launch number and the block index. A missing barrier
- * therefore shows as a wrong result for some seed, and the same seed gives the same order again.
+ * generator seeded by CPU_SCHED_SEED, the launch number (launch.cpp: among the lab's launches) and
+ * the block index. A missing barrier therefore shows as a wrong result for some seed, and the same
+ * seed gives the same order again.
  * A barrier that cannot complete (some threads returned, or wait at another barrier) is reported
  * with kernel, block and threads, as is a warp operation some lanes never reach.
  *
