@@ -733,6 +733,32 @@ Test(apps_timed, right_calls_pass,
     }
 }
 
+Test(apps_timed, a_wrong_first_call_is_named_as_the_host_names_it,
+     .description = "a timed run's first call is checked on the GPU too, with the host's message")
+{
+    for (int variant = 0; variant < 2; variant++) {
+        const int bug = variant ? BUG_COUNT : BUG_SWAP;
+        char why[200];
+        lab_options o;
+        lab_report r;
+        if (!lab_have_device(why, sizeof(why)))
+            cr_skip_test("%s", why);
+        app_calls = 1; /* wrong from the first call on */
+        app_bug = bug;
+        lab_default_options(&o);
+        o.n = 3001;
+        o.n_given = 1;
+        o.reps = 5;
+        o.warmup = 1;
+        o.dist = DIST_RANDOM;
+        lab_run(&lab_apps, variant, &o, &r);
+        cr_expect_eq(r.status, ST_WRONG, "%s: %s", APP_V[variant].name, r.message);
+        cr_expect(strstr(r.message, "call 1 of 7: "), "%s", r.message);
+        cr_expect(strstr(r.message, variant ? "*d_count: expected" : "(ascending unsigned order)"),
+                  "%s", r.message);
+    }
+}
+
 Test(apps_timed, wrong_later_calls_are_named,
      .description = "a call after the first, checked on the GPU, fails with the host's message")
 {
