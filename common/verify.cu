@@ -157,14 +157,14 @@ __global__ void check_output_kernel(const int *base, size_t front, size_t n, siz
     }
 }
 
-/* Tile t's total from the output: what it must be once the output is right (a wrong output is
- * reported before any total, verdict.c). */
-__device__ __forceinline__ unsigned tile_total(const int *out, size_t first, size_t last,
-                                               uint64_t seed, int dist, int inclusive)
+/* A tile's total (elements first..last) from the output, what it must be once the output is
+ * right (a wrong output is reported before any total, verdict.c), from the words it takes:
+ * out[last], out[first - 1] (0 for the first tile), out[first] and in[last]. LAB_HD, as scan_step.
+ */
+LAB_HD static inline unsigned tile_total(unsigned at_last, unsigned before_first, unsigned at_first,
+                                         unsigned in_last, int inclusive)
 {
-    if (inclusive)
-        return (unsigned)out[last] - (first ? (unsigned)out[first - 1] : 0u);
-    return (unsigned)out[last] + (unsigned)lab_input_value(seed, dist, last) - (unsigned)out[first];
+    return inclusive ? at_last - before_first : at_last + in_last - at_first;
 }
 
 __global__ void check_sums_kernel(const int *sums, size_t tiles, size_t tile, size_t n,
@@ -175,7 +175,10 @@ __global__ void check_sums_kernel(const int *sums, size_t tiles, size_t tile, si
     const size_t stride = (size_t)gridDim.x * blockDim.x;
     for (size_t t = (size_t)blockIdx.x * blockDim.x + threadIdx.x; t < tiles; t += stride) {
         const size_t first = t * tile, last = (first + tile < n ? first + tile : n) - 1;
-        if ((unsigned)sums[t] != tile_total(out, first, last, seed, dist, inclusive))
+        const unsigned total = tile_total(
+            (unsigned)out[last], first ? (unsigned)out[first - 1] : 0u, (unsigned)out[first],
+            (unsigned)lab_input_value(seed, dist, last), inclusive);
+        if ((unsigned)sums[t] != total)
             atomicMin(&v[V_SUM], (unsigned long long)t);
     }
 }
@@ -252,11 +255,10 @@ extern "C" int lab_verify_call(const int *d_in_base, const int *d_out_base, size
     } else if (v->sum >= 0) { /* the output is right: the totals follow from it */
         const size_t first = (size_t)v->sum * tile;
         const size_t last = (first + tile < n ? first + tile : n) - 1;
-        const unsigned at_last = (unsigned)read_word(d_out + last); /* as tile_total */
-        v->expected = inclusive
-                          ? (int)(at_last - (first ? (unsigned)read_word(d_out + first - 1) : 0u))
-                          : (int)(at_last + (unsigned)lab_input_value(seed, dist, last) -
-                                  (unsigned)read_word(d_out + first));
+        v->expected = (int)tile_total((unsigned)read_word(d_out + last),
+                                      first ? (unsigned)read_word(d_out + first - 1) : 0u,
+                                      (unsigned)read_word(d_out + first),
+                                      (unsigned)lab_input_value(seed, dist, last), inclusive);
         v->got = read_word(d_sums + v->sum);
     }
     for (int f = 0; f < V_FIELDS; f++)

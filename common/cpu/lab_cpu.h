@@ -365,8 +365,7 @@ template <class T> static inline unsigned long long to_bits(T v)
      * a struct (lab 09's SegPair) does not build there, so it must not build here either */
     static_assert(std::is_arithmetic<T>::value,
                   "a warp shuffle or match takes a built-in arithmetic type (int, unsigned, float, "
-                  "long long, "
-                  "double, ...): move a struct as its 32-bit words, one shuffle each");
+                  "long long, double, ...): move a struct as its 32-bit words, one shuffle each");
     static_assert(sizeof(T) <= 8, "warp shuffles move at most 8 bytes");
     unsigned long long b = 0;
     std::memcpy(&b, &v, sizeof(T));

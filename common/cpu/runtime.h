@@ -117,8 +117,8 @@ void check_padding(); /* after a kernel: a write into a buffer's padding is a ke
  * whether it opened them (false when they were open already), for close. */
 bool open_device_memory();
 void close_device_memory(bool opened);
-bool in_lab_code(); /* the pages are closed: between lab_cpu_host_guard(1) and (0), outside a kernel
-                     */
+/* Whether the lab's code runs now: the pages are closed (lab_cpu_host_guard(1) to (0)). */
+bool in_lab_code();
 /* Whether p lies in a cudaMalloc buffer's data pages while they are closed: a fault there comes
  * from host code reading device memory (signals.cpp). Async-signal-safe: no allocation. */
 bool in_closed_device_memory(const void *p);

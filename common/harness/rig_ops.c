@@ -42,12 +42,11 @@ typedef struct {
     lab_layout li, lo;                           /* the call's input (and heads) and output */
 } ops_rig;
 
-/* 1 when call k is made and checked on the GPU: every call of a timed run (its sizes were checked
- * against the host by the untimed runs), of an op whose input is lab_input_value's ints
+/* 1 when the calls are made and checked on the GPU: every call of a timed run (its sizes were
+ * checked against the host by the untimed runs), of an op whose input is lab_input_value's ints
  * (lab_ops_fill) and that lab_verify_app checks. */
-static int on_gpu(const lab_case *c, int k)
+static int on_gpu(const lab_case *c)
 {
-    (void)k;
     return c->o->reps > 0 && (c->v->op == LAB_OP_SORT || c->v->op == LAB_OP_COMPACT);
 }
 
@@ -106,7 +105,7 @@ static int ops_alloc(void *self, const lab_case *c, size_t cap, lab_report *r)
          lab_port_malloc(&g->d_scratch, g->scratch_bytes, r, "the lab's scratch")) ||
         (c->o->reps > 0 && !(g->d_flush = lab_flush_buffer(&g->flush_bytes, r))))
         return -1;
-    if (on_gpu(c, 0) &&
+    if (on_gpu(c) &&
         (lab_kept_malloc(&g->d_verify, lab_verify_temp_bytes(cap), r, "the harness's check") ||
          lab_kept_malloc((void **)&g->d_seed, sizeof(uint64_t), r, "the input's seed")))
         return -1;
@@ -150,7 +149,7 @@ static void ops_prepare(void *self, const lab_case *c, int k, size_t n)
     const lab_layout lo = g->lo =
         lab_make_layout(g->out_cap, lab_apps_out_len(v->op, n, o->dist), o->offset_out);
     const size_t in_words = li.front + n + li.back, out_words = lo.front + lo.n + lo.back;
-    if (on_gpu(c, k)) {
+    if (on_gpu(c)) {
         lab_gen_input(g->d_in, li.front, n, li.back, (int)o->dist,
                       lab_call_seed(o->seed, (unsigned)k), k > 0, g->d_seed);
         lab_prep_output(g->d_out, lo.front, lo.n, lo.back);
@@ -326,7 +325,8 @@ static lab_status check_scan(ops_rig *g, const lab_info *lab, const lab_variant 
 static lab_status ops_check(void *self, const lab_case *c, int k, size_t n, lab_report *r)
 {
     ops_rig *g = self;
-    if (on_gpu(c, k)) {
+    (void)k; /* every call is checked the same way (on_gpu says where) */
+    if (on_gpu(c)) {
         if (lab_verify_app(c->v->op == LAB_OP_SORT, g->d_in, g->d_out, g->li.front, g->lo.front, n,
                            g->li.back, g->lo.back, (int)c->o->dist, g->d_seed, g->d_count,
                            g->d_verify) == 0)

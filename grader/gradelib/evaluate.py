@@ -510,9 +510,9 @@ class Timer:
     def timed(self, n, reps, warmup, seed, timeout):
         if self.isolated:
             return run_timed(self.binary, n, reps, warmup, seed, timeout, self.options)
-        if self.session is None or self.session.ended:
+        if self.session is not None and self.session.ended:
             self._close()
-            self.session, self.first, self.renewed = LabSession(self.binary, "timed"), True, False
+        self.start()
         options = self.options + (("--new-buffers",) if self.renewed else ())
         self.renewed = False
         kind, msg, rep = self.session.run(case_line(n, "small", seed, reps, warmup, options), timeout,
