@@ -573,6 +573,7 @@ Test(verifier, agrees_with_the_cpu,
             cr_expect_eq(v.sum, (long long)last, "n=%zu: tile total %zu, got %lld", n, last, v.sum);
             cr_expect_eq(v.expected, (int)total, "n=%zu: tile %zu's total", n, last);
             cr_expect_eq(v.got, LAB_POISON);
+            cr_expect_eq(verify_rig_check(&g, &v), 1);
             poke(g.d_sums + last, (int)total);
 
             /* an exclusive scan of the same input: right, then wrong at k */
@@ -703,14 +704,16 @@ static const lab_info lab_apps = {.id = "10_fixture",
                                   .n_variants = 2,
                                   .variants = APP_V};
 
-static lab_report run_app(int variant, int bug, int reps)
+/* A timed run of variant with reps timed calls, the fixture's call count starting at calls (1: its
+ * bug shows from the first call on). */
+static lab_report run_app_from(int variant, int bug, int reps, int calls)
 {
     char why[200];
     lab_options o;
     lab_report r;
     if (!lab_have_device(why, sizeof(why)))
         cr_skip_test("%s", why);
-    app_calls = 0;
+    app_calls = calls;
     app_bug = bug;
     lab_default_options(&o);
     o.n = 3001;
@@ -720,6 +723,11 @@ static lab_report run_app(int variant, int bug, int reps)
     o.dist = DIST_RANDOM;
     lab_run(&lab_apps, variant, &o, &r);
     return r;
+}
+
+static lab_report run_app(int variant, int bug, int reps)
+{
+    return run_app_from(variant, bug, reps, 0);
 }
 
 Test(apps_timed, right_calls_pass,
@@ -737,21 +745,8 @@ Test(apps_timed, a_wrong_first_call_is_named_as_the_host_names_it,
      .description = "a timed run's first call is checked on the GPU too, with the host's message")
 {
     for (int variant = 0; variant < 2; variant++) {
-        const int bug = variant ? BUG_COUNT : BUG_SWAP;
-        char why[200];
-        lab_options o;
-        lab_report r;
-        if (!lab_have_device(why, sizeof(why)))
-            cr_skip_test("%s", why);
-        app_calls = 1; /* wrong from the first call on */
-        app_bug = bug;
-        lab_default_options(&o);
-        o.n = 3001;
-        o.n_given = 1;
-        o.reps = 5;
-        o.warmup = 1;
-        o.dist = DIST_RANDOM;
-        lab_run(&lab_apps, variant, &o, &r);
+        /* wrong from the first call on */
+        lab_report r = run_app_from(variant, variant ? BUG_COUNT : BUG_SWAP, 5, 1);
         cr_expect_eq(r.status, ST_WRONG, "%s: %s", APP_V[variant].name, r.message);
         cr_expect(strstr(r.message, "call 1 of 7: "), "%s", r.message);
         cr_expect(strstr(r.message, variant ? "*d_count: expected" : "(ascending unsigned order)"),
